@@ -1,0 +1,59 @@
+# loadcurve. On a fresh machine: `make site`, then `make test`.
+# Every target installs what it needs (.venv from the pinned requirements, Jekyll).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+RUNS ?= runs
+
+.PHONY: site analyse serve test test-python test-bench golden perf bench post jekyll-deps clean help
+
+help:
+	@echo "make site     analyse runs/ and build _site/ (installs what it needs)"
+	@echo "make serve    preview the site on http://127.0.0.1:4000"
+	@echo "make test     run every test"
+	@echo "make golden   re-record golden files from the reference tools (intended changes only)"
+	@echo "make perf     speed benchmarks against the reference tools (bench/perf/)"
+	@echo "make bench RUN=<id>   measure a new run with the bench/ harness"
+	@echo "make post RUN=<id>    draft a methodology post for a run into _drafts/"
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+jekyll-deps:
+	@bash scripts/ensure-jekyll.sh
+
+analyse: $(VENV)/.installed
+	$(PY) -m analysis build --runs $(RUNS)
+
+site: analyse jekyll-deps
+	bash scripts/jekyll.sh build
+
+serve: analyse jekyll-deps
+	bash scripts/jekyll.sh serve --host 127.0.0.1
+
+test: test-python test-bench
+
+test-python: $(VENV)/.installed
+	$(PY) -m pytest -q
+
+test-bench:
+	bash bench/test.sh
+
+golden: $(VENV)/.installed
+	@for s in tests/golden/*/regen; do echo "== $$s"; PY=$(PY) bash $$s || exit 1; done
+
+perf: $(VENV)/.installed
+	@for b in bench/perf/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+bench: $(VENV)/.installed
+	@test -n "$(RUN)" || { echo "error: give a run id: make bench RUN=<id>"; exit 1; }
+	bash bench/run.sh $(RUN)
+
+post: $(VENV)/.installed
+	@test -n "$(RUN)" || { echo "error: give a run id: make post RUN=<id>"; exit 1; }
+	$(PY) -m analysis new-post $(RUN)
+
+clean:
+	rm -rf _site .jekyll-cache .cache

@@ -1,0 +1,72 @@
+"""`python -m analysis COMMAND`: one subcommand per module.
+
+Each command module provides `add_arguments(parser)` and `run(args) -> int`, and a module
+docstring whose first line is the command's one-line help. Errors the user can fix are
+`LoadcurveError`s: printed as one `error: ...` line, exit 1. Anything else is a bug: one line
+too (set LOADCURVE_DEBUG=1 for the traceback), exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from analysis.errors import LoadcurveError
+
+# name -> module. Order is the order shown by --help.
+COMMANDS = {
+    "build": "analysis.build",
+    "hgrm": "analysis.hgrm",
+    "jfr": "analysis.jfr_cli",
+    "new-post": "analysis.newpost",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m analysis",
+        description="loadcurve: turn benchmark runs (HdrHistogram logs, JFR, run.yml) into "
+                    "Jekyll data, charts and report pages.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        summary = (module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else ""
+        cmd = sub.add_parser(name, help=summary, description=(module.__doc__ or "").strip(),
+                             formatter_class=argparse.RawDescriptionHelpFormatter,
+                             allow_abbrev=False)
+        module.add_arguments(cmd)
+        cmd.set_defaults(func=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except LoadcurveError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader of our stdout went away (e.g. `| head`); not an error worth a message.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - a bug; still no traceback unless asked for
+        if os.environ.get("LOADCURVE_DEBUG"):
+            raise
+        print(f"error: internal error: {type(exc).__name__}: {exc} "
+              f"(re-run with LOADCURVE_DEBUG=1 for a traceback, and please report it)",
+              file=sys.stderr)
+        return 2

@@ -1,0 +1,55 @@
+"""The user-facing error types.
+
+Library code raises these; the CLI turns any of them into one `error: ...` line and exit 1.
+A message says where (file, and line or byte offset when known), what is wrong, and what to do.
+"""
+from __future__ import annotations
+
+import os
+
+
+class LoadcurveError(Exception):
+    """An input or usage problem the user can fix, reported without a traceback."""
+
+    def __init__(self, message: str, *, path: str | os.PathLike | None = None,
+                 line: int | None = None, offset: int | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = os.fspath(path) if path is not None else None
+        self.line = line
+        self.offset = offset
+        self.hint = hint
+
+    def where(self) -> str:
+        if self.path is None:
+            return ""
+        if self.line is not None:
+            return f"{self.path}:{self.line}"
+        if self.offset is not None:
+            return f"{self.path}: byte {self.offset}"
+        return self.path
+
+    def __str__(self) -> str:
+        where = self.where()
+        text = f"{where}: {self.message}" if where else self.message
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+class HlogError(LoadcurveError):
+    """A .hlog file that cannot be read, or yields nothing usable."""
+
+
+class JfrError(LoadcurveError):
+    """A JFR recording (or export) that cannot be read."""
+
+
+class ManifestError(LoadcurveError):
+    """A run.yml that is missing fields or has wrong values; carries every problem at once."""
+
+    def __init__(self, problems: list[str], *, path=None, hint=None):
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems), path=path, hint=hint)
+
+
+class BuildError(LoadcurveError):
+    """A site build that could not complete (lock held, output not writable, ...)."""

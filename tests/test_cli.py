@@ -1,0 +1,34 @@
+"""Every command has --help (style: sqlite-utils' test that enforces it)."""
+import subprocess
+import sys
+
+import pytest
+
+from analysis.cli import COMMANDS
+from tests.conftest import REPO
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "analysis", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_top_level_help_lists_every_command():
+    out = run("--help")
+    assert out.returncode == 0, out.stderr
+    for name in COMMANDS:
+        assert name in out.stdout
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_command_help(name):
+    out = run(name, "--help")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("usage: python -m analysis " + name)
+    assert "Traceback" not in out.stderr
+
+
+def test_unknown_command_is_a_usage_error():
+    out = run("no-such-command")
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
