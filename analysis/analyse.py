@@ -1,0 +1,114 @@
+"""Read one run's inputs (.hlog, optional JFR) and aggregate them: the I/O side of aggregate.py.
+
+`analyse_run(manifest, site_root)` returns a plain, picklable dict that datafiles.py turns into
+`_data/runs/<id>.yml` and charts.py into charts. A cell whose `.hlog` is missing is listed under
+`missing` and left out; a `.hlog` that cannot be read fails the run with an HlogError naming it.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import Any
+
+from analysis import aggregate
+from analysis.errors import HlogError
+from analysis.manifest import Manifest, default_jfr
+
+
+def repo_relative(path: Path, site_root: Path) -> str:
+    """A path as the site links it: relative to the site root, '/'-separated."""
+    return Path(os.path.relpath(Path(path).absolute(), Path(site_root).absolute())).as_posix()
+
+
+def jfr_summarizer():
+    """analysis.jfr.summarize_jfr when the JFR reader is installed, else None (optional stage)."""
+    try:
+        module = importlib.import_module("analysis.jfr")
+    except ImportError:
+        return None
+    return getattr(module, "summarize_jfr", None)
+
+
+def combine(histograms: list):
+    """The sum of several histograms (repetitions of one cell), added the way Java adds them."""
+    if len(histograms) == 1:
+        return histograms[0]
+    from analysis import histogram
+    if all(isinstance(h, histogram.Histogram) for h in histograms):
+        return histogram.sum_histograms(histograms)
+    add_doubles = getattr(histogram, "sum_double_histograms", None)
+    if add_doubles is None or any(isinstance(h, histogram.Histogram) for h in histograms):
+        raise HlogError("repetitions mix Histogram and DoubleHistogram logs, or the HDR layer "
+                        "cannot add DoubleHistograms; they cannot be combined into one cell")
+    return add_doubles(histograms)
+
+
+def analyse_run(manifest: Manifest, site_root: Path) -> dict[str, Any]:
+    from analysis.hlog import read_hlog  # the HDR layer; imported late so manifests load without it
+
+    unit = manifest.value_unit
+    summarize_jfr = jfr_summarizer()
+    warnings: list[str] = []
+    missing: list[dict[str, str]] = []
+    groups: dict[tuple[str, str], list] = {}
+    for cell in manifest.cells:
+        path = manifest.resolve(cell.hlog)
+        rel = repo_relative(path, site_root)
+        if not path.is_file():
+            missing.append({"load": cell.load, "system": cell.system, "file": rel})
+            warnings.append(f"{rel}: missing; cell {cell.system}/{cell.load} left out")
+            continue
+        log = read_hlog(path)
+        for w in getattr(log, "warnings", []) or []:
+            warnings.append(f"{rel}: {w}")
+        intervals = [iv for iv in log.intervals if iv.tag == cell.tag]
+        if not intervals:
+            tags = ", ".join("untagged" if t is None else repr(t) for t in log.tags()) or "none"
+            raise HlogError(f"no intervals with tag {cell.tag!r} (tags in the file: {tags})",
+                            path=rel, hint=f"set `tag:` for cell {cell.system}/{cell.load} in run.yml")
+        histogram = log.merged(tag=cell.tag)
+        jvm = None
+        jfr_rel = default_jfr(manifest, cell)
+        if summarize_jfr is not None and jfr_rel is not None:
+            jvm = summarize_jfr(manifest.resolve(jfr_rel), manifest.jfr_attribution)
+        groups.setdefault((cell.load, cell.system), []).append({
+            "cell": cell, "source": rel, "histogram": histogram,
+            "series": aggregate.interval_series(intervals, unit), "jvm": jvm})
+
+    cells = []
+    for lp in manifest.load_points:
+        for system in manifest.systems:
+            reps = groups.get((lp.id, system.id))
+            if not reps:
+                continue
+            merged_h = combine([r["histogram"] for r in reps])
+            rep_stats = []
+            for r in reps:
+                stats = aggregate.histogram_stats(r["histogram"], unit)
+                stats.update(sent=r["cell"].sent, errors=r["cell"].errors,
+                             timeouts=r["cell"].timeouts)
+                rep_stats.append(stats)
+            summary = aggregate.cell_summary(
+                offered_rate=lp.offered_rate, duration_s=lp.duration_s,
+                merged=aggregate.histogram_stats(merged_h, unit), repetitions=rep_stats)
+            cap = manifest.load_generator.get("connections")
+            cells.append({
+                "load": lp.id, "system": system.id, "summary": summary,
+                "sources": [r["source"] for r in reps],
+                "series": [r["series"] for r in reps],
+                "spectrum": aggregate.percentile_spectrum(merged_h, unit),
+                "littles_law": aggregate.littles_law(achieved=summary["achieved_rate"],
+                                                     mean_ms=summary["mean_ms"], in_flight_cap=cap),
+                # one JFR summary per cell: the first repetition's (recordings are not additive)
+                "jvm": reps[0]["jvm"],
+            })
+
+    systems = {}
+    for system in manifest.systems:
+        rates = [c["summary"]["achieved_rate"] for c in cells if c["system"] == system.id]
+        systems[system.id] = aggregate.system_summary(
+            concurrency_limit=system.concurrency_limit, service_time_ms=manifest.service_time_ms,
+            achieved_rates=rates)
+    return {"manifest": manifest, "manifest_path": repo_relative(manifest.path, site_root),
+            "cells": cells, "missing": missing, "systems": systems, "warnings": warnings}

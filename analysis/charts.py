@@ -1,0 +1,330 @@
+"""-> `assets/charts/<run-id>/*.svg|png`: percentile spectrum, load curve, latency and throughput
+over time.
+
+Each `plot_*` function draws on a given matplotlib `Axes` from plain data and returns the artists
+it made, so tests and other layouts can reuse it. `save_figure` is the one place figures become
+files: it fixes every source of byte-level variation (SVG ids and date, PNG software tag), closes
+the figure, and writes through analysis.atomic, so two builds give byte-identical charts.
+Figures are 7 x 4 inches: 700 px wide at 100 dpi, the width of a blog column.
+"""
+from __future__ import annotations
+
+import io
+import math
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+
+from analysis import atomic  # noqa: E402
+from analysis.datafiles import chart_path  # noqa: E402
+
+FIGSIZE_IN = (7.0, 4.0)
+PNG_DPI = 150            # 1050 px: sharp when the feed reader scales it to column width
+# Colour-blind-safe (Okabe-Ito); system i always gets colour i in every chart of a run.
+COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+STYLE = {
+    "svg.hashsalt": "loadcurve",     # stable element ids in SVG output
+    "svg.fonttype": "path",          # text drawn as paths: same look without the fonts installed
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "legend.fontsize": 9,
+    "figure.dpi": 100,
+}
+
+
+def color(i: int) -> str:
+    return COLORS[i % len(COLORS)]
+
+
+# --- plotting functions: (ax, data) -> artists ----------------------------------------------
+
+def _percent_label(x: float, _pos=None) -> str:
+    """1/(1-p) -> 'p%': 2 -> 50%, 10 -> 90%, 1000 -> 99.9%."""
+    if x <= 1:
+        return "0%"
+    p = 100.0 * (1.0 - 1.0 / x)
+    text = f"{p:.6f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
+def plot_spectrum(ax, curves: Sequence[dict[str, Any]], *, title: str | None = None) -> list:
+    """Latency by percentile. x is 1/(1-p) on a log scale so the tail gets room; each curve is
+    {label, color, count, points: [(percentile, ms), ..., (100, max)]}; the max is drawn where
+    one sample lies beyond (x = count)."""
+    artists = []
+    top = 2.0
+    for curve in curves:
+        xs, ys = [], []
+        count = curve["count"]
+        for p, ms in curve["points"]:
+            x = float(count) if p >= 100.0 else 1.0 / (1.0 - p / 100.0)
+            xs.append(x)
+            ys.append(ms)
+        if not xs:
+            continue
+        top = max(top, max(xs))
+        artists += ax.plot(xs, ys, color=curve["color"], label=curve["label"], linewidth=1.6,
+                           drawstyle="steps-post")
+    ax.set_xscale("log")
+    decades = max(1, math.ceil(math.log10(top)))
+    ticks = [1.0] + [2.0] + [10.0 ** k for k in range(1, decades + 1)]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(_percent_label))
+    ax.set_xlim(1.0, 10.0 ** decades)
+    ax.set_xlabel("percentile (log scale of 1/(1 − p))")
+    ax.set_ylabel("latency (ms)")
+    _auto_log_y(ax, [y for curve in curves for _, y in curve["points"]])
+    if title:
+        ax.set_title(title)
+    if curves:
+        artists.append(ax.legend(loc="upper left"))
+    return artists
+
+
+def plot_load_curve(ax, systems: Sequence[dict[str, Any]], *, title: str | None = None) -> list:
+    """p50 (dashed) and p99 (solid) latency vs offered load per system; saturated points hollow;
+    each system's predicted ceiling (concurrency / service time) as a vertical dotted line.
+    systems: [{label, color, offered: [...], p50_ms: [...], p99_ms: [...], saturated: [...],
+    ceiling_rps}]"""
+    artists = []
+    all_x, all_y = [], []
+    for s in systems:
+        pairs = [(x, p50, p99, sat) for x, p50, p99, sat in
+                 zip(s["offered"], s["p50_ms"], s["p99_ms"], s["saturated"]) if p99 is not None]
+        if not pairs:
+            continue
+        xs = [p[0] for p in pairs]
+        all_x += xs
+        all_y += [p[1] for p in pairs] + [p[2] for p in pairs]
+        artists += ax.plot(xs, [p[2] for p in pairs], color=s["color"], linewidth=1.8,
+                           marker="o", label=f"{s['label']} p99")
+        artists += ax.plot(xs, [p[1] for p in pairs], color=s["color"], linewidth=1.2,
+                           linestyle="--", marker="s", markersize=4, label=f"{s['label']} p50")
+        sat = [p for p in pairs if p[3]]
+        if sat:
+            artists.append(ax.scatter([p[0] for p in sat], [p[2] for p in sat], s=90,
+                                      facecolors="none", edgecolors="black", linewidths=1.2,
+                                      zorder=5))
+    for s in systems:
+        if s.get("ceiling_rps"):
+            artists.append(ax.axvline(s["ceiling_rps"], color=s["color"], linestyle=":",
+                                      linewidth=1.4, label=f"{s['label']} predicted ceiling "
+                                      f"({s['ceiling_rps']:,.0f}/s)"))
+            all_x.append(s["ceiling_rps"])
+    if all_x and max(all_x) / max(min(all_x), 1e-9) > 20:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(_plain))
+    ax.set_xlabel("offered load (requests/s)")
+    ax.set_ylabel("latency (ms)")
+    _auto_log_y(ax, all_y)
+    if any(any(s["saturated"]) for s in systems):
+        artists += ax.plot([], [], linestyle="none", marker="o", markersize=9, markerfacecolor="none",
+                           markeredgecolor="black", label="saturated (achieved < 90 % offered)")
+    if title:
+        ax.set_title(title)
+    if artists:
+        artists.append(ax.legend(loc="upper left", fontsize=8))
+    return artists
+
+
+def plot_latency_over_time(ax, systems: Sequence[dict[str, Any]], *, title: str | None = None,
+                           gc_pauses: Sequence[dict[str, Any]] | None = None) -> list:
+    """Per-interval p99 (solid) and max (thin) per system. systems: [{label, color,
+    t_s: [...], p99_ms: [...], max_ms: [...]}]. `gc_pauses` ([{t_s, duration_ms}], from JFR)
+    is drawn as markers along the top, so a tail that lines up with a pause shows it."""
+    artists = []
+    values = []
+    for s in systems:
+        artists += ax.plot(s["t_s"], _nan(s["p99_ms"]), color=s["color"], linewidth=1.6,
+                           label=f"{s['label']} p99", drawstyle="steps-post")
+        artists += ax.plot(s["t_s"], _nan(s["max_ms"]), color=s["color"], linewidth=0.8,
+                           alpha=0.7, label=f"{s['label']} max", drawstyle="steps-post")
+        values += [v for v in s["p99_ms"] + s["max_ms"] if v is not None]
+    ax.set_xlabel("time since start of measurement (s)")
+    ax.set_ylabel("latency per interval (ms)")
+    _auto_log_y(ax, values)
+    if gc_pauses:
+        artists += draw_gc_pauses(ax, gc_pauses)
+    if title:
+        ax.set_title(title)
+    if artists:
+        artists.append(ax.legend(loc="upper left", fontsize=8))
+    return artists
+
+
+def draw_gc_pauses(ax, pauses: Sequence[dict[str, Any]]) -> list:
+    """GC pauses as ticks on the time axis (the hook for JFR data: [{t_s, duration_ms}])."""
+    if not pauses:
+        return []
+    xs = [p["t_s"] for p in pauses]
+    trans = ax.get_xaxis_transform()  # x in data, y in axes fraction
+    return [ax.vlines(xs, 0.0, 0.04, transform=trans, colors="black", linewidth=1.0,
+                      label="GC pause")]
+
+
+def plot_throughput_over_time(ax, systems: Sequence[dict[str, Any]], *, offered_rate: float,
+                              title: str | None = None) -> list:
+    """Achieved requests/s per interval per system against the offered rate."""
+    artists = [ax.axhline(offered_rate, color="black", linestyle="--", linewidth=1.0,
+                          label=f"offered ({offered_rate:,.0f}/s)")]
+    top = offered_rate
+    for s in systems:
+        artists += ax.plot(s["t_s"], _nan(s["achieved_rate"]), color=s["color"], linewidth=1.4,
+                           label=f"{s['label']} achieved", drawstyle="steps-post")
+        top = max([top] + [v for v in s["achieved_rate"] if v is not None])
+    ax.set_ylim(0, top * 1.15)
+    ax.set_xlabel("time since start of measurement (s)")
+    ax.set_ylabel("throughput (requests/s)")
+    if title:
+        ax.set_title(title)
+    artists.append(ax.legend(loc="lower right", fontsize=8))
+    return artists
+
+
+def _nan(values: Sequence[float | None]) -> list[float]:
+    return [float("nan") if v is None else v for v in values]
+
+
+def _plain(value: float, _pos=None) -> str:
+    """Log-axis tick labels as plain numbers (0.1, 1, 10, 1,000), not powers of ten."""
+    return f"{value:,.6f}".rstrip("0").rstrip(".") if value < 1 else f"{value:,.0f}"
+
+
+def _auto_log_y(ax, values: Sequence[float | None]) -> None:
+    """A log y axis when values span more than ~50x (body and tail both readable)."""
+    positive = [v for v in values if v is not None and v > 0]
+    if positive and max(positive) / min(positive) > 50:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(_plain))
+    elif positive:
+        ax.set_ylim(bottom=0)
+
+
+# --- files ----------------------------------------------------------------------------------
+
+def new_figure():
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=FIGSIZE_IN)
+    return fig, ax
+
+
+def save_figure(fig, svg_path: str | os.PathLike | None, png_path: str | os.PathLike | None) -> None:
+    """Write `fig` as SVG and/or PNG with no volatile metadata, atomically; closes the figure."""
+    try:
+        with plt.rc_context(STYLE):
+            fig.tight_layout()
+            if svg_path is not None:
+                buf = io.BytesIO()
+                fig.savefig(buf, format="svg", metadata={"Date": None})
+                atomic.write_bytes(svg_path, buf.getvalue())
+            if png_path is not None:
+                buf = io.BytesIO()
+                fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None})
+                atomic.write_bytes(png_path, buf.getvalue())
+    finally:
+        plt.close(fig)
+
+
+# --- from an analysed run to chart jobs -----------------------------------------------------
+
+def _cell_map(result):
+    return {(c["load"], c["system"]): c for c in result["cells"]}
+
+
+def chart_plan(result: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The `charts:` section of the data file and the picklable jobs that draw those charts."""
+    m = result["manifest"]
+    run_id = m.run_id
+    cells = _cell_map(result)
+    names = ", ".join(s.label for s in m.systems)
+    section: dict[str, Any] = {}
+    jobs: list[dict[str, Any]] = []
+
+    def add(name: str, kind: str, data: dict, alt: str) -> dict:
+        entry = {"svg": chart_path(run_id, name, "svg"), "png": chart_path(run_id, name, "png"),
+                 "alt": alt}
+        jobs.append({"kind": kind, "data": data, "svg": entry["svg"], "png": entry["png"]})
+        return entry
+
+    curve_systems = []
+    for i, s in enumerate(m.systems):
+        row = [cells.get((lp.id, s.id)) for lp in m.load_points]
+        curve_systems.append({
+            "label": s.label, "color": color(i),
+            "offered": [lp.offered_rate for lp, c in zip(m.load_points, row) if c],
+            "p50_ms": [c["summary"]["p50_ms"] for c in row if c],
+            "p99_ms": [c["summary"]["p99_ms"] for c in row if c],
+            "saturated": [c["summary"]["saturated"] for c in row if c],
+            "ceiling_rps": result["systems"][s.id]["predicted_ceiling_rps"]})
+    section["load_curve"] = add(
+        "load-curve", "load_curve", {"systems": curve_systems, "title": "Latency vs offered load"},
+        f"Load curve: p50 and p99 latency (ms) against offered load (requests/s) for {names}, "
+        f"with predicted ceilings where known.")
+    section["spectrum"] = []
+    section["latency_over_time"] = []
+    section["throughput_over_time"] = []
+    for lp in m.load_points:
+        present = [(i, s, cells[(lp.id, s.id)]) for i, s in enumerate(m.systems)
+                   if (lp.id, s.id) in cells]
+        if not present:
+            continue
+        load_text = f"{lp.offered_rate:,g} requests/s offered"
+        section["spectrum"].append({"load": lp.id, **add(
+            f"spectrum-{lp.id}", "spectrum",
+            {"title": f"Latency by percentile at {load_text}",
+             "curves": [{"label": s.label, "color": color(i), "count": c["summary"]["count"],
+                         "points": c["spectrum"]} for i, s, c in present]},
+            f"Percentile spectrum at {load_text}: latency (ms) from p0 to the max, "
+            f"for {names}.")})
+        series = [(i, s, c["series"][0]) for i, s, c in present]  # first repetition over time
+        section["latency_over_time"].append({"load": lp.id, **add(
+            f"latency-{lp.id}", "latency_over_time",
+            {"title": f"Latency per interval at {load_text}",
+             "systems": [{"label": s.label, "color": color(i),
+                          "t_s": [r["t_s"] for r in rows], "p99_ms": [r["p99_ms"] for r in rows],
+                          "max_ms": [r["max_ms"] for r in rows]} for i, s, rows in series],
+             "gc_pauses": None},
+            f"Latency over time at {load_text}: p99 and max per interval (ms) against "
+            f"seconds since the start of measurement, for {names}.")})
+        section["throughput_over_time"].append({"load": lp.id, **add(
+            f"throughput-{lp.id}", "throughput_over_time",
+            {"title": f"Throughput per interval at {load_text}", "offered_rate": lp.offered_rate,
+             "systems": [{"label": s.label, "color": color(i), "t_s": [r["t_s"] for r in rows],
+                          "achieved_rate": [r["achieved_rate"] for r in rows]}
+                         for i, s, rows in series]},
+            f"Throughput over time at {load_text}: achieved requests/s per interval against "
+            f"the offered rate, for {names}.")})
+    return section, jobs
+
+
+def render_job(job: dict[str, Any], site_root: str) -> list[str]:
+    """Draw one chart job (see chart_plan) into its SVG and PNG files under `site_root`."""
+    fig, ax = new_figure()
+    data = job["data"]
+    with plt.rc_context(STYLE):
+        kind = job["kind"]
+        if kind == "spectrum":
+            plot_spectrum(ax, data["curves"], title=data["title"])
+        elif kind == "load_curve":
+            plot_load_curve(ax, data["systems"], title=data["title"])
+        elif kind == "latency_over_time":
+            plot_latency_over_time(ax, data["systems"], title=data["title"],
+                                   gc_pauses=data.get("gc_pauses"))
+        elif kind == "throughput_over_time":
+            plot_throughput_over_time(ax, data["systems"], offered_rate=data["offered_rate"],
+                                      title=data["title"])
+        else:
+            plt.close(fig)
+            raise ValueError(f"unknown chart kind {kind!r}")
+    root = Path(site_root)
+    save_figure(fig, root / job["svg"], root / job["png"])
+    return [job["svg"], job["png"]]

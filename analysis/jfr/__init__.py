@@ -1,0 +1,101 @@
+"""Read JDK Flight Recorder recordings in pure Python and summarise what the JVM did.
+
+    from analysis.jfr import summarize_jfr
+    s = summarize_jfr(path, attribution=[(regex, label), ...] or None)
+
+`path` is a `.jfr` file, a `.jfr.gz`, a JFR repository folder of chunk files (what a JVM killed
+mid-run leaves; read in file-name order), or a small `jfr print --json` export (`.json`).
+Raises `analysis.errors.JfrError` (naming the file and byte offset) when nothing can be read.
+No JDK is needed.
+
+The result is plain JSON-serialisable data, the same for the same input:
+
+    schema_version    1
+    jdk               "OpenJDK 64-Bit Server VM 17.0.15+6-..." (jdk.JVMInformation) or None
+    start_epoch_s     recording start (first chunk), epoch seconds
+    duration_s        covered_until - start_epoch_s
+    covered_until     epoch seconds up to which data was read: the end of the last whole chunk,
+                      or, for a chunk without its end, the last event time read
+    truncated         True when a chunk was cut short or never finished (JVM killed)
+    damage            where reading stopped ("file: byte N: what"), or None
+    chunks            chunks read
+    gc.count          jdk.GarbageCollection events
+    gc.pause_total_ms sum of their sumOfPauses
+    gc.pause_max_ms   largest longestPause
+    gc.pause_p99_ms   nearest-rank p99 of the individual pauses (jdk.GCPhasePause durations, or
+                      each collection's sumOfPauses when GCPhasePause was not recorded)
+    gc.pauses         [[start epoch s, duration ms], ...] sorted by time, for latency charts
+    gc.pause_source   which event the pause list came from
+    gc.heap_used_after_gc_max_mb / _mean_mb   jdk.GCHeapSummary "After GC" heapUsed, MiB
+    safepoint         count, total_ms (jdk.SafepointBegin durations), threshold_ms, recorded
+                      (False: the recording's settings left the event off, e.g. default.jfc)
+    cpu               jvm_user, jvm_system, machine: means of jdk.CPULoad (fractions 0..1);
+                      samples: how many CPULoad events
+    allocation_rate_mb_s   sum of jdk.ObjectAllocationSample weights / duration_s, MiB/s
+                      (None when the event is absent, e.g. JDK 11-15)
+    threads           parked_ms (jdk.ThreadPark), monitor_blocked_ms (jdk.JavaMonitorEnter),
+                      their event counts, and park_threshold_ms / monitor_threshold_ms: the
+                      recording's thresholds; shorter waits were not recorded
+    samples           count of jdk.ExecutionSample, unresolved (no stack), truncated_stacks
+    hot_methods       top 20 [{method "pkg.Class.method", self_samples, self_pct,
+                      total_samples, total_pct}], self = leaf frame, total = anywhere in stack
+                      (counted once per sample); overloads share one name
+    attribution       None without patterns; else [{label, samples, pct}] in pattern order then
+                      "other": each sample goes to the first frame, leaf to root, whose
+                      "pkg.Class.method" name fully matches a pattern (patterns tried in order)
+    warnings          up to 20 "file: byte N: what" notes on events skipped; warning_count
+
+Times are epoch seconds so that pauses can be drawn on the latency-over-time chart of the
+same load point. MiB = 2^20 bytes.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from analysis.errors import JfrError
+
+__all__ = ["summarize_jfr", "JfrError"]
+
+
+def summarize_jfr(path: str | os.PathLike,
+                  attribution: list[tuple[str, str]] | None = None) -> dict:
+    from analysis.jfr.chunks import iter_chunks
+    from analysis.jfr.export import is_json_export, summarize_export
+    from analysis.jfr.reader import ChunkReader
+    from analysis.jfr.summary import Summary
+    import re
+
+    p = Path(path)
+    for pattern, _label in attribution or []:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise JfrError(f"attribution pattern {pattern!r} is not a valid regex: {exc}",
+                           path=p) from None
+    if not p.exists():
+        raise JfrError("no such file or folder", path=p)
+    summary = Summary(attribution)
+    if p.is_file() and is_json_export(p):
+        summarize_export(p, summary)
+        return summary.result()
+    reader = ChunkReader(summary)
+    any_chunk = False
+    try:
+        for chunk in iter_chunks(p):
+            any_chunk = True
+            reader.read(chunk)
+    except JfrError:
+        if not any_chunk:
+            raise
+        # A later chunk's header is damaged: keep what the earlier chunks gave.
+        summary.truncated = True
+        import sys
+        summary.damage_note = str(sys.exc_info()[1])
+    except OSError as exc:
+        raise JfrError(f"cannot read: {exc.strerror or exc}", path=p) from None
+    if not any_chunk:
+        raise JfrError("empty file", path=p, offset=0)
+    if summary.covered_until_ns is None and summary.damage_note:
+        raise JfrError(f"no event could be read ({summary.damage_note})", path=p)
+    return summary.result()

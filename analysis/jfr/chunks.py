@@ -1,0 +1,188 @@
+"""Finding the chunks of a recording: a `.jfr` file, a `.jfr.gz`, or a repository folder.
+
+A recording is chunks back to back; each starts with a 68-byte header:
+
+    offset  0  magic "FLR\\0"          offset 32  start time, epoch ns
+            4  major, minor (u16)             40  duration, ns
+            8  chunk size (i64)               48  start time, ticks
+           16  last checkpoint offset         56  ticks per second
+           24  metadata offset                64  file state: 0 finished, else in progress
+                                              67  flags: 1 compressed ints, 2 final chunk
+
+Offsets are relative to the chunk start, big-endian. A JVM writing a chunk updates size and
+offsets at each flush, so a chunk whose file state is not 0 (the JVM died) or whose size runs
+past the end of the file (the copy was cut) is read as far as its bytes go. Only one chunk is
+held in memory at a time.
+"""
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis.errors import JfrError
+
+HEADER = struct.Struct(">4sHHqqqqqqqBBBB")
+HEADER_SIZE = HEADER.size  # 68
+MAGIC = b"FLR\0"
+FLAG_FINAL_CHUNK = 2
+FLAG_COMPRESSED_TICKS = 4
+
+# One chunk is read into memory at once. JVMs rotate chunks at 12 MB by default (maxchunksize);
+# a header that claims more than this is refused rather than allocated.
+MAX_CHUNK_BYTES = 256 << 20
+
+
+@dataclass
+class ChunkHeader:
+    major: int
+    minor: int
+    size: int
+    constant_pool_offset: int
+    metadata_offset: int
+    start_nanos: int
+    duration_nanos: int
+    start_ticks: int
+    ticks_per_second: int
+    file_state: int
+    flags: int
+
+    @property
+    def finished(self) -> bool:
+        return self.file_state == 0
+
+
+@dataclass
+class Chunk:
+    path: str           # the file it came from (for messages)
+    offset: int         # absolute byte offset of the chunk in that file
+    header: ChunkHeader
+    data: bytes         # the chunk's bytes, header included, as far as they exist
+    complete: bool      # all `header.size` bytes present and the JVM finished the chunk
+
+
+def parse_header(raw: bytes, path: str, offset: int) -> ChunkHeader:
+    if len(raw) < HEADER_SIZE:
+        raise JfrError(f"chunk header cut short ({len(raw)} of {HEADER_SIZE} bytes)",
+                       path=path, offset=offset)
+    fields = HEADER.unpack_from(raw)
+    if fields[0] != MAGIC:
+        raise JfrError("not a JFR recording (no FLR magic)", path=path, offset=offset,
+                       hint="give a .jfr, .jfr.gz, a JFR repository folder or a "
+                            "`jfr print --json` export")
+    h = ChunkHeader(fields[1], fields[2], fields[3], fields[4], fields[5], fields[6], fields[7],
+                    fields[8], fields[9], fields[10], fields[13])
+    if h.major != 2:
+        raise JfrError(f"JFR format {h.major}.{h.minor} is not supported", path=path,
+                       offset=offset, hint="recordings from JDK 11 and later (format 2.x) read; "
+                       "convert older ones with that JDK's `jfr print --json`")
+    if h.ticks_per_second <= 0:
+        raise JfrError(f"chunk header gives {h.ticks_per_second} ticks per second",
+                       path=path, offset=offset)
+    return h
+
+
+def _read_chunks_from_stream(stream, path: str, limit_total: int | None):
+    """Yield the chunks of one file-like object, stopping after the first incomplete one."""
+    offset = 0
+    while True:
+        raw = stream.read(HEADER_SIZE)
+        if not raw:
+            return
+        header = parse_header(raw, path, offset)
+        claimed = header.size
+        size_known = header.finished and HEADER_SIZE <= claimed <= MAX_CHUNK_BYTES
+        if claimed > MAX_CHUNK_BYTES:
+            raise JfrError(f"chunk header claims {claimed} bytes, more than the "
+                           f"{MAX_CHUNK_BYTES >> 20} MiB this reader holds in memory",
+                           path=path, offset=offset)
+        if size_known:
+            body = stream.read(claimed - HEADER_SIZE)
+            data = raw + body
+            complete = len(data) == claimed
+        else:
+            # An unfinished chunk: the JVM died or is still writing; read what is there.
+            body = stream.read(MAX_CHUNK_BYTES - HEADER_SIZE + 1)
+            if len(body) > MAX_CHUNK_BYTES - HEADER_SIZE:
+                raise JfrError(f"unfinished chunk larger than {MAX_CHUNK_BYTES >> 20} MiB",
+                               path=path, offset=offset)
+            data = raw + body
+            complete = False
+        yield Chunk(path, offset, header, data, complete)
+        if not complete:
+            return
+        offset += len(data)
+        if limit_total is not None and offset > limit_total:
+            raise JfrError(f"decompresses to more than {limit_total >> 30} GiB", path=path,
+                           hint="a recording that large is not a benchmark's; check the file")
+
+
+# A .jfr.gz that inflates past this is refused (a JFR recording compresses 3-10x; a benchmark's
+# recording is tens of MB).
+MAX_DECOMPRESSED_BYTES = 16 << 30
+
+
+def iter_chunks(path: str | os.PathLike):
+    """Yield every chunk of a .jfr, .jfr.gz or repository folder, in recording order."""
+    p = Path(path)
+    if p.is_dir():
+        files = sorted(f for f in p.iterdir() if f.suffix == ".jfr" and f.is_file())
+        if not files:
+            raise JfrError("folder holds no .jfr chunk files", path=p,
+                           hint="give a JFR repository folder (the JVM's chunk files)")
+        for f in files:
+            yield from iter_chunks(f)
+        return
+    with open(p, "rb") as f:
+        magic = f.read(2)
+        f.seek(0)
+        if magic == b"\x1f\x8b":
+            yield from _read_chunks_from_stream(_Gunzip(f, str(p)), str(p),
+                                                MAX_DECOMPRESSED_BYTES)
+        else:
+            yield from _read_chunks_from_stream(f, str(p), None)
+
+
+class _Gunzip:
+    """Streaming gunzip with `read(n)` that, unlike gzip.GzipFile, returns the bytes inflated so
+    far when the compressed file is cut short (so a cut .jfr.gz reads like a cut .jfr). Each
+    inflate step is capped, so a small file that inflates hugely never sits in memory at once."""
+
+    BLOCK = 1 << 16
+    MAX_OUT = 1 << 20
+
+    def __init__(self, raw, path: str):
+        self.raw = raw
+        self.path = path
+        self.inflater = zlib.decompressobj(wbits=31)
+        self.tail = b""
+        self.pending = bytearray()
+        self.eof = False
+
+    def read(self, n: int) -> bytes:
+        while len(self.pending) < n and not self.eof:
+            data_in = self.tail or self.raw.read(self.BLOCK)
+            if not data_in:
+                self.eof = True  # cut short or ended: what was inflated is all there is
+                break
+            try:
+                self.pending += self.inflater.decompress(data_in, self.MAX_OUT)
+            except zlib.error as exc:
+                raise JfrError(f"gzip data is damaged: {exc}", path=self.path) from None
+            self.tail = self.inflater.unconsumed_tail
+            if self.inflater.eof:
+                rest = self.inflater.unused_data
+                self.inflater = zlib.decompressobj(wbits=31)
+                # Another gzip member may follow; anything else (padding) ends the data.
+                self.tail = rest if rest[:2] == b"\x1f\x8b" else b""
+                if not self.tail and not rest[:2] == b"\x1f\x8b":
+                    nxt = self.raw.read(2) if not rest else rest[:2]
+                    if nxt == b"\x1f\x8b":
+                        self.tail = nxt
+                    else:
+                        self.eof = True
+        out = bytes(self.pending[:n])
+        del self.pending[:n]
+        return out

@@ -1,0 +1,118 @@
+"""Reading a `jfr print --json` export into the same Summary as the binary reader.
+
+Only small exports are accepted (the JDK writes about 40 bytes of JSON per byte of recording,
+so a whole recording exported is better read as the .jfr itself). The export has no chunk
+headers and no event-type ids, so it gives no recording thresholds (jdk.ActiveSetting names its
+event type by id only) and no truncation state.
+"""
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+from analysis.errors import JfrError
+from analysis.jfr.summary import Summary
+
+MAX_EXPORT_BYTES = 64 << 20
+
+_DURATION = re.compile(r"(-)?PT(?:(-?\d+)H)?(?:(-?\d+)M)?(?:(-?\d+)(?:\.(\d+))?S)?")
+_INSTANT = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?Z")
+
+
+def is_json_export(path: Path) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(64).lstrip()
+    return head.startswith(b"{")
+
+
+def duration_ns(text) -> int | None:
+    """ISO-8601 durations as Java's Duration.toString writes them: PT0.008744926S, PT1M2S."""
+    if not isinstance(text, str):
+        return None
+    m = _DURATION.fullmatch(text)
+    if not m:
+        return None
+    neg, h, mnt, sec, frac = m.groups()
+    ns = (int(h or 0) * 3600 + int(mnt or 0) * 60 + int(sec or 0)) * 1_000_000_000
+    if frac:
+        frac_ns = int((frac + "000000000")[:9])
+        ns += -frac_ns if (sec or "").startswith("-") else frac_ns
+    return -ns if neg else ns
+
+
+def instant_ns(text) -> int | None:
+    if not isinstance(text, str):
+        return None
+    m = _INSTANT.fullmatch(text)
+    if not m:
+        return None
+    whole = datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    frac = int(((m.group(2) or "") + "000000000")[:9])
+    return int(whole.timestamp()) * 1_000_000_000 + frac
+
+
+def method_name(frame) -> str:
+    method = (frame or {}).get("method") or {}
+    cls = ((method.get("type") or {}).get("name") or "<unknown class>").replace("/", ".")
+    return f"{cls}.{method.get('name') or '<unknown>'}"
+
+
+def summarize_export(path: Path, summary: Summary) -> None:
+    size = path.stat().st_size
+    if size > MAX_EXPORT_BYTES:
+        raise JfrError(f"JSON export of {size >> 20} MiB is too large to load",
+                       path=path, hint="give the .jfr recording itself, or export fewer "
+                       "event types with `jfr print --json --events ...`")
+    try:
+        doc = json.loads(path.read_bytes())
+        events = doc["recording"]["events"]
+        if not isinstance(events, list):
+            raise TypeError("events is not a list")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise JfrError(f"not a `jfr print --json` export: {exc}", path=path) from None
+    first = last = None
+    for i, event in enumerate(events):
+        if not isinstance(event, dict) or not isinstance(event.get("values"), dict):
+            summary.warn(path, 0, f"event {i} is not an object with values")
+            continue
+        name, v = event.get("type"), event["values"]
+        start = instant_ns(v.get("startTime"))
+        dur = duration_ns(v.get("duration"))
+        if start is not None:
+            first = start if first is None else min(first, start)
+            end = start + (dur or 0)
+            last = end if last is None else max(last, end)
+        if name == "jdk.GarbageCollection":
+            summary.garbage_collection(start, dur, duration_ns(v.get("sumOfPauses")),
+                                       duration_ns(v.get("longestPause")))
+        elif name == "jdk.GCPhasePause":
+            summary.gc_pause(start, dur)
+        elif name == "jdk.GCHeapSummary":
+            summary.heap_summary(v.get("when"), v.get("heapUsed"))
+        elif name == "jdk.SafepointBegin":
+            summary.safepoint(start, dur)
+        elif name == "jdk.CPULoad":
+            summary.cpu(v.get("jvmUser"), v.get("jvmSystem"), v.get("machineTotal"))
+        elif name == "jdk.ObjectAllocationSample":
+            summary.allocation(v.get("weight"))
+        elif name == "jdk.ThreadPark":
+            summary.park(dur)
+        elif name == "jdk.JavaMonitorEnter":
+            summary.monitor_enter(dur)
+        elif name == "jdk.JVMInformation":
+            summary.jvm(v.get("jvmName"), v.get("jvmVersion"))
+        elif name == "jdk.ExecutionSample":
+            trace = v.get("stackTrace")
+            if not isinstance(trace, dict):
+                summary.samples(None, 1)
+            else:
+                frames = tuple(method_name(f) for f in trace.get("frames") or [])
+                summary.samples(frames, 1, truncated=bool(trace.get("truncated")))
+    summary.resolve_heap_when(lambda key: key)
+    if first is None:
+        raise JfrError("export holds no timed events", path=path)
+    summary.start_ns = first
+    summary.covered_until_ns = last
+    summary.chunks = 0

@@ -1,0 +1,267 @@
+"""A chunk's metadata event -> the type table, and decoders generated from it.
+
+Every JFR chunk describes its own types (classes with ordered fields) in a metadata event; events
+and constant-pool entries are just those fields written one after another with no tags. So the
+reader builds, per metadata event, a decoder per class it needs and a skipper for the rest. The
+decoders are generated Python functions (one per class, fields unrolled, the one-byte case of a
+varint inlined) because a generic interpreter costs several times more per field; only field
+*kinds* from a fixed set reach the generated source, never a name or string from the file.
+
+Wire encoding (JFR 2.x, JDK 11 and later): byte and boolean are one raw byte; short, char, int
+and long are unsigned LEB128 varints (7 bits a byte, the 9th byte contributes all 8 bits),
+two's complement in 64 bits; float and double are big-endian IEEE; a string is an encoding byte
+(0 null, 1 empty, 2 constant-pool key, 3 UTF-8, 4 char array, 5 Latin-1) then its data. A field
+flagged `constantPool` holds a varint key into its type's pool; `dimension="1"` is an array (a
+varint count, then the items); any other non-primitive field is a struct written inline.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from analysis.jfr.wire import Damage, read_varint, read_string
+
+_FLOAT = struct.Struct(">f")
+_DOUBLE = struct.Struct(">d")
+
+PRIMITIVES = {"boolean", "byte", "char", "short", "int", "long", "float", "double",
+              "java.lang.String"}
+
+# Nesting of inline structs is a few levels in every JDK; a deeper chain is a damaged or hostile
+# metadata event, refused rather than recursed into.
+MAX_STRUCT_DEPTH = 16
+MAX_ELEMENT_DEPTH = 32
+# More classes than any JDK describes (about 200 event types and 100 other types in JDK 25).
+MAX_CLASSES = 10_000
+
+
+@dataclass
+class FieldInfo:
+    name: str
+    type_id: int
+    constant_pool: bool
+    array: bool
+
+
+@dataclass
+class ClassInfo:
+    type_id: int
+    name: str
+    super_type: str | None
+    fields: list[FieldInfo] = field(default_factory=list)
+
+    def field_index(self, name: str) -> int | None:
+        for i, f in enumerate(self.fields):
+            if f.name == name:
+                return i
+        return None
+
+
+class Metadata:
+    """The classes of one metadata event, by id and by name, and lazily generated codecs."""
+
+    def __init__(self, metadata_id: int, classes: dict[int, ClassInfo]):
+        self.metadata_id = metadata_id
+        self.classes = classes
+        self.by_name = {c.name: c for c in classes.values()}
+        self.string_type_id = self.by_name["java.lang.String"].type_id \
+            if "java.lang.String" in self.by_name else None
+        self._decoders: dict[int, object] = {}
+        self._skippers: dict[int, object] = {}
+        self._in_progress: set = set()
+        self._width_in_progress: set = set()
+
+    def decoder(self, type_id: int):
+        """A function (data, pos) -> (tuple of field values, new pos)."""
+        return self._codec(type_id, True)
+
+    def skipper(self, type_id: int):
+        """A function (data, pos) -> new pos, for values we only need to step over."""
+        return self._codec(type_id, False)
+
+    def _codec(self, type_id: int, decode: bool):
+        cache = self._decoders if decode else self._skippers
+        fn = cache.get(type_id)
+        if fn is None:
+            if (type_id, decode) in self._in_progress:
+                raise Damage(f"type id {type_id} contains itself inline (a cycle)")
+            if len(self._in_progress) > MAX_STRUCT_DEPTH:
+                raise Damage(f"inline structs nest deeper than {MAX_STRUCT_DEPTH}")
+            self._in_progress.add((type_id, decode))
+            try:
+                fn = cache[type_id] = self._generate(type_id, decode)
+            finally:
+                self._in_progress.discard((type_id, decode))
+        return fn
+
+    def _min_width(self, f: FieldInfo) -> int:
+        """Fewest bytes one value of this field can take (0 only for an empty inline struct)."""
+        if f.array or f.constant_pool:
+            return 1
+        cls = self.classes.get(f.type_id)
+        if cls is None:
+            return 1
+        if cls.name in PRIMITIVES:
+            return 4 if cls.name == "float" else 8 if cls.name == "double" else 1
+        if f.type_id in self._width_in_progress:
+            return 1  # a cycle; _codec refuses it anyway
+        self._width_in_progress.add(f.type_id)
+        try:
+            return sum(self._min_width(g) for g in cls.fields)
+        finally:
+            self._width_in_progress.discard(f.type_id)
+
+    # -- code generation -------------------------------------------------------------------
+    def _generate(self, type_id: int, decode: bool):
+        cls = self.classes.get(type_id)
+        if cls is None:
+            raise Damage(f"type id {type_id} is used but not described by the metadata")
+        env = {"read_varint": read_varint, "read_string": read_string, "Damage": Damage,
+               "FLOAT": _FLOAT.unpack_from, "DOUBLE": _DOUBLE.unpack_from}
+        lines = ["def codec(data, pos):"]
+        names = []
+        if cls.name in PRIMITIVES:
+            # A pool of a primitive type (java.lang.String is the only one in practice).
+            lines += _primitive_lines(cls.name, "v0", decode)
+            names.append("v0")
+        for i, f in enumerate(cls.fields):
+            var = f"v{i}"
+            names.append(var)
+            item_lines = self._field_lines(f, var, decode, env)
+            if f.array:
+                # Every item takes at least one byte, so a count beyond the bytes left is
+                # damage, and nested arrays cannot multiply into unbounded work.
+                if self._min_width(FieldInfo(f.name, f.type_id, f.constant_pool, False)) < 1:
+                    raise Damage(f"field {f.name} is an array of empty structs")
+                lines += [f"    n, pos = read_varint(data, pos)",
+                          f"    if n > len(data) - pos: raise Damage('array of ' + str(n) + ' items "
+                          f"claims more bytes than remain')"]
+                if decode:
+                    lines += [f"    items = []", f"    for _ in range(n):"]
+                    lines += ["    " + ln for ln in item_lines]
+                    lines += [f"        items.append({var})", f"    {var} = items"]
+                else:
+                    lines += [f"    for _ in range(n):"]
+                    lines += ["    " + ln for ln in item_lines] or ["        pass"]
+            else:
+                lines += item_lines
+        if decode:
+            lines.append(f"    return ({', '.join(names)}{',' if len(names) == 1 else ''}), pos")
+        else:
+            lines.append("    return pos")
+        exec("\n".join(lines), env)  # noqa: S102 - source built only from the fixed kinds above
+        return env["codec"]
+
+    def _field_lines(self, f: FieldInfo, var: str, decode: bool, env: dict):
+        if f.constant_pool:
+            return _varint_lines(var, decode)
+        cls = self.classes.get(f.type_id)
+        if cls is None:
+            raise Damage(f"field {f.name} has type id {f.type_id}, not in the metadata")
+        if cls.name in PRIMITIVES:
+            return _primitive_lines(cls.name, var, decode)
+        # An inline struct: call its own generated codec.
+        sub = f"sub{f.type_id}_{int(decode)}"
+        if sub not in env:
+            env[sub] = self._codec(f.type_id, decode)
+        if decode:
+            return [f"    {var}, pos = {sub}(data, pos)"]
+        return [f"    pos = {sub}(data, pos)"]
+
+
+def _varint_lines(var: str, decode: bool):
+    if decode:
+        return [f"    b = data[pos]",
+                f"    if b < 128: {var} = b; pos += 1",
+                f"    else: {var}, pos = read_varint(data, pos)"]
+    return ["    if data[pos] < 128: pos += 1",
+            "    else: pos = read_varint(data, pos)[1]"]
+
+
+def _primitive_lines(type_name: str, var: str, decode: bool):
+    if type_name in ("boolean", "byte"):
+        return [f"    {var} = data[pos]; pos += 1"] if decode else ["    data[pos]; pos += 1"]
+    if type_name in ("char", "short", "int", "long"):
+        lines = _varint_lines(var, decode)
+        if decode and type_name == "long":
+            lines.append(f"    if {var} >= 0x8000000000000000: {var} -= 0x10000000000000000")
+        elif decode and type_name in ("int", "short"):
+            bits = 32 if type_name == "int" else 16
+            lines += [f"    {var} &= {(1 << bits) - 1}",
+                      f"    if {var} >= {1 << (bits - 1)}: {var} -= {1 << bits}"]
+        return lines
+    if type_name == "float":
+        return [f"    {var} = FLOAT(data, pos)[0]; pos += 4"] if decode else ["    pos += 4"]
+    if type_name == "double":
+        return [f"    {var} = DOUBLE(data, pos)[0]; pos += 8"] if decode else ["    pos += 8"]
+    # java.lang.String
+    return [f"    {var}, pos = read_string(data, pos)"] if decode else \
+        [f"    pos = read_string(data, pos)[1]"]
+
+
+def parse_metadata(data, pos: int, end: int) -> Metadata:
+    """Parse the metadata event whose payload (after size and type id) starts at `pos`."""
+    _start_time, pos = read_varint(data, pos)
+    _duration, pos = read_varint(data, pos)
+    metadata_id, pos = read_varint(data, pos)
+    count, pos = read_varint(data, pos)
+    if count > end - pos:
+        raise Damage(f"metadata string table claims {count} strings in {end - pos} bytes")
+    strings = []
+    for _ in range(count):
+        s, pos = read_string(data, pos)
+        strings.append(s)
+    root, pos = _read_element(data, pos, end, strings, 0)
+    if pos > end:
+        raise Damage("metadata event runs past its size")
+    classes: dict[int, ClassInfo] = {}
+    for metadata_element in _children(root, "metadata"):
+        for c in _children(metadata_element, "class"):
+            attrs = c[1]
+            try:
+                type_id = int(attrs["id"])
+                cls = ClassInfo(type_id, attrs["name"], attrs.get("superType"))
+                for fe in _children(c, "field"):
+                    fa = fe[1]
+                    cls.fields.append(FieldInfo(fa["name"], int(fa["class"]),
+                                                fa.get("constantPool") == "true",
+                                                fa.get("dimension") == "1"))
+            except (KeyError, ValueError, TypeError) as exc:
+                raise Damage(f"metadata class element without a valid {exc}") from None
+            classes[type_id] = cls
+            if len(classes) > MAX_CLASSES:
+                raise Damage(f"metadata describes more than {MAX_CLASSES} classes")
+    return Metadata(metadata_id, classes)
+
+
+def _children(element, name):
+    return [c for c in element[2] if c[0] == name]
+
+
+def _read_element(data, pos, end, strings, depth):
+    """An element: name index, attributes (key index, value index), children. -> (name, attrs,
+    children)."""
+    if depth > MAX_ELEMENT_DEPTH:
+        raise Damage(f"metadata elements nest deeper than {MAX_ELEMENT_DEPTH}")
+    n = len(strings)
+    name_index, pos = read_varint(data, pos)
+    attr_count, pos = read_varint(data, pos)
+    if attr_count > end - pos:
+        raise Damage("metadata element claims more attributes than bytes remain")
+    attrs = {}
+    for _ in range(attr_count):
+        k, pos = read_varint(data, pos)
+        v, pos = read_varint(data, pos)
+        if k >= n or v >= n:
+            raise Damage("metadata attribute refers past the string table")
+        attrs[strings[k]] = strings[v]
+    child_count, pos = read_varint(data, pos)
+    if child_count > end - pos:
+        raise Damage("metadata element claims more children than bytes remain")
+    children = []
+    for _ in range(child_count):
+        child, pos = _read_element(data, pos, end, strings, depth + 1)
+        children.append(child)
+    if name_index >= n:
+        raise Damage("metadata element name refers past the string table")
+    return (strings[name_index], attrs, children), pos

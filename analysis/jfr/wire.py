@@ -1,0 +1,80 @@
+"""The primitive encodings of JFR 2.x: varints and strings.
+
+`Damage` is raised (or an IndexError escapes, when a value runs off the end of the bytes) and the
+chunk reader turns either into "the data stops here" with the byte offset; neither reaches the
+user as a traceback.
+"""
+from __future__ import annotations
+
+
+class Damage(Exception):
+    """Bytes that cannot be what the format says (a damaged or hostile recording)."""
+
+
+class StringRef:
+    """A string stored in the java.lang.String constant pool (encoding 2), resolved later."""
+    __slots__ = ("key",)
+
+    def __init__(self, key: int):
+        self.key = key
+
+    def __repr__(self) -> str:
+        return f"StringRef({self.key})"
+
+
+# Strings longer than this are refused: no JFR string (a class name, a JVM flag, a thread name)
+# comes near it, and a damaged length must not become a huge allocation.
+MAX_STRING_BYTES = 1 << 20
+
+
+def read_varint(data, pos: int):
+    """Unsigned LEB128 as JFR writes it: up to 8 bytes of 7 bits, then a 9th of 8 bits."""
+    b = data[pos]
+    pos += 1
+    if b < 0x80:
+        return b, pos
+    result = b & 0x7F
+    shift = 7
+    for _ in range(7):
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+    b = data[pos]
+    return result | (b << 56), pos + 1
+
+
+def _length(data, pos):
+    n, pos = read_varint(data, pos)
+    if n > MAX_STRING_BYTES or n > len(data) - pos:
+        raise Damage(f"string claims {n} bytes, more than remain or than any JFR string holds")
+    return n, pos
+
+
+def read_string(data, pos: int):
+    encoding = data[pos]
+    pos += 1
+    if encoding == 3:
+        n, pos = _length(data, pos)
+        return bytes(data[pos:pos + n]).decode("utf-8", "replace"), pos + n
+    if encoding == 5:
+        n, pos = _length(data, pos)
+        return bytes(data[pos:pos + n]).decode("latin-1"), pos + n
+    if encoding == 1:
+        return "", pos
+    if encoding == 0:
+        return None, pos
+    if encoding == 2:
+        key, pos = read_varint(data, pos)
+        return StringRef(key), pos
+    if encoding == 4:
+        n, pos = _length(data, pos)
+        chars = []
+        for _ in range(n):
+            c, pos = read_varint(data, pos)
+            chars.append(c & 0xFFFF)
+        return "".join(map(chr, chars)).encode("utf-16", "surrogatepass").decode(
+            "utf-16", "replace"), pos
+    raise Damage(f"unknown string encoding {encoding}")

@@ -1,0 +1,116 @@
+"""Build the Jekyll site for the site and browser tests, in a temporary folder.
+
+The source is the repository as it is (templates, posts, and whatever `python -m analysis build`
+generated), plus the files under tests/fixtures/site/ that the repository lacks: the injection
+run and post always, and a sample `pool-vs-virtual` run while the real one is not generated yet.
+Fixture runs get placeholder charts, CSVs and logs; real runs get nothing, so a real page that
+links a missing file fails the link check.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "fixtures" / "site"
+# Top-level names never copied: not part of the site, or big and irrelevant to it.
+SKIP = {".git", ".venv", "_site", ".jekyll-cache", ".pytest_cache", ".hypothesis", ".cache",
+        "tests", "analysis", "bench", "docs", "__pycache__", "vendor", "node_modules"}
+
+
+def _copy_tree(src: Path, dest: Path) -> None:
+    """Hard links where possible: runs/ may hold tens of MB of logs and recordings."""
+    def link_or_copy(s, d):
+        try:
+            os.link(s, d)
+        except OSError:
+            shutil.copy2(s, d)
+    shutil.copytree(src, dest, copy_function=link_or_copy, dirs_exist_ok=True, symlinks=True)
+
+
+def _png(width: int = 160, height: int = 90) -> bytes:
+    """A valid grey PNG, so the browser test can see a fixture image load."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    raw = b"".join(b"\x00" + b"\xc8" * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="640" height="360" viewBox="0 0 640 360">'
+       '<rect width="640" height="360" fill="#eee"/><text x="20" y="40" font-size="24">fixture chart'
+       '</text></svg>\n')
+
+
+def _placeholders(site: Path, data: dict) -> None:
+    """Write a stand-in for every file a fixture run's data links, unless it exists."""
+    paths = [data["manifest"], data["table"]["csv"]]
+    paths += [c.get("source") for c in data.get("cells", [])]
+    paths += [c.get("intervals_csv") for c in data.get("cells", [])]
+    charts = data.get("charts", {})
+    for value in charts.values():
+        for chart in (value if isinstance(value, list) else [value]):
+            paths += [chart["svg"], chart["png"]]
+    for rel in filter(None, paths):
+        target = site / rel
+        if target.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if rel.endswith(".png"):
+            target.write_bytes(_png())
+        elif rel.endswith(".svg"):
+            target.write_text(SVG)
+        else:
+            target.write_text("# fixture placeholder\n")
+
+
+def assemble(dest: Path) -> Path:
+    """The site source: the repository plus the fixtures it lacks. Returns `dest`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for entry in REPO.iterdir():
+        if entry.name in SKIP:
+            continue
+        if entry.is_dir():
+            _copy_tree(entry, dest / entry.name)
+        else:
+            shutil.copy2(entry, dest / entry.name)
+    for src in FIXTURE.rglob("*"):
+        target = dest / src.relative_to(FIXTURE)
+        if src.is_file() and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target)
+            if src.parent.parent.name == "_data" and src.suffix == ".yml":
+                _placeholders(dest, yaml.safe_load(src.read_text()))
+    return dest
+
+
+def build(source: Path, destination: Path, *extra_config: str) -> subprocess.CompletedProcess:
+    """`jekyll build` through scripts/jekyll.sh (bundler when it resolves). `extra_config` are
+    YAML snippets layered over _config.yml (e.g. a url for the browser test)."""
+    configs = [str(source / "_config.yml")]
+    for i, text in enumerate(extra_config):
+        overlay = source.parent / f"config_overlay_{i}.yml"  # outside the source: not published
+        overlay.write_text(text)
+        configs.append(str(overlay))
+    return subprocess.run(
+        ["bash", str(REPO / "scripts" / "jekyll.sh"), "build", "--source", str(source),
+         "--destination", str(destination), "--config", ",".join(configs)],
+        capture_output=True, text=True, timeout=600)
+
+
+def build_site(tmp: Path, *extra_config: str) -> Path:
+    """Assemble and build into tmp/site; fails with Jekyll's output when the build fails."""
+    source = assemble(tmp / "src")
+    out = tmp / "site"
+    result = build(source, out, *extra_config)
+    if result.returncode != 0:
+        raise AssertionError(f"jekyll build failed:\n{result.stdout}\n{result.stderr}")
+    (tmp / "build.log").write_text(result.stdout + result.stderr)
+    return out

@@ -1,0 +1,154 @@
+"""A real browser opens the built site: no console errors, every image loads.
+
+Debian's headless Chromium driven by chromedriver over the W3C WebDriver protocol, which is plain
+JSON over HTTP, so the test needs no Python package beyond the standard library. The site is
+built (tests/sitebuild.py) with `url` set to the local server, so the absolute PNG URLs that the
+feed needs load here too, and served with http.server on 127.0.0.1.
+
+Set LOADCURVE_SCREENSHOTS=<folder> to keep a full-height screenshot of each page.
+"""
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.sitebuild import build_site
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", shutil.which("chromedriver") or "/usr/bin/chromedriver")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--window-size=1280,900"]
+PAGES = {"home": "/", "post": "/2026/11/22/thread-pool-vs-virtual-threads/",
+         "report": "/reports/pool-vs-virtual/", "runs": "/reports/", "tags": "/tags/"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # the test reports failures itself
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = free_port()
+    site = build_site(tmp_path_factory.mktemp("browser"), f'url: "http://127.0.0.1:{port}"\n')
+    httpd = ThreadingHTTPServer(("127.0.0.1", port),
+                                functools.partial(QuietHandler, directory=str(site)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{port}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+class WebDriver:
+    """The few WebDriver commands the test needs."""
+
+    def __init__(self, base: str):
+        self.base = base
+        self.session = None
+
+    def call(self, method: str, path: str, body: dict | None = None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                return json.load(resp)["value"]
+        except urllib.error.HTTPError as exc:
+            raise AssertionError(f"WebDriver {method} {path}: {exc.read().decode()[:500]}") from None
+
+    def start(self, user_data_dir: Path):
+        caps = {"browserName": "chrome",
+                "goog:chromeOptions": {"binary": CHROMIUM,
+                                       "args": FLAGS + [f"--user-data-dir={user_data_dir}"]},
+                "goog:loggingPrefs": {"browser": "ALL"}}
+        self.session = self.call("POST", "/session", {"capabilities": {"alwaysMatch": caps}})["sessionId"]
+
+    def s(self, method: str, path: str, body: dict | None = None):
+        return self.call(method, f"/session/{self.session}{path}", body)
+
+    def script(self, source: str):
+        return self.s("POST", "/execute/sync", {"script": source, "args": []})
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if not (Path(CHROMIUM).exists() and CHROMEDRIVER and Path(CHROMEDRIVER).exists()):
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs {CHROMIUM} and chromedriver (apt-get install chromium chromium-driver)")
+        pytest.skip("needs Chromium and chromedriver (apt-get install chromium chromium-driver)")
+    port = free_port()
+    proc = subprocess.Popen([CHROMEDRIVER, f"--port={port}"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    driver = WebDriver(f"http://127.0.0.1:{port}")
+    try:
+        for _ in range(100):  # chromedriver listens within a second or so
+            try:
+                if driver.call("GET", "/status").get("ready"):
+                    break
+            except (OSError, AssertionError):
+                time.sleep(0.1)
+        driver.start(tmp_path_factory.mktemp("chromium-profile"))
+        yield driver
+    finally:
+        if driver.session:
+            try:
+                driver.s("DELETE", "")
+            except (OSError, AssertionError):
+                pass
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def screenshot(driver: WebDriver, name: str) -> None:
+    folder = os.environ.get("LOADCURVE_SCREENSHOTS")
+    if not folder:
+        return
+    height = driver.script("return document.documentElement.scrollHeight")
+    driver.s("POST", "/window/rect", {"width": 1280, "height": min(int(height) + 140, 12000)})
+    png = base64.b64decode(driver.s("GET", "/screenshot"))
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    (Path(folder) / f"{name}.png").write_bytes(png)
+    driver.s("POST", "/window/rect", {"width": 1280, "height": 900})
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_page_loads_cleanly(server, browser, name):
+    browser.s("POST", "/se/log", {"type": "browser"})  # drop entries from earlier pages
+    browser.s("POST", "/url", {"url": server + PAGES[name]})  # returns after the load event
+    title = browser.s("GET", "/title")
+    assert title and "404" not in title, title
+    images = browser.script(
+        "return Array.from(document.images).map(i => [i.currentSrc || i.src, i.complete, i.naturalWidth])")
+    if name in ("post", "report"):
+        assert images, "the page should show charts"
+    broken = [src for src, complete, width in images if not complete or width == 0]
+    assert not broken, f"images that did not load: {broken}"
+    styled = browser.script("return getComputedStyle(document.querySelector('.site-header')).borderTopStyle")
+    assert styled == "solid", "the stylesheet did not load"
+    log = browser.s("POST", "/se/log", {"type": "browser"})
+    errors = [e["message"] for e in log if e.get("level") in ("SEVERE", "WARNING")]
+    assert not errors, errors
+    screenshot(browser, name)

@@ -1,0 +1,285 @@
+"""`python -m analysis build`: golden data checked against Java, the cache, reproducible output,
+failures isolated per run, the lock, kill -9 safety, stale outputs, injection strings as data."""
+from __future__ import annotations
+
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+
+FIXTURE = REPO / "tests" / "fixtures" / "runs" / "oracle-demo"
+GOLDEN = REPO / "tests" / "golden" / "site"
+GENERATED = ("_data", "assets", "_reports")
+# the builds run with the site as working directory; the package comes from the repo
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
+    [str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
+
+
+def make_site(tmp_path: Path, *run_ids: str) -> Path:
+    """A site root with copies of the fixture run under runs/<id>."""
+    site = tmp_path / "site"
+    for run_id in run_ids or ("oracle-demo",):
+        shutil.copytree(FIXTURE, site / "runs" / run_id)
+    return site
+
+
+def build(site: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "analysis", "build", "--runs", "runs", *args],
+                          cwd=site, capture_output=True, text=True, timeout=timeout,
+                          env=ENV)
+
+
+def snapshot(site: Path) -> dict[str, str]:
+    out = {}
+    for top in GENERATED:
+        for path in sorted((site / top).rglob("*")):
+            if path.is_file():
+                out[path.relative_to(site).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """The fixture run built once, shared by the read-only tests below."""
+    site = make_site(tmp_path_factory.mktemp("built"))
+    out = build(site, "--jobs", "2")
+    assert out.returncode == 0, out.stderr
+    return site
+
+
+def test_golden_data_file(built):
+    data = built / "_data" / "runs" / "oracle-demo.yml"
+    assert data.read_bytes() == (GOLDEN / "oracle-demo.yml").read_bytes(), \
+        "data differs from the golden; if intended, run `make golden`"
+    assert (built / "assets/data/oracle-demo/load-curve.csv").read_bytes() == \
+        (GOLDEN / "load-curve.csv").read_bytes()
+
+
+def test_numbers_equal_hdrhistogram_java(built):
+    """Every latency in the data file equals HdrHistogram's Java (javastats) on the same logs,
+    converted us -> ms and rounded to 3 decimals."""
+    java = json.loads((GOLDEN / "javastats.json").read_text())
+    doc = yaml.safe_load((built / "_data" / "runs" / "oracle-demo.yml").read_text())
+    cells = {f"{c['load']}/{c['system']}": c for c in doc["cells"]}
+    assert sorted(cells) == sorted(java)
+    names = {"p50_ms": "50", "p90_ms": "90", "p95_ms": "95", "p99_ms": "99", "p999_ms": "99.9"}
+    for key, stats in java.items():
+        cell = cells[key]
+        assert cell["count"] == stats["total_count"], key
+        for field, p in names.items():
+            assert cell[field] == round(stats["percentiles"][p] / 1000, 3), (key, field)
+        assert cell["max_ms"] == round(stats["max"] / 1000, 3), key
+        assert cell["mean_ms"] == round(stats["mean"] / 1000, 3), key
+        assert cell["stddev_ms"] == round(stats["stddev"] / 1000, 3), key
+
+
+def test_data_file_shape(built):
+    doc = yaml.safe_load((built / "_data" / "runs" / "oracle-demo.yml").read_text())
+    assert list(doc)[:3] == ["schema_version", "id", "title"] and doc["schema_version"] == 1
+    pool = next(s for s in doc["systems"] if s["id"] == "pool")
+    assert pool["predicted_ceiling_rps"] == 400.0                 # 2 workers / 5 ms
+    assert pool["measured_peak_rps"] == 304.4
+    cell = {(c["load"], c["system"]): c for c in doc["cells"]}
+    assert cell[("r500", "pool")]["saturated"] is True            # 304/s of 500 offered
+    assert cell[("r500", "pool")]["drops"] == 22500 - cell[("r500", "pool")]["count"]
+    assert cell[("r100", "virtual")]["repetitions"] == 2
+    assert cell[("r100", "virtual")]["p99_ms_min"] <= cell[("r100", "virtual")]["p99_ms_max"]
+    for chart in [doc["charts"]["load_curve"], *doc["charts"]["spectrum"]]:
+        assert (built / chart["svg"]).is_file() and (built / chart["png"]).is_file()
+        assert chart["alt"]
+    for c in doc["cells"]:
+        assert (built / c["source"]).is_file() and (built / c["intervals_csv"]).is_file()
+    page = (built / "_reports" / "oracle-demo.md").read_text()
+    front = yaml.safe_load(page.split("---\n")[1])
+    assert front["run"] == "oracle-demo" and front["layout"] == "report"
+    assert (built / front["image"].lstrip("/")).is_file()
+
+
+def test_second_build_is_cached_and_fast(built):
+    before = snapshot(built)
+    mtimes = {p: (built / p).stat().st_mtime_ns for p in before}
+    sys.path.insert(0, str(REPO))
+    from analysis import build as build_module
+    parser = argparse.ArgumentParser()
+    build_module.add_arguments(parser)
+    args = parser.parse_args(["--runs", str(built / "runs"), "--site", str(built), "-q"])
+    started = time.perf_counter()
+    assert build_module.run(args) == 0
+    assert time.perf_counter() - started < 1.0
+    out = build(built)
+    assert out.returncode == 0 and "oracle-demo: up to date" in out.stderr
+    assert snapshot(built) == before
+    assert {p: (built / p).stat().st_mtime_ns for p in before} == mtimes
+
+
+def test_two_builds_are_byte_identical(built, tmp_path):
+    other = make_site(tmp_path)
+    out = build(other, "--jobs", "1")
+    assert out.returncode == 0, out.stderr
+    assert snapshot(other) == snapshot(built)
+    forced = build(other, "--force", "-q")
+    assert forced.returncode == 0 and forced.stderr == ""
+    assert snapshot(other) == snapshot(built)
+
+
+def test_only_changed_runs_are_rebuilt(tmp_path):
+    site = make_site(tmp_path, "a", "b")
+    assert build(site, "-q").returncode == 0
+    (site / "runs" / "b" / "run.yml").write_text(
+        (site / "runs" / "b" / "run.yml").read_text().replace("Oracle fixture", "Changed fixture"))
+    out = build(site)
+    assert out.returncode == 0, out.stderr
+    assert "a: up to date" in out.stderr and "b: analyse" in out.stderr
+    assert "Changed fixture" in (site / "_data" / "runs" / "b.yml").read_text()
+
+
+def test_broken_run_fails_alone(tmp_path):
+    site = make_site(tmp_path, "good", "broken")
+    manifest = site / "runs" / "broken" / "run.yml"
+    manifest.write_text(manifest.read_text().replace('title: "Oracle', 'titel: "Oracle'))
+    out = build(site)
+    assert out.returncode == 1
+    errors = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
+    assert errors == [f"error: run broken: {Path('runs/broken/run.yml')}: title: required; "
+                      f"line 5: titel: unknown key (allowed: cells, date, description, "
+                      f"environment, jfr_attribution, load_generator, load_points, "
+                      f"schema_version, service_time_ms, systems, tags, title, value_unit)"]
+    assert "Traceback" not in out.stderr
+    assert (site / "_data" / "runs" / "good.yml").is_file()
+    assert not (site / "_data" / "runs" / "broken.yml").exists()
+
+
+def test_unreadable_hlog_names_run_and_file(tmp_path):
+    site = make_site(tmp_path)
+    (site / "runs" / "oracle-demo" / "pool" / "r500.hlog").write_text("not a log\n")
+    out = build(site)
+    assert out.returncode == 1
+    line = next(ln for ln in out.stderr.splitlines() if ln.startswith("error:"))
+    assert line.startswith("error: run oracle-demo: ") and "pool/r500.hlog" in line
+
+
+def test_missing_hlog_leaves_the_cell_out(tmp_path):
+    site = make_site(tmp_path)
+    (site / "runs" / "oracle-demo" / "virtual" / "r500.hlog").unlink()
+    out = build(site)
+    assert out.returncode == 0, out.stderr
+    assert "warning: run oracle-demo: runs/oracle-demo/virtual/r500.hlog: missing" in out.stderr
+    doc = yaml.safe_load((site / "_data" / "runs" / "oracle-demo.yml").read_text())
+    assert ("r500", "virtual") not in {(c["load"], c["system"]) for c in doc["cells"]}
+    assert doc["missing"] == [{"load": "r500", "system": "virtual",
+                               "file": "runs/oracle-demo/virtual/r500.hlog"}]
+    row = next(r for r in doc["table"]["rows"] if r["load"] == "r500")
+    assert row["cells"][1]["missing"] is True
+
+
+def test_lock_keeps_two_builds_apart(tmp_path):
+    site = make_site(tmp_path)
+    lock = site / ".cache" / "loadcurve" / "build.lock"
+    lock.parent.mkdir(parents=True)
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        held.write("4242\n")
+        held.flush()
+        out = build(site)
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        f"error: {Path('.cache/loadcurve/build.lock')}: another build is running on this tree "
+        f"(pid 4242) (wait for it to finish, then build again)"]
+    assert not (site / "_data").exists()
+
+
+def test_kill_9_mid_build_leaves_old_outputs_intact(tmp_path):
+    site = make_site(tmp_path)
+    assert build(site, "-q").returncode == 0
+    old = snapshot(site)
+    # change the data so every output is rewritten, then kill the build while it draws
+    manifest = site / "runs" / "oracle-demo" / "run.yml"
+    manifest.write_text(manifest.read_text().replace("offered_rate: 100", "offered_rate: 120"))
+    proc = subprocess.Popen([sys.executable, "-m", "analysis", "build", "--runs", "runs", "--force"],
+                            cwd=site, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=ENV)
+    for line in proc.stderr:
+        if ": charts" in line:
+            break
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    now = snapshot(site)
+    assert set(now) == set(old)  # nothing lost, no half-named files among the outputs
+    for rel in now:
+        data = (site / rel).read_bytes()
+        if rel.endswith(".yml") or rel.endswith(".md"):
+            yaml.safe_load_all(data.decode())
+        elif rel.endswith(".png"):
+            assert data.startswith(b"\x89PNG") and data.endswith(b"IEND\xaeB`\x82"), rel
+        elif rel.endswith(".svg"):
+            assert data.rstrip().endswith(b"</svg>"), rel
+    out = build(site)
+    assert out.returncode == 0, out.stderr
+    doc = yaml.safe_load((site / "_data" / "runs" / "oracle-demo.yml").read_text())
+    assert doc["load_points"][0]["offered_rate"] == 120
+
+
+def test_removed_run_takes_its_generated_files_and_nothing_else(tmp_path):
+    site = make_site(tmp_path, "keep", "gone")
+    (site / "_reports").mkdir()
+    hand_page = site / "_reports" / "notes.md"
+    hand_page.write_text("---\ntitle: written by a person\n---\n")
+    hand_gone = site / "_reports" / "gone-notes.md"
+    hand_gone.write_text("hand-written\n")
+    (site / "_data").mkdir()
+    (site / "_data" / "authors.yml").write_text("- me\n")
+    assert build(site, "-q").returncode == 0
+    assert (site / "assets" / "charts" / "gone").is_dir()
+    shutil.rmtree(site / "runs" / "gone")
+    out = build(site)
+    assert out.returncode == 0, out.stderr
+    assert "gone: run removed" in out.stderr
+    assert not (site / "_data" / "runs" / "gone.yml").exists()
+    assert not (site / "_reports" / "gone.md").exists()
+    assert not (site / "assets" / "charts" / "gone").exists()
+    assert not (site / "assets" / "data" / "gone").exists()
+    assert hand_page.is_file() and hand_gone.is_file() and (site / "_data" / "authors.yml").is_file()
+    assert (site / "_data" / "runs" / "keep.yml").is_file()
+
+
+def test_injection_strings_survive_as_data(tmp_path):
+    site = make_site(tmp_path)
+    title = "<script>alert(1)</script> \"><img src=x onerror=alert(1)> {{ site }} {% include x %}"
+    label = "Pool: {{ page.title }} 'quoted' — ünïcode\nsecond line"
+    manifest = site / "runs" / "oracle-demo" / "run.yml"
+    text = manifest.read_text()
+    text = text.replace('title: "Oracle fixture: pool vs virtual threads (synthetic, généré)"',
+                        "title: " + json.dumps(title))
+    text = text.replace('label: "Platform pool (2 threads)"', "label: " + json.dumps(label))
+    text = text.replace("tags: [fixture, synthetic]", "tags: [" + json.dumps("{% raw %}x") + "]")
+    manifest.write_text(text)
+    out = build(site, "-q")
+    assert out.returncode == 0, out.stderr
+    doc = yaml.safe_load((site / "_data" / "runs" / "oracle-demo.yml").read_text())
+    assert doc["title"] == title and doc["tags"] == ["{% raw %}x"]
+    assert doc["systems"][0]["label"] == label and doc["table"]["systems"][0]["label"] == label
+    page = (site / "_reports" / "oracle-demo.md").read_text()
+    assert page.count("\n---\n") == 1
+    assert yaml.safe_load(page.split("---\n")[1])["title"] == title
+
+
+def test_missing_runs_folder_is_one_error(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "analysis", "build", "--runs", "nope"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                         env=ENV)
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        "error: nope: no such folder (give the folder of run folders with --runs)"]

@@ -1,0 +1,271 @@
+"""Hostile and random inputs for the JFR reader: any input gives readable data or one JfrError.
+
+Three kinds of input: recordings built here from scratch (so hypothesis can vary every value
+and check it comes back), real fixtures with random bytes changed or cut, and plain random
+bytes. "Never" here means: no exception other than JfrError, no hang (hypothesis' deadline),
+and no allocation driven by a claimed size (huge claims are refused).
+"""
+from __future__ import annotations
+
+import math
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analysis.errors import JfrError
+from analysis.jfr import summarize_jfr
+from analysis.jfr.wire import read_string, read_varint
+from tests.conftest import REPO
+
+FIXTURES = REPO / "tests" / "fixtures" / "jfr"
+
+
+# -- a tiny JFR writer (test-only) -----------------------------------------------------------
+
+def varint(n: int, width: int | None = None) -> bytes:
+    """JFR's LEB128; `width` pads with continuation bytes, as the JVM does for event sizes."""
+    n &= (1 << 64) - 1
+    out = bytearray()
+    for i in range(8):
+        if n < 0x80 and (width is None or len(out) + 1 >= width):
+            out.append(n)
+            return bytes(out)
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n & 0xFF)
+    return bytes(out)
+
+
+def jstring(s: str | None, encoding: int = 3) -> bytes:
+    if s is None:
+        return b"\x00"
+    if s == "":
+        return b"\x01"
+    if encoding == 3:
+        raw = s.encode("utf-8")
+        return b"\x03" + varint(len(raw)) + raw
+    if encoding == 5:
+        raw = s.encode("latin-1")
+        return b"\x05" + varint(len(raw)) + raw
+    units = s.encode("utf-16-be")
+    chars = [int.from_bytes(units[i:i + 2], "big") for i in range(0, len(units), 2)]
+    return b"\x04" + varint(len(chars)) + b"".join(varint(c) for c in chars)
+
+
+def event(type_id: int, payload: bytes, padded: bool = True) -> bytes:
+    body = varint(type_id) + payload
+    if padded:  # the JVM reserves 4 bytes for the size and patches it
+        return varint(4 + len(body), width=4) + body
+    for width in range(1, 10):
+        if len(varint(width + len(body))) == width:
+            return varint(width + len(body)) + body
+    raise AssertionError
+
+
+PRIMS = {"long": 20, "int": 21, "float": 22, "java.lang.String": 23}
+GC, CPU = 100, 101
+GC_FIELDS = [("startTime", "long"), ("duration", "long"), ("gcId", "int"),
+             ("name", "java.lang.String"), ("sumOfPauses", "long"), ("longestPause", "long")]
+CPU_FIELDS = [("startTime", "long"), ("jvmUser", "float"), ("jvmSystem", "float"),
+              ("machineTotal", "float")]
+
+
+def metadata_event() -> bytes:
+    strings: list[str] = []
+
+    def idx(s):
+        if s not in strings:
+            strings.append(s)
+        return strings.index(s)
+
+    def element(name, attrs, children=()):
+        out = varint(idx(name)) + varint(len(attrs))
+        for k, v in attrs.items():
+            out += varint(idx(k)) + varint(idx(v))
+        return out + varint(len(children)) + b"".join(children)
+
+    classes = [element("class", {"name": n, "id": str(i)}) for n, i in PRIMS.items()]
+    for name, tid, fields in (("jdk.GarbageCollection", GC, GC_FIELDS),
+                              ("jdk.CPULoad", CPU, CPU_FIELDS)):
+        classes.append(element("class", {"name": name, "id": str(tid),
+                                         "superType": "jdk.jfr.Event"},
+                               [element("field", {"name": f, "class": str(PRIMS[t])})
+                                for f, t in fields]))
+    root = element("root", {}, [element("metadata", {}, classes)])
+    table = varint(len(strings)) + b"".join(jstring(s) for s in strings)
+    return event(0, varint(0) + varint(0) + varint(1) + table + root)
+
+
+START_NS = 1_795_000_000_000_000_000
+START_TICKS = 5_000
+TPS = 1_000_000_000
+
+
+def chunk(events: bytes, finished: bool = True) -> bytes:
+    md = metadata_event()
+    body = md + events
+    size = 68 + len(body)
+    duration = 10 * TPS
+    header = struct.pack(">4sHHqqqqqqqBBBB", b"FLR\0", 2, 1, size, 0, 68, START_NS, duration,
+                         START_TICKS, TPS, 0 if finished else 2, 0, 0, 1)
+    return header + body
+
+
+def gc_event(start_ticks, sum_ticks, longest_ticks, name="G1New"):
+    payload = (varint(start_ticks) + varint(sum_ticks) + varint(7) + jstring(name)
+               + varint(sum_ticks) + varint(longest_ticks))
+    return event(GC, payload)
+
+
+def cpu_event(start_ticks, user, system, machine):
+    return event(CPU, varint(start_ticks) + struct.pack(">fff", user, system, machine))
+
+
+# -- round trips ---------------------------------------------------------------------------
+
+@given(st.integers(min_value=0, max_value=2**64 - 1), st.integers(min_value=1, max_value=9))
+def test_varint_round_trip(n, width):
+    raw = varint(n, width)
+    value, pos = read_varint(raw + b"\xff", 0)
+    assert value == n and pos == len(raw)
+
+
+@given(st.text(max_size=40), st.sampled_from([3, 4]))
+def test_string_round_trip(s, encoding):
+    value, pos = read_string(jstring(s, encoding) + b"\x00", 0)
+    assert value == (None if s is None else s)
+
+
+gc_values = st.tuples(st.integers(0, 10**9), st.integers(0, 10**8), st.integers(0, 10**8))
+cpu_values = st.tuples(*[st.floats(0, 1, width=32)] * 3)
+
+
+@settings(max_examples=60, deadline=2000)
+@given(st.lists(gc_values, max_size=30), st.lists(cpu_values, min_size=1, max_size=10))
+def test_built_recording_round_trips(tmp_path_factory, gcs, cpus):
+    events = b"".join(gc_event(START_TICKS + t, s, min(lp, s)) for t, s, lp in gcs)
+    events += b"".join(cpu_event(START_TICKS + i, *v) for i, v in enumerate(cpus))
+    path = tmp_path_factory.mktemp("built") / "r.jfr"
+    path.write_bytes(chunk(events))
+    out = summarize_jfr(path)
+    assert out["truncated"] is False and out["chunks"] == 1
+    assert out["gc"]["count"] == len(gcs)
+    assert math.isclose(out["gc"]["pause_total_ms"], sum(s for _, s, _ in gcs) / 1e6,
+                        abs_tol=1e-5)
+    assert math.isclose(out["gc"]["pause_max_ms"],
+                        max((min(lp, s) for _, s, lp in gcs), default=0) / 1e6, abs_tol=1e-6)
+    assert sorted(p[0] for p in out["gc"]["pauses"]) == \
+        sorted(round((START_NS + t) / 1e9, 6) for t, _, _ in gcs)
+    assert math.isclose(out["cpu"]["machine"], sum(v[2] for v in cpus) / len(cpus),
+                        abs_tol=1e-6)
+    assert out["covered_until"] == round((START_NS + 10 * TPS) / 1e9, 6)
+
+
+def test_unpadded_sizes_and_other_string_encodings_read(tmp_path):
+    payload = (varint(START_TICKS) + varint(1000) + varint(7) + jstring("G1Old", 5)
+               + varint(1000) + varint(1000))
+    path = tmp_path / "r.jfr"
+    path.write_bytes(chunk(event(GC, payload, padded=False) + gc_event(START_TICKS, 5, 5)))
+    out = summarize_jfr(path)
+    assert out["gc"]["count"] == 2 and out["gc"]["pause_total_ms"] == 0.001005
+
+
+# -- huge claims -----------------------------------------------------------------------------
+
+def test_event_claiming_a_huge_size_ends_the_data(tmp_path):
+    good = gc_event(START_TICKS, 5, 5)
+    bad = varint(1 << 62) + varint(GC)
+    path = tmp_path / "r.jfr"
+    path.write_bytes(chunk(good + bad + good))
+    out = summarize_jfr(path)
+    assert out["gc"]["count"] == 1 and out["truncated"]
+    assert "impossible" in out["damage"] or "past the end" in out["damage"]
+
+
+def test_string_claiming_a_huge_length_skips_that_event(tmp_path):
+    payload = (varint(START_TICKS) + varint(5) + varint(7) + b"\x03" + varint(1 << 40)
+               + varint(5) + varint(5))
+    path = tmp_path / "r.jfr"
+    path.write_bytes(chunk(event(GC, payload) + gc_event(START_TICKS, 5, 5)))
+    out = summarize_jfr(path)
+    assert out["gc"]["count"] == 1 and out["warning_count"] == 1
+    assert "string claims" in out["warnings"][0] and "byte " in out["warnings"][0]
+
+
+def test_checkpoint_claiming_a_huge_pool_is_skipped(tmp_path):
+    checkpoint = event(1, varint(0) + varint(0) + varint(0) + b"\x00" + varint(1 << 50))
+    path = tmp_path / "r.jfr"
+    path.write_bytes(chunk(checkpoint + gc_event(START_TICKS, 5, 5)))
+    out = summarize_jfr(path)
+    assert out["gc"]["count"] == 1 and "checkpoint" in out["warnings"][0]
+
+
+# -- random damage -------------------------------------------------------------------------
+
+REAL = (FIXTURES / "jdk25-default.jfr").read_bytes()
+META_AT = int.from_bytes(REAL[24:32], "big")
+
+
+def outcome(path):
+    """Summary or JfrError, never anything else."""
+    try:
+        out = summarize_jfr(path)
+    except JfrError as exc:
+        assert str(exc).startswith(str(path)), str(exc)
+        return None
+    assert isinstance(out["gc"]["count"], int)
+    return out
+
+
+@settings(max_examples=40, deadline=5000, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.data_too_large])
+@given(st.lists(st.tuples(st.integers(0, len(REAL) - 1), st.integers(0, 255)),
+                min_size=1, max_size=8),
+       st.sampled_from(["anywhere", "header", "metadata", "events"]))
+def test_changed_bytes_give_data_or_one_error(tmp_path_factory, changes, region):
+    data = bytearray(REAL)
+    for pos, value in changes:
+        if region == "header":
+            pos %= 68
+        elif region == "metadata":
+            pos = META_AT + pos % 90_000
+        elif region == "events":
+            pos = 110_000 + pos % (len(REAL) - 110_000)
+        data[pos] = value
+    path = tmp_path_factory.mktemp("mut") / "m.jfr"
+    path.write_bytes(bytes(data))
+    outcome(path)
+
+
+@settings(max_examples=200, deadline=2000)
+@given(st.binary(max_size=400), st.sampled_from([b"", b"FLR\0\x00\x02\x00\x01", b"\x1f\x8b",
+                                                  b"{"]))
+def test_random_bytes_give_one_error_or_data(tmp_path_factory, tail, prefix):
+    path = tmp_path_factory.mktemp("rnd") / "r.jfr"
+    path.write_bytes(prefix + tail)
+    outcome(path)
+
+
+@settings(max_examples=60, deadline=3000)
+@given(st.binary(min_size=1, max_size=200), st.integers(0, 400))
+def test_random_events_after_real_metadata(tmp_path_factory, junk, keep):
+    events = gc_event(START_TICKS, 5, 5) * 3
+    data = chunk(events[:keep % (len(events) + 1)] + junk)
+    path = tmp_path_factory.mktemp("ev") / "r.jfr"
+    path.write_bytes(data)
+    out = outcome(path)
+    assert out is not None  # the metadata is whole, so some summary always comes back
+    assert out["gc"]["count"] <= 3 + len(junk) // 4
+
+
+def test_gzip_bomb_is_read_in_bounded_steps(tmp_path):
+    import gzip
+    # 200 MB of zeros compress to ~200 KB; not a chunk, so refused at the first header.
+    path = tmp_path / "bomb.jfr.gz"
+    with gzip.open(path, "wb") as f:
+        for _ in range(200):
+            f.write(b"\0" * (1 << 20))
+    with pytest.raises(JfrError, match="no FLR magic"):
+        summarize_jfr(path)

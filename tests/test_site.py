@@ -1,0 +1,243 @@
+"""The built site: links, feed, SEO tags, escaping, and numbers that come only from the data.
+
+The site is built once per session into a temporary folder from the repository plus the fixtures
+in tests/fixtures/site/ (see tests/sitebuild.py), so these tests run with or without real runs.
+"""
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+from xml.etree import ElementTree
+
+import feedparser
+import pytest
+import yaml
+
+from tests.sitebuild import REPO, build_site
+
+pytestmark = pytest.mark.site
+
+POST = REPO / "_posts" / "2026-11-22-thread-pool-vs-virtual-threads.md"
+URL = yaml.safe_load((REPO / "_config.yml").read_text())["url"]
+ATTACKS = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "{{ site }}",
+           "{% include x %}"]
+
+
+class Page(HTMLParser):
+    """Collects links, ids, canonical links, scripts and event-handler attributes of a page."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+        self.canonical: list[str] = []
+        self.scripts: list[str | None] = []
+        self.handlers: list[str] = []
+        self.imgs: list[dict] = []
+        self.tables = 0
+        self.captions = 0
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+        self.handlers += [k for k in a if k.lower().startswith("on")]
+        for key in ("href", "src"):
+            if a.get(key):
+                self.links.append(a[key])
+        if a.get("srcset"):
+            self.links += [part.strip().split()[0] for part in a["srcset"].split(",")]
+        if tag == "link" and a.get("rel") == "canonical":
+            self.canonical.append(a.get("href"))
+        if tag == "script":
+            self.scripts.append(a.get("type"))
+        if tag == "img":
+            self.imgs.append(a)
+        self.tables += tag == "table"
+        self.captions += tag == "caption"
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(html: str) -> Page:
+    page = Page()
+    page.feed(html)
+    return page
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    return build_site(tmp_path_factory.mktemp("site"))
+
+
+@pytest.fixture(scope="session")
+def pages(site) -> dict[str, Page]:
+    return {str(p.relative_to(site)): parse(p.read_text()) for p in site.rglob("*.html")}
+
+
+def resolve(site: Path, page_path: str, link: str) -> Path | None:
+    """The file an internal link points to, or None for a link that leaves the site."""
+    base = "/" + page_path.replace("index.html", "")
+    url = urljoin(URL + base, link)
+    if not url.startswith(URL + "/"):
+        return None
+    path = unquote(urlsplit(url).path)
+    target = site / path.lstrip("/")
+    return target / "index.html" if path.endswith("/") else target
+
+
+def test_build_has_no_liquid_warnings(site):
+    log = (site.parent / "build.log").read_text()
+    assert "Liquid" not in log and "Warning" not in log, log
+
+
+def test_expected_pages_exist(site):
+    for rel in ("index.html", "reports/index.html", "tags/index.html", "feed.xml",
+                "reports/pool-vs-virtual/index.html", "2026/11/22/thread-pool-vs-virtual-threads/index.html"):
+        assert (site / rel).is_file(), rel
+
+
+def test_internal_links_and_fragments_resolve(site, pages):
+    broken = []
+    for rel, page in pages.items():
+        for link in page.links:
+            if link.startswith(("mailto:", "data:")):
+                continue
+            target = resolve(site, rel, link)
+            if target is None:
+                continue
+            if not target.is_file():
+                broken.append(f"{rel}: {link}")
+                continue
+            fragment = urlsplit(link).fragment
+            if fragment and target.suffix == ".html":
+                ids = pages[str(target.relative_to(site))].ids
+                if unquote(fragment) not in ids:
+                    broken.append(f"{rel}: {link} (no id {fragment!r})")
+    assert not broken, "\n".join(broken)
+
+
+def test_raw_data_is_published_and_tooling_is_not(site):
+    assert list((site / "runs").rglob("*.hlog")), "runs/ must be published: tables link the .hlog files"
+    for name in ("analysis", "bench", "tests", "docs", "scripts", "Makefile", "Gemfile",
+                 "requirements.txt", "README.md", "pyproject.toml", ".venv", ".ci"):
+        assert not (site / name).exists(), name
+
+
+def test_no_page_shows_a_missing_data_marker(site):
+    offenders = [str(p.relative_to(site)) for p in site.rglob("*.html")
+                 if "missing-data" in p.read_text()]
+    assert not offenders, f"pages asking for data that is not there: {offenders}"
+
+
+def test_one_canonical_link_per_page(pages):
+    wrong = {rel: p.canonical for rel, p in pages.items() if len(p.canonical) != 1}
+    assert not wrong, wrong
+    for rel, page in pages.items():
+        assert page.canonical[0].startswith(URL + "/"), (rel, page.canonical)
+
+
+def test_every_image_has_alt_and_every_table_a_caption(pages):
+    for rel, page in pages.items():
+        for img in page.imgs:
+            assert img.get("alt"), (rel, img)
+        assert page.captions == page.tables, rel
+
+
+def test_chart_fallback_images_are_absolute_pngs(pages):
+    report = pages["reports/pool-vs-virtual/index.html"]
+    assert report.imgs
+    for img in report.imgs:
+        assert img["src"].startswith(URL + "/") and img["src"].endswith(".png"), img
+
+
+def test_no_markup_injected_anywhere(pages):
+    """No page carries an event handler or an executable script (seo-tag's JSON-LD is data)."""
+    for rel, page in pages.items():
+        assert not page.handlers, (rel, page.handlers)
+        assert all(t == "application/ld+json" for t in page.scripts), (rel, page.scripts)
+
+
+@pytest.mark.parametrize("page", ["reports/injection/index.html",
+                                  "2026/01/03/injection-fixture/index.html",
+                                  "reports/index.html"])
+def test_injection_strings_show_as_text(site, pages, page):
+    html = (site / page).read_text()
+    text = "".join(pages[page].text)
+    for attack in ATTACKS:
+        assert attack in text, (page, attack)
+    assert "<script>alert" not in html and "<img src=x" not in html
+    # Liquid did not run the data: `{{ site }}` would otherwise have printed the site's hash.
+    assert "{{ site }}" in html and "{% include x %}" in html
+
+
+def feed(site: Path, rel: str = "feed.xml"):
+    parsed = feedparser.parse((site / rel).read_bytes())
+    assert not parsed.bozo, parsed.bozo_exception
+    return parsed
+
+
+def raw_entry(site: Path, slug: str) -> dict[str, str]:
+    """An entry's title, summary and content exactly as in feed.xml. feedparser would resolve
+    relative URLs and strip scripts itself, hiding what a less careful reader would get."""
+    atom = "{http://www.w3.org/2005/Atom}"
+    root = ElementTree.parse(site / "feed.xml").getroot()
+    for entry in root.iter(atom + "entry"):
+        if slug in entry.find(atom + "link").get("href"):
+            return {k: entry.findtext(atom + k) or "" for k in ("title", "summary", "content")}
+    raise AssertionError(f"no feed entry for {slug}")
+
+
+def test_feed_has_full_content_description_and_absolute_images(site):
+    parsed = feed(site)
+    entry = next(e for e in parsed.entries if "/thread-pool-vs-virtual-threads/" in e.link)
+    meta = yaml.safe_load(POST.read_text().split("---")[1])
+    assert entry.summary == " ".join(meta["description"].split())
+    raw = raw_entry(site, "/thread-pool-vs-virtual-threads/")
+    assert "<table" in raw["content"] and "Reproducing" in raw["content"], "the whole post, please"
+    imgs = re.findall(r'<img[^>]* src="([^"]+)"', raw["content"])
+    assert imgs and all(src.startswith(URL + "/") for src in imgs), imgs
+
+
+def test_feed_escapes_data(site):
+    raw = raw_entry(site, "/injection-fixture/")
+    page = parse(raw["content"])
+    assert not page.handlers and not page.scripts
+    assert ATTACKS[0] in "".join(page.text) and "{{ site }}" in "".join(page.text)
+    assert "<script" not in raw["title"] and "<img" not in raw["summary"]
+
+
+def test_per_tag_feeds_exist_and_parse(site):
+    meta = yaml.safe_load(POST.read_text().split("---")[1])
+    for tag in meta["tags"]:
+        parsed = feed(site, f"feed/by_tag/{tag}.xml")
+        assert any("/thread-pool-vs-virtual-threads/" in e.link for e in parsed.entries), tag
+
+
+def test_post_types_no_number_by_hand():
+    """Every number in the methodology post comes from the data through an include: outside
+    Liquid tags, the only digits allowed are in names (p50, p99.9, wrk2)."""
+    _, front, body = POST.read_text().split("---", 2)
+    meta = yaml.safe_load(front)
+    prose = re.sub(r"\{%-?\s*comment.*?endcomment\s*-?%\}", "", body, flags=re.S)
+    prose = re.sub(r"\{%.*?%\}|\{\{.*?\}\}", "", prose, flags=re.S)
+    prose = re.sub(r"\bp\d+(\.\d+)?\b|\bwrk2\b", "", prose)  # percentile and tool names
+    for text in (prose, meta["title"], meta["description"]):
+        assert not re.search(r"\d", text), re.findall(r".{0,30}\d.{0,30}", text)
+
+
+def test_every_link_honours_baseurl(tmp_path_factory):
+    """Published as a project page (baseurl /loadcurve), no link may escape to the host root."""
+    site = build_site(tmp_path_factory.mktemp("baseurl"), 'baseurl: "/loadcurve"\n')
+    wrong = []
+    for path in site.rglob("*.html"):
+        for link in parse(path.read_text()).links:
+            if link.startswith(URL):
+                link = link[len(URL):]
+            if link.startswith("/") and not link.startswith("/loadcurve/"):
+                wrong.append(f"{path.relative_to(site)}: {link}")
+    assert not wrong, "\n".join(wrong[:20])
