@@ -30,6 +30,50 @@ def jfr_summarizer():
     return getattr(module, "summarize_jfr", None)
 
 
+# What of a JFR summary goes into _data (kept small: no pause lists, no warnings).
+JVM_KEYS = ("jdk", "duration_s", "truncated", "gc", "safepoint", "cpu", "allocation_rate_mb_s",
+            "threads", "samples", "hot_methods", "attribution")
+HOT_METHODS_IN_DATA = 5
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 3)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def jvm_for_data(summary: dict[str, Any]) -> dict[str, Any]:
+    """The part of summarize_jfr's result that the pages print, rounded for display."""
+    out = {}
+    for key in JVM_KEYS:
+        if key not in summary:
+            continue
+        value = summary[key]
+        if key == "gc" and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k != "pauses"}
+        if key == "hot_methods" and isinstance(value, list):
+            value = value[:HOT_METHODS_IN_DATA]
+        out[key] = _rounded(value)
+    return out
+
+
+def pauses_on_series_axis(summary: dict[str, Any], t0_epoch_s: float,
+                          span_s: float) -> list[dict[str, float]]:
+    """GC pauses as [{t_s, duration_ms}] on the latency-over-time axis (s since the first
+    interval of the log), keeping those inside the measured span."""
+    gc = summary.get("gc") or {}
+    out = []
+    for start_epoch_s, duration_ms in gc.get("pauses") or []:
+        t = start_epoch_s - t0_epoch_s
+        if 0.0 <= t <= span_s:
+            out.append({"t_s": t, "duration_ms": duration_ms})
+    return out
+
+
 def combine(histograms: list):
     """The sum of several histograms (repetitions of one cell), added the way Java adds them."""
     if len(histograms) == 1:
@@ -68,13 +112,23 @@ def analyse_run(manifest: Manifest, site_root: Path) -> dict[str, Any]:
             raise HlogError(f"no intervals with tag {cell.tag!r} (tags in the file: {tags})",
                             path=rel, hint=f"set `tag:` for cell {cell.system}/{cell.load} in run.yml")
         histogram = log.merged(tag=cell.tag)
-        jvm = None
+        jvm = gc_pauses = None
         jfr_rel = default_jfr(manifest, cell)
         if summarize_jfr is not None and jfr_rel is not None:
-            jvm = summarize_jfr(manifest.resolve(jfr_rel), manifest.jfr_attribution)
+            summary = summarize_jfr(manifest.resolve(jfr_rel),
+                                    [(a["pattern"], a["label"]) for a in manifest.jfr_attribution])
+            jvm = jvm_for_data(summary)
+            jvm["source"] = repo_relative(manifest.resolve(jfr_rel), site_root)
+            for w in summary.get("warnings") or []:
+                warnings.append(f"{jvm['source']}: {w}")
+            t0_epoch_s = getattr(intervals[0], "start_ms", None)
+            if t0_epoch_s is not None:
+                gc_pauses = pauses_on_series_axis(summary, t0_epoch_s / 1000.0,
+                                                  sum(iv.length_s for iv in intervals))
         groups.setdefault((cell.load, cell.system), []).append({
             "cell": cell, "source": rel, "histogram": histogram,
-            "series": aggregate.interval_series(intervals, unit), "jvm": jvm})
+            "series": aggregate.interval_series(intervals, unit), "jvm": jvm,
+            "gc_pauses": gc_pauses})
 
     cells = []
     for lp in manifest.load_points:
@@ -102,6 +156,7 @@ def analyse_run(manifest: Manifest, site_root: Path) -> dict[str, Any]:
                                                      mean_ms=summary["mean_ms"], in_flight_cap=cap),
                 # one JFR summary per cell: the first repetition's (recordings are not additive)
                 "jvm": reps[0]["jvm"],
+                "gc_pauses": reps[0]["gc_pauses"],
             })
 
     systems = {}

@@ -21,6 +21,8 @@ from analysis.manifest import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS
 # here, when a key is renamed or removed; adding a key does not need a bump.
 SCHEMA_VERSION = 1
 LATENCY_KEYS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "mean_ms", "stddev_ms")
+# JFR summary sections flattened into the JVM table (settings such as thresholds left out)
+JVM_TABLE_SECTIONS = ("gc", "safepoint", "cpu", "allocation_rate_mb_s", "threads")
 SERIES_COLUMNS = ("repetition", "t_s", "length_s", "count", "achieved_rate", "p50_ms", "p99_ms",
                   "max_ms")
 
@@ -149,10 +151,10 @@ def run_document(result: dict[str, Any]) -> dict[str, Any]:
     if result.get("missing"):
         doc["missing"] = [{"load": x["load"], "system": x["system"], "file": x["file"]}
                           for x in result["missing"]]
-    doc["table"] = _table(m, result)
     jvm_table = _jvm_table(m, result)
     if jvm_table:
         doc["jvm_table"] = jvm_table
+    doc["table"] = _table(m, result)
     doc["charts"] = result["charts"]
     return doc
 
@@ -235,12 +237,13 @@ def _jvm_table(m, result) -> dict[str, Any] | None:
         if not isinstance(jvm, dict):
             continue
         values = {}
-        for section in sorted(jvm):
-            block = jvm[section]
+        for section in JVM_TABLE_SECTIONS:
+            block = jvm.get(section)
             if isinstance(block, dict):
                 for key in sorted(block):
                     v = block[key]
-                    if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    if isinstance(v, (int, float)) and not isinstance(v, bool) \
+                            and "threshold" not in key:
                         values[f"{section}.{key}"] = v
             elif isinstance(block, (int, float)) and not isinstance(block, bool):
                 values[section] = block
@@ -273,6 +276,18 @@ def _represent_float(dumper, value):
     return yaml.SafeDumper.represent_float(dumper, value)
 
 
+# Characters a YAML reader takes as line breaks (or strips) when they appear unquoted: PyYAML
+# writes them raw with allow_unicode, and reads them back as a space. Double quotes escape them.
+_UNSAFE_PLAIN = set("\x85\u2028\u2029\ufeff")
+
+
+def _represent_str(dumper, value):
+    if any(ch in _UNSAFE_PLAIN or (ch < " " and ch not in "\n") for ch in value):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    return yaml.SafeDumper.represent_str(dumper, value)
+
+
+_Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(type(None), _represent_none)
 _Dumper.add_representer(float, _represent_float)
 

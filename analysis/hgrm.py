@@ -24,10 +24,11 @@ from analysis import atomic
 from analysis.errors import HlogError, LoadcurveError
 from analysis.histogram import (Histogram, _DoubleAccumulator, format_percentile_distribution,
                                 java_format_fixed, percentile_target_count)
-from analysis.hlog import Interval, _HeaderState, iter_batches
+from analysis.hlog import Interval, _HeaderState, iter_batches, iter_batches_prefetched
 
 TOTAL_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
-BLOCK = 64   # counts-array entries per block in the running-percentile search
+BLOCK_BITS = 6
+BLOCK = 1 << BLOCK_BITS   # counts-array entries per block in the running-percentile search
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,7 +62,6 @@ def run(args) -> int:
         raise LoadcurveError(f"-percentilesOutputTicksPerHalf must be at least 1, not {args.ticks}")
     source = args.input or "-"
     text = sys.stdin.buffer.read().decode("latin-1") if source == "-" else None
-    name = "<stdin>" if source == "-" else source
     warnings: list[str] = []
     try:
         if args.listtags:
@@ -80,7 +80,6 @@ def run(args) -> int:
     else:
         sys.stdout.write(hgrm)
         sys.stdout.flush()
-    del name
     return 0
 
 
@@ -133,7 +132,7 @@ class _ValueText:
     def __call__(self, value) -> str:
         text = self.cache.get(value)
         if text is None:
-            text = java_format_fixed(value / self.ratio, 3, self.width)
+            text = java_format_fixed(float(value) / self.ratio, 3, self.width)
             self.cache[value] = text
         return text
 
@@ -141,19 +140,17 @@ class _ValueText:
 class _IntervalLog:
     def __init__(self, csv: bool, ratio: float):
         self.csv = csv
-        self.lines: list[str] = []
         self.value = _ValueText(ratio, 0 if csv else 7)
 
     def row(self, t: float, count: int, ip50, ip90, imax, total: int, tps, tmax) -> None:
         v = self.value
         if self.csv:
-            self.lines.append(f"{java_format_fixed(t, 3)},{count},{v(ip50)},{v(ip90)},{v(imax)},"
-                              f"{total},{v(tps[0])},{v(tps[1])},{v(tps[2])},{v(tps[3])},"
-                              f"{v(tps[4])},{v(tmax)}\n")
-        else:
-            self.lines.append(f"{java_format_fixed(t, 3, 4)}: I:{count} ( {v(ip50)} {v(ip90)} "
-                              f"{v(imax)} ) T:{total} ( {v(tps[0])} {v(tps[1])} {v(tps[2])} "
-                              f"{v(tps[3])} {v(tps[4])} {v(tmax)} )\n")
+            return (f"{java_format_fixed(t, 3)},{count},{v(ip50)},{v(ip90)},{v(imax)},"
+                    f"{total},{v(tps[0])},{v(tps[1])},{v(tps[2])},{v(tps[3])},"
+                    f"{v(tps[4])},{v(tmax)}\n")
+        return (f"{java_format_fixed(t, 3, 4)}: I:{count} ( {v(ip50)} {v(ip90)} "
+                f"{v(imax)} ) T:{total} ( {v(tps[0])} {v(tps[1])} {v(tps[2])} "
+                f"{v(tps[3])} {v(tps[4])} {v(tmax)} )\n")
 
     def legend(self) -> str:
         if self.csv:
@@ -181,9 +178,12 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
     start_line_done = False
     legend_done = False
     earliest = None
+    seen_any = False
+    early: list[int] = []        # lines of intervals kept although they start before StartTime
     kind = None
     acc = None
-    for batch in iter_batches(source, warnings, state, text=text):
+    for batch in iter_batches_prefetched(source, warnings, state, text=text):
+        seen_any = True
         chosen = _selected(batch, tag, start_s, end_s)
         if not chosen.any():
             continue
@@ -203,6 +203,8 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
         for k, r in enumerate(rows):
             iv: Interval = batch.intervals[r]
             earliest = iv.start_s if earliest is None else min(earliest, iv.start_s)
+            if iv.start_s < 0 and state.explicit_start:
+                early.append(iv.line)
             if not start_line_done and iv.log_start_s != 0.0:
                 start_line_done = True
                 line = _start_time_line(iv.log_start_s)
@@ -212,10 +214,16 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
                 legend_done = True
                 body.append(ilog.legend())
             if with_interval_log:
-                ilog.lines = body
-                ilog.row(iv.end_ms / 1000.0 - iv.log_start_s, *stats.row(k))
+                body.append(ilog.row(iv.end_ms / 1000.0 - iv.log_start_s, *stats.row(k)))
+    if not seen_any:
+        raise HlogError("no usable histogram interval in the file"
+                        + (f" ({len(warnings)} problem(s) reported above)" if warnings else ""),
+                        path=source, hint="is this an HdrHistogram interval log?")
     if kind is None:
         raise HlogError(_no_match_message(tag, start_s, end_s), path=source)
+    if early:
+        warnings.append(f"{source}:{early[0]}: {len(early)} interval(s) start before "
+                        "#[StartTime]; kept (HistogramLogProcessor drops them; -start 0 does too)")
     range_start = start_s if start_s is not None else min(0.0, earliest)
     interval_log = _range_header("Interval percentile log", range_start, end_s) + "".join(body)
     hgrm = acc.percentile_distribution(ticks, ratio, csv)
@@ -252,159 +260,157 @@ class _IntegerRunning:
     """HistogramLogProcessor's accumulated Histogram, advanced one batch of intervals at a time.
 
     Per-interval percentiles and the running totals' percentiles after every interval are
-    found with vectorised searches instead of Java's scan of the whole counts array per
-    percentile per interval; the numbers are the same by construction (same target counts,
-    first index whose cumulative count reaches them)."""
+    found with vectorised searches over a batch's keyed entries (see hlog.Batch) instead of
+    Java's scan of the whole counts array per percentile per interval; the numbers are the same
+    by construction: same target counts, first index whose cumulative count reaches them."""
 
     def __init__(self, layout):
         self.layout = layout
-        self.dense = np.zeros(BLOCK, np.int64)
+        self.dense = np.zeros(BLOCK, np.int64)      # the accumulated counts array
         self.total = 0
         self.max_value = 0
         self.bucket_count = layout.bucket_count
 
     def add_rows(self, batch, rows):
-        layout = self.layout
-        lengths = np.diff(batch.offsets)
-        n_rows = len(batch.intervals)
-        entry_row = np.repeat(np.arange(n_rows), lengths)
-        row_pos = np.full(n_rows, -1, np.int64)
-        row_pos[rows] = np.arange(len(rows))
-        keep = row_pos[entry_row] >= 0
-        k_of = row_pos[entry_row[keep]]
-        idx = batch.indices[keep]
-        cnt = batch.counts[keep]
-        sel_lengths = lengths[rows]
-        # interval stats in each row's own layout
-        counts, ip50, ip90, imax, acc_idx = self._interval_stats(batch, rows, idx, cnt, sel_lengths)
-        # bucket growth, as Java's add() resizes for each interval's max
-        for m in imax:
-            if m and layout.highest_recordable_value(self.bucket_count) < m:
-                self.bucket_count = layout.buckets_needed(int(m))
+        bits = batch.stride_bits
+        keys, cnt = batch.keys, batch.counts
+        n = len(rows)
+        if n != len(batch.intervals):
+            # keep only the chosen rows' entries, renumbered 0..n-1
+            rank = np.full(len(batch.intervals), -1, np.int64)
+            rank[rows] = np.arange(n)
+            row_of = rank[keys >> bits]
+            keep = row_of >= 0
+            keys = (row_of[keep] << bits) | (keys[keep] & ((1 << bits) - 1))
+            cnt = cnt[keep]
+        layouts = [batch.payloads[r].layout for r in rows]
+        row_ids = np.arange(n, dtype=np.int64)
+        starts = np.searchsorted(keys, row_ids << bits)
+        ends = np.searchsorted(keys, (row_ids + 1) << bits)
+        cum = np.cumsum(cnt)
+        before = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0) if cnt.size else starts
+        after = np.where(ends > 0, cum[np.maximum(ends - 1, 0)], 0) if cnt.size else ends
+        counts = after - before
+        nonempty = counts > 0
+        mask = (1 << bits) - 1
+        ip = []
+        for p in (50.0, 90.0):
+            pos = np.searchsorted(cum, before + _targets(p, counts), side="left")
+            ip.append(self._values(keys, pos, nonempty, layouts, mask))
+        imax = self._values(keys, ends - 1, nonempty, layouts, mask)
+        if any(lay is not self.layout for lay in layouts):
+            keys = self._to_accumulator_layout(keys, layouts, starts, ends, bits)
+            acc_max = self._values(keys, ends - 1, nonempty, [self.layout] * n, mask)
+        else:
+            acc_max = imax
+        # Java's add() resizes for an interval whose max lies beyond the current range.
+        top = int(imax.max()) if n else 0
+        if top and self.layout.highest_recordable_value(self.bucket_count) < top:
+            for m in imax:
+                if m and self.layout.highest_recordable_value(self.bucket_count) < m:
+                    self.bucket_count = self.layout.buckets_needed(int(m))
         totals = self.total + np.cumsum(counts)
-        tps = self._running_percentiles(k_of, acc_idx, cnt, counts, totals)
-        running_max = np.maximum.accumulate(
-            np.maximum(self._acc_highest(acc_idx, k_of, len(rows)), self.max_value))
+        tps = self._running_percentiles(keys, cnt, bits, n, totals)
+        running_max = np.maximum.accumulate(np.maximum(acc_max, self.max_value))
         self.max_value = int(running_max[-1])
         self.total = int(totals[-1])
-        return _Rows(counts, ip50, ip90, imax, totals, tps, running_max)
+        return _Rows(counts, ip[0], ip[1], imax, totals, tps, running_max)
 
-    def _interval_stats(self, batch, rows, idx, cnt, sel_lengths):
-        n = len(rows)
-        ends = np.cumsum(sel_lengths)
-        starts = ends - sel_lengths
-        cum = np.cumsum(cnt)
-        before = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0) if cnt.size else \
-            np.zeros(n, np.int64)
-        after = np.where(ends > 0, cum[np.maximum(ends - 1, 0)], 0) if cnt.size else \
-            np.zeros(n, np.int64)
-        counts = after - before
-        layouts = [batch.payloads[r].layout for r in rows]
-        same = all(lay is self.layout for lay in layouts)
-        out = []
-        for p in (50.0, 90.0):
-            targets = _targets(p, counts)
-            pos = np.searchsorted(cum, before + targets, side="left")
-            out.append((pos, counts > 0))
-        ip = []
-        for pos, nonempty in out:
-            ip.append(self._row_values(idx, pos, nonempty, layouts, same, starts, ends))
-        last = np.maximum(ends - 1, 0)
-        imax = self._row_values(idx, last, counts > 0, layouts, same, starts, ends)
-        if same:
-            acc_idx = idx
-        else:
-            acc_idx = idx.copy()
-            for k in range(n):
-                lay = layouts[k]
-                if lay.sub_bucket_count != self.layout.sub_bucket_count or \
-                        lay.unit_magnitude != self.layout.unit_magnitude:
-                    a, b = starts[k], ends[k]
-                    acc_idx[a:b] = self.layout.index_of(lay.lowest_value_at(idx[a:b]))
-        return counts, ip[0], ip[1], imax, acc_idx
-
-    def _row_values(self, idx, pos, nonempty, layouts, same, starts, ends):
-        if not idx.size:
+    def _values(self, keys, pos, nonempty, layouts, mask):
+        """Highest equivalent value of the entry at each row's position (0 for empty rows)."""
+        if not keys.size:
             return np.zeros(len(pos), np.int64)
-        safe = np.minimum(pos, idx.size - 1)
-        if same:
-            values = self.layout.highest_value_at(idx[safe])
+        idx = keys[np.clip(pos, 0, keys.size - 1)] & mask
+        first = layouts[0]
+        if all(lay is first for lay in layouts):
+            values = first.highest_value_at(idx)
         else:
-            values = np.array([int(layouts[k].highest_value_at(idx[safe[k]:safe[k] + 1])[0])
-                               for k in range(len(pos))], np.int64)
+            values = np.array([int(lay.highest_value_at(idx[k:k + 1])[0])
+                               for k, lay in enumerate(layouts)], np.int64)
         return np.where(nonempty, values, 0)
 
-    def _acc_highest(self, acc_idx, k_of, n):
-        """Per row: highest equivalent value (accumulator layout) of its highest entry."""
-        out = np.zeros(n, np.int64)
-        if acc_idx.size:
-            top = np.full(n, -1, np.int64)
-            np.maximum.at(top, k_of, acc_idx)
-            has = top >= 0
-            out[has] = self.layout.highest_value_at(top[has])
-        return out
+    def _to_accumulator_layout(self, keys, layouts, starts, ends, bits):
+        """Java's add() slow path: another layout's entries are re-recorded at their lowest
+        equivalent value into the accumulator's layout."""
+        keys = keys.copy()
+        mask = (1 << bits) - 1
+        for k, lay in enumerate(layouts):
+            if lay.sub_bucket_count == self.layout.sub_bucket_count and \
+                    lay.unit_magnitude == self.layout.unit_magnitude:
+                continue
+            a, b = starts[k], ends[k]
+            mapped = self.layout.index_of(lay.lowest_value_at(keys[a:b] & mask))
+            if mapped.size and int(mapped.max()) > mask:
+                raise HlogError("an interval's values do not fit the first interval's histogram "
+                                "layout")
+            keys[a:b] = (np.int64(k) << bits) | mapped
+        return keys
 
-    def _running_percentiles(self, k_of, idx, cnt, counts, totals):
+    def _running_percentiles(self, keys, cnt, bits, n, totals):
         """Values at TOTAL_PERCENTILES of the accumulated histogram after each row."""
-        n = counts.size
-        length = max(self.dense.size, int(idx.max()) + 1 if idx.size else 0)
-        length = -(-length // BLOCK) * BLOCK
-        if length > self.dense.size:
-            self.dense = np.concatenate([self.dense, np.zeros(length - self.dense.size, np.int64)])
+        stride = 1 << bits
+        if stride > self.dense.size:
+            self.dense = np.concatenate([self.dense, np.zeros(stride - self.dense.size, np.int64)])
+        length = self.dense.size
         blocks = length // BLOCK
-        block_of = idx // BLOCK
-        if cnt.size:
-            per_row_blocks = np.bincount(k_of * blocks + block_of, weights=cnt,
-                                         minlength=n * blocks)
-        else:
-            per_row_blocks = np.zeros(n * blocks)
-        per_row_blocks = per_row_blocks.astype(np.int64).reshape(n, blocks)
-        base_blocks = self.dense.reshape(blocks, BLOCK).sum(axis=1)
-        acc_blocks = np.cumsum(per_row_blocks, axis=0) + base_blocks
+        row_blocks = stride // BLOCK
+        block_key = keys >> BLOCK_BITS              # row * row_blocks + block
+        per_row = _exact_bincount(block_key, cnt, n * row_blocks).reshape(n, row_blocks)
+        if row_blocks < blocks:
+            per_row = np.pad(per_row, ((0, 0), (0, blocks - row_blocks)))
+        acc_blocks = np.cumsum(per_row, axis=0)
+        acc_blocks += self.dense.reshape(blocks, BLOCK).sum(axis=1)
         cum_blocks = np.cumsum(acc_blocks, axis=1)
-        width = int(totals[-1]) + 1 if n else 1
+        width = int(totals[-1]) + 1
+        if width * n >= (1 << 62):
+            raise HlogError("the log's total count is too large to process (over 2^62 values)")
         row_shift = np.arange(n, dtype=np.int64) * width
         flat = (cum_blocks + row_shift[:, None]).ravel()
-        found_blocks, targets_all = [], []
-        for p in TOTAL_PERCENTILES:
-            targets = _targets(p, totals)
-            pos = np.searchsorted(flat, targets + row_shift, side="left") - \
+        found = np.empty((n, len(TOTAL_PERCENTILES)), np.int64)
+        targets = np.empty((n, len(TOTAL_PERCENTILES)), np.int64)
+        for j, p in enumerate(TOTAL_PERCENTILES):
+            targets[:, j] = _targets(p, totals)
+            pos = np.searchsorted(flat, targets[:, j] + row_shift, side="left") - \
                 np.arange(n, dtype=np.int64) * blocks
-            pos = np.where(totals > 0, pos, blocks)
-            found_blocks.append(np.minimum(pos, blocks))
-            targets_all.append(targets)
-        found = np.stack(found_blocks, axis=1)            # (n, P)
-        targets = np.stack(targets_all, axis=1)
+            found[:, j] = np.where(totals > 0, np.minimum(pos, blocks), blocks)
         valid = found < blocks
+        values = np.zeros(found.shape, np.int64)
         used = np.unique(found[valid])
-        results = []
         if used.size:
+            # Fine counts of the few blocks that hold an answer, accumulated row by row. The
+            # entries of (row, block) are a contiguous run of the sorted keys: find the runs
+            # instead of testing every entry.
             slot = np.full(blocks, -1, np.int64)
             slot[used] = np.arange(used.size)
-            in_used = slot[block_of] >= 0
             span = used.size * BLOCK
-            fine = np.bincount(k_of[in_used] * span + slot[block_of[in_used]] * BLOCK
-                               + idx[in_used] % BLOCK, weights=cnt[in_used],
-                               minlength=n * span).astype(np.int64).reshape(n, span)
-            base_fine = self.dense.reshape(blocks, BLOCK)[used].ravel()
-            acc_fine = np.cumsum(fine, axis=0) + base_fine
+            pair_row = np.repeat(np.arange(n, dtype=np.int64), used.size)
+            pair_block = np.tile(used, n)
+            low = (pair_row << bits) + pair_block * BLOCK
+            in_row = pair_block * BLOCK < stride
+            lo = np.searchsorted(keys, low)
+            hi = np.searchsorted(keys, np.where(in_row, low + BLOCK, low))
+            run = hi - lo
+            total = int(run.sum())
+            if total:
+                offsets = np.repeat(lo - (np.cumsum(run) - run), run) + np.arange(total)
+                pair_base = pair_row * span + np.tile(np.arange(used.size), n) * BLOCK
+                fine_key = np.repeat(pair_base, run) + (np.take(keys, offsets) & (BLOCK - 1))
+                fine = _exact_bincount(fine_key, np.take(cnt, offsets), n * span)
+            else:
+                fine = np.zeros(n * span, np.int64)
+            acc_fine = np.cumsum(fine.reshape(n, span), axis=0)
+            acc_fine += self.dense.reshape(blocks, BLOCK)[used].ravel()
             q_row, q_p = np.nonzero(valid)
             q_block = found[q_row, q_p]
             cols = slot[q_block][:, None] * BLOCK + np.arange(BLOCK)
             cum_in_block = np.cumsum(acc_fine[q_row[:, None], cols], axis=1)
-            before = np.where(q_block > 0, cum_blocks[q_row, np.maximum(q_block - 1, 0)], 0)
-            reached = (cum_in_block + before[:, None]) >= targets[q_row, q_p][:, None]
-            offset = np.argmax(reached, axis=1)
-            index = q_block * BLOCK + offset
-            values = np.zeros(found.shape, np.int64)
+            start = np.where(q_block > 0, cum_blocks[q_row, np.maximum(q_block - 1, 0)], 0)
+            reached = (cum_in_block + start[:, None]) >= targets[q_row, q_p][:, None]
+            index = q_block * BLOCK + np.argmax(reached, axis=1)
             values[q_row, q_p] = self.layout.highest_value_at(index)
-        else:
-            values = np.zeros(found.shape, np.int64)
-        for j in range(len(TOTAL_PERCENTILES)):
-            results.append(values[:, j])
         if cnt.size:
-            self.dense += np.bincount(idx, weights=cnt, minlength=length).astype(np.int64)
-        return results
+            self.dense[:stride] += _exact_bincount(keys & (stride - 1), cnt, stride)
+        return [values[:, j] for j in range(len(TOTAL_PERCENTILES))]
 
     def histogram(self) -> Histogram:
         nz = np.flatnonzero(self.dense)
@@ -412,6 +418,18 @@ class _IntegerRunning:
 
     def percentile_distribution(self, ticks, ratio, csv) -> str:
         return format_percentile_distribution(self.histogram(), ticks, ratio, csv)
+
+
+def _exact_bincount(keys: np.ndarray, weights: np.ndarray, length: int) -> np.ndarray:
+    """Integer sums of `weights` per key. bincount adds in float64, which is exact while every
+    sum stays below 2^53; beyond that the slower exact integer path is taken."""
+    if not keys.size:
+        return np.zeros(length, np.int64)
+    if float(weights.sum(dtype=np.float64)) < 2.0 ** 52:
+        return np.bincount(keys, weights=weights, minlength=length).astype(np.int64)
+    out = np.zeros(length, np.int64)
+    np.add.at(out, keys, weights)
+    return out
 
 
 def _targets(percentile: float, totals: np.ndarray) -> np.ndarray:

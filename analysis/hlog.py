@@ -23,7 +23,6 @@ from __future__ import annotations
 import binascii
 import math
 import os
-import re
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -48,7 +47,6 @@ LONG_MAX = (1 << 63) - 1
 # 1e20, a StartTime of 1e300): Java saturates them silently; we skip the line and say so.
 MAX_ABS_SECONDS = 9.2e15
 
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
 # Decoded entries kept in memory for instant `Interval.histogram`; beyond this, intervals keep
 # their payload and decode on access (a 24-hour log has ~1.5e8 entries).
 KEEP_DECODED_ENTRIES = 8_000_000
@@ -188,30 +186,6 @@ def _finish_payload(decoded, body: bytes) -> DecodedPayload:
         raise PayloadError(f"payload holds {len(body)} bytes of counts but its header says "
                            f"{payload_length}")
     return DecodedPayload(layout, word_size, body, double_ratio=ratio)
-
-
-def decode_varints(data: np.ndarray) -> np.ndarray:
-    """ZigZag LEB128 (ZigZagEncoding.getLong) for a uint8 array that ends on a whole varint.
-    Vectorised for varints of up to 8 bytes; the 9-byte form (all 8 bits of byte 9) goes
-    through the scalar decoder."""
-    if not data.size:
-        return np.zeros(0, np.int64)
-    ends = np.flatnonzero(data < 0x80)
-    if not ends.size or ends[-1] != data.size - 1:
-        raise PayloadError("payload ends inside a varint (truncated counts)")
-    lengths = np.diff(ends, prepend=-1)
-    if int(lengths.max()) > 8:
-        return _decode_varints_scalar(bytes(data))
-    starts = ends - lengths + 1
-    low7 = (data & 0x7F).astype(np.uint64)
-    value = low7[starts]
-    sel = np.flatnonzero(lengths > 1)
-    k = 1
-    while sel.size:
-        value[sel] |= low7[starts[sel] + k] << np.uint64(7 * k)
-        k += 1
-        sel = sel[lengths[sel] > k]
-    return ((value >> np.uint64(1)).astype(np.int64)) ^ -((value & np.uint64(1)).astype(np.int64))
 
 
 def _decode_varints_scalar(data: bytes) -> np.ndarray:
@@ -372,11 +346,14 @@ def _nothing_matches(tag, start_s, end_s, tags) -> str:
 
 
 def _number(text: str) -> float | None:
-    text = text.strip()
-    if not _NUMBER.match(text):
+    """A finite decimal number as Java's Scanner.nextDouble reads it, else None."""
+    try:
+        value = float(text)
+    except ValueError:
         return None
-    value = float(text)
-    return value if math.isfinite(value) else None
+    if not math.isfinite(value) or "_" in text:  # Python also accepts 1_000, nan, inf
+        return None
+    return value
 
 
 @dataclass
@@ -390,10 +367,10 @@ class _HeaderState:
     explicit_start: bool = False     # a #[StartTime] line was seen (not deduced)
 
 
-def iter_lines(text: str, path: str, warnings: list[str], state: _HeaderState):
+def iter_lines(lines, path: str, warnings: list[str], state: _HeaderState):
     """Yield (line_no, tag, start_s_offset, length, start_ms, end_ms, log_start, payload_text)
-    for every well-formed histogram line, updating `state` like Java's reader."""
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    for every well-formed histogram line of `lines`, updating `state` like Java's reader."""
+    for line_no, line in enumerate(lines, start=1):
         stripped = line.strip()
         if not stripped:
             continue
@@ -468,107 +445,253 @@ def read_text(path) -> str:
 
 @dataclass
 class Batch:
-    """Consecutive valid intervals of a log with their counts in flat arrays: the entries of
-    interval r are indices[offsets[r]:offsets[r+1]] and counts[...] (ascending indices)."""
+    """Consecutive valid intervals of a log with all their counts in two flat arrays.
+
+    `keys[e] = row * stride + index` for every non-zero entry e (ascending), `counts[e]` its
+    count; `stride` is a power of two above every row's counts-array length, so one cumulative
+    sum over a whole batch serves every interval at once."""
 
     intervals: list[Interval]
     payloads: list[DecodedPayload]
     raws: list[bytes]
-    offsets: np.ndarray
-    indices: np.ndarray
+    keys: np.ndarray
     counts: np.ndarray
+    stride_bits: int
+
+    @property
+    def stride(self) -> int:
+        return 1 << self.stride_bits
+
+    def row_bounds(self, rows=None) -> tuple[np.ndarray, np.ndarray]:
+        rows = np.arange(len(self.intervals)) if rows is None else np.asarray(rows)
+        starts = np.searchsorted(self.keys, rows.astype(np.int64) << self.stride_bits)
+        ends = np.searchsorted(self.keys, (rows.astype(np.int64) + 1) << self.stride_bits)
+        return starts, ends
 
     def histogram(self, row: int):
-        a, b = int(self.offsets[row]), int(self.offsets[row + 1])
+        starts, ends = self.row_bounds([row])
+        a, b = int(starts[0]), int(ends[0])
         payload = self.payloads[row]
-        hist = Histogram(payload.layout, self.indices[a:b], self.counts[a:b])
+        hist = Histogram(payload.layout, self.keys[a:b] & (self.stride - 1), self.counts[a:b])
         if payload.double_config is not None:
             from analysis.histogram import DoubleHistogram
             return DoubleHistogram(hist, payload.double_ratio, payload.double_config[0])
         return hist
 
 
-def _decode_v2_rows(payloads: list[DecodedPayload], rows: list[int], errors: dict):
-    """Vectorised decode of many V2 payloads at once -> {row: (indices, counts)}."""
-    out = {}
-    good = []
-    for r in rows:
-        body = payloads[r].counts_bytes
-        if body and body[-1] >= 0x80:
-            errors[r] = "payload ends inside a varint (truncated counts)"
-        else:
-            good.append(r)
-    if not good:
-        return out
-    bodies = [payloads[r].counts_bytes for r in good]
-    byte_ends = np.cumsum([len(b) for b in bodies])
+MAX_STEP = 1 << 24   # longer zero runs can only be trailing (checked per row)
+
+
+def _varints(buf: np.ndarray):
+    """(values, steps, continuation) of a buffer of whole varints, vectorised.
+
+    values: the ZigZag-decoded varints (int32, or int64 when one does not fit); steps: how far
+    each moves the counts-array position (1 for a count, n for a run of n zeros, capped at
+    MAX_STEP); continuation: positions of the bytes that do not end a varint.
+
+    Nearly every varint in a V2 payload is one byte, decoded here in int8 arithmetic; the few
+    longer ones are patched afterwards. Returns None when a varint is longer than 8 bytes
+    (the scalar decoder, which knows the 9-byte form, then takes the payload)."""
+    is_end = buf < 0x80
+    last = np.compress(is_end, buf).view(np.int8)
+    small = (last >> 1) ^ -(last & 1)                    # one-byte ZigZag, in int8
+    values = small.astype(np.int32)
+    steps = np.maximum(-small, np.int8(1)).astype(np.int32)   # n for -n (zero run), else 1
+    continuation = np.flatnonzero(~is_end)
+    if continuation.size:
+        # The byte after a varint's last continuation byte ends it; its varint number is the
+        # count of varint-ending bytes before it.
+        run_end = np.flatnonzero(np.diff(continuation, append=-2) != 1)
+        ends = continuation[run_end] + 1
+        multi = ends - (run_end + 1)
+        run_start = np.concatenate([[0], run_end[:-1] + 1])
+        lengths = run_end - run_start + 2
+        longest = int(lengths.max())
+        if longest > 8:
+            return None
+        value = (buf[ends] & 0x7F).astype(np.int64)
+        for k in range(1, longest):
+            sel = lengths > k
+            value[sel] = (value[sel] << 7) | (buf[ends[sel] - k] & 0x7F)
+        z = (value >> 1) ^ -(value & 1)
+        if int(z.min()) < -INT_MAX or int(z.max()) > INT_MAX:
+            values = values.astype(np.int64)
+        values[multi] = z
+        steps[multi] = np.minimum(np.maximum(-z, 1), MAX_STEP)
+    return values, steps, continuation
+
+
+def decode_varints(data: np.ndarray) -> np.ndarray:
+    """ZigZag LEB128 values (ZigZagEncoding.getLong) of a uint8 array of whole varints."""
+    if not data.size:
+        return np.zeros(0, np.int64)
+    if data[-1] >= 0x80:      # a 9-byte varint may end on any byte; the scalar decoder knows
+        return _decode_varints_scalar(bytes(data))
+    decoded = _varints(data)
+    if decoded is None:
+        return _decode_varints_scalar(bytes(data))
+    return decoded[0].astype(np.int64)
+
+
+def _decode_v2_batch(bodies: list[bytes], cals: list[int], stride_bits: int):
+    """Decode many V2 count payloads at once.
+
+    Returns (keys, counts, bad, stride_bits) where bad maps a body's position to the reason it
+    was refused (refused bodies contribute no entries), or None when a 9-byte varint needs the
+    scalar decoder. Each body must end on a whole varint."""
+    bad: dict[int, str] = {}
+    n = len(bodies)
+    lengths = np.fromiter((len(b) for b in bodies), np.int64, n)
     buf = np.frombuffer(b"".join(bodies), dtype=np.uint8)
-    try:
-        values = decode_varints(buf)
-    except PayloadError:
-        # a 9-byte varint somewhere: fall back to one payload at a time
-        for r in good:
-            try:
-                out[r] = counts_from_payload(payloads[r])
-            except PayloadError as exc:
-                errors[r] = str(exc)
-        return out
-    terminators = np.cumsum(buf < 0x80) if buf.size else np.zeros(0, np.int64)
-    var_ends = np.where(byte_ends > 0, terminators[np.maximum(byte_ends - 1, 0)], 0) \
-        if buf.size else np.zeros(len(good), np.int64)
+    if not buf.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), bad, stride_bits
+    decoded = _varints(buf)
+    if decoded is None:
+        return None
+    values, steps, continuation = decoded
+    byte_ends = np.cumsum(lengths)
+    var_ends = byte_ends - np.searchsorted(continuation, byte_ends, side="left")
     var_starts = np.concatenate([[0], var_ends[:-1]])
-    step = np.where(values < 0, -values, 1)
-    position = np.cumsum(step) - step
-    row_base = np.zeros(len(good), np.int64)
-    has = var_ends > var_starts
-    row_base[has] = position[var_starts[has]]
-    for k, r in enumerate(good):
-        a, b = int(var_starts[k]), int(var_ends[k])
+    nonempty = np.flatnonzero(var_ends > var_starts)
+    row_min = np.zeros(n, np.int64)
+    row_min[nonempty] = np.minimum.reduceat(values, var_starts[nonempty])
+    span = np.zeros(n, np.int64)
+    span[nonempty] = np.add.reduceat(steps, var_starts[nonempty], dtype=np.int64)
+    cal = np.asarray(cals, np.int64)
+    for r in np.flatnonzero(row_min < -INT_MAX):
+        bad[int(r)] = "an encoded run of zero counts exceeds 2^31-1"
+    # A span beyond the counts array is legal only as trailing zeros (Java's encoder never
+    # writes those); such rows are checked exactly and their tail dropped.
+    suspicious = np.flatnonzero(span > cal)
+    if suspicious.size or bad:
+        values = values.astype(np.int64)
+        steps = steps.astype(np.int64)
+    for r in suspicious:
+        if r in bad:
+            continue
+        a, b = var_starts[r], var_ends[r]
         v = values[a:b]
-        if not v.size:
-            out[r] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        st = np.where(v < 0, -v, 1)
+        pos = np.cumsum(st) - st
+        filled = np.flatnonzero(v > 0)
+        if filled.size and int(pos[filled[-1]]) >= cals[r]:
+            bad[int(r)] = (f"payload has counts beyond its histogram's range "
+                           f"(index {int(pos[filled[-1]])} >= {cals[r]})")
             continue
-        if int(v.min()) < -INT_MAX:
-            errors[r] = "an encoded run of zero counts exceeds 2^31-1"
-            continue
-        keep = v > 0
-        idx = position[a:b][keep] - row_base[k]
-        cnt = v[keep]
-        cal = payloads[r].layout.counts_array_length
-        if idx.size and int(idx[-1]) >= cal:
-            errors[r] = (f"payload has counts beyond its histogram's range "
-                         f"(index {int(idx[-1])} >= {cal})")
-            continue
-        out[r] = (idx, cnt)
-    # totals that cannot be real (checked for all rows at once)
-    return out
+        tail = a + (int(filled[-1]) + 1 if filled.size else 0)
+        span[r] = int(pos[filled[-1]]) + 1 if filled.size else 0
+        values[tail:b] = 0
+        steps[tail:b] = 0
+    for r in bad:
+        a, b = var_starts[r], var_ends[r]
+        values[a:b] = 0
+        steps[a:b] = 0
+        span[r] = 0
+    stride_bits = min(stride_bits, max(int(span.max() - 1).bit_length(), 6))
+    stride = 1 << stride_bits
+    # Positions fit 32 bits in any batch of normal size; the arithmetic is cheaper there.
+    wide = n * stride >= (1 << 31)
+    pos_type = np.int64 if wide else np.int32
+    if wide:
+        steps = steps.astype(np.int64)
+    # Jump each row's positions to row << stride_bits: add the gap after the previous
+    # non-empty row's span to that row's last step (an exclusive prefix sum ignores it).
+    first = int(nonempty[0]) if nonempty.size else 0
+    if nonempty.size > 1:
+        prev, nxt = nonempty[:-1], nonempty[1:]
+        steps[var_ends[prev] - 1] += ((nxt - prev) * stride - span[prev]).astype(pos_type)
+    positions = np.cumsum(steps, dtype=pos_type)
+    positions -= steps
+    if first:
+        positions += first << stride_bits
+    filled = np.flatnonzero(values > 0)
+    return np.take(positions, filled), np.take(values, filled), bad, stride_bits
 
 
 def iter_batches(path, warnings: list[str], state: _HeaderState | None = None,
-                 batch_size: int = 2048):
-    """Read `path` and yield Batches of decoded intervals; bad lines become warnings."""
+                 batch_size: int = 256, text=None):
+    """Read `path` (or the lines in `text`, named `path` in messages) and yield Batches of
+    decoded intervals; bad lines become warnings."""
     path = os.fspath(path)
-    text = read_text(path)
     state = state or _HeaderState()
     pending = []
-    for item in iter_lines(text, path, warnings, state):
-        pending.append(item)
-        if len(pending) >= batch_size:
+    if text is None:
+        try:
+            handle = open(path, "r", encoding="latin-1", newline=None)
+        except IsADirectoryError:
+            raise HlogError("is a directory, not an .hlog file", path=path) from None
+        except FileNotFoundError:
+            raise HlogError("no such file", path=path) from None
+        except OSError as exc:
+            raise HlogError(exc.strerror or str(exc), path=path) from None
+    else:
+        handle = None
+    try:
+        lines = handle if handle is not None else text.splitlines()
+        for item in iter_lines(lines, path, warnings, state):
+            pending.append(item)
+            if len(pending) >= batch_size:
+                batch = _decode_batch(pending, path, warnings)
+                pending = []
+                if batch is not None:
+                    yield batch
+        if pending:
             batch = _decode_batch(pending, path, warnings)
-            pending = []
             if batch is not None:
                 yield batch
-    if pending:
-        batch = _decode_batch(pending, path, warnings)
-        if batch is not None:
-            yield batch
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def iter_batches_prefetched(path, warnings: list[str], state: _HeaderState | None = None,
+                            text=None, depth: int = 3):
+    """iter_batches, with reading and decoding done one step ahead in a worker thread.
+
+    zlib and the large numpy operations release the GIL, so on a machine with a spare core the
+    caller's work on one batch overlaps the decoding of the next. Same batches, same order,
+    same warnings; an exception in the worker is raised here."""
+    import queue
+    import threading
+
+    results: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def produce():
+        try:
+            for batch in iter_batches(path, warnings, state, text=text):
+                while not stop.is_set():
+                    try:
+                        results.put(batch, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            results.put(done)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
+            results.put(exc)
+
+    worker = threading.Thread(target=produce, name="hlog-decode", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = results.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join(timeout=5)
 
 
 def _decode_batch(items, path: str, warnings: list[str]) -> Batch | None:
     payloads: list = [None] * len(items)
     raws: list = [None] * len(items)
     errors: dict[int, str] = {}
-    v2_rows, other_rows = [], []
     for r, item in enumerate(items):
         try:
             raw = b64decode(item[7])
@@ -577,43 +700,114 @@ def _decode_batch(items, path: str, warnings: list[str]) -> Batch | None:
             errors[r] = str(exc)
             continue
         payloads[r], raws[r] = payload, raw
-        (v2_rows if payload.word_size == V2_MAX_WORD_SIZE else other_rows).append(r)
-    decoded = _decode_v2_rows(payloads, v2_rows, errors)
-    for r in other_rows:
-        try:
-            decoded[r] = counts_from_payload(payloads[r])
-        except PayloadError as exc:
-            errors[r] = str(exc)
-    for r, (idx, cnt) in list(decoded.items()):
-        if cnt.size and float(cnt.sum(dtype=np.float64)) > 9.2e18:
-            errors[r] = "payload's total count exceeds 2^63-1"
-            del decoded[r]
+    good = [r for r in range(len(items)) if r not in errors]
+    max_cal = max((payloads[r].layout.counts_array_length for r in good), default=1)
+    stride_bits = max(int(max_cal - 1).bit_length(), 6)
+    # Keep a batch's row x block matrices small when a layout is huge.
+    rows_per_part = max(1, min(len(good), (1 << 27) >> stride_bits))
+    parts = [good[i:i + rows_per_part] for i in range(0, len(good), rows_per_part)] or [[]]
+    batches = []
+    for part in parts:
+        batches.append(_decode_part(items, part, payloads, raws, errors, stride_bits))
     for r in sorted(errors):
         warnings.append(f"{path}:{items[r][0]}: {errors[r]}; line skipped")
-    rows = [r for r in range(len(items)) if r in decoded]
+    batches = [b for b in batches if b is not None]
+    if not batches:
+        return None
+    if len(batches) == 1:
+        return batches[0]
+    return _concat_batches(batches)
+
+
+def _decode_part(items, part, payloads, raws, errors, stride_bits) -> Batch | None:
+    # V2 payloads that end on a one-to-eight-byte varint are decoded together; anything else
+    # (V1/V0 words, a 9-byte varint at the end, a truncated payload) one at a time.
+    batchable = [r for r in part if payloads[r].word_size == V2_MAX_WORD_SIZE
+                 and (not payloads[r].counts_bytes or payloads[r].counts_bytes[-1] < 0x80)]
+    result = None
+    if batchable:
+        result = _decode_v2_batch([payloads[r].counts_bytes for r in batchable],
+                                  [payloads[r].layout.counts_array_length for r in batchable],
+                                  stride_bits)
+        if result is None:
+            batchable = []
+    chosen = set(batchable)
+    others = [r for r in part if r not in chosen]
+    if result is not None and not others and not result[2]:
+        keys, counts, _, stride_bits = result
+        rows = batchable
+    else:
+        per_row: dict[int, tuple] = {}
+        if result is not None:
+            b_keys, b_counts, bad, b_bits = result
+            for pos, reason in bad.items():
+                errors[batchable[pos]] = reason
+            row_of = b_keys >> b_bits
+            bounds = np.searchsorted(row_of, np.arange(len(batchable) + 1))
+            for pos, r in enumerate(batchable):
+                if pos not in bad:
+                    a, b = bounds[pos], bounds[pos + 1]
+                    per_row[r] = (b_keys[a:b] & ((1 << b_bits) - 1), b_counts[a:b])
+        for r in others:
+            try:
+                per_row[r] = counts_from_payload(payloads[r])
+            except PayloadError as exc:
+                errors[r] = str(exc)
+        rows = [r for r in part if r in per_row]
+        seg_keys = [(np.int64(k) << stride_bits) + per_row[r][0].astype(np.int64)
+                    for k, r in enumerate(rows)]
+        keys = np.concatenate(seg_keys) if seg_keys else np.zeros(0, np.int64)
+        counts = np.concatenate([per_row[r][1] for r in rows]) if rows else np.zeros(0, np.int64)
     if not rows:
         return None
-    intervals, kept_payloads, kept_raws, seg_idx, seg_cnt = [], [], [], [], []
-    lengths = []
-    for r in rows:
+    starts = np.searchsorted(keys, np.arange(len(rows), dtype=np.int64) << stride_bits)
+    filled = np.flatnonzero(starts < np.append(starts[1:], keys.size))
+    row_totals = np.zeros(len(rows), np.int64)
+    if filled.size:
+        row_totals[filled] = np.add.reduceat(counts, starts[filled], dtype=np.int64)
+        if int(counts.max()) * float(keys.size) >= 2.0 ** 62:
+            # int64 sums may have wrapped: recheck in floating point and refuse absurd rows
+            approx = np.zeros(len(rows))
+            approx[filled] = np.add.reduceat(counts.astype(np.float64), starts[filled])
+            huge = np.flatnonzero(approx > 9.2e18)
+            if huge.size:
+                for k in huge:
+                    errors[rows[k]] = "payload's total count exceeds 2^63-1"
+                ok = np.ones(len(rows), bool)
+                ok[huge] = False
+                keep = ok[keys >> stride_bits]
+                rank = np.cumsum(ok) - 1
+                keys, counts = keys[keep], counts[keep]
+                keys = (rank[keys >> stride_bits] << stride_bits) | \
+                    (keys & ((1 << stride_bits) - 1))
+                row_totals = row_totals[ok]
+                rows = [r for k, r in enumerate(rows) if ok[k]]
+                if not rows:
+                    return None
+    intervals, kept_payloads, kept_raws = [], [], []
+    for k, r in enumerate(rows):
         line_no, tag, offset, length, start_ms, end_ms, log_start, _ = items[r]
-        idx, cnt = decoded[r]
         payload = payloads[r]
         intervals.append(Interval(line_no, tag, offset, length, start_ms, end_ms, log_start,
-                                  total_count=int(cnt.sum()) if cnt.size else 0,
+                                  total_count=int(row_totals[k]),
                                   is_double=payload.double_config is not None))
         kept_payloads.append(payload)
         kept_raws.append(raws[r])
-        seg_idx.append(idx)
-        seg_cnt.append(cnt)
-        lengths.append(idx.size)
-    offsets = np.zeros(len(rows) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    indices = np.concatenate(seg_idx).astype(np.int64, copy=False)
-    counts = np.concatenate(seg_cnt).astype(np.int64, copy=False)
-    for payload in kept_payloads:
         payload.counts_bytes = b""  # decoded now; keep memory to the arrays
-    return Batch(intervals, kept_payloads, kept_raws, offsets, indices, counts)
+    return Batch(intervals, kept_payloads, kept_raws, keys, counts, stride_bits)
+
+
+def _concat_batches(batches: list[Batch]) -> Batch:
+    bits = max(b.stride_bits for b in batches)
+    keys, counts, offset = [], [], 0
+    for b in batches:
+        rows = (b.keys >> b.stride_bits) + offset
+        keys.append((rows << bits) | (b.keys & (b.stride - 1)))
+        counts.append(b.counts)
+        offset += len(b.intervals)
+    return Batch([iv for b in batches for iv in b.intervals],
+                 [p for b in batches for p in b.payloads], [r for b in batches for r in b.raws],
+                 np.concatenate(keys), np.concatenate(counts), bits)
 
 
 def read_hlog(path) -> HlogLog:
@@ -625,8 +819,8 @@ def read_hlog(path) -> HlogLog:
     intervals: list[Interval] = []
     kept_entries = 0
     for batch in iter_batches(path, warnings, state):
-        keep = kept_entries + batch.indices.size <= KEEP_DECODED_ENTRIES
-        kept_entries += batch.indices.size if keep else 0
+        keep = kept_entries + batch.keys.size <= KEEP_DECODED_ENTRIES
+        kept_entries += batch.keys.size if keep else 0
         for row, iv in enumerate(batch.intervals):
             if keep:
                 iv._histogram = batch.histogram(row)
@@ -635,7 +829,7 @@ def read_hlog(path) -> HlogLog:
             intervals.append(iv)
     if not intervals:
         err = HlogError("no usable histogram interval in the file"
-                        + (f" ({len(warnings)} line(s) skipped)" if warnings else ""),
+                        + (f" ({len(warnings)} problem(s) reported)" if warnings else ""),
                         path=path, hint="is this an HdrHistogram interval log?")
         err.warnings = warnings
         raise err

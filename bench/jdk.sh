@@ -63,6 +63,10 @@ find_jdk() {
 # (e.g. -DskipTests). Maven's output is shown only when the build fails.
 build_bench() {
     local bench_dir=$1; shift
+    if ! command -v mvn >/dev/null 2>&1 && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+        echo "== installing Maven (apt-get install maven)"
+        { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q maven; } >/dev/null 2>&1 || true
+    fi
     if ! command -v mvn >/dev/null 2>&1; then
         echo "error: bench/ builds with Maven, which is not installed ('apt-get install maven')" >&2
         return 1

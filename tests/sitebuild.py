@@ -25,13 +25,15 @@ SKIP = {".git", ".venv", "_site", ".jekyll-cache", ".pytest_cache", ".hypothesis
 
 
 def _copy_tree(src: Path, dest: Path) -> None:
-    """Hard links where possible: runs/ may hold tens of MB of logs and recordings."""
+    """runs/ may hold tens of MB of logs and recordings: hard-link those (nothing writes to
+    them); copy everything else, so no build step can write through a link into the repo."""
     def link_or_copy(s, d):
         try:
             os.link(s, d)
         except OSError:
             shutil.copy2(s, d)
-    shutil.copytree(src, dest, copy_function=link_or_copy, dirs_exist_ok=True, symlinks=True)
+    copy = link_or_copy if src.name == "runs" else shutil.copy2
+    shutil.copytree(src, dest, copy_function=copy, dirs_exist_ok=True, symlinks=True)
 
 
 def _png(width: int = 160, height: int = 90) -> bytes:
@@ -54,6 +56,7 @@ def _placeholders(site: Path, data: dict) -> None:
     paths = [data["manifest"], data["table"]["csv"]]
     paths += [c.get("source") for c in data.get("cells", [])]
     paths += [c.get("intervals_csv") for c in data.get("cells", [])]
+    paths += [c.get("jvm", {}).get("source") for c in data.get("cells", [])]
     charts = data.get("charts", {})
     for value in charts.values():
         for chart in (value if isinstance(value, list) else [value]):

@@ -224,6 +224,19 @@ def test_gzip_reads_like_the_plain_file(tmp_path):
     assert s["truncated"] and 0 < s["gc"]["count"] < plain["gc"]["count"]
 
 
+def test_gzip_members_concatenated_and_zero_padding(tmp_path):
+    a = gzip.compress((FIXTURES / "jdk17-default.jfr").read_bytes())
+    b = gzip.compress((FIXTURES / "jdk25-default.jfr").read_bytes())
+    both = tmp_path / "ab.jfr.gz"
+    both.write_bytes(a + b)
+    s = summarize_jfr(both)
+    assert s["chunks"] == 2 and s["gc"]["count"] == \
+        golden("jdk17-default")["gc"]["count"] + golden("jdk25-default")["gc"]["count"]
+    padded = tmp_path / "pad.jfr.gz"
+    padded.write_bytes(a + bytes(4096))
+    assert summarize_jfr(padded) == summary_of("jdk17-default.jfr")
+
+
 def test_damaged_gzip_is_one_clear_error(tmp_path):
     bad = tmp_path / "bad.jfr.gz"
     bad.write_bytes(b"\x1f\x8b\x08\x00" + b"\xff" * 100)
@@ -240,6 +253,14 @@ def test_repository_folder_of_a_killed_jvm(tmp_path):
     done = summarize_jfr(tmp_path)
     assert done["truncated"] is False
     assert done["gc"]["count"] <= s["gc"]["count"]
+
+
+def test_repository_root_with_one_jvm_folder(tmp_path):
+    shutil.copytree(FIXTURES / "jdk17-killed", tmp_path / "2026_11_22_00_03_51_9999")
+    assert summarize_jfr(tmp_path) == summary_of("jdk17-killed")
+    shutil.copytree(FIXTURES / "jdk17-killed", tmp_path / "2026_11_22_00_04_00_10000")
+    with pytest.raises(JfrError, match="2 JVMs' chunk folders"):
+        summarize_jfr(tmp_path)
 
 
 def test_empty_folder_and_missing_file_are_clear_errors(tmp_path):

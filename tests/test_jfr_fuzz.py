@@ -269,3 +269,32 @@ def test_gzip_bomb_is_read_in_bounded_steps(tmp_path):
             f.write(b"\0" * (1 << 20))
     with pytest.raises(JfrError, match="no FLR magic"):
         summarize_jfr(path)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["type", "values", "startTime", "duration", "stackTrace", "frames",
+                        "method", "name", "weight", "jvmUser", "when", "heapUsed",
+                        "sumOfPauses", "longestPause"]), inner, max_size=5),
+    max_leaves=30)
+event_names = st.sampled_from(["jdk.GarbageCollection", "jdk.CPULoad", "jdk.ExecutionSample",
+                               "jdk.GCHeapSummary", "jdk.ObjectAllocationSample", "x"])
+
+
+@settings(max_examples=150, deadline=2000)
+@given(st.lists(st.fixed_dictionaries({"type": event_names, "values": json_values}),
+                max_size=5) | json_values)
+def test_random_json_exports_give_one_error_or_data(tmp_path_factory, events):
+    import json
+    path = tmp_path_factory.mktemp("json") / "e.json"
+    doc = {"recording": {"events": events}} if isinstance(events, list) else events
+    path.write_text(json.dumps(doc))
+    outcome(path)
+
+
+def test_deeply_nested_json_is_one_error(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text('{"recording": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(JfrError, match="not a `jfr print --json` export"):
+        summarize_jfr(path)

@@ -48,6 +48,8 @@ class Page(HTMLParser):
         for key in ("href", "src"):
             if a.get(key):
                 self.links.append(a[key])
+        if tag == "meta" and a.get("property") in ("og:image", "twitter:image", "og:url"):
+            self.links.append(a.get("content", ""))
         if a.get("srcset"):
             self.links += [part.strip().split()[0] for part in a["srcset"].split(",")]
         if tag == "link" and a.get("rel") == "canonical":
@@ -241,3 +243,19 @@ def test_every_link_honours_baseurl(tmp_path_factory):
             if link.startswith("/") and not link.startswith("/loadcurve/"):
                 wrong.append(f"{path.relative_to(site)}: {link}")
     assert not wrong, "\n".join(wrong[:20])
+
+
+def test_every_config_key_is_documented():
+    """Style (minima): each key of _config.yml has a comment on the line(s) just above it."""
+    lines = (REPO / "_config.yml").read_text().splitlines()
+    undocumented = []
+    for i, line in enumerate(lines):
+        key = re.match(r"^(\s*)([A-Za-z_]+):", line)
+        if not key:
+            continue
+        above = lines[i - 1].strip() if i else ""
+        # The first child of a key, or a sibling inside one list item, shares its comment.
+        shared = (above.endswith(":") or above.startswith("- ")) and not above.startswith("#")
+        if not (above.startswith("#") or shared):
+            undocumented.append(line.strip())
+    assert not undocumented, undocumented

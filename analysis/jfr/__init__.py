@@ -51,6 +51,7 @@ same load point. MiB = 2^20 bytes.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from analysis.errors import JfrError
@@ -60,11 +61,12 @@ __all__ = ["summarize_jfr", "JfrError"]
 
 def summarize_jfr(path: str | os.PathLike,
                   attribution: list[tuple[str, str]] | None = None) -> dict:
+    """The summary of one recording (see the module docstring); JfrError when unreadable."""
+    # Imported here so that `import analysis.jfr` (e.g. by the CLI's --help) stays cheap.
     from analysis.jfr.chunks import iter_chunks
     from analysis.jfr.export import is_json_export, summarize_export
     from analysis.jfr.reader import ChunkReader
     from analysis.jfr.summary import Summary
-    import re
 
     p = Path(path)
     for pattern, _label in attribution or []:
@@ -76,26 +78,26 @@ def summarize_jfr(path: str | os.PathLike,
     if not p.exists():
         raise JfrError("no such file or folder", path=p)
     summary = Summary(attribution)
-    if p.is_file() and is_json_export(p):
-        summarize_export(p, summary)
-        return summary.result()
-    reader = ChunkReader(summary)
-    any_chunk = False
     try:
-        for chunk in iter_chunks(p):
-            any_chunk = True
-            reader.read(chunk)
-    except JfrError:
-        if not any_chunk:
-            raise
-        # A later chunk's header is damaged: keep what the earlier chunks gave.
-        summary.truncated = True
-        import sys
-        summary.damage_note = str(sys.exc_info()[1])
+        if p.is_file() and is_json_export(p):
+            summarize_export(p, summary)
+            return summary.result()
+        reader = ChunkReader(summary)
+        chunks_read = 0
+        try:
+            for chunk in iter_chunks(p):
+                chunks_read += 1
+                reader.read(chunk)
+        except JfrError as exc:
+            if chunks_read == 0:
+                raise
+            # A later chunk's header is damaged: keep what the earlier chunks gave.
+            summary.truncated = True
+            summary.damage_note = str(exc)
     except OSError as exc:
         raise JfrError(f"cannot read: {exc.strerror or exc}", path=p) from None
-    if not any_chunk:
+    if chunks_read == 0:
         raise JfrError("empty file", path=p, offset=0)
-    if summary.covered_until_ns is None and summary.damage_note:
+    if summary.covered_until_ns is None:
         raise JfrError(f"no event could be read ({summary.damage_note})", path=p)
     return summary.result()

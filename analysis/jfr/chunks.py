@@ -130,8 +130,14 @@ def iter_chunks(path: str | os.PathLike):
     if p.is_dir():
         files = sorted(f for f in p.iterdir() if f.suffix == ".jfr" and f.is_file())
         if not files:
-            raise JfrError("folder holds no .jfr chunk files", path=p,
-                           hint="give a JFR repository folder (the JVM's chunk files)")
+            # The repository root: the JVM makes one sub-folder per process in it.
+            subs = sorted(d for d in p.iterdir() if d.is_dir() and any(d.glob("*.jfr")))
+            if len(subs) == 1:
+                yield from iter_chunks(subs[0])
+                return
+            raise JfrError("folder holds no .jfr chunk files" if not subs else
+                           f"folder holds {len(subs)} JVMs' chunk folders", path=p,
+                           hint="give one JFR repository folder (one JVM's chunk files)")
         for f in files:
             yield from iter_chunks(f)
         return
@@ -173,16 +179,15 @@ class _Gunzip:
                 raise JfrError(f"gzip data is damaged: {exc}", path=self.path) from None
             self.tail = self.inflater.unconsumed_tail
             if self.inflater.eof:
-                rest = self.inflater.unused_data
+                # A gzip member ended. Another may follow (`cat a.gz b.gz`); anything else
+                # (zero padding) ends the data, as gzip(1) treats it.
+                rest = self.inflater.unused_data or self.raw.read(self.BLOCK)
                 self.inflater = zlib.decompressobj(wbits=31)
-                # Another gzip member may follow; anything else (padding) ends the data.
-                self.tail = rest if rest[:2] == b"\x1f\x8b" else b""
-                if not self.tail and not rest[:2] == b"\x1f\x8b":
-                    nxt = self.raw.read(2) if not rest else rest[:2]
-                    if nxt == b"\x1f\x8b":
-                        self.tail = nxt
-                    else:
-                        self.eof = True
+                if rest[:2] == b"\x1f\x8b":
+                    self.tail = rest
+                else:
+                    self.tail = b""
+                    self.eof = True
         out = bytes(self.pending[:n])
         del self.pending[:n]
         return out

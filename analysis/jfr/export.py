@@ -8,12 +8,25 @@ event type by id only) and no truncation state.
 from __future__ import annotations
 
 import json
+import math
 import re
 from datetime import datetime, timezone
 from pathlib import Path
 
 from analysis.errors import JfrError
 from analysis.jfr.summary import Summary
+
+
+def _int(v):
+    return v if type(v) is int else None
+
+
+def _number(v):
+    return float(v) if type(v) in (int, float) and math.isfinite(v) else None
+
+
+def _str(v):
+    return v if isinstance(v, str) else None
 
 MAX_EXPORT_BYTES = 64 << 20
 
@@ -53,10 +66,13 @@ def instant_ns(text) -> int | None:
     return int(whole.timestamp()) * 1_000_000_000 + frac
 
 
-def method_name(frame) -> str:
-    method = (frame or {}).get("method") or {}
-    cls = ((method.get("type") or {}).get("name") or "<unknown class>").replace("/", ".")
-    return f"{cls}.{method.get('name') or '<unknown>'}"
+def method_name(frame: dict) -> str:
+    method = frame.get("method")
+    method = method if isinstance(method, dict) else {}
+    cls = method.get("type")
+    cls = _str(cls.get("name")) if isinstance(cls, dict) else None
+    name = _str(method.get("name"))
+    return f"{(cls or '<unknown class>').replace('/', '.')}.{name or '<unknown>'}"
 
 
 def summarize_export(path: Path, summary: Summary) -> None:
@@ -70,7 +86,7 @@ def summarize_export(path: Path, summary: Summary) -> None:
         events = doc["recording"]["events"]
         if not isinstance(events, list):
             raise TypeError("events is not a list")
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise JfrError(f"not a `jfr print --json` export: {exc}", path=path) from None
     first = last = None
     for i, event in enumerate(events):
@@ -90,25 +106,28 @@ def summarize_export(path: Path, summary: Summary) -> None:
         elif name == "jdk.GCPhasePause":
             summary.gc_pause(start, dur)
         elif name == "jdk.GCHeapSummary":
-            summary.heap_summary(v.get("when"), v.get("heapUsed"))
+            summary.heap_summary(_str(v.get("when")), _int(v.get("heapUsed")))
         elif name == "jdk.SafepointBegin":
             summary.safepoint(start, dur)
         elif name == "jdk.CPULoad":
-            summary.cpu(v.get("jvmUser"), v.get("jvmSystem"), v.get("machineTotal"))
+            summary.cpu(_number(v.get("jvmUser")), _number(v.get("jvmSystem")),
+                        _number(v.get("machineTotal")))
         elif name == "jdk.ObjectAllocationSample":
-            summary.allocation(v.get("weight"))
+            summary.allocation(_int(v.get("weight")))
         elif name == "jdk.ThreadPark":
             summary.park(dur)
         elif name == "jdk.JavaMonitorEnter":
             summary.monitor_enter(dur)
         elif name == "jdk.JVMInformation":
-            summary.jvm(v.get("jvmName"), v.get("jvmVersion"))
+            summary.jvm(_str(v.get("jvmName")), _str(v.get("jvmVersion")))
         elif name == "jdk.ExecutionSample":
             trace = v.get("stackTrace")
             if not isinstance(trace, dict):
                 summary.samples(None, 1)
             else:
-                frames = tuple(method_name(f) for f in trace.get("frames") or [])
+                frames = trace.get("frames")
+                frames = tuple(method_name(f) for f in frames if isinstance(f, dict)) \
+                    if isinstance(frames, list) else ()
                 summary.samples(frames, 1, truncated=bool(trace.get("truncated")))
     summary.resolve_heap_when(lambda key: key)
     if first is None:

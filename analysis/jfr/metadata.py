@@ -68,6 +68,7 @@ class Metadata:
             if "java.lang.String" in self.by_name else None
         self._decoders: dict[int, object] = {}
         self._skippers: dict[int, object] = {}
+        self._partial: dict = {}
         self._in_progress: set = set()
         self._width_in_progress: set = set()
 
@@ -78,6 +79,32 @@ class Metadata:
     def skipper(self, type_id: int):
         """A function (data, pos) -> new pos, for values we only need to step over."""
         return self._codec(type_id, False)
+
+    def partial_decoder(self, type_id: int, wanted: tuple[str, ...]):
+        """A function (data, pos) -> (tuple of the `wanted` fields' values, in that order, None
+        for a field this JDK does not have; pos after the last one read). Fields before the
+        last wanted one that are not wanted are stepped over, not built; fields after it are
+        not read at all (the event's size says where the next event starts)."""
+        key = (type_id, wanted)
+        fn = self._partial.get(key)
+        if fn is not None:
+            return fn
+        cls = self.classes.get(type_id)
+        if cls is None:
+            raise Damage(f"type id {type_id} is used but not described by the metadata")
+        index = {f.name: i for i, f in enumerate(cls.fields)}
+        needed = {index[w] for w in wanted if w in index}
+        last = max(needed, default=-1)
+        env = {"read_varint": read_varint, "read_string": read_string, "Damage": Damage,
+               "FLOAT": _FLOAT.unpack_from, "DOUBLE": _DOUBLE.unpack_from}
+        lines = ["def codec(data, pos):"]
+        for i, f in enumerate(cls.fields[:last + 1]):
+            lines += self._value_lines(f, f"v{i}", i in needed, env)
+        result = ", ".join(f"v{index[w]}" if w in index else "None" for w in wanted)
+        lines.append(f"    return ({result}{',' if len(wanted) == 1 else ''}), pos")
+        exec("\n".join(lines), env)  # noqa: S102 - source built only from fixed kinds
+        fn = self._partial[key] = env["codec"]
+        return fn
 
     def _codec(self, type_id: int, decode: bool):
         cache = self._decoders if decode else self._skippers
@@ -127,30 +154,34 @@ class Metadata:
         for i, f in enumerate(cls.fields):
             var = f"v{i}"
             names.append(var)
-            item_lines = self._field_lines(f, var, decode, env)
-            if f.array:
-                # Every item takes at least one byte, so a count beyond the bytes left is
-                # damage, and nested arrays cannot multiply into unbounded work.
-                if self._min_width(FieldInfo(f.name, f.type_id, f.constant_pool, False)) < 1:
-                    raise Damage(f"field {f.name} is an array of empty structs")
-                lines += [f"    n, pos = read_varint(data, pos)",
-                          f"    if n > len(data) - pos: raise Damage('array of ' + str(n) + ' items "
-                          f"claims more bytes than remain')"]
-                if decode:
-                    lines += [f"    items = []", f"    for _ in range(n):"]
-                    lines += ["    " + ln for ln in item_lines]
-                    lines += [f"        items.append({var})", f"    {var} = items"]
-                else:
-                    lines += [f"    for _ in range(n):"]
-                    lines += ["    " + ln for ln in item_lines] or ["        pass"]
-            else:
-                lines += item_lines
+            lines += self._value_lines(f, var, decode, env)
         if decode:
             lines.append(f"    return ({', '.join(names)}{',' if len(names) == 1 else ''}), pos")
         else:
             lines.append("    return pos")
         exec("\n".join(lines), env)  # noqa: S102 - source built only from the fixed kinds above
         return env["codec"]
+
+    def _value_lines(self, f: FieldInfo, var: str, decode: bool, env: dict):
+        """Source lines that read (decode) or step over (skip) one field, array or not."""
+        item_lines = self._field_lines(f, var, decode, env)
+        if not f.array:
+            return item_lines
+        # Every item takes at least one byte, so a count beyond the bytes left is damage, and
+        # nested arrays cannot multiply into unbounded work.
+        if self._min_width(FieldInfo(f.name, f.type_id, f.constant_pool, False)) < 1:
+            raise Damage(f"field {f.name} is an array of empty structs")
+        lines = ["    n, pos = read_varint(data, pos)",
+                 "    if n > len(data) - pos: raise Damage('array of ' + str(n) + ' items "
+                 "claims more bytes than remain')"]
+        if decode:
+            lines += ["    items = []", "    for _ in range(n):"]
+            lines += ["    " + ln for ln in item_lines]
+            lines += [f"        items.append({var})", f"    {var} = items"]
+        else:
+            lines += ["    for _ in range(n):"]
+            lines += ["    " + ln for ln in item_lines] or ["        pass"]
+        return lines
 
     def _field_lines(self, f: FieldInfo, var: str, decode: bool, env: dict):
         if f.constant_pool:
@@ -210,7 +241,7 @@ def parse_metadata(data, pos: int, end: int) -> Metadata:
     strings = []
     for _ in range(count):
         s, pos = read_string(data, pos)
-        strings.append(s)
+        strings.append(s if isinstance(s, str) else "")  # a pool reference here is damage
     root, pos = _read_element(data, pos, end, strings, 0)
     if pos > end:
         raise Damage("metadata event runs past its size")

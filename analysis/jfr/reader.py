@@ -13,16 +13,22 @@ segment's constants after the events that use them.
 """
 from __future__ import annotations
 
+import math
 import struct
 from collections import Counter
 
-from analysis.jfr.chunks import HEADER_SIZE, Chunk
+from analysis.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
 from analysis.jfr.metadata import Metadata, parse_metadata
 from analysis.jfr.summary import Summary
 from analysis.jfr.wire import Damage, StringRef, read_varint
 
 METADATA_TYPE = 0
 CHECKPOINT_TYPE = 1
+
+# What damaged bytes can raise while decoding one event or checkpoint: the event is skipped
+# with a warning (TypeError/ValueError: a damaged metadata event gave a field a wrong type).
+DECODE_ERRORS = (Damage, IndexError, struct.error, UnicodeError, TypeError, ValueError,
+                 OverflowError)
 
 # Event types the summary reads, and the fields it takes from each (by name, looked up in each
 # chunk's metadata, so a field added or moved by a newer JDK is still found).
@@ -58,6 +64,7 @@ class ChunkReader:
     def __init__(self, summary: Summary):
         self.summary = summary
         self.metadata: Metadata | None = None
+        self._metadata_raw = b""
         self._plan_for: Metadata | None = None
 
     # -- per metadata: which type ids to decode, and how ------------------------------------
@@ -69,8 +76,9 @@ class ChunkReader:
             cls = md.by_name.get(name)
             if cls is None:
                 continue
-            idx = tuple(cls.field_index(f) for f in wanted)
-            self.event_plans[cls.type_id] = (name, md.decoder(cls.type_id), idx)
+            handler = getattr(self, "_on_" + name.split(".")[-1])
+            self.event_plans[cls.type_id] = (name, md.partial_decoder(cls.type_id, wanted),
+                                             handler)
         self.pool_plans = {}
         for name, wanted in POOL_FIELDS.items():
             cls = md.by_name.get(name)
@@ -101,6 +109,10 @@ class ChunkReader:
             # the file anyway and stop at the first event that is not whole.
             end = len(data)
         s.note_chunk(h, chunk.complete)
+        if h.flags & FLAG_COMPRESSED_TICKS:
+            # Not written by JDK 11-25; a later format may encode times differently.
+            s.warn(chunk.path, chunk.offset + 67, "chunk flags say 'compressed ticks', which this "
+                   "reader does not know; event times may be wrong")
 
         md = self._find_metadata(chunk, end)
         if md is None:
@@ -113,59 +125,83 @@ class ChunkReader:
         s.cover_until(h.start_nanos)
 
         start_nanos, start_ticks, tps = h.start_nanos, h.start_ticks, h.ticks_per_second
+        self._clock = (start_nanos, start_ticks, tps)
         pools: dict[int, dict] = {tid: {} for tid in self.pool_plans}
-        samples: Counter = Counter()
+        samples = self._samples = Counter()
         plans = self.event_plans
         need_times = not chunk.complete
         timed = self.first_field_is_start_time
         last_ticks = None
 
+        # The hot loop: most events are stepped over, so it reads only size and type, with the
+        # varint cases the JVM writes (1 byte, and sizes padded to 4 bytes) unrolled.
+        wanted = set(plans) | {CHECKPOINT_TYPE}
+        if need_times:
+            wanted |= timed
         pos = HEADER_SIZE
         while pos < end:
-            event_start = pos
             try:
                 b = data[pos]
                 if b < 128:
                     size = b
                     p = pos + 1
                 else:
-                    size, p = read_varint(data, pos)
-                b = data[p]
-                if b < 128:
-                    type_id = b
-                    p += 1
-                else:
-                    type_id, p = read_varint(data, p)
+                    b1 = data[pos + 1]
+                    if b1 < 128:
+                        size = (b & 127) | (b1 << 7)
+                        p = pos + 2
+                    else:
+                        b2 = data[pos + 2]
+                        b3 = data[pos + 3]
+                        if b2 >= 128 and b3 < 128:
+                            size = (b & 127) | ((b1 & 127) << 7) | ((b2 & 127) << 14) | (b3 << 21)
+                            p = pos + 4
+                        else:
+                            size, p = read_varint(data, pos)
+                type_id = data[p]
             except IndexError:
-                s.damage(chunk.path, chunk.offset + event_start, "event header cut short")
+                s.damage(chunk.path, chunk.offset + pos, "event header cut short")
                 break
-            if size < 2 or event_start + size > end:
-                if event_start + size > end and not chunk.complete:
-                    s.damage(chunk.path, chunk.offset + event_start,
+            nxt = pos + size
+            if size < 2 or nxt > end:
+                if nxt > end and not chunk.complete:
+                    s.damage(chunk.path, chunk.offset + pos,
                              "event runs past the end of the data (cut short)")
                 else:
-                    s.damage(chunk.path, chunk.offset + event_start,
+                    s.damage(chunk.path, chunk.offset + pos,
                              f"event claims {size} bytes, impossible here")
                 break
-            pos = event_start + size
+            if type_id < 128 and type_id not in wanted:
+                pos = nxt
+                continue
+            # An event to decode (or a type id of two bytes or more, to look up properly).
+            event_start = pos
+            pos = nxt
+            if type_id < 128:
+                p += 1
+            else:
+                try:
+                    type_id, p = read_varint(data, p)
+                except IndexError:
+                    continue
             plan = plans.get(type_id)
             if plan is not None:
                 try:
                     values, q = plan[1](data, p)
                     if q > pos:
                         raise Damage("event fields run past its size")
-                except (Damage, IndexError, struct.error, UnicodeError) as exc:
+                    plan[2](values)
+                except DECODE_ERRORS as exc:
                     s.warn(chunk.path, chunk.offset + event_start, f"{plan[0]} skipped: {exc}")
                     continue
-                self._event(plan, values, start_nanos, start_ticks, tps, samples)
-                if need_times and values[plan[2][0]] is not None:
-                    t = values[plan[2][0]]
+                if need_times and values[0] is not None:  # startTime is wanted first
+                    t = values[0]
                     if last_ticks is None or t > last_ticks:
                         last_ticks = t
             elif type_id == CHECKPOINT_TYPE:
                 try:
                     self._checkpoint(data, p, pos, pools)
-                except (Damage, IndexError, struct.error, UnicodeError) as exc:
+                except DECODE_ERRORS as exc:
                     s.warn(chunk.path, chunk.offset + event_start,
                            f"constant pool checkpoint skipped: {exc}")
             elif need_times and type_id in timed:
@@ -196,13 +232,15 @@ class ChunkReader:
                 type_id, p = read_varint(data, p)
                 if type_id != METADATA_TYPE or pos + size > end:
                     continue
-                md_id_probe = self.metadata
+                # Chunks of one JVM repeat the same metadata event (about 100 KB): reuse the
+                # parsed types and generated decoders when the bytes are identical.
+                raw = bytes(data[p:pos + size])
+                if self.metadata is not None and raw == self._metadata_raw:
+                    return self.metadata
                 md = parse_metadata(data, p, pos + size)
-                if md_id_probe is not None and md_id_probe.metadata_id == md.metadata_id \
-                        and md_id_probe.classes.keys() == md.classes.keys():
-                    return md_id_probe  # same types: keep the generated decoders
+                self._metadata_raw = raw
                 return md
-            except (Damage, IndexError, struct.error, UnicodeError) as exc:
+            except DECODE_ERRORS as exc:
                 self.summary.warn(chunk.path, chunk.offset + pos, f"metadata unreadable: {exc}")
         return self.metadata  # a chunk cut before its metadata: the previous chunk's types
 
@@ -259,58 +297,62 @@ class ChunkReader:
             if p > end:
                 raise Damage("pool entries run past the checkpoint's size")
 
-    def _event(self, plan, values, start_nanos, start_ticks, tps, samples):
-        name, _decode, idx = plan
-        s = self.summary
+    # -- event handlers: values arrive in the order EVENT_FIELDS lists them ----------------
+    # A damaged metadata event can give a field another type than the JDK's; values reach the
+    # summary only as the numbers (or strings) it expects, anything else as "absent".
+    def _epoch_ns(self, ticks):
+        if type(ticks) is not int:
+            return None
+        start_nanos, start_ticks, tps = self._clock
+        return start_nanos + (ticks - start_ticks) * 1_000_000_000 // tps
 
-        def at(i):
-            j = idx[i]
-            return values[j] if j is not None else None
+    def _span_ns(self, ticks):
+        return ticks * 1_000_000_000 // self._clock[2] if type(ticks) is int else None
 
-        def epoch_ns(ticks):
-            return start_nanos + (ticks - start_ticks) * 1_000_000_000 // tps
+    def _on_ExecutionSample(self, v):
+        key = v[1]
+        self._samples[key if type(key) is int else None] += 1
 
-        def span_ns(ticks):
-            return ticks * 1_000_000_000 // tps if ticks is not None else None
+    def _on_ObjectAllocationSample(self, v):
+        self.summary.allocation(_int(v[1]))
 
-        t = at(0)
-        t_ns = epoch_ns(t) if t is not None else None
-        if name == "jdk.ExecutionSample":
-            samples[at(1)] += 1
-        elif name == "jdk.ObjectAllocationSample":
-            s.allocation(at(1))
-        elif name == "jdk.CPULoad":
-            s.cpu(at(1), at(2), at(3))
-        elif name == "jdk.GarbageCollection":
-            s.garbage_collection(t_ns, span_ns(at(1)), span_ns(at(2)), span_ns(at(3)))
-        elif name == "jdk.GCPhasePause":
-            s.gc_pause(t_ns, span_ns(at(1)))
-        elif name == "jdk.GCHeapSummary":
-            s.heap_summary(self._pool_string("jdk.types.GCWhen", at(1)), at(2))
-        elif name == "jdk.SafepointBegin":
-            s.safepoint(t_ns, span_ns(at(1)))
-        elif name == "jdk.ThreadPark":
-            s.park(span_ns(at(1)))
-        elif name == "jdk.JavaMonitorEnter":
-            s.monitor_enter(span_ns(at(1)))
-        elif name == "jdk.ActiveSetting":
-            cls = self.metadata.classes.get(at(1)) if isinstance(at(1), int) else None
-            if cls is not None:
-                s.setting(cls.name, self._str(at(2)), self._str(at(3)))
-        elif name == "jdk.JVMInformation":
-            s.jvm(self._str(at(1)), self._str(at(2)))
+    def _on_CPULoad(self, v):
+        self.summary.cpu(_number(v[1]), _number(v[2]), _number(v[3]))
 
-    # GCWhen values are resolved straight away from the pools seen so far; the JVM writes these
-    # small fixed pools at the start of every chunk.
-    def _pool_string(self, pool_name, key):
-        return ("pool", pool_name, key)
+    def _on_GarbageCollection(self, v):
+        span = self._span_ns
+        self.summary.garbage_collection(self._epoch_ns(v[0]), span(v[1]), span(v[2]),
+                                        span(v[3]))
+
+    def _on_GCPhasePause(self, v):
+        self.summary.gc_pause(self._epoch_ns(v[0]), self._span_ns(v[1]))
+
+    def _on_GCHeapSummary(self, v):
+        # `when` is a key into the GCWhen pool, whose checkpoint may come later in the chunk.
+        self.summary.heap_summary(("pool", "jdk.types.GCWhen", _int(v[1])), _int(v[2]))
+
+    def _on_SafepointBegin(self, v):
+        self.summary.safepoint(self._epoch_ns(v[0]), self._span_ns(v[1]))
+
+    def _on_ThreadPark(self, v):
+        self.summary.park(self._span_ns(v[1]))
+
+    def _on_JavaMonitorEnter(self, v):
+        self.summary.monitor_enter(self._span_ns(v[1]))
+
+    def _on_ActiveSetting(self, v):
+        cls = self.metadata.classes.get(v[1]) if type(v[1]) is int else None
+        if cls is not None:
+            self.summary.setting(cls.name, self._str(v[2]), self._str(v[3]))
+
+    def _on_JVMInformation(self, v):
+        self.summary.jvm(self._str(v[1]), self._str(v[2]))
 
     @staticmethod
     def _str(v):
         return v if isinstance(v, str) or v is None else None
 
     def _resolve_samples(self, samples: Counter, pools):
-        md = self.metadata
         by_name = {}
         for type_id, (name, *_rest) in self.pool_plans.items():
             by_name[name] = pools.get(type_id, {})
@@ -318,7 +360,7 @@ class ChunkReader:
 
         def text(v):
             if isinstance(v, StringRef):
-                v = strings.get(v.key)
+                v = strings.get(v.key) if type(v.key) is int else None
             return v if isinstance(v, str) else None
 
         symbols = by_name.get("jdk.types.Symbol", {})
@@ -328,17 +370,16 @@ class ChunkReader:
         method_names: dict = {}
 
         def method_name(key):
+            if type(key) is not int:
+                return "<unknown method>"
             n = method_names.get(key)
             if n is None:
                 m = methods.get(key)
-                if m is None:
-                    n = "<unknown method>"
-                else:
-                    cls_sym = classes.get(m[0])
-                    cls_name = text(symbols.get(cls_sym)) if cls_sym is not None else None
-                    meth = text(symbols.get(m[1]))
-                    n = f"{(cls_name or '<unknown class>').replace('/', '.')}." \
-                        f"{meth or '<unknown>'}"
+                cls_sym = classes.get(m[0]) if m and type(m[0]) is int else None
+                cls_name = text(symbols.get(cls_sym)) if type(cls_sym) is int else None
+                meth = text(symbols.get(m[1])) if m and type(m[1]) is int else None
+                n = f"{(cls_name or '<unknown class>').replace('/', '.')}." \
+                    f"{meth or '<unknown>'}"
                 method_names[key] = n
             return n
 
@@ -348,11 +389,19 @@ class ChunkReader:
                 self.summary.samples(None, count)
                 continue
             self.summary.samples(tuple(method_name(m) for m in trace[1]), count,
-                                 truncated=bool(trace[0]))
+                                 truncated=trace[0] == 1)
         # The GCWhen strings of heap summaries read in this chunk.
         when = by_name.get("jdk.types.GCWhen", {})
-        self.summary.resolve_heap_when(lambda key: text(when.get(key)))
-        del md
+        self.summary.resolve_heap_when(lambda key: text(when.get(key)) if type(key) is int
+                                       else None)
+
+
+def _int(v):
+    return v if type(v) is int else None
+
+
+def _number(v):
+    return float(v) if type(v) in (int, float) and math.isfinite(v) else None
 
 
 def _keep(name, value, idx, frame_method):
@@ -360,8 +409,9 @@ def _keep(name, value, idx, frame_method):
     if name == "jdk.types.StackTrace":
         truncated = value[idx[0]] if idx[0] is not None else 0
         frames = value[idx[1]] if idx[1] is not None else []
-        return (truncated, tuple(f[frame_method] for f in frames) if frame_method is not None
-                else ())
+        if not isinstance(frames, list) or frame_method is None:
+            return (truncated, ())
+        return (truncated, tuple(f[frame_method] for f in frames))
     if name == "java.lang.String":
         return value[0]
     if name == "jdk.types.Method":

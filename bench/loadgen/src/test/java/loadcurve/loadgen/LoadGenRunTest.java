@@ -1,0 +1,116 @@
+package loadcurve.loadgen;
+
+import com.sun.net.httpserver.HttpServer;
+import org.HdrHistogram.EncodableHistogram;
+import org.HdrHistogram.HistogramLogReader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The generator end to end against loopback servers: what it sends, logs and counts. */
+class LoadGenRunTest {
+    private static long field(String json, String scope, String name) {
+        Matcher m = Pattern.compile("\"" + scope + "\": \\{[^}]*\"" + name + "\": (\\d+)").matcher(json);
+        assertTrue(m.find(), scope + "." + name + " in " + json);
+        return Long.parseLong(m.group(1));
+    }
+
+    private static long loggedCount(Path hlog) throws Exception {
+        long count = 0;
+        HistogramLogReader reader = new HistogramLogReader(hlog.toFile());
+        EncodableHistogram h;
+        while ((h = reader.nextIntervalHistogram()) != null) {
+            count += ((org.HdrHistogram.Histogram) h).getTotalCount();
+        }
+        return count;
+    }
+
+    private static String run(URI url, double rate, double timeoutS, Path dir) throws Exception {
+        LoadGen.Options o = new LoadGen.Options(url, rate, 0.5, 1, timeoutS, 15_000,
+                dir.resolve("x.hlog"), dir.resolve("x.counts.json"));
+        assertEquals(0, LoadGen.run(o, new PrintStream(new ByteArrayOutputStream(), true,
+                StandardCharsets.UTF_8)));
+        return Files.readString(dir.resolve("x.counts.json"));
+    }
+
+    @Test
+    void aServerThatAnswersGetsEveryRequestLoggedFromItsIntendedTime(@TempDir Path dir) throws Exception {
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+        server.createContext("/", exchange -> {
+            byte[] body = "ok\n".getBytes(StandardCharsets.US_ASCII);
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        server.start();
+        try {
+            String json = run(URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/x"),
+                    200, 5, dir);
+            assertEquals(200, field(json, "window", "sent"));
+            assertEquals(0, field(json, "window", "timeouts"));
+            assertEquals(0, field(json, "window", "errors"));
+            long completed = field(json, "window", "completed");
+            assertTrue(completed >= 190 && completed <= 210, "completed " + completed);
+            assertEquals(completed, loggedCount(dir.resolve("x.hlog")), "log vs counts file");
+            assertTrue(Files.exists(dir.resolve("x.hlog")) && !Files.exists(dir.resolve("x.hlog.tmp")));
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    @Test
+    void aServerThatNeverAnswersStillGetsTheOfferedRateAndTimeouts(@TempDir Path dir) throws Exception {
+        // Accepts connections and reads nothing back: a stalled server. An open-loop generator
+        // keeps sending on schedule, one connection per request, and counts timeouts.
+        List<Socket> accepted = new ArrayList<>();
+        try (ServerSocket stalled = new ServerSocket(0, 1000, InetAddress.getLoopbackAddress())) {
+            Thread acceptor = new Thread(() -> {
+                while (!stalled.isClosed()) {
+                    try {
+                        accepted.add(stalled.accept());
+                    } catch (Exception e) {
+                        return;
+                    }
+                }
+            });
+            acceptor.setDaemon(true);
+            acceptor.start();
+            String json = run(URI.create("http://127.0.0.1:" + stalled.getLocalPort() + "/x"),
+                    100, 0.3, dir);
+            assertEquals(100, field(json, "window", "sent"));
+            assertEquals(0, field(json, "window", "completed"));
+            assertEquals(0, loggedCount(dir.resolve("x.hlog")));
+            long timeouts = field(json, "window", "timeouts");
+            // Requests due in [0.2, 1.2) s time out 0.3 s later; those in the window's last
+            // 0.3 s are still in flight at its end.
+            assertTrue(timeouts >= 90 && timeouts <= 110, "timeouts " + timeouts);
+            assertTrue(field(json, "total", "in_flight_at_end") >= 25, json);
+            assertEquals(field(json, "total", "sent"),
+                    field(json, "total", "completed") + field(json, "total", "errors")
+                            + field(json, "total", "timeouts") + field(json, "total", "in_flight_at_end"));
+        } finally {
+            for (Socket s : accepted) {
+                s.close();
+            }
+        }
+    }
+}

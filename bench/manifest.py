@@ -1,0 +1,247 @@
+"""Write runs/<run-id>/run.yml for a run measured by bench/run.sh, and check the generator.
+
+Reads the per-cell counts files the load generator wrote (<system>/<load>.counts.json), captures
+the machine's environment, and writes run.yml in the format of docs/data-format.md (atomically:
+temporary name, then rename). Prints one line per cell with the generator's achieved send rate
+against the offered one, and warns about cells where the generator may have distorted the
+result (so they can be re-measured with `bench/run.sh RUN_ID --only SYSTEM/LOAD`).
+
+Standard library only, so the harness does not depend on the analysis package.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# A cell whose generator sent less than this share of the offered rate, or whose sends were
+# this late at p99, is reported as possibly distorted by the generator.
+MIN_SEND_SHARE = 0.99
+MAX_SEND_LAG_P99_MS = 20.0
+
+# No `connections:` in run.yml: the generator has no fixed number; it opens one per request in
+# flight (up to --max-in-flight), which the name says.
+GENERATOR_NAME = ("loadcurve bench/loadgen (Java NIO, HTTP/1.1 keep-alive, one connection "
+                  "per request in flight, at most {max_in_flight:,})")
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--systems", required=True, help="comma-separated: poolN or virtual")
+    p.add_argument("--rates", required=True, help="comma-separated offered rates (req/s)")
+    p.add_argument("--service-ms", required=True, type=int)
+    p.add_argument("--warmup-s", required=True, type=float)
+    p.add_argument("--duration-s", required=True, type=int)
+    p.add_argument("--timeout-s", required=True, type=float)
+    p.add_argument("--max-in-flight", required=True, type=int)
+    p.add_argument("--java", required=True, help="the java executable the run used")
+    p.add_argument("--server-flags", required=True)
+    p.add_argument("--generator-flags", required=True)
+    p.add_argument("--title")
+    p.add_argument("--description")
+    p.add_argument("--tags", default="")
+    p.add_argument("--date", help="YYYY-MM-DD (default: today, UTC)")
+    return p.parse_args(argv)
+
+
+def system_info(system_id: str) -> dict:
+    if system_id == "virtual":
+        return {"id": "virtual", "label": "Virtual threads",
+                "description": "Executors.newVirtualThreadPerTaskExecutor() as the HttpServer "
+                               "executor: one new virtual thread per request, no limit."}
+    threads = int(system_id[len("pool"):])
+    return {"id": system_id, "label": f"Fixed pool of {threads} platform threads",
+            "concurrency_limit": threads,
+            "description": f"Executors.newFixedThreadPool({threads}) as the HttpServer executor: "
+                           f"requests beyond {threads} wait in its unbounded queue."}
+
+
+def default_title(systems: list[dict], service_ms: int) -> str:
+    labels = [s["label"] for s in systems]
+    pools = [s for s in systems if "concurrency_limit" in s]
+    if len(systems) == 2 and len(pools) == 1 and any(s["id"] == "virtual" for s in systems):
+        return (f"Fixed pool of {pools[0]['concurrency_limit']} platform threads vs virtual "
+                f"threads at {service_ms} ms per request")
+    return f"{' vs '.join(labels)} at {service_ms} ms per request"
+
+
+def default_description(systems: list[dict], service_ms: int) -> str:
+    names = " and ".join(s["label"].lower() if s["id"] == "virtual" else
+                         f"a {s['label'][0].lower()}{s['label'][1:]}" for s in systems)
+    return (f"Open-loop load at rising offered rates against the JDK's built-in HTTP server, "
+            f"which holds each request for {service_ms} ms, run by {names}: where a pool's "
+            f"throughput stops and its queue takes over.")
+
+
+def read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def environment(java: str, server_flags: str) -> dict:
+    cpuinfo = read("/proc/cpuinfo")
+    model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.M)
+    cores = os.cpu_count()
+    siblings = re.search(r"^siblings\s*:\s*(\d+)$", cpuinfo, re.M)
+    cpu_cores = re.search(r"^cpu cores\s*:\s*(\d+)$", cpuinfo, re.M)
+    smt = None
+    if siblings and cpu_cores:
+        smt = int(siblings.group(1)) > int(cpu_cores.group(1))
+    meminfo = re.search(r"^MemTotal:\s*(\d+) kB", read("/proc/meminfo"), re.M)
+    os_release = re.search(r'^PRETTY_NAME="?([^"\n]+)"?', read("/etc/os-release"), re.M)
+    props = subprocess.run([java, "-XshowSettings:properties", "-version"],
+                           capture_output=True, text=True, timeout=60).stderr
+    prop = dict(re.findall(r"^\s+([\w.]+) = (.*)$", props, re.M))
+    jdk = " ".join(x for x in (prop.get("java.vm.vendor") if not prop.get("java.vendor.version")
+                               else None, prop.get("java.vendor.version"),
+                               f"({prop.get('java.runtime.version')})"
+                               if prop.get("java.runtime.version") else None) if x)
+    heap = re.search(r"-Xmx(\d+)([gGmM])", server_flags)
+    gc = re.search(r"-XX:\+Use(\w+)GC", server_flags)
+    env = {
+        "cpu": model.group(1).strip() if model else platform.processor() or None,
+        "cores": cores,
+        "smt": smt,
+        "memory": f"{int(meminfo.group(1)) / 1024 / 1024:.0f} GiB" if meminfo else None,
+        "os": os_release.group(1) if os_release else platform.system(),
+        "kernel": platform.release(),
+        "jdk": jdk or None,
+        "jvm_flags": server_flags,
+        "gc": gc.group(1) if gc else None,
+        "heap": f"{heap.group(1)} {'GiB' if heap.group(2) in 'gG' else 'MiB'}" if heap else None,
+        "shared_host": True,
+    }
+    return {k: v for k, v in env.items() if v is not None}
+
+
+def q(value) -> str:
+    """A YAML scalar: JSON's double-quoted strings and numbers are valid YAML."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return json.dumps(value, ensure_ascii=False)
+
+
+def render(args, systems, load_points, env, cells, title, description, date, tags) -> str:
+    out = ["# Measured by bench/run.sh; regenerate with it rather than by hand.",
+           "# Latencies are from each request's intended send time (open loop, the wrk2 method).",
+           "# Per cell, the generator's own counts and send accuracy are in <system>/<load>.counts.json.",
+           f"# Generator JVM: {args.generator_flags}; measured window {args.duration_s} s per cell "
+           f"after {args.warmup_s:g} s of warm-up at the offered rate.",
+           "schema_version: 1",
+           f"title: {q(title)}",
+           f"date: {date}",
+           f"description: {q(description)}"]
+    if tags:
+        out.append(f"tags: [{', '.join(tags)}]")
+    out += ["value_unit: us                    # the .hlog values are microseconds",
+            f"service_time_ms: {args.service_ms}", "systems:"]
+    for s in systems:
+        out.append(f"  - id: {s['id']}")
+        out.append(f"    label: {q(s['label'])}")
+        if "concurrency_limit" in s:
+            out.append(f"    concurrency_limit: {s['concurrency_limit']}")
+        out.append(f"    description: {q(s['description'])}")
+    out.append("load_points:")
+    for lp in load_points:
+        out.append(f"  - {{id: {lp['id']}, offered_rate: {lp['offered_rate']}, "
+                   f"duration_s: {lp['duration_s']}}}")
+    out.append("environment:")
+    for key, value in env.items():
+        out.append(f"  {key}: {q(value)}")
+    out += ["load_generator:",
+            f"  name: {q(GENERATOR_NAME.format(max_in_flight=args.max_in_flight))}",
+            "  model: open",
+            f"  timeout_s: {q(args.timeout_s)}",
+            f"  warmup_s: {q(args.warmup_s)}",
+            "cells:"]
+    for c in cells:
+        out.append(f"  - {{system: {c['system']}, load: {c['load']}, hlog: {c['hlog']}, "
+                   f"jfr: {c['jfr']}, sent: {c['sent']}, errors: {c['errors']}, "
+                   f"timeouts: {c['timeouts']}}}")
+    return "\n".join(out) + "\n"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    run_dir: Path = args.run_dir
+    systems = [system_info(s) for s in args.systems.split(",") if s]
+    rates = [int(r) for r in args.rates.split(",") if r]
+    load_points = [{"id": f"r{r}", "offered_rate": r, "duration_s": args.duration_s}
+                   for r in rates]
+    cells, missing, distorted = [], [], []
+    print(f"{'cell':<16} {'offered':>8} {'sent/s':>8} {'done/s':>8} {'lag p99':>9} "
+          f"{'timeouts':>8} {'errors':>6} {'in flight at end':>16}")
+    for lp in load_points:
+        for s in systems:
+            rel = f"{s['id']}/{lp['id']}"
+            counts_path = run_dir / f"{rel}.counts.json"
+            if not (run_dir / f"{rel}.hlog").is_file() or not counts_path.is_file():
+                missing.append(rel)
+                continue
+            counts = json.loads(counts_path.read_text(encoding="utf-8"))
+            window = counts["window"]
+            lag_p99_ms = counts["send_lag_us_window"]["p99"] / 1000
+            send_rate = counts["achieved_send_rate"]
+            print(f"{rel:<16} {lp['offered_rate']:>8} {send_rate:>8.1f} "
+                  f"{counts['achieved_completion_rate']:>8.1f} {lag_p99_ms:>7.2f}ms "
+                  f"{window['timeouts']:>8} {window['errors']:>6} "
+                  f"{counts['total']['in_flight_at_end']:>16}")
+            if (send_rate < MIN_SEND_SHARE * lp["offered_rate"] or lag_p99_ms > MAX_SEND_LAG_P99_MS
+                    or counts["not_sent"]):
+                distorted.append(rel)
+            cell = {"system": s["id"], "load": lp["id"], "hlog": f"{rel}.hlog",
+                    "jfr": f"{rel}.jfr", "sent": window["sent"], "errors": window["errors"],
+                    "timeouts": window["timeouts"]}
+            if not (run_dir / f"{rel}.jfr").is_file():
+                cell["jfr"] = "null"
+            cells.append(cell)
+    for rel in distorted:
+        print(f"warning: {rel}: the generator fell behind the offered rate (sent < "
+              f"{MIN_SEND_SHARE:.0%} of it, send lag p99 > {MAX_SEND_LAG_P99_MS:g} ms, or requests "
+              f"not sent); re-measure it with: bench/run.sh {run_dir.name} --only {rel}",
+              file=sys.stderr)
+    for rel in missing:
+        print(f"warning: {rel}: no .hlog/.counts.json; the cell is left out of run.yml",
+              file=sys.stderr)
+    if not cells:
+        print(f"error: no measured cells in {run_dir}", file=sys.stderr)
+        return 1
+    title = args.title or default_title(systems, args.service_ms)
+    description = args.description or default_description(systems, args.service_ms)
+    date = args.date or dt.datetime.now(dt.timezone.utc).date().isoformat()
+    tags = [t for t in args.tags.split(",") if t]
+    text = render(args, systems, load_points, environment(args.java, args.server_flags),
+                  cells, title, description, date, tags)
+    write_atomic(run_dir / "run.yml", text)
+    print(f"wrote {run_dir / 'run.yml'} ({len(cells)} cells)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

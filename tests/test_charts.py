@@ -1,0 +1,102 @@
+"""charts.py: plotting functions draw what they are given on an Axes; save_figure writes
+byte-identical SVG/PNG without volatile metadata."""
+from __future__ import annotations
+
+import hashlib
+import re
+
+import pytest
+
+from analysis import charts
+
+
+@pytest.fixture
+def ax():
+    fig, ax = charts.new_figure()
+    yield ax
+    charts.plt.close(fig)
+
+
+def spectrum_curves():
+    return [{"label": "Pool", "color": charts.color(0), "count": 20_000,
+             "points": [(0.0, 0.1), (50.0, 0.2), (90.0, 0.4), (99.0, 1.5), (99.9, 30.0),
+                        (99.99, 150.0), (100.0, 200.0)]},
+            {"label": "Virtual", "color": charts.color(1), "count": 500,
+             "points": [(0.0, 0.1), (50.0, 0.25), (99.0, 0.9), (100.0, 2.0)]}]
+
+
+def test_spectrum_x_axis_is_one_over_one_minus_p(ax):
+    artists = charts.plot_spectrum(ax, spectrum_curves(), title="t")
+    line = artists[0]
+    xs = list(line.get_xdata())
+    assert xs[:4] == pytest.approx([1.0, 2.0, 10.0, 100.0])
+    assert xs[-1] == 20_000            # the max sits where one sample lies beyond
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    labels = [charts._percent_label(x) for x in ax.get_xticks()]
+    assert labels[:6] == ["0%", "50%", "90%", "99%", "99.9%", "99.99%"]
+    assert "ms" in ax.get_ylabel() and ax.get_xlabel()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Pool", "Virtual"]
+
+
+def test_load_curve_marks_ceilings_and_saturation(ax):
+    systems = [{"label": "Pool", "color": charts.color(0), "offered": [10, 100, 1000],
+                "p50_ms": [0.2, 0.3, 900.0], "p99_ms": [0.5, 2.0, 2000.0],
+                "saturated": [False, False, True], "ceiling_rps": 100.0},
+               {"label": "Virtual", "color": charts.color(1), "offered": [10, 100, 1000],
+                "p50_ms": [0.2, 0.2, 0.3], "p99_ms": [0.5, 0.6, 0.9],
+                "saturated": [False, False, False], "ceiling_rps": None}]
+    charts.plot_load_curve(ax, systems)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "Pool predicted ceiling (100/s)" in legend
+    assert "saturated (achieved < 90 % offered)" in legend
+    assert "Virtual predicted ceiling" not in " ".join(legend)
+    assert ax.get_xscale() == "log" and "requests/s" in ax.get_xlabel() and "ms" in ax.get_ylabel()
+    p99_pool = next(l for l in ax.get_lines() if l.get_label() == "Pool p99")
+    assert list(p99_pool.get_ydata()) == [0.5, 2.0, 2000.0]
+
+
+def test_latency_over_time_draws_gaps_and_gc_hook(ax):
+    systems = [{"label": "Pool", "color": charts.color(0), "t_s": [0.0, 1.0, 2.0],
+                "p99_ms": [1.0, None, 3.0], "max_ms": [2.0, None, 250.0]}]
+    artists = charts.plot_latency_over_time(ax, systems, gc_pauses=[{"t_s": 2.0, "duration_ms": 200}])
+    p99 = artists[0].get_ydata()
+    assert p99[1] != p99[1]             # NaN: an empty interval is a gap, not a zero
+    assert any(a.get_label() == "GC pause" for a in artists)
+    assert "(s)" in ax.get_xlabel() and "(ms)" in ax.get_ylabel()
+
+
+def test_throughput_over_time_shows_offered_line(ax):
+    systems = [{"label": "Pool", "color": charts.color(0), "t_s": [0.0, 1.0],
+                "achieved_rate": [480.0, 300.0]}]
+    artists = charts.plot_throughput_over_time(ax, systems, offered_rate=500)
+    assert list(artists[0].get_ydata()) == [500, 500]
+    assert ax.get_ylim()[1] >= 500 and "requests/s" in ax.get_ylabel()
+
+
+def render(tmp_path, name):
+    fig, ax = charts.new_figure()
+    charts.plot_spectrum(ax, spectrum_curves(), title="Latency by percentile")
+    svg, png = tmp_path / f"{name}.svg", tmp_path / f"{name}.png"
+    charts.save_figure(fig, svg, png)
+    assert not charts.plt.get_fignums(), "save_figure must close the figure"
+    return svg.read_bytes(), png.read_bytes()
+
+
+def test_saved_charts_are_byte_identical_and_free_of_volatile_metadata(tmp_path):
+    svg1, png1 = render(tmp_path, "a")
+    svg2, png2 = render(tmp_path, "b")
+    assert hashlib.sha256(svg1).digest() == hashlib.sha256(svg2).digest()
+    assert png1 == png2
+    text = svg1.decode()
+    assert "<dc:date>" not in text and not re.search(r"20\d\d-\d\d-\d\dT", text)
+    assert b"Software" not in png1 and b"matplotlib" not in png1.lower()
+    assert png1.startswith(b"\x89PNG")
+    # 7 in x 150 dpi: sharp at a 700 px column
+    width = int.from_bytes(png1[16:20], "big")
+    assert width == 1050
+
+
+def test_unknown_chart_kind_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="unknown chart kind"):
+        charts.render_job({"kind": "pie", "data": {}, "svg": "a.svg", "png": "a.png"}, str(tmp_path))
+    assert not charts.plt.get_fignums()

@@ -1,0 +1,147 @@
+"""datafiles.py: the contract's document, display formatting, deterministic YAML that keeps any
+string as data, and the CSV files."""
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis import datafiles
+from analysis.manifest import Cell, LoadPoint, Manifest, System
+
+
+@pytest.mark.parametrize("value,text", [
+    (None, "–"), (0.1234, "0.123"), (1.234, "1.23"), (12.34, "12.3"), (201.327, "201"),
+    (2500.4, "2,500")])
+def test_fmt_ms(value, text):
+    assert datafiles.fmt_ms(value) == text
+
+
+@pytest.mark.parametrize("rate,clients,label", [
+    (25, 5, "5 × 5/s"), (2500, 200, "200 × 12.5/s"), (100, None, "100/s"), (1000, 3, "3 × 333.333/s")])
+def test_load_label(rate, clients, label):
+    assert datafiles.load_label(rate, clients) == label
+
+
+def test_rounding_has_no_negative_zero():
+    assert datafiles.r3(-0.0001) == 0.0 and str(datafiles.r3(-0.0001)) == "0.0"
+    assert datafiles.r3(1.23456) == 1.235 and datafiles.r3(None) is None
+
+
+def test_labelled_keeps_contract_order_and_only_given_keys():
+    out = datafiles.labelled({"gc": "G1", "cpu": "EPYC", "smt": False},
+                             {"cpu": "CPU", "smt": "SMT", "gc": "GC", "heap": "Heap"})
+    assert out == [{"key": "cpu", "label": "CPU", "value": "EPYC"},
+                   {"key": "smt", "label": "SMT", "value": "no"},
+                   {"key": "gc", "label": "GC", "value": "G1"}]
+
+
+def test_dump_yaml_keeps_order_and_writes_null():
+    text = datafiles.dump_yaml({"schema_version": 1, "b": None, "a": float("nan"), "list": [1]})
+    assert text == "schema_version: 1\nb: null\na: null\nlist:\n- 1\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_any_string_round_trips_as_data(title):
+    doc = {"title": title, "tags": [title], "nested": {"label": title}}
+    assert yaml.safe_load(datafiles.dump_yaml(doc)) == doc
+
+
+def manifest(tmp_path):
+    return Manifest(
+        run_id="demo", run_dir=tmp_path, path=tmp_path / "run.yml", title="T", date="2026-11-22",
+        description="D", value_unit="us",
+        systems=[System("pool", "Pool", 20), System("virt", "Virtual")],
+        load_points=[LoadPoint("r25", 25, 30, 5), LoadPoint("r50", 50, 30)],
+        cells=[Cell("pool", "r25", 1, "pool/r25.hlog")], tags=["jvm"], service_time_ms=200,
+        environment={"cores": 2}, load_generator={"model": "open", "timeout_s": 15})
+
+
+def summary(count, rate, saturated, **extra):
+    s = {"count": count, "achieved_rate": rate, "saturated": saturated, "p50_ms": 201.3271,
+         "p90_ms": 202.0, "p95_ms": 203.0, "p99_ms": 205.0, "p999_ms": 209.5, "max_ms": 210.0,
+         "mean_ms": 201.5, "stddev_ms": 1.25, "low_sample": ["p999"], "repetitions": 1}
+    s.update(extra)
+    return s
+
+
+def result(tmp_path):
+    return {
+        "manifest": manifest(tmp_path), "manifest_path": "runs/demo/run.yml",
+        "cells": [
+            {"load": "r25", "system": "pool", "sources": ["runs/demo/pool/r25.hlog"],
+             "summary": summary(750, 25.0, False, sent=760, drops=10, drop_pct=1.3157),
+             "littles_law": {"in_flight": 5.0376, "cap": 400, "consistent": True}, "jvm": None},
+            {"load": "r50", "system": "pool", "sources": ["runs/demo/pool/r50.hlog"],
+             "summary": summary(1200, 40.0, True), "littles_law": None,
+             "jvm": {"gc": {"count": 3, "pause_max_ms": 12.5}, "cpu": {"machine": 0.5},
+                     "note": "text is not a column"}},
+        ],
+        "missing": [{"load": "r25", "system": "virt", "file": "runs/demo/virt/r25.hlog"}],
+        "systems": {"pool": {"predicted_ceiling_rps": 100.0, "measured_peak_rps": 40.0,
+                             "peak_vs_predicted_pct": -60.0},
+                    "virt": {"predicted_ceiling_rps": None, "measured_peak_rps": None,
+                             "peak_vs_predicted_pct": None}},
+        "charts": {"load_curve": {"svg": "a.svg", "png": "a.png", "alt": "x"}},
+    }
+
+
+def test_run_document_follows_the_contract(tmp_path):
+    doc = datafiles.run_document(result(tmp_path))
+    assert list(doc) == ["schema_version", "id", "title", "date", "description", "tags", "url",
+                         "manifest", "value_unit", "service_time_ms", "environment",
+                         "load_generator", "systems", "load_points", "cells", "missing",
+                         "jvm_table", "table", "charts"]
+    assert doc["url"] == "/reports/demo/"
+    assert doc["load_generator"][0]["value"] == "open loop (latency from intended send time)"
+    assert doc["load_generator"][1]["value"] == "15 s"
+    assert doc["load_points"][0] == {"id": "r25", "offered_rate": 25, "clients": 5,
+                                     "rate_per_client": 5.0, "duration_s": 30, "label": "5 × 5/s"}
+    cell = doc["cells"][0]
+    assert cell["p50_ms"] == 201.327 and cell["drop_pct"] == 1.3 and cell["drops"] == 10
+    assert cell["in_flight"] == 5.038 and cell["in_flight_consistent"] is True
+    assert cell["intervals_csv"] == "assets/data/demo/pool-r25.csv"
+    assert "jvm" not in cell and doc["cells"][1]["jvm"]["gc"]["count"] == 3
+    row = doc["table"]["rows"][0]
+    assert row["clients_x_rate"] == "5 × 5/s"
+    assert row["cells"][0]["latency"] == "201 / 203 / 205 / 210"
+    assert row["cells"][0]["drops"] == "10 (1.3 %)"
+    assert row["cells"][1]["missing"] is True
+    assert doc["table"]["rows"][1]["cells"][0]["saturated"] is True
+    assert doc["jvm_table"] == {"columns": ["cpu.machine", "gc.count", "gc.pause_max_ms"],
+                                "rows": [{"load": "r50", "system": "pool",
+                                          "values": [0.5, 3, 12.5]}]}
+
+
+def test_run_document_is_deterministic(tmp_path):
+    a = datafiles.dump_yaml(datafiles.run_document(result(tmp_path)))
+    b = datafiles.dump_yaml(datafiles.run_document(result(tmp_path)))
+    assert a == b and yaml.safe_load(a)["schema_version"] == datafiles.SCHEMA_VERSION
+
+
+def test_series_csv_full_precision_with_repetitions():
+    rows = [{"t_s": 0.0, "length_s": 1.0, "count": 3, "achieved_rate": 3.0, "p50_ms": 0.1234567,
+             "p99_ms": 0.5, "max_ms": 0.75},
+            {"t_s": 1.0, "length_s": 1.0, "count": 0, "achieved_rate": 0.0, "p50_ms": None,
+             "p99_ms": None, "max_ms": None}]
+    text = datafiles.series_csv([rows, rows[:1]])
+    parsed = list(csv.reader(io.StringIO(text)))
+    assert parsed[0] == list(datafiles.SERIES_COLUMNS)
+    assert parsed[1] == ["1", "0.0", "1.0", "3", "3.0", "0.1234567", "0.5", "0.75"]
+    assert parsed[2][5:] == ["", "", ""]
+    assert parsed[3][0] == "2" and len(parsed) == 4
+
+
+def test_table_csv_has_a_line_per_cell(tmp_path):
+    doc = datafiles.run_document(result(tmp_path))
+    parsed = list(csv.DictReader(io.StringIO(datafiles.table_csv(doc))))
+    assert [(r["load"], r["system"], r["saturated"]) for r in parsed] == [
+        ("r25", "pool", "false"), ("r50", "pool", "true")]
+    assert parsed[0]["p99_ms"] == "205.0" and parsed[0]["sent"] == "760" and parsed[1]["sent"] == ""
+    assert not any(math.isnan(float(r["mean_ms"])) for r in parsed)

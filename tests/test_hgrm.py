@@ -1,0 +1,211 @@
+"""`python -m analysis hgrm` against HistogramLogProcessor's own output (tests/golden/hgrm).
+
+The expected files were recorded by tests/golden/hgrm/regen with ../shared/oracle/hlp
+(HdrHistogram 2.2.2); each case lists its flags in cases.tsv. Outputs must be byte-identical,
+except the local-time date text inside the `#[StartTime: ...]` comment.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis.cli import main
+from tests.conftest import REPO
+
+GOLDEN = REPO / "tests" / "golden" / "hgrm"
+FIXTURES = REPO / "tests" / "fixtures" / "hlog"
+START_TIME_DATE = re.compile(r"^(#\[StartTime: [-0-9.]+ \(seconds since epoch\)), .*\]$", re.M)
+
+
+def _cases():
+    for line in (GOLDEN / "cases.tsv").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, fixture, flags = (line.split("\t") + [""])[:3]
+            yield pytest.param(name, fixture, shlex.split(flags), id=name)
+
+
+def _normalise(text: str) -> str:
+    return START_TIME_DATE.sub(r"\1, <date>]", text)
+
+
+def hgrm(*args: str) -> tuple[int, str, str]:
+    """Run the command in-process (fast); returns (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["hgrm", *args])
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("name,fixture,flags", list(_cases()))
+def test_output_is_byte_identical_to_histogram_log_processor(tmp_path, name, fixture, flags):
+    if name == "ycsb-default":
+        # HistogramLogProcessor silently drops the interval before #[StartTime]; with the same
+        # window made explicit we must produce its exact output.
+        flags = ["-start", "0", *flags]
+    source = FIXTURES / fixture
+    if name.endswith("-stdout"):
+        code, out, err = hgrm("-i", str(source), *flags)
+        assert code == 0, err
+        assert _normalise(out) == _normalise((GOLDEN / "expected" / f"{name}.stdout").read_text())
+        return
+    code, out, err = hgrm("-i", str(source), *flags, "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    assert out == ""
+    assert _normalise((tmp_path / "out").read_text()) == \
+        _normalise((GOLDEN / "expected" / f"{name}.log").read_text())
+    assert _normalise((tmp_path / "out.hgrm").read_text()) == \
+        _normalise((GOLDEN / "expected" / f"{name}.hgrm").read_text())
+
+
+def test_start_time_line_matches_java_in_utc(tmp_path, monkeypatch):
+    """With TZ=UTC (the oracle's zone here) even the date text is Java's Date.toString()."""
+    monkeypatch.setenv("TZ", "UTC")
+    import time
+    time.tzset()
+    try:
+        code, out, _ = hgrm("-i", str(FIXTURES / "gen-ns-plain.hlog"), "-outputValueUnitRatio",
+                            "1000")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert code == 0
+    expected = (GOLDEN / "expected" / "gen-ns-stdout.stdout").read_text()
+    assert out.splitlines()[0] == expected.splitlines()[0]
+    assert "Tue Nov 14 22:13:20 UTC 2023" in out.splitlines()[0]
+
+
+def test_trailing_blank_line_is_read_like_the_file_without_it(tmp_path):
+    """HistogramLogProcessor fails on the corpus file's trailing blank line ("line appears to
+    be malformed", exit 1); we read all 11 intervals and print what Java prints without it."""
+    code, _, err = hgrm("-i", str(FIXTURES / "c-hiccup.140623.1028.10646.hlog"),
+                        "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    assert err == ""
+    assert (tmp_path / "out.hgrm").read_text() == \
+        (GOLDEN / "expected" / "hiccup-trimmed.hgrm").read_text()
+    assert (tmp_path / "out").read_text() == (GOLDEN / "expected" / "hiccup-trimmed.log").read_text()
+
+
+def test_intervals_before_start_time_are_kept_and_reported(tmp_path):
+    """ycsb's first interval starts 5 ms before #[StartTime]; Java drops it silently."""
+    code, _, err = hgrm("-i", str(FIXTURES / "java-ycsb.logV1.hlog"), "-o", str(tmp_path / "o"))
+    assert code == 0
+    assert "java-ycsb.logV1.hlog:5: 1 interval(s) start before #[StartTime]" in err
+    hgrm_text = (tmp_path / "o.hgrm").read_text()
+    java_without = (GOLDEN / "expected" / "ycsb-default.hgrm").read_text()
+    java_with = (GOLDEN / "expected" / "ycsb-all.hgrm").read_text()
+    assert "Total count    =       299719" in java_without
+    assert "Total count    =       300056" in hgrm_text
+    # same numbers as Java's output when Java is told to keep the interval
+    assert hgrm_text.splitlines()[2:] == java_with.splitlines()[2:]
+    assert hgrm_text.startswith("#[Overall percentile distribution between -0.005 and <Infinite>")
+
+
+def test_unparsable_line_is_skipped_with_a_warning_and_reading_goes_on(tmp_path):
+    lines = (FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog").read_text().splitlines(keepends=True)
+    lines[10] = "this is not a histogram line\n"   # Java stops reading here, exit 0
+    lines[20] = lines[20].replace("HISTF", "HISTX")  # corrupt payload
+    bad = tmp_path / "bad.hlog"
+    bad.write_text("".join(lines))
+    code, out, err = hgrm("-i", str(bad))
+    assert code == 0
+    warnings = err.splitlines()
+    assert len(warnings) == 2
+    assert warnings[0].startswith(f"warning: {bad}:11: ")
+    assert warnings[1].startswith(f"warning: {bad}:21: ")
+    assert "not valid base64" in warnings[1] or "cookie" in warnings[1]
+    # every other interval is read: 62 - 2
+    from analysis.hlog import read_hlog
+    log = read_hlog(bad)
+    assert len(log.intervals) == 60
+    assert f"Total count    = {log.merged().total_count:12d}" in out
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["-tag", "nosuchtag"], "no interval with tag 'nosuchtag'"),
+    (["-start", "1000"], "no untagged interval starting between 1000.0 and inf s"),
+    (["-end", "-5"], "no untagged interval starting between -inf and -5.0 s"),
+])
+def test_nothing_matching_is_one_error_line_and_exit_1(tmp_path, flags, message):
+    """Java throws a NullPointerException and exits 0 here."""
+    code, out, err = hgrm("-i", str(FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog"), *flags,
+                          "-o", str(tmp_path / "o"))
+    assert code == 1
+    assert err.count("\n") == 1 and err.startswith("error: ") and message in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_file_with_nothing_usable_warns_per_line_then_fails(tmp_path):
+    code, out, err = hgrm("-i", str(FIXTURES / "c-regression-bucket-config-shift-overflow.hlog"))
+    assert code == 1
+    lines = err.splitlines()
+    assert [line.split(": ")[0] for line in lines] == ["warning", "warning", "error"]
+    assert "overflow.hlog:4: invalid histogram header" in lines[0]
+    assert "overflow.hlog:5: unknown payload cookie" in lines[1]
+    assert "no usable histogram interval" in lines[2]
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["-outputValueUnitRatio", "0"], "-outputValueUnitRatio must be a positive number"),
+    (["-percentilesOutputTicksPerHalf", "0"], "-percentilesOutputTicksPerHalf must be at least 1"),
+])
+def test_invalid_settings_are_refused(flags, message):
+    code, _, err = hgrm("-i", str(FIXTURES / "gen-ns-plain.hlog"), *flags)
+    assert code == 1 and message in err
+
+
+def test_missing_input_file_is_an_error_not_a_traceback(tmp_path):
+    code, _, err = hgrm("-i", str(tmp_path / "nope.hlog"))
+    assert code == 1
+    assert err.startswith("error: ") and "no such file" in err
+
+
+def test_listtags():
+    code, out, _ = hgrm("-i", str(FIXTURES / "c-jHiccup-2.0.7S.logV3.hlog"), "-listtags")
+    assert code == 0
+    assert out.splitlines()[:2] == ["Tags found in input file:", "[NO TAG (default)]"]
+    assert "a1.134a" in out.splitlines()
+
+
+def test_reads_standard_input_like_the_processor():
+    source = FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog"
+    done = subprocess.run([sys.executable, "-m", "analysis", "hgrm"], cwd=REPO,
+                          stdin=source.open("rb"), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    expected = (GOLDEN / "expected" / "v2-stdout.stdout").read_text()
+    assert _normalise(done.stdout) == _normalise(expected)
+
+
+def test_help_names_every_processor_flag():
+    done = subprocess.run([sys.executable, "-m", "analysis", "hgrm", "--help"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0
+    for flag in ("-i FILE", "-o OUT", "-csv", "-tag TAG", "-start SEC", "-end SEC",
+                 "-outputValueUnitRatio R", "-percentilesOutputTicksPerHalf N"):
+        assert flag in done.stdout
+
+
+def test_single_dash_flags_are_not_split_by_argparse(tmp_path):
+    # "-csv" must not parse as "-c sv"; "-start -1" must take the negative number.
+    code, _, err = hgrm("-i", str(FIXTURES / "java-ycsb.logV1.hlog"), "-csv", "-start", "-1",
+                        "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    log_lines = (tmp_path / "o").read_text().splitlines()
+    hgrm_lines = (tmp_path / "o.hgrm").read_text().splitlines()
+    assert log_lines[0].startswith("#[Interval percentile log between -1.000 and <Infinite>")
+    assert log_lines[2].startswith('"Timestamp","Int_Count"')
+    assert hgrm_lines[2] == '"Value","Percentile","TotalCount","1/(1-Percentile)"'
+    assert hgrm_lines[-1].endswith(",1.000000000000,300056,Infinity")
+
+
+def test_golden_files_come_from_the_java_tools():
+    regen = (GOLDEN / "regen").read_text()
+    assert '"$oracle/hlp"' in regen and '"$oracle/javastats"' in regen
+    assert "analysis" not in regen.replace("analysis hgrm", "")
