@@ -46,6 +46,9 @@ LONG_MAX = (1 << 63) - 1
 # Timestamps whose millisecond value does not fit in a Java long are not times (a fuzzer's
 # 1e20, a StartTime of 1e300): Java saturates them silently; we skip the line and say so.
 MAX_ABS_SECONDS = 9.2e15
+# Compressed payloads up to this size are inflated in one call (at most ~16 MB out);
+# larger ones stream, stopping where the payload's own header says the counts end.
+SMALL_COMPRESSED = 16 * 1024
 
 # Decoded entries kept in memory for instant `Interval.histogram`; beyond this, intervals keep
 # their payload and decode on access (a 24-hour log has ~1.5e8 entries).
@@ -67,15 +70,6 @@ class DecodedPayload:
     counts_bytes: bytes
     double_ratio: float | None = None    # integer-to-double ratio for DoubleHistogram payloads
     double_config: tuple | None = None   # (configured highest-to-lowest ratio, digits)
-
-
-def _inflate(compressed: bytes, limit: int) -> bytes:
-    """Inflate at most `limit` bytes; never more, whatever the stream claims."""
-    inflater = zlib.decompressobj()
-    try:
-        return inflater.decompress(compressed, limit)
-    except zlib.error as exc:
-        raise PayloadError(f"corrupt zlib data in payload ({exc})") from None
 
 
 def parse_payload(raw: bytes) -> DecodedPayload:
@@ -127,6 +121,18 @@ def _parse_integer_payload(raw: bytes) -> DecodedPayload:
                                f"{len(raw) - 8}")
         header_size = 32 if base == V0_COMPRESSED else 40
         compressed = raw[8:8 + compressed_length]
+        if compressed_length <= SMALL_COMPRESSED:
+            # One call is cheaper, and a small input cannot inflate past ~1032x its size.
+            # A corrupt stream takes the step-by-step path below, which reports the first
+            # problem in Java's order (the header before the counts).
+            try:
+                inflated = zlib.decompress(compressed)
+            except zlib.error:
+                inflated = None
+            if inflated is not None:
+                header = inflated[:header_size].ljust(header_size, b"\0")
+                decoded = _parse_header(header, header_size)
+                return _finish_payload(decoded, inflated[header_size:header_size + decoded[2]])
         inflater = zlib.decompressobj()
         try:
             header = inflater.decompress(compressed, header_size)
@@ -429,20 +435,6 @@ def iter_lines(lines, path: str, warnings: list[str], state: _HeaderState):
                _java_long(absolute_end * 1000.0), state.start_time, payload[0])
 
 
-def read_text(path) -> str:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except IsADirectoryError:
-        raise HlogError("is a directory, not an .hlog file", path=path) from None
-    except FileNotFoundError:
-        raise HlogError("no such file", path=path) from None
-    except OSError as exc:
-        raise HlogError(exc.strerror or str(exc), path=path) from None
-    # .hlog files are ASCII; undecodable bytes can only sit in bad lines, which are reported.
-    return data.decode("latin-1")
-
-
 @dataclass
 class Batch:
     """Consecutive valid intervals of a log with all their counts in two flat arrays.
@@ -464,8 +456,10 @@ class Batch:
 
     def row_bounds(self, rows=None) -> tuple[np.ndarray, np.ndarray]:
         rows = np.arange(len(self.intervals)) if rows is None else np.asarray(rows)
-        starts = np.searchsorted(self.keys, rows.astype(np.int64) << self.stride_bits)
-        ends = np.searchsorted(self.keys, (rows.astype(np.int64) + 1) << self.stride_bits)
+        starts = np.searchsorted(self.keys, (rows.astype(np.int64) << self.stride_bits)
+                                 .astype(self.keys.dtype))
+        ends = np.searchsorted(self.keys, ((rows.astype(np.int64) + 1) << self.stride_bits)
+                               .astype(self.keys.dtype))
         return starts, ends
 
     def histogram(self, row: int):
@@ -483,27 +477,28 @@ MAX_STEP = 1 << 24   # longer zero runs can only be trailing (checked per row)
 
 
 def _varints(buf: np.ndarray):
-    """(values, steps, continuation) of a buffer of whole varints, vectorised.
+    """(values, steps, is_end) of a buffer of whole varints, per byte, vectorised.
 
-    values: the ZigZag-decoded varints (int32, or int64 when one does not fit); steps: how far
-    each moves the counts-array position (1 for a count, n for a run of n zeros, capped at
-    MAX_STEP); continuation: positions of the bytes that do not end a varint.
+    A varint's ZigZag-decoded value and its step (how far it moves the counts-array position:
+    1 for a count, n for a run of n zeros, capped at MAX_STEP) sit at its last byte; the other
+    bytes of a varint hold 0 and 0. Working per byte avoids compacting the buffer first.
 
     Nearly every varint in a V2 payload is one byte, decoded here in int8 arithmetic; the few
     longer ones are patched afterwards. Returns None when a varint is longer than 8 bytes
     (the scalar decoder, which knows the 9-byte form, then takes the payload)."""
     is_end = buf < 0x80
-    last = np.compress(is_end, buf).view(np.int8)
-    small = (last >> 1) ^ -(last & 1)                    # one-byte ZigZag, in int8
+    signed = buf.view(np.int8)
+    small = (signed >> 1) ^ -(signed & 1)               # one-byte ZigZag, in int8
+    small *= is_end                                      # 0 on continuation bytes
+    steps = np.maximum(-small, is_end.view(np.int8)).astype(np.int32)
     values = small.astype(np.int32)
-    steps = np.maximum(-small, np.int8(1)).astype(np.int32)   # n for -n (zero run), else 1
     continuation = np.flatnonzero(~is_end)
     if continuation.size:
-        # The byte after a varint's last continuation byte ends it; its varint number is the
-        # count of varint-ending bytes before it.
+        # the byte after a run of continuation bytes ends that varint
         run_end = np.flatnonzero(np.diff(continuation, append=-2) != 1)
         ends = continuation[run_end] + 1
-        multi = ends - (run_end + 1)
+        if int(ends[-1]) >= buf.size:
+            raise PayloadError("payload ends inside a varint (truncated counts)")
         run_start = np.concatenate([[0], run_end[:-1] + 1])
         lengths = run_end - run_start + 2
         longest = int(lengths.max())
@@ -516,9 +511,9 @@ def _varints(buf: np.ndarray):
         z = (value >> 1) ^ -(value & 1)
         if int(z.min()) < -INT_MAX or int(z.max()) > INT_MAX:
             values = values.astype(np.int64)
-        values[multi] = z
-        steps[multi] = np.minimum(np.maximum(-z, 1), MAX_STEP)
-    return values, steps, continuation
+        values[ends] = z
+        steps[ends] = np.minimum(np.maximum(-z, 1), MAX_STEP)
+    return values, steps, is_end
 
 
 def decode_varints(data: np.ndarray) -> np.ndarray:
@@ -530,7 +525,8 @@ def decode_varints(data: np.ndarray) -> np.ndarray:
     decoded = _varints(data)
     if decoded is None:
         return _decode_varints_scalar(bytes(data))
-    return decoded[0].astype(np.int64)
+    values, _, is_end = decoded
+    return values[is_end].astype(np.int64)
 
 
 def _decode_v2_batch(bodies: list[bytes], cals: list[int], stride_bits: int):
@@ -548,11 +544,10 @@ def _decode_v2_batch(bodies: list[bytes], cals: list[int], stride_bits: int):
     decoded = _varints(buf)
     if decoded is None:
         return None
-    values, steps, continuation = decoded
-    byte_ends = np.cumsum(lengths)
-    var_ends = byte_ends - np.searchsorted(continuation, byte_ends, side="left")
-    var_starts = np.concatenate([[0], var_ends[:-1]])
-    nonempty = np.flatnonzero(var_ends > var_starts)
+    values, steps, _ = decoded
+    var_ends = np.cumsum(lengths)            # byte ranges: values and steps are per byte
+    var_starts = var_ends - lengths
+    nonempty = np.flatnonzero(lengths > 0)
     row_min = np.zeros(n, np.int64)
     row_min[nonempty] = np.minimum.reduceat(values, var_starts[nonempty])
     span = np.zeros(n, np.int64)
@@ -571,7 +566,7 @@ def _decode_v2_batch(bodies: list[bytes], cals: list[int], stride_bits: int):
             continue
         a, b = var_starts[r], var_ends[r]
         v = values[a:b]
-        st = np.where(v < 0, -v, 1)
+        st = steps[a:b]
         pos = np.cumsum(st) - st
         filled = np.flatnonzero(v > 0)
         if filled.size and int(pos[filled[-1]]) >= cals[r]:
@@ -642,50 +637,6 @@ def iter_batches(path, warnings: list[str], state: _HeaderState | None = None,
     finally:
         if handle is not None:
             handle.close()
-
-
-def iter_batches_prefetched(path, warnings: list[str], state: _HeaderState | None = None,
-                            text=None, depth: int = 3):
-    """iter_batches, with reading and decoding done one step ahead in a worker thread.
-
-    zlib and the large numpy operations release the GIL, so on a machine with a spare core the
-    caller's work on one batch overlaps the decoding of the next. Same batches, same order,
-    same warnings; an exception in the worker is raised here."""
-    import queue
-    import threading
-
-    results: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-    done = object()
-
-    def produce():
-        try:
-            for batch in iter_batches(path, warnings, state, text=text):
-                while not stop.is_set():
-                    try:
-                        results.put(batch, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            results.put(done)
-        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
-            results.put(exc)
-
-    worker = threading.Thread(target=produce, name="hlog-decode", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item = results.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        worker.join(timeout=5)
 
 
 def _decode_batch(items, path: str, warnings: list[str]) -> Batch | None:
@@ -760,7 +711,8 @@ def _decode_part(items, part, payloads, raws, errors, stride_bits) -> Batch | No
         counts = np.concatenate([per_row[r][1] for r in rows]) if rows else np.zeros(0, np.int64)
     if not rows:
         return None
-    starts = np.searchsorted(keys, np.arange(len(rows), dtype=np.int64) << stride_bits)
+    starts = np.searchsorted(keys, (np.arange(len(rows), dtype=np.int64) << stride_bits)
+                             .astype(keys.dtype))
     filled = np.flatnonzero(starts < np.append(starts[1:], keys.size))
     row_totals = np.zeros(len(rows), np.int64)
     if filled.size:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
+import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,15 @@ class Manifest:
         return self.run_dir / relpath
 
 
+# Values quoted in problem messages are shortened: a YAML alias bomb (`&a [*b, *b, ...]`) is
+# cheap to load (shared references) but its full repr would be exponentially long.
+_short = reprlib.Repr()
+_short.maxstring = _short.maxother = 80
+_short.maxlong = 40
+_short.maxlevel = 2
+_show = _short.repr
+
+
 class _Loader(yaml.SafeLoader):
     """The safe loader, but dates stay strings: we check them ourselves, so a bad date such as
     2026-13-01 is one problem in the list instead of an exception from the YAML library."""
@@ -122,7 +132,13 @@ def _line_index(text: str) -> dict[tuple, int]:
     except (yaml.YAMLError, RecursionError):
         return index
 
+    seen: set[int] = set()
+
     def walk(node, path):
+        # an alias repeats a node: visit each node once (alias bombs, recursive aliases)
+        if id(node) in seen:
+            return
+        seen.add(id(node))
         index.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             for k, v in node.value:
@@ -178,7 +194,7 @@ def _unknown_keys(data: dict, allowed: set, path: tuple, problems: _Problems) ->
 
 def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v \
-        and v not in (float("inf"), float("-inf"))
+        and v not in (float("inf"), float("-inf")) and (isinstance(v, float) or abs(v) < 2**63)
 
 
 def _string(data, key, path, problems, *, required=False) -> str | None:
@@ -201,13 +217,13 @@ def _number(data, key, path, problems, *, required=False, positive=True, integer
     value = data[key]
     kind = "an integer" if integer else "a number"
     if not _is_number(value) or (integer and not isinstance(value, int)):
-        problems.add(path + (key,), f"must be {kind}, not {value!r}")
+        problems.add(path + (key,), f"must be {kind}, not {_show(value)}")
         return None
     if positive and value <= 0:
-        problems.add(path + (key,), f"must be {kind} > 0, not {value!r}")
+        problems.add(path + (key,), f"must be {kind} > 0, not {_show(value)}")
         return None
     if not positive and value < 0:
-        problems.add(path + (key,), f"must be {kind} >= 0, not {value!r}")
+        problems.add(path + (key,), f"must be {kind} >= 0, not {_show(value)}")
         return None
     return value
 
@@ -215,7 +231,7 @@ def _number(data, key, path, problems, *, required=False, positive=True, integer
 def _ident(data, key, path, problems) -> str | None:
     value = _string(data, key, path, problems, required=True)
     if value is not None and not ID_RE.match(value):
-        problems.add(path + (key,), f"{value!r} must use only a-z, 0-9, '-' and '_'")
+        problems.add(path + (key,), f"{_show(value)} must use only a-z, 0-9, '-' and '_'")
         return None
     return value
 
@@ -225,14 +241,14 @@ def check_relpath(run_dir: Path, relpath: str) -> str | None:
     if not relpath or "\0" in relpath:
         return "must be a non-empty path"
     if os.path.isabs(relpath) or relpath.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", relpath):
-        return f"{relpath!r} is absolute; give a path relative to the run folder"
+        return f"{_show(relpath)} is absolute; give a path relative to the run folder"
     parts = re.split(r"[\\/]", relpath)
     if ".." in parts:
-        return f"{relpath!r} leaves the run folder ('..' is not allowed)"
+        return f"{_show(relpath)} leaves the run folder ('..' is not allowed)"
     root = run_dir.resolve()
     target = (run_dir / relpath).resolve()
     if target != root and root not in target.parents:
-        return f"{relpath!r} resolves outside the run folder (a symlink?)"
+        return f"{_show(relpath)} resolves outside the run folder (a symlink?)"
     return None
 
 
@@ -282,7 +298,7 @@ def _date(data, problems) -> str | None:
             return _dt.date.fromisoformat(value).isoformat()
         except ValueError:
             pass
-    problems.add(("date",), f"must be a date YYYY-MM-DD, not {value!r}")
+    problems.add(("date",), f"must be a date YYYY-MM-DD, not {_show(value)}")
     return None
 
 
@@ -332,6 +348,8 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
         what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         where = f"line {mark.line + 1}: " if mark is not None else ""
         raise ManifestError([f"{where}not valid YAML: {what}"], path=path) from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise ManifestError([f"not valid YAML: {str(exc).split(';')[0]}"], path=path) from None
     if not isinstance(data, dict):
         raise ManifestError(["must be a YAML mapping (title:, date:, systems:, ...)"], path=path)
 
@@ -340,7 +358,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
 
     version = data.get("schema_version", 1)
     if version not in SCHEMA_VERSIONS or isinstance(version, bool):
-        problems.add(("schema_version",), f"unknown version {version!r}; this loadcurve reads "
+        problems.add(("schema_version",), f"unknown version {_show(version)}; this loadcurve reads "
                      f"{', '.join(map(str, SCHEMA_VERSIONS))} (update loadcurve?)")
 
     title = _string(data, "title", (), problems, required=True)
@@ -357,7 +375,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
     if value_unit is None:
         problems.add(("value_unit",), "required: ns, us or ms (the unit the .hlog values are in)")
     elif not isinstance(value_unit, str) or value_unit not in UNITS_PER_MS:
-        problems.add(("value_unit",), f"must be ns, us or ms, not {value_unit!r}")
+        problems.add(("value_unit",), f"must be ns, us or ms, not {_show(value_unit)}")
         value_unit = None
     service_time_ms = _number(data, "service_time_ms", (), problems)
 
@@ -376,7 +394,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
         if sid:
             declared_systems.append(sid)
         if sid and any(s.id == sid for s in systems):
-            problems.add(p + ("id",), f"duplicate system id {sid!r}")
+            problems.add(p + ("id",), f"duplicate system id {_show(sid)}")
         elif sid and label:
             systems.append(System(sid, label, limit, desc))
 
@@ -395,7 +413,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
         if lid:
             declared_loads.append(lid)
         if lid and any(lp.id == lid for lp in load_points):
-            problems.add(p + ("id",), f"duplicate load point id {lid!r}")
+            problems.add(p + ("id",), f"duplicate load point id {_show(lid)}")
         elif lid and offered is not None and duration is not None:
             load_points.append(LoadPoint(lid, offered, duration, clients))
 
@@ -403,7 +421,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
     load_generator = _scalar_map(data, "load_generator", LOAD_GENERATOR_LABELS, (), problems)
     if "model" in load_generator and load_generator["model"] not in ("open", "closed"):
         problems.add(("load_generator", "model"), f"must be open or closed, not "
-                     f"{load_generator['model']!r}")
+                     f"{_show(load_generator['model'])}")
     for key in ("timeout_s", "warmup_s", "connections"):
         if key in load_generator:
             _number(load_generator, key, ("load_generator",), problems, positive=False)
@@ -453,10 +471,10 @@ def _cells(data, run_dir, systems, load_points, problems, declared_systems,
         system = _string(entry, "system", p, problems, required=True)
         load = _string(entry, "load", p, problems, required=True)
         if system is not None and system not in declared_systems:
-            problems.add(p + ("system",), f"{system!r} is not a system id of this run")
+            problems.add(p + ("system",), f"{_show(system)} is not a system id of this run")
             system = None
         if load is not None and load not in declared_loads:
-            problems.add(p + ("load",), f"{load!r} is not a load point id of this run")
+            problems.add(p + ("load",), f"{_show(load)} is not a load point id of this run")
             load = None
         repetition = _number(entry, "repetition", p, problems, integer=True)
         hlog = _relpath(entry, "hlog", p, problems, run_dir)

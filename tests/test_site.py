@@ -177,6 +177,19 @@ def test_injection_strings_show_as_text(site, pages, page):
     assert "{{ site }}" in html and "{% include x %}" in html
 
 
+def test_table_shows_what_qualifies_each_number(site):
+    """The reader is told which numbers describe a queue, rest on few samples, fail Little's
+    law, come with errors and timeouts, or vary across repetitions (the pool's saturated rows;
+    the fixture injection run's cell has all the rest)."""
+    data = yaml.safe_load((site.parent / "src/_data/runs/pool-vs-virtual.yml").read_text())
+    saturated = sum(c["saturated"] for row in data["table"]["rows"] for c in row["cells"])
+    curve = (site / "reports/pool-vs-virtual/index.html").read_text()
+    assert curve.count('<br><span class="flag">saturated</span>') == saturated > 0
+    suspect = (site / "reports/injection/index.html").read_text()
+    assert "in flight &gt; cap" in suspect and "<sup" in suspect
+    assert "2 errors, 3 timeouts" in suspect and "p99 over 2 runs: 9.5 – 10.5" in suspect
+
+
 def feed(site: Path, rel: str = "feed.xml"):
     parsed = feedparser.parse((site / rel).read_bytes())
     assert not parsed.bozo, parsed.bozo_exception

@@ -39,7 +39,9 @@ The result is plain JSON-serialisable data, the same for the same input:
     samples           count of jdk.ExecutionSample, unresolved (no stack), truncated_stacks
     hot_methods       top 20 [{method "pkg.Class.method", self_samples, self_pct,
                       total_samples, total_pct}], self = leaf frame, total = anywhere in stack
-                      (counted once per sample); overloads share one name
+                      (counted once per sample); overloads share one name; sorted by self
+    hot_methods_by_total   the same rows, top 20 by total samples (callers: where time is spent
+                      beneath a method)
     attribution       None without patterns; else [{label, samples, pct}] in pattern order then
                       "other": each sample goes to the first frame, leaf to root, whose
                       "pkg.Class.method" name fully matches a pattern (patterns tried in order)

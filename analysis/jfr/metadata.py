@@ -16,6 +16,7 @@ varint count, then the items); any other non-primitive field is a struct written
 """
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass, field
 
@@ -98,8 +99,15 @@ class Metadata:
         env = {"read_varint": read_varint, "read_string": read_string, "Damage": Damage,
                "FLOAT": _FLOAT.unpack_from, "DOUBLE": _DOUBLE.unpack_from}
         lines = ["def codec(data, pos):"]
+        run: list = []
         for i, f in enumerate(cls.fields[:last + 1]):
+            tokens = None if i in needed else self._skip_tokens(f)
+            if tokens is not None:
+                run += tokens
+                continue
+            lines += _flush_run(run, env)
             lines += self._value_lines(f, f"v{i}", i in needed, env)
+        lines += _flush_run(run, env)
         result = ", ".join(f"v{index[w]}" if w in index else "None" for w in wanted)
         lines.append(f"    return ({result}{',' if len(wanted) == 1 else ''}), pos")
         exec("\n".join(lines), env)  # noqa: S102 - source built only from fixed kinds
@@ -120,6 +128,27 @@ class Metadata:
             finally:
                 self._in_progress.discard((type_id, decode))
         return fn
+
+    def _skip_tokens(self, f: FieldInfo, depth: int = 0):
+        """The run tokens that step over one value of field `f`, or None if its shape is not
+        fixed (strings, arrays, deep or cyclic structs)."""
+        if f.array or depth > MAX_STRUCT_DEPTH:
+            return None
+        if f.constant_pool:
+            return ["varint"]
+        cls = self.classes.get(f.type_id)
+        if cls is None:
+            return None
+        if cls.name in PRIMITIVES:
+            return {"boolean": ["byte"], "byte": ["byte"], "float": ["float"],
+                    "double": ["double"], "java.lang.String": None}.get(cls.name, ["varint"])
+        tokens = []
+        for g in cls.fields:
+            t = self._skip_tokens(g, depth + 1)
+            if t is None:
+                return None
+            tokens += t
+        return tokens
 
     def _min_width(self, f: FieldInfo) -> int:
         """Fewest bytes one value of this field can take (0 only for an empty inline struct)."""
@@ -151,10 +180,17 @@ class Metadata:
             # A pool of a primitive type (java.lang.String is the only one in practice).
             lines += _primitive_lines(cls.name, "v0", decode)
             names.append("v0")
+        run: list = []
         for i, f in enumerate(cls.fields):
             var = f"v{i}"
             names.append(var)
+            tokens = None if decode else self._skip_tokens(f)
+            if tokens is not None:
+                run += tokens
+                continue
+            lines += _flush_run(run, env)
             lines += self._value_lines(f, var, decode, env)
+        lines += _flush_run(run, env)
         if decode:
             lines.append(f"    return ({', '.join(names)}{',' if len(names) == 1 else ''}), pos")
         else:
@@ -198,6 +234,46 @@ class Metadata:
         if decode:
             return [f"    {var}, pos = {sub}(data, pos)"]
         return [f"    pos = {sub}(data, pos)"]
+
+
+# Stepping over fields one by one costs a Python call per multi-byte varint (timestamps,
+# addresses, sizes are 5-9 bytes). A run of consecutive fields of fixed shape (varints, bytes,
+# floats, constant-pool keys, inline structs of those) is instead stepped over by one compiled
+# regular expression match, in C.
+_VARINT_RE = rb"(?:[\x80-\xff]{8}[\x00-\xff]|[\x80-\xff]{0,7}[\x00-\x7f])"
+_TOKEN_RE = {"varint": _VARINT_RE, "byte": rb"[\x00-\xff]", "float": rb"[\x00-\xff]{4}",
+             "double": rb"[\x00-\xff]{8}"}
+_RUN_CACHE: dict[tuple, object] = {}
+
+
+def _run_matcher(tokens: tuple[str, ...]):
+    m = _RUN_CACHE.get(tokens)
+    if m is None:
+        parts = []
+        i = 0
+        while i < len(tokens):  # collapse repeats: (?:VARINT){5}
+            j = i
+            while j < len(tokens) and tokens[j] == tokens[i]:
+                j += 1
+            parts.append(b"(?:" + _TOKEN_RE[tokens[i]] + b"){%d}" % (j - i))
+            i = j
+        m = _RUN_CACHE[tokens] = re.compile(b"".join(parts)).match
+    return m
+
+
+def _flush_run(tokens: list, env: dict) -> list[str]:
+    if not tokens:
+        return []
+    if tokens == ["varint"]:
+        lines = _varint_lines("_", False)
+    else:
+        name = f"run{len(env)}"
+        env[name] = _run_matcher(tuple(tokens))
+        lines = [f"    m = {name}(data, pos)",
+                 "    if m is None: raise IndexError('fields run past the data')",
+                 "    pos = m.end()"]
+    tokens.clear()
+    return lines
 
 
 def _varint_lines(var: str, decode: bool):

@@ -46,6 +46,10 @@ EVENT_FIELDS = {
     "jdk.JVMInformation": ("startTime", "jvmName", "jvmVersion"),
 }
 
+# Events whose start time the summary uses (the GC pause timeline); for the others it is
+# decoded only to know how far a damaged chunk reaches.
+USES_START_TIME = {"jdk.GarbageCollection", "jdk.GCPhasePause", "jdk.SafepointBegin"}
+
 # Constant pools the summary resolves: name -> fields kept from each entry.
 POOL_FIELDS = {
     "jdk.types.StackTrace": ("truncated", "frames"),
@@ -71,14 +75,21 @@ class ChunkReader:
     def _plan(self, md: Metadata):
         if self._plan_for is md:
             return
+        # Two decoders per event type: with startTime (for a chunk without its end, where the
+        # latest event time is what "covered until" means) and, for whole chunks, without it
+        # where the summary does not use it (one timestamp less to decode per event).
         self.event_plans = {}
+        self.event_plans_timed = {}
         for name, wanted in EVENT_FIELDS.items():
             cls = md.by_name.get(name)
             if cls is None:
                 continue
             handler = getattr(self, "_on_" + name.split(".")[-1])
-            self.event_plans[cls.type_id] = (name, md.partial_decoder(cls.type_id, wanted),
-                                             handler)
+            timed = md.partial_decoder(cls.type_id, wanted)
+            untimed = timed if name in USES_START_TIME else \
+                md.partial_decoder(cls.type_id, ("",) + wanted[1:])
+            self.event_plans_timed[cls.type_id] = (name, timed, handler)
+            self.event_plans[cls.type_id] = (name, untimed, handler)
         self.pool_plans = {}
         for name, wanted in POOL_FIELDS.items():
             cls = md.by_name.get(name)
@@ -128,8 +139,8 @@ class ChunkReader:
         self._clock = (start_nanos, start_ticks, tps)
         pools: dict[int, dict] = {tid: {} for tid in self.pool_plans}
         samples = self._samples = Counter()
-        plans = self.event_plans
         need_times = not chunk.complete
+        plans = self.event_plans_timed if need_times else self.event_plans
         timed = self.first_field_is_start_time
         last_ticks = None
 
@@ -211,6 +222,11 @@ class ChunkReader:
                     continue
                 if last_ticks is None or t > last_ticks:
                     last_ticks = t
+        if not chunk.complete and s.damage_note is None:
+            what = "chunk never finished (the JVM stopped while writing it)" if not h.finished \
+                else f"chunk cut short ({len(data)} of {h.size} bytes)"
+            s.damage_note = f"{chunk.path}: byte {chunk.offset}: {what}; read up to its last " \
+                            f"whole event"
         if chunk.complete:
             s.cover_until(start_nanos + h.duration_nanos)
         elif last_ticks is not None:
@@ -234,7 +250,10 @@ class ChunkReader:
                     continue
                 # Chunks of one JVM repeat the same metadata event (about 100 KB): reuse the
                 # parsed types and generated decoders when the bytes are identical.
-                raw = bytes(data[p:pos + size])
+                # (Compared after its start time and duration, which differ in every chunk.)
+                _, q = read_varint(data, p)
+                _, q = read_varint(data, q)
+                raw = bytes(data[q:pos + size])
                 if self.metadata is not None and raw == self._metadata_raw:
                     return self.metadata
                 md = parse_metadata(data, p, pos + size)

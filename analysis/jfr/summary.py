@@ -235,12 +235,17 @@ class Summary:
         n = self.sample_count - self.samples_unresolved
         hot = sorted(self.self_counts.keys() | self.total_counts.keys(),
                      key=lambda m: (-self.self_counts[m], -self.total_counts[m], m))
-        hot_methods = [{"method": m,
-                        "self_samples": self.self_counts[m],
-                        "self_pct": _r(100.0 * self.self_counts[m] / n, 3),
-                        "total_samples": self.total_counts[m],
-                        "total_pct": _r(100.0 * self.total_counts[m] / n, 3)}
-                       for m in hot[:HOT_METHODS]] if n else []
+        by_total = sorted(self.total_counts.keys(),
+                          key=lambda m: (-self.total_counts[m], -self.self_counts[m], m))
+
+        def row(m):
+            return {"method": m,
+                    "self_samples": self.self_counts[m],
+                    "self_pct": _r(100.0 * self.self_counts[m] / n, 3),
+                    "total_samples": self.total_counts[m],
+                    "total_pct": _r(100.0 * self.total_counts[m] / n, 3)}
+        hot_methods = [row(m) for m in hot[:HOT_METHODS]] if n else []
+        hot_methods_by_total = [row(m) for m in by_total[:HOT_METHODS]] if n else []
         attribution = None
         if self.attribution:
             order = [label for _, label in self.attribution]
@@ -298,6 +303,7 @@ class Summary:
             "samples": {"count": self.sample_count, "unresolved": self.samples_unresolved,
                         "truncated_stacks": self.samples_truncated},
             "hot_methods": hot_methods,
+            "hot_methods_by_total": hot_methods_by_total,
             "attribution": attribution,
             "warnings": self.warnings,
             "warning_count": self.warning_count,

@@ -28,22 +28,41 @@ MAX_STRING_BYTES = 1 << 20
 
 
 def read_varint(data, pos: int):
-    """Unsigned LEB128 as JFR writes it: up to 8 bytes of 7 bits, then a 9th of 8 bits."""
+    """Unsigned LEB128 as JFR writes it: up to 8 bytes of 7 bits, then a 9th of 8 bits.
+    Unrolled: this is the reader's innermost function (timestamps take 5-6 bytes)."""
     b = data[pos]
-    pos += 1
     if b < 0x80:
-        return b, pos
-    result = b & 0x7F
-    shift = 7
-    for _ in range(7):
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-    b = data[pos]
-    return result | (b << 56), pos + 1
+        return b, pos + 1
+    r = b & 0x7F
+    b = data[pos + 1]
+    if b < 0x80:
+        return r | b << 7, pos + 2
+    r |= (b & 0x7F) << 7
+    b = data[pos + 2]
+    if b < 0x80:
+        return r | b << 14, pos + 3
+    r |= (b & 0x7F) << 14
+    b = data[pos + 3]
+    if b < 0x80:
+        return r | b << 21, pos + 4
+    r |= (b & 0x7F) << 21
+    b = data[pos + 4]
+    if b < 0x80:
+        return r | b << 28, pos + 5
+    r |= (b & 0x7F) << 28
+    b = data[pos + 5]
+    if b < 0x80:
+        return r | b << 35, pos + 6
+    r |= (b & 0x7F) << 35
+    b = data[pos + 6]
+    if b < 0x80:
+        return r | b << 42, pos + 7
+    r |= (b & 0x7F) << 42
+    b = data[pos + 7]
+    if b < 0x80:
+        return r | b << 49, pos + 8
+    r |= (b & 0x7F) << 49
+    return r | data[pos + 8] << 56, pos + 9
 
 
 def _length(data, pos):
