@@ -108,10 +108,12 @@ class FileHashes:
         except (OSError, ValueError):
             self.entries = {}
         self.dirty = False
+        self.seen: set[str] = set()
 
     def digest(self, path: Path) -> str:
         st = path.stat()
         key = str(path.resolve())
+        self.seen.add(key)
         cached = self.entries.get(key)
         if cached and cached[0] == st.st_size and cached[1] == st.st_mtime_ns:
             return cached[2]
@@ -124,6 +126,12 @@ class FileHashes:
         return h.hexdigest()
 
     def save(self) -> None:
+        """Write the cache, forgetting files this build did not look at (deleted runs)."""
+        stale = set(self.entries) - self.seen
+        if stale:
+            for key in stale:
+                del self.entries[key]
+            self.dirty = True
         if self.dirty:
             atomic.write_text(self.path, json.dumps(self.entries, sort_keys=True))
             self.dirty = False
@@ -283,6 +291,20 @@ class Build:
                     pass
         return removed
 
+    def remove_temp_leftovers(self) -> int:
+        """Delete temporary files (`.<name>.<random>.tmp`, analysis/atomic.py) that a killed
+        build left in the generated folders. Safe: we hold the lock, no build is writing."""
+        removed = 0
+        for top in GENERATED_DIRS + (CACHE_DIR,):
+            folder = self.site_root / top
+            if not folder.is_dir():
+                continue
+            for path in folder.rglob(".*.tmp"):
+                if path.is_file() and not path.is_symlink():
+                    path.unlink()
+                    removed += 1
+        return removed
+
     def _pool(self, tasks: int):
         if self.jobs <= 1 or tasks <= 1:
             return None
@@ -293,6 +315,8 @@ class Build:
     def run(self) -> int:
         started = time.monotonic()
         run_dirs = self.discover()
+        if self.remove_temp_leftovers():
+            self.say("removed temporary files left by an interrupted build")
         state = self.load_state()
         code = code_version()
         hashes = FileHashes(self.cache / "files.json")
@@ -354,7 +378,8 @@ class Build:
                 self.say(f"[{order[res['run']]}/{n}] {res['run']}: data ({res['cells']} cells)")
                 ok[res["run"]] = res
 
-            # Stage 2: charts, spread over the workers in chunks (one figure costs ~0.1 s).
+            # Stage 2: charts, spread over the workers in chunks (one figure costs ~0.1 s); every
+            # run has at least its load-curve chart, so each is recorded when its last batch ends.
             batches = []
             for run_id, res in ok.items():
                 jobs = res["chart_jobs"]
@@ -383,9 +408,6 @@ class Build:
                 if pending[run_id] == 0 and run_id not in self.failed:
                     self._record(state, run_id, digests[run_id], ok[run_id]["outputs"])
                     self.say(f"[{order[run_id]}/{n}] {run_id}: done")
-            for run_id, left in pending.items():
-                if left == 0 and run_id not in self.failed and not batches_for(batches, run_id):
-                    self._record(state, run_id, digests[run_id], ok[run_id]["outputs"])
         finally:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
@@ -399,10 +421,6 @@ class Build:
         self.remove_outputs(old - set(sizes))
         state["runs"][run_id] = {"inputs": digest, "outputs": dict(sorted(sizes.items()))}
         self.save_state(state)
-
-
-def batches_for(batches, run_id: str) -> bool:
-    return any(b[0] == run_id for b in batches)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -108,7 +108,9 @@ def _list_tags(source, text, warnings) -> int:
 # -- formatting -------------------------------------------------------------------------------
 
 def _range_header(title: str, start: float, end: float | None) -> str:
-    end_text = java_format_fixed(end, 3) if end is not None else "<Infinite>"
+    # Java prints <Infinite> unless the end is below Double.MAX_VALUE
+    end_text = java_format_fixed(end, 3) if end is not None and end < 1.7976931348623157e308 \
+        else "<Infinite>"
     return (f"#[{title} between {java_format_fixed(start, 3)} and {end_text} seconds "
             "(relative to StartTime)]\n")
 
@@ -248,12 +250,14 @@ class _Rows:
     """Per-row interval stats and running totals of one batch, ready for the summary lines."""
 
     def __init__(self, counts, ip50, ip90, imax, totals, tps, tmax):
-        self.counts, self.ip50, self.ip90, self.imax = counts, ip50, ip90, imax
-        self.totals, self.tps, self.tmax = totals, tps, tmax
+        # plain Python numbers: indexing and hashing them is much cheaper than numpy scalars
+        listed = [np.asarray(x).tolist() for x in (counts, ip50, ip90, imax, totals, tmax)]
+        self.counts, self.ip50, self.ip90, self.imax, self.totals, self.tmax = listed
+        self.tps = list(zip(*[np.asarray(p).tolist() for p in tps]))
 
     def row(self, k):
-        return (int(self.counts[k]), self.ip50[k], self.ip90[k], self.imax[k],
-                int(self.totals[k]), [p[k] for p in self.tps], self.tmax[k])
+        return (self.counts[k], self.ip50[k], self.ip90[k], self.imax[k], self.totals[k],
+                self.tps[k], self.tmax[k])
 
 
 class _IntegerRunning:

@@ -324,35 +324,45 @@ def _sum_entries(layout: Layout, indices: np.ndarray, counts: np.ndarray,
 def sum_histograms(histograms) -> Histogram:
     """The sum of histograms as Java builds it: a copy of the first one's layout, auto-resizing,
     then `add` of each in order. Entries of a histogram with a different layout are re-recorded
-    at their lowest equivalent value (Java's slow path in AbstractHistogram.add)."""
-    histograms = list(histograms)
-    if not histograms:
-        raise ValueError("no histograms to add")
-    layout = histograms[0].layout
+    at their lowest equivalent value (Java's slow path in AbstractHistogram.add).
+
+    Streams: memory is one counts array, however many histograms are added."""
+    iterator = iter(histograms)
+    try:
+        first = next(iterator)
+    except StopIteration:
+        raise ValueError("no histograms to add") from None
+    layout = first.layout
     bucket_count = layout.bucket_count
-    all_idx, all_counts = [], []
+    dense = np.zeros(0, np.int64)
     grand_total = 0
-    for h in histograms:
+    for h in _chain_first(first, iterator):
         if not h.indices.size:
             continue
         grand_total += h.total_count
-        if h.layout.sub_bucket_count == layout.sub_bucket_count and \
-                h.layout.unit_magnitude == layout.unit_magnitude:
-            idx = h.indices
-        else:
-            idx = layout.index_of(h.layout.lowest_value_at(h.indices))
+        if grand_total > LONG_MAX:
+            raise OverflowError("the total count exceeds 2^63-1")
+        same = h.layout.sub_bucket_count == layout.sub_bucket_count and \
+            h.layout.unit_magnitude == layout.unit_magnitude
+        idx = h.indices if same else layout.index_of(h.layout.lowest_value_at(h.indices))
         hmax = h.max
         if layout.highest_recordable_value(bucket_count) < hmax:
             bucket_count = layout.buckets_needed(hmax)
-        all_idx.append(idx)
-        all_counts.append(h.counts)
-    if grand_total > LONG_MAX:
-        raise OverflowError("the total count exceeds 2^63-1")
-    if not all_idx:
-        return Histogram(layout, np.zeros(0, np.int64), np.zeros(0, np.int64), bucket_count)
-    if len(all_idx) == 1:
-        return Histogram(layout, all_idx[0], all_counts[0], bucket_count)
-    return _sum_entries(layout, np.concatenate(all_idx), np.concatenate(all_counts), bucket_count)
+        need = int(idx.max()) + 1
+        if need > dense.size:
+            dense = np.concatenate([dense, np.zeros(max(need, 2 * dense.size) - dense.size,
+                                                    np.int64)])
+        if same:
+            dense[idx] += h.counts              # indices of one histogram are distinct
+        else:
+            np.add.at(dense, idx, h.counts)     # a coarser layout can merge entries
+    nz = np.flatnonzero(dense)
+    return Histogram(layout, nz.astype(np.int64), dense[nz], bucket_count)
+
+
+def _chain_first(first, rest):
+    yield first
+    yield from rest
 
 
 # -- .hgrm output ----------------------------------------------------------------------------

@@ -59,41 +59,55 @@ def render_text(path: str, s: dict, top: int) -> str:
         if s["damage"]:
             state += f" ({s['damage']})"
     lines = [
-        f"recording    {path} ({s['chunks']} chunk{'s' if s['chunks'] != 1 else ''})",
+        f"recording    {path} (" + (f"{s['chunks']} chunk{'s' if s['chunks'] != 1 else ''}"
+                                     if s["chunks"] else "`jfr print --json` export") + ")",
         f"JVM          {s['jdk'] or 'unknown (no jdk.JVMInformation event)'}",
         f"covers       {_when(s['start_epoch_s'])} + {_num(s['duration_s'], '{:.2f} s')}, "
         f"{state}",
-        f"GC           {gc['count']} collections; pauses total {gc['pause_total_ms']:.2f} ms, "
-        f"max {gc['pause_max_ms']:.2f} ms, p99 {_num(gc['pause_p99_ms'], '{:.2f} ms', 'n/a')}"
+        f"GC           {_num(gc['count'], '{}', 'n/a')} collections; pauses total "
+        f"{_num(gc['pause_total_ms'], '{:.2f} ms', 'n/a')}, "
+        f"max {_num(gc['pause_max_ms'], '{:.2f} ms', 'n/a')}, "
+        f"p99 {_num(gc['pause_p99_ms'], '{:.2f} ms', 'n/a')}"
         f" ({gc['pause_count']} pauses from {gc['pause_source']})",
         f"heap         used after GC: max {_num(gc['heap_used_after_gc_max_mb'], '{:.1f} MiB')},"
         f" mean {_num(gc['heap_used_after_gc_mean_mb'], '{:.1f} MiB')}",
     ]
+    missing = "not in the export" if s["source"] != "recording" else "not recorded"
     if sp["recorded"]:
         lines.append(f"safepoints   {sp['count']}, total {sp['total_ms']:.2f} ms (threshold "
                      f"{_num(sp['threshold_ms'], '{:g} ms', 'unknown')}: shorter ones not "
                      f"recorded)")
     else:
-        lines.append("safepoints   not recorded (jdk.SafepointBegin off in these settings)")
+        lines.append("safepoints   not recorded (jdk.SafepointBegin off in these settings)"
+                     if s["source"] == "recording" else f"safepoints   {missing}")
     if cpu["samples"]:
         lines.append(f"CPU          JVM user {cpu['jvm_user'] * 100:.1f} %, JVM system "
                      f"{cpu['jvm_system'] * 100:.1f} %, machine {cpu['machine'] * 100:.1f} % "
                      f"(mean of {cpu['samples']} jdk.CPULoad)")
     else:
-        lines.append("CPU          not recorded")
-    lines.append(f"allocation   {_num(s['allocation_rate_mb_s'], '{:.1f} MiB/s')}"
+        lines.append(f"CPU          {missing}")
+    lines.append(f"allocation   {_num(s['allocation_rate_mb_s'], '{:.1f} MiB/s', missing)}"
                  + (f" ({s['allocation_samples']} weighted samples)"
                     if s['allocation_samples'] else ""))
-    lines.append(f"parked       {th['parked_ms']:.1f} ms in {th['park_events']} events "
-                 f"(threshold {_num(th['park_threshold_ms'], '{:g} ms', 'unknown')}: "
-                 f"shorter parks not recorded)")
-    lines.append(f"monitors     {th['monitor_blocked_ms']:.1f} ms blocked in "
-                 f"{th['monitor_events']} events (threshold "
-                 f"{_num(th['monitor_threshold_ms'], '{:g} ms', 'unknown')})")
+    if th["park_events"] is None:
+        lines.append(f"parked       {missing}")
+    else:
+        lines.append(f"parked       {th['parked_ms']:.1f} ms in {th['park_events']} events "
+                     f"(threshold {_num(th['park_threshold_ms'], '{:g} ms', 'unknown')}: "
+                     f"shorter parks not recorded)")
+    if th["monitor_events"] is None:
+        lines.append(f"monitors     {missing}")
+    else:
+        lines.append(f"monitors     {th['monitor_blocked_ms']:.1f} ms blocked in "
+                     f"{th['monitor_events']} events (threshold "
+                     f"{_num(th['monitor_threshold_ms'], '{:g} ms', 'unknown')})")
     smp = s["samples"]
-    lines.append(f"samples      {smp['count']} execution samples"
-                 + (f", {smp['unresolved']} without a readable stack" if smp["unresolved"]
-                    else ""))
+    if smp["count"] is None:
+        lines.append(f"samples      {missing}")
+    else:
+        lines.append(f"samples      {smp['count']} execution samples"
+                     + (f", {smp['unresolved']} without a readable stack" if smp["unresolved"]
+                        else ""))
     if s["hot_methods"] and top > 0:
         lines.append("hot methods   self %  total %  method")
         for h in s["hot_methods"][:top]:

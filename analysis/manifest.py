@@ -180,7 +180,9 @@ def _path_name(path: tuple) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += ("." if out else "") + str(part)
+            # a key is quoted when odd (newline, huge): one error line, of bounded length
+            plain = isinstance(part, str) and part.isprintable() and len(part) <= 80
+            out += ("." if out else "") + (part if plain else _show(part))
     return out
 
 
@@ -332,6 +334,8 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
         if run_dir.resolve().parent != root:
             raise ManifestError([f"run folder resolves outside {runs_root} (a symlink?)"],
                                 path=run_dir)
+    if path.is_symlink() and check_relpath(run_dir, "run.yml"):
+        raise ManifestError(["run.yml resolves outside the run folder (a symlink?)"], path=path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -346,6 +350,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        what = what if len(what) <= 200 else what[:200] + "..."
         where = f"line {mark.line + 1}: " if mark is not None else ""
         raise ManifestError([f"{where}not valid YAML: {what}"], path=path) from None
     except ValueError as exc:  # e.g. an integer of more than 4300 digits

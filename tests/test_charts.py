@@ -91,9 +91,10 @@ def test_saved_charts_are_byte_identical_and_free_of_volatile_metadata(tmp_path)
     assert "<dc:date>" not in text and not re.search(r"20\d\d-\d\d-\d\dT", text)
     assert b"Software" not in png1 and b"matplotlib" not in png1.lower()
     assert png1.startswith(b"\x89PNG")
-    # 7 in x 150 dpi: sharp at a 700 px column
+    # 7 in x 100 dpi: a 700 px blog column
     width = int.from_bytes(png1[16:20], "big")
-    assert width == 1050
+    assert width == 700
+    assert "<text" in text and "DejaVu Sans" in text  # labels stay text, with a named font
 
 
 def test_unknown_chart_kind_is_refused(tmp_path):

@@ -145,3 +145,19 @@ def test_table_csv_has_a_line_per_cell(tmp_path):
         ("r25", "pool", "false"), ("r50", "pool", "true")]
     assert parsed[0]["p99_ms"] == "205.0" and parsed[0]["sent"] == "760" and parsed[1]["sent"] == ""
     assert not any(math.isnan(float(r["mean_ms"])) for r in parsed)
+
+
+def test_jfr_summary_is_trimmed_for_data_and_pauses_go_on_the_time_axis():
+    from analysis.analyse import jvm_for_data, pauses_on_series_axis
+    summary = {"schema_version": 1, "jdk": "OpenJDK 25", "start_epoch_s": 1000.0,
+               "duration_s": 17.7919, "truncated": False, "warnings": ["x"],
+               "gc": {"count": 2, "pause_max_ms": 6.12345,
+                      "pauses": [[1004.5, 6.1], [1010.0, 2.0], [1030.0, 1.0]]},
+               "cpu": {"jvm_user": 0.0389641}, "hot_methods": [{"method": f"m{i}"} for i in range(20)]}
+    jvm = jvm_for_data(summary)
+    assert list(jvm) == ["jdk", "duration_s", "truncated", "gc", "cpu", "hot_methods"]
+    assert jvm["gc"] == {"count": 2, "pause_max_ms": 6.123} and jvm["duration_s"] == 17.792
+    assert len(jvm["hot_methods"]) == 5 and jvm["cpu"]["jvm_user"] == 0.039
+    # the series starts at epoch 1002 s and spans 12 s: the pause at 1030 s is outside
+    assert pauses_on_series_axis(summary, 1002.0, 12.0) == [
+        {"t_s": 2.5, "duration_ms": 6.1}, {"t_s": 8.0, "duration_ms": 2.0}]

@@ -208,3 +208,19 @@ def test_golden_files_come_from_the_java_tools():
     regen = (GOLDEN / "regen").read_text()
     assert '"$oracle/hlp"' in regen and '"$oracle/javastats"' in regen
     assert "analysis" not in regen.replace("analysis hgrm", "")
+
+
+@pytest.mark.oracle
+def test_fresh_log_against_live_histogram_log_processor(oracle, tmp_path):
+    """A log no golden has seen (other seed, us unit, tags), both tools run now."""
+    log = tmp_path / "fresh.hlog"
+    subprocess.run([str(oracle / "genhlog"), str(log), "12", "3000", "20261122", "us", "tagged"],
+                   check=True, capture_output=True, timeout=300)
+    flags = ["-tag", "write", "-outputValueUnitRatio", "1000", "-percentilesOutputTicksPerHalf", "7"]
+    subprocess.run([str(oracle / "hlp"), "-i", str(log), *flags, "-o", str(tmp_path / "java")],
+                   check=True, capture_output=True, timeout=300)
+    code, _, err = hgrm("-i", str(log), *flags, "-o", str(tmp_path / "ours"))
+    assert code == 0, err
+    for suffix in ("", ".hgrm"):
+        assert _normalise((tmp_path / f"ours{suffix}").read_text()) == \
+            _normalise((tmp_path / f"java{suffix}").read_text())

@@ -438,3 +438,30 @@ def test_event_counts_match_live_jfr_summary():
     assert s["threads"]["park_events"] == counts["jdk.ThreadPark"]
     assert s["safepoint"]["count"] == counts["jdk.SafepointBegin"]
     assert s["allocation_samples"] == counts["jdk.ObjectAllocationSample"]
+
+
+@pytest.mark.jdk
+def test_fresh_recording_from_this_machines_jdk_matches_jfr_print(tmp_path):
+    """Records two seconds with whatever JDK is installed here (it may be newer than the
+    fixtures' JDKs) and checks GC and CPU against that JDK's own `jfr print`."""
+    tools = {name: shutil.which(name) for name in ("java", "javac", "jfr")}
+    if None in tools.values():
+        pytest.skip("needs java, javac and jfr")
+    subprocess.run([tools["javac"], "-d", str(tmp_path), "--release", "11",
+                    str(FIXTURES / "src" / "Workload.java")], check=True, timeout=120)
+    rec = tmp_path / "fresh.jfr"
+    subprocess.run([tools["java"], "-Xmx64m", "-Xms64m", "-cp", str(tmp_path),
+                    f"-XX:StartFlightRecording=settings=default,filename={rec}",
+                    "Workload", "2"], check=True, timeout=120, capture_output=True)
+    printed = subprocess.run([tools["jfr"], "print", "--json", "--events",
+                              "jdk.GarbageCollection,jdk.CPULoad", str(rec)],
+                             check=True, timeout=120, capture_output=True, text=True).stdout
+    events = json.loads(printed)["recording"]["events"]
+    gcs = [e["values"] for e in events if e["type"] == "jdk.GarbageCollection"]
+    cpu = [e["values"] for e in events if e["type"] == "jdk.CPULoad"]
+    s = summarize_jfr(rec)
+    assert s["gc"]["count"] == len(gcs) > 0
+    from analysis.jfr.export import duration_ns
+    assert close(s["gc"]["pause_total_ms"], sum(duration_ns(g["sumOfPauses"]) for g in gcs) / 1e6)
+    assert close(s["cpu"]["machine"], sum(c["machineTotal"] for c in cpu) / len(cpu))
+    assert s["truncated"] is False and s["warning_count"] == 0

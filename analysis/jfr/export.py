@@ -89,6 +89,8 @@ def summarize_export(path: Path, summary: Summary) -> None:
     except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise JfrError(f"not a `jfr print --json` export: {exc}", path=path) from None
     first = last = None
+    summary.export_types = {e.get("type") for e in events if isinstance(e, dict)
+                            and isinstance(e.get("type"), str)}
     for i, event in enumerate(events):
         if not isinstance(event, dict) or not isinstance(event.get("values"), dict):
             summary.warn(path, 0, f"event {i} is not an object with values")

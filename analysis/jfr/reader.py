@@ -112,13 +112,11 @@ class ChunkReader:
         s = self.summary
         h = chunk.header
         data = chunk.data
-        end = min(len(data), h.size) if chunk.complete or HEADER_SIZE < h.size <= len(data) \
-            else len(data)
-        if not chunk.complete and HEADER_SIZE < h.size <= len(data) and not h.finished:
-            # A JVM killed mid-chunk: the header's size is its last flush, where metadata and
-            # constants are consistent; bytes after it may be half written. Read to the end of
-            # the file anyway and stop at the first event that is not whole.
-            end = len(data)
+        # A whole chunk's data is exactly its size. A chunk the JVM never finished (killed) or
+        # a copy cut short is read as far as its bytes go: past the header's size (the JVM's
+        # last flush) events may be half written, so reading stops at the first one that is
+        # not whole.
+        end = len(data)
         s.note_chunk(h, chunk.complete)
         if h.flags & FLAG_COMPRESSED_TICKS:
             # Not written by JDK 11-25; a later format may encode times differently.

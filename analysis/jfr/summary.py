@@ -89,6 +89,9 @@ class Summary:
         self.covered_until_ns = None
         self.truncated = False
         self.chunks = 0
+        # For a `jfr print --json` export: the event types it holds (None for a recording,
+        # where absent events mean "not recorded", not "not exported").
+        self.export_types: set[str] | None = None
         self.warnings: list[str] = []
         self.warning_count = 0
         self.damage_note = None
@@ -258,8 +261,9 @@ class Summary:
             cpu.update(jvm_user=_r(self.cpu_sums[0] / self.cpu_n),
                        jvm_system=_r(self.cpu_sums[1] / self.cpu_n),
                        machine=_r(self.cpu_sums[2] / self.cpu_n))
-        return {
+        result = {
             "schema_version": 1,
+            "source": "recording" if self.export_types is None else "jfr print --json export",
             "jdk": _jdk_label(self.jvm_name, self.jvm_version),
             "start_epoch_s": _r(self.start_ns / 1e9) if self.start_ns is not None else None,
             "duration_s": _r(duration_s),
@@ -308,3 +312,22 @@ class Summary:
             "warnings": self.warnings,
             "warning_count": self.warning_count,
         }
+        if self.export_types is not None:
+            _blank_unexported(result, self.export_types)
+        return result
+
+
+def _blank_unexported(result: dict, exported: set[str]) -> None:
+    """In an export, a missing event type says nothing about the JVM: those figures are None."""
+    if "jdk.SafepointBegin" not in exported:
+        result["safepoint"].update(count=None, total_ms=None, recorded=False)
+    if "jdk.ObjectAllocationSample" not in exported:
+        result["allocation_samples"] = None
+    if "jdk.ThreadPark" not in exported:
+        result["threads"].update(parked_ms=None, park_events=None)
+    if "jdk.JavaMonitorEnter" not in exported:
+        result["threads"].update(monitor_blocked_ms=None, monitor_events=None)
+    if "jdk.ExecutionSample" not in exported:
+        result["samples"]["count"] = None
+    if "jdk.GarbageCollection" not in exported:
+        result["gc"].update(count=None, pause_total_ms=None, pause_max_ms=None)

@@ -1,0 +1,32 @@
+"""Replay the fuzzer's corpus (tests/fuzz/corpus/<target>/) as regression tests.
+
+Every file there is an input that once found a bug (`regress-*`) or seeds the fuzzer (`seed-*`).
+Each must give the reader's data or its one documented error, within 10 s: see
+tests/fuzz/targets.py for the contract and tests/fuzz/run.py for the fuzzer (run by hand).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fuzz.targets import SUFFIX, TARGETS
+from tests.test_hardening import time_limit
+
+CORPUS = Path(__file__).resolve().parent / "fuzz" / "corpus"
+CASES = sorted((target, path) for target in TARGETS for path in (CORPUS / target).glob("*")
+               if path.is_file())
+
+
+def test_every_target_has_regression_inputs():
+    for target in TARGETS:
+        assert any(t == target for t, _ in CASES), f"tests/fuzz/corpus/{target}/ is empty"
+    for target, path in CASES:
+        assert path.name.startswith(("regress-", "seed-")), path
+        assert path.suffix in (SUFFIX[target], ""), path
+
+
+@pytest.mark.parametrize("target,path", CASES, ids=[f"{t}/{p.name}" for t, p in CASES])
+def test_corpus_input(target, path):
+    with time_limit(10):
+        TARGETS[target](path.read_bytes())
