@@ -35,7 +35,7 @@ serve: analyse jekyll-deps
 
 test: test-python test-bench
 
-test-python: $(VENV)/.installed
+test-python: $(VENV)/.installed jekyll-deps
 	$(PY) -m pytest -q
 
 test-bench:

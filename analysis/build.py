@@ -210,9 +210,8 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
 def chart_task(run_id: str, jobs: list[dict[str, Any]], site_root: str) -> dict[str, Any]:
     from analysis import charts
     try:
-        for job in jobs:
-            charts.render_job(job, site_root)
-        return {"run": run_id, "ok": True, "charts": len(jobs)}
+        problems = [w for job in jobs for w in charts.render_job(job, site_root)]
+        return {"run": run_id, "ok": True, "charts": len(jobs), "warnings": problems}
     except Exception as exc:  # noqa: BLE001
         return _fail(run_id, exc)
 
@@ -229,13 +228,16 @@ class Build:
         self.cache = site_root / CACHE_DIR
         self.state_path = self.cache / "state.json"
         self.failed: list[str] = []
+        # A bug (not bad input) in any run makes the exit status 2, so scripts can tell them apart.
+        self.internal_failure = False
 
     def say(self, text: str) -> None:
         if not self.quiet:
             print(text, file=sys.stderr, flush=True)
 
-    def error(self, run_id: str, message: str) -> None:
+    def error(self, run_id: str, message: str, *, internal: bool = False) -> None:
         self.failed.append(run_id)
+        self.internal_failure |= internal
         print(f"error: run {run_id}: {message}", file=sys.stderr, flush=True)
 
     def load_state(self) -> dict[str, Any]:
@@ -350,6 +352,8 @@ class Build:
         built = len(todo) - len(set(self.failed))
         self.say(f"built {built} of {total} runs ({total - len(todo)} up to date, "
                  f"{len(set(self.failed))} failed) in {time.monotonic() - started:.2f} s")
+        if self.internal_failure:
+            return 2
         return 1 if self.failed else 0
 
     def _build(self, todo: list[tuple[Path, str]], state: dict[str, Any]) -> None:
@@ -371,7 +375,7 @@ class Build:
                 for w in res.get("warnings", []):
                     print(f"warning: run {res['run']}: {w}", file=sys.stderr, flush=True)
                 if not res["ok"]:
-                    self.error(res["run"], res["error"])
+                    self.error(res["run"], res["error"], internal=res.get("internal", False))
                     if res.get("detail"):
                         print(res["detail"], file=sys.stderr)
                     continue
@@ -400,9 +404,11 @@ class Build:
                     if batches else []
             for res in chart_results:
                 run_id = res["run"]
+                for w in res.get("warnings", []):
+                    print(f"warning: run {run_id}: {w}", file=sys.stderr, flush=True)
                 if not res["ok"]:
                     if run_id not in self.failed:
-                        self.error(run_id, res["error"])
+                        self.error(run_id, res["error"], internal=res.get("internal", False))
                     continue
                 pending[run_id] -= 1
                 if pending[run_id] == 0 and run_id not in self.failed:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import io
 import math
 import os
+import re
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -370,7 +372,23 @@ def _step_values(rows, key: str) -> list:
 
 
 def render_job(job: dict[str, Any], site_root: str) -> list[str]:
-    """Draw one chart job (see chart_plan) into its SVG and PNG files under `site_root`."""
+    """Draw one chart job (see chart_plan) into its SVG and PNG files under `site_root`.
+
+    Returns the problems to report as warnings: matplotlib would print its own multi-line
+    `UserWarning` for every glyph the font lacks (CJK, emoji in a label), outside the build's
+    `warning:` format; the chart is still drawn, with boxes for those characters."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _draw_job(job, site_root)
+    missing = sorted({m.group(1) for w in caught
+                      if (m := re.search(r"Glyph \d+ \((.*?)\) missing", str(w.message)))})
+    if missing:
+        return [f"chart {job['svg']}: the font has no glyph for {' '.join(missing)}; "
+                f"those characters show as boxes"]
+    return []
+
+
+def _draw_job(job: dict[str, Any], site_root: str) -> None:
     fig, ax = new_figure(legend_below=job["kind"] in ("load_curve", "latency_over_time"))
     data = job["data"]
     with plt.rc_context(STYLE):
@@ -392,4 +410,3 @@ def render_job(job: dict[str, Any], site_root: str) -> list[str]:
         _fit_legend_below(fig, ax)
     root = Path(site_root)
     save_figure(fig, root / job["svg"], root / job["png"])
-    return [job["svg"], job["png"]]

@@ -27,8 +27,7 @@ from analysis.histogram import (Histogram, _DoubleAccumulator, format_percentile
 from analysis.hlog import Interval, _HeaderState, iter_batches
 
 TOTAL_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
-BLOCK_BITS = 6
-BLOCK = 1 << BLOCK_BITS   # counts-array entries per block in the running-percentile search
+WINDOW_CELLS = 1 << 18   # rows x indices per running-percentile matrix (2 MB of int64)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -270,9 +269,7 @@ class _IntegerRunning:
 
     def __init__(self, layout):
         self.layout = layout
-        self.dense = np.zeros(BLOCK, np.int64)      # the accumulated counts array
-        self.dense_blocks = np.zeros(1, np.int64)   # its sums per block
-        self.top_block = 0                          # highest block holding a count
+        self.dense = np.zeros(0, np.int64)          # the accumulated counts array
         self.total = 0
         self.max_value = 0
         self.bucket_count = layout.bucket_count
@@ -354,78 +351,90 @@ class _IntegerRunning:
         return keys
 
     def _running_percentiles(self, keys, cnt, bits, n, totals):
-        """Values at TOTAL_PERCENTILES of the accumulated histogram after each row."""
+        """Values at TOTAL_PERCENTILES of the accumulated histogram after each row.
+
+        For a run of rows the answer to each percentile can only lie in a window of counts-array
+        indices: no lower than where the counts after the run first reach the smallest target,
+        no higher than where the counts before the run reach the largest target (cumulative
+        counts only grow as rows are added, and targets only grow with the total). Once a log
+        is a few minutes long that window is narrow, so a rows x window matrix of running
+        cumulative counts answers every row exactly at a small cost. A run whose window is too
+        wide (the first rows of a log, where the total is still small) is halved until it fits.
+        """
         stride = 1 << bits
         if stride > self.dense.size:
-            grow = stride - self.dense.size
-            self.dense = np.concatenate([self.dense, np.zeros(grow, np.int64)])
-            self.dense_blocks = np.concatenate([self.dense_blocks, np.zeros(grow // BLOCK, np.int64)])
-        row_blocks = stride // BLOCK
-        block_key = keys >> BLOCK_BITS              # row * row_blocks + block
-        # only the blocks up to the highest one ever filled matter
-        if keys.size:
-            self.top_block = max(self.top_block, int(((keys & (stride - 1)) >> BLOCK_BITS).max()))
-        blocks = self.top_block + 1
-        per_row = _exact_bincount(block_key, cnt, n * row_blocks).reshape(n, row_blocks)
-        if row_blocks >= blocks:
-            per_row = per_row[:, :blocks]
-        else:
-            per_row = np.pad(per_row, ((0, 0), (0, blocks - row_blocks)))
-        # running sums down the rows, computed along contiguous memory (3x faster)
-        acc_blocks = np.cumsum(np.ascontiguousarray(per_row.T), axis=1).T
-        acc_blocks += self.dense_blocks[:blocks]
-        cum_blocks = np.cumsum(acc_blocks, axis=1)
-        width = int(totals[-1]) + 1
-        if width * n >= (1 << 62):
-            raise HlogError("the log's total count is too large to process (over 2^62 values)")
-        row_shift = np.arange(n, dtype=np.int64) * width
-        flat = (cum_blocks + row_shift[:, None]).ravel()
-        found = np.empty((n, len(TOTAL_PERCENTILES)), np.int64)
-        targets = np.empty((n, len(TOTAL_PERCENTILES)), np.int64)
-        for j, p in enumerate(TOTAL_PERCENTILES):
-            targets[:, j] = _targets(p, totals)
-            pos = np.searchsorted(flat, targets[:, j] + row_shift, side="left") - \
-                np.arange(n, dtype=np.int64) * blocks
-            found[:, j] = np.where(totals > 0, np.minimum(pos, blocks), blocks)
-        valid = found < blocks
-        values = np.zeros(found.shape, np.int64)
-        used = np.unique(found[valid])
-        if used.size:
-            # Fine counts of the few blocks that hold an answer, accumulated row by row. The
-            # entries of (row, block) are a contiguous run of the sorted keys: find the runs
-            # instead of testing every entry.
-            slot = np.full(blocks, -1, np.int64)
-            slot[used] = np.arange(used.size)
-            span = used.size * BLOCK
-            pair_row = np.repeat(np.arange(n, dtype=np.int64), used.size)
-            pair_block = np.tile(used, n)
-            low = (pair_row << bits) + pair_block * BLOCK
-            in_row = pair_block * BLOCK < stride
-            lo = np.searchsorted(keys, low.astype(keys.dtype))
-            hi = np.searchsorted(keys, np.where(in_row, low + BLOCK, low).astype(keys.dtype))
-            run = hi - lo
-            total = int(run.sum())
-            if total:
-                offsets = np.repeat(lo - (np.cumsum(run) - run), run) + np.arange(total)
-                pair_base = pair_row * span + np.tile(np.arange(used.size), n) * BLOCK
-                fine_key = np.repeat(pair_base, run) + (np.take(keys, offsets) & (BLOCK - 1))
-                fine = _exact_bincount(fine_key, np.take(cnt, offsets), n * span)
-            else:
-                fine = np.zeros(n * span, np.int64)
-            acc_fine = np.cumsum(fine.reshape(n, span), axis=0)
-            acc_fine += self.dense.reshape(-1, BLOCK)[used].ravel()
-            q_row, q_p = np.nonzero(valid)
-            q_block = found[q_row, q_p]
-            cols = slot[q_block][:, None] * BLOCK + np.arange(BLOCK)
-            cum_in_block = np.cumsum(acc_fine[q_row[:, None], cols], axis=1)
-            start = np.where(q_block > 0, cum_blocks[q_row, np.maximum(q_block - 1, 0)], 0)
-            reached = (cum_in_block + start[:, None]) >= targets[q_row, q_p][:, None]
-            index = q_block * BLOCK + np.argmax(reached, axis=1)
-            values[q_row, q_p] = self.layout.highest_value_at(index)
-        if cnt.size:
-            self.dense[:stride] += _exact_bincount(keys & (stride - 1), cnt, stride)
-            self.dense_blocks[:blocks] = acc_blocks[-1]
+            self.dense = np.concatenate([self.dense, np.zeros(stride - self.dense.size, np.int64)])
+        ccnt = np.zeros(cnt.size + 1, np.int64)           # entry prefix sums: ccnt[e] = sum cnt[:e]
+        np.cumsum(cnt, out=ccnt[1:])
+        row_ids = np.arange(n + 1, dtype=np.int64)
+        row_start = np.searchsorted(keys, (row_ids << bits).astype(keys.dtype))
+        targets = np.stack([_targets(p, totals) for p in TOTAL_PERCENTILES], axis=1)
+        values = np.zeros((n, len(TOTAL_PERCENTILES)), np.int64)
+        r0 = 0
+        while r0 < n:
+            r1 = n
+            while True:
+                plan = self._window_plan(keys, cnt, bits, row_start, r0, r1, totals, targets)
+                if r1 - r0 == 1 or plan[0] <= WINDOW_CELLS:
+                    break
+                r1 = r0 + (r1 - r0) // 2
+            _, after, cum_before, windows = plan
+            for j, (lo, hi) in enumerate(windows):
+                if lo <= hi:
+                    values[r0:r1, j] = self._answers(keys, cnt, ccnt, bits, row_start, r0, r1,
+                                                     cum_before, targets[r0:r1, j],
+                                                     totals[r0:r1], lo, hi)
+            self.dense = after
+            r0 = r1
         return [values[:, j] for j in range(len(TOTAL_PERCENTILES))]
+
+    def _window_plan(self, keys, cnt, bits, row_start, r0, r1, totals, targets):
+        """(matrix cells needed, counts after rows r0..r1-1, cumulative counts before them,
+        [(lo, hi)] index window per percentile; lo > hi when no row has a count)."""
+        a, b = row_start[r0], row_start[r1]
+        before = self.dense           # (may be longer than this batch's stride)
+        after = before + _exact_bincount(keys[a:b] & ((1 << bits) - 1), cnt[a:b], before.size)
+        cum_before = np.cumsum(before)
+        cum_after = np.cumsum(after)
+        valid = totals[r0:r1] > 0
+        windows, cells = [], 0
+        if not valid.any():
+            return 0, after, cum_before, [(1, 0)] * len(TOTAL_PERCENTILES)
+        top = int(np.searchsorted(cum_after, cum_after[-1], side="left"))   # highest count
+        lows = np.searchsorted(cum_after, targets[r0:r1][valid].min(axis=0), side="left")
+        highs = np.searchsorted(cum_before, targets[r0:r1][valid].max(axis=0), side="left")
+        for lo, hi in zip(lows.tolist(), highs.tolist()):
+            hi = min(hi, top)
+            windows.append((lo, hi))
+            cells += (hi - lo + 1) * (r1 - r0)
+        return cells, after, cum_before, windows
+
+    def _answers(self, keys, cnt, ccnt, bits, row_start, r0, r1, cum_before, targets, totals,
+                 lo, hi):
+        """Highest equivalent value at the first index in [lo, hi] where each row's running
+        cumulative count reaches its target (0 for rows while the total is still 0)."""
+        n, width = r1 - r0, hi - lo + 1
+        rows = np.arange(r0, r1, dtype=np.int64)
+        first = np.searchsorted(keys, ((rows << bits) + lo).astype(keys.dtype))
+        last = np.searchsorted(keys, ((rows << bits) + hi + 1).astype(keys.dtype))
+        # each row's counts below the window, accumulated down the rows
+        below = np.cumsum(ccnt[first] - ccnt[row_start[r0:r1]])
+        if lo:
+            below += cum_before[lo - 1]
+        run = last - first
+        total = int(run.sum())
+        if total:
+            offsets = np.repeat(first - (np.cumsum(run) - run), run) + np.arange(total)
+            cell = np.repeat((rows - r0) * width - lo, run) + (np.take(keys, offsets) & ((1 << bits) - 1))
+            grid = _exact_bincount(cell, np.take(cnt, offsets), n * width).reshape(n, width)
+            np.cumsum(grid, axis=0, out=grid)
+        else:
+            grid = np.zeros((n, width), np.int64)
+        grid += self.dense[lo:hi + 1]
+        np.cumsum(grid, axis=1, out=grid)
+        grid += below[:, None]
+        index = lo + np.argmax(grid >= targets[:, None], axis=1)
+        return np.where(totals > 0, self.layout.highest_value_at(index), 0)
 
     def histogram(self) -> Histogram:
         nz = np.flatnonzero(self.dense)

@@ -488,12 +488,6 @@ def run_build_in_process(site: Path, capsys) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "analysis/build.py documents 'Exit status: ... 2 internal error' and cli.py maps a bug to "
-    "exit 2, but Build.run returns `1 if self.failed else 0`: a run that fails with an "
-    "internal error (a bug, _fail(..., internal=True)) exits 1, like bad input, so scripts "
-    "cannot tell a bug from a user error. Fix (site pipeline, build.py Build.run): return 2 "
-    "when any failed result has internal=True."))
 def test_a_bug_in_one_run_is_exit_2_and_one_line(tmp_path, monkeypatch, capsys):
     site = make_site(tmp_path, "good", "buggy", mini=True)
     from analysis import analyse
@@ -523,3 +517,31 @@ def test_exit_codes_of_user_errors(tmp_path, capsys):
     shutil.rmtree(site / "runs")
     code, err = run_build_in_process(site, capsys)
     assert code == 1 and err.strip().startswith("error: runs: no such folder")
+
+
+@pytest.mark.skipif(not os.environ.get("LOADCURVE_SLOW"),
+                    reason="about 20 s: set LOADCURVE_SLOW=1 (a 24-hour log through the build)")
+def test_a_24_hour_log_builds(tmp_path):
+    """86,400 one-second intervals (13 MB of log) through the whole build: every interval in the
+    CSV, the charts drawn, in bounded time."""
+    import numpy as np
+    from analysis.histogram import Histogram, layout_for
+    from tests.test_hlog_codec import encode, log_line, write_log
+    run = tmp_path / "runs" / "day"
+    (run / "s").mkdir(parents=True)
+    layout = layout_for(1, 3_600_000_000, 3)
+    rng = np.random.default_rng(1)
+    payloads = [encode(Histogram.from_values(layout, rng.integers(1000, 50000, 20)))
+                for _ in range(64)]
+    write_log(run / "s" / "l.hlog", [log_line(payloads[i % 64], float(i)) for i in range(86400)])
+    (run / "run.yml").write_text(yaml.safe_dump({
+        "title": "A day", "date": "2026-01-01", "description": "24 h", "value_unit": "us",
+        "systems": [{"id": "s", "label": "S"}],
+        "load_points": [{"id": "l", "offered_rate": 20, "duration_s": 86400}]}))
+    out = build(tmp_path, timeout=180)
+    assert out.returncode == 0, out.stderr
+    doc = yaml.safe_load((tmp_path / "_data" / "runs" / "day.yml").read_text())
+    assert doc["cells"][0]["count"] == 86400 * 20
+    csv = (tmp_path / doc["cells"][0]["intervals_csv"]).read_text().splitlines()
+    assert len(csv) == 1 + 86400
+    assert all((tmp_path / c["svg"]).is_file() for c in doc["charts"]["latency_over_time"])

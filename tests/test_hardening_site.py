@@ -271,13 +271,6 @@ def test_charts_carry_the_strings_as_escaped_svg_text(built):
 STDERR_LINE = re.compile(r"^(error: run \S+: |warning: run \S+: |\[\d+/\d+\] |built \d+ of |\S+: up to date$|\S+: run removed; )")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "charts.py: a label with characters DejaVu Sans lacks (CJK, emoji) makes matplotlib print "
-    "raw Python `UserWarning: Glyph ... missing from font(s) DejaVu Sans.` lines (two lines "
-    "each, with the source line) on the build's stderr, outside the `warning: run X:` format, "
-    "and draws boxes instead of the characters. Fix (site pipeline, charts.render_job): catch "
-    "these warnings (warnings.catch_warnings) and report one `warning: run X: chart Y: "
-    "characters missing from the font` line, or configure a font fallback list."))
 def test_build_stderr_is_only_progress_warnings_and_errors(built):
     lines = [ln for out in (built["first"], built["second"]) for ln in out.stderr.splitlines()]
     assert [ln for ln in lines if not STDERR_LINE.match(ln)] == []
