@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from typing import Any
 
 import yaml
@@ -23,6 +24,8 @@ SCHEMA_VERSION = 1
 LATENCY_KEYS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "mean_ms", "stddev_ms")
 # JFR summary sections flattened into the JVM table (settings such as thresholds left out)
 JVM_TABLE_SECTIONS = ("gc", "safepoint", "cpu", "allocation_rate_mb_s", "threads")
+# Rows per (system, load point) in the printed hot-methods table (the cell's `jvm` holds as many)
+HOT_METHODS_SHOWN = 5
 SERIES_COLUMNS = ("repetition", "t_s", "length_s", "count", "achieved_rate", "p50_ms", "p99_ms",
                   "max_ms")
 
@@ -85,6 +88,11 @@ def fmt_ms(x: float | None) -> str:
 
 
 def fmt_rate(x: float | None) -> str:
+    return "–" if x is None else f"{x:,.1f}"
+
+
+def fmt_pct(x: float | None) -> str:
+    """A share in per cent, one decimal: 14.2857 -> '14.3' ('–' when unknown)."""
     return "–" if x is None else f"{x:,.1f}"
 
 
@@ -154,6 +162,9 @@ def run_document(result: dict[str, Any]) -> dict[str, Any]:
     jvm_table = _jvm_table(m, result)
     if jvm_table:
         doc["jvm_table"] = jvm_table
+    hotspots = _jvm_hotspots(m, result)
+    if hotspots:
+        doc["jvm_hotspots"] = hotspots
     doc["table"] = _table(m, result)
     doc["charts"] = result["charts"]
     return doc
@@ -202,7 +213,8 @@ def _table(m, result) -> dict[str, Any]:
             c = by_key.get((lp.id, s.id))
             if c is None:
                 cells.append({"system": s.id, "latency": "no data", "achieved": "–", "count": "–",
-                              "drops": "–", "saturated": False, "missing": True, "source": None})
+                              "drops": "–", "mean": "–", "in_flight": "–", "saturated": False,
+                              "missing": True, "source": None})
                 continue
             st = c["summary"]
             latency = " / ".join(fmt_ms(st[k]) for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms"))
@@ -211,9 +223,12 @@ def _table(m, result) -> dict[str, Any]:
                 drops = f"{st['drops']:,}"
                 if st["drops"]:
                     drops += f" ({st['drop_pct']:.1f} %)"
+            little = c.get("littles_law") or {}
             cells.append({"system": s.id, "latency": latency, "achieved": fmt_rate(st["achieved_rate"]),
-                          "count": f"{st['count']:,}", "drops": drops, "saturated": st["saturated"],
-                          "source": c["sources"][0]})
+                          "count": f"{st['count']:,}", "drops": drops,
+                          "mean": fmt_ms(st.get("mean_ms")),
+                          "in_flight": fmt_ms(little.get("in_flight")),
+                          "saturated": st["saturated"], "source": c["sources"][0]})
         rows.append({"load": lp.id, "offered": fmt_number(lp.offered_rate),
                      "clients_x_rate": load_label(lp.offered_rate, lp.clients), "cells": cells})
     names = ", ".join(s.label for s in m.systems)
@@ -259,6 +274,66 @@ def _jvm_table(m, result) -> dict[str, Any] | None:
                       "values": [r["values"].get(k) for k in columns]} for r in rows]}
 
 
+def _jvm_hotspots(m, result) -> dict[str, Any] | None:
+    """Where each system's JVM spent its samples, shaped for printing: per system, per load
+    point the top hot methods by self time and, when the manifest gives `jfr_attribution`,
+    the share of samples per label. Percentages are of the samples with a readable stack."""
+    by_key = {(c["load"], c["system"]): c for c in result["cells"]}
+    with_labels = bool(m.jfr_attribution)
+    labels: list[str] = []
+    systems = []
+    for s in m.systems:
+        loads = []
+        for lp in m.load_points:
+            c = by_key.get((lp.id, s.id))
+            jvm = c.get("jvm") if c else None
+            if not isinstance(jvm, dict) or not isinstance(jvm.get("hot_methods"), list):
+                continue
+            smp = jvm.get("samples") or {}
+            n = (smp.get("count") or 0) - (smp.get("unresolved") or 0)
+            entry: dict[str, Any] = {
+                "load": lp.id, "offered": fmt_number(lp.offered_rate), "samples": f"{n:,}",
+                "methods": [{"method": h["method"], "self_pct": fmt_pct(h.get("self_pct")),
+                             "total_pct": fmt_pct(h.get("total_pct"))}
+                            for h in jvm["hot_methods"][:HOT_METHODS_SHOWN]]}
+            if with_labels and isinstance(jvm.get("attribution"), list):
+                entry["attribution"] = [{"label": a["label"], "samples": f"{a['samples']:,}",
+                                         "pct": fmt_pct(a.get("pct"))}
+                                        for a in jvm["attribution"]]
+                for a in jvm["attribution"]:
+                    if a["label"] not in labels:
+                        labels.append(a["label"])
+            loads.append(entry)
+        if loads:
+            systems.append({
+                "system": s.id, "label": s.label,
+                "methods_caption": (f"Hot methods of {s.label}: the top {HOT_METHODS_SHOWN} "
+                                    f"by self time per offered load (requests/s), from the "
+                                    f"server's JFR execution samples. Self %: share of samples "
+                                    f"with the method on top of the stack; total %: with it "
+                                    f"anywhere on the stack."),
+                "loads": loads})
+    if not systems:
+        return None
+    out: dict[str, Any] = {"systems": systems}
+    if labels and any("attribution" in x for s in systems for x in s["loads"]):
+        # every row lists the labels in this order (a label missing from a row: 0 samples)
+        for s in systems:
+            for x in s["loads"]:
+                if "attribution" in x:
+                    have = {a["label"]: a for a in x["attribution"]}
+                    x["attribution"] = [have.get(label, {"label": label, "samples": "0",
+                                                         "pct": fmt_pct(0.0)})
+                                        for label in labels]
+        out["attribution_labels"] = labels
+        out["attribution_caption"] = (
+            "Share of the server's JFR execution samples per offered load (requests/s), in "
+            "brackets how many: a sample counts once, under the first frame from the leaf (the "
+            "running method) towards the root that a pattern of the run's jfr_attribution "
+            "matches; other: no frame matched.")
+    return out
+
+
 # --- serialisation --------------------------------------------------------------------------
 
 class _Dumper(yaml.SafeDumper):
@@ -281,9 +356,19 @@ def _represent_float(dumper, value):
 _UNSAFE_PLAIN = set("\x85\u2028\u2029\ufeff")
 
 
+# Jekyll reads the data with Ruby's Psych, which takes commas and underscores inside a number as
+# separators ("1,180" -> the integer 1180, "1,234.5" -> a float), where PyYAML sees a string and
+# writes it plain. Such strings are quoted, so that the page prints "1,180". (Psych's patterns.)
+_PSYCH_NUMBER = re.compile(r"""[-+]?(?:0b[0-1_,]+|0[0-7_,]+|(?:0|[1-9](?:[0-9]|,[0-9]|_[0-9])*)
+                                   |0x[0-9a-fA-F_,]+)
+                              |[-+]?(?:[0-9][0-9_,]*)?\.[0-9]*(?:[eE][-+][0-9]+)?""", re.X)
+
+
 def _represent_str(dumper, value):
     if any(ch in _UNSAFE_PLAIN or (ch < " " and ch not in "\n") for ch in value):
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    if _PSYCH_NUMBER.fullmatch(value):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="'")
     return yaml.SafeDumper.represent_str(dumper, value)
 
 

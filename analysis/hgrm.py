@@ -27,7 +27,8 @@ from analysis.histogram import (Histogram, _DoubleAccumulator, format_percentile
 from analysis.hlog import Interval, _HeaderState, iter_batches
 
 TOTAL_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
-WINDOW_CELLS = 1 << 18   # rows x indices per running-percentile matrix (2 MB of int64)
+BLOCK_BITS = 6
+BLOCK = 1 << BLOCK_BITS   # counts-array entries per block in the running-percentile search
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -269,7 +270,7 @@ class _IntegerRunning:
 
     def __init__(self, layout):
         self.layout = layout
-        self.dense = np.zeros(0, np.int64)          # the accumulated counts array
+        self.dense = np.zeros(BLOCK, np.int64)      # the accumulated counts array
         self.total = 0
         self.max_value = 0
         self.bucket_count = layout.bucket_count
@@ -314,7 +315,7 @@ class _IntegerRunning:
                 if m and self.layout.highest_recordable_value(self.bucket_count) < m:
                     self.bucket_count = self.layout.buckets_needed(int(m))
         totals = self.total + np.cumsum(counts)
-        tps = self._running_percentiles(keys, cnt, bits, n, totals)
+        tps = self._running_percentiles(keys, cnt, cum, bits, starts, totals)
         running_max = np.maximum.accumulate(np.maximum(acc_max, self.max_value))
         self.max_value = int(running_max[-1])
         self.total = int(totals[-1])
@@ -350,91 +351,83 @@ class _IntegerRunning:
             keys[a:b] = (np.int64(k) << bits) | mapped
         return keys
 
-    def _running_percentiles(self, keys, cnt, bits, n, totals):
+    def _running_percentiles(self, keys, cnt, cum, bits, starts, totals):
         """Values at TOTAL_PERCENTILES of the accumulated histogram after each row.
 
-        For a run of rows the answer to each percentile can only lie in a window of counts-array
-        indices: no lower than where the counts after the run first reach the smallest target,
-        no higher than where the counts before the run reach the largest target (cumulative
-        counts only grow as rows are added, and targets only grow with the total). Once a log
-        is a few minutes long that window is narrow, so a rows x window matrix of running
-        cumulative counts answers every row exactly at a small cost. A run whose window is too
-        wide (the first rows of a log, where the total is still small) is halved until it fits.
-        """
+        Counts only grow as rows are added and targets only grow with the total, so for the
+        whole batch each percentile's answer lies between the index where the counts *after*
+        the batch first reach the batch's smallest target and the index where the counts
+        *before* it reach the largest (or the highest filled index). Only the blocks of
+        BLOCK indices in those windows are accumulated row by row (a rows x blocks grid, whose
+        running sums down the rows are the accumulated histogram after each row); a second,
+        per-index grid over the few blocks that hold an answer finds the exact index."""
+        n = totals.size
         stride = 1 << bits
         if stride > self.dense.size:
             self.dense = np.concatenate([self.dense, np.zeros(stride - self.dense.size, np.int64)])
-        ccnt = np.zeros(cnt.size + 1, np.int64)           # entry prefix sums: ccnt[e] = sum cnt[:e]
-        np.cumsum(cnt, out=ccnt[1:])
-        row_ids = np.arange(n + 1, dtype=np.int64)
-        row_start = np.searchsorted(keys, (row_ids << bits).astype(keys.dtype))
-        targets = np.stack([_targets(p, totals) for p in TOTAL_PERCENTILES], axis=1)
+        before = self.dense
+        after = before + _exact_bincount(keys & (stride - 1), cnt, before.size)
+        self.dense = after
         values = np.zeros((n, len(TOTAL_PERCENTILES)), np.int64)
-        r0 = 0
-        while r0 < n:
-            r1 = n
-            while True:
-                plan = self._window_plan(keys, cnt, bits, row_start, r0, r1, totals, targets)
-                if r1 - r0 == 1 or plan[0] <= WINDOW_CELLS:
-                    break
-                r1 = r0 + (r1 - r0) // 2
-            _, after, cum_before, windows = plan
-            for j, (lo, hi) in enumerate(windows):
-                if lo <= hi:
-                    values[r0:r1, j] = self._answers(keys, cnt, ccnt, bits, row_start, r0, r1,
-                                                     cum_before, targets[r0:r1, j],
-                                                     totals[r0:r1], lo, hi)
-            self.dense = after
-            r0 = r1
-        return [values[:, j] for j in range(len(TOTAL_PERCENTILES))]
-
-    def _window_plan(self, keys, cnt, bits, row_start, r0, r1, totals, targets):
-        """(matrix cells needed, counts after rows r0..r1-1, cumulative counts before them,
-        [(lo, hi)] index window per percentile; lo > hi when no row has a count)."""
-        a, b = row_start[r0], row_start[r1]
-        before = self.dense           # (may be longer than this batch's stride)
-        after = before + _exact_bincount(keys[a:b] & ((1 << bits) - 1), cnt[a:b], before.size)
+        valid = totals > 0
+        if not valid.any():
+            return [values[:, j] for j in range(len(TOTAL_PERCENTILES))]
+        targets = np.stack([_targets(p, totals) for p in TOTAL_PERCENTILES], axis=1)
         cum_before = np.cumsum(before)
         cum_after = np.cumsum(after)
-        valid = totals[r0:r1] > 0
-        windows, cells = [], 0
-        if not valid.any():
-            return 0, after, cum_before, [(1, 0)] * len(TOTAL_PERCENTILES)
-        top = int(np.searchsorted(cum_after, cum_after[-1], side="left"))   # highest count
-        lows = np.searchsorted(cum_after, targets[r0:r1][valid].min(axis=0), side="left")
-        highs = np.searchsorted(cum_before, targets[r0:r1][valid].max(axis=0), side="left")
-        for lo, hi in zip(lows.tolist(), highs.tolist()):
-            hi = min(hi, top)
-            windows.append((lo, hi))
-            cells += (hi - lo + 1) * (r1 - r0)
-        return cells, after, cum_before, windows
-
-    def _answers(self, keys, cnt, ccnt, bits, row_start, r0, r1, cum_before, targets, totals,
-                 lo, hi):
-        """Highest equivalent value at the first index in [lo, hi] where each row's running
-        cumulative count reaches its target (0 for rows while the total is still 0)."""
-        n, width = r1 - r0, hi - lo + 1
-        rows = np.arange(r0, r1, dtype=np.int64)
-        first = np.searchsorted(keys, ((rows << bits) + lo).astype(keys.dtype))
-        last = np.searchsorted(keys, ((rows << bits) + hi + 1).astype(keys.dtype))
-        # each row's counts below the window, accumulated down the rows
-        below = np.cumsum(ccnt[first] - ccnt[row_start[r0:r1]])
-        if lo:
-            below += cum_before[lo - 1]
-        run = last - first
-        total = int(run.sum())
-        if total:
-            offsets = np.repeat(first - (np.cumsum(run) - run), run) + np.arange(total)
-            cell = np.repeat((rows - r0) * width - lo, run) + (np.take(keys, offsets) & ((1 << bits) - 1))
-            grid = _exact_bincount(cell, np.take(cnt, offsets), n * width).reshape(n, width)
-            np.cumsum(grid, axis=0, out=grid)
-        else:
-            grid = np.zeros((n, width), np.int64)
-        grid += self.dense[lo:hi + 1]
-        np.cumsum(grid, axis=1, out=grid)
-        grid += below[:, None]
-        index = lo + np.argmax(grid >= targets[:, None], axis=1)
-        return np.where(totals > 0, self.layout.highest_value_at(index), 0)
+        top = int(np.searchsorted(cum_after, cum_after[-1], side="left"))  # highest filled index
+        lows = np.searchsorted(cum_after, targets[valid].min(axis=0), side="left") >> BLOCK_BITS
+        highs = np.minimum(np.searchsorted(cum_before, targets[valid].max(axis=0), side="left"),
+                           top) >> BLOCK_BITS
+        # the windows' blocks, as a few ranges of consecutive blocks, and their grid columns
+        ranges = []
+        for lo, hi in sorted(zip(lows.tolist(), highs.tolist())):
+            if ranges and lo <= ranges[-1][1] + 1:
+                ranges[-1][1] = max(ranges[-1][1], hi)
+            else:
+                ranges.append([lo, hi])
+        blocks = np.concatenate([np.arange(lo, hi + 1) for lo, hi in ranges])
+        column = np.zeros(before.size >> BLOCK_BITS, np.int64)
+        column[blocks] = np.arange(blocks.size)
+        rows = np.arange(n, dtype=np.int64)
+        sel = _entries_in(keys, bits, rows, [(lo << BLOCK_BITS, (hi + 1) << BLOCK_BITS)
+                                             for lo, hi in ranges])
+        width = blocks.size
+        cell = sel[1] * width + column[(np.take(keys, sel[0]) & (stride - 1)) >> BLOCK_BITS]
+        grid = _exact_bincount(cell, np.take(cnt, sel[0]), n * width).reshape(n, width)
+        np.cumsum(grid, axis=0, out=grid)
+        grid += before.reshape(-1, BLOCK).sum(axis=1)[blocks]
+        # each row's accumulated count before each window, then the block holding the answer
+        found = np.zeros((n, len(TOTAL_PERCENTILES)), np.int64)
+        reach = np.zeros((n, len(TOTAL_PERCENTILES)), np.int64)  # count left to find in it
+        for j, lo in enumerate(lows.tolist()):
+            c0, c1 = int(column[lo]), int(column[highs[j]])
+            first = np.searchsorted(keys, ((rows << bits) + (lo << BLOCK_BITS)).astype(keys.dtype))
+            below = np.cumsum(_prefix(cum, first) - _prefix(cum, starts))
+            if lo:
+                below += cum_before[(lo << BLOCK_BITS) - 1]
+            running = np.cumsum(grid[:, c0:c1 + 1], axis=1)
+            running += below[:, None]
+            col = np.argmax(running >= targets[:, j:j + 1], axis=1)
+            found[:, j] = lo + col
+            reach[:, j] = targets[:, j] - np.where(col > 0, running[rows, col - 1], below)
+        # the exact index inside each answer block: per-index counts of those blocks, row by row
+        used, slot = np.unique(found[valid], return_inverse=True)
+        sel = _entries_in(keys, bits, rows, [(b << BLOCK_BITS, (b + 1) << BLOCK_BITS)
+                                             for b in used.tolist()])
+        index = np.take(keys, sel[0]) & (stride - 1)
+        where = np.searchsorted(used, index >> BLOCK_BITS)
+        fine = _exact_bincount(sel[1] * (used.size * BLOCK) + where * BLOCK + (index & (BLOCK - 1)),
+                               np.take(cnt, sel[0]), n * used.size * BLOCK)
+        fine = fine.reshape(n, used.size, BLOCK)
+        np.cumsum(fine, axis=0, out=fine)
+        fine += before.reshape(-1, BLOCK)[used]
+        q_row = np.nonzero(valid)[0].repeat(len(TOTAL_PERCENTILES))
+        in_block = np.cumsum(fine[q_row, slot.ravel()], axis=1)
+        position = np.argmax(in_block >= reach[valid].ravel()[:, None], axis=1)
+        values[valid] = self.layout.highest_value_at(
+            (found[valid].ravel() << BLOCK_BITS) + position).reshape(-1, len(TOTAL_PERCENTILES))
+        return [values[:, j] for j in range(len(TOTAL_PERCENTILES))]
 
     def histogram(self) -> Histogram:
         nz = np.flatnonzero(self.dense)
@@ -442,6 +435,29 @@ class _IntegerRunning:
 
     def percentile_distribution(self, ticks, ratio, csv) -> str:
         return format_percentile_distribution(self.histogram(), ticks, ratio, csv)
+
+
+def _prefix(cum: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Sum of the counts before each entry position, from their inclusive running sum."""
+    if not cum.size:
+        return np.zeros(positions.shape, np.int64)
+    return np.where(positions > 0, cum[np.maximum(positions - 1, 0)], 0)
+
+
+def _entries_in(keys, bits, rows, spans):
+    """(positions, row of each) of every row's entries whose index lies in one of the
+    [start, end) spans, grouped by span, then row."""
+    sizes, firsts = [], []
+    for start, end in spans:
+        first = np.searchsorted(keys, ((rows << bits) + start).astype(keys.dtype))
+        last = np.searchsorted(keys, ((rows << bits) + end).astype(keys.dtype))
+        firsts.append(first)
+        sizes.append(last - first)
+    first = np.concatenate(firsts)
+    size = np.concatenate(sizes)
+    m = int(size.sum())
+    positions = np.repeat(first - (np.cumsum(size) - size), size) + np.arange(m)
+    return positions, np.repeat(np.tile(rows, len(spans)), size)
 
 
 def _exact_bincount(keys: np.ndarray, weights: np.ndarray, length: int) -> np.ndarray:

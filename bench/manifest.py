@@ -31,6 +31,20 @@ MAX_SEND_LAG_P99_MS = 20.0
 GENERATOR_NAME = ("loadcurve bench/loadgen (Java NIO, HTTP/1.1 keep-alive, one connection "
                   "per request in flight, at most {max_in_flight:,})")
 
+# Where the server's JFR execution samples go in the report's "where the time went" table: each
+# sample counts once, under the first frame from the leaf whose pkg.Class.method fully matches a
+# pattern (patterns tried in this order, so virtual-thread scheduling, which lives partly in
+# java.util.concurrent.ForkJoin*, comes before the executor machinery); no match: "other".
+# jdk.internal.vm only as Continuation: its ThreadContainer also books platform threads' starts.
+JFR_ATTRIBUTION = (
+    (r"loadcurve\.server\..*", "request handler"),
+    (r"java\.lang\.VirtualThread\..*|jdk\.internal\.vm\.Continuation.*"
+     r"|java\.util\.concurrent\.ForkJoin.*", "virtual-thread scheduling"),
+    (r"java\.util\.concurrent\..*", "executor and queues"),
+    (r"sun\.net\.httpserver\..*|com\.sun\.net\.httpserver\..*", "JDK HTTP server"),
+    (r"sun\.nio\..*|java\.nio\..*", "NIO and sockets"),
+)
+
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
@@ -133,6 +147,11 @@ def q(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def sq(text: str) -> str:
+    """A single-quoted YAML scalar: backslashes stay as written (regular expressions)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 def render(args, systems, load_points, env, cells, title, description, date, tags) -> str:
     out = ["# Measured by bench/run.sh; regenerate with it rather than by hand.",
            "# Latencies are from each request's intended send time (open loop, the wrk2 method).",
@@ -164,8 +183,12 @@ def render(args, systems, load_points, env, cells, title, description, date, tag
             f"  name: {q(GENERATOR_NAME.format(max_in_flight=args.max_in_flight))}",
             "  model: open",
             f"  timeout_s: {q(args.timeout_s)}",
-            f"  warmup_s: {q(args.warmup_s)}",
-            "cells:"]
+            f"  warmup_s: {q(args.warmup_s)}"]
+    if any(c["jfr"] != "null" for c in cells):
+        out.append("jfr_attribution:                  # first match from the leaf frame; else other")
+        out += [f"  - {{pattern: {sq(pattern)}, label: {q(label)}}}"
+                for pattern, label in JFR_ATTRIBUTION]
+    out.append("cells:")
     for c in cells:
         out.append(f"  - {{system: {c['system']}, load: {c['load']}, hlog: {c['hlog']}, "
                    f"jfr: {c['jfr']}, sent: {c['sent']}, errors: {c['errors']}, "

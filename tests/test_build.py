@@ -294,3 +294,45 @@ def test_missing_runs_folder_is_one_error(tmp_path):
     assert out.returncode == 1
     assert out.stderr.strip().splitlines() == [
         "error: nope: no such folder (give the folder of run folders with --runs)"]
+
+
+def test_jfr_hot_methods_and_attribution_reach_the_data(tmp_path):
+    """A cell with a recording and a manifest with jfr_attribution: `jvm_hotspots` prints the
+    hot methods and the attribution with the counts the JDK's `jfr print` gives for the same
+    recording (tests/golden/jfr), not numbers taken from our own reader's output."""
+    site = make_site(tmp_path, mini=True)
+    run = site / "runs" / "oracle-demo"
+    shutil.copyfile(REPO / "tests" / "fixtures" / "jfr" / "jdk25-profile.jfr.gz",
+                    run / "pool" / "r100.jfr.gz")
+    data = yaml.safe_load((run / "run.yml").read_text())
+    next(c for c in data["cells"] if (c["system"], c["load"]) == ("pool", "r100"))["jfr"] = \
+        "pool/r100.jfr.gz"
+    data["jfr_attribution"] = [{"pattern": r"Workload\$Hashing\..*", "label": "hashing"},
+                               {"pattern": r"java\.util\..*", "label": "sorting"}]
+    (run / "run.yml").write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    out = build(site, "-q")
+    assert out.returncode == 0, out.stderr
+    doc = yaml.safe_load((site / "_data" / "runs" / "oracle-demo.yml").read_text())
+
+    golden = json.loads((REPO / "tests" / "golden" / "jfr" / "jdk25-profile.json").read_text())
+    n, self_n, total_n = golden["samples"], golden["self_samples"], golden["total_samples"]
+
+    def pct(k):
+        return f"{100 * k / n:.1f}"
+
+    hs = doc["jvm_hotspots"]
+    (pool,) = hs["systems"]                      # the only cell with a recording
+    assert pool["system"] == "pool" and pool["label"] == "Platform pool (2 threads)"
+    (row,) = pool["loads"]
+    assert (row["load"], row["offered"], row["samples"]) == ("r100", "100", f"{n:,}")
+    top = sorted(self_n, key=lambda m: -self_n[m])[:5]
+    assert len({self_n[m] for m in top}) == 5, "the golden's top 5 have no ties"
+    assert row["methods"] == [{"method": m, "self_pct": pct(self_n[m]),
+                               "total_pct": pct(total_n[m])} for m in top]
+    assert hs["attribution_labels"] == ["hashing", "sorting", "other"]
+    by = {a["label"]: a for a in row["attribution"]}
+    # every sample with a Hashing frame is the hashing thread's (it never calls java.util)
+    hashing = total_n["Workload$Hashing.crunch"]
+    assert by["hashing"] == {"label": "hashing", "samples": str(hashing), "pct": pct(hashing)}
+    assert sum(int(a["samples"]) for a in row["attribution"]) == n
+    assert int(by["sorting"]["samples"]) > 0 and int(by["other"]["samples"]) > 0

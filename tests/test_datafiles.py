@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
+import shutil
+import subprocess
 
 import pytest
 import yaml
@@ -161,3 +164,92 @@ def test_jfr_summary_is_trimmed_for_data_and_pauses_go_on_the_time_axis():
     # the series starts at epoch 1002 s and spans 12 s: the pause at 1030 s is outside
     assert pauses_on_series_axis(summary, 1002.0, 12.0) == [
         {"t_s": 2.5, "duration_ms": 6.1}, {"t_s": 8.0, "duration_ms": 2.0}]
+
+
+# --- the JVM hot-methods and attribution block, and formatted prose numbers -----------------
+
+def hotspot_result(tmp_path, attribution=True):
+    """A result with JFR summaries on two cells (summarize_jfr's shape, as jvm_for_data keeps
+    it): pool at r25 with samples, virt at r50 with none."""
+    m = manifest(tmp_path)
+    if attribution:
+        m = Manifest(**{**m.__dict__, "jfr_attribution": [
+            {"pattern": r"app\..*", "label": "app <b>"}]})
+    res = result(tmp_path)
+    res["manifest"] = m
+    hot = [{"method": f"app.M{i}.run<{i}>", "self_samples": 10 - i, "self_pct": 100 * (10 - i) / 55,
+            "total_samples": 11, "total_pct": 20.0} for i in range(7)]
+    res["cells"][0]["jvm"] = {
+        "samples": {"count": 57, "unresolved": 2, "truncated_stacks": 0}, "hot_methods": hot,
+        "attribution": [{"label": "app <b>", "samples": 41, "pct": 74.545},
+                        {"label": "other", "samples": 14, "pct": 25.455}] if attribution else None}
+    res["cells"].append({
+        "load": "r50", "system": "virt", "sources": ["runs/demo/virt/r50.hlog"],
+        "summary": summary(1500, 50.0, False), "littles_law": None,
+        "jvm": {"samples": {"count": 0, "unresolved": 0}, "hot_methods": [],
+                "attribution": [{"label": "app <b>", "samples": 0, "pct": None},
+                                {"label": "other", "samples": 0, "pct": None}]
+                if attribution else None}})
+    return res
+
+
+def test_jvm_hotspots_are_shaped_for_printing(tmp_path):
+    doc = datafiles.run_document(hotspot_result(tmp_path))
+    keys = list(doc)
+    assert keys.index("jvm_table") + 1 == keys.index("jvm_hotspots") == keys.index("table") - 1
+    hs = doc["jvm_hotspots"]
+    assert hs["attribution_labels"] == ["app <b>", "other"] and hs["attribution_caption"]
+    pool, virt = hs["systems"]
+    assert (pool["system"], pool["label"], virt["system"]) == ("pool", "Pool", "virt")
+    assert "Pool" in pool["methods_caption"] and "top 5" in pool["methods_caption"]
+    (r25,) = pool["loads"]       # the r50 cell has no `jvm`: left out
+    assert r25["load"] == "r25" and r25["offered"] == "25"
+    assert r25["samples"] == "55"                      # 57 samples, 2 without a stack
+    assert len(r25["methods"]) == 5
+    assert r25["methods"][0] == {"method": "app.M0.run<0>", "self_pct": "18.2", "total_pct": "20.0"}
+    assert r25["attribution"] == [{"label": "app <b>", "samples": "41", "pct": "74.5"},
+                                  {"label": "other", "samples": "14", "pct": "25.5"}]
+    (r50,) = virt["loads"]
+    assert r50["methods"] == [] and r50["samples"] == "0"
+    assert [a["pct"] for a in r50["attribution"]] == ["–", "–"]
+    text = datafiles.dump_yaml(doc)
+    assert yaml.safe_load(text)["jvm_hotspots"] == hs
+
+
+def test_jvm_hotspots_without_attribution_or_jfr(tmp_path):
+    hs = datafiles.run_document(hotspot_result(tmp_path, attribution=False))["jvm_hotspots"]
+    assert "attribution_labels" not in hs and "attribution_caption" not in hs
+    assert all("attribution" not in x for s in hs["systems"] for x in s["loads"])
+    # no cell with hot methods (the contract test's result): no block at all
+    assert "jvm_hotspots" not in datafiles.run_document(result(tmp_path))
+
+
+def test_table_cells_carry_mean_and_in_flight_as_prose_prints_them(tmp_path):
+    res = result(tmp_path)
+    res["cells"][0]["summary"]["mean_ms"] = 5842.689
+    res["cells"][0]["littles_law"]["in_flight"] = 1175.521
+    rows = datafiles.run_document(res)["table"]["rows"]
+    assert rows[0]["cells"][0]["mean"] == "5,843" and rows[0]["cells"][0]["in_flight"] == "1,176"
+    assert rows[1]["cells"][0]["mean"] == "202" and rows[1]["cells"][0]["in_flight"] == "–"
+    assert rows[0]["cells"][1]["mean"] == "–" and rows[0]["cells"][1]["in_flight"] == "–"
+
+
+NUMBER_LIKE = ["1,180", "1,234.5", "0,5", "12.3", "25", "1_000", "-3", ".5", "0x1f", "0b101"]
+
+
+def test_strings_ruby_would_read_as_numbers_are_quoted():
+    text = datafiles.dump_yaml({"v": NUMBER_LIKE, "plain": ["5,845 / 8,552", "12 (1.6 %)", "r25"]})
+    for value in NUMBER_LIKE:
+        assert f"- '{value}'\n" in text, value
+    assert "- 5,845 / 8,552\n" in text          # not a number to anyone: left plain
+    assert yaml.safe_load(text)["v"] == NUMBER_LIKE
+
+
+@pytest.mark.skipif(shutil.which("ruby") is None, reason="needs ruby (Jekyll's YAML reader)")
+def test_jekylls_yaml_reader_gets_the_strings_back():
+    doc = {"v": NUMBER_LIKE + ["5,845 / 8,552", "1,218 (50.8 %)", "–", "2026-11-22"]}
+    out = subprocess.run(["ruby", "-ryaml", "-rjson", "-e",
+                          "puts JSON.generate(YAML.safe_load(STDIN.read))"],
+                         input=datafiles.dump_yaml(doc), capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert json.loads(out.stdout) == doc

@@ -26,6 +26,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from analysis.build import code_version
 from analysis.errors import ManifestError
 from analysis.manifest import Manifest, load_manifest
 from tests.test_build import ENV, GENERATED, build, make_site, snapshot
@@ -366,14 +367,14 @@ def check_parses(files: dict[str, bytes]) -> None:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> tuple[Path, dict[str, bytes]]:
+def reference(tmp_path_factory) -> tuple[Path, dict[str, bytes], str]:
     """A tree with one small run, built once (state A); tests copy it. Outputs do not depend on
     where the tree sits (test_build.py checks that), so a copy's build must give these bytes."""
     site = make_site(tmp_path_factory.mktemp("reference"), "one", mini=True)
     (site / "_posts").mkdir()
     (site / "_posts" / "2026-01-01-p.md").write_text("---\ntitle: by hand\n---\n")
     assert build(site, "-q").returncode == 0
-    return site, outputs(site)
+    return site, outputs(site), code_version()
 
 
 def copy_of(reference_site: Path, dest: Path) -> Path:
@@ -422,7 +423,9 @@ def test_kill_9_at_random_moments_leaves_old_or_new_files_never_half(reference, 
     assert outputs(site) == new, seed
     assert authored(site) == before
     again = build(site)   # the state recorded after the kills is right: nothing left to do
-    assert again.returncode == 0 and ": up to date" in again.stderr, (seed, again.stderr)
+    assert again.returncode == 0, (seed, again.stderr)
+    if code_version() == reference[2]:    # (the analysis code is edited while tests run)
+        assert ": up to date" in again.stderr, (seed, again.stderr)
 
 
 def test_forced_rebuild_killed_leaves_every_file_byte_equal(reference, tmp_path):
@@ -472,7 +475,9 @@ def test_two_builds_at_once_wait_or_fail_clearly_and_never_corrupt(reference, tm
     assert outputs(site) == reference[1]
     assert authored(site) == before
     out = build(site)
-    assert out.returncode == 0 and out.stderr.count(": up to date") == 1, out.stderr
+    assert out.returncode == 0 and outputs(site) == reference[1], out.stderr
+    if code_version() == reference[2]:    # (the analysis code is edited while tests run)
+        assert out.stderr.count(": up to date") == 1, out.stderr
 
 
 # --- exit codes ------------------------------------------------------------------------------
@@ -545,3 +550,22 @@ def test_a_24_hour_log_builds(tmp_path):
     csv = (tmp_path / doc["cells"][0]["intervals_csv"]).read_text().splitlines()
     assert len(csv) == 1 + 86400
     assert all((tmp_path / c["svg"]).is_file() for c in doc["charts"]["latency_over_time"])
+
+
+@pytest.mark.xfail(strict=True, raises=subprocess.TimeoutExpired, reason=(
+    "A run whose .hlog is not a regular file (a FIFO here; a device such as /dev/zero the same) "
+    "hangs the build: build.run_input_hash -> FileHashes.digest opens and reads every file of "
+    "the run folder, blocking forever on a FIFO (and reading /dev/zero without end); "
+    "hlog.read_hlog would do the same (`python -m analysis hgrm -i /dev/zero` never ends, its "
+    "memory growing). Fix (site pipeline, build.py: hash only regular files, record others as "
+    "'not a file'; HDR reader, hlog.py: refuse a path that is not a regular file with one "
+    "HlogError)."))
+def test_a_fifo_in_a_run_folder_is_one_error_not_a_hang(tmp_path):
+    site = make_site(tmp_path, "good", "fifo", mini=True)
+    hlog = site / "runs" / "fifo" / "pool" / "r100.hlog"
+    hlog.unlink()
+    os.mkfifo(hlog)
+    out = build(site, timeout=8)
+    assert out.returncode == 1
+    errors = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith("error: run fifo: ")

@@ -26,7 +26,24 @@ def test_every_target_has_regression_inputs():
         assert path.suffix in (SUFFIX[target], ""), path
 
 
-@pytest.mark.parametrize("target,path", CASES, ids=[f"{t}/{p.name}" for t, p in CASES])
+# Findings not fixed yet: (target, file name) -> (exception, diagnosis). Remove when fixed.
+KNOWN = {
+    ("hlog", "regress-double-digits-overflow.hlog"): (OverflowError, (
+        "hlog.py _check_double_config: a DoubleHistogram payload whose numberOfSignificantValue"
+        "Digits field is huge makes `configured_ratio * math.pow(10.0, digits)` raise "
+        "OverflowError (math range error), which escapes read_hlog instead of a PayloadError/"
+        "HlogError. Java rejects digits outside 0..5 first; check `0 <= digits <= 5` before "
+        "the pow (HDR reader). Found by tests/fuzz/run.py hlog.")),
+}
+
+
+def case(target, path):
+    known = KNOWN.get((target, path.name))
+    marks = [pytest.mark.xfail(strict=True, raises=known[0], reason=known[1])] if known else []
+    return pytest.param(target, path, marks=marks, id=f"{target}/{path.name}")
+
+
+@pytest.mark.parametrize("target,path", [case(t, p) for t, p in CASES])
 def test_corpus_input(target, path):
     with time_limit(10):
         TARGETS[target](path.read_bytes())

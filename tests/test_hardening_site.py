@@ -255,6 +255,12 @@ def test_tag_feeds_and_pages_survive_hundreds_of_tags(built):
         assert not feedparser.parse(xml.read_bytes()).bozo, xml
     for html in site.rglob("*.html"):
         assert "<script>alert" not in html.read_text(), html
+    # the tags page lists the run's 305 tags, the hostile ones as text (Liquid did not run them)
+    tags = parse((site / "tags" / "index.html").read_text())
+    shown = "".join(tags.text)
+    for tag in ATTACKS + [UNICODE, "tag000", "tag299"]:
+        assert tag in shown, tag
+    assert not tags.handlers and not tags.imgs
 
 
 def test_charts_carry_the_strings_as_escaped_svg_text(built):

@@ -190,6 +190,53 @@ def test_table_shows_what_qualifies_each_number(site):
     assert "2 errors, 3 timeouts" in suspect and "p99 over 2 runs: 9.5 – 10.5" in suspect
 
 
+def test_report_shows_hot_methods_and_where_the_time_went(site, pages):
+    """The report prints the `jvm_hotspots` block: the attribution table (one row per system and
+    load point, a column per label) and a hot-methods table per system, each with a caption,
+    every string from the data."""
+    data = yaml.safe_load((site.parent / "src/_data/runs/pool-vs-virtual.yml").read_text())
+    hs = data["jvm_hotspots"]
+    html = (site / "reports/pool-vs-virtual/index.html").read_text()
+    section = html[html.index('id="jvm-hotspots"'):html.index('id="methodology"')]
+    tables = section.count('<table class="jvm-hotspots">')
+    assert tables == len(hs["systems"]) + ("attribution_labels" in hs) >= 2
+    assert section.count("<caption>") == tables
+    page = parse(section)
+    text = " ".join(" ".join(page.text).split())
+    for label in hs.get("attribution_labels", []):
+        assert f"{label} %" in text, label
+    for system in hs["systems"]:
+        assert system["label"] in text
+        for lp in system["loads"]:
+            assert f"{lp['offered']} {lp['samples']} samples" in text, (system["system"], lp["load"])
+            for m in lp["methods"]:
+                assert f"{m['method']} {m['self_pct']} {m['total_pct']}" in text, m
+            for a in lp.get("attribution", []):
+                assert f"{a['pct']} ({a['samples']})" in text, a
+    assert html.index('id="jvm"') < html.index('id="jvm-hotspots"') < html.index('id="methodology"')
+
+
+def test_hotspot_strings_are_escaped_and_no_data_renders_nothing(site):
+    html = (site / "2026/01/03/injection-fixture/index.html").read_text()
+    section = html[html.index('id="jvm-hotspots"'):html.index('id="no-jfr"')]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;.run" in section
+    assert "&lt;b&gt;10&lt;/b&gt;" in section and "&lt;b&gt;1&lt;/b&gt;" in section
+    assert "&quot;&gt;&lt;img src=x onerror=alert(1)&gt; label" in section
+    assert "{{ site }}" in section and "{% include x %}" in section
+    assert "<script>" not in section and "<img" not in section and "<b>" not in section
+    assert '<div id="no-jfr"></div>' in html       # a run without the block: nothing at all
+
+
+def test_post_prints_formatted_mean_and_in_flight(site):
+    """The post's Little's-law sentence prints the analysis's text ("5,843"), not raw data."""
+    data = yaml.safe_load((site.parent / "src/_data/runs/pool-vs-virtual.yml").read_text())
+    row = next(r for r in data["table"]["rows"] if r["load"] == "r200")
+    cell = next(c for c in row["cells"] if c["system"] == "pool20")
+    html = (site / "2026/11/22/thread-pool-vs-virtual-threads/index.html").read_text()
+    text = " ".join(" ".join(parse(html).text).split())
+    assert f"a mean of {cell['mean']} ms, on average {cell['in_flight']} requests" in text
+
+
 def feed(site: Path, rel: str = "feed.xml"):
     parsed = feedparser.parse((site / rel).read_bytes())
     assert not parsed.bozo, parsed.bozo_exception

@@ -49,7 +49,10 @@ def main() -> None:
     scratch = REPO / ".cache" / "fuzz" / name
     scratch.mkdir(parents=True, exist_ok=True)
     dirs = [str(scratch)] + [str(d) for d in SEEDS[name] if d.is_dir()]
-    args = [sys.argv[0], *sys.argv[2:], *dirs]
+    given = sys.argv[2:]
+    if any(not a.startswith("-") for a in given):
+        dirs = []      # inputs given (e.g. `-minimize_crash=1 -runs=10000 crash-...`): just those
+    args = [sys.argv[0], *given, *dirs]
     if not any(a.startswith("-max_len=") for a in args):
         args.insert(1, "-max_len=65536")
     atheris.Setup(args, TARGETS[name])
