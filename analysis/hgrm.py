@@ -27,8 +27,9 @@ from analysis.histogram import (Histogram, _DoubleAccumulator, format_percentile
 from analysis.hlog import Interval, _HeaderState, iter_batches
 
 TOTAL_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
-BLOCK_BITS = 6
+BLOCK_BITS = 5
 BLOCK = 1 << BLOCK_BITS   # counts-array entries per block in the running-percentile search
+FINE_CELLS = 1 << 21    # per-index grid cells (16 MB) per run of rows in that search
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -125,17 +126,17 @@ def _start_time_line(start_time: float) -> str:
     return f"#[StartTime: {java_format_fixed(start_time, 3)} (seconds since epoch), {when}]\n"
 
 
-class _ValueText:
-    """Formatted `value / ratio` strings, memoised: a log has few distinct bucket values."""
+class _ValueText(dict):
+    """Formatted `value / ratio` strings by value, memoised: a log has few distinct bucket
+    values, and a dict lookup is the cheapest call per printed number."""
 
     def __init__(self, ratio: float, width: int):
-        self.ratio, self.width, self.cache = ratio, width, {}
+        super().__init__()
+        self.ratio, self.width = ratio, width
 
-    def __call__(self, value) -> str:
-        text = self.cache.get(value)
-        if text is None:
-            text = java_format_fixed(float(value) / self.ratio, 3, self.width)
-            self.cache[value] = text
+    def __missing__(self, value) -> str:
+        text = java_format_fixed(float(value) / self.ratio, 3, self.width)
+        self[value] = text
         return text
 
 
@@ -144,15 +145,21 @@ class _IntervalLog:
         self.csv = csv
         self.value = _ValueText(ratio, 0 if csv else 7)
 
-    def row(self, t: float, count: int, ip50, ip90, imax, total: int, tps, tmax) -> None:
-        v = self.value
+    def row(self, t: float, count: int, ip50, ip90, imax, total: int, tps, tmax) -> str:
+        return self.rows([t], [count], [ip50], [ip90], [imax], [total], [tps], [tmax])[0]
+
+    def rows(self, times, counts, ip50, ip90, imax, totals, tps, tmax) -> list[str]:
+        """Summary lines for parallel lists of per-interval numbers (tps: 5-tuples)."""
+        v, fixed = self.value, java_format_fixed
         if self.csv:
-            return (f"{java_format_fixed(t, 3)},{count},{v(ip50)},{v(ip90)},{v(imax)},"
-                    f"{total},{v(tps[0])},{v(tps[1])},{v(tps[2])},{v(tps[3])},"
-                    f"{v(tps[4])},{v(tmax)}\n")
-        return (f"{java_format_fixed(t, 3, 4)}: I:{count} ( {v(ip50)} {v(ip90)} "
-                f"{v(imax)} ) T:{total} ( {v(tps[0])} {v(tps[1])} {v(tps[2])} "
-                f"{v(tps[3])} {v(tps[4])} {v(tmax)} )\n")
+            return [f"{fixed(t, 3)},{c},{v[a]},{v[b]},{v[m]},{n},{v[p[0]]},{v[p[1]]},{v[p[2]]},"
+                    f"{v[p[3]]},{v[p[4]]},{v[x]}\n"
+                    for t, c, a, b, m, n, p, x in zip(times, counts, ip50, ip90, imax, totals,
+                                                      tps, tmax)]
+        return [f"{fixed(t, 3, 4)}: I:{c} ( {v[a]} {v[b]} {v[m]} ) T:{n} ( {v[p[0]]} {v[p[1]]} "
+                f"{v[p[2]]} {v[p[3]]} {v[p[4]]} {v[x]} )\n"
+                for t, c, a, b, m, n, p, x in zip(times, counts, ip50, ip90, imax, totals, tps,
+                                                  tmax)]
 
     def legend(self) -> str:
         if self.csv:
@@ -202,11 +209,16 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
                                 f"a log of {'DoubleHistograms' if kind == 'double' else 'Histograms'}; "
                                 "they cannot be added", path=source, line=iv.line)
         stats = acc.add_rows(batch, rows)
-        for k, r in enumerate(rows):
-            iv: Interval = batch.intervals[r]
-            earliest = iv.start_s if earliest is None else min(earliest, iv.start_s)
-            if iv.start_s < 0 and state.explicit_start:
-                early.append(iv.line)
+        chosen_ivs: list[Interval] = [batch.intervals[r] for r in rows]
+        lowest = min(iv.start_s for iv in chosen_ivs)
+        earliest = lowest if earliest is None else min(earliest, lowest)
+        if lowest < 0 and state.explicit_start:
+            early.extend(iv.line for iv in chosen_ivs if iv.start_s < 0)
+        done = 0
+        # Row by row only until the StartTime comment and the legend are placed (they go
+        # before the first row that calls for them); then the batch's lines all at once.
+        while not (start_line_done and legend_done) and done < len(chosen_ivs):
+            iv = chosen_ivs[done]
             if not start_line_done and iv.log_start_s != 0.0:
                 start_line_done = True
                 line = _start_time_line(iv.log_start_s)
@@ -216,7 +228,11 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
                 legend_done = True
                 body.append(ilog.legend())
             if with_interval_log:
-                body.append(ilog.row(iv.end_ms / 1000.0 - iv.log_start_s, *stats.row(k)))
+                body.append(ilog.row(iv.end_ms / 1000.0 - iv.log_start_s, *stats.row(done)))
+            done += 1
+        if with_interval_log and done < len(chosen_ivs):
+            body.extend(ilog.rows([iv.end_ms / 1000.0 - iv.log_start_s
+                                   for iv in chosen_ivs[done:]], *stats.columns(done)))
     if not seen_any:
         raise HlogError("no usable histogram interval in the file"
                         + (f" ({len(warnings)} problem(s) reported above)" if warnings else ""),
@@ -258,6 +274,12 @@ class _Rows:
     def row(self, k):
         return (self.counts[k], self.ip50[k], self.ip90[k], self.imax[k], self.totals[k],
                 self.tps[k], self.tmax[k])
+
+    def columns(self, start: int):
+        """The rows from `start` on, one list per number (the arguments of _IntervalLog.rows
+        after the times)."""
+        return (self.counts[start:], self.ip50[start:], self.ip90[start:], self.imax[start:],
+                self.totals[start:], self.tps[start:], self.tmax[start:])
 
 
 class _IntegerRunning:
@@ -402,7 +424,8 @@ class _IntegerRunning:
         reach = np.zeros((n, len(TOTAL_PERCENTILES)), np.int64)  # count left to find in it
         for j, lo in enumerate(lows.tolist()):
             c0, c1 = int(column[lo]), int(column[highs[j]])
-            first = np.searchsorted(keys, ((rows << bits) + (lo << BLOCK_BITS)).astype(keys.dtype))
+            first = np.searchsorted(keys, ((rows << bits) + min(lo << BLOCK_BITS, stride))
+                                    .astype(keys.dtype))
             below = np.cumsum(_prefix(cum, first) - _prefix(cum, starts))
             if lo:
                 below += cum_before[(lo << BLOCK_BITS) - 1]
@@ -411,22 +434,10 @@ class _IntegerRunning:
             col = np.argmax(running >= targets[:, j:j + 1], axis=1)
             found[:, j] = lo + col
             reach[:, j] = targets[:, j] - np.where(col > 0, running[rows, col - 1], below)
-        # the exact index inside each answer block: per-index counts of those blocks, row by row
-        used, slot = np.unique(found[valid], return_inverse=True)
-        sel = _entries_in(keys, bits, rows, [(b << BLOCK_BITS, (b + 1) << BLOCK_BITS)
-                                             for b in used.tolist()])
-        index = np.take(keys, sel[0]) & (stride - 1)
-        where = np.searchsorted(used, index >> BLOCK_BITS)
-        fine = _exact_bincount(sel[1] * (used.size * BLOCK) + where * BLOCK + (index & (BLOCK - 1)),
-                               np.take(cnt, sel[0]), n * used.size * BLOCK)
-        fine = fine.reshape(n, used.size, BLOCK)
-        np.cumsum(fine, axis=0, out=fine)
-        fine += before.reshape(-1, BLOCK)[used]
-        q_row = np.nonzero(valid)[0].repeat(len(TOTAL_PERCENTILES))
-        in_block = np.cumsum(fine[q_row, slot.ravel()], axis=1)
-        position = np.argmax(in_block >= reach[valid].ravel()[:, None], axis=1)
-        values[valid] = self.layout.highest_value_at(
-            (found[valid].ravel() << BLOCK_BITS) + position).reshape(-1, len(TOTAL_PERCENTILES))
+        # the exact index inside each answer block
+        index = np.zeros(found.shape, np.int64)
+        _exact_indices(keys, cnt, bits, before, found, reach, valid, 0, n, index)
+        values[valid] = self.layout.highest_value_at(index[valid])
         return [values[:, j] for j in range(len(TOTAL_PERCENTILES))]
 
     def histogram(self) -> Histogram:
@@ -435,6 +446,36 @@ class _IntegerRunning:
 
     def percentile_distribution(self, ticks, ratio, csv) -> str:
         return format_percentile_distribution(self.histogram(), ticks, ratio, csv)
+
+
+def _exact_indices(keys, cnt, bits, before, found, reach, valid, r0, r1, out) -> None:
+    """out[r] = the index inside block found[r] where row r's accumulated counts reach
+    `reach[r]` more, for the valid rows r0..r1-1: per-index counts of the few answer blocks,
+    accumulated row by row (rows before r0 are summed into the starting counts). Runs of rows
+    whose answers are spread over many blocks are halved to keep that grid small."""
+    used, slot = np.unique(found[r0:r1][valid[r0:r1]], return_inverse=True)
+    if not used.size:
+        return
+    if r1 - r0 > 1 and (r1 - r0 + 1) * used.size * BLOCK > FINE_CELLS:
+        mid = (r0 + r1) // 2
+        _exact_indices(keys, cnt, bits, before, found, reach, valid, r0, mid, out)
+        _exact_indices(keys, cnt, bits, before, found, reach, valid, mid, r1, out)
+        return
+    positions, entry_rows = _entries_in(keys, bits, np.arange(r1, dtype=np.int64),
+                                        [(b << BLOCK_BITS, (b + 1) << BLOCK_BITS)
+                                         for b in used.tolist()])
+    index = np.take(keys, positions) & ((1 << bits) - 1)
+    cell = (np.maximum(entry_rows - r0 + 1, 0) * used.size
+            + np.searchsorted(used, index >> BLOCK_BITS)) * BLOCK + (index & (BLOCK - 1))
+    m = r1 - r0 + 1
+    fine = _exact_bincount(cell, np.take(cnt, positions), m * used.size * BLOCK)
+    fine = fine.reshape(m, used.size, BLOCK)
+    np.cumsum(fine, axis=0, out=fine)
+    fine += before.reshape(-1, BLOCK)[used]
+    rows = np.flatnonzero(valid[r0:r1])
+    in_block = np.cumsum(fine[1 + rows.repeat(found.shape[1]), slot.ravel()], axis=1)
+    position = np.argmax(in_block >= reach[r0:r1][rows].ravel()[:, None], axis=1)
+    out[r0 + rows] = (found[r0:r1][rows] << BLOCK_BITS) + position.reshape(rows.size, -1)
 
 
 def _prefix(cum: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -449,6 +490,8 @@ def _entries_in(keys, bits, rows, spans):
     [start, end) spans, grouped by span, then row."""
     sizes, firsts = [], []
     for start, end in spans:
+        # a row's entries lie below the batch's stride (the accumulator may be longer)
+        start, end = min(start, 1 << bits), min(end, 1 << bits)
         first = np.searchsorted(keys, ((rows << bits) + start).astype(keys.dtype))
         last = np.searchsorted(keys, ((rows << bits) + end).astype(keys.dtype))
         firsts.append(first)

@@ -26,6 +26,7 @@ import os
 import struct
 import zlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -120,7 +121,7 @@ def _parse_integer_payload(raw: bytes) -> DecodedPayload:
             raise PayloadError(f"payload claims {compressed_length} compressed bytes but has "
                                f"{len(raw) - 8}")
         header_size = 32 if base == V0_COMPRESSED else 40
-        compressed = raw[8:8 + compressed_length]
+        compressed = memoryview(raw)[8:8 + compressed_length]   # (no copy)
         if compressed_length <= SMALL_COMPRESSED:
             # One call is cheaper, and a small input cannot inflate past ~1032x its size.
             # A corrupt stream takes the step-by-step path below, which reports the first
@@ -158,14 +159,31 @@ def _parse_integer_payload(raw: bytes) -> DecodedPayload:
 
 def _parse_header(header: bytes, header_size: int):
     """-> (layout, word_size, byte limit to read, payload_length or None, ratio)."""
+    if header_size == 40:
+        # A log repeats a handful of headers that differ only in the payload length (bytes
+        # 4-8): the rest is parsed and checked once per distinct header.
+        layout, word_size, limit, ratio = _parse_header_fields(header[:4] + header[8:], 40)
+        payload_length = struct.unpack_from(">i", header, 4)[0]
+        if payload_length < 0:
+            raise PayloadError(f"negative payload length {payload_length}")
+        # Java reads min(countsArrayLength * 8, payloadLength) bytes of counts, and no more.
+        return layout, word_size, min(limit, payload_length), payload_length, ratio
+    layout, word_size, limit, ratio = _parse_header_fields(header, header_size)
+    return layout, word_size, limit, None, ratio
+
+
+@lru_cache(maxsize=256)
+def _parse_header_fields(header: bytes, header_size: int):
+    """-> (layout, word_size, counts byte limit, ratio) of a header; for 40-byte (V1/V2)
+    headers `header` is given without its payload length field (bytes 4-8)."""
     cookie = struct.unpack_from(">i", header, 0)[0]
     base = cookie & ~0xf0
     if base in (V2_COOKIE, V1_COOKIE) and header_size == 40:
-        payload_length, _offset, digits, ldv, htv, ratio = struct.unpack_from(">iiiqqd", header, 4)
+        _offset, digits, ldv, htv, ratio = struct.unpack_from(">iiqqd", header, 4)
         word_size = V2_MAX_WORD_SIZE if base == V2_COOKIE else ((cookie & 0xf0) >> 4) & 0xe
     elif base == V0_COOKIE and header_size == 32:
         digits, ldv, htv, _total = struct.unpack_from(">iqqq", header, 4)
-        payload_length, ratio = None, 1.0
+        ratio = 1.0
         word_size = ((cookie & 0xf0) >> 4) & 0xe
     elif base in (V2_COOKIE, V1_COOKIE, V0_COOKIE):
         raise PayloadError("payload header version does not match its compressed wrapper")
@@ -177,13 +195,7 @@ def _parse_header(header: bytes, header_size: int):
         layout = layout_for(ldv, htv, digits)
     except LayoutError as exc:
         raise PayloadError(f"invalid histogram header: {exc}") from None
-    if payload_length is not None and payload_length < 0:
-        raise PayloadError(f"negative payload length {payload_length}")
-    # Java reads min(countsArrayLength * 8, payloadLength) bytes of counts, and no more.
-    limit = layout.counts_array_length * 8
-    if payload_length is not None:
-        limit = min(limit, payload_length)
-    return layout, word_size, limit, payload_length, ratio
+    return layout, word_size, layout.counts_array_length * 8, ratio
 
 
 def _finish_payload(decoded, body: bytes) -> DecodedPayload:
@@ -447,13 +459,23 @@ def iter_lines(lines, path: str, warnings: list[str], state: _HeaderState):
             warnings.append(f"{path}:{line_no}: expected 'start,length,max,payload', found "
                             f"{len(fields)} field(s); line skipped")
             continue
-        timestamp, length, interval_max = (_number(f) for f in fields[:3])
-        if timestamp is None or length is None or interval_max is None:
-            bad = next(f.strip() for f, v in zip(fields[:3], (timestamp, length, interval_max))
-                       if v is None)
-            warnings.append(f"{path}:{line_no}: {bad[:40]!r} is not a finite number; line skipped")
-            continue
-        payload = fields[3].strip().split()
+        # Plain finite numbers (every line of a normal log) are taken at once; anything else
+        # goes through _number's exact rules, one field at a time.
+        try:
+            timestamp, length, interval_max = float(fields[0]), float(fields[1]), float(fields[2])
+            plain = (math.isfinite(timestamp + length + interval_max) and "_" not in fields[0]
+                     and "_" not in fields[1] and "_" not in fields[2])
+        except ValueError:
+            plain = False
+        if not plain:
+            timestamp, length, interval_max = (_number(f) for f in fields[:3])
+            if timestamp is None or length is None or interval_max is None:
+                bad = next(f.strip() for f, v in zip(fields[:3], (timestamp, length, interval_max))
+                           if v is None)
+                warnings.append(f"{path}:{line_no}: {bad[:40]!r} is not a finite number; "
+                                "line skipped")
+                continue
+        payload = fields[3].split()      # (split() also drops surrounding whitespace)
         if not payload:
             warnings.append(f"{path}:{line_no}: empty histogram payload; line skipped")
             continue
@@ -517,15 +539,16 @@ MAX_STEP = 1 << 24   # longer zero runs can only be trailing (checked per row)
 
 
 def _varints(buf: np.ndarray):
-    """(values, steps, is_end) of a buffer of whole varints, per byte, vectorised.
+    """(values, steps) of a buffer of whole varints, per byte, vectorised.
 
     A varint's ZigZag-decoded value and its step (how far it moves the counts-array position:
     1 for a count, n for a run of n zeros, capped at MAX_STEP) sit at its last byte; the other
     bytes of a varint hold 0 and 0. Working per byte avoids compacting the buffer first.
 
-    Nearly every varint in a V2 payload is one byte, decoded here in int8 arithmetic; the few
-    longer ones are patched afterwards. Returns None when a varint is longer than 8 bytes
-    (the scalar decoder, which knows the 9-byte form, then takes the payload)."""
+    Nearly every varint in a V2 payload is one byte, decoded here in int8 arithmetic (faster
+    than a table lookup, whose uint8 indices numpy widens first); the few longer ones are
+    patched afterwards. Returns None when a varint is longer than 8 bytes (the scalar decoder,
+    which knows the 9-byte form, then takes the payload)."""
     is_end = buf < 0x80
     signed = buf.view(np.int8)
     small = (signed >> 1) ^ -(signed & 1)               # one-byte ZigZag, in int8
@@ -553,7 +576,7 @@ def _varints(buf: np.ndarray):
             values = values.astype(np.int64)
         values[ends] = z
         steps[ends] = np.minimum(np.maximum(-z, 1), MAX_STEP)
-    return values, steps, is_end
+    return values, steps
 
 
 def decode_varints(data: np.ndarray) -> np.ndarray:
@@ -565,8 +588,8 @@ def decode_varints(data: np.ndarray) -> np.ndarray:
     decoded = _varints(data)
     if decoded is None:
         return _decode_varints_scalar(bytes(data))
-    values, _, is_end = decoded
-    return values[is_end].astype(np.int64)
+    values, _ = decoded
+    return values[data < 0x80].astype(np.int64)
 
 
 def _decode_v2_batch(bodies: list[bytes], cals: list[int], stride_bits: int):
@@ -584,7 +607,7 @@ def _decode_v2_batch(bodies: list[bytes], cals: list[int], stride_bits: int):
     decoded = _varints(buf)
     if decoded is None:
         return None
-    values, steps, _ = decoded
+    values, steps = decoded
     var_ends = np.cumsum(lengths)            # byte ranges: values and steps are per byte
     var_starts = var_ends - lengths
     nonempty = np.flatnonzero(lengths > 0)
@@ -633,13 +656,19 @@ def _decode_v2_batch(bodies: list[bytes], cals: list[int], stride_bits: int):
     # Jump each row's positions to row << stride_bits: add the gap after the previous
     # non-empty row's span to that row's last step (an exclusive prefix sum ignores it).
     first = int(nonempty[0]) if nonempty.size else 0
+    jumped = gaps = None
     if nonempty.size > 1:
         prev, nxt = nonempty[:-1], nonempty[1:]
-        steps[var_ends[prev] - 1] += ((nxt - prev) * stride - span[prev]).astype(pos_type)
+        jumped = var_ends[prev] - 1
+        gaps = ((nxt - prev) * stride - span[prev]).astype(pos_type)
+        steps[jumped] += gaps
     positions = np.cumsum(steps, dtype=pos_type)      # inclusive: one past each varint
     filled = np.flatnonzero(values > 0)
     keys = np.take(positions, filled)
-    keys -= np.take(steps, filled)                    # exclusive: where each count sits
+    keys -= 1                     # a count's step is 1: exclusive, where the count sits ...
+    if jumped is not None:        # ... unless it also carries a jump to the next row
+        is_count = values[jumped] > 0
+        keys[np.searchsorted(filled, jumped[is_count])] -= gaps[is_count]
     if first:
         keys += first << stride_bits
     return keys, np.take(values, filled), bad, stride_bits

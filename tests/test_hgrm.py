@@ -13,9 +13,14 @@ import shlex
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from analysis.cli import main
+from analysis.histogram import Histogram, layout_for
+from analysis.hlog import read_hlog
 from tests.conftest import REPO
 
 GOLDEN = REPO / "tests" / "golden" / "hgrm"
@@ -224,3 +229,58 @@ def test_fresh_log_against_live_histogram_log_processor(oracle, tmp_path):
     for suffix in ("", ".hgrm"):
         assert _normalise((tmp_path / f"ours{suffix}").read_text()) == \
             _normalise((tmp_path / f"java{suffix}").read_text())
+
+
+# -- the vectorised interval summary against the plain Histogram statistics -------------------
+
+def _summary_by_histograms(histograms):
+    """Each interval's (count, p50, p90, max) and the running total's (count, TOTAL_PERCENTILES,
+    max), from Histogram's own (scalar) statistics."""
+    from analysis.hgrm import TOTAL_PERCENTILES
+    from analysis.histogram import sum_histograms
+    rows = []
+    for k, h in enumerate(histograms):
+        total = sum_histograms(histograms[:k + 1])
+        rows.append((h.total_count, h.value_at_percentile(50.0), h.value_at_percentile(90.0),
+                     h.max, total.total_count,
+                     tuple(int(v) for v in total.values_at_percentiles(TOTAL_PERCENTILES)),
+                     total.max))
+    return rows
+
+
+def _summary_by_batches(path, batch_size):
+    from analysis.hgrm import _IntegerRunning
+    from analysis.hlog import iter_batches
+    acc, rows = None, []
+    for batch in iter_batches(path, [], batch_size=batch_size):
+        acc = acc or _IntegerRunning(batch.payloads[0].layout)
+        stats = acc.add_rows(batch, np.arange(len(batch.intervals)))
+        rows += [stats.row(k) for k in range(len(batch.intervals))]
+    return rows
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.one_of(st.integers(0, 3000), st.integers(0, 10**9)), max_size=60),
+                min_size=1, max_size=30),
+       st.integers(1, 9), st.sampled_from([1 << 21, 64]))
+def test_running_percentiles_equal_the_histograms_statistics(tmp_path, monkeypatch, intervals,
+                                                             batch_size, fine_cells):
+    """Batches of several sizes (so strides differ between batches), leading empty intervals,
+    and a tiny per-index grid limit (so runs of rows are split) give Histogram's numbers."""
+    from analysis import hgrm as hgrm_module
+    from tests.test_hlog_codec import encode, log_line, write_log
+    monkeypatch.setattr(hgrm_module, "FINE_CELLS", fine_cells)
+    layout = layout_for(1, 10**12, 3)
+    histograms = [Histogram.from_values(layout, values) for values in intervals]
+    path = tmp_path / f"run-{batch_size}.hlog"
+    write_log(path, [log_line(encode(h), float(k)) for k, h in enumerate(histograms)])
+    assert _summary_by_batches(path, batch_size) == _summary_by_histograms(histograms)
+
+
+def test_running_percentiles_on_a_generated_day_slice():
+    """A realistic log (genhlog, 2,000 values a second) across many batches of 256."""
+    path = FIXTURES / "gen-ns-plain.hlog"
+    log = read_hlog(path)
+    histograms = [iv.histogram for iv in log.intervals if iv.tag is None]
+    assert _summary_by_batches(path, 256) == _summary_by_histograms(histograms)
+    assert _summary_by_batches(path, 5) == _summary_by_histograms(histograms)

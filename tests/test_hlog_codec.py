@@ -359,3 +359,40 @@ def test_trailing_zero_run_beyond_the_range_is_harmless(tmp_path):
     write_log(path, [log_line(payload, 0.0)])
     (iv,) = read_hlog(path).intervals
     assert iv.histogram.indices.tolist() == [1] and iv.histogram.counts.tolist() == [7]
+
+
+@pytest.mark.parametrize("field,ok", [("nan", False), ("inf", False), ("-Infinity", False),
+                                      ("1_000", False), ("0x10", False), ("1e5", True),
+                                      (" 2.5 ", True), ("+3", True), ("1e3", True)])
+def test_numbers_in_a_line_follow_javas_rules_on_the_fast_path_too(tmp_path, field, ok):
+    """Plain numbers are parsed in one step; anything else goes through the exact rules."""
+    raw = encode(Histogram.from_values(layout_for(1, 10**9, 3), [5]))
+    payload = base64.b64encode(raw).decode()
+    path = tmp_path / "fields.hlog"
+    write_log(path, [f"0.000,1.000,0.000,{payload}", f"1.000,{field},0.000,{payload}",
+                     f"2.000,1.000,{field},{payload}", f"{field},1.000,0.000,{payload}"])
+    log = read_hlog(path)
+    if ok:
+        assert log.warnings == [] and len(log.intervals) == 4
+    else:
+        assert len(log.intervals) == 1
+        assert [w.split(": ", 1)[1] for w in log.warnings] == \
+            [f"{field.strip()!r} is not a finite number; line skipped"] * 3
+
+
+def test_headers_that_differ_only_in_length_are_each_checked(tmp_path):
+    """The parsed-header cache ignores only the payload length field, which is still checked."""
+    layout = layout_for(1, 10**9, 3)
+    good = encode(Histogram.from_values(layout, [1, 2, 3]), compressed=False)
+    negative = good[:4] + struct.pack(">i", -1) + good[8:]
+    short = good[:4] + struct.pack(">i", len(good) - 40 + 1) + good[8:]
+    other = good[:16] + struct.pack(">q", 2) + good[24:]       # another lowest value
+    path = tmp_path / "headers.hlog"
+    write_log(path, [log_line(r, float(k)) for k, r in enumerate([good, negative, short, other])])
+    log = read_hlog(path)
+    assert [iv.line for iv in log.intervals] == [4, 7]
+    assert [w.split(": ", 1)[1] for w in log.warnings] == [
+        "negative payload length -1; line skipped",
+        f"payload holds {len(good) - 40} bytes of counts but its header says "
+        f"{len(good) - 40 + 1}; line skipped"]
+    assert log.intervals[1].histogram.layout.lowest_discernible_value == 2
