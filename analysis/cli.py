@@ -14,25 +14,46 @@ import sys
 
 from analysis.errors import LoadcurveError
 
-# name -> module. Order is the order shown by --help.
+# name -> (module, one-line help). Order is the order shown by --help. Only the chosen
+# command's module is imported (numpy, matplotlib, jinja2 are slow to load and `hgrm` is timed
+# against HistogramLogProcessor end to end); tests/test_cli.py checks each line against the
+# module's docstring.
 COMMANDS = {
-    "build": "analysis.build",
-    "hgrm": "analysis.hgrm",
-    "jfr": "analysis.jfr_cli",
-    "new-post": "analysis.newpost",
+    "build": ("analysis.build",
+              "Analyse runs/ into _data, charts and report pages (only the runs whose inputs "
+              "changed)."),
+    "hgrm": ("analysis.hgrm",
+             "Percentile distribution (.hgrm) and interval summary of an .hlog, like "
+             "HistogramLogProcessor."),
+    "jfr": ("analysis.jfr_cli",
+            "Summarise one JFR recording: GC pauses, safepoints, CPU, allocation, locks, hot "
+            "methods."),
+    "new-post": ("analysis.newpost",
+                 "Draft a methodology post for a run into _drafts/ (never overwrites a draft)."),
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _chosen_command(argv: list[str]) -> str | None:
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with `argv`, only the command it names gets its module loaded."""
     parser = argparse.ArgumentParser(
         prog="python -m analysis",
         description="loadcurve: turn benchmark runs (HdrHistogram logs, JFR, run.yml) into "
                     "Jekyll data, charts and report pages.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name, module_name in COMMANDS.items():
+    chosen = _chosen_command(argv) if argv is not None else None
+    for name, (module_name, summary) in COMMANDS.items():
+        if argv is not None and name != chosen:
+            sub.add_parser(name, help=summary)
+            continue
         module = importlib.import_module(module_name)
-        summary = (module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else ""
         cmd = sub.add_parser(name, help=summary, description=(module.__doc__ or "").strip(),
                              formatter_class=argparse.RawDescriptionHelpFormatter,
                              allow_abbrev=False)
@@ -42,8 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except LoadcurveError as exc:

@@ -422,18 +422,18 @@ class _IntegerRunning:
         # each row's accumulated count before each window, then the block holding the answer
         found = np.zeros((n, len(TOTAL_PERCENTILES)), np.int64)
         reach = np.zeros((n, len(TOTAL_PERCENTILES)), np.int64)  # count left to find in it
+        # (each row's own counts below each window, then accumulated down the rows)
+        first = np.searchsorted(keys, ((rows << bits)[:, None] + np.minimum(
+            lows << BLOCK_BITS, stride)).astype(keys.dtype))
+        below = np.cumsum(_prefix(cum, first) - _prefix(cum, starts)[:, None], axis=0)
+        below += np.where(lows > 0, cum_before[np.maximum(lows << BLOCK_BITS, 1) - 1], 0)
         for j, lo in enumerate(lows.tolist()):
             c0, c1 = int(column[lo]), int(column[highs[j]])
-            first = np.searchsorted(keys, ((rows << bits) + min(lo << BLOCK_BITS, stride))
-                                    .astype(keys.dtype))
-            below = np.cumsum(_prefix(cum, first) - _prefix(cum, starts))
-            if lo:
-                below += cum_before[(lo << BLOCK_BITS) - 1]
             running = np.cumsum(grid[:, c0:c1 + 1], axis=1)
-            running += below[:, None]
+            running += below[:, j:j + 1]
             col = np.argmax(running >= targets[:, j:j + 1], axis=1)
             found[:, j] = lo + col
-            reach[:, j] = targets[:, j] - np.where(col > 0, running[rows, col - 1], below)
+            reach[:, j] = targets[:, j] - np.where(col > 0, running[rows, col - 1], below[:, j])
         # the exact index inside each answer block
         index = np.zeros(found.shape, np.int64)
         _exact_indices(keys, cnt, bits, before, found, reach, valid, 0, n, index)
@@ -488,16 +488,11 @@ def _prefix(cum: np.ndarray, positions: np.ndarray) -> np.ndarray:
 def _entries_in(keys, bits, rows, spans):
     """(positions, row of each) of every row's entries whose index lies in one of the
     [start, end) spans, grouped by span, then row."""
-    sizes, firsts = [], []
-    for start, end in spans:
-        # a row's entries lie below the batch's stride (the accumulator may be longer)
-        start, end = min(start, 1 << bits), min(end, 1 << bits)
-        first = np.searchsorted(keys, ((rows << bits) + start).astype(keys.dtype))
-        last = np.searchsorted(keys, ((rows << bits) + end).astype(keys.dtype))
-        firsts.append(first)
-        sizes.append(last - first)
-    first = np.concatenate(firsts)
-    size = np.concatenate(sizes)
+    # a row's entries lie below the batch's stride (the accumulator may be longer)
+    bounds = np.minimum(np.array(spans, np.int64).reshape(-1, 2), 1 << bits)
+    base = rows << bits
+    first = np.searchsorted(keys, (bounds[:, :1] + base).ravel().astype(keys.dtype))
+    size = np.searchsorted(keys, (bounds[:, 1:] + base).ravel().astype(keys.dtype)) - first
     m = int(size.sum())
     positions = np.repeat(first - (np.cumsum(size) - size), size) + np.arange(m)
     return positions, np.repeat(np.tile(rows, len(spans)), size)

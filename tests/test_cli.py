@@ -1,4 +1,5 @@
 """Every command has --help (style: sqlite-utils' test that enforces it)."""
+import importlib
 import subprocess
 import sys
 
@@ -32,3 +33,19 @@ def test_unknown_command_is_a_usage_error():
     out = run("no-such-command")
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_help_line_is_the_module_docstring(name):
+    module_name, summary = COMMANDS[name]
+    doc = importlib.import_module(module_name).__doc__
+    assert " ".join(doc.strip().split("\n\n")[0].split()) == summary
+
+
+def test_only_the_chosen_command_is_imported():
+    code = ("import sys; from analysis.cli import build_parser; "
+            "build_parser(['new-post', 'x']); "
+            "print('analysis.hgrm' in sys.modules, 'analysis.newpost' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                         text=True, timeout=120)
+    assert out.stdout.split() == ["False", "True"], out.stderr

@@ -22,6 +22,7 @@ from analysis.cli import main
 from analysis.histogram import Histogram, layout_for
 from analysis.hlog import read_hlog
 from tests.conftest import REPO
+from tests.test_hlog_codec import encode, log_line, write_log
 
 GOLDEN = REPO / "tests" / "golden" / "hgrm"
 FIXTURES = REPO / "tests" / "fixtures" / "hlog"
@@ -259,7 +260,8 @@ def _summary_by_batches(path, batch_size):
     return rows
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(st.one_of(st.integers(0, 3000), st.integers(0, 10**9)), max_size=60),
                 min_size=1, max_size=30),
        st.integers(1, 9), st.sampled_from([1 << 21, 64]))
@@ -268,7 +270,6 @@ def test_running_percentiles_equal_the_histograms_statistics(tmp_path, monkeypat
     """Batches of several sizes (so strides differ between batches), leading empty intervals,
     and a tiny per-index grid limit (so runs of rows are split) give Histogram's numbers."""
     from analysis import hgrm as hgrm_module
-    from tests.test_hlog_codec import encode, log_line, write_log
     monkeypatch.setattr(hgrm_module, "FINE_CELLS", fine_cells)
     layout = layout_for(1, 10**12, 3)
     histograms = [Histogram.from_values(layout, values) for values in intervals]
