@@ -18,6 +18,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import stat
 import sys
 import time
 import traceback
@@ -111,14 +112,24 @@ class FileHashes:
         self.seen: set[str] = set()
 
     def digest(self, path: Path) -> str:
+        """Raises NotRegularFile for a FIFO, device or socket: reading one would block forever
+        (a FIFO with no writer) or never end (/dev/zero)."""
         st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(path)
         key = str(path.resolve())
         self.seen.add(key)
         cached = self.entries.get(key)
         if cached and cached[0] == st.st_size and cached[1] == st.st_mtime_ns:
             return cached[2]
         h = hashlib.sha256()
-        with open(path, "rb") as f:
+        # O_NONBLOCK and a second check on the open file: a file swapped for a FIFO after the
+        # stat above must not block the open (for a regular file the flag changes nothing).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as f:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotRegularFile(path)
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)
         self.entries[key] = [st.st_size, st.st_mtime_ns, h.hexdigest()]
@@ -137,8 +148,24 @@ class FileHashes:
             self.dirty = False
 
 
+class NotRegularFile(Exception):
+    def __init__(self, path: Path):
+        super().__init__(str(path))
+        self.path = path
+
+
+def not_regular_error(path: Path, site_root: Path) -> BuildError:
+    """The one error for a FIFO, device or socket among a run's inputs."""
+    rel = Path(os.path.relpath(Path(path).absolute(), site_root.absolute())).as_posix()
+    return BuildError("not a regular file", path=rel)
+
+
 def run_input_hash(run_dir: Path, site_root: Path, code: str, hashes: FileHashes) -> str:
-    """Hash of everything a run's outputs depend on: its files, where it sits, the code."""
+    """Hash of everything a run's outputs depend on: its files, where it sits, the code.
+
+    Raises BuildError for an entry of the run folder that is not a regular file (FIFO, device,
+    socket, also through a symlink that stays inside the run): hashing it would hang the build,
+    and the analysis could not read it either."""
     h = hashlib.sha256()
     h.update(code.encode() + b"\0")
     h.update(os.path.relpath(run_dir.absolute(), site_root.absolute()).encode() + b"\0")
@@ -154,9 +181,28 @@ def run_input_hash(run_dir: Path, site_root: Path, code: str, hashes: FileHashes
                     h.update(f"{rel}\0outside\0".encode())  # the manifest check reports it
                     continue
                 h.update(f"{rel}\0{hashes.digest(path)}\0".encode())
+            except NotRegularFile:
+                raise not_regular_error(path, site_root) from None
             except OSError:
                 h.update(f"{rel}\0unreadable\0".encode())
     return h.hexdigest()
+
+
+def check_regular_inputs(manifest, site_root: Path) -> None:
+    """The manifest's data files (.hlog, .jfr) that exist must be regular files. The hashing
+    walk already refuses others; this guards the reads themselves (a file swapped after it)."""
+    from analysis.manifest import default_jfr
+    for cell in manifest.cells:
+        for rel in (cell.hlog, cell.jfr or default_jfr(manifest, cell)):
+            if not rel:
+                continue
+            path = manifest.resolve(rel)
+            try:
+                mode = path.stat().st_mode
+            except OSError:
+                continue  # missing: the analysis reports it
+            if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+                raise not_regular_error(path, site_root)
 
 
 # --- per-run work (runs in worker processes) ------------------------------------------------
@@ -183,6 +229,7 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
     site = Path(site_root)
     try:
         manifest = load_manifest(Path(run_dir), Path(runs_root))
+        check_regular_inputs(manifest, site)
         result = analyse_run(manifest, site)
         section, jobs = charts.chart_plan(result)
         result["charts"] = section
@@ -326,7 +373,11 @@ class Build:
 
         todo: list[tuple[Path, str]] = []
         for run_dir in run_dirs:
-            digest = run_input_hash(run_dir, self.site_root, code, hashes)
+            try:
+                digest = run_input_hash(run_dir, self.site_root, code, hashes)
+            except BuildError as exc:  # a FIFO or device among the inputs: skip this run
+                self.error(run_dir.name, str(exc))
+                continue
             entry = state["runs"].get(run_dir.name)
             if not self.force and entry and entry.get("inputs") == digest \
                     and self.outputs_intact(entry):
@@ -349,9 +400,11 @@ class Build:
         if todo:
             self._build(todo, state)
         total = len(run_dirs)
-        built = len(todo) - len(set(self.failed))
-        self.say(f"built {built} of {total} runs ({total - len(todo)} up to date, "
-                 f"{len(set(self.failed))} failed) in {time.monotonic() - started:.2f} s")
+        failed = set(self.failed)
+        built = sum(1 for d, _ in todo if d.name not in failed)
+        up_to_date = total - len(todo) - len(failed - {d.name for d, _ in todo})
+        self.say(f"built {built} of {total} runs ({up_to_date} up to date, "
+                 f"{len(failed)} failed) in {time.monotonic() - started:.2f} s")
         if self.internal_failure:
             return 2
         return 1 if self.failed else 0

@@ -2,9 +2,10 @@
 over time.
 
 Each `plot_*` function draws on a given matplotlib `Axes` from plain data and returns the artists
-it made, so tests and other layouts can reuse it. `save_figure` is the one place figures become
-files: it fixes every source of byte-level variation (SVG ids and date, PNG software tag), closes
-the figure, and writes through analysis.atomic, so two builds give byte-identical charts.
+it made, so tests and other layouts can reuse it. `_write_figure` (behind `save_figure`, which also
+closes the figure, and `render_job`, which reuses one figure per layout) is the one place figures
+become files: it fixes every source of byte-level variation (SVG ids and date, PNG text chunks)
+and writes through analysis.atomic, so two builds give byte-identical charts.
 Figures are 7 x 4 inches: 700 px wide at 100 dpi, the width of a blog column.
 """
 from __future__ import annotations

@@ -178,8 +178,10 @@ def _selected(batch, tag, start_s, end_s) -> np.ndarray:
 
 
 def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio=1e6, ticks=5,
-            csv=False, with_interval_log=True):
-    """-> (interval log text, .hgrm text). Raises HlogError when no interval matches."""
+            csv=False, with_interval_log=True, parallel=None):
+    """-> (interval log text, .hgrm text). Raises HlogError when no interval matches.
+    `parallel`: read ahead in a second process (None: when the input is large enough; see
+    hlog.iter_batches)."""
     state = _HeaderState()
     ilog = _IntervalLog(csv, ratio)
     body: list[str] = []         # interval rows, with the StartTime line where Java puts it
@@ -191,7 +193,8 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
     early: list[int] = []        # lines of intervals kept although they start before StartTime
     kind = None
     acc = None
-    for batch in iter_batches(source, warnings, state, text=text):
+    for batch in iter_batches(source, warnings, state, text=text, parallel=parallel,
+                              keep_raws=False):
         seen_any = True
         chosen = _selected(batch, tag, start_s, end_s)
         if not chosen.any():

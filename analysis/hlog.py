@@ -690,40 +690,187 @@ def _open_lines(path: str, text):
 
 def _item_groups(lines, path: str, state: _HeaderState, batch_size: int):
     """(items, warnings raised while reading them) per group of batch_size histogram lines."""
-    own: list[str] = []
+    own: list[str] = []          # (iter_lines keeps appending to this very list)
     group = []
     for item in iter_lines(lines, path, own, state):
         group.append(item)
         if len(group) >= batch_size:
-            yield group, own
-            group, own = [], []
+            yield group, own[:]
+            group = []
+            own.clear()
     if group or own:
-        yield group, own
+        yield group, own[:]
 
 
 def iter_batches(path, warnings: list[str], state: _HeaderState | None = None,
-                 batch_size: int = 256, text=None):
+                 batch_size: int = 256, text=None, parallel: bool | None = False,
+                 keep_raws: bool = True):
     """Read `path` (or the lines in `text`, named `path` in messages) and yield Batches of
     decoded intervals, in file order; bad lines become warnings, in line order.
 
     Batches of 256 lines keep the numpy arrays of a batch (~4 MB) inside the CPU caches; the
-    per-batch Python overhead is then a few percent. (Decoding in worker processes was tried:
-    shipping the arrays back cost more than it saved on 2 cores. So was reading ahead in a
-    thread while the caller works on the previous batch: zlib and numpy release the GIL, but
-    handing it back and forth made the whole 1.5x slower on the wall clock.)"""
+    per-batch Python overhead is then a few percent.
+
+    `parallel=True` reads ahead in a second process (see _worker_groups): it splits the lines
+    and inflates the payloads of the next batches while this process decodes the counts and
+    its caller works; None decides by the input's size and the CPUs available. The batches,
+    warnings and errors are the same either way. `keep_raws=False` leaves `Batch.raws` empty
+    (None per interval), which spares shipping them between the processes. (Reading ahead in a
+    thread was tried: zlib and numpy release the GIL, but handing it back and forth made the
+    whole 1.5x slower. Decoding the counts in the worker too was tried: shipping the arrays
+    back cost more than it saved on 2 cores.)"""
     path = os.fspath(path)
     state = state or _HeaderState()
     handle, lines = _open_lines(path, text)
+    groups = None
     try:
-        for items, read_warnings in _item_groups(lines, path, state, batch_size):
+        if _use_worker(path, text, parallel):
+            groups = _worker_groups(lines, path, state, batch_size, keep_raws)
+        else:
+            groups = ((items, read_warnings, None)
+                      for items, read_warnings in _item_groups(lines, path, state, batch_size))
+        for items, read_warnings, inflated in groups:
             decode_warnings: list[str] = []
-            batch = _decode_batch(items, path, decode_warnings) if items else None
+            batch = _decode_batch(items, path, decode_warnings, inflated) if items else None
             warnings.extend(_in_line_order(path, read_warnings + decode_warnings))
             if batch is not None:
                 yield batch
     finally:
+        if groups is not None:
+            groups.close()
         if handle is not None:
             handle.close()
+
+
+# Inputs at least this large are read with a second process when parallel=None (~7,000
+# intervals of 2,000 values); below it the worker's start-up costs more than it saves.
+PARALLEL_MIN_BYTES = 8 << 20
+PIPE_BYTES = 1 << 20     # Linux's default limit for an unprivileged pipe buffer
+
+
+def _use_worker(path: str, text, parallel: bool | None) -> bool:
+    if not parallel and parallel is not None:
+        return False
+    import multiprocessing
+    if multiprocessing.current_process().daemon:    # (may not start processes)
+        return False
+    if parallel:
+        return "fork" in multiprocessing.get_all_start_methods()
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    if cpus < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    try:
+        size = len(text) if text is not None else os.path.getsize(path)
+    except OSError:
+        return False
+    return size >= PARALLEL_MIN_BYTES
+
+
+def _dumps(message) -> bytes:
+    """Pickle a worker message; Layouts travel as their three parameters (the receiver gets
+    its own cached Layout object), DecodedPayloads as their fields (faster than their dict)."""
+    import copyreg
+    import io
+    import pickle
+    from analysis.histogram import Layout
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = {**copyreg.dispatch_table, Layout: _reduce_layout,
+                              DecodedPayload: _reduce_payload}
+    pickler.dump(message)
+    return buffer.getbuffer()
+
+
+def _reduce_layout(layout):
+    return layout_for, (layout.lowest_discernible_value, layout.highest_trackable_value,
+                        layout.significant_digits)
+
+
+def _reduce_payload(p: DecodedPayload):
+    return DecodedPayload, (p.layout, p.word_size, p.counts_bytes, p.double_ratio,
+                            p.double_config)
+
+
+def _read_ahead(conn, lines, path: str, state: _HeaderState, batch_size: int,
+                keep_raws: bool) -> None:
+    """The worker process: split lines and inflate payloads, one message per group of lines:
+    ("group", items, read warnings, (payloads, raws, errors), header state after the group),
+    then ("done", final header state), or ("error", exception)."""
+    try:
+        for items, read_warnings in _item_groups(lines, path, state, batch_size):
+            payloads, raws, errors = _inflate_items(items)
+            if not keep_raws:
+                raws = None
+            items = [item[:7] + (None,) for item in items]   # (the payload text is done with)
+            conn.send_bytes(_dumps(("group", items, read_warnings, (payloads, raws, errors),
+                                    state)))
+        conn.send_bytes(_dumps(("done", state)))
+    except BaseException as exc:     # (the main process raises it, or reports the failure)
+        try:
+            message = _dumps(("error", exc))
+        except Exception:
+            message = _dumps(("error", HlogError(f"reading failed: {exc!r}", path=path)))
+        try:
+            conn.send_bytes(message)
+        except OSError:
+            pass
+    finally:
+        conn.close()
+
+
+def _worker_groups(lines, path: str, state: _HeaderState, batch_size: int, keep_raws: bool):
+    """_item_groups' groups, each with its (payloads, raws, errors) from _inflate_items, made
+    by a forked worker process one group ahead. The worker's header state is copied into
+    `state` as each group arrives, as if it had been read here; an exception in the worker is
+    raised here, and a worker that dies raises one HlogError."""
+    import multiprocessing
+    import pickle
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    try:   # room for a whole message, so that the worker need not wait for this process
+        import fcntl
+        fcntl.fcntl(sender.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass
+    worker = context.Process(target=_read_ahead, name="hlog-reader",
+                             args=(sender, lines, path, state, batch_size, keep_raws))
+    try:
+        worker.start()
+    except OSError:    # no process to be had (EAGAIN, ENOMEM): read here
+        receiver.close()
+        sender.close()
+        yield from ((items, read_warnings, None)
+                    for items, read_warnings in _item_groups(lines, path, state, batch_size))
+        return
+    sender.close()     # so that a worker that dies ends the pipe
+    try:
+        while True:
+            try:
+                message = pickle.loads(receiver.recv_bytes())
+            except (EOFError, OSError):
+                worker.join(5)
+                code = worker.exitcode
+                how = (f"killed by signal {-code}" if code is not None and code < 0
+                       else f"exit status {code}")
+                raise HlogError(f"the reader process stopped unexpectedly ({how})",
+                                path=path) from None
+            if message[0] == "group":
+                _, items, read_warnings, (payloads, raws, errors), new_state = message
+                state.__dict__.update(new_state.__dict__)
+                yield items, read_warnings, (payloads, raws or [None] * len(items), errors)
+            elif message[0] == "done":
+                state.__dict__.update(message[1].__dict__)
+                return
+            else:
+                raise message[1]
+    finally:
+        receiver.close()
+        if worker.is_alive():
+            worker.terminate()
+        worker.join()
 
 
 def _in_line_order(path: str, messages: list[str]) -> list[str]:
@@ -735,7 +882,8 @@ def _in_line_order(path: str, messages: list[str]) -> list[str]:
     return sorted(messages, key=line_of)
 
 
-def _decode_batch(items, path: str, warnings: list[str]) -> Batch | None:
+def _inflate_items(items):
+    """(payloads, raws, errors) of a group of lines: base64, inflation and header parsing."""
     payloads: list = [None] * len(items)
     raws: list = [None] * len(items)
     errors: dict[int, str] = {}
@@ -747,6 +895,11 @@ def _decode_batch(items, path: str, warnings: list[str]) -> Batch | None:
             errors[r] = str(exc)
             continue
         payloads[r], raws[r] = payload, raw
+    return payloads, raws, errors
+
+
+def _decode_batch(items, path: str, warnings: list[str], inflated=None) -> Batch | None:
+    payloads, raws, errors = inflated if inflated is not None else _inflate_items(items)
     good = [r for r in range(len(items)) if r not in errors]
     max_cal = max((payloads[r].layout.counts_array_length for r in good), default=1)
     stride_bits = max(int(max_cal - 1).bit_length(), 6)

@@ -101,3 +101,49 @@ def test_unknown_chart_kind_is_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown chart kind"):
         charts.render_job({"kind": "pie", "data": {}, "svg": "a.svg", "png": "a.png"}, str(tmp_path))
     assert not charts.plt.get_fignums()
+
+
+def varied_jobs() -> list[dict]:
+    """Chart jobs of every kind, with log and linear axes, gaps, GC pauses, saturation, many
+    legend rows: what one reused figure goes through in a build."""
+    curve = {"label": "Pool", "color": charts.color(0), "offered": [10, 100, 1000],
+             "p50_ms": [0.2, 0.3, 900.0], "p99_ms": [0.5, 2.0, 2000.0],
+             "saturated": [False, False, True], "ceiling_rps": 100.0}
+    linear = {"label": "Virtual threads with a long label", "color": charts.color(1),
+              "offered": [100, 200, 300], "p50_ms": [1.0, 1.2, 1.5], "p99_ms": [2.0, 2.5, 3.0],
+              "saturated": [False, False, False], "ceiling_rps": None}
+    lat = [{"label": f"System {i}", "color": charts.color(i), "t_s": [0.0, 1.0, 2.0, 3.0],
+            "p99_ms": [1.0 + i, None, 3.0, 3.0], "max_ms": [2.0, None, 250.0, 250.0]}
+           for i in range(4)]
+    tput = [{"label": "Pool", "color": charts.color(0), "t_s": [0.0, 1.0, 2.0],
+             "achieved_rate": [480.0, 300.0, 300.0]}]
+    data = [("spectrum", {"title": "Spectrum", "curves": spectrum_curves()}),
+            ("load_curve", {"title": "Load", "systems": [curve, linear]}),
+            ("load_curve", {"title": "Linear", "systems": [linear]}),
+            ("latency_over_time", {"title": "Latency", "systems": lat,
+                                   "gc_pauses": [{"t_s": 1.5, "duration_ms": 20.0}]}),
+            ("latency_over_time", {"title": "Latency 1", "systems": lat[:1], "gc_pauses": None}),
+            ("throughput_over_time", {"title": "Throughput", "systems": tput,
+                                      "offered_rate": 500.0})]
+    return [{"kind": kind, "data": d, "svg": f"c{i}.svg", "png": f"c{i}.png"}
+            for i, (kind, d) in enumerate(data)]
+
+
+def test_reused_figures_draw_the_same_bytes_as_fresh_ones_in_any_order(tmp_path):
+    """render_job keeps one figure per layout and clears it between charts (speed); a chart
+    must not depend on the charts drawn before it in the same process."""
+    jobs = varied_jobs()
+    fresh = {}
+    for job in jobs:
+        fig, ax = charts.new_figure(legend_below=job["kind"] in charts.LEGEND_BELOW_KINDS)
+        charts.draw_chart(fig, ax, job)
+        charts.save_figure(fig, tmp_path / "fresh.svg", tmp_path / "fresh.png")
+        fresh[job["svg"]] = ((tmp_path / "fresh.svg").read_bytes(),
+                             (tmp_path / "fresh.png").read_bytes())
+    for order in (jobs, jobs[::-1], jobs[1::2] + jobs[::2] + jobs):
+        for job in order:
+            assert charts.render_job(job, str(tmp_path)) == []
+            got = ((tmp_path / job["svg"]).read_bytes(), (tmp_path / job["png"]).read_bytes())
+            assert got[0] == fresh[job["svg"]][0], f"{job['svg']}: SVG differs"
+            assert got[1] == fresh[job["svg"]][1], f"{job['svg']}: PNG differs"
+    assert not charts.plt.get_fignums()  # the reused figures are not pyplot's

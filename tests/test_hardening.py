@@ -552,20 +552,61 @@ def test_a_24_hour_log_builds(tmp_path):
     assert all((tmp_path / c["svg"]).is_file() for c in doc["charts"]["latency_over_time"])
 
 
-@pytest.mark.xfail(strict=True, raises=subprocess.TimeoutExpired, reason=(
-    "A run whose .hlog is not a regular file (a FIFO here; a device such as /dev/zero the same) "
-    "hangs the build: build.run_input_hash -> FileHashes.digest opens and reads every file of "
-    "the run folder, blocking forever on a FIFO (and reading /dev/zero without end); "
-    "hlog.read_hlog would do the same (`python -m analysis hgrm -i /dev/zero` never ends, its "
-    "memory growing). Fix (site pipeline, build.py: hash only regular files, record others as "
-    "'not a file'; HDR reader, hlog.py: refuse a path that is not a regular file with one "
-    "HlogError)."))
-def test_a_fifo_in_a_run_folder_is_one_error_not_a_hang(tmp_path):
+# A run whose input is not a regular file (a FIFO; a device such as /dev/zero the same) used to
+# hang the build: build.run_input_hash -> FileHashes.digest opened and read every file of the
+# run folder, blocking forever on a FIFO (and reading /dev/zero without end). The build now
+# refuses such an entry with one error for that run; the other runs still build.
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _device(path: Path) -> None:
+    try:
+        os.mknod(path, 0o644 | __import__("stat").S_IFCHR, os.makedev(1, 5))  # like /dev/zero
+    except PermissionError:
+        pytest.skip("creating a device node needs root")
+
+
+@pytest.mark.parametrize("make", [_fifo, _device], ids=["fifo", "device"])
+def test_a_fifo_in_a_run_folder_is_one_error_not_a_hang(tmp_path, make):
     site = make_site(tmp_path, "good", "fifo", mini=True)
     hlog = site / "runs" / "fifo" / "pool" / "r100.hlog"
     hlog.unlink()
-    os.mkfifo(hlog)
-    out = build(site, timeout=8)
+    make(hlog)
+    out = build(site, timeout=90)
     assert out.returncode == 1
     errors = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
-    assert len(errors) == 1 and errors[0].startswith("error: run fifo: ")
+    assert errors == ["error: run fifo: runs/fifo/pool/r100.hlog: not a regular file"]
+    assert (site / "_data" / "runs" / "good.yml").is_file()
+    assert not (site / "_data" / "runs" / "fifo.yml").exists()
+
+
+def test_a_fifo_anywhere_in_a_run_folder_even_through_a_symlink_is_refused(tmp_path):
+    site = make_site(tmp_path, "fifo", mini=True)
+    run = site / "runs" / "fifo"
+    (run / "extra").mkdir()
+    os.mkfifo(run / "extra" / "pipe")              # not named by run.yml: hashed all the same
+    (run / "notes.txt").symlink_to("extra/pipe")   # a symlink that stays inside the run
+    out = build(site, timeout=90)
+    assert out.returncode == 1
+    errors = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
+    assert errors == ["error: run fifo: runs/fifo/notes.txt: not a regular file"]  # first found
+    (run / "notes.txt").unlink()
+    out = build(site, timeout=90)
+    assert out.returncode == 1
+    errors = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
+    assert errors == ["error: run fifo: runs/fifo/extra/pipe: not a regular file"]
+
+
+@pytest.mark.xfail(strict=True, raises=subprocess.TimeoutExpired, reason=(
+    "HDR reader (hlog.py, hgrm.py): hlog.read_hlog opens and reads a path that is not a regular "
+    "file, blocking forever on a FIFO (`python -m analysis hgrm -i /dev/zero` never ends, its "
+    "memory growing). Fix: refuse a path that is not a regular file with one HlogError. (The "
+    "site build refuses such inputs itself: the tests above.)"))
+def test_hgrm_refuses_a_fifo_instead_of_blocking_on_it(tmp_path):
+    pipe = tmp_path / "in.hlog"
+    os.mkfifo(pipe)  # a FIFO, not /dev/zero: blocks without eating memory while it hangs
+    out = subprocess.run([sys.executable, "-m", "analysis", "hgrm", "-i", str(pipe)],
+                         capture_output=True, text=True, timeout=8, env=ENV)
+    assert out.returncode == 1
+    assert "not a regular file" in out.stderr

@@ -285,3 +285,186 @@ def test_running_percentiles_on_a_generated_day_slice():
     histograms = [iv.histogram for iv in log.intervals if iv.tag is None]
     assert _summary_by_batches(path, 256) == _summary_by_histograms(histograms)
     assert _summary_by_batches(path, 5) == _summary_by_histograms(histograms)
+
+
+# -- reading ahead in a second process (hlog.iter_batches(parallel=...)) ----------------------
+
+CORPUS = REPO / "tests" / "fuzz" / "corpus" / "hlog"
+
+
+@pytest.fixture
+def small_groups(monkeypatch):
+    """Groups of 7 lines instead of 256, so that small logs span many worker messages."""
+    from analysis import hlog
+    original = hlog._item_groups
+    monkeypatch.setattr(hlog, "_item_groups",
+                        lambda lines, path, state, batch_size: original(lines, path, state, 7))
+
+
+def _hgrm_both_ways(monkeypatch, tmp_path, source, flags=()):
+    """(serial result, parallel result): exit code, stdout, stderr and the files written, with
+    the worker forced off and on; checks that the worker really ran."""
+    from analysis import hlog
+    results = []
+    for parallel in (False, True):
+        started = []
+        original = hlog._worker_groups
+
+        def counting(*args, _original=original, _started=started):
+            _started.append(1)
+            return _original(*args)
+        monkeypatch.setattr(hlog, "_worker_groups", counting)
+        monkeypatch.setattr(hlog, "_use_worker", lambda path, text, p, _on=parallel: _on)
+        out = tmp_path / f"out-{parallel}"
+        code, stdout, stderr = hgrm("-i", str(source), *flags, "-o", str(out))
+        files = [p.read_bytes() if p.exists() else None for p in (out, tmp_path / f"{out}.hgrm")]
+        results.append((code, stdout, stderr.replace(str(out), "OUT"), files))
+        assert bool(started) == parallel
+        monkeypatch.setattr(hlog, "_worker_groups", original)
+    import multiprocessing
+    assert not multiprocessing.active_children()
+    return results
+
+
+@pytest.mark.parametrize("flags", [(), ("-csv",), ("-tag", "read"),
+                                   ("-start", "3", "-end", "40")])
+@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.glob("*.hlog")))
+def test_parallel_reading_gives_the_serial_output(monkeypatch, tmp_path, small_groups, fixture,
+                                                  flags):
+    """Every fixture (valid, tagged, Double, broken), with several flags: same files, same
+    warnings, same errors, same exit code, whether a worker process reads ahead or not."""
+    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, FIXTURES / fixture, flags)
+    assert parallel == serial
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.glob("*")))
+def test_parallel_reading_gives_the_serial_result_on_the_fuzz_corpus(monkeypatch, tmp_path,
+                                                                     small_groups, name):
+    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, CORPUS / name)
+    assert parallel == serial
+
+
+def test_parallel_reading_keeps_warnings_in_line_order_across_batches(monkeypatch, tmp_path,
+                                                                      small_groups):
+    lines = (FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog").read_text().splitlines(keepends=True)
+    lines[1] = "#[StartTime: soon (seconds since epoch)]\n"
+    for k in (10, 11, 25, 40):
+        lines[k] = "this is not a histogram line\n"
+    lines[20] = lines[20].replace("HISTF", "HISTX")
+    lines[33] = lines[33][:-40] + "\n"          # truncated payload
+    bad = tmp_path / "bad.hlog"
+    bad.write_text("".join(lines) + "\n\n")
+    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, bad)
+    assert parallel == serial
+    assert serial[0] == 0 and serial[2].count("warning: ") == 7
+
+
+def test_parallel_reading_of_standard_input(monkeypatch, small_groups):
+    from analysis import hlog
+    data = (FIXTURES / "gen-us-tagged.hlog").read_bytes()
+    outputs = []
+    for parallel in (False, True):
+        monkeypatch.setattr(hlog, "_use_worker", lambda path, text, p, _on=parallel: _on)
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+        outputs.append(hgrm("-tag", "read"))
+    assert outputs[0] == outputs[1] and outputs[0][0] == 0
+
+
+def test_error_raised_while_the_worker_is_ahead_stops_it(monkeypatch, tmp_path, small_groups):
+    """A DoubleHistogram line after 30 integer ones: the error is raised in this process with
+    the worker still running; it is stopped, and the error is the serial path's."""
+    plain = [line for line in (FIXTURES / "gen-ns-plain.hlog").read_text().splitlines()
+             if line[:1].isdigit()][:30]
+    double = [line for line in (FIXTURES / "gen-ms-double.hlog").read_text().splitlines()
+              if line[:1].isdigit()][:40]
+    mixed = tmp_path / "mixed.hlog"
+    write_log(mixed, plain + double)
+    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, mixed)
+    assert parallel == serial
+    assert serial[0] == 1 and "they cannot be added" in serial[2]
+
+
+def _crashing_worker(monkeypatch, how):
+    """Make the worker's second group fail in the given way (the patch is inherited by the
+    forked worker; in this process _inflate_items is never called when reading ahead)."""
+    import os
+    import signal
+    from analysis import hlog
+    from analysis.errors import HlogError
+    original = hlog._inflate_items
+    calls = []
+
+    def inflate(items):
+        calls.append(1)
+        if len(calls) == 2:
+            if how == "exit":
+                os._exit(3)
+            if how == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            if how == "value":
+                raise ValueError("boom")
+            raise HlogError("bad thing", path="some.hlog", line=12, hint="do this")
+        return original(items)
+    monkeypatch.setattr(hlog, "_inflate_items", inflate)
+    monkeypatch.setattr(hlog, "_use_worker", lambda path, text, p: True)
+
+
+@pytest.mark.parametrize("how,status", [("exit", "exit status 3"), ("kill", "killed by signal 9")])
+def test_a_worker_that_dies_is_one_clean_error_not_a_hang(monkeypatch, tmp_path, small_groups,
+                                                          how, status):
+    import faulthandler
+    import multiprocessing
+    _crashing_worker(monkeypatch, how)
+    faulthandler.dump_traceback_later(120, exit=True)    # a hang fails the run, loudly
+    try:
+        code, out, err = hgrm("-i", str(FIXTURES / "gen-ns-plain.hlog"), "-o", str(tmp_path / "o"))
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    assert code == 1
+    assert err.count("\n") == 1 and err.startswith("error: ")
+    assert f"the reader process stopped unexpectedly ({status})" in err
+    assert not (tmp_path / "o").exists()
+    assert not multiprocessing.active_children()
+
+
+def test_an_exception_in_the_worker_is_raised_here_as_it_is(monkeypatch, small_groups):
+    from analysis.errors import HlogError
+    from analysis.hgrm import process
+    _crashing_worker(monkeypatch, "value")
+    with pytest.raises(ValueError, match="^boom$"):
+        process(str(FIXTURES / "gen-ns-plain.hlog"), None, [])
+    _crashing_worker(monkeypatch, "hlog")
+    with pytest.raises(HlogError) as info:
+        process(str(FIXTURES / "gen-ns-plain.hlog"), None, [])
+    assert str(info.value) == "some.hlog:12: bad thing (do this)"
+
+
+def test_when_a_worker_reads_ahead(monkeypatch, tmp_path):
+    from analysis import hlog
+    small = FIXTURES / "gen-ns-plain.hlog"
+    assert not hlog._use_worker(str(small), None, None)            # small: in-process
+    assert not hlog._use_worker(str(small), None, False)
+    assert hlog._use_worker(str(small), None, True)
+    monkeypatch.setattr(hlog, "PARALLEL_MIN_BYTES", small.stat().st_size)
+    monkeypatch.setattr(hlog.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert hlog._use_worker(str(small), None, None)
+    assert hlog._use_worker("-", "x" * small.stat().st_size, None)
+    assert not hlog._use_worker("-", "x" * (small.stat().st_size - 1), None)
+    assert not hlog._use_worker(str(tmp_path / "missing.hlog"), None, None)
+    monkeypatch.setattr(hlog.os, "sched_getaffinity", lambda pid: {0})   # one CPU
+    assert not hlog._use_worker(str(small), None, None)
+
+
+def test_no_process_to_be_had_means_reading_in_process(monkeypatch, tmp_path, small_groups):
+    import multiprocessing.process
+
+    def refuse(self):
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+    serial, _ = _hgrm_both_ways(monkeypatch, tmp_path, FIXTURES / "gen-us-tagged.hlog")
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
+    from analysis import hlog
+    monkeypatch.setattr(hlog, "_use_worker", lambda path, text, p: True)
+    code, stdout, stderr = hgrm("-i", str(FIXTURES / "gen-us-tagged.hlog"),
+                                "-o", str(tmp_path / "out-False"))
+    files = [p.read_bytes() for p in (tmp_path / "out-False", tmp_path / "out-False.hgrm")]
+    assert (code, stdout, stderr, files) == serial

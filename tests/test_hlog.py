@@ -186,3 +186,19 @@ def test_not_an_hlog_is_an_error_naming_the_file(tmp_path):
         read_hlog(tmp_path / "missing.hlog")
     with pytest.raises(HlogError, match="directory"):
         read_hlog(tmp_path)
+
+
+def test_bad_lines_after_the_first_batch_are_all_reported(tmp_path):
+    """Reading goes in batches of 256 lines; a line-level warning (unparsable line, bad
+    StartTime) in a later batch used to be appended to an already-delivered list and lost."""
+    data = [line for line in _v2_lines() if line[:1].isdigit()]
+    lines = _v2_lines()[:6] + data * 12          # ~700 histogram lines, 3 batches
+    for k in (10, 300, 301, 650):
+        lines[k] = "this is not a histogram line"
+    lines[520] = "#[StartTime: soon]"
+    lines[600] = lines[600].replace("HISTF", "HISTX")
+    path = tmp_path / "many.hlog"
+    path.write_text("\n".join(lines) + "\n")
+    log = read_hlog(path)
+    assert [int(w.split(":")[1]) for w in log.warnings] == [11, 301, 302, 521, 601, 651]
+    assert len(log.intervals) == sum(line[:1].isdigit() for line in lines) - 1
