@@ -23,6 +23,7 @@ from __future__ import annotations
 import binascii
 import math
 import os
+import stat
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -94,6 +95,10 @@ def _check_double_config(inner: DecodedPayload, configured_ratio: int, digits: i
     """DoubleHistogram's constructor checks on a decoded internal histogram."""
     if configured_ratio < 2:
         raise PayloadError(f"DoubleHistogram highestToLowestValueRatio {configured_ratio} must be >= 2")
+    # Java rejects digits outside 0..5 before computing with them; a fuzzed header with a huge
+    # digits field would otherwise overflow math.pow below.
+    if not 0 <= digits <= 5:
+        raise PayloadError(f"DoubleHistogram significant digits {digits} must be 0 to 5")
     if configured_ratio * math.pow(10.0, digits) >= (1 << 61):
         raise PayloadError("DoubleHistogram highestToLowestValueRatio * 10^digits must be < 2^61")
     internal_ratio = 1 << (configured_ratio.bit_length() + 1)
@@ -678,7 +683,16 @@ def _open_lines(path: str, text):
     if text is not None:
         return None, text.splitlines()
     try:
-        handle = open(path, "r", encoding="latin-1", newline=None)
+        # Opened without blocking and checked once open: a FIFO or device named as the input
+        # would otherwise block, or stream forever.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            if os.path.isdir(path):
+                raise IsADirectoryError
+            raise HlogError("not a regular file (a FIFO or device?); give the path of an "
+                            ".hlog file, or - for standard input", path=path)
+        handle = open(fd, "r", encoding="latin-1", newline=None)
     except IsADirectoryError:
         raise HlogError("is a directory, not an .hlog file", path=path) from None
     except FileNotFoundError:

@@ -598,11 +598,6 @@ def test_a_fifo_anywhere_in_a_run_folder_even_through_a_symlink_is_refused(tmp_p
     assert errors == ["error: run fifo: runs/fifo/extra/pipe: not a regular file"]
 
 
-@pytest.mark.xfail(strict=True, raises=subprocess.TimeoutExpired, reason=(
-    "HDR reader (hlog.py, hgrm.py): hlog.read_hlog opens and reads a path that is not a regular "
-    "file, blocking forever on a FIFO (`python -m analysis hgrm -i /dev/zero` never ends, its "
-    "memory growing). Fix: refuse a path that is not a regular file with one HlogError. (The "
-    "site build refuses such inputs itself: the tests above.)"))
 def test_hgrm_refuses_a_fifo_instead_of_blocking_on_it(tmp_path):
     pipe = tmp_path / "in.hlog"
     os.mkfifo(pipe)  # a FIFO, not /dev/zero: blocks without eating memory while it hangs

@@ -28,12 +28,6 @@ def test_every_target_has_regression_inputs():
 
 # Findings not fixed yet: (target, file name) -> (exception, diagnosis). Remove when fixed.
 KNOWN = {
-    ("hlog", "regress-double-digits-overflow.hlog"): (OverflowError, (
-        "hlog.py _check_double_config: a DoubleHistogram payload whose numberOfSignificantValue"
-        "Digits field is huge makes `configured_ratio * math.pow(10.0, digits)` raise "
-        "OverflowError (math range error), which escapes read_hlog instead of a PayloadError/"
-        "HlogError. Java rejects digits outside 0..5 first; check `0 <= digits <= 5` before "
-        "the pow (HDR reader). Found by tests/fuzz/run.py hlog.")),
 }
 
 
