@@ -10,6 +10,29 @@ import tempfile
 from pathlib import Path
 
 
+def _temp_beside(path: Path, data: bytes) -> str:
+    """Write `data` to a new temporary file in `path`'s folder, on disk; return its name."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+    except BaseException:
+        _unlink(tmp)
+        raise
+    return tmp
+
+
+def _unlink(name: str) -> None:
+    try:
+        os.unlink(name)
+    except FileNotFoundError:
+        pass
+
+
 def write_bytes(path: str | os.PathLike, data: bytes) -> bool:
     """Atomically replace `path` with `data`. Returns False (and writes nothing) if the file
     already holds exactly these bytes, so unchanged outputs keep their mtime."""
@@ -19,23 +42,25 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> bool:
             return False
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = _temp_beside(path, data)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        _unlink(tmp)
         raise
     return True
 
 
 def write_text(path: str | os.PathLike, text: str) -> bool:
     return write_bytes(path, text.encode("utf-8"))
+
+
+def create_text(path: str | os.PathLike, text: str) -> None:
+    """Create `path` holding `text`, atomically; FileExistsError if it exists. For files a
+    person will edit afterwards (drafts), which must never be replaced: os.link never does."""
+    path = Path(path)
+    tmp = _temp_beside(path, text.encode("utf-8"))
+    try:
+        os.link(tmp, path)
+    finally:
+        _unlink(tmp)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import html
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from analysis import atomic
 from analysis.datafiles import chart_path, dump_yaml, fmt_number, labelled
 from analysis.errors import LoadcurveError
 from analysis.manifest import ENVIRONMENT_LABELS, ID_RE, load_manifest
@@ -72,25 +71,6 @@ def draft_path(drafts: Path, manifest) -> Path:
     return drafts / f"{manifest.date}-{manifest.run_id}.md"
 
 
-def write_new(path: Path, data: str) -> None:
-    """Create `path` with `data`, atomically, failing if it exists (os.link never replaces)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            raise LoadcurveError("a draft already exists; not overwriting it", path=path,
-                                 hint="edit it, or move it away to draft again") from None
-    finally:
-        os.unlink(tmp)
-
-
 def run(args: argparse.Namespace) -> int:
     if not ID_RE.match(args.run_id):
         raise LoadcurveError(f"{args.run_id!r} is not a run id (a-z, 0-9, '-' and '_')")
@@ -101,6 +81,10 @@ def run(args: argparse.Namespace) -> int:
                              hint=f"the run ids are the folder names in {runs}")
     manifest = load_manifest(run_dir, runs)
     path = draft_path(Path(args.drafts), manifest)
-    write_new(path, render_draft(manifest))
+    try:
+        atomic.create_text(path, render_draft(manifest))
+    except FileExistsError:
+        raise LoadcurveError("a draft already exists; not overwriting it", path=path,
+                             hint="edit it, or move it away to draft again") from None
     print(path)
     return 0

@@ -18,8 +18,11 @@ import platform
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from analysis import atomic  # noqa: E402  (the repository root is put on the path just above)
 
 # A cell whose generator sent less than this share of the offered rate, or whose sends were
 # this late at p99, is reported as possibly distorted by the generator.
@@ -196,20 +199,6 @@ def render(args, systems, load_points, env, cells, title, description, date, tag
     return "\n".join(out) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def main(argv=None) -> int:
     args = parse_args(argv)
     run_dir: Path = args.run_dir
@@ -261,7 +250,7 @@ def main(argv=None) -> int:
     tags = [t for t in args.tags.split(",") if t]
     text = render(args, systems, load_points, environment(args.java, args.server_flags),
                   cells, title, description, date, tags)
-    write_atomic(run_dir / "run.yml", text)
+    atomic.write_text(run_dir / "run.yml", text)
     print(f"wrote {run_dir / 'run.yml'} ({len(cells)} cells)")
     return 0
 
