@@ -88,12 +88,24 @@ def combine(histograms: list):
     return add_doubles(histograms)
 
 
+def front_matter_like(path: Path) -> bool:
+    """Whether Jekyll would take the file for a page: its first line is `---`. runs/ is
+    published as raw files; `render_with_liquid: false` in _config.yml stops Liquid there on
+    Jekyll 4, but 3.10 ignores that key."""
+    with open(path, "rb") as f:
+        return f.readline().rstrip(b"\r\n").rstrip() == b"---"
+
+
 def analyse_run(manifest: Manifest, site_root: Path) -> dict[str, Any]:
     from analysis.hlog import read_hlog  # the HDR layer; imported late so manifests load without it
 
     unit = manifest.value_unit
     summarize_jfr = jfr_summarizer()
     warnings: list[str] = []
+    if front_matter_like(manifest.path):
+        warnings.append(f"{repo_relative(manifest.path, site_root)}:1: starts with a '---' line: "
+                        f"Jekyll 3.10 (GitHub Pages) would publish it as a page and run Liquid in "
+                        f"it; delete that line (YAML does not need it)")
     missing: list[dict[str, str]] = []
     groups: dict[tuple[str, str], list] = {}
     for cell in manifest.cells:

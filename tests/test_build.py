@@ -340,3 +340,16 @@ def test_jfr_hot_methods_and_attribution_reach_the_data(tmp_path):
     assert by["hashing"] == {"label": "hashing", "samples": str(hashing), "pct": pct(hashing)}
     assert sum(int(a["samples"]) for a in row["attribution"]) == n
     assert int(by["sorting"]["samples"]) > 0 and int(by["other"]["samples"]) > 0
+
+
+def test_front_matter_line_in_a_manifest_is_warned_about(tmp_path):
+    # Jekyll 3.10 (GitHub Pages) would render such a run.yml as a page, Liquid and all.
+    site = make_site(tmp_path, "dashes", mini=True)
+    manifest = site / "runs" / "dashes" / "run.yml"
+    manifest.write_text("--- \n" + manifest.read_text())
+    out = build(site, "-q")
+    assert out.returncode == 0, out.stderr
+    assert ("warning: run dashes: runs/dashes/run.yml:1: starts with a '---' line"
+            in out.stderr), out.stderr
+    manifest.write_text(manifest.read_text().replace("--- \n", "", 1))
+    assert "'---'" not in build(site, "-q").stderr
