@@ -6,28 +6,20 @@
 """
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
 from typing import Any
 
-from analysis import aggregate
+from analysis import aggregate, histogram
 from analysis.errors import HlogError
+from analysis.hlog import read_hlog
+from analysis.jfr import summarize_jfr
 from analysis.manifest import Manifest, default_jfr
 
 
 def repo_relative(path: Path, site_root: Path) -> str:
     """A path as the site links it: relative to the site root, '/'-separated."""
     return Path(os.path.relpath(Path(path).absolute(), Path(site_root).absolute())).as_posix()
-
-
-def jfr_summarizer():
-    """analysis.jfr.summarize_jfr when the JFR reader is installed, else None (optional stage)."""
-    try:
-        module = importlib.import_module("analysis.jfr")
-    except ImportError:
-        return None
-    return getattr(module, "summarize_jfr", None)
 
 
 # What of a JFR summary goes into _data (kept small: no pause lists, no warnings).
@@ -78,14 +70,12 @@ def combine(histograms: list):
     """The sum of several histograms (repetitions of one cell), added the way Java adds them."""
     if len(histograms) == 1:
         return histograms[0]
-    from analysis import histogram
     if all(isinstance(h, histogram.Histogram) for h in histograms):
         return histogram.sum_histograms(histograms)
-    add_doubles = getattr(histogram, "sum_double_histograms", None)
-    if add_doubles is None or any(isinstance(h, histogram.Histogram) for h in histograms):
-        raise HlogError("repetitions mix Histogram and DoubleHistogram logs, or the HDR layer "
-                        "cannot add DoubleHistograms; they cannot be combined into one cell")
-    return add_doubles(histograms)
+    if any(isinstance(h, histogram.Histogram) for h in histograms):
+        raise HlogError("repetitions mix Histogram and DoubleHistogram logs; they cannot be "
+                        "combined into one cell")
+    return histogram.sum_double_histograms(histograms)
 
 
 def front_matter_like(path: Path) -> bool:
@@ -93,14 +83,11 @@ def front_matter_like(path: Path) -> bool:
     published as raw files; `render_with_liquid: false` in _config.yml stops Liquid there on
     Jekyll 4, but 3.10 ignores that key."""
     with open(path, "rb") as f:
-        return f.readline().rstrip(b"\r\n").rstrip() == b"---"
+        return f.readline().rstrip() == b"---"
 
 
 def analyse_run(manifest: Manifest, site_root: Path) -> dict[str, Any]:
-    from analysis.hlog import read_hlog  # the HDR layer; imported late so manifests load without it
-
     unit = manifest.value_unit
-    summarize_jfr = jfr_summarizer()
     warnings: list[str] = []
     if front_matter_like(manifest.path):
         warnings.append(f"{repo_relative(manifest.path, site_root)}:1: starts with a '---' line: "
@@ -126,7 +113,7 @@ def analyse_run(manifest: Manifest, site_root: Path) -> dict[str, Any]:
         histogram = log.merged(tag=cell.tag)
         jvm = gc_pauses = None
         jfr_rel = default_jfr(manifest, cell)
-        if summarize_jfr is not None and jfr_rel is not None:
+        if jfr_rel is not None:
             summary = summarize_jfr(manifest.resolve(jfr_rel),
                                     [(a["pattern"], a["label"]) for a in manifest.jfr_attribution])
             jvm = jvm_for_data(summary)
