@@ -6,20 +6,15 @@
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from analysis import aggregate, histogram
+from analysis.datafiles import repo_relative
 from analysis.errors import HlogError
 from analysis.hlog import read_hlog
 from analysis.jfr import summarize_jfr
 from analysis.manifest import Manifest, default_jfr
-
-
-def repo_relative(path: Path, site_root: Path) -> str:
-    """A path as the site links it: relative to the site root, '/'-separated."""
-    return Path(os.path.relpath(Path(path).absolute(), Path(site_root).absolute())).as_posix()
 
 
 # What of a JFR summary goes into _data (kept small: no pause lists, no warnings).
@@ -103,9 +98,9 @@ def analyse_run(manifest: Manifest, site_root: Path) -> dict[str, Any]:
             warnings.append(f"{rel}: missing; cell {cell.system}/{cell.load} left out")
             continue
         log = read_hlog(path)
-        for w in getattr(log, "warnings", []) or []:
+        for w in log.warnings:
             warnings.append(f"{rel}: {w}")
-        intervals = [iv for iv in log.intervals if iv.tag == cell.tag]
+        intervals = log.select(cell.tag)
         if not intervals:
             tags = ", ".join("untagged" if t is None else repr(t) for t in log.tags()) or "none"
             raise HlogError(f"no intervals with tag {cell.tag!r} (tags in the file: {tags})",
@@ -120,16 +115,15 @@ def analyse_run(manifest: Manifest, site_root: Path) -> dict[str, Any]:
             jvm["source"] = repo_relative(manifest.resolve(jfr_rel), site_root)
             for w in summary.get("warnings") or []:
                 warnings.append(f"{jvm['source']}: {w}")
-            t0_epoch_s = getattr(intervals[0], "start_ms", None)
-            if t0_epoch_s is not None:
-                gc_pauses = pauses_on_series_axis(summary, t0_epoch_s / 1000.0,
-                                                  sum(iv.length_s for iv in intervals))
+            gc_pauses = pauses_on_series_axis(summary, intervals[0].start_ms / 1000.0,
+                                              sum(iv.length_s for iv in intervals))
         groups.setdefault((cell.load, cell.system), []).append({
             "cell": cell, "source": rel, "histogram": histogram,
             "series": aggregate.interval_series(intervals, unit), "jvm": jvm,
             "gc_pauses": gc_pauses})
 
     cells = []
+    cap = manifest.load_generator.get("connections")
     for lp in manifest.load_points:
         for system in manifest.systems:
             reps = groups.get((lp.id, system.id))
@@ -142,10 +136,12 @@ def analyse_run(manifest: Manifest, site_root: Path) -> dict[str, Any]:
                 stats.update(sent=r["cell"].sent, errors=r["cell"].errors,
                              timeouts=r["cell"].timeouts)
                 rep_stats.append(stats)
+            # One repetition (the usual case): its histogram is the merged one, stats and all.
+            merged = (rep_stats[0] if len(reps) == 1
+                      else aggregate.histogram_stats(merged_h, unit))
             summary = aggregate.cell_summary(
                 offered_rate=lp.offered_rate, duration_s=lp.duration_s,
-                merged=aggregate.histogram_stats(merged_h, unit), repetitions=rep_stats)
-            cap = manifest.load_generator.get("connections")
+                merged=merged, repetitions=rep_stats)
             cells.append({
                 "load": lp.id, "system": system.id, "summary": summary,
                 "sources": [r["source"] for r in reps],

@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from analysis import atomic
+from analysis.datafiles import repo_relative
 from analysis.errors import BuildError, LoadcurveError
+from analysis.pages import REPORTS_DIR
 
 STATE_VERSION = 1
 CACHE_DIR = ".cache/loadcurve"
@@ -156,8 +158,7 @@ class NotRegularFile(Exception):
 
 def not_regular_error(path: Path, site_root: Path) -> BuildError:
     """The one error for a FIFO, device or socket among a run's inputs."""
-    rel = Path(os.path.relpath(Path(path).absolute(), site_root.absolute())).as_posix()
-    return BuildError("not a regular file", path=rel)
+    return BuildError("not a regular file", path=repo_relative(path, site_root))
 
 
 def run_input_hash(run_dir: Path, site_root: Path, code: str, hashes: FileHashes) -> str:
@@ -180,7 +181,7 @@ def run_input_hash(run_dir: Path, site_root: Path, code: str, hashes: FileHashes
                 if root not in real.parents:
                     h.update(f"{rel}\0outside\0".encode())  # the manifest check reports it
                     continue
-                h.update(f"{rel}\0{hashes.digest(path)}\0".encode())
+                h.update(f"{rel}\0{hashes.digest(real)}\0".encode())
             except NotRegularFile:
                 raise not_regular_error(path, site_root) from None
             except OSError:
@@ -322,7 +323,7 @@ class Build:
             if not any(rel.startswith(d + "/") for d in GENERATED_DIRS) or ".." in rel.split("/"):
                 continue
             path = self.site_root / rel
-            if rel.startswith("_reports/"):
+            if rel.startswith(REPORTS_DIR + "/"):
                 from analysis.pages import is_generated
                 if not is_generated(path):
                     continue

@@ -10,7 +10,9 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -42,6 +44,11 @@ def series_csv_path(run_id: str, system: str, load: str) -> str:
 
 def table_csv_path(run_id: str) -> str:
     return f"assets/data/{run_id}/load-curve.csv"
+
+
+def repo_relative(path: str | os.PathLike, site_root: str | os.PathLike) -> str:
+    """A path as the site links it: relative to the site root, '/'-separated."""
+    return Path(os.path.relpath(Path(path).absolute(), Path(site_root).absolute())).as_posix()
 
 
 def chart_path(run_id: str, name: str, ext: str) -> str:
@@ -88,12 +95,11 @@ def fmt_ms(x: float | None) -> str:
 
 
 def fmt_rate(x: float | None) -> str:
+    """A rate or share with one decimal: 14.2857 -> '14.3' ('–' when unknown)."""
     return "–" if x is None else f"{x:,.1f}"
 
 
-def fmt_pct(x: float | None) -> str:
-    """A share in per cent, one decimal: 14.2857 -> '14.3' ('–' when unknown)."""
-    return "–" if x is None else f"{x:,.1f}"
+fmt_pct = fmt_rate
 
 
 def load_label(offered_rate: float, clients: int | None) -> str:

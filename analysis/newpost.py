@@ -16,6 +16,7 @@ from typing import Any
 import jinja2
 
 from analysis import atomic
+from analysis.aggregate import rate_per_client
 from analysis.datafiles import chart_path, dump_yaml, fmt_number, labelled
 from analysis.errors import LoadcurveError
 from analysis.manifest import ENVIRONMENT_LABELS, ID_RE, load_manifest
@@ -54,7 +55,7 @@ def render_draft(manifest) -> str:
              "description": manifest.description, "tags": list(manifest.tags),
              "run": manifest.run_id,
              "image": "/" + chart_path(manifest.run_id, "load-curve", "png")}
-    reps = max([c.repetition for c in manifest.cells] or [1])
+    reps = max(c.repetition for c in manifest.cells)
     env_items = [f"{item['label']}: {text(item['value'])}"
                  for item in labelled(manifest.environment, ENVIRONMENT_LABELS)]
     return environment().get_template("post.md.j2").render(
@@ -62,7 +63,7 @@ def render_draft(manifest) -> str:
         service_time_ms=manifest.service_time_ms and fmt_number(manifest.service_time_ms),
         systems=manifest.systems, load_generator=manifest.load_generator,
         load_points=[{"id": lp.id, "offered": fmt_number(lp.offered_rate), "clients": lp.clients,
-                      "per_client": lp.clients and fmt_number(round(lp.offered_rate / lp.clients, 3)),
+                      "per_client": lp.clients and fmt_number(round(rate_per_client(lp.offered_rate, lp.clients), 3)),
                       "duration_s": fmt_number(lp.duration_s)} for lp in manifest.load_points],
         environment=env_items, repetitions=reps)
 

@@ -6,7 +6,7 @@ temporary name, then rename). Prints one line per cell with the generator's achi
 against the offered one, and warns about cells where the generator may have distorted the
 result (so they can be re-measured with `bench/run.sh RUN_ID --only SYSTEM/LOAD`).
 
-Standard library only, so the harness does not depend on the analysis package.
+Standard library only, but for analysis/atomic.py (one atomic-write helper for the project).
 """
 from __future__ import annotations
 
