@@ -27,7 +27,6 @@ from analysis.errors import JfrError
 HEADER = struct.Struct(">4sHHqqqqqqqBBBB")
 HEADER_SIZE = HEADER.size  # 68
 MAGIC = b"FLR\0"
-FLAG_FINAL_CHUNK = 2
 FLAG_COMPRESSED_TICKS = 4
 
 # One chunk is read into memory at once. JVMs rotate chunks at 12 MB by default (maxchunksize);
@@ -93,12 +92,11 @@ def _read_chunks_from_stream(stream, path: str, limit_total: int | None):
             return
         header = parse_header(raw, path, offset)
         claimed = header.size
-        size_known = header.finished and HEADER_SIZE <= claimed <= MAX_CHUNK_BYTES
         if claimed > MAX_CHUNK_BYTES:
             raise JfrError(f"chunk header claims {claimed} bytes, more than the "
                            f"{MAX_CHUNK_BYTES >> 20} MiB this reader holds in memory",
                            path=path, offset=offset)
-        if size_known:
+        if header.finished and claimed >= HEADER_SIZE:
             body = stream.read(claimed - HEADER_SIZE)
             data = raw + body
             complete = len(data) == claimed

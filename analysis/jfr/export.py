@@ -8,25 +8,12 @@ event type by id only) and no truncation state.
 from __future__ import annotations
 
 import json
-import math
 import re
 from datetime import datetime, timezone
 from pathlib import Path
 
 from analysis.errors import JfrError
-from analysis.jfr.summary import Summary
-
-
-def _int(v):
-    return v if type(v) is int else None
-
-
-def _number(v):
-    return float(v) if type(v) in (int, float) and math.isfinite(v) else None
-
-
-def _str(v):
-    return v if isinstance(v, str) else None
+from analysis.jfr.summary import Summary, as_int, as_number, as_str, method_label
 
 MAX_EXPORT_BYTES = 64 << 20
 
@@ -70,9 +57,9 @@ def method_name(frame: dict) -> str:
     method = frame.get("method")
     method = method if isinstance(method, dict) else {}
     cls = method.get("type")
-    cls = _str(cls.get("name")) if isinstance(cls, dict) else None
-    name = _str(method.get("name"))
-    return f"{(cls or '<unknown class>').replace('/', '.')}.{name or '<unknown>'}"
+    cls = as_str(cls.get("name")) if isinstance(cls, dict) else None
+    name = as_str(method.get("name"))
+    return method_label(cls, name)
 
 
 def summarize_export(path: Path, summary: Summary) -> None:
@@ -103,25 +90,25 @@ def summarize_export(path: Path, summary: Summary) -> None:
             end = start + (dur or 0)
             last = end if last is None else max(last, end)
         if name == "jdk.GarbageCollection":
-            summary.garbage_collection(start, dur, duration_ns(v.get("sumOfPauses")),
+            summary.garbage_collection(start, duration_ns(v.get("sumOfPauses")),
                                        duration_ns(v.get("longestPause")))
         elif name == "jdk.GCPhasePause":
             summary.gc_pause(start, dur)
         elif name == "jdk.GCHeapSummary":
-            summary.heap_summary(_str(v.get("when")), _int(v.get("heapUsed")))
+            summary.heap_summary(as_str(v.get("when")), as_int(v.get("heapUsed")))
         elif name == "jdk.SafepointBegin":
             summary.safepoint(start, dur)
         elif name == "jdk.CPULoad":
-            summary.cpu(_number(v.get("jvmUser")), _number(v.get("jvmSystem")),
-                        _number(v.get("machineTotal")))
+            summary.cpu(as_number(v.get("jvmUser")), as_number(v.get("jvmSystem")),
+                        as_number(v.get("machineTotal")))
         elif name == "jdk.ObjectAllocationSample":
-            summary.allocation(_int(v.get("weight")))
+            summary.allocation(as_int(v.get("weight")))
         elif name == "jdk.ThreadPark":
             summary.park(dur)
         elif name == "jdk.JavaMonitorEnter":
             summary.monitor_enter(dur)
         elif name == "jdk.JVMInformation":
-            summary.jvm(_str(v.get("jvmName")), _str(v.get("jvmVersion")))
+            summary.jvm(as_str(v.get("jvmName")), as_str(v.get("jvmVersion")))
         elif name == "jdk.ExecutionSample":
             trace = v.get("stackTrace")
             if not isinstance(trace, dict):

@@ -24,6 +24,9 @@ from analysis.jfr.wire import Damage, read_varint, read_string
 
 _FLOAT = struct.Struct(">f")
 _DOUBLE = struct.Struct(">d")
+# What generated codecs call; each codec's namespace starts as a copy of this.
+_CODEC_ENV = {"read_varint": read_varint, "read_string": read_string, "Damage": Damage,
+              "FLOAT": _FLOAT.unpack_from, "DOUBLE": _DOUBLE.unpack_from}
 
 PRIMITIVES = {"boolean", "byte", "char", "short", "int", "long", "float", "double",
               "java.lang.String"}
@@ -61,12 +64,9 @@ class ClassInfo:
 class Metadata:
     """The classes of one metadata event, by id and by name, and lazily generated codecs."""
 
-    def __init__(self, metadata_id: int, classes: dict[int, ClassInfo]):
-        self.metadata_id = metadata_id
+    def __init__(self, classes: dict[int, ClassInfo]):
         self.classes = classes
         self.by_name = {c.name: c for c in classes.values()}
-        self.string_type_id = self.by_name["java.lang.String"].type_id \
-            if "java.lang.String" in self.by_name else None
         self._decoders: dict[int, object] = {}
         self._skippers: dict[int, object] = {}
         self._partial: dict = {}
@@ -96,18 +96,9 @@ class Metadata:
         index = {f.name: i for i, f in enumerate(cls.fields)}
         needed = {index[w] for w in wanted if w in index}
         last = max(needed, default=-1)
-        env = {"read_varint": read_varint, "read_string": read_string, "Damage": Damage,
-               "FLOAT": _FLOAT.unpack_from, "DOUBLE": _DOUBLE.unpack_from}
+        env = dict(_CODEC_ENV)
         lines = ["def codec(data, pos):"]
-        run: list = []
-        for i, f in enumerate(cls.fields[:last + 1]):
-            tokens = None if i in needed else self._skip_tokens(f)
-            if tokens is not None:
-                run += tokens
-                continue
-            lines += _flush_run(run, env)
-            lines += self._value_lines(f, f"v{i}", i in needed, env)
-        lines += _flush_run(run, env)
+        lines += self._fields_lines(cls.fields[:last + 1], needed, env)
         result = ", ".join(f"v{index[w]}" if w in index else "None" for w in wanted)
         lines.append(f"    return ({result}{',' if len(wanted) == 1 else ''}), pos")
         exec("\n".join(lines), env)  # noqa: S102 - source built only from fixed kinds
@@ -172,31 +163,37 @@ class Metadata:
         cls = self.classes.get(type_id)
         if cls is None:
             raise Damage(f"type id {type_id} is used but not described by the metadata")
-        env = {"read_varint": read_varint, "read_string": read_string, "Damage": Damage,
-               "FLOAT": _FLOAT.unpack_from, "DOUBLE": _DOUBLE.unpack_from}
+        env = dict(_CODEC_ENV)
         lines = ["def codec(data, pos):"]
         names = []
         if cls.name in PRIMITIVES:
             # A pool of a primitive type (java.lang.String is the only one in practice).
             lines += _primitive_lines(cls.name, "v0", decode)
             names.append("v0")
-        run: list = []
-        for i, f in enumerate(cls.fields):
-            var = f"v{i}"
-            names.append(var)
-            tokens = None if decode else self._skip_tokens(f)
-            if tokens is not None:
-                run += tokens
-                continue
-            lines += _flush_run(run, env)
-            lines += self._value_lines(f, var, decode, env)
-        lines += _flush_run(run, env)
+        names += [f"v{i}" for i in range(len(cls.fields))]
+        lines += self._fields_lines(cls.fields, range(len(cls.fields)) if decode else (), env)
         if decode:
             lines.append(f"    return ({', '.join(names)}{',' if len(names) == 1 else ''}), pos")
         else:
             lines.append("    return pos")
         exec("\n".join(lines), env)  # noqa: S102 - source built only from the fixed kinds above
         return env["codec"]
+
+    def _fields_lines(self, fields, decoded, env: dict):
+        """Source lines that read `fields` in order: those whose index is in `decoded` into
+        v0, v1, ...; the others are stepped over (a run of fixed-shape ones by one match)."""
+        lines: list = []
+        run: list = []
+        for i, f in enumerate(fields):
+            decode = i in decoded
+            tokens = None if decode else self._skip_tokens(f)
+            if tokens is not None:
+                run += tokens
+                continue
+            lines += _flush_run(run, env)
+            lines += self._value_lines(f, f"v{i}", decode, env)
+        lines += _flush_run(run, env)
+        return lines
 
     def _value_lines(self, f: FieldInfo, var: str, decode: bool, env: dict):
         """Source lines that read (decode) or step over (skip) one field, array or not."""
@@ -310,7 +307,7 @@ def parse_metadata(data, pos: int, end: int) -> Metadata:
     """Parse the metadata event whose payload (after size and type id) starts at `pos`."""
     _start_time, pos = read_varint(data, pos)
     _duration, pos = read_varint(data, pos)
-    metadata_id, pos = read_varint(data, pos)
+    _metadata_id, pos = read_varint(data, pos)
     count, pos = read_varint(data, pos)
     if count > end - pos:
         raise Damage(f"metadata string table claims {count} strings in {end - pos} bytes")
@@ -338,7 +335,7 @@ def parse_metadata(data, pos: int, end: int) -> Metadata:
             classes[type_id] = cls
             if len(classes) > MAX_CLASSES:
                 raise Damage(f"metadata describes more than {MAX_CLASSES} classes")
-    return Metadata(metadata_id, classes)
+    return Metadata(classes)
 
 
 def _children(element, name):

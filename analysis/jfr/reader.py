@@ -13,13 +13,12 @@ segment's constants after the events that use them.
 """
 from __future__ import annotations
 
-import math
 import struct
 from collections import Counter
 
 from analysis.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
 from analysis.jfr.metadata import Metadata, parse_metadata
-from analysis.jfr.summary import Summary
+from analysis.jfr.summary import Summary, as_int, as_number, as_str, method_label
 from analysis.jfr.wire import Damage, StringRef, read_varint
 
 METADATA_TYPE = 0
@@ -33,7 +32,7 @@ DECODE_ERRORS = (Damage, IndexError, struct.error, UnicodeError, TypeError, Valu
 # Event types the summary reads, and the fields it takes from each (by name, looked up in each
 # chunk's metadata, so a field added or moved by a newer JDK is still found).
 EVENT_FIELDS = {
-    "jdk.GarbageCollection": ("startTime", "duration", "sumOfPauses", "longestPause"),
+    "jdk.GarbageCollection": ("startTime", "sumOfPauses", "longestPause"),
     "jdk.GCPhasePause": ("startTime", "duration"),
     "jdk.GCHeapSummary": ("startTime", "when", "heapUsed"),
     "jdk.SafepointBegin": ("startTime", "duration"),
@@ -48,7 +47,7 @@ EVENT_FIELDS = {
 
 # Events whose start time the summary uses (the GC pause timeline); for the others it is
 # decoded only to know how far a damaged chunk reaches.
-USES_START_TIME = {"jdk.GarbageCollection", "jdk.GCPhasePause", "jdk.SafepointBegin"}
+USES_START_TIME = {"jdk.GarbageCollection", "jdk.GCPhasePause"}
 
 # Constant pools the summary resolves: name -> fields kept from each entry.
 POOL_FIELDS = {
@@ -101,7 +100,6 @@ class ChunkReader:
                 frame_cls = md.classes.get(cls.fields[idx[1]].type_id)
                 extra = frame_cls.field_index("method") if frame_cls else None
             self.pool_plans[cls.type_id] = (name, md.decoder(cls.type_id), idx, extra)
-        self.string_pool_type = md.string_type_id
         self.first_field_is_start_time = {
             c.type_id for c in md.classes.values()
             if c.fields and c.fields[0].name == "startTime" and c.super_type == "jdk.jfr.Event"}
@@ -331,22 +329,21 @@ class ChunkReader:
         self._samples[key if type(key) is int else None] += 1
 
     def _on_ObjectAllocationSample(self, v):
-        self.summary.allocation(_int(v[1]))
+        self.summary.allocation(as_int(v[1]))
 
     def _on_CPULoad(self, v):
-        self.summary.cpu(_number(v[1]), _number(v[2]), _number(v[3]))
+        self.summary.cpu(as_number(v[1]), as_number(v[2]), as_number(v[3]))
 
     def _on_GarbageCollection(self, v):
-        span = self._span_ns
-        self.summary.garbage_collection(self._epoch_ns(v[0]), span(v[1]), span(v[2]),
-                                        span(v[3]))
+        self.summary.garbage_collection(self._epoch_ns(v[0]), self._span_ns(v[1]),
+                                        self._span_ns(v[2]))
 
     def _on_GCPhasePause(self, v):
         self.summary.gc_pause(self._epoch_ns(v[0]), self._span_ns(v[1]))
 
     def _on_GCHeapSummary(self, v):
         # `when` is a key into the GCWhen pool, whose checkpoint may come later in the chunk.
-        self.summary.heap_summary(("pool", "jdk.types.GCWhen", _int(v[1])), _int(v[2]))
+        self.summary.heap_summary(("pool", "jdk.types.GCWhen", as_int(v[1])), as_int(v[2]))
 
     def _on_SafepointBegin(self, v):
         self.summary.safepoint(self._epoch_ns(v[0]), self._span_ns(v[1]))
@@ -360,14 +357,10 @@ class ChunkReader:
     def _on_ActiveSetting(self, v):
         cls = self.metadata.classes.get(v[1]) if type(v[1]) is int else None
         if cls is not None:
-            self.summary.setting(cls.name, self._str(v[2]), self._str(v[3]))
+            self.summary.setting(cls.name, as_str(v[2]), as_str(v[3]))
 
     def _on_JVMInformation(self, v):
-        self.summary.jvm(self._str(v[1]), self._str(v[2]))
-
-    @staticmethod
-    def _str(v):
-        return v if isinstance(v, str) or v is None else None
+        self.summary.jvm(as_str(v[1]), as_str(v[2]))
 
     def _resolve_samples(self, samples: Counter, pools):
         by_name = {}
@@ -395,8 +388,7 @@ class ChunkReader:
                 cls_sym = classes.get(m[0]) if m and type(m[0]) is int else None
                 cls_name = text(symbols.get(cls_sym)) if type(cls_sym) is int else None
                 meth = text(symbols.get(m[1])) if m and type(m[1]) is int else None
-                n = f"{(cls_name or '<unknown class>').replace('/', '.')}." \
-                    f"{meth or '<unknown>'}"
+                n = method_label(cls_name, meth)
                 method_names[key] = n
             return n
 
@@ -411,14 +403,6 @@ class ChunkReader:
         when = by_name.get("jdk.types.GCWhen", {})
         self.summary.resolve_heap_when(lambda key: text(when.get(key)) if type(key) is int
                                        else None)
-
-
-def _int(v):
-    return v if type(v) is int else None
-
-
-def _number(v):
-    return float(v) if type(v) in (int, float) and math.isfinite(v) else None
 
 
 def _keep(name, value, idx, frame_method):

@@ -48,6 +48,25 @@ def _jdk_label(name: str | None, version: str | None) -> str | None:
     return name
 
 
+# What a reader passes on from a decoded value: the type the summary expects, else None
+# (a damaged recording or export can give a field another type).
+def as_int(v):
+    return v if type(v) is int else None
+
+
+def as_number(v):
+    return float(v) if type(v) in (int, float) and math.isfinite(v) else None
+
+
+def as_str(v):
+    return v if isinstance(v, str) else None
+
+
+def method_label(cls: str | None, name: str | None) -> str:
+    """'java/util/HashMap' + 'get' -> 'java.util.HashMap.get' (placeholders for what is absent)."""
+    return f"{(cls or '<unknown class>').replace('/', '.')}.{name or '<unknown>'}"
+
+
 def _r(x, digits=6):
     return None if x is None else round(float(x), digits)
 
@@ -118,7 +137,7 @@ class Summary:
             self.warnings.append(f"{path}: byte {offset}: {what}")
 
     # -- events ---------------------------------------------------------------------------------
-    def garbage_collection(self, start_ns, duration_ns, sum_of_pauses_ns, longest_pause_ns):
+    def garbage_collection(self, start_ns, sum_of_pauses_ns, longest_pause_ns):
         self.gc_count += 1
         if sum_of_pauses_ns is not None:
             self.gc_pause_total_ns += sum_of_pauses_ns
