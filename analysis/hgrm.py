@@ -24,7 +24,7 @@ from analysis import atomic
 from analysis.errors import HlogError, LoadcurveError
 from analysis.histogram import (Histogram, _DoubleAccumulator, format_percentile_distribution,
                                 java_format_fixed)
-from analysis.hlog import Interval, _HeaderState, iter_batches
+from analysis.hlog import Interval, _HeaderState, interval_matches, iter_batches
 
 TOTAL_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
 BLOCK_BITS = 5
@@ -70,8 +70,8 @@ def run(args) -> int:
         outputs = process(source, text, warnings, tag=args.tag, start_s=args.start,
                           end_s=args.end, ratio=args.ratio, ticks=args.ticks, csv=args.csv,
                           with_interval_log=args.output is not None)
-    except HlogError as exc:
-        _print_warnings(getattr(exc, "warnings", None) or warnings)
+    except HlogError:
+        _print_warnings(warnings)
         raise
     _print_warnings(warnings)
     interval_log, hgrm = outputs
@@ -172,8 +172,7 @@ class _IntervalLog:
 # -- processing -------------------------------------------------------------------------------
 
 def _selected(batch, tag, start_s, end_s) -> np.ndarray:
-    return np.array([iv.tag == tag and (start_s is None or iv.start_s >= start_s)
-                     and (end_s is None or iv.start_s <= end_s) for iv in batch.intervals],
+    return np.array([interval_matches(iv, tag, start_s, end_s) for iv in batch.intervals],
                     dtype=bool)
 
 
@@ -231,11 +230,11 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
                 legend_done = True
                 body.append(ilog.legend())
             if with_interval_log:
-                body.append(ilog.row(iv.end_ms / 1000.0 - iv.log_start_s, *stats.row(done)))
+                body.append(ilog.row(iv.end_s, *stats.row(done)))
             done += 1
         if with_interval_log and done < len(chosen_ivs):
-            body.extend(ilog.rows([iv.end_ms / 1000.0 - iv.log_start_s
-                                   for iv in chosen_ivs[done:]], *stats.columns(done)))
+            body.extend(ilog.rows([iv.end_s for iv in chosen_ivs[done:]],
+                                  *stats.columns(done)))
     if not seen_any:
         raise HlogError("no usable histogram interval in the file"
                         + (f" ({len(warnings)} problem(s) reported above)" if warnings else ""),
@@ -318,8 +317,8 @@ class _IntegerRunning:
         starts = np.searchsorted(keys, (row_ids << bits).astype(keys.dtype))
         ends = np.searchsorted(keys, ((row_ids + 1) << bits).astype(keys.dtype))
         cum = np.cumsum(cnt)
-        before = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0) if cnt.size else starts
-        after = np.where(ends > 0, cum[np.maximum(ends - 1, 0)], 0) if cnt.size else ends
+        before = _prefix(cum, starts)
+        after = _prefix(cum, ends)
         counts = after - before
         nonempty = counts > 0
         mask = (1 << bits) - 1
@@ -335,10 +334,12 @@ class _IntegerRunning:
             acc_max = imax
         # Java's add() resizes for an interval whose max lies beyond the current range.
         top = int(imax.max()) if n else 0
-        if top and self.layout.highest_recordable_value(self.bucket_count) < top:
+        highest = self.layout.highest_recordable_value(self.bucket_count)
+        if top and highest < top:
             for m in imax:
-                if m and self.layout.highest_recordable_value(self.bucket_count) < m:
+                if m and highest < m:
                     self.bucket_count = self.layout.buckets_needed(int(m))
+                    highest = self.layout.highest_recordable_value(self.bucket_count)
         totals = self.total + np.cumsum(counts)
         tps = self._running_percentiles(keys, cnt, cum, bits, starts, totals)
         running_max = np.maximum.accumulate(np.maximum(acc_max, self.max_value))
@@ -533,17 +534,17 @@ class _DoubleRunning:
     def add_rows(self, batch, rows):
         counts, ip50, ip90, imax, totals, tmax = [], [], [], [], [], []
         tps = [[] for _ in TOTAL_PERCENTILES]
-        for r in rows:
-            h = batch.histogram(int(r))
+        for h in batch.histograms(rows):
             counts.append(h.total_count)
-            ip50.append(h.value_at_percentile(50.0))
-            ip90.append(h.value_at_percentile(90.0))
+            p50, p90 = h.values_at_percentiles((50.0, 90.0)).tolist()
+            ip50.append(p50)
+            ip90.append(p90)
             imax.append(h.max)
             self.acc.add(h)
             total = self.acc.result()
             totals.append(total.total_count)
-            for j, p in enumerate(TOTAL_PERCENTILES):
-                tps[j].append(total.value_at_percentile(p))
+            for column, value in zip(tps, total.values_at_percentiles(TOTAL_PERCENTILES).tolist()):
+                column.append(value)
             tmax.append(total.max)
         return _Rows(counts, ip50, ip90, imax, totals, tps, tmax)
 

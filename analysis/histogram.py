@@ -13,6 +13,7 @@ Reference points in the Java sources (HdrHistogram 2.2.2, AbstractHistogram.java
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -264,10 +265,6 @@ class Histogram:
         out = np.where(is_zero, lowest, highest)
         return np.where(pos < self.indices.size, out, 0)
 
-    def counts_by_value(self) -> tuple[np.ndarray, np.ndarray]:
-        """(lowest value of each non-empty bucket, its count): the recorded data, for tools."""
-        return self.layout.lowest_value_at(self.indices), self.counts.copy()
-
     # -- adding -----------------------------------------------------------------------------
 
     def __add__(self, other: "Histogram") -> "Histogram":
@@ -334,9 +331,10 @@ def sum_histograms(histograms) -> Histogram:
         raise ValueError("no histograms to add") from None
     layout = first.layout
     bucket_count = layout.bucket_count
+    highest = layout.highest_recordable_value(bucket_count)
     dense = np.zeros(0, np.int64)
     grand_total = 0
-    for h in _chain_first(first, iterator):
+    for h in itertools.chain([first], iterator):
         if not h.indices.size:
             continue
         grand_total += h.total_count
@@ -346,8 +344,9 @@ def sum_histograms(histograms) -> Histogram:
             h.layout.unit_magnitude == layout.unit_magnitude
         idx = h.indices if same else layout.index_of(h.layout.lowest_value_at(h.indices))
         hmax = h.max
-        if layout.highest_recordable_value(bucket_count) < hmax:
+        if highest < hmax:
             bucket_count = layout.buckets_needed(hmax)
+            highest = layout.highest_recordable_value(bucket_count)
         need = int(idx.max()) + 1
         if need > dense.size:
             dense = np.concatenate([dense, np.zeros(max(need, 2 * dense.size) - dense.size,
@@ -358,11 +357,6 @@ def sum_histograms(histograms) -> Histogram:
             np.add.at(dense, idx, h.counts)     # a coarser layout can merge entries
     nz = np.flatnonzero(dense)
     return Histogram(layout, nz.astype(np.int64), dense[nz], bucket_count)
-
-
-def _chain_first(first, rest):
-    yield first
-    yield from rest
 
 
 # -- .hgrm output ----------------------------------------------------------------------------
@@ -472,10 +466,6 @@ def format_percentile_distribution(hist: Histogram, ticks_per_half: int, value_u
 
 # -- DoubleHistogram ---------------------------------------------------------------------------
 
-def _java_ulp(value: float) -> float:
-    return math.ulp(value)
-
-
 def _containing_binary_order(value: int) -> int:
     """DoubleHistogram.findContainingBinaryOrderOfMagnitude(long): 64 - numberOfLeadingZeros."""
     return (value & ((1 << 64) - 1)).bit_length() if value >= 0 else 64
@@ -489,6 +479,16 @@ def _highest_allowed_value_ever() -> float:
 
 
 HIGHEST_ALLOWED_DOUBLE = _highest_allowed_value_ever()
+
+
+@lru_cache(maxsize=64)
+def double_internal_layout(configured_ratio: int, digits: int) -> tuple[int, int]:
+    """(internal highest-to-lowest ratio, highest trackable value of the integer histogram) of
+    a DoubleHistogram with this configured ratio and digits, as its Java constructor sets them
+    (lowest discernible value 1). `digits` must be 0 to 5."""
+    internal_ratio = 1 << (_containing_binary_order(configured_ratio) + 1)
+    half = Layout(1, 2, digits).sub_bucket_half_count
+    return internal_ratio, half * internal_ratio - 1
 
 
 class DoubleHistogram:
@@ -543,9 +543,9 @@ class DoubleHistogram:
         idx = layout.index_of(np.array([max(integer_value, 0)]))
         next_non_equivalent = int(layout.lowest_value_at(idx)[0] + layout.size_at(idx)[0])
         upper = next_non_equivalent * self.ratio
-        highest = upper - 2 * _java_ulp(upper)
-        while highest + _java_ulp(highest) < upper:
-            highest += _java_ulp(highest)
+        highest = upper - 2 * math.ulp(upper)
+        while highest + math.ulp(highest) < upper:
+            highest += math.ulp(highest)
         return highest
 
     def __repr__(self) -> str:
@@ -557,9 +557,8 @@ class _DoubleAccumulator:
 
     def __init__(self, configured_ratio: int, digits: int):
         self.configured_ratio = configured_ratio
-        internal_ratio = 1 << (_containing_binary_order(configured_ratio) + 1)
-        half = Layout(1, 2, digits).sub_bucket_half_count
-        self.layout = layout_for(1, half * internal_ratio - 1, digits)
+        internal_ratio, highest_trackable = double_internal_layout(configured_ratio, digits)
+        self.layout = layout_for(1, highest_trackable, digits)
         self.htv = self.layout.highest_trackable_value
         self.bucket_count = self.layout.bucket_count
         self.counts = np.zeros(self.layout.counts_array_length, np.int64)
@@ -673,7 +672,7 @@ class _DoubleAccumulator:
                 raise OverflowError(f"value {value} is beyond a DoubleHistogram's range")
             while value >= self.highest:
                 self._shift_range_left(
-                    self._capped_order(math.ceil((value + _java_ulp(value)) / self.highest) - 1.0))
+                    self._capped_order(math.ceil((value + math.ulp(value)) / self.highest) - 1.0))
 
     def add(self, other: DoubleHistogram) -> None:
         """DoubleHistogram.add: recordValueWithCount(valueFromIndex(i) * ratio, count) per bucket,

@@ -32,7 +32,8 @@ from functools import lru_cache
 import numpy as np
 
 from analysis.errors import HlogError
-from analysis.histogram import (Histogram, Layout, LayoutError, _java_long, layout_for,
+from analysis.histogram import (DoubleHistogram, Histogram, Layout, LayoutError, _java_long,
+                                double_internal_layout, layout_for, sum_double_histograms,
                                 sum_histograms)
 
 # Payload cookies (AbstractHistogram / DoubleHistogram). The low nibble of the second-lowest
@@ -43,7 +44,6 @@ V2_COOKIE, V2_COMPRESSED = 0x1c849303, 0x1c849304
 DHIST_COOKIE, DHIST_COMPRESSED = 0x0c72124e, 0x0c72124f
 V2_MAX_WORD_SIZE = 9
 INT_MAX = (1 << 31) - 1
-LONG_MAX = (1 << 63) - 1
 
 # Timestamps whose millisecond value does not fit in a Java long are not times (a fuzzer's
 # 1e20, a StartTime of 1e300): Java saturates them silently; we skip the line and say so.
@@ -101,9 +101,9 @@ def _check_double_config(inner: DecodedPayload, configured_ratio: int, digits: i
         raise PayloadError(f"DoubleHistogram significant digits {digits} must be 0 to 5")
     if configured_ratio * math.pow(10.0, digits) >= (1 << 61):
         raise PayloadError("DoubleHistogram highestToLowestValueRatio * 10^digits must be < 2^61")
-    internal_ratio = 1 << (configured_ratio.bit_length() + 1)
-    lowest_tracking = inner.layout.sub_bucket_half_count
-    expected_htv = lowest_tracking * internal_ratio - 1
+    # (the integer histogram's sub-bucket half count depends on its digits alone when its
+    # lowest discernible value is 1; the test below requires both)
+    _, expected_htv = double_internal_layout(configured_ratio, digits)
     lay = inner.layout
     if (lay.lowest_discernible_value != 1 or lay.highest_trackable_value != expected_htv
             or lay.significant_digits != digits):
@@ -266,9 +266,14 @@ def histogram_from_raw(raw: bytes):
     """A Histogram (or DoubleHistogram) from one base64-decoded payload."""
     payload = parse_payload(raw)
     indices, counts = counts_from_payload(payload)
+    return _payload_histogram(payload, indices, counts)
+
+
+def _payload_histogram(payload: DecodedPayload, indices: np.ndarray, counts: np.ndarray):
+    """The Histogram of a payload's decoded entries, wrapped in a DoubleHistogram for DHIST
+    payloads."""
     hist = Histogram(payload.layout, indices, counts)
     if payload.double_config is not None:
-        from analysis.histogram import DoubleHistogram
         return DoubleHistogram(hist, payload.double_ratio, payload.double_config[0])
     return hist
 
@@ -316,6 +321,13 @@ class Interval:
         return self.end_ms / 1000.0 - self.log_start_s
 
 
+def interval_matches(iv: Interval, tag, start_s: float | None, end_s: float | None) -> bool:
+    """Whether `iv` has `tag` and starts in [start_s, end_s] (HistogramLogProcessor's
+    -tag/-start/-end test; None leaves that side open)."""
+    return (iv.tag == tag and (start_s is None or iv.start_s >= start_s)
+            and (end_s is None or iv.start_s <= end_s))
+
+
 class HlogLog:
     """A parsed `.hlog`: its valid intervals, the warnings for lines skipped, its start time."""
 
@@ -336,9 +348,7 @@ class HlogLog:
                end_s: float | None = None) -> list[Interval]:
         """Intervals of `tag` whose start_s lies in [start_s, end_s] (HistogramLogProcessor's
         -start/-end test, on the interval's start)."""
-        return [iv for iv in self.intervals if iv.tag == tag
-                and (start_s is None or iv.start_s >= start_s)
-                and (end_s is None or iv.start_s <= end_s)]
+        return [iv for iv in self.intervals if interval_matches(iv, tag, start_s, end_s)]
 
     def merged(self, tag=None, start_s: float | None = None, end_s: float | None = None):
         """The sum of the matching intervals, as HistogramLogProcessor accumulates them."""
@@ -351,7 +361,6 @@ class HlogLog:
                             f"{_tag_name(tag)}; they cannot be added", path=self.path)
         histograms = (h for _, h in self.iter_histograms(chosen))
         if chosen[0].is_double:
-            from analysis.histogram import sum_double_histograms
             return sum_double_histograms(histograms)
         return sum_histograms(histograms)
 
@@ -391,8 +400,7 @@ def _decode_group(intervals: list[Interval]):
         for iv in intervals:     # cannot happen for payloads that decoded once; stay exact
             yield iv, iv.histogram
         return
-    for row, iv in enumerate(intervals):
-        yield iv, batch.histogram(row)
+    yield from zip(intervals, batch.histograms())
 
 
 def _tag_name(tag) -> str:
@@ -530,14 +538,16 @@ class Batch:
         return starts, ends
 
     def histogram(self, row: int):
-        starts, ends = self.row_bounds([row])
-        a, b = int(starts[0]), int(ends[0])
-        payload = self.payloads[row]
-        hist = Histogram(payload.layout, self.keys[a:b] & (self.stride - 1), self.counts[a:b])
-        if payload.double_config is not None:
-            from analysis.histogram import DoubleHistogram
-            return DoubleHistogram(hist, payload.double_ratio, payload.double_config[0])
-        return hist
+        return next(self.histograms([row]))
+
+    def histograms(self, rows=None):
+        """Yield the histograms of `rows` (default: every row), in order; the row bounds are
+        found once for all of them, each histogram is built when asked for."""
+        rows = range(len(self.intervals)) if rows is None else [int(r) for r in rows]
+        starts, ends = self.row_bounds(np.asarray(rows, dtype=np.int64))
+        mask = self.stride - 1
+        for row, a, b in zip(rows, starts.tolist(), ends.tolist()):
+            yield _payload_histogram(self.payloads[row], self.keys[a:b] & mask, self.counts[a:b])
 
 
 MAX_STEP = 1 << 24   # longer zero runs can only be trailing (checked per row)
@@ -789,7 +799,6 @@ def _dumps(message) -> bytes:
     import copyreg
     import io
     import pickle
-    from analysis.histogram import Layout
     buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
     pickler.dispatch_table = {**copyreg.dispatch_table, Layout: _reduce_layout,
@@ -1036,12 +1045,13 @@ def read_hlog(path) -> HlogLog:
     for batch in iter_batches(path, warnings, state):
         keep = kept_entries + batch.keys.size <= KEEP_DECODED_ENTRIES
         kept_entries += batch.keys.size if keep else 0
-        for row, iv in enumerate(batch.intervals):
-            if keep:
-                iv._histogram = batch.histogram(row)
-            else:
-                iv._raw = batch.raws[row]
-            intervals.append(iv)
+        if keep:
+            for iv, hist in zip(batch.intervals, batch.histograms()):
+                iv._histogram = hist
+        else:
+            for iv, raw in zip(batch.intervals, batch.raws):
+                iv._raw = raw
+        intervals.extend(batch.intervals)
     if not intervals:
         err = HlogError("no usable histogram interval in the file"
                         + (f" ({len(warnings)} problem(s) reported)" if warnings else ""),
