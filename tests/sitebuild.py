@@ -8,6 +8,7 @@ links a missing file fails the link check.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import struct
@@ -91,7 +92,16 @@ def assemble(dest: Path) -> Path:
             shutil.copy2(src, target)
             if src.parent.parent.name == "_data" and src.suffix == ".yml":
                 _placeholders(dest, yaml.safe_load(src.read_text()))
+    tag_feeds().write(dest)  # the fixtures' tags get their feed pages, as `make site` gives
     return dest
+
+
+def tag_feeds():
+    """scripts/tag_feeds.py as a module (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("tag_feeds", REPO / "scripts" / "tag_feeds.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def build(source: Path, destination: Path, *extra_config: str) -> subprocess.CompletedProcess:

@@ -6,6 +6,7 @@ in tests/fixtures/site/ (see tests/sitebuild.py), so these tests run with or wit
 from __future__ import annotations
 
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
@@ -15,7 +16,7 @@ import feedparser
 import pytest
 import yaml
 
-from tests.sitebuild import REPO, build_site
+from tests.sitebuild import REPO, build_site, tag_feeds
 
 pytestmark = pytest.mark.site
 
@@ -273,11 +274,53 @@ def test_feed_escapes_data(site):
     assert "<script" not in raw["title"] and "<img" not in raw["summary"]
 
 
-def test_per_tag_feeds_exist_and_parse(site):
-    meta = yaml.safe_load(POST.read_text().split("---")[1])
-    for tag in meta["tags"]:
-        parsed = feed(site, f"feed/by_tag/{tag}.xml")
-        assert any("/thread-pool-vs-virtual-threads/" in e.link for e in parsed.entries), tag
+def tagged_docs(site: Path) -> dict[str, set[str]]:
+    """Every tag of a post or report in the built site's source -> the URLs carrying it."""
+    src = site.parent / "src"
+    found: dict[str, set[str]] = {}
+    for folder in ("_posts", "_reports"):
+        for path in (src / folder).glob("*.md"):
+            meta = yaml.safe_load(path.read_text().split("---")[1]) or {}
+            for tag in meta.get("tags") or []:
+                found.setdefault(str(tag), set()).add(path.stem)
+    return found
+
+
+def test_every_tag_has_a_feed_listing_its_posts_and_reports(site, pages):
+    """Hyphenated and odd tags too (virtual-threads, the injection run's markup): one feed per
+    tag, linked from the tags page, holding every post and report with that tag."""
+    tags = tagged_docs(site)
+    assert "virtual-threads" in tags and "<script>alert(1)</script>" in tags
+    atom = "{http://www.w3.org/2005/Atom}"
+    tags_page = pages["tags/index.html"]
+    for tag, stems in tags.items():
+        rel = "feed/by_tag/" + tag_feeds().file_name(tag) + ".xml"
+        parsed = feed(site, rel)
+        assert parsed.feed.title.endswith(tag), (rel, parsed.feed.title)
+        root = ElementTree.parse(site / rel).getroot()
+        links = [e.find(atom + "link").get("href") for e in root.iter(atom + "entry")]
+        for stem in stems:
+            slug = stem[11:] if stem[:4].isdigit() else stem  # posts: drop the date
+            assert any(link.rstrip("/").endswith(slug) for link in links), (tag, stem, links)
+        assert "/" + rel in tags_page.links, (tag, rel)
+
+
+def test_committed_tag_feed_pages_are_current(tmp_path):
+    """feed/by_tag/ is committed (a classic GitHub Pages build runs no script): it must be what
+    scripts/tag_feeds.py makes from the repository's posts and reports."""
+    for folder in ("_posts", "_reports", "feed"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    assert tag_feeds().write(tmp_path) == [], "run `make site` (scripts/tag_feeds.py) and commit feed/by_tag/"
+
+
+def test_feed_content_urls_are_absolute(site):
+    """Readers that ignore xml:base still find every link and image: no root-relative or
+    fragment-only URL in any entry's content."""
+    for rel in ["feed.xml"] + [f"feed/by_tag/{p.name}" for p in (site / "feed" / "by_tag").glob("*.xml")]:
+        root = ElementTree.parse(site / rel).getroot()
+        for content in root.iter("{http://www.w3.org/2005/Atom}content"):
+            relative = re.findall(r'(?:href|src|srcset)="(?!https?://)([^"]*)"', content.text or "")
+            assert not relative, (rel, relative[:5])
 
 
 def test_post_types_no_number_by_hand():
