@@ -4,11 +4,15 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 RUNS ?= runs
+# The address the site is published at, for one build (`make site URL=https://...`); empty:
+# _config.yml's `url`. LOADCURVE_URL in the environment does the same.
+URL ?= $(LOADCURVE_URL)
 
 .PHONY: site analyse serve test test-python test-bench golden perf bench post jekyll-deps clean help
 
 help:
 	@echo "make site     analyse runs/ and build _site/ (installs what it needs)"
+	@echo "              URL=https://host  the published address for this build (else _config.yml)"
 	@echo "make serve    preview the site on http://127.0.0.1:4000"
 	@echo "make test     run every test"
 	@echo "make golden   re-record golden files from the reference tools (intended changes only)"
@@ -26,9 +30,10 @@ jekyll-deps:
 
 analyse: $(VENV)/.installed
 	$(PY) -m analysis build --runs $(RUNS)
+	$(PY) scripts/tag_feeds.py
 
 site: analyse jekyll-deps
-	bash scripts/jekyll.sh build
+	LOADCURVE_URL="$(URL)" bash scripts/build-site.sh
 
 serve: analyse jekyll-deps
 	bash scripts/jekyll.sh serve --host 127.0.0.1
