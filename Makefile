@@ -28,6 +28,14 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 jekyll-deps:
 	@bash scripts/ensure-jekyll.sh
 
+# The checkers make test runs on the built site (Nu HTML checker, axe-core), pinned in
+# package-lock.json. --ignore-scripts: vnu-jar's install script would fetch a Java runtime;
+# the system's java runs the checker.
+node_modules/.installed: package.json package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "warning: npm not found: the Nu checker and axe-core tests will skip (apt-get install npm)" >&2; fi
+
 analyse: $(VENV)/.installed
 	$(PY) -m analysis build --runs $(RUNS)
 	$(PY) scripts/tag_feeds.py
@@ -40,7 +48,7 @@ serve: analyse jekyll-deps
 
 test: test-python test-bench
 
-test-python: $(VENV)/.installed jekyll-deps
+test-python: $(VENV)/.installed jekyll-deps node_modules/.installed
 	$(PY) -m pytest -q
 
 test-bench:

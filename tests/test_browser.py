@@ -1,9 +1,14 @@
-"""A real browser opens the built site: no console errors, every image loads.
+"""A real browser opens the built site: no console errors, every image loads, axe-core finds no
+serious or critical accessibility violation at desktop and phone widths, and no page is wider than
+a 390 px phone screen.
 
 Debian's headless Chromium driven by chromedriver over the W3C WebDriver protocol, which is plain
 JSON over HTTP, so the test needs no Python package beyond the standard library. The site is
 built (tests/sitebuild.py) with `url` set to the local server, so the absolute PNG URLs that the
 feed needs load here too, and served with http.server on 127.0.0.1.
+
+axe-core comes from npm (package.json, `npm ci`, run by `make test`); its tests fail in CI and
+skip elsewhere when node_modules/axe-core is missing.
 
 Set LOADCURVE_SCREENSHOTS=<folder> to keep a full-height screenshot of each page.
 """
@@ -25,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sitebuild import build_site
+from tests.sitebuild import REPO, build_site
 
 pytestmark = pytest.mark.browser
 
@@ -35,7 +40,24 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--window-size=1280,900"]
 PAGES = {"home": "/", "post": "/2026/11/22/thread-pool-vs-virtual-threads/",
-         "report": "/reports/pool-vs-virtual/", "runs": "/reports/", "tags": "/tags/"}
+         "report": "/reports/pool-vs-virtual/", "runs": "/reports/", "tags": "/tags/",
+         "fixture-post": "/2026/01/03/injection-fixture/", "fixture-report": "/reports/injection/"}
+AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
+# Desktop, and a phone (iPhone 12-15 class, CSS px).
+WIDTHS = {"desktop": 1280, "phone": 390}
+# Checks whose fix belongs to the view blocks in _includes/ (another change): strict, so they
+# fail as soon as the include is fixed and the mark must go.
+TABLE_SCROLL = ("axe scrollable-region-focusable: the .table-scroll boxes printed by _includes/"
+                "load-curve-table.html, ceiling.html, jvm-table.html and jvm-hotspots.html scroll at "
+                "390 px and need tabindex=\"0\" role=\"region\" aria-label (as reports/index.html has)")
+INCLUDE_XFAILS = {("post", "phone"): TABLE_SCROLL, ("report", "phone"): TABLE_SCROLL,
+                  ("fixture-post", "phone"): TABLE_SCROLL, ("fixture-report", "phone"): TABLE_SCROLL}
+INCLUDE_RULES = {"scrollable-region-focusable"}
+
+
+class IncludeViolation(AssertionError):
+    """Only violations of INCLUDE_RULES: the expected failure of an INCLUDE_XFAILS check. Any
+    other violation is a plain AssertionError, which fails even an xfail-marked check."""
 
 
 def free_port() -> int:
@@ -49,6 +71,15 @@ class QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+class ServedSite(str):
+    """The base URL of the served site (a str), with the built folder as `.site`."""
+
+    def __new__(cls, url: str, site: Path):
+        obj = super().__new__(cls, url)
+        obj.site = site
+        return obj
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     port = free_port()
@@ -57,7 +88,7 @@ def server(tmp_path_factory):
                                 functools.partial(QuietHandler, directory=str(site)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{port}"
+    yield ServedSite(f"http://127.0.0.1:{port}", site)
     httpd.shutdown()
     httpd.server_close()
 
@@ -152,3 +183,66 @@ def test_page_loads_cleanly(server, browser, name):
     errors = [e["message"] for e in log if e.get("level") in ("SEVERE", "WARNING")]
     assert not errors, errors
     screenshot(browser, name)
+
+
+def test_every_page_is_checked(server):
+    """PAGES must name every page of the built site, so each gets the checks below."""
+    site = Path(server.site)
+    built = {"/" + str(p.relative_to(site)).removesuffix("index.html") for p in site.rglob("*.html")}
+    assert built == set(PAGES.values()), built ^ set(PAGES.values())
+
+
+def open_at(driver: WebDriver, url: str, width: int) -> None:
+    """Load `url` in a viewport `width` CSS px wide; phones are emulated as phones (touch, the
+    viewport meta tag honoured), the way Chromium's device mode does it."""
+    phone = width < 600
+    driver.s("POST", "/goog/cdp/execute", {"cmd": "Emulation.setDeviceMetricsOverride", "params": {
+        "width": width, "height": 844 if phone else 900, "deviceScaleFactor": 1, "mobile": phone}})
+    driver.s("POST", "/url", {"url": url})
+
+
+def xfail_for_includes(name: str, width: str):
+    reason = INCLUDE_XFAILS.get((name, width))
+    if not reason:
+        return pytest.param(name, width)
+    return pytest.param(name, width, marks=pytest.mark.xfail(strict=True, reason=reason,
+                                                             raises=IncludeViolation))
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    if not AXE.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs {AXE} (npm ci)")
+        pytest.skip("needs axe-core from npm: run `npm ci` (make test does)")
+    return AXE.read_text()
+
+
+@pytest.mark.parametrize("name,width", [xfail_for_includes(n, w) for n in sorted(PAGES) for w in WIDTHS])
+def test_axe_finds_no_serious_violation(server, browser, axe_source, name, width):
+    open_at(browser, server + PAGES[name], WIDTHS[width])
+    browser.script(axe_source + "; return true")
+    result = browser.s("POST", "/execute/async", {"args": [], "script": """
+        const done = arguments[arguments.length - 1];
+        axe.run(document, {resultTypes: ["violations"]})
+           .then(r => done(r.violations.filter(v => ["serious", "critical"].includes(v.impact))
+                     .map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                 targets: v.nodes.slice(0, 5).map(n => n.target.join(" "))}))))
+           .catch(e => done([{id: "axe-error", impact: "critical", help: String(e), targets: []}]));"""})
+    if result and all(v["id"] in INCLUDE_RULES for v in result) and (name, width) in INCLUDE_XFAILS:
+        raise IncludeViolation(json.dumps(result, indent=1))
+    assert not result, json.dumps(result, indent=1)
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_no_page_is_wider_than_a_phone(server, browser, name):
+    open_at(browser, server + PAGES[name], WIDTHS["phone"])
+    wide = browser.script("""
+        const view = document.documentElement.clientWidth;
+        const out = [...document.querySelectorAll("body *")]
+          .filter(e => e.getBoundingClientRect().right > view + 1 && !e.closest(".table-scroll, pre"))
+          .filter(e => !e.parentElement || e.parentElement.getBoundingClientRect().right <= view + 1)
+          .slice(0, 8).map(e => e.tagName.toLowerCase() + (e.className ? "." + e.className : "")
+                              + " right=" + Math.round(e.getBoundingClientRect().right));
+        return {view: view, page: document.documentElement.scrollWidth, out: out};""")
+    assert wide["page"] <= wide["view"], wide
