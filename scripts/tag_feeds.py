@@ -9,6 +9,7 @@ layout _layouts/atom.xml turns into its feed. Pages of tags no longer used are r
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -41,10 +42,13 @@ def tags(source: Path) -> set[str]:
 
 def file_name(tag: str) -> str:
     """The tag itself where it is URL-safe (the names jekyll-feed used, so old subscriptions
-    keep working); otherwise Jekyll's slugify of it."""
+    keep working); otherwise its ASCII letters and digits plus a short hash of the whole tag,
+    so that two tags never share a file ("C++" and "C#" both slugify to "c")."""
     if re.fullmatch(r"[A-Za-z0-9_-]+", tag):
         return tag
-    return re.sub(r"[^a-z0-9]+", "-", tag.lower()).strip("-") or "tag"
+    slug = re.sub(r"[^a-z0-9]+", "-", tag.lower()).strip("-")[:40].strip("-")
+    digest = hashlib.sha1(tag.encode("utf-8")).hexdigest()[:8]
+    return f"{slug}-{digest}" if slug else f"tag-{digest}"
 
 
 def write(source: Path) -> list[str]:
