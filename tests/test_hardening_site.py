@@ -33,7 +33,7 @@ ATTACKS = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "{{ si
 EVIL = " ".join(ATTACKS)
 UNICODE = "Ünïcødé — 负载曲线 🚀 «ç»"
 # The one thing two Jekyll builds of one source may differ in: the feed-level <updated> of
-# feed.xml and feed/by_tag/*.xml (the one before the first <entry>), which jekyll-feed sets to
+# feed.xml and feed/by_tag/*.xml (the one before the first <entry>), which _layouts/atom.xml sets to
 # the build time (site.time). Entries' <updated>, every page, every asset: byte-identical.
 FEED_UPDATED = re.compile(rb"<updated>[^<]*</updated>")
 
