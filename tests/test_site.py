@@ -144,6 +144,12 @@ def test_one_canonical_link_per_page(pages):
         assert page.canonical[0].startswith(URL + "/"), (rel, page.canonical)
 
 
+def test_every_page_has_one_h1(site):
+    """The home page too: a screen reader's heading list starts from it."""
+    counts = {str(p.relative_to(site)): p.read_text().count("<h1") for p in site.rglob("*.html")}
+    assert all(n == 1 for n in counts.values()), counts
+
+
 def test_every_image_has_alt_and_every_table_a_caption(pages):
     for rel, page in pages.items():
         for img in page.imgs:
