@@ -362,6 +362,17 @@ def spread(values: list[Censored]) -> Spread:
     return Spread(known[0], median, known[-1])
 
 
+def number_spread(values: list[float | None]) -> tuple[float, float, float] | None:
+    """(min, median, max) of plain numbers over repetitions (rates, counts); None values left
+    out, the median of an even count the mean of the two middle ones; None when nothing is left."""
+    known = sorted(v for v in values if v is not None)
+    if not known:
+        return None
+    n = len(known)
+    median = known[n // 2] if n % 2 else (known[n // 2 - 1] + known[n // 2]) / 2.0
+    return known[0], median, known[-1]
+
+
 def repetition_spreads(stats: list[LatencyStats]) -> dict[str, Spread]:
     """Per statistic (p50 .. p999, max, mean) the spread over the repetitions' stats."""
     keys = [k for k, _ in PERCENTILES] + ["max", "mean"]

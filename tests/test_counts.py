@@ -47,6 +47,8 @@ def test_v2_example():
     assert c.generator_cpu_share_window == 0.035 and c.machine_cpu_share_window == 0.14
     assert c.server_cpu_share_window == 0.06 and c.machine_cores == 2
     assert c.host_check.verdict == "quiet" and c.send_lag_us_window.max == 3100
+    assert c.window_epoch_ns() == (1795307126308 * 10 ** 6, 1795307129308 * 10 ** 6)
+    assert read_counts(DEMO / "pool20" / "r25.counts.json").window_epoch_ns() is None
 
 
 def _v2(**changes):

@@ -20,7 +20,7 @@ from analysis.histogram import Histogram, layout_for
 from analysis.hlog import read_hlog
 from analysis.overload import (
     Censored, achieved_rates, censored_stats, host_figures, host_health, in_flight,
-    measured_ceiling, queue_growth, queue_growth_from_p50, repetition_spreads,
+    measured_ceiling, number_spread, queue_growth, queue_growth_from_p50, repetition_spreads,
     repetitions_disagree, saturation, service_time, spread, where_the_time_went)
 from tests.conftest import REPO
 
@@ -323,3 +323,23 @@ def test_measured_ceiling_uses_server_completions():
     assert measured_ceiling([None]) is None
     with pytest.raises(ValueError):
         achieved_rates(1, 0.0, None)
+
+
+def test_double_histogram_without_timeouts_is_javas():
+    """A DoubleHistogram log (GenHlog) against javastats' golden for it (tests/golden/hgrm)."""
+    h = read_hlog(REPO / "tests" / "fixtures" / "hlog" / "gen-ms-double.hlog").merged()
+    java = json.loads((REPO / "tests" / "golden" / "hgrm" / "expected" /
+                       "gen-double.stats.json").read_text())
+    s = censored_stats(h, 0, 30.0, 1.0)
+    for key, pct in [("p50", "50"), ("p90", "90"), ("p99", "99"), ("p999", "99.9")]:
+        assert s.get(key).value_ms == java["percentiles"][pct], key
+    assert s.max.value_ms == java["max"] and s.mean.value_ms == java["mean"]
+    censored = censored_stats(h, 40, 30.0, 1.0)     # N = 20,040: p99.9's rank is 20,020
+    assert censored.p999 == Censored(at_least_ms=30.0) and not censored.p99.censored
+    assert censored.mean.at_least_ms == pytest.approx((java["mean"] * 20000 + 30 * 40) / 20040)
+
+
+def test_number_spread():
+    assert number_spread([99.1, None, 97.0, 98.4]) == (97.0, 98.4, 99.1)
+    assert number_spread([3.0, 1.0]) == (1.0, 2.0, 3.0)
+    assert number_spread([None]) is None
