@@ -21,6 +21,8 @@ from analysis.histogram import DoubleHistogram, Histogram, percentile_target_cou
 # The percentile vocabulary of the site: (key, percentile).
 PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p95", 95.0), ("p99", 99.0), ("p999", 99.9))
 
+STAT_KEYS = tuple(k for k, _ in PERCENTILES) + ("max", "mean")
+
 # Saturation rules (see `saturation`).
 THROUGHPUT_SHARE = 0.95        # throughput: achieved < 95 % of offered
 QUEUE_MIN_SLOPE_SHARE = 0.005  # queue: in-flight grows by > 0.5 % of the offered rate per second
@@ -89,6 +91,19 @@ class LatencyStats:
 
     def get(self, key: str) -> Censored:
         return getattr(self, key)
+
+    def as_data(self) -> dict:
+        """The `_data` keys of issue 10, full precision: for each of p50 .. p999, max and mean
+        `<key>_ms` (None when censored or no data) and `<key>_at_least_ms` (None unless
+        censored); then population, completed, timed_out, errors."""
+        out = {}
+        for key in STAT_KEYS:
+            v = self.get(key)
+            out[f"{key}_ms"] = v.value_ms
+            out[f"{key}_at_least_ms"] = v.at_least_ms
+        out.update(population=self.population, completed=self.completed,
+                   timed_out=self.timed_out, errors=self.errors)
+        return out
 
 
 def censored_stats(completed: Histogram | DoubleHistogram, timed_out: int, timeout_ms: float,
@@ -375,8 +390,7 @@ def number_spread(values: list[float | None]) -> tuple[float, float, float] | No
 
 def repetition_spreads(stats: list[LatencyStats]) -> dict[str, Spread]:
     """Per statistic (p50 .. p999, max, mean) the spread over the repetitions' stats."""
-    keys = [k for k, _ in PERCENTILES] + ["max", "mean"]
-    return {k: spread([s.get(k) for s in stats]) for k in keys}
+    return {k: spread([s.get(k) for s in stats]) for k in STAT_KEYS}
 
 
 def repetitions_disagree(spreads: dict[str, Spread], saturated: bool) -> bool:

@@ -128,6 +128,9 @@ def test_fifo_at_8x_its_ceiling_answers_no_window_request(tmp_path):
     # Java's getMean with every timeout recorded at 15 s: its bucket's median-equivalent value
     assert stats.mean.censored and stats.mean.at_least_ms == pytest.approx(15003.648)
     assert rates.goodput_rps == 0.0
+    data = stats.as_data()
+    assert data["p99_ms"] is None and data["p99_at_least_ms"] == 15000.0
+    assert data["population"] == 960 and data["timed_out"] == 960
     # the server still completes 10 req/s during the window: warm-up requests
     assert rates.server_completion_rps == pytest.approx(10.0, abs=0.2)
     assert sat.saturated and sat.reasons == ("throughput", "queue", "latency")
@@ -160,6 +163,7 @@ def test_healthy_server_is_not_saturated(tmp_path):
     assert (c.window.sent, c.window.completed, c.window.timed_out) == (600, 600, 0)
     assert not queue.grows and not sat.saturated and sat.reasons == ()
     assert not any(stats.get(k).censored for k in ("p50", "p99", "p999", "max", "mean"))
+    assert stats.as_data()["p50_at_least_ms"] is None and stats.as_data()["p50_ms"] > 200
     # 200 ms in the layout's bucket: 200,000 us is exact at 3 digits -> highest equivalent
     assert stats.p50.value_ms == pytest.approx(200.063, abs=0.001)
     check = in_flight(c.in_flight.window_mean, c.in_flight.window_max, c.in_flight.at_window_start,
