@@ -53,3 +53,7 @@ class ManifestError(LoadcurveError):
 
 class BuildError(LoadcurveError):
     """A site build that could not complete (lock held, output not writable, ...)."""
+
+
+class CountsError(LoadcurveError):
+    """A generator `.counts.json` that cannot be read, has wrong types, or breaks an identity."""

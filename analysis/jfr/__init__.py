@@ -47,6 +47,21 @@ The result is plain JSON-serialisable data, the same for the same input:
                       "pkg.Class.method" name fully matches a pattern (patterns tried in order)
     warnings          up to 20 "file: byte N: what" notes on events skipped; warning_count
 
+With `window=(start_ns, end_ns)` (epoch nanoseconds, e.g. a cell's measured window from its
+`.hlog` or counts.json), every figure above counts only events whose start time falls inside
+[start, end): GC (a collection counts where it starts), safepoints, CPU load samples,
+allocation (its rate over the covered part of the window), parks, monitors, execution samples and
+hot methods. Event times are JFR ticks turned into epoch time with each chunk's header (start
+nanos, start ticks, ticks per second), the clock the `.hlog`'s StartTime is on. Two more keys:
+
+    window            {start_epoch_s, end_epoch_s, covered_s: the part the recording covers}
+    warmup            the same gc, safepoint, cpu, allocation_rate_mb_s, threads and samples
+                      figures for everything before the window (JVM start and the load
+                      generator's warm-up), and its duration_s; events after the window (the
+                      drain) count nowhere
+
+`start_epoch_s`, `duration_s` and `covered_until` still describe the whole recording.
+
 Times are epoch seconds so that pauses can be drawn on the latency-over-time chart of the
 same load point. MiB = 2^20 bytes.
 """
@@ -62,8 +77,10 @@ __all__ = ["summarize_jfr", "JfrError"]
 
 
 def summarize_jfr(path: str | os.PathLike,
-                  attribution: list[tuple[str, str]] | None = None) -> dict:
-    """The summary of one recording (see the module docstring); JfrError when unreadable."""
+                  attribution: list[tuple[str, str]] | None = None,
+                  window: tuple[int, int] | None = None) -> dict:
+    """The summary of one recording (see the module docstring); JfrError when unreadable.
+    With `window` = (start, end) epoch ns, only events that start inside it are counted."""
     # Imported here so that `import analysis.jfr` (e.g. by the CLI's --help) stays cheap.
     from analysis.jfr.chunks import iter_chunks
     from analysis.jfr.export import is_json_export, summarize_export
@@ -79,7 +96,11 @@ def summarize_jfr(path: str | os.PathLike,
                            path=p) from None
     if not p.exists():
         raise JfrError("no such file or folder", path=p)
-    summary = Summary(attribution)
+    if window is not None and not (type(window[0]) is int and type(window[1]) is int
+                                   and window[0] < window[1]):
+        raise JfrError(f"window {window!r} is not (start, end) epoch nanoseconds with start "
+                       f"before end", path=p)
+    summary = Summary(attribution, window)
     try:
         if p.is_file() and is_json_export(p):
             summarize_export(p, summary)

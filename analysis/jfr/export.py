@@ -78,6 +78,7 @@ def summarize_export(path: Path, summary: Summary) -> None:
     first = last = None
     summary.export_types = {e.get("type") for e in events if isinstance(e, dict)
                             and isinstance(e.get("type"), str)}
+    main = summary
     for i, event in enumerate(events):
         if not isinstance(event, dict) or not isinstance(event.get("values"), dict):
             summary.warn(path, 0, f"event {i} is not an object with values")
@@ -89,6 +90,12 @@ def summarize_export(path: Path, summary: Summary) -> None:
             first = start if first is None else min(first, start)
             end = start + (dur or 0)
             last = end if last is None else max(last, end)
+        if name == "jdk.JVMInformation":
+            main.jvm(as_str(v.get("jvmName")), as_str(v.get("jvmVersion")))
+            continue
+        summary = main.route(start)   # with a window: the window's, the warm-up's or none
+        if summary is None:
+            continue
         if name == "jdk.GarbageCollection":
             summary.garbage_collection(start, duration_ns(v.get("sumOfPauses")),
                                        duration_ns(v.get("longestPause")))
@@ -107,8 +114,6 @@ def summarize_export(path: Path, summary: Summary) -> None:
             summary.park(dur)
         elif name == "jdk.JavaMonitorEnter":
             summary.monitor_enter(dur)
-        elif name == "jdk.JVMInformation":
-            summary.jvm(as_str(v.get("jvmName")), as_str(v.get("jvmVersion")))
         elif name == "jdk.ExecutionSample":
             trace = v.get("stackTrace")
             if not isinstance(trace, dict):
@@ -118,7 +123,11 @@ def summarize_export(path: Path, summary: Summary) -> None:
                 frames = tuple(method_name(f) for f in frames if isinstance(f, dict)) \
                     if isinstance(frames, list) else ()
                 summary.samples(frames, 1, truncated=bool(trace.get("truncated")))
-    summary.resolve_heap_when(lambda key: key)
+    summary = main
+    for target in (main, main.warmup):
+        if target is not None:
+            target.resolve_heap_when(lambda key: key)
+            target.export_types = main.export_types
     if first is None:
         raise JfrError("export holds no timed events", path=path)
     summary.start_ns = first

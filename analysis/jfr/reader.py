@@ -134,9 +134,12 @@ class ChunkReader:
         start_nanos, start_ticks, tps = h.start_nanos, h.start_ticks, h.ticks_per_second
         self._clock = (start_nanos, start_ticks, tps)
         pools: dict[int, dict] = {tid: {} for tid in self.pool_plans}
-        samples = self._samples = Counter()
+        # Execution samples by stack trace key, per summary they count in (window, warm-up).
+        self._samples: dict[Summary, Counter] = {}
         need_times = not chunk.complete
-        plans = self.event_plans_timed if need_times else self.event_plans
+        # With a window every event's start time decides where it counts.
+        plans = self.event_plans_timed if need_times or s.window is not None \
+            else self.event_plans
         timed = self.first_field_is_start_time
         last_ticks = None
 
@@ -227,7 +230,7 @@ class ChunkReader:
             s.cover_until(start_nanos + h.duration_nanos)
         elif last_ticks is not None:
             s.cover_until(start_nanos + (last_ticks - start_ticks) * 1_000_000_000 // tps)
-        self._resolve_samples(samples, pools)
+        self._resolve_samples(pools)
 
     def _find_metadata(self, chunk: Chunk, end: int) -> Metadata | None:
         data = chunk.data
@@ -324,35 +327,61 @@ class ChunkReader:
     def _span_ns(self, ticks):
         return ticks * 1_000_000_000 // self._clock[2] if type(ticks) is int else None
 
+    def _route(self, ticks):
+        """The summary this event counts in (see Summary.route); no time decoded without a
+        window."""
+        s = self.summary
+        return s if s.window is None else s.route(self._epoch_ns(ticks))
+
     def _on_ExecutionSample(self, v):
-        key = v[1]
-        self._samples[key if type(key) is int else None] += 1
+        target = self._route(v[0])
+        if target is not None:
+            key = v[1]
+            self._samples.setdefault(target, Counter())[key if type(key) is int else None] += 1
 
     def _on_ObjectAllocationSample(self, v):
-        self.summary.allocation(as_int(v[1]))
+        target = self._route(v[0])
+        if target is not None:
+            target.allocation(as_int(v[1]))
 
     def _on_CPULoad(self, v):
-        self.summary.cpu(as_number(v[1]), as_number(v[2]), as_number(v[3]))
+        target = self._route(v[0])
+        if target is not None:
+            target.cpu(as_number(v[1]), as_number(v[2]), as_number(v[3]))
 
     def _on_GarbageCollection(self, v):
-        self.summary.garbage_collection(self._epoch_ns(v[0]), self._span_ns(v[1]),
-                                        self._span_ns(v[2]))
+        start = self._epoch_ns(v[0])
+        target = self.summary.route(start)
+        if target is not None:
+            target.garbage_collection(start, self._span_ns(v[1]), self._span_ns(v[2]))
 
     def _on_GCPhasePause(self, v):
-        self.summary.gc_pause(self._epoch_ns(v[0]), self._span_ns(v[1]))
+        start = self._epoch_ns(v[0])
+        target = self.summary.route(start)
+        if target is not None:
+            target.gc_pause(start, self._span_ns(v[1]))
 
     def _on_GCHeapSummary(self, v):
         # `when` is a key into the GCWhen pool, whose checkpoint may come later in the chunk.
-        self.summary.heap_summary(("pool", "jdk.types.GCWhen", as_int(v[1])), as_int(v[2]))
+        target = self._route(v[0])
+        if target is not None:
+            target.heap_summary(("pool", "jdk.types.GCWhen", as_int(v[1])), as_int(v[2]))
 
     def _on_SafepointBegin(self, v):
-        self.summary.safepoint(self._epoch_ns(v[0]), self._span_ns(v[1]))
+        start = self._epoch_ns(v[0])
+        target = self.summary.route(start)
+        if target is not None:
+            target.safepoint(start, self._span_ns(v[1]))
 
     def _on_ThreadPark(self, v):
-        self.summary.park(self._span_ns(v[1]))
+        target = self._route(v[0])
+        if target is not None:
+            target.park(self._span_ns(v[1]))
 
     def _on_JavaMonitorEnter(self, v):
-        self.summary.monitor_enter(self._span_ns(v[1]))
+        target = self._route(v[0])
+        if target is not None:
+            target.monitor_enter(self._span_ns(v[1]))
 
     def _on_ActiveSetting(self, v):
         cls = self.metadata.classes.get(v[1]) if type(v[1]) is int else None
@@ -362,7 +391,7 @@ class ChunkReader:
     def _on_JVMInformation(self, v):
         self.summary.jvm(as_str(v[1]), as_str(v[2]))
 
-    def _resolve_samples(self, samples: Counter, pools):
+    def _resolve_samples(self, pools):
         by_name = {}
         for type_id, (name, *_rest) in self.pool_plans.items():
             by_name[name] = pools.get(type_id, {})
@@ -392,17 +421,21 @@ class ChunkReader:
                 method_names[key] = n
             return n
 
-        for key, count in sorted(samples.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
-            trace = traces.get(key)
-            if trace is None:
-                self.summary.samples(None, count)
-                continue
-            self.summary.samples(tuple(method_name(m) for m in trace[1]), count,
-                                 truncated=trace[0] == 1)
-        # The GCWhen strings of heap summaries read in this chunk.
         when = by_name.get("jdk.types.GCWhen", {})
-        self.summary.resolve_heap_when(lambda key: text(when.get(key)) if type(key) is int
-                                       else None)
+        for target in (self.summary, self.summary.warmup):
+            if target is None:
+                continue
+            samples = self._samples.get(target, {})
+            for key, count in sorted(samples.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+                trace = traces.get(key)
+                if trace is None:
+                    target.samples(None, count)
+                    continue
+                target.samples(tuple(method_name(m) for m in trace[1]), count,
+                               truncated=trace[0] == 1)
+            # The GCWhen strings of heap summaries read in this chunk.
+            target.resolve_heap_when(lambda key: text(when.get(key)) if type(key) is int
+                                     else None)
 
 
 def _keep(name, value, idx, frame_method):

@@ -71,9 +71,18 @@ def _r(x, digits=6):
     return None if x is None else round(float(x), digits)
 
 
+# The figures of the warm-up (everything before a window) kept beside the window's.
+WARMUP_KEYS = ("gc", "safepoint", "cpu", "allocation_rate_mb_s", "threads", "samples")
+
+
 class Summary:
-    def __init__(self, attribution: list[tuple[str, str]] | None = None):
+    def __init__(self, attribution: list[tuple[str, str]] | None = None,
+                 window: tuple[int, int] | None = None):
         self.attribution = [(re.compile(p), label) for p, label in (attribution or [])]
+        # (start, end) epoch ns: count only events that start in [start, end); the ones before
+        # go to `warmup`, the ones after (the drain) nowhere.
+        self.window = window
+        self.warmup = Summary() if window is not None else None
         self.gc_count = 0
         self.gc_pause_total_ns = 0
         self.gc_pause_max_ns = 0
@@ -135,6 +144,17 @@ class Summary:
         self.warning_count += 1
         if len(self.warnings) < 20:  # enough to see the problem; the count says the rest
             self.warnings.append(f"{path}: byte {offset}: {what}")
+
+    def route(self, start_ns):
+        """The summary an event starting at start_ns (epoch ns) counts in: this one without a
+        window; with one, this one inside it, `warmup` before it, None after it or untimed."""
+        if self.window is None:
+            return self
+        if start_ns is None:
+            return None
+        if start_ns < self.window[0]:
+            return self.warmup
+        return self if start_ns < self.window[1] else None
 
     # -- events ---------------------------------------------------------------------------------
     def garbage_collection(self, start_ns, sum_of_pauses_ns, longest_pause_ns):
@@ -238,7 +258,9 @@ class Summary:
         # the lowest threshold is the one in effect.
         return min(values) if values else None
 
-    def result(self) -> dict:
+    def result(self, allocation_span_s: float | None = None) -> dict:
+        """The summary (see analysis/jfr/__init__.py). The allocation rate is over
+        `allocation_span_s` when given, else over the window's covered part, else the recording."""
         if self.phase_pauses:
             pauses = sorted(self.phase_pauses)
             pause_source = "jdk.GCPhasePause"
@@ -249,9 +271,26 @@ class Summary:
         duration_s = None
         if self.start_ns is not None and self.covered_until_ns is not None:
             duration_s = (self.covered_until_ns - self.start_ns) / 1e9
+        window = warmup = None
+        if self.window is not None and duration_s is not None:
+            w0, w1 = self.window
+            covered_s = max(0, min(w1, self.covered_until_ns) - max(w0, self.start_ns)) / 1e9
+            window = {"start_epoch_s": _r(w0 / 1e9), "end_epoch_s": _r(w1 / 1e9),
+                      "covered_s": _r(covered_s)}
+            before_s = max(0, min(w0, self.covered_until_ns) - self.start_ns) / 1e9
+            # The recording's settings (thresholds, enabled events) hold for the warm-up too.
+            self.warmup.thresholds, self.warmup.enabled = self.thresholds, self.enabled
+            full = self.warmup.result(allocation_span_s=before_s)
+            warmup = {"duration_s": _r(before_s), **{k: full[k] for k in WARMUP_KEYS}}
+            allocation_span_s = covered_s
+        span_s = duration_s if allocation_span_s is None else allocation_span_s
         alloc_rate = None
-        if self.allocation_events and duration_s and duration_s > 0:
-            alloc_rate = self.allocation_weight / MIB / duration_s
+        # With a window, no sample inside it while the recording has some means a rate near 0
+        # (the event is throttled), not "not recorded".
+        recorded = self.allocation_events or (self.warmup is not None
+                                              and self.warmup.allocation_events)
+        if recorded and span_s and span_s > 0:
+            alloc_rate = self.allocation_weight / MIB / span_s
         # Percentages are of the samples whose stacks resolved (a chunk cut before its constant
         # pool leaves some without); `samples.unresolved` says how many were left out.
         n = self.sample_count - self.samples_unresolved
@@ -331,6 +370,9 @@ class Summary:
             "warnings": self.warnings,
             "warning_count": self.warning_count,
         }
+        if self.window is not None:
+            result["window"] = window
+            result["warmup"] = warmup
         if self.export_types is not None:
             _blank_unexported(result, self.export_types)
         return result

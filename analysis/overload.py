@@ -1,0 +1,458 @@
+"""What a cell's numbers mean under overload: pure functions, one rule each.
+
+Inputs are plain figures (histograms from analysis/histogram.py, counts, floats); outputs are
+frozen dataclasses with fixed fields. No I/O. Every threshold is a named constant below, and
+every verdict comes with a sentence a page can print.
+
+The population of a cell is its *window requests*: those whose intended send time falls in the
+measured window. Each has one outcome: completed (a 200 within the timeout), timed out, or error.
+Latency statistics are over completed + timed out; errors are reported apart (an error has no
+latency: a refused connection answers fast and would pull every percentile down).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.histogram import DoubleHistogram, Histogram, percentile_target_count
+
+# The percentile vocabulary of the site: (key, percentile).
+PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p95", 95.0), ("p99", 99.0), ("p999", 99.9))
+
+STAT_KEYS = tuple(k for k, _ in PERCENTILES) + ("max", "mean")
+
+# Saturation rules (see `saturation`).
+THROUGHPUT_SHARE = 0.95        # throughput: achieved < 95 % of offered
+QUEUE_MIN_SLOPE_SHARE = 0.005  # queue: in-flight grows by > 0.5 % of the offered rate per second
+                               #   (demo: unsaturated cells within +-0.01 %, the pool at its
+                               #   ceiling 0.75 %, past it 50-86 %)
+QUEUE_SIGNIFICANCE = 3.0       #   and the fitted rise over the window > 3 x the residual std
+QUEUE_MIN_POINTS = 4           #   fitted on at least 4 window intervals
+LATENCY_FACTOR = 2.0           # latency: p50 > 2 x the system's p50 at its lowest load
+
+# Host health (see `host_health`).
+HOST_BUSY_MACHINE = 0.80       # the machine's CPU share (all cores) above which it is busy
+HOST_UNEXPLAINED = 0.15        # machine - (server + generator) above which something else ran
+
+# In flight (see `in_flight`): Little's law within 10 % of the measured mean.
+LITTLE_TOLERANCE = 0.10
+
+# Repetitions (see `repetitions_disagree`): max / min above this, below saturation.
+SPREAD_DISAGREE_RATIO = 2.0
+SPREAD_CHECKED = ("p50", "p99")
+
+
+# -- a value that may be only a lower bound ---------------------------------------------------
+
+@dataclass(frozen=True)
+class Censored:
+    """A latency in ms, or only a lower bound on it (`at_least_ms`) when the rank fell among
+    requests that got no answer. Both None: no data."""
+    value_ms: float | None = None
+    at_least_ms: float | None = None
+
+    @property
+    def censored(self) -> bool:
+        return self.at_least_ms is not None
+
+    @property
+    def known(self) -> bool:
+        return self.value_ms is not None or self.at_least_ms is not None
+
+    def bound(self) -> float | None:
+        """The value, or the lower bound when censored."""
+        return self.at_least_ms if self.censored else self.value_ms
+
+    def sort_key(self) -> tuple:
+        """Values ascending, then every censored value above them (by bound), then no data."""
+        if self.value_ms is not None:
+            return (0, self.value_ms)
+        if self.at_least_ms is not None:
+            return (1, self.at_least_ms)
+        return (2, 0.0)
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """Latency of a cell's window population (completed + timed out), in ms."""
+    population: int      # completed + timed_out
+    completed: int
+    timed_out: int
+    errors: int          # apart: not in the population
+    p50: Censored
+    p90: Censored
+    p95: Censored
+    p99: Censored
+    p999: Censored
+    max: Censored
+    mean: Censored
+
+    def get(self, key: str) -> Censored:
+        return getattr(self, key)
+
+    def as_data(self) -> dict:
+        """The `_data` keys of issue 10, full precision: for each of p50 .. p999, max and mean
+        `<key>_ms` (None when censored or no data) and `<key>_at_least_ms` (None unless
+        censored); then population, completed, timed_out, errors."""
+        out = {}
+        for key in STAT_KEYS:
+            v = self.get(key)
+            out[f"{key}_ms"] = v.value_ms
+            out[f"{key}_at_least_ms"] = v.at_least_ms
+        out.update(population=self.population, completed=self.completed,
+                   timed_out=self.timed_out, errors=self.errors)
+        return out
+
+
+def censored_stats(completed: Histogram | DoubleHistogram, timed_out: int, timeout_ms: float,
+                   ms_per_unit: float, errors: int = 0) -> LatencyStats:
+    """Percentiles, max and mean of the window population, censored where no answer came.
+
+    Rule: N = completed + timed_out (errors are not in it). A percentile's target count is
+    Java's, max(1, ceil(nextAfter(p, -inf) / 100 * N)). When it is above the completed count the
+    rank falls among timed-out requests: the value is only known to be at least the timeout.
+    Otherwise it is the completed histogram's value at that count, which equals what Java gives
+    on the population with each timeout recorded at the timeout value (the `.hlog`'s `timeout`
+    tag: completed values are below the timeout, so the walk reaches the target first among
+    them). Max and mean are lower bounds whenever timed_out > 0; the mean's bound is the mean of
+    the population with the timeouts at the timeout value (Java's getMean on the merged
+    histogram for an integer Histogram; for a DoubleHistogram the count-weighted mean).
+    `ms_per_unit` converts the histogram's values to ms (0.001 for microseconds).
+    """
+    if timed_out < 0 or errors < 0:
+        raise ValueError("counts cannot be negative")
+    n_completed = completed.total_count
+    population = n_completed + timed_out
+    empty = Censored()
+    if population == 0:
+        return LatencyStats(0, 0, 0, errors, *([empty] * 7))
+    timeout = Censored(at_least_ms=float(timeout_ms))
+    values = {}
+    for key, pct in PERCENTILES:
+        target = percentile_target_count(pct, population)
+        if target > n_completed:
+            values[key] = timeout
+        else:
+            values[key] = Censored(_value_at_count(completed, target) * ms_per_unit)
+    if timed_out == 0:
+        values["max"] = Censored(completed.max * ms_per_unit)
+        values["mean"] = Censored(completed.mean * ms_per_unit)
+    else:
+        values["max"] = timeout
+        values["mean"] = Censored(at_least_ms=_mean_with_timeouts(
+            completed, timed_out, timeout_ms, ms_per_unit))
+    return LatencyStats(population, n_completed, timed_out, errors, **values)
+
+
+def _value_at_count(h: Histogram | DoubleHistogram, target: int) -> float:
+    """Java's value for a target count: highest equivalent value of the first bucket whose
+    cumulative count reaches it (scaled for a DoubleHistogram)."""
+    integer = h.integer if isinstance(h, DoubleHistogram) else h
+    pos = int(np.searchsorted(integer.cumulative_counts, target, side="left"))
+    value = int(integer.layout.highest_value_at(integer.indices[pos:pos + 1])[0])
+    return value * h.ratio if isinstance(h, DoubleHistogram) else float(value)
+
+
+def _mean_with_timeouts(h, timed_out: int, timeout_ms: float, ms_per_unit: float) -> float:
+    timeout_units = timeout_ms / ms_per_unit
+    if isinstance(h, Histogram):
+        timeouts = Histogram.from_values(h.layout, [int(round(timeout_units))], [timed_out])
+        return (h + timeouts).mean * ms_per_unit
+    total = h.total_count + timed_out
+    return (h.mean * h.total_count + timeout_units * timed_out) / total * ms_per_unit
+
+
+# -- achieved rates -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AchievedRates:
+    goodput_rps: float             # window requests answered within the timeout / window s
+    server_completion_rps: float | None   # all completions during the window / window s
+
+
+def achieved_rates(completed: int, window_s: float,
+                   server_completions_window: int | None) -> AchievedRates:
+    """Two rates, not to be confused. Goodput: the window's own requests answered within the
+    timeout, per second of window - what the offered load got. Server completion rate: every
+    reply that arrived during the window (warm-up requests included), per second - what the
+    server delivered; the measured ceiling is the highest of these over the load points."""
+    if window_s <= 0:
+        raise ValueError("window length must be positive")
+    server = None if server_completions_window is None else server_completions_window / window_s
+    return AchievedRates(completed / window_s, server)
+
+
+def measured_ceiling(server_completion_rps: list[float | None]) -> float | None:
+    """The highest server completion rate over a system's load points (None when none known)."""
+    known = [r for r in server_completion_rps if r is not None]
+    return max(known) if known else None
+
+
+# -- saturation -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class QueueTest:
+    """Least-squares line through per-interval in-flight over the window."""
+    slope_per_s: float | None      # requests per second (in-flight equivalent)
+    rise: float | None             # slope x (last t - first t)
+    residual_std: float | None
+    points: int
+    grows: bool
+    rule: str                      # the rule as printed on the page
+
+
+QUEUE_RULE = ("the queue grows when a least-squares line through the in-flight count of the "
+              "window's 1 s intervals rises by more than {share:g} % of the offered rate per "
+              "second and its rise over the window is more than {sig:g} times the scatter of "
+              "the points around it")
+
+
+def queue_growth(t_s: list[float], in_flight: list[float], offered_rate: float) -> QueueTest:
+    """The queue rule. Fit in_flight = a + slope * t over the window's intervals; the queue grows
+    when slope > QUEUE_MIN_SLOPE_SHARE x offered_rate (per second) AND slope x span >
+    QUEUE_SIGNIFICANCE x the residual standard deviation. Fewer than QUEUE_MIN_POINTS intervals:
+    not tested (grows False). For a per-interval p50 series use `queue_growth_from_p50`."""
+    rule = QUEUE_RULE.format(share=QUEUE_MIN_SLOPE_SHARE * 100, sig=QUEUE_SIGNIFICANCE)
+    n = len(t_s)
+    if n != len(in_flight):
+        raise ValueError("t_s and in_flight differ in length")
+    if n < QUEUE_MIN_POINTS or offered_rate <= 0:
+        return QueueTest(None, None, None, n, False, rule)
+    t = np.asarray(t_s, np.float64)
+    y = np.asarray(in_flight, np.float64)
+    t_mean = t.mean()
+    sxx = float(((t - t_mean) ** 2).sum())
+    if sxx == 0:
+        return QueueTest(None, None, None, n, False, rule)
+    slope = float(((t - t_mean) * (y - y.mean())).sum()) / sxx
+    intercept = float(y.mean()) - slope * float(t_mean)
+    residuals = y - (intercept + slope * t)
+    residual_std = float(math.sqrt(float((residuals ** 2).sum()) / (n - 2))) if n > 2 else 0.0
+    rise = slope * float(t.max() - t.min())
+    grows = slope > QUEUE_MIN_SLOPE_SHARE * offered_rate and rise > QUEUE_SIGNIFICANCE * residual_std
+    return QueueTest(slope, rise, residual_std, n, bool(grows), rule)
+
+
+def queue_growth_from_p50(t_s: list[float], p50_ms: list[float],
+                          offered_rate: float) -> QueueTest:
+    """The queue rule on per-interval p50 when no in-flight series exists: by Little's law a
+    latency L (s) at the offered rate means offered_rate x L in flight, so the series is scaled
+    to requests and tested as in `queue_growth`. (A slope of 5 ms per second is 0.5 %.)"""
+    return queue_growth(t_s, [offered_rate * v / 1000.0 for v in p50_ms], offered_rate)
+
+
+@dataclass(frozen=True)
+class Saturation:
+    saturated: bool
+    reasons: tuple[str, ...]       # subset of ("throughput", "queue", "latency"), in that order
+    sentences: tuple[str, ...]     # one per reason, for the page
+
+
+def saturation(goodput_rps: float, offered_rate: float, queue: QueueTest | None,
+               p50: Censored, baseline_p50_ms: float | None) -> Saturation:
+    """Saturated when any rule holds, with the reasons in fixed order:
+    throughput - goodput < THROUGHPUT_SHARE x offered;
+    queue      - `queue.grows` (see `queue_growth`);
+    latency    - p50 > LATENCY_FACTOR x the same system's p50 at its lowest load (a censored
+                 p50 counts as above; no baseline, or a censored one: not tested)."""
+    reasons, sentences = [], []
+    if offered_rate > 0 and goodput_rps < THROUGHPUT_SHARE * offered_rate:
+        reasons.append("throughput")
+        sentences.append(f"{goodput_rps:.1f} of {offered_rate:g} req/s offered were answered "
+                         f"within the timeout (under {THROUGHPUT_SHARE:.0%})")
+    if queue is not None and queue.grows:
+        reasons.append("queue")
+        sentences.append(f"requests in flight grew by {queue.slope_per_s:.1f} per second "
+                         f"across the window ({queue.rise:.0f} in all)")
+    if baseline_p50_ms is not None and baseline_p50_ms > 0 and p50.known:
+        limit = LATENCY_FACTOR * baseline_p50_ms
+        if p50.censored or p50.value_ms > limit:
+            reasons.append("latency")
+            shown = f"over {p50.at_least_ms:g}" if p50.censored else f"{p50.value_ms:.3g}"
+            sentences.append(f"p50 {shown} ms is more than {LATENCY_FACTOR:g} x the "
+                             f"{baseline_p50_ms:.3g} ms at the lowest load")
+    return Saturation(bool(reasons), tuple(reasons), tuple(sentences))
+
+
+# -- host health --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HostHealth:
+    machine: float | None          # CPU shares of the whole machine (all cores), 0..1
+    server: float | None
+    generator: float | None
+    unexplained: float | None      # machine - (server + generator); None when a part is unknown
+    host_busy: bool
+    reason: str | None             # the sentence for the page when busy
+
+
+def host_figures(jfr_cpu: dict | None, counts_machine: float | None,
+                 counts_server: float | None, counts_generator: float | None) -> tuple:
+    """(machine, server, generator) shares, preferring JFR's jdk.CPULoad in the window
+    (machineTotal; jvmUser + jvmSystem for the server) and falling back on counts.json."""
+    machine, server = counts_machine, counts_server
+    if jfr_cpu:
+        if jfr_cpu.get("machine") is not None:
+            machine = jfr_cpu["machine"]
+        if jfr_cpu.get("jvm_user") is not None and jfr_cpu.get("jvm_system") is not None:
+            server = jfr_cpu["jvm_user"] + jfr_cpu["jvm_system"]
+    return machine, server, counts_generator
+
+
+def host_health(machine: float | None, server: float | None,
+                generator: float | None) -> HostHealth:
+    """Host busy when the machine's CPU share > HOST_BUSY_MACHINE, or when it exceeds what the
+    server and the generator used together by more than HOST_UNEXPLAINED (something else ran).
+    The second test needs all three figures; without the machine's nothing is said."""
+    unexplained = None
+    if None not in (machine, server, generator):
+        unexplained = machine - (server + generator)
+    reason = None
+    if machine is not None and machine > HOST_BUSY_MACHINE:
+        reason = (f"the machine's CPU was {machine:.0%} busy during the window "
+                  f"(over {HOST_BUSY_MACHINE:.0%})")
+    elif unexplained is not None and unexplained > HOST_UNEXPLAINED:
+        reason = (f"the machine's CPU was {machine:.0%} busy while the server ({server:.0%}) and "
+                  f"the load generator ({generator:.0%}) explain {server + generator:.0%}: "
+                  f"something else ran")
+    return HostHealth(machine, server, generator, unexplained, reason is not None, reason)
+
+
+# -- in flight ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class InFlightCheck:
+    window_mean: float | None      # measured by the generator: the figure to print
+    window_max: int | None
+    at_window_start: int | None
+    at_window_end: int | None
+    littles_law: float | None      # goodput x mean latency; only for cells not saturated
+    verdict: str                   # consistent | inconsistent | not checked: saturated |
+                                   # not checked: no measurement | not checked: censored mean
+
+
+def in_flight(window_mean: float | None, window_max: int | None, at_window_start: int | None,
+              at_window_end: int | None, goodput_rps: float, mean: Censored,
+              saturated: bool) -> InFlightCheck:
+    """The measured in-flight figures, with a Little's-law cross-check (L = rate x mean latency)
+    that only holds for a steady system: run on cells that are not saturated, consistent when
+    within LITTLE_TOLERANCE of the measured mean (relative)."""
+    measured = (window_mean, window_max, at_window_start, at_window_end)
+    if saturated:
+        return InFlightCheck(*measured, None, "not checked: saturated")
+    if mean.censored or mean.value_ms is None:
+        return InFlightCheck(*measured, None, "not checked: censored mean")
+    little = goodput_rps * mean.value_ms / 1000.0
+    if window_mean is None:
+        return InFlightCheck(*measured, little, "not checked: no measurement")
+    ok = abs(little - window_mean) <= LITTLE_TOLERANCE * max(window_mean, little)
+    return InFlightCheck(*measured, little, "consistent" if ok else "inconsistent")
+
+
+# -- repetitions --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Spread:
+    min: Censored
+    median: Censored
+    max: Censored
+
+
+def spread(values: list[Censored]) -> Spread:
+    """[min, median, max] of one statistic over repetitions. A censored repetition sorts above
+    every value; the median of an odd count is the middle one, of an even count the mean of the
+    two middle ones (a lower bound when either is censored); no-data repetitions are left out."""
+    known = sorted((v for v in values if v.known), key=Censored.sort_key)
+    if not known:
+        return Spread(Censored(), Censored(), Censored())
+    n = len(known)
+    if n % 2:
+        median = known[n // 2]
+    else:
+        a, b = known[n // 2 - 1], known[n // 2]
+        mid = (a.bound() + b.bound()) / 2.0
+        median = Censored(at_least_ms=mid) if (a.censored or b.censored) else Censored(mid)
+    return Spread(known[0], median, known[-1])
+
+
+def number_spread(values: list[float | None]) -> tuple[float, float, float] | None:
+    """(min, median, max) of plain numbers over repetitions (rates, counts); None values left
+    out, the median of an even count the mean of the two middle ones; None when nothing is left."""
+    known = sorted(v for v in values if v is not None)
+    if not known:
+        return None
+    n = len(known)
+    median = known[n // 2] if n % 2 else (known[n // 2 - 1] + known[n // 2]) / 2.0
+    return known[0], median, known[-1]
+
+
+def repetition_spreads(stats: list[LatencyStats]) -> dict[str, Spread]:
+    """Per statistic (p50 .. p999, max, mean) the spread over the repetitions' stats."""
+    return {k: spread([s.get(k) for s in stats]) for k in STAT_KEYS}
+
+
+def repetitions_disagree(spreads: dict[str, Spread], saturated: bool) -> bool:
+    """Flag a cell below saturation whose repetitions disagree wildly: for p50 or p99, the
+    largest repetition (its bound if censored) over the smallest value > SPREAD_DISAGREE_RATIO."""
+    if saturated:
+        return False
+    for key in SPREAD_CHECKED:
+        s = spreads.get(key)
+        if s is None or s.min.value_ms is None or s.min.value_ms <= 0 or not s.max.known:
+            continue
+        if s.max.bound() / s.min.value_ms > SPREAD_DISAGREE_RATIO:
+            return True
+    return False
+
+
+# -- where the time went ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TimeSplit:
+    """A latency split into service (the work itself) and waiting (queued, the rest, >= 0)."""
+    total_ms: float | None
+    service_ms: float
+    waiting_ms: float | None       # a lower bound when `lower_bound`
+    service_pct: float | None      # of total; None when total is only a bound
+    waiting_pct: float | None
+    lower_bound: bool
+    note: str | None
+
+
+@dataclass(frozen=True)
+class TimeAccount:
+    mean: TimeSplit
+    p99: TimeSplit
+
+
+def service_time(service_time_ms: float | None, lowest_load_p50: Censored) -> float | None:
+    """Service time: `service_time_ms` when the run gives it, else the system's p50 at its
+    lowest load (None when that is censored or missing)."""
+    if service_time_ms is not None:
+        return float(service_time_ms)
+    return lowest_load_p50.value_ms
+
+
+def where_the_time_went(mean: Censored, p99: Censored, service_ms: float) -> TimeAccount:
+    """Mean (and p99) = service + waiting, waiting = max(0, total - service), in ms and as % of
+    the total. A censored mean: waiting is at least bound - service, the shares cannot be
+    computed. A censored p99: the same for the p99 split (its share of queue wait is at least
+    what the bound gives, but the page prints it as not computable)."""
+    return TimeAccount(_split(mean, service_ms, "mean"), _split(p99, service_ms, "p99"))
+
+
+def _split(total: Censored, service_ms: float, what: str) -> TimeSplit:
+    if not total.known:
+        return TimeSplit(None, service_ms, None, None, None, False, f"no {what}: no data")
+    waiting = max(0.0, total.bound() - service_ms)
+    if total.censored:
+        return TimeSplit(None, service_ms, waiting, None, None, True,
+                         f"the {what} is over {total.at_least_ms:g} ms (requests timed out): "
+                         f"waiting is at least {waiting:.0f} ms, its share not computable")
+    value = total.value_ms
+    if value <= 0:
+        return TimeSplit(value, service_ms, waiting, None, None, False, f"{what} is 0")
+    return TimeSplit(value, service_ms, waiting, 100.0 * min(service_ms, value) / value,
+                     100.0 * waiting / value, False, None)

@@ -1,0 +1,125 @@
+"""The counts.json reader: the demo's v1 files, a hand-written v2 file, and broken files that must
+give one CountsError naming the file."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analysis.counts import MAX_BYTES, read_counts
+from analysis.errors import CountsError, LoadcurveError
+from tests.conftest import REPO
+
+DEMO = REPO / "runs" / "pool-vs-virtual"
+V2 = REPO / "tests" / "fixtures" / "counts" / "v2-example.counts.json"
+
+
+def test_v1_demo_file_maps_what_exists():
+    c = read_counts(DEMO / "pool20" / "r800.counts.json")
+    assert c.schema_version == 1
+    assert (c.offered_rate, c.warmup_s, c.duration_s, c.timeout_s) == (800, 5, 12, 15)
+    # v1's window.completed counted replies arriving in the window, not the window's outcomes
+    assert c.window.sent == 9600 and c.window.not_sent == 0
+    assert (c.window.completed, c.window.timed_out, c.window.errors) == (None, None, None)
+    assert c.server_completions_window == 1181
+    assert c.window.start_s is None and c.window.duration_s is None
+    assert c.in_flight.window_mean is None and c.intervals == () and c.host_check is None
+    assert c.send_lag_us_window.p99 == 4243 and c.send_lag_us_window.count == 9600
+    assert c.machine_cpu_share_window is None and c.server_cpu_share_window is None
+
+
+@pytest.mark.parametrize("path", sorted(DEMO.glob("*/*.counts.json")), ids=lambda p: p.stem)
+def test_every_demo_file_reads(path):
+    c = read_counts(path)
+    assert c.window.sent == c.offered_rate * c.duration_s
+
+
+def test_v2_example():
+    c = read_counts(V2)
+    w = c.window
+    assert (w.sent, w.completed, w.timed_out, w.errors, w.not_sent) == (300, 290, 8, 2, 0)
+    assert w.duration_s == 3.0 and w.end_epoch_ms - w.start_epoch_ms == 3000
+    assert c.drain_s == 1.6
+    assert c.in_flight.at_window_start == 21 and c.in_flight.window_mean == 27.5
+    assert [iv.phase for iv in c.intervals] == ["warmup"] * 2 + ["window"] * 3 + ["drain"] * 2
+    assert len(c.window_intervals()) == 3
+    assert c.server_completions_window == 97 + 96 + 95
+    assert c.generator_cpu_share_window == 0.035 and c.machine_cpu_share_window == 0.14
+    assert c.server_cpu_share_window == 0.06 and c.machine_cores == 2
+    assert c.host_check.verdict == "quiet" and c.send_lag_us_window.max == 3100
+    assert c.window_epoch_ns() == (1795307126308 * 10 ** 6, 1795307129308 * 10 ** 6)
+    assert read_counts(DEMO / "pool20" / "r25.counts.json").window_epoch_ns() is None
+
+
+def _v2(**changes):
+    doc = json.loads(V2.read_text())
+    for dotted, value in changes.items():
+        target = doc
+        *parents, last = dotted.split("__")
+        for key in parents:
+            target = target[int(key)] if isinstance(target, list) else target[key]
+        if isinstance(target, list):
+            last = int(last)
+        if value is _DELETE:
+            del target[last]
+        else:
+            target[last] = value
+    return json.dumps(doc, indent=1)
+
+
+_DELETE = object()
+
+BROKEN = [
+    ("not json", "{\n  \"schema_version\": 2,\n  oops\n}", ":3: column 3: invalid JSON"),
+    ("empty", "", ":1: column 1: invalid JSON"),
+    ("top list", "[]", "expected a JSON object"),
+    ("NaN", '{"schema_version": NaN}', "NaN is not a number"),
+    ("duplicate", '{"schema_version": 2, "schema_version": 1}', "appears twice"),
+    ("version", _v2(schema_version=3), "schema_version: expected one of 1, 2, got 3"),
+    ("identity", _v2(window__completed=289),
+     "sent 300 != completed 289 + timed_out 8 + errors 2 (= 299)"),
+    ("negative", _v2(window__errors=-1), "window.errors: expected a whole number >= 0, got -1"),
+    ("string count", _v2(window__sent="300"), 'window.sent: expected a whole number >= 0, got "300"'),
+    ("bool count", _v2(window__sent=True), "window.sent: expected a whole number"),
+    ("missing key", _v2(window__timed_out=_DELETE), "window.timed_out: missing"),
+    ("missing block", _v2(in_flight=_DELETE), "in_flight: missing"),
+    ("window order", _v2(window__end_s=1.0), "end_s 1 is not after start_s 2"),
+    ("phase", _v2(intervals__2__phase="measure"), "intervals[2].phase: expected one of"),
+    ("interval type", _v2(intervals__1="x"), "intervals[1]: expected an object, got a string"),
+    ("interval order", _v2(intervals__3__t_s=1.5), "intervals[3].t_s: 1.5 comes before"),
+    ("share", _v2(machine__cpu_share_window=1.7), "machine.cpu_share_window: a CPU share"),
+    ("mean above max", _v2(in_flight__window_mean=40.0), "window_mean 40 is above window_max 38"),
+    ("verdict", _v2(host_check__verdict="fine"), "host_check.verdict: expected quiet or busy"),
+    ("v1 window", '{"schema_version": 1, "window": {"sent": 1}}', "window.completed: missing"),
+]
+
+
+@pytest.mark.parametrize("name,text,message", BROKEN, ids=[b[0] for b in BROKEN])
+def test_broken_files_give_one_error_naming_the_file(tmp_path, name, text, message):
+    path = tmp_path / "r100.1.counts.json"
+    path.write_text(text)
+    with pytest.raises(CountsError) as info:
+        read_counts(path)
+    text = str(info.value)
+    assert text.startswith(str(path)) and message in text, text
+    assert isinstance(info.value, LoadcurveError) and "\n" not in text
+
+
+def test_not_utf8_missing_and_too_large(tmp_path):
+    bad = tmp_path / "bad.counts.json"
+    bad.write_bytes(b'{"schema_version": 2, "x": "\xff"}')
+    with pytest.raises(CountsError, match="byte 28: not UTF-8"):
+        read_counts(bad)
+    with pytest.raises(CountsError, match="cannot read"):
+        read_counts(tmp_path / "absent.counts.json")
+    big = tmp_path / "big.counts.json"
+    with open(big, "wb") as f:
+        f.truncate(MAX_BYTES + 1)
+    with pytest.raises(CountsError, match="more than a counts file can be"):
+        read_counts(big)
+
+
+def test_server_pid_unknown_gives_none(tmp_path):
+    path = tmp_path / "r.counts.json"
+    path.write_text(_v2(server__cpu_share_window=None))
+    assert read_counts(path).server_cpu_share_window is None
