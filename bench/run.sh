@@ -101,7 +101,7 @@ if (( BUILD )); then
     build_bench "$HERE" -DskipTests
     rm -f "$BENCH_BUILD_LOG"
 fi
-SERVER_JAR=$HERE/target/target/target-server.jar
+SERVER_JAR=$HERE/server/target/server.jar
 LOADGEN_JAR=$HERE/loadgen/target/loadgen.jar
 for jar in "$SERVER_JAR" "$LOADGEN_JAR"; do
     [[ -f "$jar" ]] || { echo "error: $jar is missing (run without --no-build)" >&2; exit 2; }
