@@ -91,32 +91,32 @@ final class OpenLoopClient implements AutoCloseable {
     }
 
     /**
-     * Sends request {@code i} of the schedule at its intended time, for every i below
-     * {@code requests}, and serves replies and timeouts until {@code endNanos}. Returns the
-     * send lag (actual minus intended, in microseconds) through {@code lagUs}.
+     * Sends request {@code i} of the schedule at its intended time, for i = 0, 1, ... (warm-up,
+     * window, then the drain at the same rate), and serves replies and timeouts until every
+     * window request has resolved ({@link Accounting#windowResolved()}), or at the latest at
+     * {@code hardStopNanos}. Returns the time it stopped; what is still in flight is abandoned.
+     * Records the send lag of the window's requests (actual minus intended, microseconds) in
+     * {@code lagUs}.
      */
-    void run(Schedule schedule, long requests, long endNanos, org.HdrHistogram.Histogram lagUs)
+    long run(Schedule schedule, long windowEndNanos, long hardStopNanos, org.HdrHistogram.Histogram lagUs)
             throws IOException {
         long next = 0;
         while (true) {
             long now = System.nanoTime();
             // Everything due is sent first, however late: the schedule never waits for replies.
-            while (next < requests && schedule.intendedNanos(next) - now <= 0) {
+            while (schedule.intendedNanos(next) - now <= 0) {
                 long intended = schedule.intendedNanos(next++);
-                if (accounting.inWindow(intended)) {
+                if (accounting.phase(intended) == Accounting.Phase.WINDOW) {
                     lagUs.recordValue(Math.max(0, now - intended) / 1000);
                 }
                 send(intended, now);
                 now = System.nanoTime();
             }
             expire(now);
-            if (now - endNanos >= 0) {
-                return;
+            if ((now - windowEndNanos >= 0 && accounting.windowResolved()) || now - hardStopNanos >= 0) {
+                return now;
             }
-            long wakeAt = endNanos;
-            if (next < requests) {
-                wakeAt = Math.min(wakeAt, schedule.intendedNanos(next));
-            }
+            long wakeAt = Math.min(hardStopNanos, schedule.intendedNanos(next));
             Request head = pending.peekFirst();
             if (head != null) {
                 wakeAt = Math.min(wakeAt, head.deadlineNanos);
@@ -140,13 +140,11 @@ final class OpenLoopClient implements AutoCloseable {
 
     private void send(long intended, long now) {
         if (inFlight >= maxInFlight) {
-            accounting.onNotSent();
+            accounting.onNotSent(intended, now);
             return;
         }
         Request request = new Request(intended, intended + timeoutNanos);
-        if (!accounting.onSent(intended, now)) {
-            return;
-        }
+        accounting.onSent(intended, now);
         inFlight++;
         pending.addLast(request);
         assign(request, false);
@@ -286,7 +284,7 @@ final class OpenLoopClient implements AutoCloseable {
             accounting.onCompleted(request.intendedNanos, now);
         } else {
             noteError("HTTP status " + status);
-            accounting.onError(now);
+            accounting.onError(request.intendedNanos, now);
         }
         if (closeAfter || length > total) {
             close(c);
@@ -320,7 +318,7 @@ final class OpenLoopClient implements AutoCloseable {
             pending.pollFirst();
             head.done = true;
             inFlight--;
-            accounting.onTimeout(now);
+            accounting.onTimeout(head.intendedNanos, now);
             if (head.connection != null) {
                 head.connection.request = null;
                 close(head.connection);
@@ -348,7 +346,7 @@ final class OpenLoopClient implements AutoCloseable {
         if (request != null && !request.done) {
             request.done = true;
             inFlight--;
-            accounting.onError(System.nanoTime());
+            accounting.onError(request.intendedNanos, System.nanoTime());
         }
         if (c != null) {
             c.request = null;
