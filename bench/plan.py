@@ -18,8 +18,8 @@ import sys
 
 # Per cell beyond warm-up, window and drain: the host check (about 2 s), the server JVM's
 # start, the generator JVM's start, and the server's stop with its JFR dump (measured with
-# bench/test.sh's short run on the 2-core development machine: 5-7 s).
-OVERHEAD_S = 7.0
+# bench/run.sh --short on the 2-core development machine, fully busy: 3-4 s).
+OVERHEAD_S = 5.0
 # A pool offered more than this share of its ceiling (threads / service time) builds a queue
 # its window requests wait in up to the timeout, so its drain is estimated at the timeout.
 SATURATED_SHARE = 0.95

@@ -182,9 +182,10 @@ stop_server() {
 # server down, files into place.
 measure_cell() {
     local rep=$1 system=$2 rate=$3 load=r$3 executor port_file server_log jfr_tmp port host_check
-    local name=$system-$load.$rep
+    # Under $WORK/<system>/ the files have their final names (the counts file names its log).
+    local name=$system/$load.$rep
     if [[ $system == virtual ]]; then executor=virtual; else executor=pool:${system#pool}; fi
-    mkdir -p "$OUT/$system"
+    mkdir -p "$OUT/$system" "$WORK/$system"
     port_file=$WORK/$name.port
     server_log=$WORK/$name.server.log
     jfr_tmp=$WORK/$name.jfr
