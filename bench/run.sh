@@ -12,7 +12,7 @@ usage: bench/run.sh RUN_ID [options]
 Measures the load curve of each system at each offered rate, --repetitions times, into
 runs/RUN_ID/ (<system>/<load>.<rep>.hlog, .jfr, .counts.json, and run.yml). Defaults measure
 the demo run (pool20 vs virtual at 25..800 req/s, 200 ms per request, 3 repetitions; prints
-its estimated time first, about 20 minutes).
+its estimated time first, about 16 minutes).
 
   --systems LIST      comma-separated: poolN (fixed pool of N platform threads) or virtual
                       (default pool20,virtual)
