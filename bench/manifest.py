@@ -176,7 +176,6 @@ def build(args, systems, load_points, env, cells, title, description, date, tags
             "timeout_s": number(args.timeout_s),
             "warmup_s": number(args.warmup_s),
             "drain": True,
-            "jvm_flags": args.generator_flags,
         },
         "method": {
             "repetitions": args.repetitions,
@@ -198,9 +197,12 @@ def number(value: float):
     return int(value) if float(value).is_integer() else value
 
 
-def render(run: dict) -> str:
-    return HEADER + yaml.safe_dump(run, sort_keys=False, allow_unicode=True, width=100,
-                                   default_flow_style=False)
+def render(run: dict, generator_flags: str) -> str:
+    # The generator's JVM flags are provenance, not data the report reads: a comment, as in
+    # schema 1 (whitespace collapsed, so the comment stays one line).
+    return (HEADER + f"# Generator JVM: {' '.join(generator_flags.split())}\n"
+            + yaml.safe_dump(run, sort_keys=False, allow_unicode=True, width=100,
+                             default_flow_style=False))
 
 
 def main(argv=None) -> int:
@@ -260,7 +262,7 @@ def main(argv=None) -> int:
     tags = [t for t in args.tags.split(",") if t]
     run = build(args, systems, load_points, environment(args.java, args.server_flags),
                 cells, title, description, date, tags)
-    atomic.write_text(run_dir / "run.yml", render(run))
+    atomic.write_text(run_dir / "run.yml", render(run, args.generator_flags))
     print(f"wrote {run_dir / 'run.yml'} ({len(cells)} cell repetitions)")
     return 0
 

@@ -3,6 +3,7 @@ package loadcurve.loadgen;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogWriter;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -221,7 +222,7 @@ public final class LoadGen {
      * outside, each written even when empty so every interval has all three lines.
      */
     static String hlog(Options o, Accounting.Snapshot s, long startEpochMs) {
-        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream stream = new PrintStream(bytes, false, StandardCharsets.US_ASCII);
         HistogramLogWriter writer = new HistogramLogWriter(stream);
         writer.outputComment("loadcurve bench/loadgen: open loop at " + o.rate() + " req/s, latency from"
