@@ -18,7 +18,7 @@ its estimated time first, about 16 minutes).
                       (default pool20,virtual)
   --rates LIST        offered rates in req/s, comma-separated (default 25,50,100,200,400,800)
   --service-ms MS     time each request holds its worker, /sleep?ms=MS (default 200)
-  --warmup-s S        seconds at the offered rate before the measured window (default 5)
+  --warmup-s S        whole seconds at the offered rate before the window (default 5)
   --duration-s S      measured seconds per cell (default 12); after it, the drain (same rate
                       until every window request resolved, at most the timeout)
   --timeout-s S       request timeout from the intended send time (default 15)
