@@ -1,12 +1,11 @@
 """Write runs/<run-id>/run.yml for a run measured by bench/run.sh, and check the generator.
 
-Reads the per-cell counts files the load generator wrote (<system>/<load>.counts.json), captures
-the machine's environment, and writes run.yml in the format of docs/data-format.md (atomically:
-temporary name, then rename). Prints one line per cell with the generator's achieved send rate
-against the offered one, and warns about cells where the generator may have distorted the
-result (so they can be re-measured with `bench/run.sh RUN_ID --only SYSTEM/LOAD`).
-
-Standard library only, but for analysis/atomic.py (one atomic-write helper for the project).
+Reads the per-cell counts files the load generator wrote (<system>/<load>.<rep>.counts.json,
+counts schema 2: bench/README.md), captures the machine's environment, and writes run.yml
+(schema_version 2) with PyYAML from a built dict, atomically (temporary name, then rename).
+Prints one line per cell repetition with the generator's achieved send rate against the offered
+one and the window's outcomes, and warns about cells the generator may have distorted or that
+were measured on a busy host (re-measure with `bench/run.sh RUN_ID --only SYSTEM/LOAD`).
 """
 from __future__ import annotations
 
@@ -22,6 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+import yaml  # noqa: E402
+
 from analysis import atomic  # noqa: E402  (the repository root is put on the path just above)
 
 # A cell whose generator sent less than this share of the offered rate, or whose sends were
@@ -59,6 +60,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--duration-s", required=True, type=int)
     p.add_argument("--timeout-s", required=True, type=float)
     p.add_argument("--max-in-flight", required=True, type=int)
+    p.add_argument("--repetitions", required=True, type=int)
+    p.add_argument("--seed", required=True, type=int)
+    p.add_argument("--busy-threshold", required=True, type=float)
+    p.add_argument("--busy-wait-s", required=True, type=float)
+    p.add_argument("--on-busy", required=True, choices=("warn", "refuse"))
     p.add_argument("--java", required=True, help="the java executable the run used")
     p.add_argument("--server-flags", required=True)
     p.add_argument("--generator-flags", required=True)
@@ -141,62 +147,62 @@ def environment(java: str, server_flags: str) -> dict:
     return {k: v for k, v in env.items() if v is not None}
 
 
-def q(value) -> str:
-    """A YAML scalar: JSON's double-quoted strings and numbers are valid YAML."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return json.dumps(value, ensure_ascii=False)
+HEADER = """\
+# Measured by bench/run.sh; regenerate with it rather than by hand.
+# Latencies are from each request's intended send time (open loop, the wrk2 method).
+# A cell is the requests whose intended send time falls in its window; per cell repetition,
+# <system>/<load>.<rep>.counts.json holds their outcomes, in-flight counts and CPU use, and
+# the .hlog their latencies (untagged: answered in time; tag timeout; tag outside: context).
+"""
+
+DRAIN = ("after the window, the same offered rate until every window request is answered, "
+         "errored or timed out (at most timeout_s); requests still in flight then are abandoned")
 
 
-def sq(text: str) -> str:
-    """A single-quoted YAML scalar: backslashes stay as written (regular expressions)."""
-    return "'" + text.replace("'", "''") + "'"
-
-
-def render(args, systems, load_points, env, cells, title, description, date, tags) -> str:
-    out = ["# Measured by bench/run.sh; regenerate with it rather than by hand.",
-           "# Latencies are from each request's intended send time (open loop, the wrk2 method).",
-           "# Per cell, the generator's own counts and send accuracy are in <system>/<load>.counts.json.",
-           f"# Generator JVM: {args.generator_flags}; measured window {args.duration_s} s per cell "
-           f"after {args.warmup_s:g} s of warm-up at the offered rate.",
-           "schema_version: 1",
-           f"title: {q(title)}",
-           f"date: {date}",
-           f"description: {q(description)}"]
+def build(args, systems, load_points, env, cells, title, description, date, tags) -> dict:
+    """run.yml as a dict, in the order it is written."""
+    run = {"schema_version": 2, "title": title, "date": date, "description": description}
     if tags:
-        out.append(f"tags: [{', '.join(tags)}]")
-    out += ["value_unit: us                    # the .hlog values are microseconds",
-            f"service_time_ms: {args.service_ms}", "systems:"]
-    for s in systems:
-        out.append(f"  - id: {s['id']}")
-        out.append(f"    label: {q(s['label'])}")
-        if "concurrency_limit" in s:
-            out.append(f"    concurrency_limit: {s['concurrency_limit']}")
-        out.append(f"    description: {q(s['description'])}")
-    out.append("load_points:")
-    for lp in load_points:
-        out.append(f"  - {{id: {lp['id']}, offered_rate: {lp['offered_rate']}, "
-                   f"duration_s: {lp['duration_s']}}}")
-    out.append("environment:")
-    for key, value in env.items():
-        out.append(f"  {key}: {q(value)}")
-    out += ["load_generator:",
-            f"  name: {q(GENERATOR_NAME.format(max_in_flight=args.max_in_flight))}",
-            "  model: open",
-            f"  timeout_s: {q(args.timeout_s)}",
-            f"  warmup_s: {q(args.warmup_s)}"]
-    if any(c["jfr"] != "null" for c in cells):
-        out.append("jfr_attribution:                  # first match from the leaf frame; else other")
-        out += [f"  - {{pattern: {sq(pattern)}, label: {q(label)}}}"
-                for pattern, label in JFR_ATTRIBUTION]
-    out.append("cells:")
-    for c in cells:
-        out.append(f"  - {{system: {c['system']}, load: {c['load']}, hlog: {c['hlog']}, "
-                   f"jfr: {c['jfr']}, sent: {c['sent']}, errors: {c['errors']}, "
-                   f"timeouts: {c['timeouts']}}}")
-    return "\n".join(out) + "\n"
+        run["tags"] = tags
+    run.update({
+        "value_unit": "us",
+        "service_time_ms": args.service_ms,
+        "systems": systems,
+        "load_points": load_points,
+        "environment": env,
+        "load_generator": {
+            "name": GENERATOR_NAME.format(max_in_flight=args.max_in_flight),
+            "model": "open",
+            "timeout_s": number(args.timeout_s),
+            "warmup_s": number(args.warmup_s),
+            "drain": True,
+        },
+        "method": {
+            "repetitions": args.repetitions,
+            "order": "repetition-major, shuffled by seed",
+            "order_seed": args.seed,
+            "drain": DRAIN,
+            "host_check": {"threshold": args.busy_threshold, "action": args.on_busy,
+                           "busy_wait_s": number(args.busy_wait_s)},
+        },
+    })
+    if any(c["jfr"] is not None for c in cells):
+        run["jfr_attribution"] = [{"pattern": pattern, "label": label}
+                                  for pattern, label in JFR_ATTRIBUTION]
+    run["cells"] = cells
+    return run
+
+
+def number(value: float):
+    return int(value) if float(value).is_integer() else value
+
+
+def render(run: dict, generator_flags: str) -> str:
+    # The generator's JVM flags are provenance, not data the report reads: a comment, as in
+    # schema 1 (whitespace collapsed, so the comment stays one line).
+    return (HEADER + f"# Generator JVM: {' '.join(generator_flags.split())}\n"
+            + yaml.safe_dump(run, sort_keys=False, allow_unicode=True, width=100,
+                             default_flow_style=False))
 
 
 def main(argv=None) -> int:
@@ -206,38 +212,42 @@ def main(argv=None) -> int:
     rates = [int(r) for r in args.rates.split(",") if r]
     load_points = [{"id": f"r{r}", "offered_rate": r, "duration_s": args.duration_s}
                    for r in rates]
-    cells, missing, distorted = [], [], []
-    print(f"{'cell':<16} {'offered':>8} {'sent/s':>8} {'done/s':>8} {'lag p99':>9} "
-          f"{'timeouts':>8} {'errors':>6} {'in flight at end':>16}")
+    cells, missing, distorted, busy = [], [], [], []
+    print(f"{'cell':<18} {'offered':>7} {'sent/s':>7} {'lag p99':>9} {'sent':>6} {'done':>6} "
+          f"{'timed out':>9} {'errors':>6} {'not sent':>8} {'drain':>6} {'host':>5}")
     for lp in load_points:
         for s in systems:
-            rel = f"{s['id']}/{lp['id']}"
-            counts_path = run_dir / f"{rel}.counts.json"
-            if not (run_dir / f"{rel}.hlog").is_file() or not counts_path.is_file():
-                missing.append(rel)
-                continue
-            counts = json.loads(counts_path.read_text(encoding="utf-8"))
-            window = counts["window"]
-            lag_p99_ms = counts["send_lag_us_window"]["p99"] / 1000
-            send_rate = counts["achieved_send_rate"]
-            print(f"{rel:<16} {lp['offered_rate']:>8} {send_rate:>8.1f} "
-                  f"{counts['achieved_completion_rate']:>8.1f} {lag_p99_ms:>7.2f}ms "
-                  f"{window['timeouts']:>8} {window['errors']:>6} "
-                  f"{counts['total']['in_flight_at_end']:>16}")
-            if (send_rate < MIN_SEND_SHARE * lp["offered_rate"] or lag_p99_ms > MAX_SEND_LAG_P99_MS
-                    or counts["not_sent"]):
-                distorted.append(rel)
-            cell = {"system": s["id"], "load": lp["id"], "hlog": f"{rel}.hlog",
-                    "jfr": f"{rel}.jfr", "sent": window["sent"], "errors": window["errors"],
-                    "timeouts": window["timeouts"]}
-            if not (run_dir / f"{rel}.jfr").is_file():
-                cell["jfr"] = "null"
-            cells.append(cell)
+            for rep in range(1, args.repetitions + 1):
+                rel = f"{s['id']}/{lp['id']}.{rep}"
+                counts_path = run_dir / f"{rel}.counts.json"
+                if not (run_dir / f"{rel}.hlog").is_file() or not counts_path.is_file():
+                    missing.append(rel)
+                    continue
+                counts = json.loads(counts_path.read_text(encoding="utf-8"))
+                window = counts["window"]
+                lag_p99_ms = counts["send_lag_us_window"]["p99"] / 1000
+                send_rate = counts["achieved_send_rate"]
+                verdict = (counts.get("host_check") or {}).get("verdict", "?")
+                print(f"{rel:<18} {lp['offered_rate']:>7} {send_rate:>7.1f} {lag_p99_ms:>7.2f}ms "
+                      f"{window['sent']:>6} {window['completed']:>6} {window['timed_out']:>9} "
+                      f"{window['errors']:>6} {window['not_sent']:>8} {counts['drain_s']:>5.1f}s "
+                      f"{verdict:>5}")
+                if (send_rate < MIN_SEND_SHARE * lp["offered_rate"]
+                        or lag_p99_ms > MAX_SEND_LAG_P99_MS or window["not_sent"]):
+                    distorted.append(rel)
+                if verdict == "busy":
+                    busy.append(rel)
+                jfr = f"{rel}.jfr" if (run_dir / f"{rel}.jfr").is_file() else None
+                cells.append({"system": s["id"], "load": lp["id"], "repetition": rep,
+                              "hlog": f"{rel}.hlog", "jfr": jfr, "counts": f"{rel}.counts.json"})
     for rel in distorted:
+        cell = rel.rsplit(".", 1)[0]
         print(f"warning: {rel}: the generator fell behind the offered rate (sent < "
-              f"{MIN_SEND_SHARE:.0%} of it, send lag p99 > {MAX_SEND_LAG_P99_MS:g} ms, or requests "
-              f"not sent); re-measure it with: bench/run.sh {run_dir.name} --only {rel}",
+              f"{MIN_SEND_SHARE:.0%} of it, send lag p99 > {MAX_SEND_LAG_P99_MS:g} ms, or window "
+              f"requests not sent); re-measure it with: bench/run.sh {run_dir.name} --only {cell}",
               file=sys.stderr)
+    for rel in busy:
+        print(f"warning: {rel}: measured on a busy host (host_check verdict busy)", file=sys.stderr)
     for rel in missing:
         print(f"warning: {rel}: no .hlog/.counts.json; the cell is left out of run.yml",
               file=sys.stderr)
@@ -246,12 +256,14 @@ def main(argv=None) -> int:
         return 1
     title = args.title or default_title(systems, args.service_ms)
     description = args.description or default_description(systems, args.service_ms)
-    date = args.date or dt.datetime.now(dt.timezone.utc).date().isoformat()
+    # A date object, so that YAML writes an unquoted date as before.
+    date = (dt.date.fromisoformat(args.date) if args.date
+            else dt.datetime.now(dt.timezone.utc).date())
     tags = [t for t in args.tags.split(",") if t]
-    text = render(args, systems, load_points, environment(args.java, args.server_flags),
-                  cells, title, description, date, tags)
-    atomic.write_text(run_dir / "run.yml", text)
-    print(f"wrote {run_dir / 'run.yml'} ({len(cells)} cells)")
+    run = build(args, systems, load_points, environment(args.java, args.server_flags),
+                cells, title, description, date, tags)
+    atomic.write_text(run_dir / "run.yml", render(run, args.generator_flags))
+    print(f"wrote {run_dir / 'run.yml'} ({len(cells)} cell repetitions)")
     return 0
 
 

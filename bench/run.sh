@@ -1,32 +1,44 @@
 #!/usr/bin/env bash
-# Measures a run: for every system and offered rate, start the target server with JFR, drive it
-# with the open-loop generator (warm-up, then the measured window), stop it; then write
-# runs/<RUN_ID>/run.yml in the format of docs/data-format.md. Called by `make bench RUN=<id>`.
+# Measures a run: for every repetition, system and offered rate (repetition-major, cells shuffled
+# by a seed), check that the host is quiet, start the server under test with JFR, drive it with
+# the open-loop generator (warm-up, measured window, drain), stop it; then write
+# runs/<RUN_ID>/run.yml (bench/manifest.py). Called by `make bench RUN=<id>`.
 set -euo pipefail
 
 usage() {
     cat <<'EOF'
 usage: bench/run.sh RUN_ID [options]
 
-Measures the load curve of each system at each offered rate into runs/RUN_ID/
-(<system>/<load>.hlog, .jfr, .counts.json, and run.yml). Defaults measure the demo run
-(pool20 vs virtual at 25..800 req/s, 200 ms per request; about 5 minutes).
+Measures the load curve of each system at each offered rate, --repetitions times, into
+runs/RUN_ID/ (<system>/<load>.<rep>.hlog, .jfr, .counts.json, and run.yml). Defaults measure
+the demo run (pool20 vs virtual at 25..800 req/s, 200 ms per request, 3 repetitions; prints
+its estimated time first, about 16 minutes).
 
   --systems LIST      comma-separated: poolN (fixed pool of N platform threads) or virtual
                       (default pool20,virtual)
   --rates LIST        offered rates in req/s, comma-separated (default 25,50,100,200,400,800)
   --service-ms MS     time each request holds its worker, /sleep?ms=MS (default 200)
-  --warmup-s S        seconds at the offered rate before the measured window (default 5)
-  --duration-s S      measured seconds per cell (default 12)
+  --warmup-s S        whole seconds at the offered rate before the window (default 5)
+  --duration-s S      measured seconds per cell (default 12); after it, the drain (same rate
+                      until every window request resolved, at most the timeout)
   --timeout-s S       request timeout from the intended send time (default 15)
-  --max-in-flight N   generator cap on requests (connections) in flight (default 15000)
-  --only SYS/LOAD     re-measure just this cell (repeatable, e.g. --only pool20/r800); the
-                      other cells' files stay, and run.yml is rewritten from all of them
+  --repetitions N     measure every cell N times (default 3)
+  --seed S            seed of the cells' order within each repetition (default 1)
+  --busy-threshold X  host check: busy share of all cores above which the host is busy (0.20)
+  --busy-wait-s S     host check: wait up to S seconds for a busy host to calm (default 120)
+  --on-busy ACTION    host check: warn (measure, record verdict busy) or refuse (stop)
+                      (default warn)
+  --max-in-flight N   generator cap on requests (connections) in flight (default: the open
+                      file limit, raised to its hard limit, minus 1000)
+  --only SYS/LOAD     re-measure just this cell, every repetition (repeatable, e.g. --only
+                      pool20/r800, or pool20/r800.2 for one repetition); the other cells'
+                      files stay, and run.yml is rewritten from all of them
   --out DIR           write here instead of runs/RUN_ID
   --title TEXT        run.yml title (default: made from the systems)
   --description TEXT  run.yml description (default: made from the systems)
   --tags LIST         run.yml tags (default jvm,virtual-threads,http)
-  --short             a quick check: rates 50,200, warm-up 1 s, 3 s windows, timeout 2 s
+  --short             a quick check: rates 50,200, warm-up 1 s, 3 s windows, timeout 2 s,
+                      2 repetitions
   --no-build          use the jars already built (bench/test.sh builds first)
   -h, --help          this text
 EOF
@@ -52,7 +64,12 @@ SERVICE_MS=200
 WARMUP_S=5
 DURATION_S=12
 TIMEOUT_S=15
-MAX_IN_FLIGHT=15000
+REPETITIONS=3
+SEED=1
+BUSY_THRESHOLD=0.20
+BUSY_WAIT_S=120
+ON_BUSY=warn
+MAX_IN_FLIGHT=
 ONLY=()
 OUT=
 TITLE=
@@ -68,12 +85,17 @@ while [[ $# -gt 0 ]]; do
         --duration-s) DURATION_S=$2; shift 2;;
         --timeout-s) TIMEOUT_S=$2; shift 2;;
         --max-in-flight) MAX_IN_FLIGHT=$2; shift 2;;
+        --repetitions) REPETITIONS=$2; shift 2;;
+        --seed) SEED=$2; shift 2;;
+        --busy-threshold) BUSY_THRESHOLD=$2; shift 2;;
+        --busy-wait-s) BUSY_WAIT_S=$2; shift 2;;
+        --on-busy) ON_BUSY=$2; shift 2;;
         --only) ONLY+=("$2"); shift 2;;
         --out) OUT=$2; shift 2;;
         --title) TITLE=$2; shift 2;;
         --description) DESCRIPTION=$2; shift 2;;
         --tags) TAGS=$2; shift 2;;
-        --short) RATES=50,200 WARMUP_S=1 DURATION_S=3 TIMEOUT_S=2; shift;;
+        --short) RATES=50,200 WARMUP_S=1 DURATION_S=3 TIMEOUT_S=2 REPETITIONS=2; shift;;
         --no-build) BUILD=0; shift;;
         -h|--help) usage; exit 0;;
         *) echo "error: unknown option $1 (see bench/run.sh --help)" >&2; exit 2;;
@@ -90,9 +112,16 @@ done
 for r in "${RATE_LIST[@]}"; do
     [[ "$r" =~ ^[1-9][0-9]*$ ]] || { echo "error: rate '$r' must be a whole number of req/s" >&2; exit 2; }
 done
-for v in "$SERVICE_MS" "$DURATION_S" "$MAX_IN_FLIGHT"; do
+# Each request in flight holds a socket: raise the open-file limit as far as allowed, so a
+# saturated cell (800 req/s for warm-up + window + drain) does not run into it.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-$(( $(ulimit -n) > 2000 ? $(ulimit -n) - 1000 : 1000 ))}
+for v in "$SERVICE_MS" "$DURATION_S" "$MAX_IN_FLIGHT" "$REPETITIONS" "$SEED"; do
     [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "error: '$v' must be a positive whole number" >&2; exit 2; }
 done
+[[ "$WARMUP_S" =~ ^[0-9]+$ ]] || { echo "error: --warmup-s '$WARMUP_S' must be whole seconds" >&2; exit 2; }
+[[ "$ON_BUSY" == warn || "$ON_BUSY" == refuse ]] \
+    || { echo "error: --on-busy must be warn or refuse, not '$ON_BUSY'" >&2; exit 2; }
 [[ -x "$PY" ]] || { echo "error: no Python at $PY (run 'make bench', which installs .venv, or set PY)" >&2; exit 2; }
 
 find_jdk
@@ -101,7 +130,7 @@ if (( BUILD )); then
     build_bench "$HERE" -DskipTests
     rm -f "$BENCH_BUILD_LOG"
 fi
-SERVER_JAR=$HERE/target/target/target-server.jar
+SERVER_JAR=$HERE/server/target/server.jar
 LOADGEN_JAR=$HERE/loadgen/target/loadgen.jar
 for jar in "$SERVER_JAR" "$LOADGEN_JAR"; do
     [[ -f "$jar" ]] || { echo "error: $jar is missing (run without --no-build)" >&2; exit 2; }
@@ -135,13 +164,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-wanted() {
-    local cell=$1 o
-    (( ${#ONLY[@]} == 0 )) && return 0
-    for o in "${ONLY[@]}"; do [[ "$o" == "$cell" ]] && return 0; done
-    return 1
-}
-
 stop_server() {
     local pid=$SERVER_PID
     [[ -n "$pid" ]] || return 0
@@ -156,15 +178,21 @@ stop_server() {
     SERVER_PID=
 }
 
-# One cell: server up with JFR, generator (warm-up + window), server down, files into place.
+# One cell repetition: host check, server up with JFR, generator (warm-up, window, drain),
+# server down, files into place.
 measure_cell() {
-    local system=$1 rate=$2 load=r$2 executor port_file server_log jfr_tmp port
+    local rep=$1 system=$2 rate=$3 load=r$3 executor port_file server_log jfr_tmp port host_check
+    # Under $WORK/<system>/ the files have their final names (the counts file names its log).
+    local name=$system/$load.$rep
     if [[ $system == virtual ]]; then executor=virtual; else executor=pool:${system#pool}; fi
-    mkdir -p "$OUT/$system"
-    port_file=$WORK/$system-$load.port
-    server_log=$WORK/$system-$load.server.log
-    jfr_tmp=$WORK/$system-$load.jfr
+    mkdir -p "$OUT/$system" "$WORK/$system"
+    port_file=$WORK/$name.port
+    server_log=$WORK/$name.server.log
+    jfr_tmp=$WORK/$name.jfr
     rm -f "$port_file"
+    host_check=$("$PY" "$HERE/hostcheck.py" --threshold "$BUSY_THRESHOLD" --busy-wait-s "$BUSY_WAIT_S" \
+        --on-busy "$ON_BUSY" --cell "$system/$load.$rep") || exit 3
+    echo "   host check: $host_check"
     "$BENCH_JAVA" "${SERVER_FLAGS[@]}" \
         "-XX:StartFlightRecording=filename=$jfr_tmp,settings=$HERE/loadcurve.jfc,dumponexit=true" \
         -jar "$SERVER_JAR" --executor "$executor" --port 0 --port-file "$port_file" \
@@ -184,46 +212,48 @@ measure_cell() {
     "${GENERATOR_NICE[@]}" "$BENCH_JAVA" "${GENERATOR_FLAGS[@]}" -jar "$LOADGEN_JAR" \
         --url "http://127.0.0.1:$port/sleep?ms=$SERVICE_MS" --rate "$rate" \
         --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S" \
-        --max-in-flight "$MAX_IN_FLIGHT" \
-        --hlog "$WORK/$load.hlog" --counts "$WORK/$load.counts.json" \
-        >"$WORK/$load.loadgen.log" 2>&1 &
+        --max-in-flight "$MAX_IN_FLIGHT" --server-pid "$SERVER_PID" --host-check "$host_check" \
+        --hlog "$WORK/$name.hlog" --counts "$WORK/$name.counts.json" \
+        >"$WORK/$name.loadgen.log" 2>&1 &
     GENERATOR_PID=$!
     if ! wait "$GENERATOR_PID"; then
         GENERATOR_PID=
         stop_server
         echo "error: the load generator failed; its output:" >&2
-        cat "$WORK/$load.loadgen.log" >&2
+        cat "$WORK/$name.loadgen.log" >&2
         exit 1
     fi
     GENERATOR_PID=
-    sed -n 's/^loadgen: window/   window/p' "$WORK/$load.loadgen.log"
+    sed -n 's/^loadgen: window/   window/p' "$WORK/$name.loadgen.log"
     stop_server
     [[ -s "$jfr_tmp" ]] || { echo "error: no JFR recording from the server; its output:" >&2; cat "$server_log" >&2; exit 1; }
     # Same filesystem: each rename is atomic, so a cell's files are old or new, never half.
-    mv -f "$jfr_tmp" "$OUT/$system/$load.jfr"
-    mv -f "$WORK/$load.hlog" "$OUT/$system/$load.hlog"
-    mv -f "$WORK/$load.counts.json" "$OUT/$system/$load.counts.json"
+    mv -f "$jfr_tmp" "$OUT/$system/$load.$rep.jfr"
+    mv -f "$WORK/$name.hlog" "$OUT/$system/$load.$rep.hlog"
+    mv -f "$WORK/$name.counts.json" "$OUT/$system/$load.$rep.counts.json"
 }
 
-cells=0
-for s in "${SYSTEM_LIST[@]}"; do for r in "${RATE_LIST[@]}"; do wanted "$s/r$r" && cells=$((cells + 1)); done; done
-per_cell=$(awk -v w="$WARMUP_S" -v d="$DURATION_S" 'BEGIN { printf "%d", w + d + 3 }')
-echo "== $RUN_ID: $cells cells of ${WARMUP_S} s warm-up + ${DURATION_S} s measured, about $((cells * per_cell)) s, into $OUT"
+plan_args=(--systems "$SYSTEMS" --rates "$RATES" --repetitions "$REPETITIONS" --seed "$SEED"
+    --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S" --service-ms "$SERVICE_MS")
+for o in "${ONLY[@]}"; do plan_args+=(--only "$o"); done
+mapfile -t PLAN < <("$PY" "$HERE/plan.py" "${plan_args[@]}")
+(( ${#PLAN[@]} > 0 )) || { echo "error: no cell to measure (check --only)" >&2; exit 2; }
+echo "== $RUN_ID: ${WARMUP_S} s warm-up + ${DURATION_S} s window + drain per cell, into $OUT"
+echo "== estimate: $("$PY" "$HERE/plan.py" "${plan_args[@]}" --estimate)"
 started=$(date +%s)
 n=0
-for system in "${SYSTEM_LIST[@]}"; do
-    for rate in "${RATE_LIST[@]}"; do
-        wanted "$system/r$rate" || continue
-        n=$((n + 1))
-        echo "-- [$n/$cells] $system at $rate req/s"
-        measure_cell "$system" "$rate"
-    done
+for line in "${PLAN[@]}"; do
+    read -r rep system rate <<<"$line"
+    n=$((n + 1))
+    echo "-- [$n/${#PLAN[@]}] repetition $rep: $system at $rate req/s ($(( $(date +%s) - started )) s in)"
+    measure_cell "$rep" "$system" "$rate"
 done
 echo "== measured in $(( $(date +%s) - started )) s"
 
 manifest_args=(--run-dir "$OUT" --systems "$SYSTEMS" --rates "$RATES" --service-ms "$SERVICE_MS"
     --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S"
-    --max-in-flight "$MAX_IN_FLIGHT" --java "$BENCH_JAVA"
+    --max-in-flight "$MAX_IN_FLIGHT" --repetitions "$REPETITIONS" --seed "$SEED"
+    --busy-threshold "$BUSY_THRESHOLD" --busy-wait-s "$BUSY_WAIT_S" --on-busy "$ON_BUSY" --java "$BENCH_JAVA"
     --server-flags "${SERVER_FLAGS[*]} -XX:StartFlightRecording=settings=bench/loadcurve.jfc"
     --generator-flags "${GENERATOR_NICE[*]:+${GENERATOR_NICE[*]} }${GENERATOR_FLAGS[*]}" --tags "$TAGS")
 [[ -n "$TITLE" ]] && manifest_args+=(--title "$TITLE")

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The bench harness's tests (make test-bench): build with Maven and run the generator's JUnit
-# tests (schedule, accounting), then measure a short run (two systems x two load points, a few
-# seconds each) into a temporary folder and check with the analysis package that it reads what
-# the harness wrote and that the counts agree. About a minute; closes with 'N passed, N failed'.
+# tests (schedule, accounting on synthetic request streams), then measure a short run into a
+# temporary folder - a pool of 2 threads (ceiling 10 req/s) and virtual threads at 5 and
+# 200 req/s, 2 repetitions, 2 s timeout: pool2 at 200 req/s is saturated, none of its window
+# requests answered in time - and check with the analysis's reader that it reads what the
+# harness wrote and that the counts agree. About 2 minutes; closes with 'bench: N passed, N failed'.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,12 +43,36 @@ if (( java_run == 0 )); then
 fi
 java_passed=$((java_run - java_failed - java_errors - java_skipped))
 
+echo "== the host check and the cells' order"
+sh_passed=0 sh_failed=0
+expect() {  # expect NAME COMMAND...: the command must succeed
+    local name=$1; shift
+    if "$@" >/dev/null 2>&1; then sh_passed=$((sh_passed + 1)); echo "ok   $name"
+    else sh_failed=$((sh_failed + 1)); echo "FAIL $name"; fi
+}
+refused=$("$PY" "$HERE/hostcheck.py" --threshold -1 --busy-wait-s 0 --on-busy refuse --sample-s 0.2 2>&1 >/dev/null; echo "status $?")
+expect "hostcheck: --on-busy refuse on a busy host stops with one error line and status 3" \
+    test "$(grep -c '^error: ' <<<"$refused")/$(wc -l <<<"$refused")/$(tail -n 1 <<<"$refused")" = "1/2/status 3"
+expect "hostcheck: --on-busy warn measures and records verdict busy" \
+    grep -q 'verdict=busy$' <<<"$("$PY" "$HERE/hostcheck.py" --threshold -1 --busy-wait-s 0 --sample-s 0.2 2>/dev/null)"
+expect "hostcheck: under the threshold, verdict quiet" \
+    grep -q 'waited_s=0,threshold=1.01,action=warn,verdict=quiet$' <<<"$("$PY" "$HERE/hostcheck.py" --threshold 1.01 --sample-s 0.2)"
+plan() { "$PY" "$HERE/plan.py" --systems pool20,virtual --rates 25,50,100 --repetitions 3 "$@"; }
+expect "plan: repetition-major, every cell once per repetition, shuffled" \
+    test "$(plan --seed 1 | awk '{ print $1 }' | uniq -c | awk '{ print $1 "x" $2 }' | tr '\n' ' ')/$(plan --seed 1 | sort -u | wc -l)" = "6x1 6x2 6x3 /18"
+expect "plan: the same seed gives the same order, another seed another one" \
+    test "$(plan --seed 1 | md5sum)" = "$(plan --seed 1 | md5sum)" -a "$(plan --seed 1 | md5sum)" != "$(plan --seed 2 | md5sum)"
+expect "plan: repetitions are shuffled independently" \
+    test "$(plan --seed 1 | awk '$1 == 1 { print $2, $3 }')" != "$(plan --seed 1 | awk '$1 == 2 { print $2, $3 }')"
+
 echo "== short run: bench/run.sh --short into $TMP (not runs/)"
-bash "$HERE/run.sh" bench-test --short --no-build --out "$TMP/bench-test"
+# The host check only records here (no waiting): the test must not depend on a quiet machine.
+bash "$HERE/run.sh" bench-test --short --systems pool2,virtual --rates 5,200 --busy-wait-s 0 \
+    --no-build --out "$TMP/bench-test"
 
 echo "== the analysis reads the short run"
 set +e
-check_output=$("$PY" "$HERE/check_run.py" "$TMP/bench-test")
+check_output=$("$PY" "$HERE/check_run.py" "$TMP/bench-test" --saturated pool2/r200)
 check_status=$?
 set -e
 echo "$check_output" | sed '$d'
@@ -57,8 +83,8 @@ if [[ -z "${py_passed:-}" ]]; then
     py_passed=0 py_failed=1
 fi
 
-passed=$((java_passed + py_passed))
-failed=$((java_failed + java_errors + py_failed))
+passed=$((java_passed + sh_passed + py_passed))
+failed=$((java_failed + java_errors + sh_failed + py_failed))
 echo "== bench tests done in $(( $(date +%s) - started )) s"
 echo "bench: $passed passed, $failed failed"
 (( failed == 0 && check_status == 0 ))

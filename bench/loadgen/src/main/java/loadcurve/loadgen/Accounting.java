@@ -1,160 +1,310 @@
 package loadcurve.loadgen;
 
 import org.HdrHistogram.Histogram;
-import org.HdrHistogram.Recorder;
-import org.HdrHistogram.WriterReaderPhaser;
 
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * What happened to every request, counted so that at any close
- * {@code sent = completed + errors + timeouts + in flight} holds exactly, for the whole run and
- * separately for the measured window.
+ * What happened to every request, by the phase its <em>intended send time</em> falls in: the
+ * warm-up [t0, windowStart), the measured window [windowStart, windowEnd) and the drain after it.
+ * A cell is the window's requests: each one ends answered (a 200 within the timeout), timed out
+ * or in error, and {@code sent = completed + timedOut + errors} holds for them exactly once the
+ * drain is over ({@link #windowResolved()}). Warm-up and drain requests only give context.
  *
- * <p>The measured window is [windowStart, windowEnd) in System.nanoTime() units. A request counts
- * as sent in the window when its intended send time falls in it; completions, errors and timeouts
- * count in the window when they happen in it (the wrk2 convention: the achieved rate is what
- * completed during the window). Latencies of completions in the window go to the interval
- * recorder, in the unit given by {@code nanosPerUnit} (1000 for microseconds).
+ * <p>Events are booked in 1 s intervals from t0 by the time they happen: counts, the requests in
+ * flight (time-weighted mean and maximum, exact rather than sampled), and three histograms per
+ * interval for the log: the window's completions (untagged), the window's timeouts (tag
+ * {@code timeout}, at value = the timeout) and completions of other requests (tag
+ * {@code outside}). Latency is from the intended send time, in units of {@code nanosPerUnit}.
  *
- * <p>Events that race with {@link #close()} are resolved by a writer-reader phaser: once close()
- * returns, no event is counted any more, and the requests those late events belong to stay
- * counted as in flight at the end.
+ * <p>Called from the client's one thread only; events must come in time order.
  */
 final class Accounting {
-    /** Counts for one scope (the whole run, or the measured window). */
-    record Counts(long sent, long completed, long errors, long timeouts) {
+    static final long SECOND = 1_000_000_000L;
+
+    enum Phase { WARMUP, WINDOW, DRAIN }
+
+    /** Told when the first request of the window, then of the drain, falls due (host probes). */
+    interface PhaseListener {
+        void entered(Phase phase, long nowNanos);
     }
 
-    /** The state at close. {@code inFlightAtEnd} is tracked, not derived, so the sum is a check. */
-    record Snapshot(Counts total, Counts window, long inFlightAtEnd, long maxInFlight,
-                    long notSent, long sentInWindowByActualTime) {
+    /** Counts for one population. {@code notSent}: due but over the in-flight cap. */
+    record Counts(long sent, long completed, long timedOut, long errors, long notSent) {
     }
 
-    private final long windowStartNanos;
-    private final long windowEndNanos;
+    /** One second of the run (the last one may be shorter), by the time events happened. */
+    static final class Interval {
+        final int index;
+        final Phase phase;
+        long lengthNanos = SECOND;
+        long sent;
+        long completed;
+        long timedOut;
+        long errors;
+        long notSent;
+        /** Integral of the requests in flight over time, in request-nanoseconds. */
+        double inFlightArea;
+        long inFlightMax;
+        final Histogram window = new Histogram(3);
+        final Histogram timeout = new Histogram(3);
+        final Histogram outside = new Histogram(3);
+
+        Interval(int index, Phase phase) {
+            this.index = index;
+            this.phase = phase;
+            timeout.setTag("timeout");
+            outside.setTag("outside");
+        }
+
+        void absorb(Interval other) {
+            sent += other.sent;
+            completed += other.completed;
+            timedOut += other.timedOut;
+            errors += other.errors;
+            notSent += other.notSent;
+            inFlightMax = Math.max(inFlightMax, other.inFlightMax);
+            window.add(other.window);
+            timeout.add(other.timeout);
+            outside.add(other.outside);
+        }
+
+        double inFlightMean() {
+            return inFlightArea / lengthNanos;
+        }
+    }
+
+    /** The state at close. */
+    record Snapshot(Counts total, Counts window, long abandoned, long maxInFlight,
+                    long sentInWindowByActualTime, long completedDuringWindow,
+                    long inFlightAtWindowStart, long inFlightAtWindowEnd,
+                    double windowInFlightMean, long windowInFlightMax,
+                    long endNanos, long drainNanos, List<Interval> intervals) {
+    }
+
+    private final long t0;
+    private final long windowStart;
+    private final long windowEnd;
+    private final long timeoutNanos;
     private final long nanosPerUnit;
-    private final Recorder recorder;
-    private final WriterReaderPhaser phaser = new WriterReaderPhaser();
-    private volatile boolean closed;
+    private final long windowRequests;
+    private final int warmupIntervals;
+    private final int windowIntervals;
+    private PhaseListener listener = (phase, now) -> { };
 
-    private final AtomicLong sent = new AtomicLong();
-    private final AtomicLong completed = new AtomicLong();
-    private final AtomicLong errors = new AtomicLong();
-    private final AtomicLong timeouts = new AtomicLong();
-    private final AtomicLong windowSent = new AtomicLong();
-    private final AtomicLong windowCompleted = new AtomicLong();
-    private final AtomicLong windowErrors = new AtomicLong();
-    private final AtomicLong windowTimeouts = new AtomicLong();
-    private final AtomicLong inFlight = new AtomicLong();
-    private final AtomicLong maxInFlight = new AtomicLong();
-    private final AtomicLong notSent = new AtomicLong();
-    private final AtomicLong sentInWindowByActualTime = new AtomicLong();
+    private final List<Interval> intervals = new ArrayList<>();
+    private long lastNanos;
+    private long sent;
+    private long completed;
+    private long timedOut;
+    private long errors;
+    private long notSent;
+    private long windowSent;
+    private long windowCompleted;
+    private long windowTimedOut;
+    private long windowErrors;
+    private long windowNotSent;
+    private long sentInWindowByActualTime;
+    private volatile long inFlight;
+    private long maxInFlight;
+    private long inFlightAtWindowStart = -1;
+    private long inFlightAtWindowEnd = -1;
+    private Phase lastDuePhase;
+    private boolean closed;
 
-    Accounting(long windowStartNanos, long windowEndNanos, long nanosPerUnit, Recorder recorder) {
-        if (windowEndNanos <= windowStartNanos) {
-            throw new IllegalArgumentException("the window must have a positive length");
+    /**
+     * @param windowRequests how many requests the schedule has in the window (so the drain
+     *                       knows when the last of them has resolved)
+     */
+    Accounting(long t0Nanos, long windowStartNanos, long windowEndNanos, long timeoutNanos,
+               long nanosPerUnit, long windowRequests) {
+        if (windowStartNanos - t0Nanos < 0 || (windowStartNanos - t0Nanos) % SECOND != 0
+                || windowEndNanos - windowStartNanos <= 0 || (windowEndNanos - windowStartNanos) % SECOND != 0) {
+            throw new IllegalArgumentException("the warm-up and the window must be whole seconds, the window > 0");
         }
-        this.windowStartNanos = windowStartNanos;
-        this.windowEndNanos = windowEndNanos;
+        this.t0 = t0Nanos;
+        this.windowStart = windowStartNanos;
+        this.windowEnd = windowEndNanos;
+        this.timeoutNanos = timeoutNanos;
         this.nanosPerUnit = nanosPerUnit;
-        this.recorder = recorder;
+        this.windowRequests = windowRequests;
+        this.warmupIntervals = (int) ((windowStartNanos - t0Nanos) / SECOND);
+        this.windowIntervals = (int) ((windowEndNanos - windowStartNanos) / SECOND);
+        this.lastNanos = t0Nanos;
     }
 
-    boolean inWindow(long nanos) {
-        return nanos - windowStartNanos >= 0 && nanos - windowEndNanos < 0;
+    void listener(PhaseListener phaseListener) {
+        this.listener = phaseListener;
     }
 
-    /** A request handed to the client at {@code actualNanos}, meant for {@code intendedNanos}. */
-    boolean onSent(long intendedNanos, long actualNanos) {
-        long stamp = phaser.writerCriticalSectionEnter();
-        try {
-            if (closed) {
-                return false;
-            }
-            sent.incrementAndGet();
-            if (inWindow(intendedNanos)) {
-                windowSent.incrementAndGet();
-            }
-            if (inWindow(actualNanos)) {
-                sentInWindowByActualTime.incrementAndGet();
-            }
-            long now = inFlight.incrementAndGet();
-            maxInFlight.accumulateAndGet(now, Math::max);
-            return true;
-        } finally {
-            phaser.writerCriticalSectionExit(stamp);
+    Phase phase(long intendedNanos) {
+        if (intendedNanos - windowStart < 0) {
+            return Phase.WARMUP;
         }
+        return intendedNanos - windowEnd < 0 ? Phase.WINDOW : Phase.DRAIN;
+    }
+
+    /** The requests in flight now (read by the generator's summary; written by one thread). */
+    long inFlight() {
+        return inFlight;
+    }
+
+    /** Whether every window request has fallen due and been resolved: the drain may stop. */
+    boolean windowResolved() {
+        return windowSent + windowNotSent == windowRequests
+                && windowCompleted + windowTimedOut + windowErrors == windowSent;
+    }
+
+    /** A request handed to the client at {@code nowNanos}, meant for {@code intendedNanos}. */
+    void onSent(long intendedNanos, long nowNanos) {
+        Phase phase = due(intendedNanos, nowNanos);
+        Interval iv = advance(nowNanos);
+        sent++;
+        iv.sent++;
+        if (phase == Phase.WINDOW) {
+            windowSent++;
+        }
+        if (nowNanos - windowStart >= 0 && nowNanos - windowEnd < 0) {
+            sentInWindowByActualTime++;
+        }
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        iv.inFlightMax = Math.max(iv.inFlightMax, inFlight);
     }
 
     /** A request the generator did not send because its in-flight cap was reached. */
-    void onNotSent() {
-        notSent.incrementAndGet();
+    void onNotSent(long intendedNanos, long nowNanos) {
+        Phase phase = due(intendedNanos, nowNanos);
+        advance(nowNanos).notSent++;
+        notSent++;
+        if (phase == Phase.WINDOW) {
+            windowNotSent++;
+        }
     }
 
-    long inFlight() {
-        return inFlight.get();
-    }
-
+    /** A 200 reply. One that arrives after the timeout counts as a timeout. */
     void onCompleted(long intendedNanos, long nowNanos) {
-        long stamp = phaser.writerCriticalSectionEnter();
-        try {
-            if (closed) {
-                return;
-            }
-            inFlight.decrementAndGet();
-            completed.incrementAndGet();
-            if (inWindow(nowNanos)) {
-                long latencyUnits = Math.max(0, nowNanos - intendedNanos) / nanosPerUnit;
-                recorder.recordValue(latencyUnits);
-                windowCompleted.incrementAndGet();
-            }
-        } finally {
-            phaser.writerCriticalSectionExit(stamp);
+        long latencyNanos = Math.max(0, nowNanos - intendedNanos);
+        if (latencyNanos >= timeoutNanos) {
+            onTimeout(intendedNanos, nowNanos);
+            return;
+        }
+        Interval iv = resolve(nowNanos);
+        completed++;
+        iv.completed++;
+        if (phase(intendedNanos) == Phase.WINDOW) {
+            windowCompleted++;
+            iv.window.recordValue(latencyNanos / nanosPerUnit);
+        } else {
+            iv.outside.recordValue(latencyNanos / nanosPerUnit);
         }
     }
 
-    void onTimeout(long nowNanos) {
-        resolveFailure(timeouts, windowTimeouts, nowNanos);
-    }
-
-    void onError(long nowNanos) {
-        resolveFailure(errors, windowErrors, nowNanos);
-    }
-
-    private void resolveFailure(AtomicLong total, AtomicLong window, long nowNanos) {
-        long stamp = phaser.writerCriticalSectionEnter();
-        try {
-            if (closed) {
-                return;
-            }
-            inFlight.decrementAndGet();
-            total.incrementAndGet();
-            if (inWindow(nowNanos)) {
-                window.incrementAndGet();
-            }
-        } finally {
-            phaser.writerCriticalSectionExit(stamp);
+    void onTimeout(long intendedNanos, long nowNanos) {
+        Interval iv = resolve(nowNanos);
+        timedOut++;
+        iv.timedOut++;
+        if (phase(intendedNanos) == Phase.WINDOW) {
+            windowTimedOut++;
+            iv.timeout.recordValue(timeoutNanos / nanosPerUnit);
         }
     }
 
-    /** Stops counting; every event that started before this returns is included. */
-    Snapshot close() {
+    /** A non-200 reply or a failed connection: counted, never in the log. */
+    void onError(long intendedNanos, long nowNanos) {
+        Interval iv = resolve(nowNanos);
+        errors++;
+        iv.errors++;
+        if (phase(intendedNanos) == Phase.WINDOW) {
+            windowErrors++;
+        }
+    }
+
+    /** Stops at {@code endNanos}; requests still in flight are abandoned. */
+    Snapshot close(long endNanos) {
+        if (closed) {
+            throw new IllegalStateException("closed twice");
+        }
+        advance(endNanos);
         closed = true;
-        phaser.readerLock();
-        try {
-            phaser.flipPhase();
-        } finally {
-            phaser.readerUnlock();
+        Interval last = intervals.get(intervals.size() - 1);
+        last.lengthNanos = endNanos - t0 - (long) last.index * SECOND;
+        if (last.lengthNanos == 0 && intervals.size() > 1) {
+            // Stopped exactly on a boundary: the events at that instant close the interval before.
+            intervals.remove(intervals.size() - 1);
+            intervals.get(intervals.size() - 1).absorb(last);
+        }
+        double area = 0;
+        long max = 0;
+        long completedDuringWindow = 0;
+        for (Interval iv : intervals) {
+            if (iv.phase == Phase.WINDOW) {
+                area += iv.inFlightArea;
+                max = Math.max(max, iv.inFlightMax);
+                completedDuringWindow += iv.completed;
+            }
         }
         return new Snapshot(
-                new Counts(sent.get(), completed.get(), errors.get(), timeouts.get()),
-                new Counts(windowSent.get(), windowCompleted.get(), windowErrors.get(), windowTimeouts.get()),
-                inFlight.get(), maxInFlight.get(), notSent.get(), sentInWindowByActualTime.get());
+                new Counts(sent, completed, timedOut, errors, notSent),
+                new Counts(windowSent, windowCompleted, windowTimedOut, windowErrors, windowNotSent),
+                inFlight, maxInFlight, sentInWindowByActualTime, completedDuringWindow,
+                Math.max(0, inFlightAtWindowStart), inFlightAtWindowEnd < 0 ? inFlight : inFlightAtWindowEnd,
+                area / (windowEnd - windowStart), max, endNanos, Math.max(0, endNanos - windowEnd),
+                List.copyOf(intervals));
     }
 
-    /** The latencies recorded since the last call (see Recorder.getIntervalHistogram). */
-    Histogram takeInterval(Histogram recycle) {
-        return recorder.getIntervalHistogram(recycle);
+    /** The phase of a request falling due; the first one of a phase marks the phase's start. */
+    private Phase due(long intendedNanos, long nowNanos) {
+        Phase phase = phase(intendedNanos);
+        if (phase != lastDuePhase) {
+            lastDuePhase = phase;
+            if (phase == Phase.WINDOW) {
+                inFlightAtWindowStart = inFlight;
+            } else if (phase == Phase.DRAIN) {
+                inFlightAtWindowEnd = inFlight;
+            }
+            listener.entered(phase, nowNanos);
+        }
+        return phase;
+    }
+
+    private Interval resolve(long nowNanos) {
+        Interval iv = advance(nowNanos);
+        inFlight--;
+        return iv;
+    }
+
+    /** Books the in-flight integral up to {@code nowNanos} and returns now's interval. */
+    private Interval advance(long nowNanos) {
+        if (closed && nowNanos != lastNanos) {
+            throw new IllegalStateException("event after close");
+        }
+        if (nowNanos - lastNanos < 0) {
+            nowNanos = lastNanos; // clock reads of one thread never go back; guard rounding only
+        }
+        int index = (int) ((nowNanos - t0) / SECOND);
+        if (intervals.isEmpty()) {
+            intervals.add(new Interval(0, phaseOfInterval(0)));
+        }
+        Interval iv = intervals.get(intervals.size() - 1);
+        while (iv.index < index) {
+            long boundary = t0 + (long) (iv.index + 1) * SECOND;
+            iv.inFlightArea += (double) inFlight * (boundary - lastNanos);
+            lastNanos = boundary;
+            iv = new Interval(iv.index + 1, phaseOfInterval(iv.index + 1));
+            iv.inFlightMax = inFlight;
+            intervals.add(iv);
+        }
+        iv.inFlightArea += (double) inFlight * (nowNanos - lastNanos);
+        lastNanos = nowNanos;
+        return iv;
+    }
+
+    private Phase phaseOfInterval(int index) {
+        if (index < warmupIntervals) {
+            return Phase.WARMUP;
+        }
+        return index < warmupIntervals + windowIntervals ? Phase.WINDOW : Phase.DRAIN;
     }
 }

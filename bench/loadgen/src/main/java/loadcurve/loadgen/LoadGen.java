@@ -2,26 +2,35 @@ package loadcurve.loadgen;
 
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogWriter;
-import org.HdrHistogram.Recorder;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.locks.LockSupport;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * An open-loop HTTP load generator: sends GET requests at a constant offered rate whatever the
- * server does (a request never waits for an earlier reply), measures each latency from the
- * request's intended send time (the wrk2 method), and writes one HdrHistogram interval histogram
- * per second of the measured window with HdrHistogram's own HistogramLogWriter. The warm-up runs
- * at the same rate and is left out of the log. Counts (sent, completed, errors, timeouts, in
- * flight at the end) and the generator's own send accuracy go to a JSON file beside the log.
+ * server does (a request never waits for an earlier reply) and measures each latency from the
+ * request's intended send time (the wrk2 method). A cell is the population of requests whose
+ * intended send time falls in the measured window: after the window the generator keeps sending
+ * at the same rate (the drain) until every window request has been answered, has failed or has
+ * timed out, so they all see unchanged conditions. The log (HdrHistogram's HistogramLogWriter,
+ * 1 s intervals from t0 to the end of the drain) holds the window's completions untagged, its
+ * timeouts under tag {@code timeout} and every other completion under tag {@code outside}; the
+ * counts, the requests in flight and CPU use per interval go to a JSON file beside it
+ * (bench/README.md describes both).
  *
  * <p>HTTP/1.1 without pipelining: each request in flight holds its own connection, so a
  * saturated server means as many connections as requests waiting. {@code --max-in-flight} caps
@@ -31,17 +40,23 @@ import java.util.concurrent.locks.LockSupport;
 public final class LoadGen {
     static final String USAGE = String.join("\n",
             "usage: LoadGen --url URL --rate REQ_PER_S --duration-s S --hlog PATH --counts PATH",
-            "               [--warmup-s 5] [--timeout-s 15] [--max-in-flight 15000]",
+            "               [--warmup-s 5] [--timeout-s 15] [--max-in-flight 15000] [--server-pid PID]",
+            "               [--host-check busy_share_before=X,loadavg_1m_before=X,waited_s=X,verdict=quiet]",
             "  --url          loopback URL to GET, e.g. http://127.0.0.1:8080/sleep?ms=200",
             "  --rate         offered rate in requests per second (constant, open loop)",
-            "  --warmup-s     seconds at the same rate before the measured window (not logged)",
-            "  --duration-s   length of the measured window in seconds (one log interval each)",
+            "  --warmup-s     whole seconds at the same rate before the measured window",
+            "  --duration-s   length of the measured window in whole seconds",
             "  --timeout-s    a request with no reply this long after its intended send time",
             "                 is a timeout (its connection is closed)",
             "  --max-in-flight  requests in flight at most (one connection each); above it a",
             "                 request is not sent and counted as not_sent",
+            "  --server-pid   the server's pid: its CPU use in the window goes to the counts file",
+            "  --host-check   the host check run before the cell (bench/hostcheck.py), recorded as is",
             "  --hlog         HdrHistogram interval log to write (latency in microseconds)",
             "  --counts       JSON file with the counts to write");
+    /** The keys --host-check takes; verdict and action are words, the others numbers. */
+    static final Set<String> HOST_CHECK_KEYS = Set.of("busy_share_before", "loadavg_1m_before", "waited_s",
+            "threshold", "action", "verdict");
 
     /** Latencies are recorded in microseconds: a 15 s timeout is 1.5e7, well inside the range. */
     static final long NANOS_PER_UNIT = 1_000;
@@ -50,8 +65,8 @@ public final class LoadGen {
     private LoadGen() {
     }
 
-    record Options(URI url, double rate, double warmupS, int durationS, double timeoutS,
-                   int maxInFlight, Path hlog, Path counts) {
+    record Options(URI url, double rate, int warmupS, int durationS, double timeoutS,
+                   int maxInFlight, Path hlog, Path counts, long serverPid, Map<String, Object> hostCheck) {
     }
 
     public static void main(String[] args) throws Exception {
@@ -74,12 +89,14 @@ public final class LoadGen {
     static Options parse(String[] args) {
         URI url = null;
         double rate = 0;
-        double warmupS = 5;
+        int warmupS = 5;
         int durationS = 0;
         double timeoutS = 15;
         int maxInFlight = 15_000;
         Path hlog = null;
         Path counts = null;
+        long serverPid = 0;
+        Map<String, Object> hostCheck = null;
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("-h") || args[i].equals("--help")) {
                 return null;
@@ -91,12 +108,14 @@ public final class LoadGen {
             switch (args[i - 1]) {
                 case "--url" -> url = URI.create(value);
                 case "--rate" -> rate = Double.parseDouble(value);
-                case "--warmup-s" -> warmupS = Double.parseDouble(value);
+                case "--warmup-s" -> warmupS = Integer.parseInt(value);
                 case "--duration-s" -> durationS = Integer.parseInt(value);
                 case "--timeout-s" -> timeoutS = Double.parseDouble(value);
                 case "--max-in-flight" -> maxInFlight = Integer.parseInt(value);
                 case "--hlog" -> hlog = Path.of(value);
                 case "--counts" -> counts = Path.of(value);
+                case "--server-pid" -> serverPid = Long.parseLong(value);
+                case "--host-check" -> hostCheck = parseHostCheck(value);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i - 1]);
             }
         }
@@ -116,37 +135,47 @@ public final class LoadGen {
         if (!(timeoutS > 0) || timeoutS > 600 || maxInFlight < 1) {
             throw new IllegalArgumentException("--timeout-s must be in (0, 600], --max-in-flight >= 1");
         }
-        return new Options(url, rate, warmupS, durationS, timeoutS, maxInFlight, hlog, counts);
+        return new Options(url, rate, warmupS, durationS, timeoutS, maxInFlight, hlog, counts, serverPid,
+                hostCheck);
     }
 
-    /** Connections the client opened (one per request that found no idle keep-alive one). */
-    private static long connectionsOpened;
-    /** Requests sent a second time because a reused keep-alive connection had just closed. */
-    private static long retries;
+    static Map<String, Object> parseHostCheck(String spec) {
+        Map<String, Object> check = new LinkedHashMap<>();
+        for (String item : spec.split(",")) {
+            String[] kv = item.split("=", 2);
+            if (kv.length != 2 || !HOST_CHECK_KEYS.contains(kv[0])) {
+                throw new IllegalArgumentException("--host-check takes KEY=VALUE,... with keys "
+                        + HOST_CHECK_KEYS + ", not " + item);
+            }
+            boolean word = kv[0].equals("verdict") || kv[0].equals("action");
+            check.put(kv[0], word ? kv[1] : Double.valueOf(Double.parseDouble(kv[1])));
+        }
+        return check;
+    }
 
-    static int run(Options o, PrintStream out) throws IOException, InterruptedException {
+    static int run(Options o, PrintStream out) throws IOException {
         long timeoutNanos = Math.round(o.timeoutS() * 1e9);
-        // Start a little in the future so the first intended times are not already late.
-        long startNanos = System.nanoTime() + 50_000_000L;
+        // t0 a little in the future so the first intended times are not already late.
+        long t0 = System.nanoTime() + 50_000_000L;
         long startEpochMs = System.currentTimeMillis() + 50;
-        Schedule schedule = new Schedule(startNanos, o.rate());
-        long windowStart = startNanos + Math.round(o.warmupS() * 1e9);
-        long windowEnd = windowStart + o.durationS() * 1_000_000_000L;
-        long windowStartEpochMs = startEpochMs + Math.round(o.warmupS() * 1000);
-        long requests = schedule.countBefore(windowEnd);
-
-        Recorder recorder = new Recorder(3);
-        Accounting accounting = new Accounting(windowStart, windowEnd, NANOS_PER_UNIT, recorder);
+        Schedule schedule = new Schedule(t0, o.rate());
+        long windowStart = t0 + o.warmupS() * Accounting.SECOND;
+        long windowEnd = windowStart + o.durationS() * Accounting.SECOND;
+        long windowRequests = schedule.countBefore(windowEnd) - schedule.countBefore(windowStart);
+        Accounting accounting = new Accounting(t0, windowStart, windowEnd, timeoutNanos, NANOS_PER_UNIT,
+                windowRequests);
+        HostProbe probe = new HostProbe(o.serverPid());
+        HostProbe.Sample[] probes = new HostProbe.Sample[2];
+        accounting.listener((phase, now) -> {
+            if (phase == Accounting.Phase.WINDOW) {
+                probes[0] = probe.sample(now);
+            } else if (phase == Accounting.Phase.DRAIN) {
+                probes[1] = probe.sample(now);
+            }
+        });
         Histogram sendLagUs = new Histogram(3);
 
-        Path hlogTmp = o.hlog().resolveSibling(o.hlog().getFileName() + ".tmp");
-        Files.createDirectories(hlogTmp.toAbsolutePath().getParent());
-        IntervalLog intervalLog = new IntervalLog(hlogTmp, windowStart, windowStartEpochMs, o, accounting);
-        Thread ticker = new Thread(intervalLog, "loadgen-interval-log");
-        ticker.setDaemon(true);
-        ticker.start();
-
-        out.printf(Locale.ROOT, "loadgen: %s at %.1f req/s, warm-up %.1f s, window %d s, timeout %.1f s%n",
+        out.printf(Locale.ROOT, "loadgen: %s at %.1f req/s, warm-up %d s, window %d s, timeout %.1f s, then drain%n",
                 o.url(), o.rate(), o.warmupS(), o.durationS(), o.timeoutS());
         int port = o.url().getPort() > 0 ? o.url().getPort() : 80;
         String pathAndQuery = o.url().getRawPath().isEmpty() ? "/" : o.url().getRawPath();
@@ -154,199 +183,141 @@ public final class LoadGen {
             pathAndQuery += "?" + o.url().getRawQuery();
         }
         InetSocketAddress address = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
-        try (OpenLoopClient client = new OpenLoopClient(address, pathAndQuery, timeoutNanos,
-                o.maxInFlight(), accounting)) {
-            client.run(schedule, requests, windowEnd, sendLagUs);
-            connectionsOpened = client.connectionsOpened();
-            retries = client.retries();
-            intervalLog.noteError(client.firstError());
+        Accounting.Snapshot snapshot;
+        Map<String, Object> client = new LinkedHashMap<>();
+        try (OpenLoopClient c = new OpenLoopClient(address, pathAndQuery, timeoutNanos, o.maxInFlight(),
+                accounting)) {
+            // Every window request resolves by windowEnd + timeout; the margin only guards a bug.
+            long end = c.run(schedule, windowEnd, windowEnd + timeoutNanos + 5 * Accounting.SECOND, sendLagUs);
+            snapshot = accounting.close(end);
+            client.put("connections_opened", c.connectionsOpened());
+            client.put("retries_on_closed_keepalive", c.retries());
+            client.put("first_error", c.firstError());
         }
-        Accounting.Snapshot snapshot = accounting.close();
-        intervalLog.finish();
-        ticker.join(10_000);
-        if (intervalLog.failure() != null) {
-            throw intervalLog.failure();
+        if (probes[1] == null) {
+            probes[1] = probe.sample(snapshot.endNanos()); // no drain request fell due
         }
-        Files.move(hlogTmp, o.hlog(), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-
-        String json = countsJson(o, snapshot, sendLagUs, intervalLog);
-        Path countsTmp = o.counts().resolveSibling(o.counts().getFileName() + ".tmp");
-        Files.writeString(countsTmp, json);
-        Files.move(countsTmp, o.counts(), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        if (probes[0] == null) {
+            probes[0] = probes[1];
+        }
+        writeAtomically(o.hlog(), hlog(o, snapshot, startEpochMs));
+        writeAtomically(o.counts(), Json.write(counts(o, snapshot, sendLagUs, client, startEpochMs,
+                HostProbe.between(probes[0], probes[1]))));
         out.print(summary(o, snapshot, sendLagUs));
         // Requests still in flight are abandoned: the process exits and their sockets close.
         return 0;
     }
 
-    static String summary(Options o, Accounting.Snapshot s, Histogram sendLagUs) {
-        Accounting.Counts w = s.window();
-        return String.format(Locale.ROOT,
-                "loadgen: window %d s: offered %.1f/s, sent %.1f/s (by actual send time), "
-                        + "completed %.1f/s; errors %d, timeouts %d; send lag p99 %.2f ms, max %.2f ms; "
-                        + "in flight at end %d, max in flight %d, connections opened %d, not sent %d%n",
-                o.durationS(), o.rate(), s.sentInWindowByActualTime() / (double) o.durationS(),
-                w.completed() / (double) o.durationS(), w.errors(), w.timeouts(),
-                sendLagUs.getValueAtPercentile(99) / 1000.0, sendLagUs.getMaxValue() / 1000.0,
-                s.inFlightAtEnd(), s.maxInFlight(), connectionsOpened, s.notSent());
-    }
-
-    static String countsJson(Options o, Accounting.Snapshot s, Histogram sendLagUs, IntervalLog log) {
-        Accounting.Counts t = s.total();
-        Accounting.Counts w = s.window();
-        String firstError = log.firstError() == null ? "null" : quote(log.firstError());
-        return String.format(Locale.ROOT, String.join("\n",
-                "{",
-                "  \"schema_version\": 1,",
-                "  \"url\": %s,",
-                "  \"offered_rate\": %s,",
-                "  \"warmup_s\": %s,",
-                "  \"duration_s\": %d,",
-                "  \"timeout_s\": %s,",
-                "  \"max_in_flight_cap\": %d,",
-                "  \"value_unit\": \"%s\",",
-                "  \"hlog\": %s,",
-                "  \"hlog_intervals\": %d,",
-                "  \"window\": {\"sent\": %d, \"completed\": %d, \"errors\": %d, \"timeouts\": %d},",
-                "  \"total\": {\"sent\": %d, \"completed\": %d, \"errors\": %d, \"timeouts\": %d, \"in_flight_at_end\": %d},",
-                "  \"not_sent\": %d,",
-                "  \"max_in_flight\": %d,",
-                "  \"connections_opened\": %d,",
-                "  \"retries_on_closed_keepalive\": %d,",
-                "  \"sent_in_window_by_actual_time\": %d,",
-                "  \"achieved_send_rate\": %.3f,",
-                "  \"achieved_completion_rate\": %.3f,",
-                "  \"send_lag_us_window\": {\"p50\": %d, \"p99\": %d, \"p999\": %d, \"max\": %d, \"count\": %d},",
-                "  \"first_error\": %s",
-                "}", ""),
-                quote(o.url().toString()), num(o.rate()), num(o.warmupS()), o.durationS(), num(o.timeoutS()),
-                o.maxInFlight(), VALUE_UNIT, quote(o.hlog().getFileName().toString()), log.intervalsWritten(),
-                w.sent(), w.completed(), w.errors(), w.timeouts(),
-                t.sent(), t.completed(), t.errors(), t.timeouts(), s.inFlightAtEnd(),
-                s.notSent(), s.maxInFlight(), connectionsOpened, retries, s.sentInWindowByActualTime(),
-                s.sentInWindowByActualTime() / (double) o.durationS(), w.completed() / (double) o.durationS(),
-                sendLagUs.getValueAtPercentile(50), sendLagUs.getValueAtPercentile(99),
-                sendLagUs.getValueAtPercentile(99.9), sendLagUs.getMaxValue(), sendLagUs.getTotalCount(),
-                firstError);
-    }
-
-    private static String num(double value) {
-        return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);
-    }
-
-    static String quote(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                default -> {
-                    if (c < 0x20) {
-                        b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
+    private static void writeAtomically(Path path, String text) throws IOException {
+        Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
+        if (tmp.toAbsolutePath().getParent() != null) {
+            Files.createDirectories(tmp.toAbsolutePath().getParent());
         }
-        return b.append('"').toString();
+        Files.writeString(tmp, text, StandardCharsets.US_ASCII);
+        Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
     /**
-     * Writes one interval histogram per second of the measured window. Interval i covers
-     * [i, i+1) seconds after the window start; the last one is taken after the accounting has
-     * closed, so the log holds exactly the completions counted in the window.
+     * The interval log: per interval the window's completions (untagged), then tags timeout and
+     * outside, each written even when empty so every interval has all three lines.
      */
-    static final class IntervalLog implements Runnable {
-        private final Path path;
-        private final long windowStartEpochMs;
-        private final Options options;
-        private final Accounting accounting;
-        private final long windowStartNanos;
-        private final Object finished = new Object();
-        private boolean finishedFlag;
-        private volatile IOException failure;
-        private volatile String firstError;
-        private volatile int intervalsWritten;
-
-        IntervalLog(Path path, long windowStartNanos, long windowStartEpochMs, Options options,
-                    Accounting accounting) {
-            this.path = path;
-            this.windowStartNanos = windowStartNanos;
-            this.windowStartEpochMs = windowStartEpochMs;
-            this.options = options;
-            this.accounting = accounting;
+    static String hlog(Options o, Accounting.Snapshot s, long startEpochMs) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream stream = new PrintStream(bytes, false, StandardCharsets.US_ASCII);
+        HistogramLogWriter writer = new HistogramLogWriter(stream);
+        writer.outputComment("loadcurve bench/loadgen: open loop at " + o.rate() + " req/s, latency from"
+                + " intended send time, values in microseconds; untagged = window requests answered in time,"
+                + " tag timeout = window requests timed out (value = the timeout), tag outside = other"
+                + " requests' completions; window = [" + o.warmupS() + ", " + (o.warmupS() + o.durationS())
+                + ") s");
+        writer.outputLogFormatVersion();
+        writer.setBaseTime(startEpochMs);
+        writer.outputStartTime(startEpochMs);
+        writer.outputBaseTime(startEpochMs);
+        writer.outputLegend();
+        for (Accounting.Interval iv : s.intervals()) {
+            double start = iv.index;
+            double end = iv.index + iv.lengthNanos / 1e9;
+            // Max column in milliseconds (values are in microseconds).
+            writer.outputIntervalHistogram(start, end, iv.window, 1000.0);
+            writer.outputIntervalHistogram(start, end, iv.timeout, 1000.0);
+            writer.outputIntervalHistogram(start, end, iv.outside, 1000.0);
         }
+        stream.flush();
+        return bytes.toString(StandardCharsets.US_ASCII);
+    }
 
-        void noteError(String error) {
-            if (firstError == null) {
-                firstError = error;
-            }
+    static Map<String, Object> counts(Options o, Accounting.Snapshot s, Histogram sendLagUs,
+                                      Map<String, Object> client, long startEpochMs, HostProbe.Usage usage) {
+        Accounting.Counts t = s.total();
+        Accounting.Counts w = s.window();
+        long windowStartMs = startEpochMs + o.warmupS() * 1000L;
+        long windowEndMs = windowStartMs + o.durationS() * 1000L;
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("schema_version", 2);
+        m.put("url", o.url().toString());
+        m.put("offered_rate", o.rate());
+        m.put("warmup_s", o.warmupS());
+        m.put("duration_s", o.durationS());
+        m.put("timeout_s", o.timeoutS());
+        m.put("max_in_flight_cap", o.maxInFlight());
+        m.put("value_unit", VALUE_UNIT);
+        m.put("hlog", o.hlog().getFileName().toString());
+        m.put("hlog_intervals", s.intervals().size());
+        m.put("start_epoch_ms", startEpochMs);
+        m.put("window", map("start_s", o.warmupS(), "end_s", o.warmupS() + o.durationS(),
+                "start_epoch_ms", windowStartMs, "end_epoch_ms", windowEndMs,
+                "sent", w.sent(), "completed", w.completed(), "timed_out", w.timedOut(),
+                "errors", w.errors(), "not_sent", w.notSent()));
+        m.put("drain_s", s.drainNanos() / 1e9);
+        m.put("total", map("sent", t.sent(), "completed", t.completed(), "timed_out", t.timedOut(),
+                "errors", t.errors(), "not_sent", t.notSent(), "in_flight_at_end", s.abandoned()));
+        m.put("not_sent", t.notSent());
+        m.put("max_in_flight", s.maxInFlight());
+        m.putAll(client);
+        m.put("sent_in_window_by_actual_time", s.sentInWindowByActualTime());
+        m.put("achieved_send_rate", s.sentInWindowByActualTime() / (double) o.durationS());
+        m.put("achieved_completion_rate", s.completedDuringWindow() / (double) o.durationS());
+        m.put("in_flight", map("at_window_start", s.inFlightAtWindowStart(),
+                "at_window_end", s.inFlightAtWindowEnd(), "window_mean", s.windowInFlightMean(),
+                "window_max", s.windowInFlightMax()));
+        m.put("generator", map("cpu_s_window", usage.generatorCpuS(), "cpu_share_window", usage.generatorShare()));
+        m.put("machine", map("cpu_share_window", usage.machineShare(), "cores", usage.cores()));
+        m.put("server", o.serverPid() > 0 ? map("pid", o.serverPid(), "cpu_share_window", usage.serverShare()) : null);
+        m.put("send_lag_us_window", map("p50", sendLagUs.getValueAtPercentile(50),
+                "p99", sendLagUs.getValueAtPercentile(99), "p999", sendLagUs.getValueAtPercentile(99.9),
+                "max", sendLagUs.getMaxValue(), "count", sendLagUs.getTotalCount()));
+        m.put("host_check", o.hostCheck());
+        List<Object> intervals = new ArrayList<>();
+        for (Accounting.Interval iv : s.intervals()) {
+            intervals.add(map("t_s", iv.index, "length_s", iv.lengthNanos / 1e9,
+                    "phase", iv.phase.name().toLowerCase(Locale.ROOT), "sent", iv.sent,
+                    "completed", iv.completed, "timed_out", iv.timedOut, "errors", iv.errors,
+                    "not_sent", iv.notSent, "in_flight_mean", Math.round(iv.inFlightMean() * 1000) / 1000.0,
+                    "in_flight_max", iv.inFlightMax));
         }
+        m.put("intervals", intervals);
+        return m;
+    }
 
-        String firstError() {
-            return firstError;
+    private static Map<String, Object> map(Object... keysAndValues) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            m.put((String) keysAndValues[i], keysAndValues[i + 1]);
         }
+        return m;
+    }
 
-        int intervalsWritten() {
-            return intervalsWritten;
-        }
-
-        IOException failure() {
-            return failure;
-        }
-
-        void finish() {
-            synchronized (finished) {
-                finishedFlag = true;
-                finished.notifyAll();
-            }
-        }
-
-        @Override
-        public void run() {
-            try (PrintStream stream = new PrintStream(Files.newOutputStream(path), false, "US-ASCII")) {
-                HistogramLogWriter writer = new HistogramLogWriter(stream);
-                writer.outputComment("loadcurve bench/loadgen: open loop at " + options.rate()
-                        + " req/s, latency from intended send time, values in microseconds");
-                writer.outputLogFormatVersion();
-                writer.setBaseTime(windowStartEpochMs);
-                writer.outputStartTime(windowStartEpochMs);
-                writer.outputBaseTime(windowStartEpochMs);
-                writer.outputLegend();
-                Histogram interval = null;
-                for (int i = 1; i <= options.durationS(); i++) {
-                    if (i < options.durationS()) {
-                        long due = windowStartNanos + i * 1_000_000_000L;
-                        while (System.nanoTime() - due < 0) {
-                            LockSupport.parkNanos(due - System.nanoTime());
-                        }
-                    } else {
-                        awaitFinish();
-                    }
-                    interval = accounting.takeInterval(interval);
-                    // Max column in milliseconds (values are in microseconds).
-                    writer.outputIntervalHistogram(i - 1, i, interval, 1000.0);
-                    intervalsWritten = i;
-                }
-                stream.flush();
-                if (stream.checkError()) {
-                    throw new IOException("could not write " + path);
-                }
-            } catch (IOException e) {
-                failure = e;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                failure = new IOException("interval log interrupted", e);
-            }
-        }
-
-        private void awaitFinish() throws InterruptedException {
-            long deadline = System.nanoTime() + 60_000_000_000L;
-            synchronized (finished) {
-                while (!finishedFlag && System.nanoTime() - deadline < 0) {
-                    finished.wait(1000);
-                }
-            }
-        }
+    static String summary(Options o, Accounting.Snapshot s, Histogram sendLagUs) {
+        Accounting.Counts w = s.window();
+        return String.format(Locale.ROOT,
+                "loadgen: window %d s: offered %.1f/s, sent %.1f/s; window requests sent %d: completed %d, "
+                        + "timed out %d, errors %d, not sent %d; in flight %d at start, %d at end (mean %.1f, "
+                        + "max %d); drain %.1f s; send lag p99 %.2f ms, max %.2f ms; abandoned %d%n",
+                o.durationS(), o.rate(), s.sentInWindowByActualTime() / (double) o.durationS(), w.sent(),
+                w.completed(), w.timedOut(), w.errors(), w.notSent(), s.inFlightAtWindowStart(),
+                s.inFlightAtWindowEnd(), s.windowInFlightMean(), s.windowInFlightMax(),
+                s.drainNanos() / 1e9, sendLagUs.getValueAtPercentile(99) / 1000.0,
+                sendLagUs.getMaxValue() / 1000.0, s.abandoned());
     }
 }

@@ -14,10 +14,28 @@ class LoadGenOptionsTest {
     @Test
     void defaultsAreTheDocumentedOnes() {
         LoadGen.Options o = LoadGen.parse(REQUIRED);
-        assertEquals(5.0, o.warmupS());
+        assertEquals(5, o.warmupS());
         assertEquals(15.0, o.timeoutS());
         assertEquals(15_000, o.maxInFlight());
         assertEquals(800.0, o.rate());
+        assertEquals(0, o.serverPid());
+        assertNull(o.hostCheck());
+    }
+
+    @Test
+    void hostCheckIsParsedAndItsKeysChecked() {
+        assertEquals("{busy_share_before=0.05, waited_s=0.0, verdict=quiet}",
+                LoadGen.parseHostCheck("busy_share_before=0.05,waited_s=0,verdict=quiet").toString());
+        assertThrows(IllegalArgumentException.class, () -> LoadGen.parseHostCheck("cpu=1"));
+        assertThrows(IllegalArgumentException.class, () -> LoadGen.parseHostCheck("waited_s=x"));
+    }
+
+    @Test
+    void warmupIsWholeSeconds() {
+        String[] args = java.util.Arrays.copyOf(REQUIRED, REQUIRED.length + 2);
+        args[REQUIRED.length] = "--warmup-s";
+        args[REQUIRED.length + 1] = "0.5";
+        assertThrows(IllegalArgumentException.class, () -> LoadGen.parse(args));
     }
 
     @Test
@@ -34,6 +52,6 @@ class LoadGenOptionsTest {
 
     @Test
     void jsonStringsAreEscaped() {
-        assertEquals("\"a\\\"b\\\\c\\u000a\"", LoadGen.quote("a\"b\\c\n"));
+        assertEquals("\"a\\\"b\\\\c\\u000a\"", Json.quote("a\"b\\c\n"));
     }
 }

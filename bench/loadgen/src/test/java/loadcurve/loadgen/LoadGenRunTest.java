@@ -33,19 +33,22 @@ class LoadGenRunTest {
         return Long.parseLong(m.group(1));
     }
 
-    private static long loggedCount(Path hlog) throws Exception {
+    /** The log's count under {@code tag} (null: untagged), read with HdrHistogram's reader. */
+    private static long loggedCount(Path hlog, String tag) throws Exception {
         long count = 0;
         HistogramLogReader reader = new HistogramLogReader(hlog.toFile());
         EncodableHistogram h;
         while ((h = reader.nextIntervalHistogram()) != null) {
-            count += ((org.HdrHistogram.Histogram) h).getTotalCount();
+            if (java.util.Objects.equals(tag, h.getTag())) {
+                count += ((org.HdrHistogram.Histogram) h).getTotalCount();
+            }
         }
         return count;
     }
 
     private static String run(URI url, double rate, double timeoutS, Path dir) throws Exception {
-        LoadGen.Options o = new LoadGen.Options(url, rate, 0.5, 1, timeoutS, 15_000,
-                dir.resolve("x.hlog"), dir.resolve("x.counts.json"));
+        LoadGen.Options o = new LoadGen.Options(url, rate, 1, 1, timeoutS, 15_000,
+                dir.resolve("x.hlog"), dir.resolve("x.counts.json"), ProcessHandle.current().pid(), null);
         assertEquals(0, LoadGen.run(o, new PrintStream(new ByteArrayOutputStream(), true,
                 StandardCharsets.UTF_8)));
         return Files.readString(dir.resolve("x.counts.json"));
@@ -66,11 +69,13 @@ class LoadGenRunTest {
             String json = run(URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/x"),
                     200, 5, dir);
             assertEquals(200, field(json, "window", "sent"));
-            assertEquals(0, field(json, "window", "timeouts"));
+            assertEquals(0, field(json, "window", "timed_out"));
             assertEquals(0, field(json, "window", "errors"));
-            long completed = field(json, "window", "completed");
-            assertTrue(completed >= 190 && completed <= 210, "completed " + completed);
-            assertEquals(completed, loggedCount(dir.resolve("x.hlog")), "log vs counts file");
+            assertEquals(200, field(json, "window", "completed"), "every window request, drained");
+            assertEquals(200, loggedCount(dir.resolve("x.hlog"), null), "log vs counts file");
+            assertEquals(0, loggedCount(dir.resolve("x.hlog"), "timeout"));
+            assertTrue(loggedCount(dir.resolve("x.hlog"), "outside") >= 190, "the warm-up's completions");
+            assertTrue(json.contains("\"server\": {\"pid\": "), json);
             assertTrue(Files.exists(dir.resolve("x.hlog")) && !Files.exists(dir.resolve("x.hlog.tmp")));
         } finally {
             server.stop(0);
@@ -98,15 +103,15 @@ class LoadGenRunTest {
                     100, 0.3, dir);
             assertEquals(100, field(json, "window", "sent"));
             assertEquals(0, field(json, "window", "completed"));
-            assertEquals(0, loggedCount(dir.resolve("x.hlog")));
-            long timeouts = field(json, "window", "timeouts");
-            // Requests due in [0.2, 1.2) s time out 0.3 s later; those in the window's last
-            // 0.3 s are still in flight at its end.
-            assertTrue(timeouts >= 90 && timeouts <= 110, "timeouts " + timeouts);
+            assertEquals(0, loggedCount(dir.resolve("x.hlog"), null));
+            // The drain waits for every window request: all of them time out, and are logged.
+            assertEquals(100, field(json, "window", "timed_out"));
+            assertEquals(100, loggedCount(dir.resolve("x.hlog"), "timeout"));
+            // The drain's requests are abandoned when the last window request times out.
             assertTrue(field(json, "total", "in_flight_at_end") >= 25, json);
             assertEquals(field(json, "total", "sent"),
                     field(json, "total", "completed") + field(json, "total", "errors")
-                            + field(json, "total", "timeouts") + field(json, "total", "in_flight_at_end"));
+                            + field(json, "total", "timed_out") + field(json, "total", "in_flight_at_end"));
         } finally {
             for (Socket s : accepted) {
                 s.close();

@@ -23,7 +23,7 @@ import java.util.concurrent.Executors;
  * the systems a run compares.
  *
  * <pre>
- * java -jar target-server.jar --executor pool:20|virtual [--port 0] [--port-file PATH]
+ * java -jar server.jar --executor pool:20|virtual [--port 0] [--port-file PATH]
  *   GET /sleep?ms=200   hold the request (the worker thread) for 200 ms, then answer "ok"
  *   GET /cpu?ms=5       burn 5 ms of this thread's CPU time, then answer with a checksum
  *   GET /health         answer "ok" at once (readiness)
