@@ -10,7 +10,7 @@ import math
 import statistics
 from typing import Any, Iterable, Sequence
 
-from analysis.manifest import UNITS_PER_MS
+from analysis.read.manifest import UNITS_PER_MS
 
 # (name used in the data, percentile)
 PERCENTILES: tuple[tuple[str, float], ...] = (

@@ -9,12 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analysis import aggregate, histogram
-from analysis.datafiles import repo_relative
+from analysis import aggregate
 from analysis.errors import HlogError
-from analysis.hlog import read_hlog
-from analysis.jfr import summarize_jfr
-from analysis.manifest import Manifest, default_jfr
+from analysis.read.hdr.double import sum_double_histograms
+from analysis.read.hdr.histogram import Histogram, sum_histograms
+from analysis.read.hdr.log import read_hlog
+from analysis.read.jfr import summarize_jfr
+from analysis.read.manifest import Manifest, default_jfr
+from analysis.write.paths import repo_relative
 
 
 # What of a JFR summary goes into _data (kept small: no pause lists, no warnings).
@@ -65,12 +67,12 @@ def combine(histograms: list):
     """The sum of several histograms (repetitions of one cell), added the way Java adds them."""
     if len(histograms) == 1:
         return histograms[0]
-    if all(isinstance(h, histogram.Histogram) for h in histograms):
-        return histogram.sum_histograms(histograms)
-    if any(isinstance(h, histogram.Histogram) for h in histograms):
+    if all(isinstance(h, Histogram) for h in histograms):
+        return sum_histograms(histograms)
+    if any(isinstance(h, Histogram) for h in histograms):
         raise HlogError("repetitions mix Histogram and DoubleHistogram logs; they cannot be "
                         "combined into one cell")
-    return histogram.sum_double_histograms(histograms)
+    return sum_double_histograms(histograms)
 
 
 def front_matter_like(path: Path) -> bool:

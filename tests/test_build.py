@@ -120,7 +120,7 @@ def test_second_build_is_cached_and_fast(built):
     before = snapshot(built)
     mtimes = {p: (built / p).stat().st_mtime_ns for p in before}
     sys.path.insert(0, str(REPO))
-    from analysis import build as build_module
+    from analysis.commands import build as build_module
     parser = argparse.ArgumentParser()
     build_module.add_arguments(parser)
     args = parser.parse_args(["--runs", str(built / "runs"), "--site", str(built), "-q"])

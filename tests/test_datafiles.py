@@ -14,8 +14,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis import datafiles
-from analysis.manifest import Cell, LoadPoint, Manifest, System
+from analysis.write import datafiles
+from analysis.read.manifest import Cell, LoadPoint, Manifest, System
 
 
 @pytest.mark.parametrize("value,text", [

@@ -18,7 +18,7 @@ import feedparser
 import pytest
 import yaml
 
-from analysis.histogram import Histogram, layout_for
+from analysis.read.hdr.histogram import Histogram, layout_for
 from tests.sitebuild import assemble, build as jekyll_build
 from tests.test_build import ENV, FIXTURE, snapshot
 from tests.test_hardening import authored, edit_manifest

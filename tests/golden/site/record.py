@@ -89,7 +89,7 @@ def build_fixture(site: Path) -> Path:
     """Build the fixture run into `site` with our analysis; returns the data file."""
     shutil.copytree(RUN, site / "runs" / RUN.name)
     sys.path.insert(0, str(REPO))
-    from analysis import build
+    from analysis.commands import build
     parser = argparse.ArgumentParser()
     build.add_arguments(parser)
     rc = build.run(parser.parse_args(["--runs", str(site / "runs"), "--site", str(site), "-q",

@@ -17,11 +17,12 @@ import jinja2
 
 from analysis import atomic
 from analysis.aggregate import rate_per_client
-from analysis.datafiles import chart_path, dump_yaml, fmt_number, labelled
+from analysis.write.datafiles import dump_yaml, fmt_number, labelled
+from analysis.write.paths import chart_path
 from analysis.errors import LoadcurveError
-from analysis.manifest import ENVIRONMENT_LABELS, ID_RE, load_manifest
+from analysis.read.manifest import ENVIRONMENT_LABELS, ID_RE, load_manifest
 
-TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "write" / "templates"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,15 +10,14 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from analysis.aggregate import rate_per_client
-from analysis.manifest import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS
+from analysis.read.manifest import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS
+from analysis.write.paths import report_url, series_csv_path, table_csv_path
 
 # Version 1: the first published shape (docs/data-format.md). Bump it, and say what changed
 # here, when a key is renamed or removed; adding a key does not need a bump.
@@ -30,33 +29,6 @@ JVM_TABLE_SECTIONS = ("gc", "safepoint", "cpu", "allocation_rate_mb_s", "threads
 HOT_METHODS_SHOWN = 5
 SERIES_COLUMNS = ("repetition", "t_s", "length_s", "count", "achieved_rate", "p50_ms", "p99_ms",
                   "max_ms")
-
-
-# --- paths (repo-relative, '/'-separated: they are also URLs) -------------------------------
-
-def data_path(run_id: str) -> str:
-    return f"_data/runs/{run_id}.yml"
-
-
-def series_csv_path(run_id: str, system: str, load: str) -> str:
-    return f"assets/data/{run_id}/{system}-{load}.csv"
-
-
-def table_csv_path(run_id: str) -> str:
-    return f"assets/data/{run_id}/load-curve.csv"
-
-
-def repo_relative(path: str | os.PathLike, site_root: str | os.PathLike) -> str:
-    """A path as the site links it: relative to the site root, '/'-separated."""
-    return Path(os.path.relpath(Path(path).absolute(), Path(site_root).absolute())).as_posix()
-
-
-def chart_path(run_id: str, name: str, ext: str) -> str:
-    return f"assets/charts/{run_id}/{name}.{ext}"
-
-
-def report_url(run_id: str) -> str:
-    return f"/reports/{run_id}/"
 
 
 # --- number formatting ----------------------------------------------------------------------

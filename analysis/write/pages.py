@@ -14,14 +14,10 @@ from typing import Any
 import yaml
 
 from analysis import atomic
-from analysis.datafiles import chart_path, dump_yaml
+from analysis.write.datafiles import dump_yaml
+from analysis.write.paths import REPORTS_DIR, chart_path, report_path
 
 GENERATOR = "loadcurve"
-REPORTS_DIR = "_reports"
-
-
-def report_path(run_id: str) -> str:
-    return f"{REPORTS_DIR}/{run_id}.md"
 
 
 def report_front_matter(manifest) -> dict[str, Any]:
