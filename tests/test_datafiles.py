@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.write import datafiles
-from analysis.read.manifest import Cell, LoadPoint, Manifest, System
+from analysis.model import (Accounting, Cell, InFlight, Jvm, LatencyStats, LoadPoint, Missing,
+                            Percentile, Repetition, Run, Saturation, Scenario, System)
 
 
 @pytest.mark.parametrize("value,text", [
@@ -56,43 +57,38 @@ def test_any_string_round_trips_as_data(title):
     assert yaml.safe_load(datafiles.dump_yaml(doc)) == doc
 
 
-def manifest(tmp_path):
-    return Manifest(
-        run_id="demo", run_dir=tmp_path, path=tmp_path / "run.yml", title="T", date="2026-11-22",
-        description="D", value_unit="us",
-        systems=[System("pool", "Pool", 20), System("virt", "Virtual")],
-        load_points=[LoadPoint("r25", 25, 30, 5), LoadPoint("r50", 50, 30)],
-        cells=[Cell("pool", "r25", 1, "pool/r25.hlog")], tags=["jvm"], service_time_ms=200,
-        environment={"cores": 2}, load_generator={"model": "open", "timeout_s": 15})
+def stats(count, **values):
+    """LatencyStats with the demo's latencies (ms), overridable by data key."""
+    ms = {"p50_ms": 201.3271, "p90_ms": 202.0, "p95_ms": 203.0, "p99_ms": 205.0,
+          "p999_ms": 209.5, "max_ms": 210.0, "mean_ms": 201.5, "stddev_ms": 1.25, **values}
+    return LatencyStats(count, {k[:-3]: Percentile(ms[k]) for k in
+                                ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms")},
+                        ms["max_ms"], ms["mean_ms"], ms["stddev_ms"])
 
 
-def summary(count, rate, saturated, **extra):
-    s = {"count": count, "achieved_rate": rate, "saturated": saturated, "p50_ms": 201.3271,
-         "p90_ms": 202.0, "p95_ms": 203.0, "p99_ms": 205.0, "p999_ms": 209.5, "max_ms": 210.0,
-         "mean_ms": 201.5, "stddev_ms": 1.25, "low_sample": ["p999"], "repetitions": 1}
-    s.update(extra)
-    return s
+def cell(load, system, count, rate, saturated, *, sent=None, drops=None, drop_pct=None,
+         in_flight=None, jvm=None, **values):
+    st = stats(count, **values)
+    rep = Repetition(1, f"runs/demo/{system}/{load}.hlog", st, rate, Accounting(sent=sent), [])
+    return Cell(None, system, load, [rep], st, rate, Saturation(saturated), ["p999"],
+                Accounting(sent=sent), drops, drop_pct, in_flight=in_flight,
+                jvm=Jvm(f"runs/demo/{system}/{load}.jfr", jvm) if jvm else None)
 
 
-def result(tmp_path):
-    return {
-        "manifest": manifest(tmp_path), "manifest_path": "runs/demo/run.yml",
-        "cells": [
-            {"load": "r25", "system": "pool", "sources": ["runs/demo/pool/r25.hlog"],
-             "summary": summary(750, 25.0, False, sent=760, drops=10, drop_pct=1.3157),
-             "littles_law": {"in_flight": 5.0376, "cap": 400, "consistent": True}, "jvm": None},
-            {"load": "r50", "system": "pool", "sources": ["runs/demo/pool/r50.hlog"],
-             "summary": summary(1200, 40.0, True), "littles_law": None,
-             "jvm": {"gc": {"count": 3, "pause_max_ms": 12.5}, "cpu": {"machine": 0.5},
-                     "note": "text is not a column"}},
-        ],
-        "missing": [{"load": "r25", "system": "virt", "file": "runs/demo/virt/r25.hlog"}],
-        "systems": {"pool": {"predicted_ceiling_rps": 100.0, "measured_peak_rps": 40.0,
-                             "peak_vs_predicted_pct": -60.0},
-                    "virt": {"predicted_ceiling_rps": None, "measured_peak_rps": None,
-                             "peak_vs_predicted_pct": None}},
-        "charts": {"load_curve": {"svg": "a.svg", "png": "a.png", "alt": "x"}},
-    }
+def result(tmp_path, attribution=()):
+    """A run model like aggregate.build_run makes: pool measured at both loads, virt missing."""
+    systems = [System("pool", "Pool", 0, 20, None, 100.0, 40.0, -60.0), System("virt", "Virtual", 1)]
+    load_points = [LoadPoint("r25", 25, 5, 30), LoadPoint("r50", 50, None, 30)]
+    scenario = Scenario(None, None, None, 200, systems, load_points, missing=[
+        Missing("r25", "virt", "runs/demo/virt/r25.hlog")])
+    scenario.cells[("r25", "pool")] = cell("r25", "pool", 750, 25.0, False, sent=760, drops=10,
+                                           drop_pct=1.3157, in_flight=InFlight(5.0376, 400, True))
+    scenario.cells[("r50", "pool")] = cell(
+        "r50", "pool", 1200, 40.0, True,
+        jvm={"gc": {"count": 3, "pause_max_ms": 12.5}, "cpu": {"machine": 0.5},
+             "note": "text is not a column"})
+    return Run("demo", "T", "2026-11-22", "D", ["jvm"], "us", "runs/demo/run.yml",
+               {"cores": 2}, {"model": "open", "timeout_s": 15}, list(attribution), [scenario])
 
 
 def test_run_document_follows_the_contract(tmp_path):
@@ -142,8 +138,7 @@ def test_series_csv_full_precision_with_repetitions():
 
 
 def test_table_csv_has_a_line_per_cell(tmp_path):
-    doc = datafiles.run_document(result(tmp_path))
-    parsed = list(csv.DictReader(io.StringIO(datafiles.table_csv(doc))))
+    parsed = list(csv.DictReader(io.StringIO(datafiles.table_csv(result(tmp_path)))))
     assert [(r["load"], r["system"], r["saturated"]) for r in parsed] == [
         ("r25", "pool", "false"), ("r50", "pool", "true")]
     assert parsed[0]["p99_ms"] == "205.0" and parsed[0]["sent"] == "760" and parsed[1]["sent"] == ""
@@ -169,27 +164,22 @@ def test_jfr_summary_is_trimmed_for_data_and_pauses_go_on_the_time_axis():
 # --- the JVM hot-methods and attribution block, and formatted prose numbers -----------------
 
 def hotspot_result(tmp_path, attribution=True):
-    """A result with JFR summaries on two cells (summarize_jfr's shape, as jvm_for_data keeps
+    """A run with JFR summaries on two cells (summarize_jfr's shape, as jvm_for_data keeps
     it): pool at r25 with samples, virt at r50 with none."""
-    m = manifest(tmp_path)
-    if attribution:
-        m = Manifest(**{**m.__dict__, "jfr_attribution": [
-            {"pattern": r"app\..*", "label": "app <b>"}]})
-    res = result(tmp_path)
-    res["manifest"] = m
+    res = result(tmp_path, [{"pattern": r"app\..*", "label": "app <b>"}] if attribution else ())
+    scenario = res.scenario
     hot = [{"method": f"app.M{i}.run<{i}>", "self_samples": 10 - i, "self_pct": 100 * (10 - i) / 55,
             "total_samples": 11, "total_pct": 20.0} for i in range(7)]
-    res["cells"][0]["jvm"] = {
+    scenario.cells[("r25", "pool")].jvm = Jvm("runs/demo/pool/r25.jfr", {
         "samples": {"count": 57, "unresolved": 2, "truncated_stacks": 0}, "hot_methods": hot,
         "attribution": [{"label": "app <b>", "samples": 41, "pct": 74.545},
-                        {"label": "other", "samples": 14, "pct": 25.455}] if attribution else None}
-    res["cells"].append({
-        "load": "r50", "system": "virt", "sources": ["runs/demo/virt/r50.hlog"],
-        "summary": summary(1500, 50.0, False), "littles_law": None,
-        "jvm": {"samples": {"count": 0, "unresolved": 0}, "hot_methods": [],
-                "attribution": [{"label": "app <b>", "samples": 0, "pct": None},
-                                {"label": "other", "samples": 0, "pct": None}]
-                if attribution else None}})
+                        {"label": "other", "samples": 14, "pct": 25.455}] if attribution else None})
+    scenario.cells[("r50", "virt")] = cell(
+        "r50", "virt", 1500, 50.0, False,
+        jvm={"samples": {"count": 0, "unresolved": 0}, "hot_methods": [],
+             "attribution": [{"label": "app <b>", "samples": 0, "pct": None},
+                             {"label": "other", "samples": 0, "pct": None}]
+             if attribution else None})
     return res
 
 
@@ -226,8 +216,9 @@ def test_jvm_hotspots_without_attribution_or_jfr(tmp_path):
 
 def test_table_cells_carry_mean_and_in_flight_as_prose_prints_them(tmp_path):
     res = result(tmp_path)
-    res["cells"][0]["summary"]["mean_ms"] = 5842.689
-    res["cells"][0]["littles_law"]["in_flight"] = 1175.521
+    pool_r25 = res.scenario.cells[("r25", "pool")]
+    pool_r25.stats.mean_ms = 5842.689
+    pool_r25.in_flight.littles_law = 1175.521
     rows = datafiles.run_document(res)["table"]["rows"]
     assert rows[0]["cells"][0]["mean"] == "5,843" and rows[0]["cells"][0]["in_flight"] == "1,176"
     assert rows[1]["cells"][0]["mean"] == "202" and rows[1]["cells"][0]["in_flight"] == "–"

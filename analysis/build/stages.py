@@ -36,26 +36,25 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
     try:
         manifest = load_manifest(Path(run_dir), Path(runs_root))
         check_regular_inputs(manifest, site)
-        result = analyse_run(manifest, site)
-        section, jobs = charts.chart_plan(result)
-        result["charts"] = section
-        doc = datafiles.run_document(result)
+        run = analyse_run(manifest, site)
+        jobs = charts.chart_plan(run)
+        doc = datafiles.run_document(run)
         outputs = []
 
         def write(rel: str, text: str) -> None:
             atomic.write_text(site / rel, text)
             outputs.append(rel)
 
-        for c in result["cells"]:
-            write(paths.series_csv_path(run_id, c["system"], c["load"]),
-                  datafiles.series_csv(c["series"]))
-        write(paths.table_csv_path(run_id), datafiles.table_csv(doc))
+        for c in run.cells():
+            write(paths.series_csv_path(run_id, c.system, c.load),
+                  datafiles.series_csv([r.series for r in c.repetitions]))
+        write(paths.table_csv_path(run_id), datafiles.table_csv(run))
         write(paths.data_path(run_id), datafiles.dump_yaml(doc))
-        outputs.append(pages.write_report(site, manifest))
+        outputs.append(pages.write_report(site, run))
         for job in jobs:
             outputs += [job["svg"], job["png"]]
         return {"run": run_id, "ok": True, "outputs": outputs, "chart_jobs": jobs,
-                "warnings": result["warnings"], "cells": len(result["cells"])}
+                "warnings": run.warnings, "cells": len(run.cells())}
     except Exception as exc:  # noqa: BLE001 - one run's failure must not stop the others
         return _fail(run_id, exc)
 

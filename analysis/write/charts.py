@@ -29,7 +29,8 @@ from matplotlib.transforms import Bbox  # noqa: E402
 from PIL import Image  # noqa: E402  (matplotlib's own PNG writer)
 
 from analysis import atomic  # noqa: E402
-from analysis.write.paths import chart_path  # noqa: E402
+from analysis.model import Cell, LoadPoint, Run, Scenario, System  # noqa: E402
+from analysis.write.chartset import chart_set, load_text  # noqa: E402
 from analysis.write.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
                                   MARGINS, PNG_DPI, STYLE, color, plot_latency_over_time,
                                   plot_load_curve, plot_spectrum, plot_throughput_over_time)
@@ -136,76 +137,64 @@ def _reused_figure(legend_below: bool):
 
 # --- from an analysed run to chart jobs -----------------------------------------------------
 
-def _cell_map(result):
-    return {(c["load"], c["system"]): c for c in result["cells"]}
+def chart_plan(run: Run) -> list[dict[str, Any]]:
+    """The picklable jobs that draw the run's charts (chartset.chart_set), one per chart."""
+    scenario = run.scenario
+    rows = {lp.id: row for lp, row in scenario.grid()}
+    jobs = []
+    for chart in chart_set(run):
+        if chart.load is None:
+            data = _load_curve_data(scenario)
+        else:
+            present = [(s, c) for s, c in rows[chart.load.id] if c]
+            data = CHART_DATA[chart.kind](chart.load, present)
+        jobs.append({"kind": chart.kind, "data": data, **chart.files(run.id)})
+    return jobs
 
 
-def chart_plan(result: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The `charts:` section of the data file and the picklable jobs that draw those charts."""
-    m = result["manifest"]
-    run_id = m.run_id
-    cells = _cell_map(result)
-    names = ", ".join(s.label for s in m.systems)
-    section: dict[str, Any] = {}
-    jobs: list[dict[str, Any]] = []
+def _load_curve_data(scenario: Scenario) -> dict[str, Any]:
+    systems = []
+    for s in scenario.systems:
+        row = [(lp, scenario.cell(lp.id, s.id)) for lp in scenario.load_points]
+        cells = [c for _, c in row if c]
+        systems.append({
+            "label": s.label, "color": color(s.index),
+            "offered": [lp.offered_rate for lp, c in row if c],
+            "p50_ms": [c.stats.value("p50_ms") for c in cells],
+            "p99_ms": [c.stats.value("p99_ms") for c in cells],
+            "saturated": [c.saturation.saturated for c in cells],
+            "ceiling_rps": s.predicted_ceiling_rps})
+    return {"systems": systems, "title": "Latency vs offered load"}
 
-    def add(name: str, kind: str, data: dict, alt: str) -> dict:
-        entry = {"svg": chart_path(run_id, name, "svg"), "png": chart_path(run_id, name, "png"),
-                 "alt": alt}
-        jobs.append({"kind": kind, "data": data, "svg": entry["svg"], "png": entry["png"]})
-        return entry
 
-    curve_systems = []
-    for i, s in enumerate(m.systems):
-        row = [cells.get((lp.id, s.id)) for lp in m.load_points]
-        curve_systems.append({
-            "label": s.label, "color": color(i),
-            "offered": [lp.offered_rate for lp, c in zip(m.load_points, row) if c],
-            "p50_ms": [c["summary"]["p50_ms"] for c in row if c],
-            "p99_ms": [c["summary"]["p99_ms"] for c in row if c],
-            "saturated": [c["summary"]["saturated"] for c in row if c],
-            "ceiling_rps": result["systems"][s.id]["predicted_ceiling_rps"]})
-    section["load_curve"] = add(
-        "load-curve", "load_curve", {"systems": curve_systems, "title": "Latency vs offered load"},
-        f"Load curve: p50 and p99 latency (ms) against offered load (requests/s) for {names}, "
-        f"with predicted ceilings where known.")
-    section["spectrum"] = []
-    section["latency_over_time"] = []
-    section["throughput_over_time"] = []
-    for lp in m.load_points:
-        present = [(i, s, cells[(lp.id, s.id)]) for i, s in enumerate(m.systems)
-                   if (lp.id, s.id) in cells]
-        if not present:
-            continue
-        load_text = f"{lp.offered_rate:,g} requests/s offered"
-        section["spectrum"].append({"load": lp.id, **add(
-            f"spectrum-{lp.id}", "spectrum",
-            {"title": f"Latency by percentile at {load_text}",
-             "curves": [{"label": s.label, "color": color(i), "count": c["summary"]["count"],
-                         "points": c["spectrum"]} for i, s, c in present]},
-            f"Percentile spectrum at {load_text}: latency (ms) from p0 to the max, "
-            f"for {names}.")})
-        series = [(i, s, c["series"][0]) for i, s, c in present]  # first repetition over time
-        section["latency_over_time"].append({"load": lp.id, **add(
-            f"latency-{lp.id}", "latency_over_time",
-            {"title": f"Latency per interval at {load_text}",
-             "systems": [{"label": s.label, "color": color(i), "t_s": _step_times(rows),
-                          "p99_ms": _step_values(rows, "p99_ms"),
-                          "max_ms": _step_values(rows, "max_ms")} for i, s, rows in series],
-             # JFR's pauses of the first system that has them (one JVM per system)
-             "gc_pauses": next((c["gc_pauses"] for _, _, c in present if c.get("gc_pauses")),
-                               None)},
-            f"Latency over time at {load_text}: p99 and max per interval (ms) against "
-            f"seconds since the start of measurement, for {names}.")})
-        section["throughput_over_time"].append({"load": lp.id, **add(
-            f"throughput-{lp.id}", "throughput_over_time",
-            {"title": f"Throughput per interval at {load_text}", "offered_rate": lp.offered_rate,
-             "systems": [{"label": s.label, "color": color(i), "t_s": _step_times(rows),
-                          "achieved_rate": _step_values(rows, "achieved_rate")}
-                         for i, s, rows in series]},
-            f"Throughput over time at {load_text}: achieved requests/s per interval against "
-            f"the offered rate, for {names}.")})
-    return section, jobs
+def _spectrum_data(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
+    return {"title": f"Latency by percentile at {load_text(lp)}",
+            "curves": [{"label": s.label, "color": color(s.index), "count": c.stats.count,
+                        "points": c.spectrum} for s, c in present]}
+
+
+def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
+    # the first repetition over time; JFR's pauses of the first system that has them (one JVM
+    # per system)
+    return {"title": f"Latency per interval at {load_text(lp)}",
+            "systems": [{"label": s.label, "color": color(s.index),
+                         "t_s": _step_times(c.repetitions[0].series),
+                         "p99_ms": _step_values(c.repetitions[0].series, "p99_ms"),
+                         "max_ms": _step_values(c.repetitions[0].series, "max_ms")}
+                        for s, c in present],
+            "gc_pauses": next((c.gc_pauses for _, c in present if c.gc_pauses), None)}
+
+
+def _throughput_data(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
+    return {"title": f"Throughput per interval at {load_text(lp)}", "offered_rate": lp.offered_rate,
+            "systems": [{"label": s.label, "color": color(s.index),
+                         "t_s": _step_times(c.repetitions[0].series),
+                         "achieved_rate": _step_values(c.repetitions[0].series, "achieved_rate")}
+                        for s, c in present]}
+
+
+CHART_DATA = {"spectrum": _spectrum_data, "latency_over_time": _latency_data,
+              "throughput_over_time": _throughput_data}
 
 
 def _fit_legend_below(fig, ax) -> None:

@@ -16,7 +16,9 @@ from typing import Any
 import yaml
 
 from analysis.aggregate import rate_per_client
+from analysis.model import Cell, Run, Scenario
 from analysis.read.manifest import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS
+from analysis.write.chartset import chart_section
 from analysis.write.paths import report_url, series_csv_path, table_csv_path
 
 # Version 1: the first published shape (docs/data-format.md). Bump it, and say what changed
@@ -99,31 +101,29 @@ def labelled(block: dict[str, Any], labels: dict[str, str]) -> list[dict[str, An
 
 # --- the document ---------------------------------------------------------------------------
 
-def run_document(result: dict[str, Any]) -> dict[str, Any]:
+def run_document(run: Run) -> dict[str, Any]:
     """The `_data/runs/<id>.yml` document for one analysed run (see analyse.analyse_run)."""
-    m = result["manifest"]
-    run_id = m.run_id
+    scenario = run.scenario
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "id": run_id,
-        "title": m.title,
-        "date": m.date,
-        "description": m.description,
-        "tags": list(m.tags),
-        "url": report_url(run_id),
-        "manifest": result["manifest_path"],
-        "value_unit": m.value_unit,
-        "service_time_ms": m.service_time_ms,
-        "environment": labelled(m.environment, ENVIRONMENT_LABELS),
-        "load_generator": labelled(m.load_generator, LOAD_GENERATOR_LABELS),
+        "id": run.id,
+        "title": run.title,
+        "date": run.date,
+        "description": run.description,
+        "tags": list(run.tags),
+        "url": report_url(run.id),
+        "manifest": run.manifest_path,
+        "value_unit": run.value_unit,
+        "service_time_ms": scenario.service_time_ms,
+        "environment": labelled(run.environment, ENVIRONMENT_LABELS),
+        "load_generator": labelled(run.load_generator, LOAD_GENERATOR_LABELS),
     }
     systems = []
-    for s in m.systems:
-        summary = result["systems"][s.id]
+    for s in scenario.systems:
         entry = {"id": s.id, "label": s.label, "concurrency_limit": s.concurrency_limit,
-                 "predicted_ceiling_rps": r1(summary["predicted_ceiling_rps"]),
-                 "measured_peak_rps": r1(summary["measured_peak_rps"]),
-                 "peak_vs_predicted_pct": r1(summary["peak_vs_predicted_pct"])}
+                 "predicted_ceiling_rps": r1(s.predicted_ceiling_rps),
+                 "measured_peak_rps": r1(s.measured_peak_rps),
+                 "peak_vs_predicted_pct": r1(s.peak_vs_predicted_pct)}
         if s.description:
             entry["description"] = s.description
         systems.append(entry)
@@ -132,103 +132,98 @@ def run_document(result: dict[str, Any]) -> dict[str, Any]:
         {"id": lp.id, "offered_rate": lp.offered_rate, "clients": lp.clients,
          "rate_per_client": r3(rate_per_client(lp.offered_rate, lp.clients)),
          "duration_s": lp.duration_s, "label": load_label(lp.offered_rate, lp.clients)}
-        for lp in m.load_points]
-    doc["cells"] = [_cell_entry(run_id, c) for c in result["cells"]]
-    if result.get("missing"):
-        doc["missing"] = [{"load": x["load"], "system": x["system"], "file": x["file"]}
-                          for x in result["missing"]]
-    jvm_table = _jvm_table(m, result)
+        for lp in scenario.load_points]
+    doc["cells"] = [_cell_entry(run.id, c) for c in scenario.measured()]
+    if scenario.missing:
+        doc["missing"] = [{"load": x.load, "system": x.system, "file": x.file}
+                          for x in scenario.missing]
+    jvm_table = _jvm_table(scenario)
     if jvm_table:
         doc["jvm_table"] = jvm_table
-    hotspots = _jvm_hotspots(m, result)
+    hotspots = _jvm_hotspots(run)
     if hotspots:
         doc["jvm_hotspots"] = hotspots
-    doc["table"] = _table(m, result)
-    doc["charts"] = result["charts"]
+    doc["table"] = _table(run)
+    doc["charts"] = chart_section(run)
     return doc
 
 
-def _cell_entry(run_id: str, c: dict[str, Any]) -> dict[str, Any]:
-    s = c["summary"]
-    entry: dict[str, Any] = {"load": c["load"], "system": c["system"], "count": s["count"],
-                             "achieved_rate": r3(s["achieved_rate"]), "saturated": s["saturated"]}
+def _cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
+    entry: dict[str, Any] = {"load": c.load, "system": c.system, "count": c.stats.count,
+                             "achieved_rate": r3(c.achieved_rate),
+                             "saturated": c.saturation.saturated}
     for key in LATENCY_KEYS:
-        entry[key] = r3(s[key])
-    entry["low_sample"] = list(s["low_sample"])
-    for key in ("sent", "errors", "timeouts", "drops"):
-        if key in s:
-            entry[key] = s[key]
-    if "drop_pct" in s:
-        entry["drop_pct"] = r1(s["drop_pct"])
-    entry["repetitions"] = s["repetitions"]
-    for key in ("p99_ms_min", "p99_ms_median", "p99_ms_max"):
-        if key in s:
-            entry[key] = r3(s[key])
-    for key in ("achieved_rate_min", "achieved_rate_median", "achieved_rate_max"):
-        if key in s:
-            entry[key] = r3(s[key])
-    little = c.get("littles_law")
-    if little:
-        entry["in_flight"] = r3(little["in_flight"])
-        if "cap" in little:
-            entry["in_flight_cap"] = little["cap"]
-            entry["in_flight_consistent"] = little["consistent"]
-    entry["source"] = c["sources"][0]
-    if len(c["sources"]) > 1:
-        entry["sources"] = list(c["sources"])
-    entry["intervals_csv"] = series_csv_path(run_id, c["system"], c["load"])
-    if c.get("jvm") is not None:
-        entry["jvm"] = c["jvm"]
+        entry[key] = r3(c.stats.value(key))
+    entry["low_sample"] = list(c.low_sample)
+    for key, value in (("sent", c.accounting.sent), ("errors", c.accounting.errors),
+                       ("timeouts", c.accounting.timed_out), ("drops", c.drops)):
+        if value is not None:
+            entry[key] = value
+    if c.drop_pct is not None:
+        entry["drop_pct"] = r1(c.drop_pct)
+    entry["repetitions"] = len(c.repetitions)
+    for stat, spread in c.spread.items():
+        for which in ("min", "median", "max"):
+            entry[f"{stat}_{which}"] = r3(getattr(spread, which))
+    if c.in_flight:
+        entry["in_flight"] = r3(c.in_flight.littles_law)
+        if c.in_flight.cap is not None:
+            entry["in_flight_cap"] = c.in_flight.cap
+            entry["in_flight_consistent"] = c.in_flight.consistent
+    entry["source"] = c.sources[0]
+    if len(c.sources) > 1:
+        entry["sources"] = list(c.sources)
+    entry["intervals_csv"] = series_csv_path(run_id, c.system, c.load)
+    if c.jvm is not None:
+        entry["jvm"] = {**c.jvm.summary, "source": c.jvm.source}
     return entry
 
 
-def _table(m, result) -> dict[str, Any]:
-    by_key = {(c["load"], c["system"]): c for c in result["cells"]}
+def _table(run: Run) -> dict[str, Any]:
+    scenario = run.scenario
     rows = []
-    for lp in m.load_points:
+    for lp, row in scenario.grid():
         cells = []
-        for s in m.systems:
-            c = by_key.get((lp.id, s.id))
+        for s, c in row:
             if c is None:
                 cells.append({"system": s.id, "latency": "no data", "achieved": "–", "count": "–",
                               "drops": "–", "mean": "–", "in_flight": "–", "saturated": False,
                               "missing": True, "source": None})
                 continue
-            st = c["summary"]
-            latency = " / ".join(fmt_ms(st[k]) for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms"))
+            latency = " / ".join(fmt_ms(c.stats.value(k))
+                                 for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms"))
             drops = "–"
-            if "drops" in st:
-                drops = f"{st['drops']:,}"
-                if st["drops"]:
-                    drops += f" ({st['drop_pct']:.1f} %)"
-            little = c.get("littles_law") or {}
-            cells.append({"system": s.id, "latency": latency, "achieved": fmt_rate(st["achieved_rate"]),
-                          "count": f"{st['count']:,}", "drops": drops,
-                          "mean": fmt_ms(st.get("mean_ms")),
-                          "in_flight": fmt_ms(little.get("in_flight")),
-                          "saturated": st["saturated"], "source": c["sources"][0]})
+            if c.drops is not None:
+                drops = f"{c.drops:,}"
+                if c.drops:
+                    drops += f" ({c.drop_pct:.1f} %)"
+            cells.append({"system": s.id, "latency": latency, "achieved": fmt_rate(c.achieved_rate),
+                          "count": f"{c.stats.count:,}", "drops": drops,
+                          "mean": fmt_ms(c.stats.mean_ms),
+                          "in_flight": fmt_ms(c.in_flight.littles_law if c.in_flight else None),
+                          "saturated": c.saturation.saturated, "source": c.sources[0]})
         rows.append({"load": lp.id, "offered": fmt_number(lp.offered_rate),
                      "clients_x_rate": load_label(lp.offered_rate, lp.clients), "cells": cells})
-    names = ", ".join(s.label for s in m.systems)
+    names = ", ".join(s.label for s in scenario.systems)
     return {
         "caption": (f"Latency in ms as p50 / p95 / p99 / max per offered load (requests/s), "
                     f"with achieved rate, sample count and drops: {names}. "
                     f"Saturated rows (achieved < 90 % of offered) describe a queue."),
-        "csv": table_csv_path(m.run_id),
-        "systems": [{"id": s.id, "label": s.label} for s in m.systems],
+        "csv": table_csv_path(run.id),
+        "systems": [{"id": s.id, "label": s.label} for s in scenario.systems],
         "rows": rows,
     }
 
 
-def _jvm_table(m, result) -> dict[str, Any] | None:
+def _jvm_table(scenario: Scenario) -> dict[str, Any] | None:
     """One row per cell with a JFR summary: scalar numbers found under its top-level sections
     (gc, cpu, allocation, ...), flattened to columns like `gc.pause_max_ms`."""
     rows = []
     columns: list[str] = []
-    for c in result["cells"]:
-        jvm = c.get("jvm")
-        if not isinstance(jvm, dict):
+    for c in scenario.measured():
+        if c.jvm is None:
             continue
+        jvm = c.jvm.summary
         values = {}
         for section in JVM_TABLE_SECTIONS:
             block = jvm.get(section)
@@ -243,7 +238,7 @@ def _jvm_table(m, result) -> dict[str, Any] | None:
         for k in values:
             if k not in columns:
                 columns.append(k)
-        rows.append({"load": c["load"], "system": c["system"], "values": values})
+        rows.append({"load": c.load, "system": c.system, "values": values})
     if not rows:
         return None
     columns.sort()
@@ -252,19 +247,19 @@ def _jvm_table(m, result) -> dict[str, Any] | None:
                       "values": [r["values"].get(k) for k in columns]} for r in rows]}
 
 
-def _jvm_hotspots(m, result) -> dict[str, Any] | None:
+def _jvm_hotspots(run: Run) -> dict[str, Any] | None:
     """Where each system's JVM spent its samples, shaped for printing: per system, per load
     point the top hot methods by self time and, when the manifest gives `jfr_attribution`,
     the share of samples per label. Percentages are of the samples with a readable stack."""
-    by_key = {(c["load"], c["system"]): c for c in result["cells"]}
-    with_labels = bool(m.jfr_attribution)
+    scenario = run.scenario
+    with_labels = bool(run.jfr_attribution)
     labels: list[str] = []
     systems = []
-    for s in m.systems:
+    for s in scenario.systems:
         loads = []
-        for lp in m.load_points:
-            c = by_key.get((lp.id, s.id))
-            jvm = c.get("jvm") if c else None
+        for lp in scenario.load_points:
+            c = scenario.cell(lp.id, s.id)
+            jvm = c.jvm.summary if c and c.jvm else None
             if not isinstance(jvm, dict) or not isinstance(jvm.get("hot_methods"), list):
                 continue
             smp = jvm.get("samples") or {}
@@ -378,17 +373,19 @@ def series_csv(series_by_repetition: list[list[dict[str, Any]]]) -> str:
     return _csv_text(SERIES_COLUMNS, rows)
 
 
-def table_csv(doc: dict[str, Any]) -> str:
-    """The load-curve table as CSV: one line per (load point, system), numbers unrounded by
-    display formatting (those in the data file, ms)."""
+def table_csv(run: Run) -> str:
+    """The load-curve table as CSV: one line per (load point, system), with the numbers of the
+    data file (ms, rounded as there), not the display text."""
     header = ["load", "offered_rate", "clients", "system", "count", "achieved_rate", "saturated",
               *LATENCY_KEYS, "sent", "errors", "timeouts", "drops", "repetitions", "source"]
-    offered = {lp["id"]: lp for lp in doc["load_points"]}
     rows = []
-    for c in doc["cells"]:
-        lp = offered[c["load"]]
-        rows.append([c["load"], lp["offered_rate"], lp["clients"], c["system"], c["count"],
-                     c["achieved_rate"], str(c["saturated"]).lower(),
-                     *[c[k] for k in LATENCY_KEYS], c.get("sent"), c.get("errors"),
-                     c.get("timeouts"), c.get("drops"), c["repetitions"], c["source"]])
+    for lp, row in run.scenario.grid():
+        for _, c in row:
+            if c is None:
+                continue
+            rows.append([c.load, lp.offered_rate, lp.clients, c.system, c.stats.count,
+                         r3(c.achieved_rate), str(c.saturation.saturated).lower(),
+                         *[r3(c.stats.value(k)) for k in LATENCY_KEYS], c.accounting.sent,
+                         c.accounting.errors, c.accounting.timed_out, c.drops,
+                         len(c.repetitions), c.sources[0]])
     return _csv_text(header, rows)
