@@ -13,10 +13,8 @@ from typing import Any, Iterable, Sequence
 from analysis.model import (Accounting, Cell, InFlight, LatencyStats, LoadPoint, Missing, Percentile,
                             Repetition, Run, Saturation, Scenario, Spread, System)
 from analysis.read.manifest import UNITS_PER_MS
+from analysis.vocabulary import PERCENTILES, SERIES_PERCENTILES
 
-# (name used in the data, percentile)
-PERCENTILES: tuple[tuple[str, float], ...] = (
-    ("p50", 50.0), ("p90", 90.0), ("p95", 95.0), ("p99", 99.0), ("p999", 99.9))
 # A row whose achieved rate is below this share of the offered rate is saturated: its
 # latencies describe a queue, not the service.
 SATURATION_SHARE = 0.9
@@ -33,7 +31,7 @@ def histogram_stats(h, value_unit: str) -> LatencyStats:
     count = int(h.total_count)
     empty = count == 0
     percentiles = {name: Percentile(None if empty else to_ms(h.value_at_percentile(p), value_unit))
-                   for name, p in PERCENTILES}
+                   for name, p, _ in PERCENTILES}
     return LatencyStats(count=count, percentiles=percentiles,
                         max_ms=None if empty else to_ms(h.max, value_unit),
                         mean_ms=None if empty else to_ms(h.mean, value_unit),
@@ -43,7 +41,7 @@ def histogram_stats(h, value_unit: str) -> LatencyStats:
 def low_sample_percentiles(count: int) -> list[str]:
     """Percentiles that rest on fewer than LOW_SAMPLE_BEYOND samples beyond them."""
     # rounded: 100 - 99.9 is 0.0999999... in binary, and 10,000 samples leave exactly 10
-    return [name for name, p in PERCENTILES
+    return [name for name, p, _ in PERCENTILES
             if round(count * (100.0 - p) / 100.0, 6) < LOW_SAMPLE_BEYOND]
 
 
@@ -160,8 +158,8 @@ def interval_series(intervals: Iterable, value_unit: str) -> list[dict[str, Any]
             "length_s": iv.length_s,
             "count": count,
             "achieved_rate": count / iv.length_s if iv.length_s > 0 else None,
-            "p50_ms": None if empty else to_ms(h.value_at_percentile(50.0), value_unit),
-            "p99_ms": None if empty else to_ms(h.value_at_percentile(99.0), value_unit),
+            **{f"{name}_ms": None if empty else to_ms(h.value_at_percentile(p), value_unit)
+               for name, p in SERIES_PERCENTILES},
             "max_ms": None if empty else to_ms(h.max, value_unit),
         })
     return rows

@@ -14,7 +14,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from analysis import vocabulary
 from analysis.write import datafiles
+from analysis.write.yaml_text import dump_yaml
 from analysis.model import (Accounting, Cell, InFlight, Jvm, LatencyStats, LoadPoint, Missing,
                             Percentile, Repetition, Run, Saturation, Scenario, System)
 
@@ -23,22 +25,22 @@ from analysis.model import (Accounting, Cell, InFlight, Jvm, LatencyStats, LoadP
     (None, "–"), (0.1234, "0.123"), (1.234, "1.23"), (12.34, "12.3"), (201.327, "201"),
     (2500.4, "2,500")])
 def test_fmt_ms(value, text):
-    assert datafiles.fmt_ms(value) == text
+    assert vocabulary.fmt_ms(value) == text
 
 
 @pytest.mark.parametrize("rate,clients,label", [
     (25, 5, "5 × 5/s"), (2500, 200, "200 × 12.5/s"), (100, None, "100/s"), (1000, 3, "3 × 333.333/s")])
 def test_load_label(rate, clients, label):
-    assert datafiles.load_label(rate, clients) == label
+    assert vocabulary.load_label(rate, clients) == label
 
 
 def test_rounding_has_no_negative_zero():
-    assert datafiles.r3(-0.0001) == 0.0 and str(datafiles.r3(-0.0001)) == "0.0"
-    assert datafiles.r3(1.23456) == 1.235 and datafiles.r3(None) is None
+    assert vocabulary.r3(-0.0001) == 0.0 and str(vocabulary.r3(-0.0001)) == "0.0"
+    assert vocabulary.r3(1.23456) == 1.235 and vocabulary.r3(None) is None
 
 
 def test_labelled_keeps_contract_order_and_only_given_keys():
-    out = datafiles.labelled({"gc": "G1", "cpu": "EPYC", "smt": False},
+    out = vocabulary.labelled({"gc": "G1", "cpu": "EPYC", "smt": False},
                              {"cpu": "CPU", "smt": "SMT", "gc": "GC", "heap": "Heap"})
     assert out == [{"key": "cpu", "label": "CPU", "value": "EPYC"},
                    {"key": "smt", "label": "SMT", "value": "no"},
@@ -46,7 +48,7 @@ def test_labelled_keeps_contract_order_and_only_given_keys():
 
 
 def test_dump_yaml_keeps_order_and_writes_null():
-    text = datafiles.dump_yaml({"schema_version": 1, "b": None, "a": float("nan"), "list": [1]})
+    text = dump_yaml({"schema_version": 1, "b": None, "a": float("nan"), "list": [1]})
     assert text == "schema_version: 1\nb: null\na: null\nlist:\n- 1\n"
 
 
@@ -54,7 +56,7 @@ def test_dump_yaml_keeps_order_and_writes_null():
 @given(st.text())
 def test_any_string_round_trips_as_data(title):
     doc = {"title": title, "tags": [title], "nested": {"label": title}}
-    assert yaml.safe_load(datafiles.dump_yaml(doc)) == doc
+    assert yaml.safe_load(dump_yaml(doc)) == doc
 
 
 def stats(count, **values):
@@ -95,32 +97,44 @@ def test_run_document_follows_the_contract(tmp_path):
     doc = datafiles.run_document(result(tmp_path))
     assert list(doc) == ["schema_version", "id", "title", "date", "description", "tags", "url",
                          "manifest", "value_unit", "service_time_ms", "environment",
-                         "load_generator", "systems", "load_points", "cells", "missing",
-                         "jvm_table", "table", "charts"]
-    assert doc["url"] == "/reports/demo/"
+                         "load_generator", "systems", "load_points", "cells", "stat",
+                         "load_curve_table", "ceiling", "methodology", "jvm_table", "charts"]
+    assert doc["schema_version"] == 2 and doc["url"] == "/reports/demo/"
     assert doc["load_generator"][0]["value"] == "open loop (latency from intended send time)"
     assert doc["load_generator"][1]["value"] == "15 s"
     assert doc["load_points"][0] == {"id": "r25", "offered_rate": 25, "clients": 5,
                                      "rate_per_client": 5.0, "duration_s": 30, "label": "5 × 5/s"}
-    cell = doc["cells"][0]
+    assert list(doc["cells"]) == ["r25", "r50"] and list(doc["cells"]["r50"]) == ["pool"]
+    cell = doc["cells"]["r25"]["pool"]
     assert cell["p50_ms"] == 201.327 and cell["drop_pct"] == 1.3 and cell["drops"] == 10
+    assert cell["p50_text"] == "201" and cell["drops_text"] == "10 (1.3 %)"
     assert cell["in_flight"] == 5.038 and cell["in_flight_consistent"] is True
-    assert cell["intervals_csv"] == "assets/data/demo/pool-r25.csv"
-    assert "jvm" not in cell and doc["cells"][1]["jvm"]["gc"]["count"] == 3
-    row = doc["table"]["rows"][0]
-    assert row["clients_x_rate"] == "5 × 5/s"
-    assert row["cells"][0]["latency"] == "201 / 203 / 205 / 210"
-    assert row["cells"][0]["drops"] == "10 (1.3 %)"
-    assert row["cells"][1]["missing"] is True
-    assert doc["table"]["rows"][1]["cells"][0]["saturated"] is True
-    assert doc["jvm_table"] == {"columns": ["cpu.machine", "gc.count", "gc.pause_max_ms"],
-                                "rows": [{"load": "r50", "system": "pool",
-                                          "values": [0.5, 3, 12.5]}]}
+    assert cell["intervals_csv"] == "assets/data/demo/pool-r25.csv" and cell["kind"] == "load"
+    assert "jvm" not in cell and doc["cells"]["r50"]["pool"]["jvm"]["gc"]["count"] == 3
+    table = doc["load_curve_table"]
+    row = table["rows"][0]
+    assert row["clients_x_rate"] == "5 × 5/s" and table["latency_header"] == "p50 / p95 / p99 / max"
+    assert [x["text"] for x in row["cells"][0]["latency"]] == ["201", "203", "205", "210"]
+    assert row["cells"][0]["drops_text"] == "10 (1.3 %)"
+    assert row["cells"][1]["missing"] is True and row["saturated"] is False
+    assert table["rows"][1]["cells"][0]["saturated"] is True and table["rows"][1]["saturated"]
+    assert table["missing"] == [{"load": "r25", "system": "virt",
+                                 "file": "runs/demo/virt/r25.hlog"}]
+    assert doc["ceiling"]["rows"][0]["predicted_text"] == "100.0 req/s"
+    assert doc["ceiling"]["rows"][1]["workers_text"] == "no limit"
+    assert doc["ceiling"]["rows"][1]["vs_text"] == "–"
+    assert doc["methodology"] == {"value_unit_text": "µs", "latency_unit": "ms",
+                                  "shared_host": None}
+    (jvm_row,) = doc["jvm_table"]["rows"]
+    assert (jvm_row["label"], jvm_row["offered_text"], jvm_row["gc_pauses_text"],
+            jvm_row["safepoints_text"]) == ("Pool", "50 req/s", "3", "–")
+    assert doc["stat"]["systems"]["virt"]["label"] == "Virtual"
+    assert doc["stat"]["settings"]["load_generator"]["timeout_s"] == "15 s"
 
 
 def test_run_document_is_deterministic(tmp_path):
-    a = datafiles.dump_yaml(datafiles.run_document(result(tmp_path)))
-    b = datafiles.dump_yaml(datafiles.run_document(result(tmp_path)))
+    a = dump_yaml(datafiles.run_document(result(tmp_path)))
+    b = dump_yaml(datafiles.run_document(result(tmp_path)))
     assert a == b and yaml.safe_load(a)["schema_version"] == datafiles.SCHEMA_VERSION
 
 
@@ -131,7 +145,7 @@ def test_series_csv_full_precision_with_repetitions():
              "p99_ms": None, "max_ms": None}]
     text = datafiles.series_csv([rows, rows[:1]])
     parsed = list(csv.reader(io.StringIO(text)))
-    assert parsed[0] == list(datafiles.SERIES_COLUMNS)
+    assert parsed[0] == list(vocabulary.SERIES_COLUMNS)
     assert parsed[1] == ["1", "0.0", "1.0", "3", "3.0", "0.1234567", "0.5", "0.75"]
     assert parsed[2][5:] == ["", "", ""]
     assert parsed[3][0] == "2" and len(parsed) == 4
@@ -186,9 +200,10 @@ def hotspot_result(tmp_path, attribution=True):
 def test_jvm_hotspots_are_shaped_for_printing(tmp_path):
     doc = datafiles.run_document(hotspot_result(tmp_path))
     keys = list(doc)
-    assert keys.index("jvm_table") + 1 == keys.index("jvm_hotspots") == keys.index("table") - 1
+    assert keys.index("jvm_table") + 1 == keys.index("jvm_hotspots") == keys.index("charts") - 1
     hs = doc["jvm_hotspots"]
     assert hs["attribution_labels"] == ["app <b>", "other"] and hs["attribution_caption"]
+    assert hs["attribution_colspan"] == 4
     pool, virt = hs["systems"]
     assert (pool["system"], pool["label"], virt["system"]) == ("pool", "Pool", "virt")
     assert "Pool" in pool["methods_caption"] and "top 5" in pool["methods_caption"]
@@ -202,7 +217,7 @@ def test_jvm_hotspots_are_shaped_for_printing(tmp_path):
     (r50,) = virt["loads"]
     assert r50["methods"] == [] and r50["samples"] == "0"
     assert [a["pct"] for a in r50["attribution"]] == ["–", "–"]
-    text = datafiles.dump_yaml(doc)
+    text = dump_yaml(doc)
     assert yaml.safe_load(text)["jvm_hotspots"] == hs
 
 
@@ -219,17 +234,18 @@ def test_table_cells_carry_mean_and_in_flight_as_prose_prints_them(tmp_path):
     pool_r25 = res.scenario.cells[("r25", "pool")]
     pool_r25.stats.mean_ms = 5842.689
     pool_r25.in_flight.littles_law = 1175.521
-    rows = datafiles.run_document(res)["table"]["rows"]
-    assert rows[0]["cells"][0]["mean"] == "5,843" and rows[0]["cells"][0]["in_flight"] == "1,176"
-    assert rows[1]["cells"][0]["mean"] == "202" and rows[1]["cells"][0]["in_flight"] == "–"
-    assert rows[0]["cells"][1]["mean"] == "–" and rows[0]["cells"][1]["in_flight"] == "–"
+    cells = datafiles.run_document(res)["cells"]
+    r25, r50 = cells["r25"]["pool"], cells["r50"]["pool"]
+    assert r25["mean_text"] == "5,843" and r25["in_flight_text"] == "1,176"
+    assert r50["mean_text"] == "202" and r50["in_flight_text"] == "–"
+    assert "virt" not in cells["r25"]      # no log: no cell (the table says "no data")
 
 
 NUMBER_LIKE = ["1,180", "1,234.5", "0,5", "12.3", "25", "1_000", "-3", ".5", "0x1f", "0b101"]
 
 
 def test_strings_ruby_would_read_as_numbers_are_quoted():
-    text = datafiles.dump_yaml({"v": NUMBER_LIKE, "plain": ["5,845 / 8,552", "12 (1.6 %)", "r25"]})
+    text = dump_yaml({"v": NUMBER_LIKE, "plain": ["5,845 / 8,552", "12 (1.6 %)", "r25"]})
     for value in NUMBER_LIKE:
         assert f"- '{value}'\n" in text, value
     assert "- 5,845 / 8,552\n" in text          # not a number to anyone: left plain
@@ -241,6 +257,6 @@ def test_jekylls_yaml_reader_gets_the_strings_back():
     doc = {"v": NUMBER_LIKE + ["5,845 / 8,552", "1,218 (50.8 %)", "–", "2026-11-22"]}
     out = subprocess.run(["ruby", "-ryaml", "-rjson", "-e",
                           "puts JSON.generate(YAML.safe_load(STDIN.read))"],
-                         input=datafiles.dump_yaml(doc), capture_output=True, text=True,
+                         input=dump_yaml(doc), capture_output=True, text=True,
                          timeout=60, check=True)
     assert json.loads(out.stdout) == doc

@@ -182,7 +182,7 @@ def test_table_shows_what_qualifies_each_number(site):
     law, come with errors and timeouts, or vary across repetitions (the pool's saturated rows;
     the fixture injection run's cell has all the rest)."""
     data = yaml.safe_load((site.parent / "src/_data/runs/pool-vs-virtual.yml").read_text())
-    saturated = sum(c["saturated"] for row in data["table"]["rows"] for c in row["cells"])
+    saturated = sum(c["saturated"] for row in data["load_curve_table"]["rows"] for c in row["cells"])
     curve = (site / "reports/pool-vs-virtual/index.html").read_text()
     assert curve.count('<br><span class="flag">saturated</span>') == saturated > 0
     suspect = (site / "reports/injection/index.html").read_text()
@@ -230,11 +230,10 @@ def test_hotspot_strings_are_escaped_and_no_data_renders_nothing(site):
 def test_post_prints_formatted_mean_and_in_flight(site):
     """The post's Little's-law sentence prints the analysis's text ("5,843"), not raw data."""
     data = yaml.safe_load((site.parent / "src/_data/runs/pool-vs-virtual.yml").read_text())
-    row = next(r for r in data["table"]["rows"] if r["load"] == "r200")
-    cell = next(c for c in row["cells"] if c["system"] == "pool20")
+    cell = data["cells"]["r200"]["pool20"]
     html = (site / "2026/11/22/thread-pool-vs-virtual-threads/index.html").read_text()
     text = " ".join(" ".join(parse(html).text).split())
-    assert f"a mean of {cell['mean']} ms, on average {cell['in_flight']} requests" in text
+    assert f"a mean of {cell['mean_text']} ms, on average {cell['in_flight_text']} requests" in text
 
 
 def feed(site: Path, rel: str = "feed.xml"):

@@ -28,6 +28,7 @@ def _fail(run_id: str, exc: BaseException) -> dict[str, Any]:
 def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]:
     """Validate, analyse and write one run's data files and page; return its chart jobs."""
     from analysis.write import charts, datafiles, pages, paths
+    from analysis.write.yaml_text import dump_yaml
     from analysis.analyse import analyse_run
     from analysis.read.manifest import load_manifest
 
@@ -49,7 +50,7 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
             write(paths.series_csv_path(run_id, c.system, c.load),
                   datafiles.series_csv([r.series for r in c.repetitions]))
         write(paths.table_csv_path(run_id), datafiles.table_csv(run))
-        write(paths.data_path(run_id), datafiles.dump_yaml(doc))
+        write(paths.data_path(run_id), dump_yaml(doc))
         outputs.append(pages.write_report(site, run))
         for job in jobs:
             outputs += [job["svg"], job["png"]]

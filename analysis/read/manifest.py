@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from analysis.errors import ManifestError
+from analysis.vocabulary import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS
 from analysis.read.checks import (ID_RE, Loader, Problems, check_relpath, date_at, ident_at,  # noqa: F401
                                   line_index, list_at, number_at, relpath_at, scalar_map_at, show,
                                   string_at, unknown_keys)
@@ -29,16 +30,6 @@ TOP_KEYS = {"schema_version", "title", "date", "description", "tags", "value_uni
             "jfr_attribution", "cells"}
 SYSTEM_KEYS = {"id", "label", "concurrency_limit", "description"}
 LOAD_KEYS = {"id", "offered_rate", "clients", "duration_s"}
-# environment/load_generator: key -> label shown in the methodology, in display order
-ENVIRONMENT_LABELS = {
-    "cpu": "CPU", "cores": "Cores", "smt": "SMT", "memory": "Memory", "os": "OS",
-    "kernel": "Kernel", "jdk": "JDK", "jvm_flags": "JVM flags", "gc": "GC", "heap": "Heap",
-    "shared_host": "Generator and server on one host",
-}
-LOAD_GENERATOR_LABELS = {
-    "name": "Load generator", "model": "Load model", "timeout_s": "Timeout",
-    "warmup_s": "Warm-up", "connections": "Connections",
-}
 JFR_ATTRIBUTION_KEYS = {"pattern", "label"}
 CELL_KEYS = {"system", "load", "hlog", "tag", "jfr", "sent", "errors", "timeouts", "repetition"}
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.model import LoadPoint, Run
+from analysis.vocabulary import CHART_TITLES, load_label, plain
 from analysis.write.paths import chart_path
 
 
@@ -54,13 +55,23 @@ def chart_set(run: Run) -> list[Chart]:
     return charts
 
 
+def caption(kind: str, lp: LoadPoint) -> str:
+    """'Percentile spectrum at 25 req/s offered (5 × 5/s)': the caption under a chart of one
+    load point (the clients × rate only when the run gave clients)."""
+    text = f"{CHART_TITLES[kind]} at {plain(lp.offered_rate)} req/s offered"
+    return text + (f" ({load_label(lp.offered_rate, lp.clients)})" if lp.clients else "")
+
+
 def chart_section(run: Run) -> dict[str, Any]:
-    """The data file's `charts:` block: the load curve, and per kind a list by load point."""
+    """The data file's `charts:` block: the load curve, per kind a list by load point (each
+    with its caption), and the spectra again keyed by load point (percentile-plot.html)."""
     section: dict[str, Any] = {"spectrum": [], "latency_over_time": [], "throughput_over_time": []}
     for chart in chart_set(run):
         entry = {**chart.files(run.id), "alt": chart.alt}
         if chart.load is None:
             section[chart.kind] = entry
         else:
-            section[chart.kind].append({"load": chart.load.id, **entry})
-    return {"load_curve": section.pop("load_curve"), **section}
+            section[chart.kind].append({"load": chart.load.id, **entry,
+                                        "caption": caption(chart.kind, chart.load)})
+    by_load = {e["load"]: dict(e) for e in section["spectrum"]}
+    return {"load_curve": section.pop("load_curve"), **section, "spectrum_by_load": by_load}

@@ -15,7 +15,7 @@ import yaml
 
 from analysis import atomic
 from analysis.model import Run
-from analysis.write.datafiles import dump_yaml
+from analysis.write.yaml_text import dump_yaml
 from analysis.write.paths import REPORTS_DIR, chart_path, report_path
 
 GENERATOR = "loadcurve"

@@ -10,8 +10,8 @@ import jinja2
 
 from analysis.aggregate import rate_per_client
 from analysis.model import Run
-from analysis.read.manifest import ENVIRONMENT_LABELS
-from analysis.write.datafiles import dump_yaml, fmt_number, labelled
+from analysis.vocabulary import ENVIRONMENT_LABELS, fmt_number, labelled
+from analysis.write.yaml_text import dump_yaml
 from analysis.write.paths import chart_path
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"

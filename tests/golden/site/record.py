@@ -74,7 +74,8 @@ def expected_cell(stats: dict) -> dict:
 
 def check_against_java(doc: dict, expected: dict) -> list[str]:
     problems = []
-    cells = {f"{c['load']}/{c['system']}": c for c in doc["cells"]}
+    cells = {f"{load}/{system}": c for load, by_system in doc["cells"].items()
+             for system, c in by_system.items()}
     if sorted(cells) != sorted(expected):
         problems.append(f"cells {sorted(cells)} != {sorted(expected)}")
     for key, want in expected.items():
