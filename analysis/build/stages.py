@@ -39,7 +39,7 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
         check_regular_inputs(manifest, site)
         run = analyse_run(manifest, site)
         jobs = charts.chart_plan(run)
-        doc = datafiles.run_document(run)
+        doc = datafiles.run_document(run, charts.pixel_sizes(jobs))
         outputs = []
 
         def write(rel: str, text: str) -> None:

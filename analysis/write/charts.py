@@ -197,6 +197,27 @@ CHART_DATA = {"spectrum": _spectrum_data, "latency_over_time": _latency_data,
               "throughput_over_time": _throughput_data}
 
 
+def pixel_sizes(jobs: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """Each job's PNG size in pixels by its png path (the <img> width and height). A chart
+    with the legend below grows with its legend (_fit_legend_below), so its artists are made,
+    but not drawn, on this process's reused figure to find out."""
+    sizes = {}
+    for job in jobs:
+        if job["kind"] in LEGEND_BELOW_KINDS:
+            fig, ax = _reused_figure(True)
+            try:
+                draw_chart(fig, ax, job)
+            except BaseException:
+                _REUSED.pop(True, None)
+                raise
+            width_in, height_in = fig.get_size_inches()
+        else:
+            width_in, height_in = FIGSIZE_IN
+        # as the Agg canvas rounds the figure to whole pixels
+        sizes[job["png"]] = (int(round(width_in * PNG_DPI)), int(round(height_in * PNG_DPI)))
+    return sizes
+
+
 def _fit_legend_below(fig, ax) -> None:
     """Grow the figure so a legend under the axes keeps every row (many systems, long labels)
     while the plot area stays the same size."""

@@ -62,12 +62,15 @@ def caption(kind: str, lp: LoadPoint) -> str:
     return text + (f" ({load_label(lp.offered_rate, lp.clients)})" if lp.clients else "")
 
 
-def chart_section(run: Run) -> dict[str, Any]:
+def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
     """The data file's `charts:` block: the load curve, per kind a list by load point (each
-    with its caption), and the spectra again keyed by load point (percentile-plot.html)."""
+    with its caption), and the spectra again keyed by load point (percentile-plot.html).
+    `sizes` (charts.pixel_sizes: png path -> pixels) gives each entry its width and height."""
     section: dict[str, Any] = {"spectrum": [], "latency_over_time": [], "throughput_over_time": []}
     for chart in chart_set(run):
         entry = {**chart.files(run.id), "alt": chart.alt}
+        if sizes and entry["png"] in sizes:
+            entry["width"], entry["height"] = sizes[entry["png"]]
         if chart.load is None:
             section[chart.kind] = entry
         else:

@@ -29,8 +29,9 @@ from analysis.write.paths import report_url, series_csv_path
 SCHEMA_VERSION = 2
 
 
-def run_document(run: Run) -> dict[str, Any]:
-    """The `_data/runs/<id>.yml` document for one analysed run (see analyse.analyse_run)."""
+def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
+    """The `_data/runs/<id>.yml` document for one analysed run (see analyse.analyse_run);
+    `chart_sizes` are the charts' pixel sizes (charts.pixel_sizes)."""
     scenario = run.scenario
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -76,7 +77,7 @@ def run_document(run: Run) -> dict[str, Any]:
                         ("jvm_hotspots", views.jvm_hotspots(run))):
         if block:
             doc[name] = block
-    doc["charts"] = chart_section(run)
+    doc["charts"] = chart_section(run, chart_sizes)
     return doc
 
 

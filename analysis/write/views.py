@@ -10,8 +10,9 @@ from typing import Any
 
 from analysis.model import Cell, Run, System
 from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_UNIT, PERCENTILES, RATE_UNIT,
-                                 TABLE_LATENCY, UNIT_TEXT, display_value, fmt_count, fmt_ms, fmt_number, fmt_pct,
-                                 fmt_rate, labelled, load_label, plain, r1, r3)
+                                 TABLE_LATENCY, UNIT_TEXT, display_value, fmt_count, fmt_ms,
+                                 fmt_number, fmt_pct, fmt_rate, labelled, load_label, plain, r1,
+                                 r3)
 from analysis.write.paths import table_csv_path
 
 # Rows per (system, load point) in the printed hot-methods table (the cell's `jvm` holds as many)
@@ -83,6 +84,7 @@ def load_curve_table(run: Run) -> dict[str, Any]:
                      "cells": [_table_cell(s, c) for s, c in row]})
     names = ", ".join(s.label for s in scenario.systems)
     return {
+        "caption_id": f"load-curve-{run.id}",
         "caption": (f"Latency in ms as {latency_header()} per offered load (requests/s), "
                     f"with achieved rate, sample count and drops: {names}. "
                     f"Saturated rows (achieved < 90 % of offered) describe a queue."),
@@ -111,7 +113,7 @@ def ceiling(run: Run) -> dict[str, Any]:
             "predicted_text": f"{plain(predicted)} {RATE_UNIT}" if predicted else "none predicted",
             "measured_peak_rps": peak, "measured_text": f"{plain(peak)} {RATE_UNIT}",
             "peak_vs_predicted_pct": vs, "vs_text": f"{plain(vs)} %" if vs is not None else "–"})
-    return {"service_time_ms": service,
+    return {"caption_id": f"ceiling-{run.id}", "service_time_ms": service,
             "service_time_text": f"{plain(service)} ms" if service else "not given",
             "rows": rows}
 
@@ -141,7 +143,7 @@ def jvm_table(run: Run) -> dict[str, Any] | None:
         return None
     shared = next((e for e in labelled(run.environment, ENVIRONMENT_LABELS)
                    if e["key"] == "shared_host"), None)
-    return {"rows": rows, "shared_host": shared}
+    return {"caption_id": f"jvm-{run.id}", "rows": rows, "shared_host": shared}
 
 
 def _jvm_row(offered_rate: float, label: str, c: Cell) -> dict[str, Any]:
@@ -196,6 +198,7 @@ def jvm_hotspots(run: Run) -> dict[str, Any] | None:
         if loads:
             systems.append({
                 "system": s.id, "label": s.label,
+                "methods_caption_id": f"jvm-methods-{run.id}-{s.id}",
                 "methods_caption": (f"Hot methods of {s.label}: the top {HOT_METHODS_SHOWN} "
                                     f"by self time per offered load (requests/s), from the "
                                     f"server's JFR execution samples. Self %: share of samples "
@@ -216,6 +219,7 @@ def jvm_hotspots(run: Run) -> dict[str, Any] | None:
                                         for label in labels]
         out["attribution_labels"] = labels
         out["attribution_colspan"] = len(labels) + 2    # offered, samples, one per label
+        out["attribution_caption_id"] = f"jvm-attribution-{run.id}"
         out["attribution_caption"] = (
             "Share of the server's JFR execution samples per offered load (requests/s), in "
             "brackets how many: a sample counts once, under the first frame from the leaf (the "
