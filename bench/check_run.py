@@ -1,6 +1,6 @@
 """Check a run that bench/run.sh measured: the analysis reads every cell, and counts agree.
 
-For each cell of <run-dir>/run.yml: analysis.read.hdr.log.read_hlog reads the .hlog without warnings;
+For each cell of <run-dir>/run.yml: analysis.hlog.read_hlog reads the .hlog without warnings;
 the number of interval histograms is the window length; the log's total count equals the
 generator's count of completions in the window (<system>/<load>.counts.json); the counts file
 balances (sent = completed + errors + timeouts + in flight at the end); and run.yml carries
