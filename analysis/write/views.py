@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from analysis.model import Cell, Run, System
-from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_UNIT, PERCENTILES, RATE_UNIT,
-                                 TABLE_LATENCY, UNIT_TEXT, display_value, fmt_count, fmt_ms,
-                                 fmt_number, fmt_pct, fmt_rate, labelled, load_label, plain, r1,
-                                 r3)
+from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_UNIT, PERCENTILES,
+                                 RATE_UNIT, TABLE_LATENCY, UNIT_TEXT, display_value, fmt_count,
+                                 fmt_ms, fmt_number, fmt_pct, fmt_rate, labelled, load_label,
+                                 plain, r1, r3)
 from analysis.write.paths import table_csv_path
 
 # Rows per (system, load point) in the printed hot-methods table (the cell's `jvm` holds as many)
@@ -25,19 +25,16 @@ def latency_header() -> str:
 
 
 def cell_texts(c: Cell) -> dict[str, str]:
-    """The printed text of a cell's statistics, as the load-curve table shows them (what
-    stat.html prints for field=p99, achieved, count, drops, mean, in_flight)."""
-    out = {f"{name}_text": fmt_ms(c.stats.value(f"{name}_ms")) for name, _, _ in PERCENTILES}
-    out["max_text"] = fmt_ms(c.stats.max_ms)
-    out["mean_text"] = fmt_ms(c.stats.mean_ms)
-    out["achieved_text"] = fmt_rate(c.achieved_rate)
-    out["count_text"] = fmt_count(c.stats.count)
+    """The printed text of a cell's statistics (vocabulary.CELL_TEXT_FIELDS), as the
+    load-curve table shows them: what stat.html prints for field=p99, achieved, count, ..."""
     drops = "–"
     if c.drops is not None:
         drops = fmt_count(c.drops) + (f" ({c.drop_pct:.1f} %)" if c.drops else "")
-    out["drops_text"] = drops
-    out["in_flight_text"] = fmt_ms(c.in_flight.littles_law if c.in_flight else None)
-    return out
+    special = {"achieved_rate": fmt_rate(c.achieved_rate), "count": fmt_count(c.stats.count),
+               "drops": drops,
+               "in_flight": fmt_ms(c.in_flight.littles_law if c.in_flight else None)}
+    return {f"{name}_text": special[key] if key in special else fmt_ms(c.stats.value(key))
+            for key, name in CELL_TEXT_FIELDS.items()}
 
 
 # --- load-curve-table.html ------------------------------------------------------------------
