@@ -1,8 +1,8 @@
 """Histograms -> the run model's statistics, cells and systems: pure functions, no I/O.
 
 Inputs are histograms and intervals from the HDR layer (values in the run's recorded unit);
-outputs are model objects (analysis/model.py) in milliseconds at full precision. Rounding for display happens once,
-in datafiles.py. Conversion from the recorded unit happens once, here, at output.
+outputs are model objects (analysis/model.py) in milliseconds at full precision. Rounding for
+display happens once, in the writers. Conversion from the recorded unit happens once, here, at output.
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import math
 import statistics
 from typing import Any, Iterable, Sequence
 
-from analysis.model import (Accounting, Cell, InFlight, LatencyStats, LoadPoint, Missing, Percentile,
-                            Repetition, Run, Saturation, Scenario, Spread, System)
+from analysis.model import (Accounting, Cell, InFlight, LatencyStats, LoadPoint, Missing,
+                            Percentile, Repetition, Run, Saturation, Scenario, Spread, System)
 from analysis.read.manifest import UNITS_PER_MS
 from analysis.vocabulary import PERCENTILES, SERIES_PERCENTILES
 

@@ -1,8 +1,9 @@
 """Read one run's inputs (.hlog, optional JFR) and aggregate them: the I/O side of aggregate.py.
 
 `analyse_run(manifest, site_root)` returns the run model (analysis/model.py), which the writers
-turn into `_data/runs/<id>.yml`, CSV, charts and the report page. A cell whose `.hlog` is missing is listed under
-`missing` and left out; a `.hlog` that cannot be read fails the run with an HlogError naming it.
+turn into `_data/runs/<id>.yml`, CSV, charts and the report page. A cell whose `.hlog` is
+missing is listed under `missing` and left out; a `.hlog` that cannot be read fails the run with
+an HlogError naming it.
 """
 from __future__ import annotations
 

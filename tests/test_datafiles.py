@@ -79,7 +79,8 @@ def cell(load, system, count, rate, saturated, *, sent=None, drops=None, drop_pc
 
 def result(tmp_path, attribution=()):
     """A run model like aggregate.build_run makes: pool measured at both loads, virt missing."""
-    systems = [System("pool", "Pool", 0, 20, None, 100.0, 40.0, -60.0), System("virt", "Virtual", 1)]
+    systems = [System("pool", "Pool", 0, 20, None, 100.0, 40.0, -60.0),
+               System("virt", "Virtual", 1)]
     load_points = [LoadPoint("r25", 25, 5, 30), LoadPoint("r50", 50, None, 30)]
     scenario = Scenario(None, None, None, 200, systems, load_points, missing=[
         Missing("r25", "virt", "runs/demo/virt/r25.hlog")])
@@ -113,7 +114,8 @@ def test_run_document_follows_the_contract(tmp_path):
     assert "jvm" not in cell and doc["cells"]["r50"]["pool"]["jvm"]["gc"]["count"] == 3
     table = doc["load_curve_table"]
     row = table["rows"][0]
-    assert row["clients_x_rate"] == "5 × 5/s" and table["latency_header"] == "p50 / p95 / p99 / max"
+    assert row["clients_x_rate"] == "5 × 5/s"
+    assert table["latency_header"] == "p50 / p95 / p99 / max"
     assert [x["text"] for x in row["cells"][0]["latency"]] == ["201", "203", "205", "210"]
     assert row["cells"][0]["drops_text"] == "10 (1.3 %)"
     assert row["cells"][1]["missing"] is True and row["saturated"] is False

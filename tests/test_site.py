@@ -182,7 +182,8 @@ def test_table_shows_what_qualifies_each_number(site):
     law, come with errors and timeouts, or vary across repetitions (the pool's saturated rows;
     the fixture injection run's cell has all the rest)."""
     data = yaml.safe_load((site.parent / "src/_data/runs/pool-vs-virtual.yml").read_text())
-    saturated = sum(c["saturated"] for row in data["load_curve_table"]["rows"] for c in row["cells"])
+    saturated = sum(c["saturated"] for row in data["load_curve_table"]["rows"]
+                    for c in row["cells"])
     curve = (site / "reports/pool-vs-virtual/index.html").read_text()
     assert curve.count('<br><span class="flag">saturated</span>') == saturated > 0
     suspect = (site / "reports/injection/index.html").read_text()
@@ -328,8 +329,8 @@ def test_scrollable_tables_are_focusable_regions_named_by_their_caption(site, pa
     checked = 0
     for rel in ("reports/pool-vs-virtual/index.html", "2026/01/03/injection-fixture/index.html"):
         html = (site / rel).read_text()
-        boxes = re.findall(r'<div class="table-scroll"([^>]*)>\s*<table[^>]*>\s*<caption id="([^"]+)"',
-                           html)
+        boxes = re.findall(r'<div class="table-scroll"([^>]*)>\s*<table[^>]*>\s*'
+                           r'<caption id="([^"]+)"', html)
         assert boxes and len(boxes) == html.count('class="table-scroll"'), rel
         ids = re.findall(r'\sid="([^"]+)"', html)
         for attrs, caption_id in boxes:

@@ -17,7 +17,8 @@ INCLUDES = sorted((REPO / "_includes").glob("*.html"))
 TEMPLATES = INCLUDES + sorted((REPO / "_layouts").glob("*.html"))
 # Data files written by the analysis from real logs: the demo run and the golden fixture run.
 DATA = [yaml.safe_load(p.read_text()) for p in
-        (REPO / "_data" / "runs" / "pool-vs-virtual.yml", REPO / "tests" / "golden" / "site" / "oracle-demo.yml")]
+        (REPO / "_data" / "runs" / "pool-vs-virtual.yml",
+         REPO / "tests" / "golden" / "site" / "oracle-demo.yml")]
 
 # What an include parameter holds (the include passes a piece of a block down).
 PARAMS = {

@@ -1,4 +1,4 @@
-"""-> `_data/runs/<run-id>.yml` (deterministic YAML) and the CSV files under `assets/data/<run-id>/`.
+"""-> `_data/runs/<run-id>.yml` (deterministic YAML) and the CSVs under `assets/data/<run-id>/`.
 
 The document's shape is the team contract in docs/data-format.md: the run's fields and data
 (systems, load points, cells keyed by load point and system, with full numbers rounded once,

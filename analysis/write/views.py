@@ -42,7 +42,8 @@ def cell_texts(c: Cell) -> dict[str, str]:
 def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
     if c is None:
         return {"system": s.id, "missing": True, "source": None, "latency": [],
-                "achieved_text": "–", "drops_text": "–", "count_text": "–", "saturated": False}
+                "achieved_text": "–", "drops_text": "–", "count_text": "–",
+                "saturated": False}
     texts = cell_texts(c)
     spread = c.spread.get("p99_ms")
     gc = (c.jvm.summary.get("gc") or {}) if c.jvm else {}
