@@ -1,20 +1,24 @@
 """Read one run's inputs (.hlog, optional JFR) and aggregate them: the I/O side of aggregate.py.
 
-`analyse_run(manifest, site_root)` returns a plain, picklable dict that datafiles.py turns into
-`_data/runs/<id>.yml` and charts.py into charts. A cell whose `.hlog` is missing is listed under
-`missing` and left out; a `.hlog` that cannot be read fails the run with an HlogError naming it.
+`analyse_run(manifest, site_root)` returns the run model (analysis/model.py), which the writers
+turn into `_data/runs/<id>.yml`, CSV, charts and the report page. A cell whose `.hlog` is
+missing is listed under `missing` and left out; a `.hlog` that cannot be read fails the run with
+an HlogError naming it.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from analysis import aggregate, histogram
-from analysis.datafiles import repo_relative
+from analysis import aggregate
 from analysis.errors import HlogError
-from analysis.hlog import read_hlog
-from analysis.jfr import summarize_jfr
-from analysis.manifest import Manifest, default_jfr
+from analysis.model import Accounting, Jvm, Missing, Repetition, Run
+from analysis.read.hdr.double import sum_double_histograms
+from analysis.read.hdr.histogram import Histogram, sum_histograms
+from analysis.read.hdr.log import read_hlog
+from analysis.read.jfr import summarize_jfr
+from analysis.read.manifest import Manifest, default_jfr
+from analysis.write.paths import repo_relative
 
 
 # What of a JFR summary goes into _data (kept small: no pause lists, no warnings).
@@ -65,12 +69,12 @@ def combine(histograms: list):
     """The sum of several histograms (repetitions of one cell), added the way Java adds them."""
     if len(histograms) == 1:
         return histograms[0]
-    if all(isinstance(h, histogram.Histogram) for h in histograms):
-        return histogram.sum_histograms(histograms)
-    if any(isinstance(h, histogram.Histogram) for h in histograms):
+    if all(isinstance(h, Histogram) for h in histograms):
+        return sum_histograms(histograms)
+    if any(isinstance(h, Histogram) for h in histograms):
         raise HlogError("repetitions mix Histogram and DoubleHistogram logs; they cannot be "
                         "combined into one cell")
-    return histogram.sum_double_histograms(histograms)
+    return sum_double_histograms(histograms)
 
 
 def front_matter_like(path: Path) -> bool:
@@ -81,20 +85,22 @@ def front_matter_like(path: Path) -> bool:
         return f.readline().rstrip() == b"---"
 
 
-def analyse_run(manifest: Manifest, site_root: Path) -> dict[str, Any]:
+def analyse_run(manifest: Manifest, site_root: Path) -> Run:
+    """Read every cell's inputs and build the run model (aggregate.build_run)."""
     unit = manifest.value_unit
     warnings: list[str] = []
     if front_matter_like(manifest.path):
         warnings.append(f"{repo_relative(manifest.path, site_root)}:1: starts with a '---' line: "
                         f"Jekyll 3.10 (GitHub Pages) would publish it as a page and run Liquid in "
                         f"it; delete that line (YAML does not need it)")
-    missing: list[dict[str, str]] = []
-    groups: dict[tuple[str, str], list] = {}
+    missing: list[Missing] = []
+    measured: dict[tuple[str, str], list[tuple[Repetition, Any]]] = {}
+    durations = {lp.id: lp.duration_s for lp in manifest.load_points}
     for cell in manifest.cells:
         path = manifest.resolve(cell.hlog)
         rel = repo_relative(path, site_root)
         if not path.is_file():
-            missing.append({"load": cell.load, "system": cell.system, "file": rel})
+            missing.append(Missing(cell.load, cell.system, rel))
             warnings.append(f"{rel}: missing; cell {cell.system}/{cell.load} left out")
             continue
         log = read_hlog(path)
@@ -111,54 +117,17 @@ def analyse_run(manifest: Manifest, site_root: Path) -> dict[str, Any]:
         if jfr_rel is not None:
             summary = summarize_jfr(manifest.resolve(jfr_rel),
                                     [(a["pattern"], a["label"]) for a in manifest.jfr_attribution])
-            jvm = jvm_for_data(summary)
-            jvm["source"] = repo_relative(manifest.resolve(jfr_rel), site_root)
+            jvm = Jvm(repo_relative(manifest.resolve(jfr_rel), site_root), jvm_for_data(summary))
             for w in summary.get("warnings") or []:
-                warnings.append(f"{jvm['source']}: {w}")
+                warnings.append(f"{jvm.source}: {w}")
             gc_pauses = pauses_on_series_axis(summary, intervals[0].start_ms / 1000.0,
                                               sum(iv.length_s for iv in intervals))
-        groups.setdefault((cell.load, cell.system), []).append({
-            "cell": cell, "source": rel, "histogram": histogram,
-            "series": aggregate.interval_series(intervals, unit), "jvm": jvm,
-            "gc_pauses": gc_pauses})
-
-    cells = []
-    cap = manifest.load_generator.get("connections")
-    for lp in manifest.load_points:
-        for system in manifest.systems:
-            reps = groups.get((lp.id, system.id))
-            if not reps:
-                continue
-            merged_h = combine([r["histogram"] for r in reps])
-            rep_stats = []
-            for r in reps:
-                stats = aggregate.histogram_stats(r["histogram"], unit)
-                stats.update(sent=r["cell"].sent, errors=r["cell"].errors,
-                             timeouts=r["cell"].timeouts)
-                rep_stats.append(stats)
-            # One repetition (the usual case): its histogram is the merged one, stats and all.
-            merged = (rep_stats[0] if len(reps) == 1
-                      else aggregate.histogram_stats(merged_h, unit))
-            summary = aggregate.cell_summary(
-                offered_rate=lp.offered_rate, duration_s=lp.duration_s,
-                merged=merged, repetitions=rep_stats)
-            cells.append({
-                "load": lp.id, "system": system.id, "summary": summary,
-                "sources": [r["source"] for r in reps],
-                "series": [r["series"] for r in reps],
-                "spectrum": aggregate.percentile_spectrum(merged_h, unit),
-                "littles_law": aggregate.littles_law(achieved=summary["achieved_rate"],
-                                                     mean_ms=summary["mean_ms"], in_flight_cap=cap),
-                # one JFR summary per cell: the first repetition's (recordings are not additive)
-                "jvm": reps[0]["jvm"],
-                "gc_pauses": reps[0]["gc_pauses"],
-            })
-
-    systems = {}
-    for system in manifest.systems:
-        rates = [c["summary"]["achieved_rate"] for c in cells if c["system"] == system.id]
-        systems[system.id] = aggregate.system_summary(
-            concurrency_limit=system.concurrency_limit, service_time_ms=manifest.service_time_ms,
-            achieved_rates=rates)
-    return {"manifest": manifest, "manifest_path": repo_relative(manifest.path, site_root),
-            "cells": cells, "missing": missing, "systems": systems, "warnings": warnings}
+        stats = aggregate.histogram_stats(histogram, unit)
+        repetition = Repetition(
+            index=cell.repetition, source=rel, stats=stats,
+            achieved_rate=aggregate.achieved_rate(stats.count, durations[cell.load]),
+            accounting=Accounting(sent=cell.sent, errors=cell.errors, timed_out=cell.timeouts),
+            series=aggregate.interval_series(intervals, unit), jvm=jvm, gc_pauses=gc_pauses)
+        measured.setdefault((cell.load, cell.system), []).append((repetition, histogram))
+    return aggregate.build_run(manifest, measured, combine, missing=missing, warnings=warnings,
+                               manifest_path=repo_relative(manifest.path, site_root))

@@ -19,16 +19,16 @@ from analysis.errors import LoadcurveError
 # against HistogramLogProcessor end to end); tests/test_cli.py checks each line against the
 # module's docstring.
 COMMANDS = {
-    "build": ("analysis.build",
+    "build": ("analysis.commands.build",
               "Analyse runs/ into _data, charts and report pages (only the runs whose inputs "
               "changed)."),
-    "hgrm": ("analysis.hgrm",
+    "hgrm": ("analysis.commands.hgrm",
              "Percentile distribution (.hgrm) and interval summary of an .hlog, like "
              "HistogramLogProcessor."),
-    "jfr": ("analysis.jfr_cli",
+    "jfr": ("analysis.commands.jfr",
             "Summarise one JFR recording: GC pauses, safepoints, CPU, allocation, locks, hot "
             "methods."),
-    "new-post": ("analysis.newpost",
+    "new-post": ("analysis.commands.new_post",
                  "Draft a methodology post for a run into _drafts/ (never overwrites a draft)."),
 }
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.histogram import DoubleHistogram, Histogram, percentile_target_count
+from analysis.read.hdr.double import DoubleHistogram
+from analysis.read.hdr.histogram import Histogram, percentile_target_count
 
 # The percentile vocabulary of the site: (key, percentile).
 PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p95", 95.0), ("p99", 99.0), ("p999", 99.9))

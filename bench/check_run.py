@@ -25,7 +25,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 # The analysis side, in one place (its modules may move; only this block names them).
-from analysis.hlog import read_hlog  # noqa: E402  (the path is set just above)
+from analysis.read.hdr.log import read_hlog  # noqa: E402  (the path is set just above)
 
 # Counts schema 2: the keys every counts file must have (nested: the keys of that object).
 COUNTS_KEYS = {

@@ -1,8 +1,8 @@
 """Build the Jekyll site for the site and browser tests, in a temporary folder.
 
 The source is the repository as it is (templates, posts, and whatever `python -m analysis build`
-generated), plus the files under tests/fixtures/site/ that the repository lacks: the injection
-run and post always, and a sample `pool-vs-virtual` run while the real one is not generated yet.
+generated, which is committed), plus the files under tests/fixtures/site/ that the repository
+lacks: the injection run, its report and post.
 Fixture runs get placeholder charts, CSVs and logs; real runs get nothing, so a real page that
 links a missing file fails the link check.
 """
@@ -54,13 +54,18 @@ SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="640" height="360" viewBox
 
 def _placeholders(site: Path, data: dict) -> None:
     """Write a stand-in for every file a fixture run's data links, unless it exists."""
-    paths = [data["manifest"], data["table"]["csv"]]
-    paths += [c.get("source") for c in data.get("cells", [])]
-    paths += [c.get("intervals_csv") for c in data.get("cells", [])]
-    paths += [c.get("jvm", {}).get("source") for c in data.get("cells", [])]
+    paths = [data["manifest"], data["load_curve_table"]["csv"]]
+    cells = [c for by_system in data.get("cells", {}).values() for c in by_system.values()]
+    paths += [c.get("source") for c in cells]
+    paths += [c.get("intervals_csv") for c in cells]
+    paths += [c.get("jvm", {}).get("source") for c in cells]
     charts = data.get("charts", {})
-    for value in charts.values():
-        for chart in (value if isinstance(value, list) else [value]):
+    for name, value in charts.items():
+        if name == "load_curve":
+            value = [value]
+        elif isinstance(value, dict):    # spectrum_by_load: the spectra again, by load point
+            value = list(value.values())
+        for chart in value:
             paths += [chart["svg"], chart["png"]]
     for rel in filter(None, paths):
         target = site / rel

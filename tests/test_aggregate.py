@@ -15,6 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis import aggregate
+from analysis.model import Accounting, InFlight, Repetition, Spread, System
+
+KEYS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "mean_ms", "stddev_ms")
+
+
+def stats_dict(h, unit):
+    """histogram_stats as {data key: value}, count included."""
+    s = aggregate.histogram_stats(h, unit)
+    return {"count": s.count, **{k: s.value(k) for k in KEYS}}
 
 
 class Exact:
@@ -58,18 +67,18 @@ class Interval:
 
 def test_histogram_stats_converts_units_once():
     h = Exact(range(1, 1001))  # 1..1000 in the recorded unit
-    us = aggregate.histogram_stats(h, "us")
+    us = stats_dict(h, "us")
     assert us["count"] == 1000
     assert us["p50_ms"] == 0.5 and us["p99_ms"] == 0.99 and us["p999_ms"] == 0.999
     assert us["max_ms"] == 1.0 and us["mean_ms"] == pytest.approx(0.5005)
-    ns = aggregate.histogram_stats(h, "ns")
+    ns = stats_dict(h, "ns")
     assert ns["p90_ms"] == 900 / 1e6
-    ms = aggregate.histogram_stats(h, "ms")
+    ms = stats_dict(h, "ms")
     assert ms["p95_ms"] == 950 and ms["stddev_ms"] == pytest.approx(288.6749, rel=1e-6)
 
 
 def test_empty_histogram_has_no_latencies():
-    stats = aggregate.histogram_stats(Exact([]), "us")
+    stats = stats_dict(Exact([]), "us")
     assert stats["count"] == 0
     assert all(stats[k] is None for k in ("p50_ms", "p999_ms", "max_ms", "mean_ms", "stddev_ms"))
 
@@ -85,23 +94,27 @@ def test_low_sample_flags(count, flags):
     assert aggregate.low_sample_percentiles(count) == flags
 
 
-def stats(values, **extra):
-    s = aggregate.histogram_stats(Exact(values), "ms")
-    s.update({"sent": None, "errors": None, "timeouts": None})
-    s.update(extra)
-    return s
+def rep(values, sent=None, errors=None, timeouts=None, duration_s=1):
+    st = aggregate.histogram_stats(Exact(values), "ms")
+    return Repetition(1, "x.hlog", st, aggregate.achieved_rate(st.count, duration_s),
+                      Accounting(sent=sent, errors=errors, timed_out=timeouts), [])
 
 
-def test_cell_summary_rates_saturation_and_drops():
+def cell(offered_rate, duration_s, merged_values, reps):
+    return aggregate.build_cell(scenario=None, system="s", load="l", offered_rate=offered_rate,
+                                duration_s=duration_s,
+                                merged=aggregate.histogram_stats(Exact(merged_values), "ms"),
+                                repetitions=reps, spectrum=[], in_flight_cap=None)
+
+
+def test_cell_rates_saturation_and_drops():
     values = list(range(1, 751))
-    cell = aggregate.cell_summary(offered_rate=25, duration_s=30,
-                                  merged=stats(values), repetitions=[stats(values, sent=760,
-                                                                           errors=2, timeouts=8)])
-    assert cell["count"] == 750 and cell["achieved_rate"] == 25.0
-    assert cell["saturated"] is False
-    assert cell["sent"] == 760 and cell["drops"] == 10 and cell["drop_pct"] == pytest.approx(10 / 7.6)
-    assert cell["errors"] == 2 and cell["timeouts"] == 8 and cell["repetitions"] == 1
-    assert "p99_ms_min" not in cell
+    c = cell(25, 30, values, [rep(values, sent=760, errors=2, timeouts=8, duration_s=30)])
+    assert c.stats.count == 750 and c.achieved_rate == 25.0
+    assert c.saturation.saturated is False and c.saturation.reason is None
+    assert c.accounting.sent == 760 and c.drops == 10 and c.drop_pct == pytest.approx(10 / 7.6)
+    assert c.accounting.errors == 2 and c.accounting.timed_out == 8 and len(c.repetitions) == 1
+    assert c.spread == {}
 
 
 def test_saturation_threshold_is_90_percent_of_offered():
@@ -110,27 +123,23 @@ def test_saturation_threshold_is_90_percent_of_offered():
 
 
 def test_cell_without_sent_has_no_drops():
-    cell = aggregate.cell_summary(offered_rate=10, duration_s=1, merged=stats([1, 2]),
-                                  repetitions=[stats([1, 2])])
-    assert "drops" not in cell and "sent" not in cell and "errors" not in cell
-    assert cell["saturated"] is True  # 2/s against 10/s offered
+    c = cell(10, 1, [1, 2], [rep([1, 2])])
+    assert c.drops is None and c.accounting.sent is None and c.accounting.errors is None
+    assert c.saturation.saturated is True and c.saturation.reason == "throughput"  # 2/s vs 10/s
 
 
 def test_repetitions_give_spread_and_rate_over_total_duration():
-    reps = [stats(list(range(1, 101))), stats(list(range(1, 201))), stats(list(range(1, 151)))]
-    merged = stats(list(range(1, 101)) + list(range(1, 201)) + list(range(1, 151)))
-    cell = aggregate.cell_summary(offered_rate=150, duration_s=1, merged=merged, repetitions=reps)
-    assert cell["repetitions"] == 3
-    assert cell["achieved_rate"] == 450 / 3
-    assert (cell["p99_ms_min"], cell["p99_ms_median"], cell["p99_ms_max"]) == (99, 149, 198)
-    assert (cell["achieved_rate_min"], cell["achieved_rate_median"],
-            cell["achieved_rate_max"]) == (100, 150, 200)
+    reps = [rep(list(range(1, 101))), rep(list(range(1, 201))), rep(list(range(1, 151)))]
+    c = cell(150, 1, list(range(1, 101)) + list(range(1, 201)) + list(range(1, 151)), reps)
+    assert len(c.repetitions) == 3
+    assert c.achieved_rate == 450 / 3
+    assert c.spread["p99_ms"] == Spread(99, 149, 198)
+    assert c.spread["achieved_rate"] == Spread(100, 150, 200)
 
 
 def test_repetition_counts_sum_only_when_all_known():
-    reps = [stats([1], sent=5), stats([1], sent=None)]
-    cell = aggregate.cell_summary(offered_rate=1, duration_s=1, merged=stats([1, 1]), repetitions=reps)
-    assert "sent" not in cell
+    c = cell(1, 1, [1, 1], [rep([1], sent=5), rep([1], sent=None)])
+    assert c.accounting.sent is None
 
 
 @pytest.mark.parametrize("limit,service_ms,ceiling", [
@@ -140,24 +149,25 @@ def test_predicted_ceiling_is_workers_over_service_time(limit, service_ms, ceili
     assert got == (pytest.approx(ceiling) if ceiling else None)
 
 
-def test_system_summary_measured_vs_predicted():
-    s = aggregate.system_summary(concurrency_limit=20, service_time_ms=200,
-                                 achieved_rates=[25.0, 50.0, 98.7])
-    assert s["predicted_ceiling_rps"] == 100.0 and s["measured_peak_rps"] == 98.7
-    assert s["peak_vs_predicted_pct"] == pytest.approx(-1.3)
-    none = aggregate.system_summary(concurrency_limit=None, service_time_ms=200, achieved_rates=[])
-    assert none == {"predicted_ceiling_rps": None, "measured_peak_rps": None,
-                    "peak_vs_predicted_pct": None}
+def test_system_measured_vs_predicted():
+    s = System("pool", "Pool", 0, concurrency_limit=20)
+    aggregate.fill_system(s, service_time_ms=200, achieved_rates=[25.0, 50.0, 98.7])
+    assert s.predicted_ceiling_rps == 100.0 and s.measured_peak_rps == 98.7
+    assert s.peak_vs_predicted_pct == pytest.approx(-1.3)
+    none = System("virt", "Virtual", 1)
+    aggregate.fill_system(none, service_time_ms=200, achieved_rates=[])
+    assert (none.predicted_ceiling_rps, none.measured_peak_rps, none.peak_vs_predicted_pct) == (
+        None, None, None)
 
 
 def test_littles_law_catches_an_impossible_row():
     # credibility.md: 2,500 msg/s at a 2 s mean is 5,000 in flight; a 400 cap rules it out.
     bad = aggregate.littles_law(achieved=2500, mean_ms=2000, in_flight_cap=400)
-    assert bad == {"in_flight": 5000.0, "cap": 400, "consistent": False}
+    assert bad == InFlight(5000.0, 400, False)
     ok = aggregate.littles_law(achieved=100, mean_ms=200, in_flight_cap=400)
-    assert ok["in_flight"] == 20.0 and ok["consistent"] is True
+    assert ok.littles_law == 20.0 and ok.consistent is True
     assert aggregate.littles_law(achieved=1, mean_ms=None, in_flight_cap=4) is None
-    assert "consistent" not in aggregate.littles_law(achieved=1, mean_ms=1, in_flight_cap=None)
+    assert aggregate.littles_law(achieved=1, mean_ms=1, in_flight_cap=None).consistent is None
 
 
 def test_interval_series_relative_time_rate_and_empty_intervals():
@@ -192,6 +202,6 @@ def test_percentile_spectrum_ends_at_max():
 @given(values=st.lists(st.integers(min_value=0, max_value=2**40), min_size=1, max_size=300),
        unit=st.sampled_from(["ns", "us", "ms"]))
 def test_percentiles_are_ordered(values, unit):
-    s = aggregate.histogram_stats(Exact(values), unit)
+    s = stats_dict(Exact(values), unit)
     chain = [s["p50_ms"], s["p90_ms"], s["p95_ms"], s["p99_ms"], s["p999_ms"], s["max_ms"]]
     assert chain == sorted(chain)

@@ -45,19 +45,6 @@ PAGES = {"home": "/", "post": "/2026/11/22/thread-pool-vs-virtual-threads/",
 AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 # Desktop, and a phone (iPhone 12-15 class, CSS px).
 WIDTHS = {"desktop": 1280, "phone": 390}
-# Checks whose fix belongs to the view blocks in _includes/ (another change): strict, so they
-# fail as soon as the include is fixed and the mark must go.
-TABLE_SCROLL = ("axe scrollable-region-focusable: the .table-scroll boxes printed by _includes/"
-                "load-curve-table.html, ceiling.html, jvm-table.html and jvm-hotspots.html scroll at "
-                "390 px and need tabindex=\"0\" role=\"region\" aria-label (as reports/index.html has)")
-INCLUDE_XFAILS = {("post", "phone"): TABLE_SCROLL, ("report", "phone"): TABLE_SCROLL,
-                  ("fixture-post", "phone"): TABLE_SCROLL, ("fixture-report", "phone"): TABLE_SCROLL}
-INCLUDE_RULES = {"scrollable-region-focusable"}
-
-
-class IncludeViolation(AssertionError):
-    """Only violations of INCLUDE_RULES: the expected failure of an INCLUDE_XFAILS check. Any
-    other violation is a plain AssertionError, which fails even an xfail-marked check."""
 
 
 def free_port() -> int:
@@ -201,14 +188,6 @@ def open_at(driver: WebDriver, url: str, width: int) -> None:
     driver.s("POST", "/url", {"url": url})
 
 
-def xfail_for_includes(name: str, width: str):
-    reason = INCLUDE_XFAILS.get((name, width))
-    if not reason:
-        return pytest.param(name, width)
-    return pytest.param(name, width, marks=pytest.mark.xfail(strict=True, reason=reason,
-                                                             raises=IncludeViolation))
-
-
 @pytest.fixture(scope="module")
 def axe_source() -> str:
     if not AXE.exists():
@@ -218,7 +197,7 @@ def axe_source() -> str:
     return AXE.read_text()
 
 
-@pytest.mark.parametrize("name,width", [xfail_for_includes(n, w) for n in sorted(PAGES) for w in WIDTHS])
+@pytest.mark.parametrize("name,width", [(n, w) for n in sorted(PAGES) for w in WIDTHS])
 def test_axe_finds_no_serious_violation(server, browser, axe_source, name, width):
     open_at(browser, server + PAGES[name], WIDTHS[width])
     browser.script(axe_source + "; return true")
@@ -229,8 +208,6 @@ def test_axe_finds_no_serious_violation(server, browser, axe_source, name, width
                      .map(v => ({id: v.id, impact: v.impact, help: v.help,
                                  targets: v.nodes.slice(0, 5).map(n => n.target.join(" "))}))))
            .catch(e => done([{id: "axe-error", impact: "critical", help: String(e), targets: []}]));"""})
-    if result and all(v["id"] in INCLUDE_RULES for v in result) and (name, width) in INCLUDE_XFAILS:
-        raise IncludeViolation(json.dumps(result, indent=1))
     assert not result, json.dumps(result, indent=1)
 
 

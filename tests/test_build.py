@@ -81,7 +81,8 @@ def test_numbers_equal_hdrhistogram_java(built):
     converted us -> ms and rounded to 3 decimals."""
     java = json.loads((GOLDEN / "javastats.json").read_text())
     doc = yaml.safe_load((built / "_data" / "runs" / "oracle-demo.yml").read_text())
-    cells = {f"{c['load']}/{c['system']}": c for c in doc["cells"]}
+    cells = {f"{load}/{system}": c for load, by_system in doc["cells"].items()
+             for system, c in by_system.items()}
     assert sorted(cells) == sorted(java)
     names = {"p50_ms": "50", "p90_ms": "90", "p95_ms": "95", "p99_ms": "99", "p999_ms": "99.9"}
     for key, stats in java.items():
@@ -96,11 +97,12 @@ def test_numbers_equal_hdrhistogram_java(built):
 
 def test_data_file_shape(built):
     doc = yaml.safe_load((built / "_data" / "runs" / "oracle-demo.yml").read_text())
-    assert list(doc)[:3] == ["schema_version", "id", "title"] and doc["schema_version"] == 1
+    assert list(doc)[:3] == ["schema_version", "id", "title"] and doc["schema_version"] == 2
     pool = next(s for s in doc["systems"] if s["id"] == "pool")
     assert pool["predicted_ceiling_rps"] == 400.0                 # 2 workers / 5 ms
     assert pool["measured_peak_rps"] == 304.4
-    cell = {(c["load"], c["system"]): c for c in doc["cells"]}
+    cell = {(load, system): c for load, by_system in doc["cells"].items()
+            for system, c in by_system.items()}
     assert cell[("r500", "pool")]["saturated"] is True            # 304/s of 500 offered
     assert cell[("r500", "pool")]["drops"] == 22500 - cell[("r500", "pool")]["count"]
     assert cell[("r100", "virtual")]["repetitions"] == 2
@@ -108,7 +110,7 @@ def test_data_file_shape(built):
     for chart in [doc["charts"]["load_curve"], *doc["charts"]["spectrum"]]:
         assert (built / chart["svg"]).is_file() and (built / chart["png"]).is_file()
         assert chart["alt"]
-    for c in doc["cells"]:
+    for c in cell.values():
         assert (built / c["source"]).is_file() and (built / c["intervals_csv"]).is_file()
     page = (built / "_reports" / "oracle-demo.md").read_text()
     front = yaml.safe_load(page.split("---\n")[1])
@@ -120,7 +122,7 @@ def test_second_build_is_cached_and_fast(built):
     before = snapshot(built)
     mtimes = {p: (built / p).stat().st_mtime_ns for p in before}
     sys.path.insert(0, str(REPO))
-    from analysis import build as build_module
+    from analysis.commands import build as build_module
     parser = argparse.ArgumentParser()
     build_module.add_arguments(parser)
     args = parser.parse_args(["--runs", str(built / "runs"), "--site", str(built), "-q"])
@@ -187,11 +189,12 @@ def test_missing_hlog_leaves_the_cell_out(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "warning: run oracle-demo: runs/oracle-demo/pool/r100.hlog: missing" in out.stderr
     doc = yaml.safe_load((site / "_data" / "runs" / "oracle-demo.yml").read_text())
-    assert ("r100", "pool") not in {(c["load"], c["system"]) for c in doc["cells"]}
-    assert doc["missing"] == [{"load": "r100", "system": "pool",
-                               "file": "runs/oracle-demo/pool/r100.hlog"}]
-    row = doc["table"]["rows"][0]
-    assert row["cells"][0]["missing"] is True and row["cells"][1]["count"] == "9,850"
+    assert "pool" not in doc["cells"]["r100"]
+    table = doc["load_curve_table"]
+    assert table["missing"] == [{"load": "r100", "system": "pool",
+                                 "file": "runs/oracle-demo/pool/r100.hlog"}]
+    row = table["rows"][0]
+    assert row["cells"][0]["missing"] is True and row["cells"][1]["count_text"] == "9,850"
 
 
 def test_lock_keeps_two_builds_apart(tmp_path):
@@ -285,7 +288,7 @@ def test_injection_strings_survive_as_data(tmp_path):
     assert out.returncode == 0, out.stderr
     doc = yaml.safe_load((site / "_data" / "runs" / "oracle-demo.yml").read_text())
     assert doc["title"] == title and doc["tags"] == ["{% raw %}x"]
-    assert doc["systems"][0]["label"] == label and doc["table"]["systems"][0]["label"] == label
+    assert doc["systems"][0]["label"] == label and doc["load_curve_table"]["systems"][0]["label"] == label
     page = (site / "_reports" / "oracle-demo.md").read_text()
     assert page.count("\n---\n") == 1
     assert yaml.safe_load(page.split("---\n")[1])["title"] == title

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from analysis import charts
+from analysis.write import charts, plots
 
 
 @pytest.fixture
@@ -18,34 +18,34 @@ def ax():
 
 
 def spectrum_curves():
-    return [{"label": "Pool", "color": charts.color(0), "count": 20_000,
+    return [{"label": "Pool", "color": plots.color(0), "count": 20_000,
              "points": [(0.0, 0.1), (50.0, 0.2), (90.0, 0.4), (99.0, 1.5), (99.9, 30.0),
                         (99.99, 150.0), (100.0, 200.0)]},
-            {"label": "Virtual", "color": charts.color(1), "count": 500,
+            {"label": "Virtual", "color": plots.color(1), "count": 500,
              "points": [(0.0, 0.1), (50.0, 0.25), (99.0, 0.9), (100.0, 2.0)]}]
 
 
 def test_spectrum_x_axis_is_one_over_one_minus_p(ax):
-    artists = charts.plot_spectrum(ax, spectrum_curves(), title="t")
+    artists = plots.plot_spectrum(ax, spectrum_curves(), title="t")
     line = artists[0]
     xs = list(line.get_xdata())
     assert xs[:4] == pytest.approx([1.0, 2.0, 10.0, 100.0])
     assert xs[-1] == 20_000            # the max sits where one sample lies beyond
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
-    labels = [charts._percent_label(x) for x in ax.get_xticks()]
+    labels = [plots._percent_label(x) for x in ax.get_xticks()]
     assert labels[:6] == ["0%", "50%", "90%", "99%", "99.9%", "99.99%"]
     assert "ms" in ax.get_ylabel() and ax.get_xlabel()
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Pool", "Virtual"]
 
 
 def test_load_curve_marks_ceilings_and_saturation(ax):
-    systems = [{"label": "Pool", "color": charts.color(0), "offered": [10, 100, 1000],
+    systems = [{"label": "Pool", "color": plots.color(0), "offered": [10, 100, 1000],
                 "p50_ms": [0.2, 0.3, 900.0], "p99_ms": [0.5, 2.0, 2000.0],
                 "saturated": [False, False, True], "ceiling_rps": 100.0},
-               {"label": "Virtual", "color": charts.color(1), "offered": [10, 100, 1000],
+               {"label": "Virtual", "color": plots.color(1), "offered": [10, 100, 1000],
                 "p50_ms": [0.2, 0.2, 0.3], "p99_ms": [0.5, 0.6, 0.9],
                 "saturated": [False, False, False], "ceiling_rps": None}]
-    charts.plot_load_curve(ax, systems)
+    plots.plot_load_curve(ax, systems)
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "Pool predicted ceiling (100/s)" in legend
     assert "saturated (achieved < 90 % offered)" in legend
@@ -56,9 +56,9 @@ def test_load_curve_marks_ceilings_and_saturation(ax):
 
 
 def test_latency_over_time_draws_gaps_and_gc_hook(ax):
-    systems = [{"label": "Pool", "color": charts.color(0), "t_s": [0.0, 1.0, 2.0],
+    systems = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0, 2.0],
                 "p99_ms": [1.0, None, 3.0], "max_ms": [2.0, None, 250.0]}]
-    artists = charts.plot_latency_over_time(ax, systems, gc_pauses=[{"t_s": 2.0, "duration_ms": 200}])
+    artists = plots.plot_latency_over_time(ax, systems, gc_pauses=[{"t_s": 2.0, "duration_ms": 200}])
     p99 = artists[0].get_ydata()
     assert p99[1] != p99[1]             # NaN: an empty interval is a gap, not a zero
     assert any(a.get_label() == "GC pause" for a in artists)
@@ -66,16 +66,16 @@ def test_latency_over_time_draws_gaps_and_gc_hook(ax):
 
 
 def test_throughput_over_time_shows_offered_line(ax):
-    systems = [{"label": "Pool", "color": charts.color(0), "t_s": [0.0, 1.0],
+    systems = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0],
                 "achieved_rate": [480.0, 300.0]}]
-    artists = charts.plot_throughput_over_time(ax, systems, offered_rate=500)
+    artists = plots.plot_throughput_over_time(ax, systems, offered_rate=500)
     assert list(artists[0].get_ydata()) == [500, 500]
     assert ax.get_ylim()[1] >= 500 and "requests/s" in ax.get_ylabel()
 
 
 def render(tmp_path, name):
     fig, ax = charts.new_figure()
-    charts.plot_spectrum(ax, spectrum_curves(), title="Latency by percentile")
+    plots.plot_spectrum(ax, spectrum_curves(), title="Latency by percentile")
     svg, png = tmp_path / f"{name}.svg", tmp_path / f"{name}.png"
     charts.save_figure(fig, svg, png)
     assert not charts.plt.get_fignums(), "save_figure must close the figure"
@@ -106,16 +106,16 @@ def test_unknown_chart_kind_is_refused(tmp_path):
 def varied_jobs() -> list[dict]:
     """Chart jobs of every kind, with log and linear axes, gaps, GC pauses, saturation, many
     legend rows: what one reused figure goes through in a build."""
-    curve = {"label": "Pool", "color": charts.color(0), "offered": [10, 100, 1000],
+    curve = {"label": "Pool", "color": plots.color(0), "offered": [10, 100, 1000],
              "p50_ms": [0.2, 0.3, 900.0], "p99_ms": [0.5, 2.0, 2000.0],
              "saturated": [False, False, True], "ceiling_rps": 100.0}
-    linear = {"label": "Virtual threads with a long label", "color": charts.color(1),
+    linear = {"label": "Virtual threads with a long label", "color": plots.color(1),
               "offered": [100, 200, 300], "p50_ms": [1.0, 1.2, 1.5], "p99_ms": [2.0, 2.5, 3.0],
               "saturated": [False, False, False], "ceiling_rps": None}
-    lat = [{"label": f"System {i}", "color": charts.color(i), "t_s": [0.0, 1.0, 2.0, 3.0],
+    lat = [{"label": f"System {i}", "color": plots.color(i), "t_s": [0.0, 1.0, 2.0, 3.0],
             "p99_ms": [1.0 + i, None, 3.0, 3.0], "max_ms": [2.0, None, 250.0, 250.0]}
            for i in range(4)]
-    tput = [{"label": "Pool", "color": charts.color(0), "t_s": [0.0, 1.0, 2.0],
+    tput = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0, 2.0],
              "achieved_rate": [480.0, 300.0, 300.0]}]
     data = [("spectrum", {"title": "Spectrum", "curves": spectrum_curves()}),
             ("load_curve", {"title": "Load", "systems": [curve, linear]}),

@@ -45,7 +45,7 @@ def test_help_line_is_the_module_docstring(name):
 def test_only_the_chosen_command_is_imported():
     code = ("import sys; from analysis.cli import build_parser; "
             "build_parser(['new-post', 'x']); "
-            "print('analysis.hgrm' in sys.modules, 'analysis.newpost' in sys.modules)")
+            "print('analysis.commands.hgrm' in sys.modules, 'analysis.commands.new_post' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                          text=True, timeout=120)
     assert out.stdout.split() == ["False", "True"], out.stderr

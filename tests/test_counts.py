@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from analysis.counts import MAX_BYTES, read_counts
+from analysis.read.counts import MAX_BYTES, read_counts
 from analysis.errors import CountsError, LoadcurveError
 from tests.conftest import REPO
 

@@ -14,30 +14,33 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis import datafiles
-from analysis.manifest import Cell, LoadPoint, Manifest, System
+from analysis import vocabulary
+from analysis.write import datafiles
+from analysis.write.yaml_text import dump_yaml
+from analysis.model import (Accounting, Cell, InFlight, Jvm, LatencyStats, LoadPoint, Missing,
+                            Percentile, Repetition, Run, Saturation, Scenario, System)
 
 
 @pytest.mark.parametrize("value,text", [
     (None, "–"), (0.1234, "0.123"), (1.234, "1.23"), (12.34, "12.3"), (201.327, "201"),
     (2500.4, "2,500")])
 def test_fmt_ms(value, text):
-    assert datafiles.fmt_ms(value) == text
+    assert vocabulary.fmt_ms(value) == text
 
 
 @pytest.mark.parametrize("rate,clients,label", [
     (25, 5, "5 × 5/s"), (2500, 200, "200 × 12.5/s"), (100, None, "100/s"), (1000, 3, "3 × 333.333/s")])
 def test_load_label(rate, clients, label):
-    assert datafiles.load_label(rate, clients) == label
+    assert vocabulary.load_label(rate, clients) == label
 
 
 def test_rounding_has_no_negative_zero():
-    assert datafiles.r3(-0.0001) == 0.0 and str(datafiles.r3(-0.0001)) == "0.0"
-    assert datafiles.r3(1.23456) == 1.235 and datafiles.r3(None) is None
+    assert vocabulary.r3(-0.0001) == 0.0 and str(vocabulary.r3(-0.0001)) == "0.0"
+    assert vocabulary.r3(1.23456) == 1.235 and vocabulary.r3(None) is None
 
 
 def test_labelled_keeps_contract_order_and_only_given_keys():
-    out = datafiles.labelled({"gc": "G1", "cpu": "EPYC", "smt": False},
+    out = vocabulary.labelled({"gc": "G1", "cpu": "EPYC", "smt": False},
                              {"cpu": "CPU", "smt": "SMT", "gc": "GC", "heap": "Heap"})
     assert out == [{"key": "cpu", "label": "CPU", "value": "EPYC"},
                    {"key": "smt", "label": "SMT", "value": "no"},
@@ -45,7 +48,7 @@ def test_labelled_keeps_contract_order_and_only_given_keys():
 
 
 def test_dump_yaml_keeps_order_and_writes_null():
-    text = datafiles.dump_yaml({"schema_version": 1, "b": None, "a": float("nan"), "list": [1]})
+    text = dump_yaml({"schema_version": 1, "b": None, "a": float("nan"), "list": [1]})
     assert text == "schema_version: 1\nb: null\na: null\nlist:\n- 1\n"
 
 
@@ -53,78 +56,87 @@ def test_dump_yaml_keeps_order_and_writes_null():
 @given(st.text())
 def test_any_string_round_trips_as_data(title):
     doc = {"title": title, "tags": [title], "nested": {"label": title}}
-    assert yaml.safe_load(datafiles.dump_yaml(doc)) == doc
+    assert yaml.safe_load(dump_yaml(doc)) == doc
 
 
-def manifest(tmp_path):
-    return Manifest(
-        run_id="demo", run_dir=tmp_path, path=tmp_path / "run.yml", title="T", date="2026-11-22",
-        description="D", value_unit="us",
-        systems=[System("pool", "Pool", 20), System("virt", "Virtual")],
-        load_points=[LoadPoint("r25", 25, 30, 5), LoadPoint("r50", 50, 30)],
-        cells=[Cell("pool", "r25", 1, "pool/r25.hlog")], tags=["jvm"], service_time_ms=200,
-        environment={"cores": 2}, load_generator={"model": "open", "timeout_s": 15})
+def stats(count, **values):
+    """LatencyStats with the demo's latencies (ms), overridable by data key."""
+    ms = {"p50_ms": 201.3271, "p90_ms": 202.0, "p95_ms": 203.0, "p99_ms": 205.0,
+          "p999_ms": 209.5, "max_ms": 210.0, "mean_ms": 201.5, "stddev_ms": 1.25, **values}
+    return LatencyStats(count, {k[:-3]: Percentile(ms[k]) for k in
+                                ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms")},
+                        ms["max_ms"], ms["mean_ms"], ms["stddev_ms"])
 
 
-def summary(count, rate, saturated, **extra):
-    s = {"count": count, "achieved_rate": rate, "saturated": saturated, "p50_ms": 201.3271,
-         "p90_ms": 202.0, "p95_ms": 203.0, "p99_ms": 205.0, "p999_ms": 209.5, "max_ms": 210.0,
-         "mean_ms": 201.5, "stddev_ms": 1.25, "low_sample": ["p999"], "repetitions": 1}
-    s.update(extra)
-    return s
+def cell(load, system, count, rate, saturated, *, sent=None, drops=None, drop_pct=None,
+         in_flight=None, jvm=None, **values):
+    st = stats(count, **values)
+    rep = Repetition(1, f"runs/demo/{system}/{load}.hlog", st, rate, Accounting(sent=sent), [])
+    return Cell(None, system, load, [rep], st, rate, Saturation(saturated), ["p999"],
+                Accounting(sent=sent), drops, drop_pct, in_flight=in_flight,
+                jvm=Jvm(f"runs/demo/{system}/{load}.jfr", jvm) if jvm else None)
 
 
-def result(tmp_path):
-    return {
-        "manifest": manifest(tmp_path), "manifest_path": "runs/demo/run.yml",
-        "cells": [
-            {"load": "r25", "system": "pool", "sources": ["runs/demo/pool/r25.hlog"],
-             "summary": summary(750, 25.0, False, sent=760, drops=10, drop_pct=1.3157),
-             "littles_law": {"in_flight": 5.0376, "cap": 400, "consistent": True}, "jvm": None},
-            {"load": "r50", "system": "pool", "sources": ["runs/demo/pool/r50.hlog"],
-             "summary": summary(1200, 40.0, True), "littles_law": None,
-             "jvm": {"gc": {"count": 3, "pause_max_ms": 12.5}, "cpu": {"machine": 0.5},
-                     "note": "text is not a column"}},
-        ],
-        "missing": [{"load": "r25", "system": "virt", "file": "runs/demo/virt/r25.hlog"}],
-        "systems": {"pool": {"predicted_ceiling_rps": 100.0, "measured_peak_rps": 40.0,
-                             "peak_vs_predicted_pct": -60.0},
-                    "virt": {"predicted_ceiling_rps": None, "measured_peak_rps": None,
-                             "peak_vs_predicted_pct": None}},
-        "charts": {"load_curve": {"svg": "a.svg", "png": "a.png", "alt": "x"}},
-    }
+def result(tmp_path, attribution=()):
+    """A run model like aggregate.build_run makes: pool measured at both loads, virt missing."""
+    systems = [System("pool", "Pool", 0, 20, None, 100.0, 40.0, -60.0),
+               System("virt", "Virtual", 1)]
+    load_points = [LoadPoint("r25", 25, 5, 30), LoadPoint("r50", 50, None, 30)]
+    scenario = Scenario(None, None, None, 200, systems, load_points, missing=[
+        Missing("r25", "virt", "runs/demo/virt/r25.hlog")])
+    scenario.cells[("r25", "pool")] = cell("r25", "pool", 750, 25.0, False, sent=760, drops=10,
+                                           drop_pct=1.3157, in_flight=InFlight(5.0376, 400, True))
+    scenario.cells[("r50", "pool")] = cell(
+        "r50", "pool", 1200, 40.0, True,
+        jvm={"gc": {"count": 3, "pause_max_ms": 12.5}, "cpu": {"machine": 0.5},
+             "note": "text is not a column"})
+    return Run("demo", "T", "2026-11-22", "D", ["jvm"], "us", "runs/demo/run.yml",
+               {"cores": 2}, {"model": "open", "timeout_s": 15}, list(attribution), [scenario])
 
 
 def test_run_document_follows_the_contract(tmp_path):
     doc = datafiles.run_document(result(tmp_path))
     assert list(doc) == ["schema_version", "id", "title", "date", "description", "tags", "url",
                          "manifest", "value_unit", "service_time_ms", "environment",
-                         "load_generator", "systems", "load_points", "cells", "missing",
-                         "jvm_table", "table", "charts"]
-    assert doc["url"] == "/reports/demo/"
+                         "load_generator", "systems", "load_points", "cells", "stat",
+                         "load_curve_table", "ceiling", "methodology", "jvm_table", "charts"]
+    assert doc["schema_version"] == 2 and doc["url"] == "/reports/demo/"
     assert doc["load_generator"][0]["value"] == "open loop (latency from intended send time)"
     assert doc["load_generator"][1]["value"] == "15 s"
     assert doc["load_points"][0] == {"id": "r25", "offered_rate": 25, "clients": 5,
                                      "rate_per_client": 5.0, "duration_s": 30, "label": "5 × 5/s"}
-    cell = doc["cells"][0]
+    assert list(doc["cells"]) == ["r25", "r50"] and list(doc["cells"]["r50"]) == ["pool"]
+    cell = doc["cells"]["r25"]["pool"]
     assert cell["p50_ms"] == 201.327 and cell["drop_pct"] == 1.3 and cell["drops"] == 10
+    assert cell["p50_text"] == "201" and cell["drops_text"] == "10 (1.3 %)"
     assert cell["in_flight"] == 5.038 and cell["in_flight_consistent"] is True
-    assert cell["intervals_csv"] == "assets/data/demo/pool-r25.csv"
-    assert "jvm" not in cell and doc["cells"][1]["jvm"]["gc"]["count"] == 3
-    row = doc["table"]["rows"][0]
+    assert cell["intervals_csv"] == "assets/data/demo/pool-r25.csv" and cell["kind"] == "load"
+    assert "jvm" not in cell and doc["cells"]["r50"]["pool"]["jvm"]["gc"]["count"] == 3
+    table = doc["load_curve_table"]
+    row = table["rows"][0]
     assert row["clients_x_rate"] == "5 × 5/s"
-    assert row["cells"][0]["latency"] == "201 / 203 / 205 / 210"
-    assert row["cells"][0]["drops"] == "10 (1.3 %)"
-    assert row["cells"][1]["missing"] is True
-    assert doc["table"]["rows"][1]["cells"][0]["saturated"] is True
-    assert doc["jvm_table"] == {"columns": ["cpu.machine", "gc.count", "gc.pause_max_ms"],
-                                "rows": [{"load": "r50", "system": "pool",
-                                          "values": [0.5, 3, 12.5]}]}
+    assert table["latency_header"] == "p50 / p95 / p99 / max"
+    assert [x["text"] for x in row["cells"][0]["latency"]] == ["201", "203", "205", "210"]
+    assert row["cells"][0]["drops_text"] == "10 (1.3 %)"
+    assert row["cells"][1]["missing"] is True and row["saturated"] is False
+    assert table["rows"][1]["cells"][0]["saturated"] is True and table["rows"][1]["saturated"]
+    assert table["missing"] == [{"load": "r25", "system": "virt",
+                                 "file": "runs/demo/virt/r25.hlog"}]
+    assert doc["ceiling"]["rows"][0]["predicted_text"] == "100.0 req/s"
+    assert doc["ceiling"]["rows"][1]["workers_text"] == "no limit"
+    assert doc["ceiling"]["rows"][1]["vs_text"] == "–"
+    assert doc["methodology"] == {"value_unit_text": "µs", "latency_unit": "ms",
+                                  "shared_host": None}
+    (jvm_row,) = doc["jvm_table"]["rows"]
+    assert (jvm_row["label"], jvm_row["offered_text"], jvm_row["gc_pauses_text"],
+            jvm_row["safepoints_text"]) == ("Pool", "50 req/s", "3", "–")
+    assert doc["stat"]["systems"]["virt"]["label"] == "Virtual"
+    assert doc["stat"]["settings"]["load_generator"]["timeout_s"] == "15 s"
 
 
 def test_run_document_is_deterministic(tmp_path):
-    a = datafiles.dump_yaml(datafiles.run_document(result(tmp_path)))
-    b = datafiles.dump_yaml(datafiles.run_document(result(tmp_path)))
+    a = dump_yaml(datafiles.run_document(result(tmp_path)))
+    b = dump_yaml(datafiles.run_document(result(tmp_path)))
     assert a == b and yaml.safe_load(a)["schema_version"] == datafiles.SCHEMA_VERSION
 
 
@@ -135,15 +147,14 @@ def test_series_csv_full_precision_with_repetitions():
              "p99_ms": None, "max_ms": None}]
     text = datafiles.series_csv([rows, rows[:1]])
     parsed = list(csv.reader(io.StringIO(text)))
-    assert parsed[0] == list(datafiles.SERIES_COLUMNS)
+    assert parsed[0] == list(vocabulary.SERIES_COLUMNS)
     assert parsed[1] == ["1", "0.0", "1.0", "3", "3.0", "0.1234567", "0.5", "0.75"]
     assert parsed[2][5:] == ["", "", ""]
     assert parsed[3][0] == "2" and len(parsed) == 4
 
 
 def test_table_csv_has_a_line_per_cell(tmp_path):
-    doc = datafiles.run_document(result(tmp_path))
-    parsed = list(csv.DictReader(io.StringIO(datafiles.table_csv(doc))))
+    parsed = list(csv.DictReader(io.StringIO(datafiles.table_csv(result(tmp_path)))))
     assert [(r["load"], r["system"], r["saturated"]) for r in parsed] == [
         ("r25", "pool", "false"), ("r50", "pool", "true")]
     assert parsed[0]["p99_ms"] == "205.0" and parsed[0]["sent"] == "760" and parsed[1]["sent"] == ""
@@ -169,36 +180,32 @@ def test_jfr_summary_is_trimmed_for_data_and_pauses_go_on_the_time_axis():
 # --- the JVM hot-methods and attribution block, and formatted prose numbers -----------------
 
 def hotspot_result(tmp_path, attribution=True):
-    """A result with JFR summaries on two cells (summarize_jfr's shape, as jvm_for_data keeps
+    """A run with JFR summaries on two cells (summarize_jfr's shape, as jvm_for_data keeps
     it): pool at r25 with samples, virt at r50 with none."""
-    m = manifest(tmp_path)
-    if attribution:
-        m = Manifest(**{**m.__dict__, "jfr_attribution": [
-            {"pattern": r"app\..*", "label": "app <b>"}]})
-    res = result(tmp_path)
-    res["manifest"] = m
+    res = result(tmp_path, [{"pattern": r"app\..*", "label": "app <b>"}] if attribution else ())
+    scenario = res.scenario
     hot = [{"method": f"app.M{i}.run<{i}>", "self_samples": 10 - i, "self_pct": 100 * (10 - i) / 55,
             "total_samples": 11, "total_pct": 20.0} for i in range(7)]
-    res["cells"][0]["jvm"] = {
+    scenario.cells[("r25", "pool")].jvm = Jvm("runs/demo/pool/r25.jfr", {
         "samples": {"count": 57, "unresolved": 2, "truncated_stacks": 0}, "hot_methods": hot,
         "attribution": [{"label": "app <b>", "samples": 41, "pct": 74.545},
-                        {"label": "other", "samples": 14, "pct": 25.455}] if attribution else None}
-    res["cells"].append({
-        "load": "r50", "system": "virt", "sources": ["runs/demo/virt/r50.hlog"],
-        "summary": summary(1500, 50.0, False), "littles_law": None,
-        "jvm": {"samples": {"count": 0, "unresolved": 0}, "hot_methods": [],
-                "attribution": [{"label": "app <b>", "samples": 0, "pct": None},
-                                {"label": "other", "samples": 0, "pct": None}]
-                if attribution else None}})
+                        {"label": "other", "samples": 14, "pct": 25.455}] if attribution else None})
+    scenario.cells[("r50", "virt")] = cell(
+        "r50", "virt", 1500, 50.0, False,
+        jvm={"samples": {"count": 0, "unresolved": 0}, "hot_methods": [],
+             "attribution": [{"label": "app <b>", "samples": 0, "pct": None},
+                             {"label": "other", "samples": 0, "pct": None}]
+             if attribution else None})
     return res
 
 
 def test_jvm_hotspots_are_shaped_for_printing(tmp_path):
     doc = datafiles.run_document(hotspot_result(tmp_path))
     keys = list(doc)
-    assert keys.index("jvm_table") + 1 == keys.index("jvm_hotspots") == keys.index("table") - 1
+    assert keys.index("jvm_table") + 1 == keys.index("jvm_hotspots") == keys.index("charts") - 1
     hs = doc["jvm_hotspots"]
     assert hs["attribution_labels"] == ["app <b>", "other"] and hs["attribution_caption"]
+    assert hs["attribution_colspan"] == 4
     pool, virt = hs["systems"]
     assert (pool["system"], pool["label"], virt["system"]) == ("pool", "Pool", "virt")
     assert "Pool" in pool["methods_caption"] and "top 5" in pool["methods_caption"]
@@ -212,7 +219,7 @@ def test_jvm_hotspots_are_shaped_for_printing(tmp_path):
     (r50,) = virt["loads"]
     assert r50["methods"] == [] and r50["samples"] == "0"
     assert [a["pct"] for a in r50["attribution"]] == ["–", "–"]
-    text = datafiles.dump_yaml(doc)
+    text = dump_yaml(doc)
     assert yaml.safe_load(text)["jvm_hotspots"] == hs
 
 
@@ -226,19 +233,21 @@ def test_jvm_hotspots_without_attribution_or_jfr(tmp_path):
 
 def test_table_cells_carry_mean_and_in_flight_as_prose_prints_them(tmp_path):
     res = result(tmp_path)
-    res["cells"][0]["summary"]["mean_ms"] = 5842.689
-    res["cells"][0]["littles_law"]["in_flight"] = 1175.521
-    rows = datafiles.run_document(res)["table"]["rows"]
-    assert rows[0]["cells"][0]["mean"] == "5,843" and rows[0]["cells"][0]["in_flight"] == "1,176"
-    assert rows[1]["cells"][0]["mean"] == "202" and rows[1]["cells"][0]["in_flight"] == "–"
-    assert rows[0]["cells"][1]["mean"] == "–" and rows[0]["cells"][1]["in_flight"] == "–"
+    pool_r25 = res.scenario.cells[("r25", "pool")]
+    pool_r25.stats.mean_ms = 5842.689
+    pool_r25.in_flight.littles_law = 1175.521
+    cells = datafiles.run_document(res)["cells"]
+    r25, r50 = cells["r25"]["pool"], cells["r50"]["pool"]
+    assert r25["mean_text"] == "5,843" and r25["in_flight_text"] == "1,176"
+    assert r50["mean_text"] == "202" and r50["in_flight_text"] == "–"
+    assert "virt" not in cells["r25"]      # no log: no cell (the table says "no data")
 
 
 NUMBER_LIKE = ["1,180", "1,234.5", "0,5", "12.3", "25", "1_000", "-3", ".5", "0x1f", "0b101"]
 
 
 def test_strings_ruby_would_read_as_numbers_are_quoted():
-    text = datafiles.dump_yaml({"v": NUMBER_LIKE, "plain": ["5,845 / 8,552", "12 (1.6 %)", "r25"]})
+    text = dump_yaml({"v": NUMBER_LIKE, "plain": ["5,845 / 8,552", "12 (1.6 %)", "r25"]})
     for value in NUMBER_LIKE:
         assert f"- '{value}'\n" in text, value
     assert "- 5,845 / 8,552\n" in text          # not a number to anyone: left plain
@@ -250,6 +259,6 @@ def test_jekylls_yaml_reader_gets_the_strings_back():
     doc = {"v": NUMBER_LIKE + ["5,845 / 8,552", "1,218 (50.8 %)", "–", "2026-11-22"]}
     out = subprocess.run(["ruby", "-ryaml", "-rjson", "-e",
                           "puts JSON.generate(YAML.safe_load(STDIN.read))"],
-                         input=datafiles.dump_yaml(doc), capture_output=True, text=True,
+                         input=dump_yaml(doc), capture_output=True, text=True,
                          timeout=60, check=True)
     assert json.loads(out.stdout) == doc

@@ -18,7 +18,7 @@ import feedparser
 import pytest
 import yaml
 
-from analysis.histogram import Histogram, layout_for
+from analysis.read.hdr.histogram import Histogram, layout_for
 from tests.sitebuild import assemble, build as jekyll_build
 from tests.test_build import ENV, FIXTURE, snapshot
 from tests.test_hardening import authored, edit_manifest
@@ -155,7 +155,7 @@ def test_analysis_keeps_the_strings_and_odd_values_as_data(built):
     doc = yaml.safe_load((src / "_data/runs/hostile.yml").read_text())
     assert doc["title"] == f"{UNICODE} {EVIL}" and len(doc["tags"]) == 305
     ext = yaml.safe_load((src / "_data/runs/extreme.yml").read_text())
-    cells = {c["system"]: c for c in ext["cells"]}
+    cells = {system: c for by_system in ext["cells"].values() for system, c in by_system.items()}
     # counts from the logs written above; latencies only checked to be ordered and finite
     assert cells["big"]["count"] == 53 and cells["single"]["count"] == 1
     assert cells["tagged"]["count"] == 3

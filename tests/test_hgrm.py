@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.cli import main
-from analysis.histogram import Histogram, layout_for
-from analysis.hlog import read_hlog
+from analysis.read.hdr.histogram import Histogram, layout_for
+from analysis.read.hdr.log import read_hlog
 from tests.conftest import REPO
 from tests.test_hlog_codec import encode, log_line, write_log
 
@@ -127,7 +127,7 @@ def test_unparsable_line_is_skipped_with_a_warning_and_reading_goes_on(tmp_path)
     assert warnings[1].startswith(f"warning: {bad}:21: ")
     assert "not valid base64" in warnings[1] or "cookie" in warnings[1]
     # every other interval is read: 62 - 2
-    from analysis.hlog import read_hlog
+    from analysis.read.hdr.log import read_hlog
     log = read_hlog(bad)
     assert len(log.intervals) == 60
     assert f"Total count    = {log.merged().total_count:12d}" in out
@@ -237,8 +237,8 @@ def test_fresh_log_against_live_histogram_log_processor(oracle, tmp_path):
 def _summary_by_histograms(histograms):
     """Each interval's (count, p50, p90, max) and the running total's (count, TOTAL_PERCENTILES,
     max), from Histogram's own (scalar) statistics."""
-    from analysis.hgrm import TOTAL_PERCENTILES
-    from analysis.histogram import sum_histograms
+    from analysis.read.hdr.running import TOTAL_PERCENTILES
+    from analysis.read.hdr.histogram import sum_histograms
     rows = []
     for k, h in enumerate(histograms):
         total = sum_histograms(histograms[:k + 1])
@@ -250,11 +250,11 @@ def _summary_by_histograms(histograms):
 
 
 def _summary_by_batches(path, batch_size):
-    from analysis.hgrm import _IntegerRunning
-    from analysis.hlog import iter_batches
+    from analysis.read.hdr.running import IntegerRunning
+    from analysis.read.hdr.log import iter_batches
     acc, rows = None, []
     for batch in iter_batches(path, [], batch_size=batch_size):
-        acc = acc or _IntegerRunning(batch.payloads[0].layout)
+        acc = acc or IntegerRunning(batch.payloads[0].layout)
         stats = acc.add_rows(batch, np.arange(len(batch.intervals)))
         rows += [stats.row(k) for k in range(len(batch.intervals))]
     return rows
@@ -269,7 +269,7 @@ def test_running_percentiles_equal_the_histograms_statistics(tmp_path, monkeypat
                                                              batch_size, fine_cells):
     """Batches of several sizes (so strides differ between batches), leading empty intervals,
     and a tiny per-index grid limit (so runs of rows are split) give Histogram's numbers."""
-    from analysis import hgrm as hgrm_module
+    from analysis.read.hdr import running as hgrm_module
     monkeypatch.setattr(hgrm_module, "FINE_CELLS", fine_cells)
     layout = layout_for(1, 10**12, 3)
     histograms = [Histogram.from_values(layout, values) for values in intervals]
@@ -295,32 +295,33 @@ CORPUS = REPO / "tests" / "fuzz" / "corpus" / "hlog"
 @pytest.fixture
 def small_groups(monkeypatch):
     """Groups of 7 lines instead of 256, so that small logs span many worker messages."""
-    from analysis import hlog
-    original = hlog._item_groups
-    monkeypatch.setattr(hlog, "_item_groups",
-                        lambda lines, path, state, batch_size: original(lines, path, state, 7))
+    from analysis.read.hdr import lines, log, worker
+    original = lines.item_groups
+    for module in (log, worker):   # (each calls the name it imported)
+        monkeypatch.setattr(module, "item_groups",
+                            lambda lines, path, state, batch_size: original(lines, path, state, 7))
 
 
 def _hgrm_both_ways(monkeypatch, tmp_path, source, flags=()):
     """(serial result, parallel result): exit code, stdout, stderr and the files written, with
     the worker forced off and on; checks that the worker really ran."""
-    from analysis import hlog
+    from analysis.read.hdr import log as hlog
     results = []
     for parallel in (False, True):
         started = []
-        original = hlog._worker_groups
+        original = hlog.worker_groups
 
         def counting(*args, _original=original, _started=started):
             _started.append(1)
             return _original(*args)
-        monkeypatch.setattr(hlog, "_worker_groups", counting)
-        monkeypatch.setattr(hlog, "_use_worker", lambda path, text, p, _on=parallel: _on)
+        monkeypatch.setattr(hlog, "worker_groups", counting)
+        monkeypatch.setattr(hlog, "use_worker", lambda path, text, p, _on=parallel: _on)
         out = tmp_path / f"out-{parallel}"
         code, stdout, stderr = hgrm("-i", str(source), *flags, "-o", str(out))
         files = [p.read_bytes() if p.exists() else None for p in (out, tmp_path / f"{out}.hgrm")]
         results.append((code, stdout, stderr.replace(str(out), "OUT"), files))
         assert bool(started) == parallel
-        monkeypatch.setattr(hlog, "_worker_groups", original)
+        monkeypatch.setattr(hlog, "worker_groups", original)
     import multiprocessing
     assert not multiprocessing.active_children()
     return results
@@ -360,11 +361,11 @@ def test_parallel_reading_keeps_warnings_in_line_order_across_batches(monkeypatc
 
 
 def test_parallel_reading_of_standard_input(monkeypatch, small_groups):
-    from analysis import hlog
+    from analysis.read.hdr import log as hlog
     data = (FIXTURES / "gen-us-tagged.hlog").read_bytes()
     outputs = []
     for parallel in (False, True):
-        monkeypatch.setattr(hlog, "_use_worker", lambda path, text, p, _on=parallel: _on)
+        monkeypatch.setattr(hlog, "use_worker", lambda path, text, p, _on=parallel: _on)
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
         outputs.append(hgrm("-tag", "read"))
     assert outputs[0] == outputs[1] and outputs[0][0] == 0
@@ -386,12 +387,12 @@ def test_error_raised_while_the_worker_is_ahead_stops_it(monkeypatch, tmp_path, 
 
 def _crashing_worker(monkeypatch, how):
     """Make the worker's second group fail in the given way (the patch is inherited by the
-    forked worker; in this process _inflate_items is never called when reading ahead)."""
+    forked worker; in this process inflate_items is never called when reading ahead)."""
     import os
     import signal
-    from analysis import hlog
     from analysis.errors import HlogError
-    original = hlog._inflate_items
+    from analysis.read.hdr import log as hlog, worker
+    original = worker.inflate_items
     calls = []
 
     def inflate(items):
@@ -405,8 +406,8 @@ def _crashing_worker(monkeypatch, how):
                 raise ValueError("boom")
             raise HlogError("bad thing", path="some.hlog", line=12, hint="do this")
         return original(items)
-    monkeypatch.setattr(hlog, "_inflate_items", inflate)
-    monkeypatch.setattr(hlog, "_use_worker", lambda path, text, p: True)
+    monkeypatch.setattr(worker, "inflate_items", inflate)
+    monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
 
 
 @pytest.mark.parametrize("how,status", [("exit", "exit status 3"), ("kill", "killed by signal 9")])
@@ -429,7 +430,7 @@ def test_a_worker_that_dies_is_one_clean_error_not_a_hang(monkeypatch, tmp_path,
 
 def test_an_exception_in_the_worker_is_raised_here_as_it_is(monkeypatch, small_groups):
     from analysis.errors import HlogError
-    from analysis.hgrm import process
+    from analysis.read.hdr.processor import process
     _crashing_worker(monkeypatch, "value")
     with pytest.raises(ValueError, match="^boom$"):
         process(str(FIXTURES / "gen-ns-plain.hlog"), None, [])
@@ -440,19 +441,19 @@ def test_an_exception_in_the_worker_is_raised_here_as_it_is(monkeypatch, small_g
 
 
 def test_when_a_worker_reads_ahead(monkeypatch, tmp_path):
-    from analysis import hlog
+    from analysis.read.hdr import worker as hlog
     small = FIXTURES / "gen-ns-plain.hlog"
-    assert not hlog._use_worker(str(small), None, None)            # small: in-process
-    assert not hlog._use_worker(str(small), None, False)
-    assert hlog._use_worker(str(small), None, True)
+    assert not hlog.use_worker(str(small), None, None)            # small: in-process
+    assert not hlog.use_worker(str(small), None, False)
+    assert hlog.use_worker(str(small), None, True)
     monkeypatch.setattr(hlog, "PARALLEL_MIN_BYTES", small.stat().st_size)
     monkeypatch.setattr(hlog.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    assert hlog._use_worker(str(small), None, None)
-    assert hlog._use_worker("-", "x" * small.stat().st_size, None)
-    assert not hlog._use_worker("-", "x" * (small.stat().st_size - 1), None)
-    assert not hlog._use_worker(str(tmp_path / "missing.hlog"), None, None)
+    assert hlog.use_worker(str(small), None, None)
+    assert hlog.use_worker("-", "x" * small.stat().st_size, None)
+    assert not hlog.use_worker("-", "x" * (small.stat().st_size - 1), None)
+    assert not hlog.use_worker(str(tmp_path / "missing.hlog"), None, None)
     monkeypatch.setattr(hlog.os, "sched_getaffinity", lambda pid: {0}, raising=False)  # 1 CPU
-    assert not hlog._use_worker(str(small), None, None)
+    assert not hlog.use_worker(str(small), None, None)
 
 
 def test_no_process_to_be_had_means_reading_in_process(monkeypatch, tmp_path, small_groups):
@@ -462,8 +463,8 @@ def test_no_process_to_be_had_means_reading_in_process(monkeypatch, tmp_path, sm
         raise BlockingIOError(11, "Resource temporarily unavailable")
     serial, _ = _hgrm_both_ways(monkeypatch, tmp_path, FIXTURES / "gen-us-tagged.hlog")
     monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
-    from analysis import hlog
-    monkeypatch.setattr(hlog, "_use_worker", lambda path, text, p: True)
+    from analysis.read.hdr import log as hlog
+    monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
     code, stdout, stderr = hgrm("-i", str(FIXTURES / "gen-us-tagged.hlog"),
                                 "-o", str(tmp_path / "out-False"))
     files = [p.read_bytes() for p in (tmp_path / "out-False", tmp_path / "out-False.hgrm")]

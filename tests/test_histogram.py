@@ -1,4 +1,4 @@
-"""Java-exact statistics (analysis/histogram.py) against HdrHistogram 2.2.2.
+"""Java-exact statistics (analysis/read/hdr/histogram.py) against HdrHistogram 2.2.2.
 
 The `.stats.json` / `.intervals.csv` goldens were recorded by tests/golden/hgrm/regen with
 ../shared/oracle/javastats (HistogramLogReader + Histogram.add + Java's getters). Equality is
@@ -15,10 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.histogram import (DoubleHistogram, Histogram, Layout, LayoutError,
-                                format_percentile_distribution, java_format_fixed, layout_for,
-                                percentile_target_count, sum_histograms)
-from analysis.hlog import read_hlog
+from analysis.read.hdr.distribution import format_percentile_distribution, java_format_fixed
+from analysis.read.hdr.double import DoubleHistogram
+from analysis.read.hdr.histogram import (Histogram, Layout, LayoutError, layout_for,
+                                         percentile_target_count, sum_histograms)
+from analysis.read.hdr.log import read_hlog
 from tests.conftest import REPO
 
 GOLDEN = REPO / "tests" / "golden" / "hgrm"

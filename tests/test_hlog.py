@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 
 from analysis.errors import HlogError
-from analysis.histogram import DoubleHistogram, Histogram
-from analysis.hlog import read_hlog
+from analysis.read.hdr.double import DoubleHistogram
+from analysis.read.hdr.histogram import Histogram
+from analysis.read.hdr.log import read_hlog
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "hlog"
@@ -166,7 +167,7 @@ def test_zero_count_intervals_are_intervals():
 
 def test_lazy_histograms_equal_kept_ones(monkeypatch):
     """Beyond KEEP_DECODED_ENTRIES the reader keeps payloads and decodes on access."""
-    import analysis.hlog as hlog
+    import analysis.read.hdr.log as hlog
     kept = read_hlog(FIXTURES / "gen-ns-plain.hlog")
     monkeypatch.setattr(hlog, "KEEP_DECODED_ENTRIES", 0)
     lazy = read_hlog(FIXTURES / "gen-ns-plain.hlog")

@@ -18,10 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.errors import HlogError
-from analysis.histogram import DoubleHistogram, Histogram, layout_for
-from analysis.hlog import (DHIST_COMPRESSED, V0_COMPRESSED, V0_COOKIE, V1_COMPRESSED, V1_COOKIE,
-                           V2_COMPRESSED, V2_COOKIE, PayloadError, decode_varints,
-                           histogram_from_raw, read_hlog)
+from analysis.read.hdr.double import DoubleHistogram
+from analysis.read.hdr.histogram import Histogram, layout_for
+from analysis.read.hdr.log import read_hlog
+from analysis.read.hdr.payload import (DHIST_COMPRESSED, V0_COMPRESSED, V0_COOKIE, V1_COMPRESSED,
+                                       V1_COOKIE, V2_COMPRESSED, V2_COOKIE, PayloadError,
+                                       decode_varints, histogram_from_raw)
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "hlog"

@@ -17,11 +17,11 @@ import sys
 
 import pytest
 
-from analysis import jfr_cli
+from analysis.commands import jfr as jfr_cli
 from analysis.errors import JfrError
-from analysis.jfr import summarize_jfr
-from analysis.jfr.wire import read_varint
-from analysis.jfr.summary import Summary, parse_threshold_ms, percentile_nearest_rank
+from analysis.read.jfr import summarize_jfr
+from analysis.read.jfr.wire import read_varint
+from analysis.read.jfr.summary import Summary, parse_threshold_ms, percentile_nearest_rank
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "jfr"
@@ -456,7 +456,7 @@ def test_fresh_recording_from_this_machines_jdk_matches_jfr_print(tmp_path):
     cpu = [e["values"] for e in events if e["type"] == "jdk.CPULoad"]
     s = summarize_jfr(rec)
     assert s["gc"]["count"] == len(gcs) > 0
-    from analysis.jfr.export import duration_ns
+    from analysis.read.jfr.export import duration_ns
     assert close(s["gc"]["pause_total_ms"], sum(duration_ns(g["sumOfPauses"]) for g in gcs) / 1e6)
     assert close(s["cpu"]["machine"], sum(c["machineTotal"] for c in cpu) / len(cpu))
     assert s["truncated"] is False and s["warning_count"] == 0

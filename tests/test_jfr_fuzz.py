@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.errors import JfrError
-from analysis.jfr_cli import render_text
-from analysis.jfr import summarize_jfr
-from analysis.jfr.wire import read_string, read_varint
+from analysis.commands.jfr import render_text
+from analysis.read.jfr import summarize_jfr
+from analysis.read.jfr.wire import read_string, read_varint
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "jfr"

@@ -15,8 +15,8 @@ import subprocess
 import pytest
 
 from analysis.errors import JfrError
-from analysis.hlog import read_hlog
-from analysis.jfr import summarize_jfr
+from analysis.read.hdr.log import read_hlog
+from analysis.read.jfr import summarize_jfr
 from tests.conftest import REPO
 
 DEMO = REPO / "runs" / "pool-vs-virtual"

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.errors import ManifestError
-from analysis.manifest import check_relpath, default_jfr, load_manifest
+from analysis.read.manifest import check_relpath, default_jfr, load_manifest
 from tests.conftest import REPO
 
 FIXTURE = REPO / "tests" / "fixtures" / "runs" / "oracle-demo"

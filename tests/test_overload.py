@@ -15,9 +15,9 @@ import math
 import numpy as np
 import pytest
 
-from analysis.counts import read_counts
-from analysis.histogram import Histogram, layout_for
-from analysis.hlog import read_hlog
+from analysis.read.counts import read_counts
+from analysis.read.hdr.histogram import Histogram, layout_for
+from analysis.read.hdr.log import read_hlog
 from analysis.overload import (
     Censored, achieved_rates, censored_stats, host_figures, host_health, in_flight,
     measured_ceiling, number_spread, queue_growth, queue_growth_from_p50, repetition_spreads,

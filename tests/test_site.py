@@ -189,7 +189,8 @@ def test_table_shows_what_qualifies_each_number(site):
     law, come with errors and timeouts, or vary across repetitions (the pool's saturated rows;
     the fixture injection run's cell has all the rest)."""
     data = yaml.safe_load((site.parent / "src/_data/runs/pool-vs-virtual.yml").read_text())
-    saturated = sum(c["saturated"] for row in data["table"]["rows"] for c in row["cells"])
+    saturated = sum(c["saturated"] for row in data["load_curve_table"]["rows"]
+                    for c in row["cells"])
     curve = (site / "reports/pool-vs-virtual/index.html").read_text()
     assert curve.count('<br><span class="flag">saturated</span>') == saturated > 0
     suspect = (site / "reports/injection/index.html").read_text()
@@ -207,7 +208,7 @@ def test_report_shows_hot_methods_and_where_the_time_went(site, pages):
     section = html[html.index('id="jvm-hotspots"'):html.index('id="methodology"')]
     tables = section.count('<table class="jvm-hotspots">')
     assert tables == len(hs["systems"]) + ("attribution_labels" in hs) >= 2
-    assert section.count("<caption>") == tables
+    assert section.count("<caption id=") == tables
     page = parse(section)
     text = " ".join(" ".join(page.text).split())
     for label in hs.get("attribution_labels", []):
@@ -237,11 +238,10 @@ def test_hotspot_strings_are_escaped_and_no_data_renders_nothing(site):
 def test_post_prints_formatted_mean_and_in_flight(site):
     """The post's Little's-law sentence prints the analysis's text ("5,843"), not raw data."""
     data = yaml.safe_load((site.parent / "src/_data/runs/pool-vs-virtual.yml").read_text())
-    row = next(r for r in data["table"]["rows"] if r["load"] == "r200")
-    cell = next(c for c in row["cells"] if c["system"] == "pool20")
+    cell = data["cells"]["r200"]["pool20"]
     html = (site / "2026/11/22/thread-pool-vs-virtual-threads/index.html").read_text()
     text = " ".join(" ".join(parse(html).text).split())
-    assert f"a mean of {cell['mean']} ms, on average {cell['in_flight']} requests" in text
+    assert f"a mean of {cell['mean_text']} ms, on average {cell['in_flight_text']} requests" in text
 
 
 def feed(site: Path, rel: str = "feed.xml"):
@@ -368,3 +368,47 @@ def test_every_config_key_is_documented():
         if not (above.startswith("#") or shared):
             undocumented.append(line.strip())
     assert not undocumented, undocumented
+
+
+# --- accessibility and feed-safe URLs of the includes (issue 14) ----------------------------
+
+def test_scrollable_tables_are_focusable_regions_named_by_their_caption(site, pages):
+    """axe's scrollable-region-focusable: a keyboard user can reach and scroll each table box;
+    the box is a region named by its table's caption."""
+    checked = 0
+    for rel in ("reports/pool-vs-virtual/index.html", "2026/01/03/injection-fixture/index.html"):
+        html = (site / rel).read_text()
+        boxes = re.findall(r'<div class="table-scroll"([^>]*)>\s*<table[^>]*>\s*'
+                           r'<caption id="([^"]+)"', html)
+        assert boxes and len(boxes) == html.count('class="table-scroll"'), rel
+        ids = re.findall(r'\sid="([^"]+)"', html)
+        for attrs, caption_id in boxes:
+            assert f'tabindex="0" role="region" aria-labelledby="{caption_id}"' in attrs, attrs
+            assert ids.count(caption_id) == 1, (rel, caption_id)
+            checked += 1
+    assert checked >= 6
+
+
+def test_group_rows_head_their_row_group(site):
+    html = (site / "reports/pool-vs-virtual/index.html").read_text()
+    assert '<tr class="group"><th scope="rowgroup"' in html and 'scope="colgroup" colspan' not in \
+        html[html.index('id="jvm-hotspots"'):]
+
+
+def test_chart_images_carry_the_png_size(site):
+    import struct
+    html = (site / "reports/pool-vs-virtual/index.html").read_text()
+    images = re.findall(r'<img src="([^"]+)" alt="[^"]*" width="(\d+)" height="(\d+)">', html)
+    assert len(images) == html.count("<img ") >= 19
+    for src, width, height in images:
+        png = (site / src[len(URL) + 1:]).read_bytes()
+        assert struct.unpack(">II", png[16:24]) == (int(width), int(height)), src
+
+
+def test_feed_content_has_no_root_relative_urls(site):
+    """Feed readers resolve root-relative URLs against the feed's own address, or not at all:
+    every link and image an include prints is absolute."""
+    for slug in ("/thread-pool-vs-virtual-threads/", "/injection-fixture/"):
+        content = raw_entry(site, slug)["content"]
+        relative = re.findall(r'(?:href|src|srcset)="(/[^"]*)"', content)
+        assert not relative, (slug, relative[:5])

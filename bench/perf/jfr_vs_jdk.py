@@ -28,8 +28,8 @@ OUT = REPO / "bench" / "perf" / "out"
 WORKLOAD = REPO / "tests" / "fixtures" / "jfr" / "src" / "Workload.java"
 sys.path.insert(0, str(REPO))
 
-from analysis.jfr.chunks import HEADER  # noqa: E402
-from analysis.jfr.reader import EVENT_FIELDS  # noqa: E402
+from analysis.read.jfr.chunks import HEADER  # noqa: E402
+from analysis.read.jfr.reader import EVENT_FIELDS  # noqa: E402
 
 
 def tool(name: str) -> str:
@@ -111,7 +111,7 @@ def measure(cmd: list[str]) -> tuple[float, float, int]:
 
 
 def ours(path: Path) -> list[str]:
-    code = ("import sys; sys.path.insert(0, sys.argv[2]); from analysis.jfr import summarize_jfr;"
+    code = ("import sys; sys.path.insert(0, sys.argv[2]); from analysis.read.jfr import summarize_jfr;"
             "s = summarize_jfr(sys.argv[1]); print(s['gc']['count'], s['samples']['count'])")
     return [sys.executable, "-c", code, str(path), str(REPO)]
 

@@ -28,9 +28,9 @@ with atheris.instrument_imports(include=["analysis"]):
     import importlib
     import pkgutil
 
-    import analysis.jfr
-    for _module in ["analysis.hlog", "analysis.histogram", "analysis.manifest"] + [
-            m.name for m in pkgutil.walk_packages(analysis.jfr.__path__, "analysis.jfr.")]:
+    import analysis.read.jfr
+    for _module in ["analysis.read.hdr.log", "analysis.read.hdr.histogram", "analysis.read.manifest"] + [
+            m.name for m in pkgutil.walk_packages(analysis.read.jfr.__path__, "analysis.read.jfr.")]:
         importlib.import_module(_module)
 
 from tests.fuzz.targets import TARGETS  # noqa: E402

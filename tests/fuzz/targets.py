@@ -28,7 +28,7 @@ def _write(name: str, data: bytes) -> Path:
 def hlog(data: bytes) -> None:
     """read_hlog: a log whose every interval answers percentiles, or one HlogError naming the
     file; every warning names the file too."""
-    from analysis.hlog import read_hlog
+    from analysis.read.hdr.log import read_hlog
     if len(data) > MAX_INPUT:
         return
     path = _write("fuzz.hlog", data)
@@ -53,7 +53,7 @@ def hlog(data: bytes) -> None:
 
 def manifest(data: bytes) -> None:
     """load_manifest: a Manifest, or one ManifestError listing bounded one-line problems."""
-    from analysis.manifest import load_manifest
+    from analysis.read.manifest import load_manifest
     if len(data) > MAX_INPUT:
         return
     run_dir = _DIR / "runs" / "fuzz"
@@ -69,7 +69,7 @@ def manifest(data: bytes) -> None:
 
 def jfr(data: bytes) -> None:
     """summarize_jfr: a summary, or one JfrError naming the file."""
-    from analysis.jfr import summarize_jfr
+    from analysis.read.jfr import summarize_jfr
     if len(data) > MAX_INPUT:
         return
     path = _write("fuzz.jfr", data)

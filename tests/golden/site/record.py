@@ -74,7 +74,8 @@ def expected_cell(stats: dict) -> dict:
 
 def check_against_java(doc: dict, expected: dict) -> list[str]:
     problems = []
-    cells = {f"{c['load']}/{c['system']}": c for c in doc["cells"]}
+    cells = {f"{load}/{system}": c for load, by_system in doc["cells"].items()
+             for system, c in by_system.items()}
     if sorted(cells) != sorted(expected):
         problems.append(f"cells {sorted(cells)} != {sorted(expected)}")
     for key, want in expected.items():
@@ -89,7 +90,7 @@ def build_fixture(site: Path) -> Path:
     """Build the fixture run into `site` with our analysis; returns the data file."""
     shutil.copytree(RUN, site / "runs" / RUN.name)
     sys.path.insert(0, str(REPO))
-    from analysis import build
+    from analysis.commands import build
     parser = argparse.ArgumentParser()
     build.add_arguments(parser)
     rc = build.run(parser.parse_args(["--runs", str(site / "runs"), "--site", str(site), "-q",

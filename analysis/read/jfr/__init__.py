@@ -1,6 +1,6 @@
 """Read JDK Flight Recorder recordings in pure Python and summarise what the JVM did.
 
-    from analysis.jfr import summarize_jfr
+    from analysis.read.jfr import summarize_jfr
     s = summarize_jfr(path, attribution=[(regex, label), ...] or None)
 
 `path` is a `.jfr` file, a `.jfr.gz`, a JFR repository folder of chunk files (what a JVM killed
@@ -81,11 +81,11 @@ def summarize_jfr(path: str | os.PathLike,
                   window: tuple[int, int] | None = None) -> dict:
     """The summary of one recording (see the module docstring); JfrError when unreadable.
     With `window` = (start, end) epoch ns, only events that start inside it are counted."""
-    # Imported here so that `import analysis.jfr` (e.g. by the CLI's --help) stays cheap.
-    from analysis.jfr.chunks import iter_chunks
-    from analysis.jfr.export import is_json_export, summarize_export
-    from analysis.jfr.reader import ChunkReader
-    from analysis.jfr.summary import Summary
+    # Imported here so that `import analysis.read.jfr` (e.g. by the CLI's --help) stays cheap.
+    from analysis.read.jfr.chunks import iter_chunks
+    from analysis.read.jfr.export import is_json_export, summarize_export
+    from analysis.read.jfr.reader import ChunkReader
+    from analysis.read.jfr.summary import Summary
 
     p = Path(path)
     for pattern, _label in attribution or []:

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from analysis.errors import JfrError
-from analysis.jfr.summary import Summary, as_int, as_number, as_str, method_label
+from analysis.read.jfr.summary import Summary, as_int, as_number, as_str, method_label
 
 MAX_EXPORT_BYTES = 64 << 20
 

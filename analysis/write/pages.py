@@ -14,37 +14,34 @@ from typing import Any
 import yaml
 
 from analysis import atomic
-from analysis.datafiles import chart_path, dump_yaml
+from analysis.model import Run
+from analysis.write.yaml_text import dump_yaml
+from analysis.write.paths import REPORTS_DIR, chart_path, report_path
 
 GENERATOR = "loadcurve"
-REPORTS_DIR = "_reports"
 
 
-def report_path(run_id: str) -> str:
-    return f"{REPORTS_DIR}/{run_id}.md"
-
-
-def report_front_matter(manifest) -> dict[str, Any]:
+def report_front_matter(run: Run) -> dict[str, Any]:
     return {
         "layout": "report",
-        "title": manifest.title,
-        "run": manifest.run_id,
-        "date": manifest.date,
-        "description": manifest.description,
-        "tags": list(manifest.tags),
+        "title": run.title,
+        "run": run.id,
+        "date": run.date,
+        "description": run.description,
+        "tags": list(run.tags),
         # jekyll-seo-tag's og:image and the feed: a PNG, site-relative
-        "image": "/" + chart_path(manifest.run_id, "load-curve", "png"),
+        "image": "/" + chart_path(run.id, "load-curve", "png"),
         "generated_by": GENERATOR,
     }
 
 
-def report_text(manifest) -> str:
-    return ("---\n" + dump_yaml(report_front_matter(manifest)) + "---\n")
+def report_text(run: Run) -> str:
+    return ("---\n" + dump_yaml(report_front_matter(run)) + "---\n")
 
 
-def write_report(site_root: Path, manifest) -> str:
-    rel = report_path(manifest.run_id)
-    atomic.write_text(Path(site_root) / rel, report_text(manifest))
+def write_report(site_root: Path, run: Run) -> str:
+    rel = report_path(run.id)
+    atomic.write_text(Path(site_root) / rel, report_text(run))
     return rel
 
 

@@ -14,7 +14,7 @@ import sys
 from datetime import datetime, timezone
 
 from analysis.errors import JfrError
-from analysis.jfr import summarize_jfr
+from analysis.read.jfr import summarize_jfr
 
 
 def add_arguments(parser) -> None:
@@ -22,7 +22,7 @@ def add_arguments(parser) -> None:
                         "folder or `jfr print --json` export")
     parser.add_argument("--json", action="store_true",
                         help="print the summary as one JSON object (the fields listed in "
-                             "analysis/jfr/__init__.py)")
+                             "analysis/read/jfr/__init__.py)")
     parser.add_argument("--attribute", metavar="REGEX=LABEL", action="append", default=[],
                         help="attribute samples whose frame (pkg.Class.method, leaf to root) "
                              "fully matches REGEX to LABEL; repeat, first pattern wins")

@@ -1,6 +1,6 @@
 """The reader of the load generator's `<load>.<rep>.counts.json`: one typed, checked object.
 
-    from analysis.counts import read_counts
+    from analysis.read.counts import read_counts
     c = read_counts(path)        # CountsError (naming the file) when unusable
     c.window.sent, c.window.completed, c.in_flight.window_mean, c.intervals[0].phase, ...
 

@@ -20,7 +20,7 @@ import re
 import struct
 from dataclasses import dataclass, field
 
-from analysis.jfr.wire import Damage, read_varint, read_string
+from analysis.read.jfr.wire import Damage, read_varint, read_string
 
 _FLOAT = struct.Struct(">f")
 _DOUBLE = struct.Struct(">d")

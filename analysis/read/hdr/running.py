@@ -1,270 +1,23 @@
-"""Percentile distribution (.hgrm) and interval summary of an .hlog, like HistogramLogProcessor.
-
-A drop-in for HdrHistogram's `org.HdrHistogram.HistogramLogProcessor` (2.2.2): the same flags,
-and for every valid input the same output bytes (the date text of the `#[StartTime: ...]`
-comment follows the local time zone). `-o OUT` writes the interval summary to OUT and the
-percentile distribution to OUT.hgrm; without `-o` the distribution goes to standard output.
-
-Where HistogramLogProcessor misbehaves, this command does not: a bad line (trailing blank line,
-unparsable line, corrupt payload) is skipped with one `warning: file:line: reason` on stderr and
-reading goes on; intervals that start before #[StartTime] are kept (and reported) unless -start
-excludes them; a tag or window that matches nothing is an error. Exit status: 0 on success,
-1 with one `error: ...` line when nothing usable remains or an argument is invalid.
-"""
+"""Running percentiles: HistogramLogProcessor's accumulated histogram advanced one batch of
+intervals at a time, with every interval's and every running total's percentiles found by
+vectorised searches (the hot loop of `python -m analysis hgrm`)."""
 from __future__ import annotations
 
-import argparse
 import math
-import sys
-import time
 
 import numpy as np
 
-from analysis import atomic
-from analysis.errors import HlogError, LoadcurveError
-from analysis.histogram import (Histogram, _DoubleAccumulator, format_percentile_distribution,
-                                java_format_fixed)
-from analysis.hlog import Interval, _HeaderState, interval_matches, iter_batches
+from analysis.errors import HlogError
+from analysis.read.hdr.distribution import format_percentile_distribution
+from analysis.read.hdr.double import DoubleAccumulator
+from analysis.read.hdr.histogram import Histogram
 
 TOTAL_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
 BLOCK_BITS = 5
 BLOCK = 1 << BLOCK_BITS   # counts-array entries per block in the running-percentile search
 FINE_CELLS = 1 << 21    # per-index grid cells (16 MB) per run of rows in that search
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    # HistogramLogProcessor's single-dash long flags, declared whole so argparse keeps them.
-    parser.add_argument("-i", dest="input", metavar="FILE",
-                        help="the .hlog to read (default: standard input)")
-    parser.add_argument("-o", dest="output", metavar="OUT",
-                        help="write the interval summary to OUT and the distribution to OUT.hgrm")
-    parser.add_argument("-csv", dest="csv", action="store_true", help="CSV output format")
-    parser.add_argument("-tag", dest="tag", metavar="TAG",
-                        help="read only the lines with this tag (default: untagged lines)")
-    parser.add_argument("-start", dest="start", type=float, metavar="SEC",
-                        help="skip intervals that start before SEC seconds after #[StartTime] "
-                             "(default: keep all)")
-    parser.add_argument("-end", dest="end", type=float, metavar="SEC",
-                        help="skip intervals that start after SEC seconds after #[StartTime]")
-    parser.add_argument("-outputValueUnitRatio", dest="ratio", type=float, default=1000000.0,
-                        metavar="R", help="divide recorded values by R in the output "
-                                          "(default 1000000.0: ns recorded, ms shown)")
-    parser.add_argument("-percentilesOutputTicksPerHalf", dest="ticks", type=int, default=5,
-                        metavar="N", help="percentile rows per halving of the distance to 100%% "
-                                          "(default 5)")
-    parser.add_argument("-listtags", dest="listtags", action="store_true",
-                        help="list the tags found in the log and exit")
-
-
-def run(args) -> int:
-    if not (math.isfinite(args.ratio) and args.ratio > 0):
-        raise LoadcurveError(f"-outputValueUnitRatio must be a positive number, not {args.ratio}")
-    if args.ticks < 1:
-        raise LoadcurveError(f"-percentilesOutputTicksPerHalf must be at least 1, not {args.ticks}")
-    source = args.input or "-"
-    text = sys.stdin.buffer.read().decode("latin-1") if source == "-" else None
-    warnings: list[str] = []
-    try:
-        if args.listtags:
-            return _list_tags(source, text, warnings)
-        outputs = process(source, text, warnings, tag=args.tag, start_s=args.start,
-                          end_s=args.end, ratio=args.ratio, ticks=args.ticks, csv=args.csv,
-                          with_interval_log=args.output is not None)
-    except HlogError:
-        _print_warnings(warnings)
-        raise
-    _print_warnings(warnings)
-    interval_log, hgrm = outputs
-    if args.output:
-        atomic.write_text(args.output, interval_log)
-        atomic.write_text(args.output + ".hgrm", hgrm)
-    else:
-        sys.stdout.write(hgrm)
-        sys.stdout.flush()
-    return 0
-
-
-def _print_warnings(warnings) -> None:
-    for w in warnings:
-        print(f"warning: {w}", file=sys.stderr)
-
-
-def _list_tags(source, text, warnings) -> int:
-    tags, untagged = set(), False
-    for batch in iter_batches(source, warnings, text=text):
-        for iv in batch.intervals:
-            if iv.tag is None:
-                untagged = True
-            else:
-                tags.add(iv.tag)
-    _print_warnings(warnings)
-    print("Tags found in input file:")
-    if untagged:
-        print("[NO TAG (default)]")
-    for t in sorted(tags):
-        print(t)
-    return 0
-
-
-# -- formatting -------------------------------------------------------------------------------
-
-def _range_header(title: str, start: float, end: float | None) -> str:
-    # Java prints <Infinite> unless the end is below Double.MAX_VALUE
-    end_text = java_format_fixed(end, 3) if end is not None and end < 1.7976931348623157e308 \
-        else "<Infinite>"
-    return (f"#[{title} between {java_format_fixed(start, 3)} and {end_text} seconds "
-            "(relative to StartTime)]\n")
-
-
-def _start_time_line(start_time: float) -> str:
-    # Java: new Date((long) (startTime * 1000)).toString(), in the local time zone.
-    millis = int(start_time * 1000)
-    try:
-        when = time.strftime("%a %b %d %H:%M:%S %Z %Y", time.localtime(millis / 1000.0))
-    except (OverflowError, OSError, ValueError):
-        when = "?"
-    return f"#[StartTime: {java_format_fixed(start_time, 3)} (seconds since epoch), {when}]\n"
-
-
-class _ValueText(dict):
-    """Formatted `value / ratio` strings by value, memoised: a log has few distinct bucket
-    values, and a dict lookup is the cheapest call per printed number."""
-
-    def __init__(self, ratio: float, width: int):
-        super().__init__()
-        self.ratio, self.width = ratio, width
-
-    def __missing__(self, value) -> str:
-        text = java_format_fixed(float(value) / self.ratio, 3, self.width)
-        self[value] = text
-        return text
-
-
-class _IntervalLog:
-    def __init__(self, csv: bool, ratio: float):
-        self.csv = csv
-        self.value = _ValueText(ratio, 0 if csv else 7)
-
-    def row(self, t: float, count: int, ip50, ip90, imax, total: int, tps, tmax) -> str:
-        return self.rows([t], [count], [ip50], [ip90], [imax], [total], [tps], [tmax])[0]
-
-    def rows(self, times, counts, ip50, ip90, imax, totals, tps, tmax) -> list[str]:
-        """Summary lines for parallel lists of per-interval numbers (tps: 5-tuples)."""
-        v, fixed = self.value, java_format_fixed
-        if self.csv:
-            return [f"{fixed(t, 3)},{c},{v[a]},{v[b]},{v[m]},{n},{v[p[0]]},{v[p[1]]},{v[p[2]]},"
-                    f"{v[p[3]]},{v[p[4]]},{v[x]}\n"
-                    for t, c, a, b, m, n, p, x in zip(times, counts, ip50, ip90, imax, totals,
-                                                      tps, tmax)]
-        return [f"{fixed(t, 3, 4)}: I:{c} ( {v[a]} {v[b]} {v[m]} ) T:{n} ( {v[p[0]]} {v[p[1]]} "
-                f"{v[p[2]]} {v[p[3]]} {v[p[4]]} {v[x]} )\n"
-                for t, c, a, b, m, n, p, x in zip(times, counts, ip50, ip90, imax, totals, tps,
-                                                  tmax)]
-
-    def legend(self) -> str:
-        if self.csv:
-            return ('"Timestamp","Int_Count","Int_50%","Int_90%","Int_Max","Total_Count",'
-                    '"Total_50%","Total_90%","Total_99%","Total_99.9%","Total_99.99%","Total_Max"\n')
-        return ("Time: IntervalPercentiles:count ( 50% 90% Max ) TotalPercentiles:count "
-                "( 50% 90% 99% 99.9% 99.99% Max )\n")
-
-
-# -- processing -------------------------------------------------------------------------------
-
-def _selected(batch, tag, start_s, end_s) -> np.ndarray:
-    return np.array([interval_matches(iv, tag, start_s, end_s) for iv in batch.intervals],
-                    dtype=bool)
-
-
-def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio=1e6, ticks=5,
-            csv=False, with_interval_log=True, parallel=None):
-    """-> (interval log text, .hgrm text). Raises HlogError when no interval matches.
-    `parallel`: read ahead in a second process (None: when the input is large enough; see
-    hlog.iter_batches)."""
-    state = _HeaderState()
-    ilog = _IntervalLog(csv, ratio)
-    body: list[str] = []         # interval rows, with the StartTime line where Java puts it
-    hgrm_prefix: list[str] = []
-    start_line_done = False
-    legend_done = False
-    earliest = None
-    seen_any = False
-    early: list[int] = []        # lines of intervals kept although they start before StartTime
-    kind = None
-    acc = None
-    for batch in iter_batches(source, warnings, state, text=text, parallel=parallel,
-                              keep_raws=False):
-        seen_any = True
-        chosen = _selected(batch, tag, start_s, end_s)
-        if not chosen.any():
-            continue
-        rows = np.flatnonzero(chosen)
-        first = batch.intervals[rows[0]]
-        if kind is None:
-            kind = "double" if first.is_double else "integer"
-            acc = _IntegerRunning(batch.payloads[rows[0]].layout) if kind == "integer" \
-                else _DoubleRunning(batch.histogram(int(rows[0])))
-        for r in rows:
-            if batch.intervals[r].is_double != (kind == "double"):
-                iv = batch.intervals[r]
-                raise HlogError(f"a {'DoubleHistogram' if iv.is_double else 'Histogram'} line in "
-                                f"a log of {'DoubleHistograms' if kind == 'double' else 'Histograms'}; "
-                                "they cannot be added", path=source, line=iv.line)
-        stats = acc.add_rows(batch, rows)
-        chosen_ivs: list[Interval] = [batch.intervals[r] for r in rows]
-        lowest = min(iv.start_s for iv in chosen_ivs)
-        earliest = lowest if earliest is None else min(earliest, lowest)
-        if lowest < 0 and state.explicit_start:
-            early.extend(iv.line for iv in chosen_ivs if iv.start_s < 0)
-        done = 0
-        # Row by row only until the StartTime comment and the legend are placed (they go
-        # before the first row that calls for them); then the batch's lines all at once.
-        while not (start_line_done and legend_done) and done < len(chosen_ivs):
-            iv = chosen_ivs[done]
-            if not start_line_done and iv.log_start_s != 0.0:
-                start_line_done = True
-                line = _start_time_line(iv.log_start_s)
-                hgrm_prefix.append(line)
-                body.append(line)
-            if not legend_done:
-                legend_done = True
-                body.append(ilog.legend())
-            if with_interval_log:
-                body.append(ilog.row(iv.end_s, *stats.row(done)))
-            done += 1
-        if with_interval_log and done < len(chosen_ivs):
-            body.extend(ilog.rows([iv.end_s for iv in chosen_ivs[done:]],
-                                  *stats.columns(done)))
-    if not seen_any:
-        raise HlogError("no usable histogram interval in the file"
-                        + (f" ({len(warnings)} problem(s) reported above)" if warnings else ""),
-                        path=source, hint="is this an HdrHistogram interval log?")
-    if kind is None:
-        raise HlogError(_no_match_message(tag, start_s, end_s), path=source)
-    if early:
-        warnings.append(f"{source}:{early[0]}: {len(early)} interval(s) start before "
-                        "#[StartTime]; kept (HistogramLogProcessor drops them; -start 0 does too)")
-    range_start = start_s if start_s is not None else min(0.0, earliest)
-    interval_log = _range_header("Interval percentile log", range_start, end_s) + "".join(body)
-    hgrm = acc.percentile_distribution(ticks, ratio, csv)
-    if with_interval_log:
-        hgrm = _range_header("Overall percentile distribution", range_start, end_s) + \
-            "".join(hgrm_prefix) + hgrm
-    else:
-        hgrm = "".join(hgrm_prefix) + hgrm
-    return interval_log, hgrm
-
-
-def _no_match_message(tag, start_s, end_s) -> str:
-    what = "untagged interval" if tag is None else f"interval with tag {tag!r}"
-    window = ""
-    if start_s is not None or end_s is not None:
-        window = (f" starting between {start_s if start_s is not None else '-inf'} and "
-                  f"{end_s if end_s is not None else 'inf'} s")
-    return f"no {what}{window} in the log (use -listtags to see its tags)"
-
-
-class _Rows:
+class Rows:
     """Per-row interval stats and running totals of one batch, ready for the summary lines."""
 
     def __init__(self, counts, ip50, ip90, imax, totals, tps, tmax):
@@ -284,11 +37,11 @@ class _Rows:
                 self.totals[start:], self.tps[start:], self.tmax[start:])
 
 
-class _IntegerRunning:
+class IntegerRunning:
     """HistogramLogProcessor's accumulated Histogram, advanced one batch of intervals at a time.
 
     Per-interval percentiles and the running totals' percentiles after every interval are
-    found with vectorised searches over a batch's keyed entries (see hlog.Batch) instead of
+    found with vectorised searches over a batch's keyed entries (see batch.Batch) instead of
     Java's scan of the whole counts array per percentile per interval; the numbers are the same
     by construction: same target counts, first index whose cumulative count reaches them."""
 
@@ -345,7 +98,7 @@ class _IntegerRunning:
         running_max = np.maximum.accumulate(np.maximum(acc_max, self.max_value))
         self.max_value = int(running_max[-1])
         self.total = int(totals[-1])
-        return _Rows(counts, ip[0], ip[1], imax, totals, tps, running_max)
+        return Rows(counts, ip[0], ip[1], imax, totals, tps, running_max)
 
     def _values(self, keys, pos, nonempty, layouts, mask):
         """Highest equivalent value of the entry at each row's position (0 for empty rows)."""
@@ -525,11 +278,11 @@ def _targets(percentile: float, totals: np.ndarray) -> np.ndarray:
     return np.maximum(targets, 1)
 
 
-class _DoubleRunning:
+class DoubleRunning:
     """The DoubleHistogram path: Java's accumulator emulated interval by interval."""
 
     def __init__(self, first):
-        self.acc = _DoubleAccumulator(first.configured_ratio, first.layout.significant_digits)
+        self.acc = DoubleAccumulator(first.configured_ratio, first.layout.significant_digits)
 
     def add_rows(self, batch, rows):
         counts, ip50, ip90, imax, totals, tmax = [], [], [], [], [], []
@@ -546,7 +299,7 @@ class _DoubleRunning:
             for column, value in zip(tps, total.values_at_percentiles(TOTAL_PERCENTILES).tolist()):
                 column.append(value)
             tmax.append(total.max)
-        return _Rows(counts, ip50, ip90, imax, totals, tps, tmax)
+        return Rows(counts, ip50, ip90, imax, totals, tps, tmax)
 
     def percentile_distribution(self, ticks, ratio, csv) -> str:
         total = self.acc.result()

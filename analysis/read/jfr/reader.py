@@ -16,10 +16,10 @@ from __future__ import annotations
 import struct
 from collections import Counter
 
-from analysis.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
-from analysis.jfr.metadata import Metadata, parse_metadata
-from analysis.jfr.summary import Summary, as_int, as_number, as_str, method_label
-from analysis.jfr.wire import Damage, StringRef, read_varint
+from analysis.read.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
+from analysis.read.jfr.metadata import Metadata, parse_metadata
+from analysis.read.jfr.summary import Summary, as_int, as_number, as_str, method_label
+from analysis.read.jfr.wire import Damage, StringRef, read_varint
 
 METADATA_TYPE = 0
 CHECKPOINT_TYPE = 1

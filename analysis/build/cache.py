@@ -1,0 +1,142 @@
+"""The content-hash cache: a run is rebuilt only when its files, its place or the analysis code
+(every source file of the package, subpackages included) changed."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+
+from analysis import atomic
+from analysis.errors import BuildError
+from analysis.write.paths import repo_relative
+
+STATE_VERSION = 1
+CACHE_DIR = ".cache/loadcurve"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]   # analysis/
+
+
+
+def code_version() -> str:
+    """Hash of the analysis package's source and the library versions that shape the output."""
+    h = hashlib.sha256()
+    for path in sorted(PACKAGE_DIR.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".j2", ".md", ".txt") \
+                and "__pycache__" not in path.parts:
+            h.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0")
+            h.update(path.read_bytes())
+    try:
+        from importlib.metadata import version
+        for dist in ("matplotlib", "numpy", "PyYAML", "Jinja2"):
+            h.update(f"{dist}={version(dist)}\0".encode())
+    except Exception:  # noqa: BLE001 - metadata missing: the source hash still applies
+        pass
+    return h.hexdigest()
+
+
+class FileHashes:
+    """sha256 of files, re-read only when size or mtime changed (like git's index)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.entries = json.loads(path.read_text())
+            if not isinstance(self.entries, dict):
+                self.entries = {}
+        except (OSError, ValueError):
+            self.entries = {}
+        self.dirty = False
+        self.seen: set[str] = set()
+
+    def digest(self, path: Path) -> str:
+        """Raises NotRegularFile for a FIFO, device or socket: reading one would block forever
+        (a FIFO with no writer) or never end (/dev/zero)."""
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(path)
+        key = str(path.resolve())
+        self.seen.add(key)
+        cached = self.entries.get(key)
+        if cached and cached[0] == st.st_size and cached[1] == st.st_mtime_ns:
+            return cached[2]
+        h = hashlib.sha256()
+        # O_NONBLOCK and a second check on the open file: a file swapped for a FIFO after the
+        # stat above must not block the open (for a regular file the flag changes nothing).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as f:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotRegularFile(path)
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        self.entries[key] = [st.st_size, st.st_mtime_ns, h.hexdigest()]
+        self.dirty = True
+        return h.hexdigest()
+
+    def save(self) -> None:
+        """Write the cache, forgetting files this build did not look at (deleted runs)."""
+        stale = set(self.entries) - self.seen
+        if stale:
+            for key in stale:
+                del self.entries[key]
+            self.dirty = True
+        if self.dirty:
+            atomic.write_text(self.path, json.dumps(self.entries, sort_keys=True))
+            self.dirty = False
+
+
+class NotRegularFile(Exception):
+    def __init__(self, path: Path):
+        super().__init__(str(path))
+        self.path = path
+
+
+def not_regular_error(path: Path, site_root: Path) -> BuildError:
+    """The one error for a FIFO, device or socket among a run's inputs."""
+    return BuildError("not a regular file", path=repo_relative(path, site_root))
+
+
+def run_input_hash(run_dir: Path, site_root: Path, code: str, hashes: FileHashes) -> str:
+    """Hash of everything a run's outputs depend on: its files, where it sits, the code.
+
+    Raises BuildError for an entry of the run folder that is not a regular file (FIFO, device,
+    socket, also through a symlink that stays inside the run): hashing it would hang the build,
+    and the analysis could not read it either."""
+    h = hashlib.sha256()
+    h.update(code.encode() + b"\0")
+    h.update(os.path.relpath(run_dir.absolute(), site_root.absolute()).encode() + b"\0")
+    root = run_dir.resolve()
+    for dirpath, dirnames, filenames in os.walk(run_dir):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            rel = path.relative_to(run_dir).as_posix()
+            try:
+                real = path.resolve()
+                if root not in real.parents:
+                    h.update(f"{rel}\0outside\0".encode())  # the manifest check reports it
+                    continue
+                h.update(f"{rel}\0{hashes.digest(real)}\0".encode())
+            except NotRegularFile:
+                raise not_regular_error(path, site_root) from None
+            except OSError:
+                h.update(f"{rel}\0unreadable\0".encode())
+    return h.hexdigest()
+
+
+def check_regular_inputs(manifest, site_root: Path) -> None:
+    """The manifest's data files (.hlog, .jfr) that exist must be regular files. The hashing
+    walk already refuses others; this guards the reads themselves (a file swapped after it)."""
+    from analysis.read.manifest import default_jfr
+    for cell in manifest.cells:
+        for rel in (cell.hlog, cell.jfr or default_jfr(manifest, cell)):
+            if not rel:
+                continue
+            path = manifest.resolve(rel)
+            try:
+                mode = path.stat().st_mode
+            except OSError:
+                continue  # missing: the analysis reports it
+            if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+                raise not_regular_error(path, site_root)

@@ -1,0 +1,238 @@
+"""The build of a whole runs/ folder: find the changed runs, run their stages over worker
+processes, record what each wrote, remove what a gone run left."""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from analysis import atomic
+from analysis.build.cache import CACHE_DIR, STATE_VERSION, FileHashes, code_version, run_input_hash
+from analysis.build.stages import analyse_task, chart_task
+from analysis.errors import BuildError
+from analysis.write.paths import REPORTS_DIR
+
+# Folders holding only generated files; a stale output is removed only if it lies in one.
+GENERATED_DIRS = ("_data/runs", "assets/charts", "assets/data", "_reports")
+
+
+
+class Build:
+    def __init__(self, runs_root: Path, site_root: Path, *, quiet: bool, force: bool, jobs: int):
+        self.runs_root = runs_root
+        self.site_root = site_root
+        self.quiet = quiet
+        self.force = force
+        self.jobs = max(1, jobs)
+        self.cache = site_root / CACHE_DIR
+        self.state_path = self.cache / "state.json"
+        self.failed: list[str] = []
+        # A bug (not bad input) in any run makes the exit status 2, so scripts can tell them apart.
+        self.internal_failure = False
+
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=sys.stderr, flush=True)
+
+    def error(self, run_id: str, message: str, *, internal: bool = False) -> None:
+        self.failed.append(run_id)
+        self.internal_failure |= internal
+        print(f"error: run {run_id}: {message}", file=sys.stderr, flush=True)
+
+    def load_state(self) -> dict[str, Any]:
+        try:
+            state = json.loads(self.state_path.read_text())
+            if state.get("version") == STATE_VERSION and isinstance(state.get("runs"), dict):
+                return state
+        except (OSError, ValueError, AttributeError):
+            pass
+        return {"version": STATE_VERSION, "runs": {}}
+
+    def save_state(self, state: dict[str, Any]) -> None:
+        atomic.write_text(self.state_path, json.dumps(state, sort_keys=True, indent=1))
+
+    def discover(self) -> list[Path]:
+        if not self.runs_root.is_dir():
+            raise BuildError("no such folder", path=self.runs_root,
+                             hint="give the folder of run folders with --runs")
+        return sorted((p for p in self.runs_root.iterdir()
+                       if p.is_dir() and not p.name.startswith(".")), key=lambda p: p.name)
+
+    def outputs_intact(self, entry: dict[str, Any]) -> bool:
+        for rel, size in entry.get("outputs", {}).items():
+            try:
+                if (self.site_root / rel).stat().st_size != size:
+                    return False
+            except OSError:
+                return False
+        return True
+
+    def remove_outputs(self, rels) -> int:
+        """Delete generated files we recorded writing (only inside the generated folders)."""
+        removed = 0
+        for rel in sorted(rels):
+            if not any(rel.startswith(d + "/") for d in GENERATED_DIRS) or ".." in rel.split("/"):
+                continue
+            path = self.site_root / rel
+            if rel.startswith(REPORTS_DIR + "/"):
+                from analysis.write.pages import is_generated
+                if not is_generated(path):
+                    continue
+            try:
+                path.unlink()
+                removed += 1
+            except FileNotFoundError:
+                continue
+            parent = path.parent
+            # drop the run's own now-empty folder (assets/charts/<id>/), never a shared one
+            if parent.parent.as_posix().endswith(("assets/charts", "assets/data")):
+                try:
+                    parent.rmdir()
+                except OSError:
+                    pass
+        return removed
+
+    def remove_temp_leftovers(self) -> int:
+        """Delete temporary files (`.<name>.<random>.tmp`, analysis/atomic.py) that a killed
+        build left in the generated folders. Safe: we hold the lock, no build is writing."""
+        removed = 0
+        for top in GENERATED_DIRS + (CACHE_DIR,):
+            folder = self.site_root / top
+            if not folder.is_dir():
+                continue
+            for path in folder.rglob(".*.tmp"):
+                if path.is_file() and not path.is_symlink():
+                    path.unlink()
+                    removed += 1
+        return removed
+
+    def _pool(self, tasks: int):
+        if self.jobs <= 1 or tasks <= 1:
+            return None
+        # fork: workers start in milliseconds and inherit the imported modules
+        ctx = multiprocessing.get_context("fork")
+        return ProcessPoolExecutor(max_workers=min(self.jobs, tasks), mp_context=ctx)
+
+    def run(self) -> int:
+        started = time.monotonic()
+        run_dirs = self.discover()
+        if self.remove_temp_leftovers():
+            self.say("removed temporary files left by an interrupted build")
+        state = self.load_state()
+        code = code_version()
+        hashes = FileHashes(self.cache / "files.json")
+        present = {p.name for p in run_dirs}
+
+        todo: list[tuple[Path, str]] = []
+        for run_dir in run_dirs:
+            try:
+                digest = run_input_hash(run_dir, self.site_root, code, hashes)
+            except BuildError as exc:  # a FIFO or device among the inputs: skip this run
+                self.error(run_dir.name, str(exc))
+                continue
+            entry = state["runs"].get(run_dir.name)
+            if not self.force and entry and entry.get("inputs") == digest \
+                    and self.outputs_intact(entry):
+                self.say(f"{run_dir.name}: up to date")
+                continue
+            todo.append((run_dir, digest))
+        hashes.save()
+
+        # Runs whose folder is gone: their generated files go too.
+        for run_id in sorted(set(state["runs"]) - present):
+            n = self.remove_outputs(state["runs"][run_id].get("outputs", {}))
+            del state["runs"][run_id]
+            self.save_state(state)
+            self.say(f"{run_id}: run removed; deleted {n} generated files")
+        from analysis.write.pages import stale_reports
+        for page in stale_reports(self.site_root, present):
+            page.unlink()
+            self.say(f"{page.stem}: run removed; deleted {page.relative_to(self.site_root)}")
+
+        if todo:
+            self._build(todo, state)
+        total = len(run_dirs)
+        failed = set(self.failed)
+        built = sum(1 for d, _ in todo if d.name not in failed)
+        up_to_date = total - len(todo) - len(failed - {d.name for d, _ in todo})
+        self.say(f"built {built} of {total} runs ({up_to_date} up to date, "
+                 f"{len(failed)} failed) in {time.monotonic() - started:.2f} s")
+        if self.internal_failure:
+            return 2
+        return 1 if self.failed else 0
+
+    def _build(self, todo: list[tuple[Path, str]], state: dict[str, Any]) -> None:
+        n = len(todo)
+        digests = {d.name: digest for d, digest in todo}
+        order = {d.name: i for i, (d, _) in enumerate(todo, start=1)}
+        pool = self._pool(n)
+        try:
+            # Stage 1: validate + analyse + data files, one task per run.
+            for run_dir, _ in todo:
+                self.say(f"[{order[run_dir.name]}/{n}] {run_dir.name}: analyse")
+            args = [(str(d), str(self.runs_root), str(self.site_root)) for d, _ in todo]
+            if pool is None:
+                results = [analyse_task(*a) for a in args]
+            else:
+                results = list(pool.map(analyse_task, *zip(*args)))
+            ok = {}
+            for res in results:
+                for w in res.get("warnings", []):
+                    print(f"warning: run {res['run']}: {w}", file=sys.stderr, flush=True)
+                if not res["ok"]:
+                    self.error(res["run"], res["error"], internal=res.get("internal", False))
+                    if res.get("detail"):
+                        print(res["detail"], file=sys.stderr)
+                    continue
+                self.say(f"[{order[res['run']]}/{n}] {res['run']}: data ({res['cells']} cells)")
+                ok[res["run"]] = res
+
+            # Stage 2: charts, spread over the workers in chunks (one figure costs ~0.1 s); every
+            # run has at least its load-curve chart, so each is recorded when its last batch ends.
+            batches = []
+            for run_id, res in ok.items():
+                jobs = res["chart_jobs"]
+                step = max(1, -(-len(jobs) // self.jobs)) if n == 1 else len(jobs) or 1
+                for i in range(0, len(jobs), step):
+                    batches.append((run_id, jobs[i:i + step]))
+            if pool is None and len(batches) > 1:
+                pool = self._pool(len(batches))
+            pending = {run_id: sum(1 for b in batches if b[0] == run_id) for run_id in ok}
+            for run_id in ok:
+                self.say(f"[{order[run_id]}/{n}] {run_id}: charts "
+                         f"({len(ok[run_id]['chart_jobs'])})")
+            if pool is None:
+                chart_results = (chart_task(r, j, str(self.site_root)) for r, j in batches)
+            else:
+                chart_results = pool.map(chart_task, *zip(*[(r, j, str(self.site_root))
+                                                            for r, j in batches])) \
+                    if batches else []
+            for res in chart_results:
+                run_id = res["run"]
+                for w in res.get("warnings", []):
+                    print(f"warning: run {run_id}: {w}", file=sys.stderr, flush=True)
+                if not res["ok"]:
+                    if run_id not in self.failed:
+                        self.error(run_id, res["error"], internal=res.get("internal", False))
+                    continue
+                pending[run_id] -= 1
+                if pending[run_id] == 0 and run_id not in self.failed:
+                    self._record(state, run_id, digests[run_id], ok[run_id]["outputs"])
+                    self.say(f"[{order[run_id]}/{n}] {run_id}: done")
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+    def _record(self, state: dict[str, Any], run_id: str, digest: str, outputs: list[str]) -> None:
+        """Remember what the run's outputs came from; remove outputs it no longer has."""
+        old = set(state["runs"].get(run_id, {}).get("outputs", {}))
+        sizes = {}
+        for rel in outputs:
+            sizes[rel] = (self.site_root / rel).stat().st_size
+        self.remove_outputs(old - set(sizes))
+        state["runs"][run_id] = {"inputs": digest, "outputs": dict(sorted(sizes.items()))}
+        self.save_state(state)

@@ -1,0 +1,69 @@
+"""The stages of one run, run in worker processes: validate and read the inputs, build the
+model, write the data files and page (analyse_task), then draw the charts (chart_task)."""
+from __future__ import annotations
+
+import os
+import traceback
+from pathlib import Path
+from typing import Any
+
+from analysis import atomic
+from analysis.build.cache import check_regular_inputs
+from analysis.errors import LoadcurveError
+
+
+
+def _fail(run_id: str, exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, LoadcurveError):
+        return {"run": run_id, "ok": False, "error": str(exc)}
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        return {"run": run_id, "ok": False, "error": f"{where}{exc.strerror or exc}"}
+    detail = traceback.format_exc() if os.environ.get("LOADCURVE_DEBUG") else ""
+    return {"run": run_id, "ok": False, "internal": True, "detail": detail,
+            "error": f"internal error: {type(exc).__name__}: {exc} (re-run with "
+                     f"LOADCURVE_DEBUG=1 for a traceback, and please report it)"}
+
+
+def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]:
+    """Validate, analyse and write one run's data files and page; return its chart jobs."""
+    from analysis.write import charts, datafiles, pages, paths
+    from analysis.write.yaml_text import dump_yaml
+    from analysis.analyse import analyse_run
+    from analysis.read.manifest import load_manifest
+
+    run_id = Path(run_dir).name
+    site = Path(site_root)
+    try:
+        manifest = load_manifest(Path(run_dir), Path(runs_root))
+        check_regular_inputs(manifest, site)
+        run = analyse_run(manifest, site)
+        jobs = charts.chart_plan(run)
+        doc = datafiles.run_document(run, charts.pixel_sizes(jobs))
+        outputs = []
+
+        def write(rel: str, text: str) -> None:
+            atomic.write_text(site / rel, text)
+            outputs.append(rel)
+
+        for c in run.cells():
+            write(paths.series_csv_path(run_id, c.system, c.load),
+                  datafiles.series_csv([r.series for r in c.repetitions]))
+        write(paths.table_csv_path(run_id), datafiles.table_csv(run))
+        write(paths.data_path(run_id), dump_yaml(doc))
+        outputs.append(pages.write_report(site, run))
+        for job in jobs:
+            outputs += [job["svg"], job["png"]]
+        return {"run": run_id, "ok": True, "outputs": outputs, "chart_jobs": jobs,
+                "warnings": run.warnings, "cells": len(run.cells())}
+    except Exception as exc:  # noqa: BLE001 - one run's failure must not stop the others
+        return _fail(run_id, exc)
+
+
+def chart_task(run_id: str, jobs: list[dict[str, Any]], site_root: str) -> dict[str, Any]:
+    from analysis.write import charts
+    try:
+        problems = [w for job in jobs for w in charts.render_job(job, site_root)]
+        return {"run": run_id, "ok": True, "charts": len(jobs), "warnings": problems}
+    except Exception as exc:  # noqa: BLE001
+        return _fail(run_id, exc)

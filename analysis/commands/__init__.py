@@ -1,0 +1,1 @@
+"""The `python -m analysis` commands: each parses its arguments and calls the stages."""

@@ -1,0 +1,227 @@
+"""Checks of a loaded YAML document that name the line of each problem: a loader that keeps
+dates as strings, key paths -> line numbers, the list of problems, and one checker per kind of
+value (string, number, id, path inside the run, date, list, map of scalars)."""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import reprlib
+from pathlib import Path
+
+import yaml
+
+ID_RE = re.compile(r"^[a-z0-9_-]+$")
+DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+# Values quoted in problem messages are shortened: a YAML alias bomb (`&a [*b, *b, ...]`) is
+# cheap to load (shared references) but its full repr would be exponentially long.
+SHORT = reprlib.Repr()
+SHORT.maxstring = SHORT.maxother = 80
+SHORT.maxlong = 40
+SHORT.maxlevel = 2
+show = SHORT.repr
+
+
+class Loader(yaml.SafeLoader):
+    """The safe loader, but dates stay strings: we check them ourselves, so a bad date such as
+    2026-13-01 is one problem in the list instead of an exception from the YAML library."""
+
+
+Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+# --- line numbers ---------------------------------------------------------------------------
+
+def line_index(text: str) -> dict[tuple, int]:
+    """Map key paths ('systems', 0, 'id') to 1-based line numbers, so problems name a line."""
+    index: dict[tuple, int] = {}
+    try:
+        root = yaml.compose(text, Loader=Loader)
+    except (yaml.YAMLError, RecursionError):
+        return index
+
+    seen: set[int] = set()
+
+    def walk(node, path):
+        # an alias repeats a node: visit each node once (alias bombs, recursive aliases)
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        index.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                key = k.value if isinstance(k, yaml.ScalarNode) else None
+                index[path + (key,)] = k.start_mark.line + 1
+                index[path + (key, "__value__")] = v.start_mark.line + 1
+                walk(v, path + (key,))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                walk(v, path + (i,))
+
+    if root is not None:
+        walk(root, ())
+    return index
+
+
+class Problems:
+    def __init__(self, lines: dict[tuple, int]):
+        self.lines = lines
+        self.items: list[tuple[int, str]] = []
+
+    def add(self, path: tuple, message: str) -> None:
+        line = None
+        p = path
+        while line is None and p:
+            line = self.lines.get(p)
+            p = p[:-1]
+        name = path_name(path)
+        text = f"{name}: {message}" if name else message
+        self.items.append((line or 0, f"line {line}: {text}" if line else text))
+
+    def messages(self) -> list[str]:
+        return [m for _, m in sorted(self.items, key=lambda item: item[0])]
+
+
+def path_name(path: tuple) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            # a key is quoted when odd (newline, huge): one error line, of bounded length
+            plain = isinstance(part, str) and part.isprintable() and len(part) <= 80
+            out += ("." if out else "") + (part if plain else show(part))
+    return out
+
+
+# --- checks ---------------------------------------------------------------------------------
+
+def unknown_keys(data: dict, allowed: set, path: tuple, problems: Problems) -> None:
+    for key in data:
+        if key not in allowed:
+            problems.add(path + (key,), f"unknown key (allowed: {', '.join(sorted(allowed))})")
+
+
+def is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v \
+        and v not in (float("inf"), float("-inf")) and (isinstance(v, float) or abs(v) < 2**63)
+
+
+def string_at(data, key, path, problems, *, required=False) -> str | None:
+    if key not in data or data[key] is None:
+        if required:
+            problems.add(path + (key,), "required")
+        return None
+    value = data[key]
+    if not isinstance(value, str) or not value.strip():
+        problems.add(path + (key,), "must be a non-empty string")
+        return None
+    return value
+
+
+def number_at(data, key, path, problems, *, required=False, positive=True, integer=False):
+    if key not in data or data[key] is None:
+        if required:
+            problems.add(path + (key,), "required")
+        return None
+    value = data[key]
+    kind = "an integer" if integer else "a number"
+    if not is_number(value) or (integer and not isinstance(value, int)):
+        problems.add(path + (key,), f"must be {kind}, not {show(value)}")
+        return None
+    if positive and value <= 0:
+        problems.add(path + (key,), f"must be {kind} > 0, not {show(value)}")
+        return None
+    if not positive and value < 0:
+        problems.add(path + (key,), f"must be {kind} >= 0, not {show(value)}")
+        return None
+    return value
+
+
+def ident_at(data, key, path, problems) -> str | None:
+    value = string_at(data, key, path, problems, required=True)
+    if value is not None and not ID_RE.match(value):
+        problems.add(path + (key,), f"{show(value)} must use only a-z, 0-9, '-' and '_'")
+        return None
+    return value
+
+
+def check_relpath(run_dir: Path, relpath: str) -> str | None:
+    """Why `relpath` may not be used inside `run_dir`, or None when it is fine."""
+    if not relpath or "\0" in relpath:
+        return "must be a non-empty path"
+    if os.path.isabs(relpath) or relpath.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", relpath):
+        return f"{show(relpath)} is absolute; give a path relative to the run folder"
+    parts = re.split(r"[\\/]", relpath)
+    if ".." in parts:
+        return f"{show(relpath)} leaves the run folder ('..' is not allowed)"
+    root = run_dir.resolve()
+    target = (run_dir / relpath).resolve()
+    if target != root and root not in target.parents:
+        return f"{show(relpath)} resolves outside the run folder (a symlink?)"
+    return None
+
+
+def relpath_at(data, key, path, problems, run_dir: Path) -> str | None:
+    value = string_at(data, key, path, problems)
+    if value is None:
+        return None
+    why = check_relpath(run_dir, value)
+    if why:
+        problems.add(path + (key,), why)
+        return None
+    return value
+
+
+def scalar_map_at(data, key, labels: dict, path, problems) -> dict:
+    block = data.get(key)
+    if block is None:
+        return {}
+    if not isinstance(block, dict):
+        problems.add(path + (key,), "must be a mapping")
+        return {}
+    unknown_keys(block, set(labels), path + (key,), problems)
+    out = {}
+    for k, v in block.items():
+        if k not in labels or v is None:
+            continue
+        if isinstance(v, (dict, list)):
+            problems.add(path + (key, k), "must be a single value")
+            continue
+        if isinstance(v, (_dt.date, _dt.datetime)):
+            v = v.isoformat()
+        out[k] = v
+    return out
+
+
+def date_at(data, problems) -> str | None:
+    if "date" not in data or data["date"] is None:
+        problems.add(("date",), "required (YYYY-MM-DD)")
+        return None
+    value = data["date"]
+    if isinstance(value, _dt.datetime):
+        value = value.date()
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, str) and DATE_RE.match(value):
+        try:
+            return _dt.date.fromisoformat(value).isoformat()
+        except ValueError:
+            pass
+    problems.add(("date",), f"must be a date YYYY-MM-DD, not {show(value)}")
+    return None
+
+
+def list_at(data, key, path, problems, *, required=False) -> list:
+    value = data.get(key)
+    if value is None:
+        if required:
+            problems.add(path + (key,), "required (a list with at least one entry)")
+        return []
+    if not isinstance(value, list) or (required and not value):
+        problems.add(path + (key,), "must be a list" + (" with at least one entry" if required else ""))
+        return []
+    return value

@@ -1,0 +1,263 @@
+"""The batch decoder: the counts of many V2 payloads decoded together into two flat arrays
+(see `Batch`), with the one-at-a-time codec for anything else."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.read.hdr.lines import Interval
+from analysis.read.hdr.payload import (INT_MAX, V2_MAX_WORD_SIZE, DecodedPayload, PayloadError,
+                                       b64decode, counts_from_payload, varints,
+                                       parse_payload, payload_histogram)
+
+
+@dataclass
+class Batch:
+    """Consecutive valid intervals of a log with all their counts in two flat arrays.
+
+    `keys[e] = row * stride + index` for every non-zero entry e (ascending), `counts[e]` its
+    count; `stride` is a power of two above every row's counts-array length, so one cumulative
+    sum over a whole batch serves every interval at once."""
+
+    intervals: list[Interval]
+    payloads: list[DecodedPayload]
+    raws: list[bytes]
+    keys: np.ndarray
+    counts: np.ndarray
+    stride_bits: int
+
+    @property
+    def stride(self) -> int:
+        return 1 << self.stride_bits
+
+    def row_bounds(self, rows=None) -> tuple[np.ndarray, np.ndarray]:
+        rows = np.arange(len(self.intervals)) if rows is None else np.asarray(rows)
+        starts = np.searchsorted(self.keys, (rows.astype(np.int64) << self.stride_bits)
+                                 .astype(self.keys.dtype))
+        ends = np.searchsorted(self.keys, ((rows.astype(np.int64) + 1) << self.stride_bits)
+                               .astype(self.keys.dtype))
+        return starts, ends
+
+    def histogram(self, row: int):
+        return next(self.histograms([row]))
+
+    def histograms(self, rows=None):
+        """Yield the histograms of `rows` (default: every row), in order; the row bounds are
+        found once for all of them, each histogram is built when asked for."""
+        rows = range(len(self.intervals)) if rows is None else [int(r) for r in rows]
+        starts, ends = self.row_bounds(np.asarray(rows, dtype=np.int64))
+        mask = self.stride - 1
+        for row, a, b in zip(rows, starts.tolist(), ends.tolist()):
+            yield payload_histogram(self.payloads[row], self.keys[a:b] & mask, self.counts[a:b])
+
+
+def _decode_v2_batch(bodies: list[bytes], cals: list[int], stride_bits: int):
+    """Decode many V2 count payloads at once.
+
+    Returns (keys, counts, bad, stride_bits) where bad maps a body's position to the reason it
+    was refused (refused bodies contribute no entries), or None when a 9-byte varint needs the
+    scalar decoder. Each body must end on a whole varint."""
+    bad: dict[int, str] = {}
+    n = len(bodies)
+    lengths = np.fromiter((len(b) for b in bodies), np.int64, n)
+    buf = np.frombuffer(b"".join(bodies), dtype=np.uint8)
+    if not buf.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), bad, stride_bits
+    decoded = varints(buf)
+    if decoded is None:
+        return None
+    values, steps = decoded
+    var_ends = np.cumsum(lengths)            # byte ranges: values and steps are per byte
+    var_starts = var_ends - lengths
+    nonempty = np.flatnonzero(lengths > 0)
+    row_min = np.zeros(n, np.int64)
+    if values.dtype != np.int32:   # int32 values all lie above -2^31 (see _varints)
+        row_min[nonempty] = np.minimum.reduceat(values, var_starts[nonempty])
+    span = np.zeros(n, np.int64)
+    span[nonempty] = np.add.reduceat(steps, var_starts[nonempty], dtype=np.int64)
+    cal = np.asarray(cals, np.int64)
+    for r in np.flatnonzero(row_min < -INT_MAX):
+        bad[int(r)] = "an encoded run of zero counts exceeds 2^31-1"
+    # A span beyond the counts array is legal only as trailing zeros (Java's encoder never
+    # writes those); such rows are checked exactly and their tail dropped.
+    suspicious = np.flatnonzero(span > cal)
+    if suspicious.size or bad:
+        values = values.astype(np.int64)
+        steps = steps.astype(np.int64)
+    for r in suspicious:
+        if r in bad:
+            continue
+        a, b = var_starts[r], var_ends[r]
+        v = values[a:b]
+        st = steps[a:b]
+        pos = np.cumsum(st) - st
+        filled = np.flatnonzero(v > 0)
+        if filled.size and int(pos[filled[-1]]) >= cals[r]:
+            bad[int(r)] = (f"payload has counts beyond its histogram's range "
+                           f"(index {int(pos[filled[-1]])} >= {cals[r]})")
+            continue
+        tail = a + (int(filled[-1]) + 1 if filled.size else 0)
+        span[r] = int(pos[filled[-1]]) + 1 if filled.size else 0
+        values[tail:b] = 0
+        steps[tail:b] = 0
+    for r in bad:
+        a, b = var_starts[r], var_ends[r]
+        values[a:b] = 0
+        steps[a:b] = 0
+        span[r] = 0
+    stride_bits = min(stride_bits, max(int(span.max() - 1).bit_length(), 6))
+    stride = 1 << stride_bits
+    # Positions fit 32 bits in any batch of normal size; the arithmetic is cheaper there.
+    wide = n * stride >= (1 << 31)
+    pos_type = np.int64 if wide else np.int32
+    if wide:
+        steps = steps.astype(np.int64)
+    # Jump each row's positions to row << stride_bits: add the gap after the previous
+    # non-empty row's span to that row's last step (an exclusive prefix sum ignores it).
+    first = int(nonempty[0]) if nonempty.size else 0
+    jumped = gaps = None
+    if nonempty.size > 1:
+        prev, nxt = nonempty[:-1], nonempty[1:]
+        jumped = var_ends[prev] - 1
+        gaps = ((nxt - prev) * stride - span[prev]).astype(pos_type)
+        steps[jumped] += gaps
+    positions = np.cumsum(steps, dtype=pos_type)      # inclusive: one past each varint
+    filled = np.flatnonzero(values > 0)
+    keys = np.take(positions, filled)
+    keys -= 1                     # a count's step is 1: exclusive, where the count sits ...
+    if jumped is not None:        # ... unless it also carries a jump to the next row
+        is_count = values[jumped] > 0
+        keys[np.searchsorted(filled, jumped[is_count])] -= gaps[is_count]
+    if first:
+        keys += first << stride_bits
+    return keys, np.take(values, filled), bad, stride_bits
+
+
+def inflate_items(items):
+    """(payloads, raws, errors) of a group of lines: base64, inflation and header parsing."""
+    payloads: list = [None] * len(items)
+    raws: list = [None] * len(items)
+    errors: dict[int, str] = {}
+    for r, item in enumerate(items):
+        try:
+            raw = b64decode(item[7])
+            payload = parse_payload(raw)
+        except PayloadError as exc:
+            errors[r] = str(exc)
+            continue
+        payloads[r], raws[r] = payload, raw
+    return payloads, raws, errors
+
+
+def decode_batch(items, path: str, warnings: list[str], inflated=None) -> Batch | None:
+    payloads, raws, errors = inflated if inflated is not None else inflate_items(items)
+    good = [r for r in range(len(items)) if r not in errors]
+    max_cal = max((payloads[r].layout.counts_array_length for r in good), default=1)
+    stride_bits = max(int(max_cal - 1).bit_length(), 6)
+    # Keep a batch's row x block matrices small when a layout is huge.
+    rows_per_part = max(1, min(len(good), (1 << 27) >> stride_bits))
+    parts = [good[i:i + rows_per_part] for i in range(0, len(good), rows_per_part)] or [[]]
+    batches = []
+    for part in parts:
+        batches.append(decode_part(items, part, payloads, raws, errors, stride_bits))
+    for r in sorted(errors):
+        warnings.append(f"{path}:{items[r][0]}: {errors[r]}; line skipped")
+    batches = [b for b in batches if b is not None]
+    if not batches:
+        return None
+    if len(batches) == 1:
+        return batches[0]
+    return _concat_batches(batches)
+
+
+def decode_part(items, part, payloads, raws, errors, stride_bits) -> Batch | None:
+    # V2 payloads that end on a one-to-eight-byte varint are decoded together; anything else
+    # (V1/V0 words, a 9-byte varint at the end, a truncated payload) one at a time.
+    batchable = [r for r in part if payloads[r].word_size == V2_MAX_WORD_SIZE
+                 and (not payloads[r].counts_bytes or payloads[r].counts_bytes[-1] < 0x80)]
+    result = None
+    if batchable:
+        result = _decode_v2_batch([payloads[r].counts_bytes for r in batchable],
+                                  [payloads[r].layout.counts_array_length for r in batchable],
+                                  stride_bits)
+        if result is None:
+            batchable = []
+    chosen = set(batchable)
+    others = [r for r in part if r not in chosen]
+    if result is not None and not others and not result[2]:
+        keys, counts, _, stride_bits = result
+        rows = batchable
+    else:
+        per_row: dict[int, tuple] = {}
+        if result is not None:
+            b_keys, b_counts, bad, b_bits = result
+            for pos, reason in bad.items():
+                errors[batchable[pos]] = reason
+            row_of = b_keys >> b_bits
+            bounds = np.searchsorted(row_of, np.arange(len(batchable) + 1))
+            for pos, r in enumerate(batchable):
+                if pos not in bad:
+                    a, b = bounds[pos], bounds[pos + 1]
+                    per_row[r] = (b_keys[a:b] & ((1 << b_bits) - 1), b_counts[a:b])
+        for r in others:
+            try:
+                per_row[r] = counts_from_payload(payloads[r])
+            except PayloadError as exc:
+                errors[r] = str(exc)
+        rows = [r for r in part if r in per_row]
+        seg_keys = [(np.int64(k) << stride_bits) + per_row[r][0].astype(np.int64)
+                    for k, r in enumerate(rows)]
+        keys = np.concatenate(seg_keys) if seg_keys else np.zeros(0, np.int64)
+        counts = np.concatenate([per_row[r][1] for r in rows]) if rows else np.zeros(0, np.int64)
+    if not rows:
+        return None
+    starts = np.searchsorted(keys, (np.arange(len(rows), dtype=np.int64) << stride_bits)
+                             .astype(keys.dtype))
+    filled = np.flatnonzero(starts < np.append(starts[1:], keys.size))
+    row_totals = np.zeros(len(rows), np.int64)
+    if filled.size:
+        row_totals[filled] = np.add.reduceat(counts, starts[filled], dtype=np.int64)
+        if int(counts.max()) * float(keys.size) >= 2.0 ** 62:
+            # int64 sums may have wrapped: recheck in floating point and refuse absurd rows
+            approx = np.zeros(len(rows))
+            approx[filled] = np.add.reduceat(counts.astype(np.float64), starts[filled])
+            huge = np.flatnonzero(approx > 9.2e18)
+            if huge.size:
+                for k in huge:
+                    errors[rows[k]] = "payload's total count exceeds 2^63-1"
+                ok = np.ones(len(rows), bool)
+                ok[huge] = False
+                keep = ok[keys >> stride_bits]
+                rank = np.cumsum(ok) - 1
+                keys, counts = keys[keep], counts[keep]
+                keys = (rank[keys >> stride_bits] << stride_bits) | \
+                    (keys & ((1 << stride_bits) - 1))
+                row_totals = row_totals[ok]
+                rows = [r for k, r in enumerate(rows) if ok[k]]
+                if not rows:
+                    return None
+    intervals, kept_payloads, kept_raws = [], [], []
+    for k, r in enumerate(rows):
+        line_no, tag, offset, length, start_ms, end_ms, log_start, _ = items[r]
+        payload = payloads[r]
+        intervals.append(Interval(line_no, tag, offset, length, start_ms, end_ms, log_start,
+                                  total_count=int(row_totals[k]),
+                                  is_double=payload.double_config is not None))
+        kept_payloads.append(payload)
+        kept_raws.append(raws[r])
+        payload.counts_bytes = b""  # decoded now; keep memory to the arrays
+    return Batch(intervals, kept_payloads, kept_raws, keys, counts, stride_bits)
+
+
+def _concat_batches(batches: list[Batch]) -> Batch:
+    bits = max(b.stride_bits for b in batches)
+    keys, counts, offset = [], [], 0
+    for b in batches:
+        rows = (b.keys >> b.stride_bits) + offset
+        keys.append((rows << bits) | (b.keys & (b.stride - 1)))
+        counts.append(b.counts)
+        offset += len(b.intervals)
+    return Batch([iv for b in batches for iv in b.intervals],
+                 [p for b in batches for p in b.payloads], [r for b in batches for r in b.raws],
+                 np.concatenate(keys), np.concatenate(counts), bits)

@@ -1,0 +1,184 @@
+"""The `.hlog` line parser: header comments, tags and timestamps, as HistogramLogReader reads
+them, one warning per bad line; the payload text is left for the payload codec."""
+from __future__ import annotations
+
+import math
+import os
+import stat
+from dataclasses import dataclass, field
+
+from analysis.errors import HlogError
+from analysis.read.hdr.histogram import java_long
+from analysis.read.hdr.payload import histogram_from_raw
+
+
+# Timestamps whose millisecond value does not fit in a Java long are not times (a fuzzer's
+# 1e20, a StartTime of 1e300): Java saturates them silently; we skip the line and say so.
+MAX_ABS_SECONDS = 9.2e15
+
+
+@dataclass
+class Interval:
+    """One histogram line of a log."""
+
+    line: int                 # 1-based line number in the file
+    tag: str | None           # None for untagged lines
+    start_s: float            # seconds since the log's start time (HistogramLogProcessor's axis)
+    length_s: float           # the interval length written in the line
+    start_ms: int             # Java's getStartTimeStamp(): absolute start, ms since the epoch
+    end_ms: int               # Java's getEndTimeStamp()
+    log_start_s: float        # the reader's start time (s since epoch) when this line was read
+    _histogram: object = field(default=None, repr=False)
+    _raw: bytes | None = field(default=None, repr=False)
+    total_count: int = 0
+    is_double: bool = False
+
+    @property
+    def histogram(self):
+        """The interval's Histogram (DoubleHistogram for DHIST payloads)."""
+        if self._histogram is not None:
+            return self._histogram
+        return histogram_from_raw(self._raw)
+
+    @property
+    def end_s(self) -> float:
+        """End of the interval on the start_s axis: HistogramLogProcessor's time column."""
+        return self.end_ms / 1000.0 - self.log_start_s
+
+
+def interval_matches(iv: Interval, tag, start_s: float | None, end_s: float | None) -> bool:
+    """Whether `iv` has `tag` and starts in [start_s, end_s] (HistogramLogProcessor's
+    -tag/-start/-end test; None leaves that side open)."""
+    return (iv.tag == tag and (start_s is None or iv.start_s >= start_s)
+            and (end_s is None or iv.start_s <= end_s))
+
+
+def _number(text: str) -> float | None:
+    """A finite decimal number as Java's Scanner.nextDouble reads it, else None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(value) or "_" in text:  # Python also accepts 1_000, nan, inf
+        return None
+    return value
+
+
+@dataclass
+class HeaderState:
+    """HistogramLogReader's start/base time state."""
+
+    start_time: float = 0.0
+    observed_start: bool = False
+    base_time: float = 0.0
+    observed_base: bool = False
+    explicit_start: bool = False     # a #[StartTime] line was seen (not deduced)
+
+
+def iter_lines(lines, path: str, warnings: list[str], state: HeaderState):
+    """Yield (line_no, tag, start_s_offset, length, start_ms, end_ms, log_start, payload_text)
+    for every well-formed histogram line of `lines`, updating `state` like Java's reader."""
+    for line_no, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            words = stripped.split()
+            if words[0] in ("#[StartTime:", "#[BaseTime:"):
+                which = words[0][2:-1]
+                value = _number(words[1].rstrip(",")) if len(words) > 1 else None
+                if value is None or abs(value) >= MAX_ABS_SECONDS:
+                    shown = words[1] if len(words) > 1 else "(nothing)"
+                    warnings.append(f"{path}:{line_no}: {which} {shown} is not a usable time "
+                                    "in seconds; line ignored")
+                    continue
+                if which == "StartTime":
+                    state.start_time, state.observed_start = value, True
+                    state.explicit_start = True
+                else:
+                    state.base_time, state.observed_base = value, True
+            continue
+        if stripped.startswith('"StartTimestamp"'):
+            continue
+        fields = stripped.split(",")
+        tag = None
+        if fields[0].startswith("Tag="):
+            tag = fields[0][4:]
+            fields = fields[1:]
+        if len(fields) < 4:
+            warnings.append(f"{path}:{line_no}: expected 'start,length,max,payload', found "
+                            f"{len(fields)} field(s); line skipped")
+            continue
+        # Plain finite numbers (every line of a normal log) are taken at once; anything else
+        # goes through _number's exact rules, one field at a time.
+        try:
+            timestamp, length, interval_max = float(fields[0]), float(fields[1]), float(fields[2])
+            plain = (math.isfinite(timestamp + length + interval_max) and "_" not in fields[0]
+                     and "_" not in fields[1] and "_" not in fields[2])
+        except ValueError:
+            plain = False
+        if not plain:
+            timestamp, length, interval_max = (_number(f) for f in fields[:3])
+            if timestamp is None or length is None or interval_max is None:
+                bad = next(f.strip() for f, v in zip(fields[:3], (timestamp, length, interval_max))
+                           if v is None)
+                warnings.append(f"{path}:{line_no}: {bad[:40]!r} is not a finite number; "
+                                "line skipped")
+                continue
+        payload = fields[3].split()      # (split() also drops surrounding whitespace)
+        if not payload:
+            warnings.append(f"{path}:{line_no}: empty histogram payload; line skipped")
+            continue
+        if abs(timestamp) >= MAX_ABS_SECONDS or abs(length) >= MAX_ABS_SECONDS:
+            warnings.append(f"{path}:{line_no}: timestamp {fields[0].strip()[:40]} s is out of "
+                            "any plausible range; line skipped")
+            continue
+        if not state.observed_start:
+            state.start_time, state.observed_start = timestamp, True
+        if not state.observed_base:
+            # Java: a timestamp more than a year before StartTime means relative timestamps.
+            state.base_time = (state.start_time
+                               if timestamp < state.start_time - (365 * 24 * 3600.0) else 0.0)
+            state.observed_base = True
+        absolute_start = timestamp + state.base_time
+        offset = absolute_start - state.start_time
+        absolute_end = absolute_start + length
+        yield (line_no, tag, offset, length, java_long(absolute_start * 1000.0),
+               java_long(absolute_end * 1000.0), state.start_time, payload[0])
+
+
+def open_lines(path: str, text):
+    if text is not None:
+        return None, text.splitlines()
+    try:
+        # Opened without blocking and checked once open: a FIFO or device named as the input
+        # would otherwise block, or stream forever.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            if os.path.isdir(path):
+                raise IsADirectoryError
+            raise HlogError("not a regular file (a FIFO or device?); give the path of an "
+                            ".hlog file, or - for standard input", path=path)
+        handle = open(fd, "r", encoding="latin-1", newline=None)
+    except IsADirectoryError:
+        raise HlogError("is a directory, not an .hlog file", path=path) from None
+    except FileNotFoundError:
+        raise HlogError("no such file", path=path) from None
+    except OSError as exc:
+        raise HlogError(exc.strerror or str(exc), path=path) from None
+    return handle, handle
+
+
+def item_groups(lines, path: str, state: HeaderState, batch_size: int):
+    """(items, warnings raised while reading them) per group of batch_size histogram lines."""
+    own: list[str] = []          # (iter_lines keeps appending to this very list)
+    group = []
+    for item in iter_lines(lines, path, own, state):
+        group.append(item)
+        if len(group) >= batch_size:
+            yield group, own[:]
+            group = []
+            own.clear()
+    if group or own:
+        yield group, own[:]

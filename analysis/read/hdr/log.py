@@ -1,0 +1,204 @@
+"""Read HdrHistogram interval logs (`.hlog`) the way HdrHistogram's Java HistogramLogReader does.
+
+Accepted input: every payload kind HdrHistogram writers have produced - V2 (`HISTF...`, zigzag
+LEB128 counts, compressed or not), V1 (2/4/8-byte count words), V0, and DoubleHistogram
+wrappers (`DHIST...`) - with the header rules of `HistogramLogReader`: `#[StartTime: s]`,
+`#[BaseTime: s]`, the legend line, other comments, `Tag=name,` prefixes, CRLF line ends, blank
+lines, no header at all, absolute or relative timestamps.
+
+Unlike the Java reader, a bad line never ends reading: it is skipped with one warning naming
+`file:line` and the reason (`HlogLog.warnings`), and every valid interval is kept, including
+intervals that start before `#[StartTime]` (HistogramLogProcessor drops those silently).
+`read_hlog` raises `HlogError` when no usable interval remains.
+
+Memory stays bounded by the input: a payload is inflated only up to the size its own header
+allows (as Java does), and a claimed length or count that cannot be real is refused.
+
+Time axis: `Interval.start_s` is seconds since the log's start time exactly as Java computes it
+for HistogramLogProcessor's `-start/-end` (absolute start - `#[StartTime]`, or - the first
+interval's timestamp when there is no StartTime line).
+"""
+from __future__ import annotations
+
+import os
+
+from analysis.errors import HlogError
+from analysis.read.hdr.batch import decode_batch, decode_part
+from analysis.read.hdr.double import sum_double_histograms
+from analysis.read.hdr.histogram import sum_histograms
+from analysis.read.hdr.lines import HeaderState, Interval, interval_matches, item_groups, open_lines
+from analysis.read.hdr.payload import parse_payload
+from analysis.read.hdr.worker import use_worker, worker_groups
+
+# Decoded entries kept in memory for instant `Interval.histogram`; beyond this, intervals keep
+# their payload and decode on access (a 24-hour log has ~1.5e8 entries).
+KEEP_DECODED_ENTRIES = 8_000_000
+
+
+class HlogLog:
+    """A parsed `.hlog`: its valid intervals, the warnings for lines skipped, its start time."""
+
+    def __init__(self, path: str, intervals: list[Interval], warnings: list[str],
+                 start_time_s: float | None, base_time_s: float | None):
+        self.path = path
+        self.intervals = intervals
+        self.warnings = warnings
+        self.start_time_s = start_time_s
+        self.base_time_s = base_time_s
+
+    def tags(self) -> list:
+        """Sorted tag names; None (untagged) first when present."""
+        names = {iv.tag for iv in self.intervals}
+        return ([None] if None in names else []) + sorted(n for n in names if n is not None)
+
+    def select(self, tag=None, start_s: float | None = None,
+               end_s: float | None = None) -> list[Interval]:
+        """Intervals of `tag` whose start_s lies in [start_s, end_s] (HistogramLogProcessor's
+        -start/-end test, on the interval's start)."""
+        return [iv for iv in self.intervals if interval_matches(iv, tag, start_s, end_s)]
+
+    def merged(self, tag=None, start_s: float | None = None, end_s: float | None = None):
+        """The sum of the matching intervals, as HistogramLogProcessor accumulates them."""
+        chosen = self.select(tag, start_s, end_s)
+        if not chosen:
+            raise HlogError(_nothing_matches(tag, start_s, end_s, self.tags()), path=self.path)
+        kinds = {iv.is_double for iv in chosen}
+        if len(kinds) > 1:
+            raise HlogError("the log mixes Histogram and DoubleHistogram lines for "
+                            f"{_tag_name(tag)}; they cannot be added", path=self.path)
+        histograms = (h for _, h in self.iter_histograms(chosen))
+        if chosen[0].is_double:
+            return sum_double_histograms(histograms)
+        return sum_histograms(histograms)
+
+    def iter_histograms(self, intervals: list[Interval] | None = None, group: int = 256):
+        """(interval, histogram) for each interval (default: all), in order.
+
+        Faster than `iv.histogram` one by one for a long log: intervals whose counts were not
+        kept in memory (see KEEP_DECODED_ENTRIES) are decoded in vectorised groups."""
+        intervals = self.intervals if intervals is None else intervals
+        lazy: list[Interval] = []
+        for iv in intervals:
+            if iv._histogram is not None:
+                yield from _decode_group(lazy)
+                lazy = []
+                yield iv, iv._histogram
+            else:
+                lazy.append(iv)
+                if len(lazy) >= group:
+                    yield from _decode_group(lazy)
+                    lazy = []
+        yield from _decode_group(lazy)
+
+
+def _decode_group(intervals: list[Interval]):
+    """Decode the kept payloads of several intervals together (they were valid when read)."""
+    if not intervals:
+        return
+    payloads = [parse_payload(iv._raw) for iv in intervals]
+    max_cal = max(p.layout.counts_array_length for p in payloads)
+    stride_bits = max(int(max_cal - 1).bit_length(), 6)
+    items = [(iv.line, iv.tag, iv.start_s, iv.length_s, iv.start_ms, iv.end_ms, iv.log_start_s,
+              None) for iv in intervals]
+    errors: dict[int, str] = {}
+    batch = decode_part(items, list(range(len(intervals))), payloads,
+                         [iv._raw for iv in intervals], errors, stride_bits)
+    if errors or batch is None or len(batch.intervals) != len(intervals):
+        for iv in intervals:     # cannot happen for payloads that decoded once; stay exact
+            yield iv, iv.histogram
+        return
+    yield from zip(intervals, batch.histograms())
+
+
+def _tag_name(tag) -> str:
+    return "untagged lines" if tag is None else f"tag {tag!r}"
+
+
+def _nothing_matches(tag, start_s, end_s, tags) -> str:
+    window = ""
+    if start_s is not None or end_s is not None:
+        window = (f" between {start_s if start_s is not None else '-inf'} and "
+                  f"{end_s if end_s is not None else 'inf'} s")
+    known = ", ".join("untagged" if t is None else repr(t) for t in tags) or "none"
+    return f"no interval with {_tag_name(tag)}{window} (tags in the log: {known})"
+
+
+def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
+                 batch_size: int = 256, text=None, parallel: bool | None = False,
+                 keep_raws: bool = True):
+    """Read `path` (or the lines in `text`, named `path` in messages) and yield Batches of
+    decoded intervals, in file order; bad lines become warnings, in line order.
+
+    Batches of 256 lines keep the numpy arrays of a batch (~4 MB) inside the CPU caches; the
+    per-batch Python overhead is then a few percent.
+
+    `parallel=True` reads ahead in a second process (see worker_groups): it splits the lines
+    and inflates the payloads of the next batches while this process decodes the counts and
+    its caller works; None decides by the input's size and the CPUs available. The batches,
+    warnings and errors are the same either way. `keep_raws=False` leaves `Batch.raws` empty
+    (None per interval), which spares shipping them between the processes. (Reading ahead in a
+    thread was tried: zlib and numpy release the GIL, but handing it back and forth made the
+    whole 1.5x slower. Decoding the counts in the worker too was tried: shipping the arrays
+    back cost more than it saved on 2 cores.)"""
+    path = os.fspath(path)
+    state = state or HeaderState()
+    handle, lines = open_lines(path, text)
+    groups = None
+    try:
+        if use_worker(path, text, parallel):
+            groups = worker_groups(lines, path, state, batch_size, keep_raws)
+        else:
+            groups = ((items, read_warnings, None)
+                      for items, read_warnings in item_groups(lines, path, state, batch_size))
+        for items, read_warnings, inflated in groups:
+            decode_warnings: list[str] = []
+            batch = decode_batch(items, path, decode_warnings, inflated) if items else None
+            warnings.extend(_in_line_order(path, read_warnings + decode_warnings))
+            if batch is not None:
+                yield batch
+    finally:
+        if groups is not None:
+            groups.close()
+        if handle is not None:
+            handle.close()
+
+
+def _in_line_order(path: str, messages: list[str]) -> list[str]:
+    def line_of(message: str) -> int:
+        try:
+            return int(message[len(path) + 1:].split(":", 1)[0])
+        except ValueError:
+            return 0
+    return sorted(messages, key=line_of)
+
+
+def read_hlog(path) -> HlogLog:
+    """Read an `.hlog` file: every valid interval, one warning per skipped line.
+    Raises HlogError when the file holds no usable interval."""
+    path = os.fspath(path)
+    warnings: list[str] = []
+    state = HeaderState()
+    intervals: list[Interval] = []
+    kept_entries = 0
+    for batch in iter_batches(path, warnings, state):
+        keep = kept_entries + batch.keys.size <= KEEP_DECODED_ENTRIES
+        kept_entries += batch.keys.size if keep else 0
+        if keep:
+            for iv, hist in zip(batch.intervals, batch.histograms()):
+                iv._histogram = hist
+        else:
+            for iv, raw in zip(batch.intervals, batch.raws):
+                iv._raw = raw
+        intervals.extend(batch.intervals)
+    if not intervals:
+        err = HlogError("no usable histogram interval in the file"
+                        + (f" ({len(warnings)} problem(s) reported)" if warnings else ""),
+                        path=path, hint="is this an HdrHistogram interval log?")
+        err.warnings = warnings
+        raise err
+    before = [iv for iv in intervals if iv.start_s < 0]
+    if before and state.explicit_start:
+        warnings.append(f"{path}:{before[0].line}: {len(before)} interval(s) start before "
+                        "#[StartTime]; kept (HistogramLogProcessor drops them)")
+    return HlogLog(path, intervals, warnings, state.start_time if state.observed_start else None,
+                   state.base_time if state.observed_base else None)

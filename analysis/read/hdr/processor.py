@@ -1,0 +1,172 @@
+"""HistogramLogProcessor's output, byte for byte: the interval summary log and the `.hgrm`
+percentile distribution of the matching intervals of an `.hlog` (see `commands/hgrm.py`)."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from analysis.errors import HlogError
+from analysis.read.hdr.distribution import java_format_fixed
+from analysis.read.hdr.lines import HeaderState, Interval, interval_matches
+from analysis.read.hdr.log import iter_batches
+from analysis.read.hdr.running import DoubleRunning, IntegerRunning
+
+
+
+# -- formatting -------------------------------------------------------------------------------
+
+def _range_header(title: str, start: float, end: float | None) -> str:
+    # Java prints <Infinite> unless the end is below Double.MAX_VALUE
+    end_text = java_format_fixed(end, 3) if end is not None and end < 1.7976931348623157e308 \
+        else "<Infinite>"
+    return (f"#[{title} between {java_format_fixed(start, 3)} and {end_text} seconds "
+            "(relative to StartTime)]\n")
+
+
+def _start_time_line(start_time: float) -> str:
+    # Java: new Date((long) (startTime * 1000)).toString(), in the local time zone.
+    millis = int(start_time * 1000)
+    try:
+        when = time.strftime("%a %b %d %H:%M:%S %Z %Y", time.localtime(millis / 1000.0))
+    except (OverflowError, OSError, ValueError):
+        when = "?"
+    return f"#[StartTime: {java_format_fixed(start_time, 3)} (seconds since epoch), {when}]\n"
+
+
+class _ValueText(dict):
+    """Formatted `value / ratio` strings by value, memoised: a log has few distinct bucket
+    values, and a dict lookup is the cheapest call per printed number."""
+
+    def __init__(self, ratio: float, width: int):
+        super().__init__()
+        self.ratio, self.width = ratio, width
+
+    def __missing__(self, value) -> str:
+        text = java_format_fixed(float(value) / self.ratio, 3, self.width)
+        self[value] = text
+        return text
+
+
+class _IntervalLog:
+    def __init__(self, csv: bool, ratio: float):
+        self.csv = csv
+        self.value = _ValueText(ratio, 0 if csv else 7)
+
+    def row(self, t: float, count: int, ip50, ip90, imax, total: int, tps, tmax) -> str:
+        return self.rows([t], [count], [ip50], [ip90], [imax], [total], [tps], [tmax])[0]
+
+    def rows(self, times, counts, ip50, ip90, imax, totals, tps, tmax) -> list[str]:
+        """Summary lines for parallel lists of per-interval numbers (tps: 5-tuples)."""
+        v, fixed = self.value, java_format_fixed
+        if self.csv:
+            return [f"{fixed(t, 3)},{c},{v[a]},{v[b]},{v[m]},{n},{v[p[0]]},{v[p[1]]},{v[p[2]]},"
+                    f"{v[p[3]]},{v[p[4]]},{v[x]}\n"
+                    for t, c, a, b, m, n, p, x in zip(times, counts, ip50, ip90, imax, totals,
+                                                      tps, tmax)]
+        return [f"{fixed(t, 3, 4)}: I:{c} ( {v[a]} {v[b]} {v[m]} ) T:{n} ( {v[p[0]]} {v[p[1]]} "
+                f"{v[p[2]]} {v[p[3]]} {v[p[4]]} {v[x]} )\n"
+                for t, c, a, b, m, n, p, x in zip(times, counts, ip50, ip90, imax, totals, tps,
+                                                  tmax)]
+
+    def legend(self) -> str:
+        if self.csv:
+            return ('"Timestamp","Int_Count","Int_50%","Int_90%","Int_Max","Total_Count",'
+                    '"Total_50%","Total_90%","Total_99%","Total_99.9%","Total_99.99%","Total_Max"\n')
+        return ("Time: IntervalPercentiles:count ( 50% 90% Max ) TotalPercentiles:count "
+                "( 50% 90% 99% 99.9% 99.99% Max )\n")
+
+
+# -- processing -------------------------------------------------------------------------------
+
+def _selected(batch, tag, start_s, end_s) -> np.ndarray:
+    return np.array([interval_matches(iv, tag, start_s, end_s) for iv in batch.intervals],
+                    dtype=bool)
+
+
+def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio=1e6, ticks=5,
+            csv=False, with_interval_log=True, parallel=None):
+    """-> (interval log text, .hgrm text). Raises HlogError when no interval matches.
+    `parallel`: read ahead in a second process (None: when the input is large enough; see
+    log.iter_batches)."""
+    state = HeaderState()
+    ilog = _IntervalLog(csv, ratio)
+    body: list[str] = []         # interval rows, with the StartTime line where Java puts it
+    hgrm_prefix: list[str] = []
+    start_line_done = False
+    legend_done = False
+    earliest = None
+    seen_any = False
+    early: list[int] = []        # lines of intervals kept although they start before StartTime
+    kind = None
+    acc = None
+    for batch in iter_batches(source, warnings, state, text=text, parallel=parallel,
+                              keep_raws=False):
+        seen_any = True
+        chosen = _selected(batch, tag, start_s, end_s)
+        if not chosen.any():
+            continue
+        rows = np.flatnonzero(chosen)
+        first = batch.intervals[rows[0]]
+        if kind is None:
+            kind = "double" if first.is_double else "integer"
+            acc = IntegerRunning(batch.payloads[rows[0]].layout) if kind == "integer" \
+                else DoubleRunning(batch.histogram(int(rows[0])))
+        for r in rows:
+            if batch.intervals[r].is_double != (kind == "double"):
+                iv = batch.intervals[r]
+                raise HlogError(f"a {'DoubleHistogram' if iv.is_double else 'Histogram'} line in "
+                                f"a log of {'DoubleHistograms' if kind == 'double' else 'Histograms'}; "
+                                "they cannot be added", path=source, line=iv.line)
+        stats = acc.add_rows(batch, rows)
+        chosen_ivs: list[Interval] = [batch.intervals[r] for r in rows]
+        lowest = min(iv.start_s for iv in chosen_ivs)
+        earliest = lowest if earliest is None else min(earliest, lowest)
+        if lowest < 0 and state.explicit_start:
+            early.extend(iv.line for iv in chosen_ivs if iv.start_s < 0)
+        done = 0
+        # Row by row only until the StartTime comment and the legend are placed (they go
+        # before the first row that calls for them); then the batch's lines all at once.
+        while not (start_line_done and legend_done) and done < len(chosen_ivs):
+            iv = chosen_ivs[done]
+            if not start_line_done and iv.log_start_s != 0.0:
+                start_line_done = True
+                line = _start_time_line(iv.log_start_s)
+                hgrm_prefix.append(line)
+                body.append(line)
+            if not legend_done:
+                legend_done = True
+                body.append(ilog.legend())
+            if with_interval_log:
+                body.append(ilog.row(iv.end_s, *stats.row(done)))
+            done += 1
+        if with_interval_log and done < len(chosen_ivs):
+            body.extend(ilog.rows([iv.end_s for iv in chosen_ivs[done:]],
+                                  *stats.columns(done)))
+    if not seen_any:
+        raise HlogError("no usable histogram interval in the file"
+                        + (f" ({len(warnings)} problem(s) reported above)" if warnings else ""),
+                        path=source, hint="is this an HdrHistogram interval log?")
+    if kind is None:
+        raise HlogError(_no_match_message(tag, start_s, end_s), path=source)
+    if early:
+        warnings.append(f"{source}:{early[0]}: {len(early)} interval(s) start before "
+                        "#[StartTime]; kept (HistogramLogProcessor drops them; -start 0 does too)")
+    range_start = start_s if start_s is not None else min(0.0, earliest)
+    interval_log = _range_header("Interval percentile log", range_start, end_s) + "".join(body)
+    hgrm = acc.percentile_distribution(ticks, ratio, csv)
+    if with_interval_log:
+        hgrm = _range_header("Overall percentile distribution", range_start, end_s) + \
+            "".join(hgrm_prefix) + hgrm
+    else:
+        hgrm = "".join(hgrm_prefix) + hgrm
+    return interval_log, hgrm
+
+
+def _no_match_message(tag, start_s, end_s) -> str:
+    what = "untagged interval" if tag is None else f"interval with tag {tag!r}"
+    window = ""
+    if start_s is not None or end_s is not None:
+        window = (f" starting between {start_s if start_s is not None else '-inf'} and "
+                  f"{end_s if end_s is not None else 'inf'} s")
+    return f"no {what}{window} in the log (use -listtags to see its tags)"

@@ -1,0 +1,140 @@
+"""The read-ahead worker: a forked process splits lines and inflates payloads one group ahead
+of the decoder (see `log.iter_batches`)."""
+from __future__ import annotations
+
+import os
+
+from analysis.errors import HlogError
+from analysis.read.hdr.batch import inflate_items
+from analysis.read.hdr.histogram import Layout, layout_for
+from analysis.read.hdr.lines import HeaderState, item_groups
+from analysis.read.hdr.payload import DecodedPayload
+
+# Inputs at least this large are read with a second process when parallel=None (~7,000
+# intervals of 2,000 values); below it the worker's start-up costs more than it saves.
+PARALLEL_MIN_BYTES = 8 << 20
+PIPE_BYTES = 1 << 20     # Linux's default limit for an unprivileged pipe buffer
+
+
+def use_worker(path: str, text, parallel: bool | None) -> bool:
+    if not parallel and parallel is not None:
+        return False
+    import multiprocessing
+    if multiprocessing.current_process().daemon:    # (may not start processes)
+        return False
+    if parallel:
+        return "fork" in multiprocessing.get_all_start_methods()
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    if cpus < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    try:
+        size = len(text) if text is not None else os.path.getsize(path)
+    except OSError:
+        return False
+    return size >= PARALLEL_MIN_BYTES
+
+
+def _dumps(message) -> bytes:
+    """Pickle a worker message; Layouts travel as their three parameters (the receiver gets
+    its own cached Layout object), DecodedPayloads as their fields (faster than their dict)."""
+    import copyreg
+    import io
+    import pickle
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = {**copyreg.dispatch_table, Layout: _reduce_layout,
+                              DecodedPayload: _reduce_payload}
+    pickler.dump(message)
+    return buffer.getbuffer()
+
+
+def _reduce_layout(layout):
+    return layout_for, (layout.lowest_discernible_value, layout.highest_trackable_value,
+                        layout.significant_digits)
+
+
+def _reduce_payload(p: DecodedPayload):
+    return DecodedPayload, (p.layout, p.word_size, p.counts_bytes, p.double_ratio,
+                            p.double_config)
+
+
+def _read_ahead(conn, lines, path: str, state: HeaderState, batch_size: int,
+                keep_raws: bool) -> None:
+    """The worker process: split lines and inflate payloads, one message per group of lines:
+    ("group", items, read warnings, (payloads, raws, errors), header state after the group),
+    then ("done", final header state), or ("error", exception)."""
+    try:
+        for items, read_warnings in item_groups(lines, path, state, batch_size):
+            payloads, raws, errors = inflate_items(items)
+            if not keep_raws:
+                raws = None
+            items = [item[:7] + (None,) for item in items]   # (the payload text is done with)
+            conn.send_bytes(_dumps(("group", items, read_warnings, (payloads, raws, errors),
+                                    state)))
+        conn.send_bytes(_dumps(("done", state)))
+    except BaseException as exc:     # (the main process raises it, or reports the failure)
+        try:
+            message = _dumps(("error", exc))
+        except Exception:
+            message = _dumps(("error", HlogError(f"reading failed: {exc!r}", path=path)))
+        try:
+            conn.send_bytes(message)
+        except OSError:
+            pass
+    finally:
+        conn.close()
+
+
+def worker_groups(lines, path: str, state: HeaderState, batch_size: int, keep_raws: bool):
+    """item_groups' groups, each with its (payloads, raws, errors) from inflate_items, made
+    by a forked worker process one group ahead. The worker's header state is copied into
+    `state` as each group arrives, as if it had been read here; an exception in the worker is
+    raised here, and a worker that dies raises one HlogError."""
+    import multiprocessing
+    import pickle
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    try:   # room for a whole message, so that the worker need not wait for this process
+        import fcntl
+        fcntl.fcntl(sender.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass
+    worker = context.Process(target=_read_ahead, name="hlog-reader",
+                             args=(sender, lines, path, state, batch_size, keep_raws))
+    try:
+        worker.start()
+    except OSError:    # no process to be had (EAGAIN, ENOMEM): read here
+        receiver.close()
+        sender.close()
+        yield from ((items, read_warnings, None)
+                    for items, read_warnings in item_groups(lines, path, state, batch_size))
+        return
+    sender.close()     # so that a worker that dies ends the pipe
+    try:
+        while True:
+            try:
+                message = pickle.loads(receiver.recv_bytes())
+            except (EOFError, OSError):
+                worker.join(5)
+                code = worker.exitcode
+                how = (f"killed by signal {-code}" if code is not None and code < 0
+                       else f"exit status {code}")
+                raise HlogError(f"the reader process stopped unexpectedly ({how})",
+                                path=path) from None
+            if message[0] == "group":
+                _, items, read_warnings, (payloads, raws, errors), new_state = message
+                state.__dict__.update(new_state.__dict__)
+                yield items, read_warnings, (payloads, raws or [None] * len(items), errors)
+            elif message[0] == "done":
+                state.__dict__.update(message[1].__dict__)
+                return
+            else:
+                raise message[1]
+    finally:
+        receiver.close()
+        if worker.is_alive():
+            worker.terminate()
+        worker.join()

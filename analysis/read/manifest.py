@@ -1,0 +1,302 @@
+"""Load and validate `runs/<run-id>/run.yml` (the format is in docs/data-format.md).
+
+`load_manifest(run_dir)` returns a `Manifest` or raises one `ManifestError` that lists every
+problem found, each with the line of run.yml it is on. Unknown keys are errors (a typo must not be
+silently ignored). Paths in the manifest must stay inside the run folder: absolute paths, `..`
+and symlinks that resolve outside it are refused.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from analysis.errors import ManifestError
+from analysis.vocabulary import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS
+from analysis.read.checks import (ID_RE, Loader, Problems, check_relpath, date_at, ident_at,  # noqa: F401
+                                  line_index, list_at, number_at, relpath_at, scalar_map_at, show,
+                                  string_at, unknown_keys)
+
+SCHEMA_VERSIONS = (1,)
+# recorded unit -> how many of that unit make one millisecond
+UNITS_PER_MS = {"ns": 1_000_000.0, "us": 1_000.0, "ms": 1.0}
+
+TOP_KEYS = {"schema_version", "title", "date", "description", "tags", "value_unit",
+            "service_time_ms", "systems", "load_points", "environment", "load_generator",
+            "jfr_attribution", "cells"}
+SYSTEM_KEYS = {"id", "label", "concurrency_limit", "description"}
+LOAD_KEYS = {"id", "offered_rate", "clients", "duration_s"}
+JFR_ATTRIBUTION_KEYS = {"pattern", "label"}
+CELL_KEYS = {"system", "load", "hlog", "tag", "jfr", "sent", "errors", "timeouts", "repetition"}
+
+
+@dataclass(frozen=True)
+class System:
+    id: str
+    label: str
+    concurrency_limit: int | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    id: str
+    offered_rate: float
+    duration_s: float
+    clients: int | None = None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One recording: a (system, load point, repetition) and where its data lives."""
+    system: str
+    load: str
+    repetition: int
+    hlog: str                   # relative to the run folder
+    tag: str | None = None
+    jfr: str | None = None      # relative to the run folder; None = the default if it exists
+    sent: int | None = None
+    errors: int | None = None
+    timeouts: int | None = None
+
+
+@dataclass
+class Manifest:
+    run_id: str
+    run_dir: Path
+    path: Path                  # run.yml
+    title: str
+    date: str                   # YYYY-MM-DD
+    description: str
+    value_unit: str
+    systems: list[System]
+    load_points: list[LoadPoint]
+    cells: list[Cell]           # load point order, then system order, then repetition
+    tags: list[str] = field(default_factory=list)
+    service_time_ms: float | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    load_generator: dict[str, Any] = field(default_factory=dict)
+    jfr_attribution: list[dict[str, str]] = field(default_factory=list)
+
+    def system(self, system_id: str) -> System:
+        return next(s for s in self.systems if s.id == system_id)
+
+    def load_point(self, load_id: str) -> LoadPoint:
+        return next(lp for lp in self.load_points if lp.id == load_id)
+
+    def resolve(self, relpath: str) -> Path:
+        """The absolute path of a file named in the manifest (already checked to stay inside)."""
+        return self.run_dir / relpath
+
+
+# --- entry point ----------------------------------------------------------------------------
+
+def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | None = None) -> Manifest:
+    """Read and check `<run_dir>/run.yml`. The run id is the folder name.
+
+    With `runs_root`, the run folder itself must be a real folder inside it (a symlinked run
+    folder pointing elsewhere is refused)."""
+    run_dir = Path(run_dir)
+    run_id = run_dir.name
+    path = run_dir / "run.yml"
+    if not ID_RE.match(run_id):
+        raise ManifestError([f"run id {run_id!r} (the folder name) must use only a-z, 0-9, "
+                             f"'-' and '_'"], path=run_dir, hint="rename the folder")
+    if runs_root is not None:
+        root = Path(runs_root).resolve()
+        if run_dir.resolve().parent != root:
+            raise ManifestError([f"run folder resolves outside {runs_root} (a symlink?)"],
+                                path=run_dir)
+    if path.is_symlink() and check_relpath(run_dir, "run.yml"):
+        raise ManifestError(["run.yml resolves outside the run folder (a symlink?)"], path=path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ManifestError(["run.yml is missing"], path=path,
+                            hint="every run folder needs one; see docs/data-format.md") from None
+    except UnicodeDecodeError as exc:
+        raise ManifestError([f"not UTF-8 text (byte {exc.start})"], path=path) from None
+    try:
+        data = yaml.load(text, Loader=Loader)  # noqa: S506 - Loader is a SafeLoader
+    except RecursionError:
+        raise ManifestError(["nested too deeply to be a run manifest"], path=path) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        what = what if len(what) <= 200 else what[:200] + "..."
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise ManifestError([f"{where}not valid YAML: {what}"], path=path) from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise ManifestError([f"not valid YAML: {str(exc).split(';')[0]}"], path=path) from None
+    if not isinstance(data, dict):
+        raise ManifestError(["must be a YAML mapping (title:, date:, systems:, ...)"], path=path)
+
+    problems = Problems(line_index(text))
+    unknown_keys(data, TOP_KEYS, (), problems)
+
+    version = data.get("schema_version", 1)
+    if version not in SCHEMA_VERSIONS or isinstance(version, bool):
+        problems.add(("schema_version",), f"unknown version {show(version)}; this loadcurve reads "
+                     f"{', '.join(map(str, SCHEMA_VERSIONS))} (update loadcurve?)")
+
+    title = string_at(data, "title", (), problems, required=True)
+    date = date_at(data, problems)
+    description = string_at(data, "description", (), problems, required=True)
+    tags = []
+    for i, tag in enumerate(list_at(data, "tags", (), problems)):
+        if not isinstance(tag, str) or not tag.strip():
+            problems.add(("tags", i), "must be a non-empty string")
+        else:
+            tags.append(tag)
+
+    value_unit = data.get("value_unit")
+    if value_unit is None:
+        problems.add(("value_unit",), "required: ns, us or ms (the unit the .hlog values are in)")
+    elif not isinstance(value_unit, str) or value_unit not in UNITS_PER_MS:
+        problems.add(("value_unit",), f"must be ns, us or ms, not {show(value_unit)}")
+        value_unit = None
+    service_time_ms = number_at(data, "service_time_ms", (), problems)
+
+    systems: list[System] = []
+    declared_systems: list[str] = []   # valid ids, even of entries with other problems
+    for i, entry in enumerate(list_at(data, "systems", (), problems, required=True)):
+        p = ("systems", i)
+        if not isinstance(entry, dict):
+            problems.add(p, "must be a mapping with id and label")
+            continue
+        unknown_keys(entry, SYSTEM_KEYS, p, problems)
+        sid = ident_at(entry, "id", p, problems)
+        label = string_at(entry, "label", p, problems, required=True)
+        limit = number_at(entry, "concurrency_limit", p, problems, integer=True)
+        desc = string_at(entry, "description", p, problems)
+        if sid:
+            declared_systems.append(sid)
+        if sid and any(s.id == sid for s in systems):
+            problems.add(p + ("id",), f"duplicate system id {show(sid)}")
+        elif sid and label:
+            systems.append(System(sid, label, limit, desc))
+
+    load_points: list[LoadPoint] = []
+    declared_loads: list[str] = []
+    for i, entry in enumerate(list_at(data, "load_points", (), problems, required=True)):
+        p = ("load_points", i)
+        if not isinstance(entry, dict):
+            problems.add(p, "must be a mapping with id, offered_rate and duration_s")
+            continue
+        unknown_keys(entry, LOAD_KEYS, p, problems)
+        lid = ident_at(entry, "id", p, problems)
+        offered = number_at(entry, "offered_rate", p, problems, required=True)
+        duration = number_at(entry, "duration_s", p, problems, required=True)
+        clients = number_at(entry, "clients", p, problems, integer=True)
+        if lid:
+            declared_loads.append(lid)
+        if lid and any(lp.id == lid for lp in load_points):
+            problems.add(p + ("id",), f"duplicate load point id {show(lid)}")
+        elif lid and offered is not None and duration is not None:
+            load_points.append(LoadPoint(lid, offered, duration, clients))
+
+    environment = scalar_map_at(data, "environment", ENVIRONMENT_LABELS, (), problems)
+    load_generator = scalar_map_at(data, "load_generator", LOAD_GENERATOR_LABELS, (), problems)
+    if "model" in load_generator and load_generator["model"] not in ("open", "closed"):
+        problems.add(("load_generator", "model"), f"must be open or closed, not "
+                     f"{show(load_generator['model'])}")
+    for key in ("timeout_s", "warmup_s", "connections"):
+        if key in load_generator:
+            number_at(load_generator, key, ("load_generator",), problems, positive=False)
+
+    attribution = []
+    for i, entry in enumerate(list_at(data, "jfr_attribution", (), problems)):
+        p = ("jfr_attribution", i)
+        if not isinstance(entry, dict):
+            problems.add(p, "must be a mapping {pattern, label}")
+            continue
+        unknown_keys(entry, JFR_ATTRIBUTION_KEYS, p, problems)
+        pattern = string_at(entry, "pattern", p, problems, required=True)
+        label = string_at(entry, "label", p, problems, required=True)
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                problems.add(p + ("pattern",), f"not a valid regular expression: {exc}")
+                pattern = None
+        if pattern is not None and label is not None:
+            attribution.append({"pattern": pattern, "label": label})
+
+    cells = _cells(data, run_dir, systems, load_points, problems,
+                   declared_systems, declared_loads)
+
+    if problems.items:
+        raise ManifestError(problems.messages(), path=path)
+    return Manifest(run_id=run_id, run_dir=run_dir, path=path, title=title, date=date,
+                    description=description, value_unit=value_unit, systems=systems,
+                    load_points=load_points, cells=cells, tags=tags,
+                    service_time_ms=service_time_ms, environment=environment,
+                    load_generator=load_generator, jfr_attribution=attribution)
+
+
+def _cells(data, run_dir, systems, load_points, problems, declared_systems,
+           declared_loads) -> list[Cell]:
+    """Every (system, load point) gets the default cell unless the manifest lists its own."""
+    system_ids = [s.id for s in systems]
+    load_ids = [lp.id for lp in load_points]
+    given: dict[tuple[str, str], list[Cell]] = {}
+    for i, entry in enumerate(list_at(data, "cells", (), problems)):
+        p = ("cells", i)
+        if not isinstance(entry, dict):
+            problems.add(p, "must be a mapping with system and load")
+            continue
+        unknown_keys(entry, CELL_KEYS, p, problems)
+        system = string_at(entry, "system", p, problems, required=True)
+        load = string_at(entry, "load", p, problems, required=True)
+        if system is not None and system not in declared_systems:
+            problems.add(p + ("system",), f"{show(system)} is not a system id of this run")
+            system = None
+        if load is not None and load not in declared_loads:
+            problems.add(p + ("load",), f"{show(load)} is not a load point id of this run")
+            load = None
+        repetition = number_at(entry, "repetition", p, problems, integer=True)
+        hlog = relpath_at(entry, "hlog", p, problems, run_dir)
+        jfr = relpath_at(entry, "jfr", p, problems, run_dir)
+        tag = entry.get("tag")
+        if tag is not None and (not isinstance(tag, str) or not tag):
+            problems.add(p + ("tag",), "must be a non-empty string or null")
+            tag = None
+        counts = {k: number_at(entry, k, p, problems, positive=False, integer=True)
+                  for k in ("sent", "errors", "timeouts")}
+        if system not in system_ids or load not in load_ids:
+            continue
+        cells = given.setdefault((system, load), [])
+        rep = repetition if repetition is not None else len(cells) + 1
+        if any(c.repetition == rep for c in cells):
+            problems.add(p + ("repetition",), f"repetition {rep} of {system}/{load} given twice")
+            continue
+        cells.append(Cell(system, load, rep, hlog or _default_hlog(system, load, run_dir, problems, p),
+                          tag, jfr, **counts))
+    out = []
+    for load in load_ids:
+        for system in system_ids:
+            if (system, load) in given:
+                out.extend(sorted(given[(system, load)], key=lambda c: c.repetition))
+            else:
+                out.append(Cell(system, load, 1, _default_hlog(system, load, run_dir, problems, ())))
+    return out
+
+
+def _default_hlog(system, load, run_dir, problems, path) -> str:
+    rel = f"{system}/{load}.hlog"
+    why = check_relpath(run_dir, rel)
+    if why:
+        problems.add(path, f"default data file {why}")
+    return rel
+
+
+def default_jfr(manifest: Manifest, cell: Cell) -> str | None:
+    """The cell's JFR recording relative to the run folder, or None when there is none."""
+    rel = cell.jfr or f"{cell.system}/{cell.load}.jfr"
+    if check_relpath(manifest.run_dir, rel):
+        return None
+    return rel if (manifest.run_dir / rel).is_file() else None

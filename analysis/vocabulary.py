@@ -1,0 +1,157 @@
+"""The report's vocabulary, declared once: which statistics there are and what they are called,
+their units and labels, how numbers are printed, and which fields the front matter, the data
+file and the CSV files carry. aggregate, datafiles (YAML and CSV), charts, new-post and, through
+the data file, the templates' table headers all read it from here; tests/test_vocabulary.py
+ties docs/data-format.md to it.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# --- statistics -----------------------------------------------------------------------------
+
+# (name, percentile, label): the latency percentiles computed for every cell, in order
+PERCENTILES: tuple[tuple[str, float, str], ...] = (
+    ("p50", 50.0, "p50"), ("p90", 90.0, "p90"), ("p95", 95.0, "p95"), ("p99", 99.0, "p99"),
+    ("p999", 99.9, "p99.9"))
+PERCENTILE_NAMES = tuple(name for name, _, _ in PERCENTILES)
+# Every latency statistic of a cell, as data keys (ms)
+LATENCY_KEYS = tuple(f"{name}_ms" for name in PERCENTILE_NAMES) + ("max_ms", "mean_ms", "stddev_ms")
+# The latency statistics the load-curve table shows, in its order
+TABLE_LATENCY = ("p50", "p95", "p99", "max")
+# Statistics taken per interval for the time series (and the series CSV)
+SERIES_PERCENTILES = (("p50", 50.0), ("p99", 99.0))
+# Statistics whose spread across repetitions is given (min / median / max)
+SPREAD_STATS = ("p99_ms", "achieved_rate")
+
+# Units: latencies are in ms in every output; rates in requests per second
+LATENCY_UNIT = "ms"
+RATE_UNIT = "req/s"
+# recorded unit -> how it is written in prose
+UNIT_TEXT = {"ns": "ns", "us": "µs", "ms": "ms"}
+
+# --- labels ---------------------------------------------------------------------------------
+
+# run.yml's environment / load_generator keys -> label in the methodology, in display order
+ENVIRONMENT_LABELS = {
+    "cpu": "CPU", "cores": "Cores", "smt": "SMT", "memory": "Memory", "os": "OS",
+    "kernel": "Kernel", "jdk": "JDK", "jvm_flags": "JVM flags", "gc": "GC", "heap": "Heap",
+    "shared_host": "Generator and server on one host",
+}
+LOAD_GENERATOR_LABELS = {
+    "name": "Load generator", "model": "Load model", "timeout_s": "Timeout",
+    "warmup_s": "Warm-up", "connections": "Connections",
+}
+LOAD_MODEL_TEXT = {"open": "open loop (latency from intended send time)",
+                   "closed": "closed loop (waits for each reply; hides stalls)"}
+# chart kind -> the title its charts are captioned with ("<title> at <load>")
+CHART_TITLES = {"spectrum": "Percentile spectrum", "latency_over_time": "Latency over time",
+                "throughput_over_time": "Throughput over time"}
+
+# --- files ----------------------------------------------------------------------------------
+
+# Front matter of a generated report page and of a drafted post, in order
+REPORT_FRONT_MATTER = ("layout", "title", "run", "date", "description", "tags", "image",
+                       "generated_by")
+POST_FRONT_MATTER = ("layout", "title", "date", "description", "tags", "run", "image")
+# Columns of assets/data/<run>/<system>-<load>.csv (one row per interval)
+SERIES_COLUMNS = ("repetition", "t_s", "length_s", "count", "achieved_rate", "p50_ms", "p99_ms",
+                  "max_ms")
+# Columns of assets/data/<run>/load-curve.csv (one row per cell)
+TABLE_CSV_COLUMNS = ("load", "offered_rate", "clients", "system", "count", "achieved_rate",
+                     "saturated", *LATENCY_KEYS, "sent", "errors", "timeouts", "drops",
+                     "repetitions", "source")
+# Fields of a cell that also carry their printed text as `<field>_text` (what stat.html prints
+# for field=<field>): data key -> text name
+CELL_TEXT_FIELDS = {**{f"{name}_ms": name for name in PERCENTILE_NAMES},
+                    "max_ms": "max", "mean_ms": "mean", "achieved_rate": "achieved",
+                    "count": "count", "drops": "drops", "in_flight": "in_flight"}
+
+# --- number formats -------------------------------------------------------------------------
+
+
+def r3(x: float | None) -> float | None:
+    """Round to 3 decimals (ms -> microsecond resolution) for the data file."""
+    if x is None:
+        return None
+    value = round(float(x), 3)
+    return 0.0 if value == 0 else value  # no '-0.0'
+
+
+def r1(x: float | None) -> float | None:
+    return None if x is None else (round(float(x), 1) or 0.0)
+
+
+def fmt_number(x: float) -> str:
+    """25 -> '25', 2500 -> '2,500', 12.5 -> '12.5'."""
+    if float(x).is_integer():
+        return f"{int(x):,}"
+    return f"{x:,.3f}".rstrip("0").rstrip(".")
+
+
+def fmt_ms(x: float | None) -> str:
+    """About three significant figures, the way a table in a post prints latencies."""
+    if x is None:
+        return "–"
+    ax = abs(x)
+    if ax >= 100:
+        return f"{x:,.0f}"
+    if ax >= 10:
+        return f"{x:.1f}"
+    if ax >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3f}"
+
+
+def fmt_rate(x: float | None) -> str:
+    """A rate or share with one decimal: 14.2857 -> '14.3' ('–' when unknown)."""
+    return "–" if x is None else f"{x:,.1f}"
+
+
+fmt_pct = fmt_rate
+
+
+def fmt_count(n: int | None) -> str:
+    return "–" if n is None else f"{n:,}"
+
+
+def plain(value: Any) -> str:
+    """A value as Liquid prints a data value: nil as '', booleans as true/false, floats as Ruby
+    writes them (shortest round trip, '.0' kept, exponent form below 1e-4 and from 1e16)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return ""
+        text = repr(value)          # Python's switch to exponents is at the same places
+        if "e" in text:
+            mantissa, exponent = text.split("e")
+            return f"{mantissa if '.' in mantissa else mantissa + '.0'}e{exponent}"
+        return repr(value)
+    return str(value)
+
+
+def load_label(offered_rate: float, clients: int | None) -> str:
+    per_client = offered_rate / clients if clients else None
+    if per_client is None:
+        return f"{fmt_number(offered_rate)}/s"
+    return f"{clients:,} × {fmt_number(round(per_client, 3))}/s"
+
+
+def display_value(key: str, value: Any) -> str:
+    """A manifest setting as the methodology prints it."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if key == "model":
+        return LOAD_MODEL_TEXT.get(value, str(value))
+    if key.endswith("_s") and isinstance(value, (int, float)):
+        return f"{fmt_number(value)} s"
+    return str(value)
+
+
+def labelled(block: dict[str, Any], labels: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"key": key, "label": label, "value": display_value(key, block[key])}
+            for key, label in labels.items() if key in block]

@@ -1,0 +1,80 @@
+"""Which charts a run has - kind, file name, load point, alt text - derived from the run model.
+
+Both the chart drawer (charts.chart_plan: what to draw) and the data file (datafiles: the
+`charts:` block the pages print) ask this module, so neither reads the other's output. Pure and
+free of matplotlib: the data file does not wait for the plotting library to load.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from analysis.model import LoadPoint, Run
+from analysis.vocabulary import CHART_TITLES, load_label, plain
+from analysis.write.paths import chart_path
+
+
+@dataclass(frozen=True)
+class Chart:
+    kind: str                   # charts.CHART_KINDS
+    name: str                   # file name without extension
+    alt: str
+    load: LoadPoint | None = None
+
+    def files(self, run_id: str) -> dict[str, str]:
+        return {"svg": chart_path(run_id, self.name, "svg"),
+                "png": chart_path(run_id, self.name, "png")}
+
+
+def load_text(lp: LoadPoint) -> str:
+    return f"{lp.offered_rate:,g} requests/s offered"
+
+
+def chart_set(run: Run) -> list[Chart]:
+    """The run's charts in drawing order: the load curve, then per load point with any cell
+    its spectrum, latency over time and throughput over time."""
+    scenario = run.scenario
+    names = ", ".join(s.label for s in scenario.systems)
+    charts = [Chart("load_curve", "load-curve",
+                    f"Load curve: p50 and p99 latency (ms) against offered load (requests/s) for "
+                    f"{names}, with predicted ceilings where known.")]
+    for lp, row in scenario.grid():
+        if not any(c for _, c in row):
+            continue
+        text = load_text(lp)
+        charts += [
+            Chart("spectrum", f"spectrum-{lp.id}",
+                  f"Percentile spectrum at {text}: latency (ms) from p0 to the max, for {names}.",
+                  lp),
+            Chart("latency_over_time", f"latency-{lp.id}",
+                  f"Latency over time at {text}: p99 and max per interval (ms) against seconds "
+                  f"since the start of measurement, for {names}.", lp),
+            Chart("throughput_over_time", f"throughput-{lp.id}",
+                  f"Throughput over time at {text}: achieved requests/s per interval against "
+                  f"the offered rate, for {names}.", lp)]
+    return charts
+
+
+def caption(kind: str, lp: LoadPoint) -> str:
+    """'Percentile spectrum at 25 req/s offered (5 × 5/s)': the caption under a chart of one
+    load point (the clients × rate only when the run gave clients)."""
+    text = f"{CHART_TITLES[kind]} at {plain(lp.offered_rate)} req/s offered"
+    return text + (f" ({load_label(lp.offered_rate, lp.clients)})" if lp.clients else "")
+
+
+def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
+    """The data file's `charts:` block: the load curve, per kind a list by load point (each
+    with its caption), and the spectra again keyed by load point (percentile-plot.html).
+    `sizes` (charts.pixel_sizes: png path -> pixels) gives each entry its width and height."""
+    section: dict[str, Any] = {"spectrum": [], "latency_over_time": [], "throughput_over_time": []}
+    for chart in chart_set(run):
+        entry = {**chart.files(run.id), "alt": chart.alt}
+        if sizes and entry["png"] in sizes:
+            entry["width"], entry["height"] = sizes[entry["png"]]
+        if chart.load is None:
+            section[chart.kind] = entry
+        else:
+            section[chart.kind].append({"load": chart.load.id, **entry,
+                                        "caption": caption(chart.kind, chart.load)})
+    by_load = {e["load"]: dict(e) for e in section["spectrum"]}
+    return {"load_curve": section.pop("load_curve"), **section, "spectrum_by_load": by_load}

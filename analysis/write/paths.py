@@ -1,0 +1,37 @@
+"""Where every generated file goes: repo-relative, '/'-separated paths (they are also URLs).
+A leaf module: the readers, writers and the build all ask it, it asks nobody."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPORTS_DIR = "_reports"
+
+
+def data_path(run_id: str) -> str:
+    return f"_data/runs/{run_id}.yml"
+
+
+def series_csv_path(run_id: str, system: str, load: str) -> str:
+    return f"assets/data/{run_id}/{system}-{load}.csv"
+
+
+def table_csv_path(run_id: str) -> str:
+    return f"assets/data/{run_id}/load-curve.csv"
+
+
+def repo_relative(path: str | os.PathLike, site_root: str | os.PathLike) -> str:
+    """A path as the site links it: relative to the site root, '/'-separated."""
+    return Path(os.path.relpath(Path(path).absolute(), Path(site_root).absolute())).as_posix()
+
+
+def chart_path(run_id: str, name: str, ext: str) -> str:
+    return f"assets/charts/{run_id}/{name}.{ext}"
+
+
+def report_url(run_id: str) -> str:
+    return f"/reports/{run_id}/"
+
+
+def report_path(run_id: str) -> str:
+    return f"{REPORTS_DIR}/{run_id}.md"

@@ -1,0 +1,226 @@
+"""Chart drawing on a given matplotlib `Axes`: the house style and one `plot_*` function per
+chart kind. Each draws from plain data and returns the artists it made, so tests and other
+layouts can reuse it (files are `charts.py`'s business)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
+
+FIGSIZE_IN = (7.0, 4.0)
+# left: room for tick labels like "10,000" and the axis label at 700 px
+MARGINS = {"left": 0.125, "right": 0.955, "top": 0.91, "bottom": 0.13}
+# charts with the legend under the axes: taller, with room at the bottom
+LEGEND_BELOW_FIGSIZE_IN = (7.0, 4.8)
+LEGEND_BELOW_MARGINS = {"left": 0.125, "right": 0.955, "top": 0.925, "bottom": 0.3}
+PNG_DPI = 100            # 700 px: a blog column (and a quarter less drawing time than 150 dpi)
+# Colour-blind-safe (Okabe-Ito); system i always gets colour i in every chart of a run.
+COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+STYLE = {
+    "svg.hashsalt": "loadcurve",     # stable element ids in SVG output
+    # text stays <text> (font-family DejaVu Sans, then sans-serif): half the SVG size of glyph
+    # paths, faster to write, and selectable/searchable by readers
+    "svg.fonttype": "none",
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "legend.fontsize": 9,
+    "figure.dpi": 100,
+}
+
+
+def color(i: int) -> str:
+    return COLORS[i % len(COLORS)]
+
+
+# --- plotting functions: (ax, data) -> artists ----------------------------------------------
+
+def _percent_label(x: float, _pos=None) -> str:
+    """1/(1-p) -> 'p%': 2 -> 50%, 10 -> 90%, 1000 -> 99.9%."""
+    if x <= 1:
+        return "0%"
+    p = 100.0 * (1.0 - 1.0 / x)
+    text = f"{p:.6f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
+def plot_spectrum(ax, curves: Sequence[dict[str, Any]], *, title: str | None = None) -> list:
+    """Latency by percentile. x is 1/(1-p) on a log scale so the tail gets room; each curve is
+    {label, color, count, points: [(percentile, ms), ..., (100, max)]}; the max is drawn where
+    one sample lies beyond (x = count)."""
+    artists = []
+    top = 2.0
+    for curve in curves:
+        xs, ys = [], []
+        count = curve["count"]
+        for p, ms in curve["points"]:
+            x = float(count) if p >= 100.0 else 1.0 / (1.0 - p / 100.0)
+            xs.append(x)
+            ys.append(ms)
+        if not xs:
+            continue
+        top = max(top, max(xs))
+        artists += ax.plot(xs, ys, color=curve["color"], label=curve["label"], linewidth=1.6,
+                           drawstyle="steps-post")
+    ax.set_xscale("log")
+    right = top * 1.5  # a little room past the max, so the last label is not cut off
+    ticks = [1.0, 2.0] + [10.0 ** k for k in range(1, 19) if 10.0 ** k <= right]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(_percent_label))
+    ax.set_xlim(1.0, right)
+    ax.set_xlabel("percentile (log scale of 1/(1 − p))")
+    ax.set_ylabel("latency (ms)")
+    _auto_log_y(ax, [y for curve in curves for _, y in curve["points"]])
+    if title:
+        _title(ax, title)
+    if curves:
+        artists.append(ax.legend(loc="best", framealpha=0.85))
+    return artists
+
+
+def plot_load_curve(ax, systems: Sequence[dict[str, Any]], *, title: str | None = None) -> list:
+    """p50 (dashed) and p99 (solid) latency vs offered load per system; saturated points hollow;
+    each system's predicted ceiling (concurrency / service time) as a vertical dotted line.
+    systems: [{label, color, offered: [...], p50_ms: [...], p99_ms: [...], saturated: [...],
+    ceiling_rps}]"""
+    artists = []
+    all_x, all_y = [], []
+    for s in systems:
+        pairs = [(x, p50, p99, sat) for x, p50, p99, sat in
+                 zip(s["offered"], s["p50_ms"], s["p99_ms"], s["saturated"]) if p99 is not None]
+        if not pairs:
+            continue
+        xs = [p[0] for p in pairs]
+        all_x += xs
+        all_y += [p[1] for p in pairs] + [p[2] for p in pairs]
+        artists += ax.plot(xs, [p[2] for p in pairs], color=s["color"], linewidth=1.8,
+                           marker="o", label=f"{s['label']} p99")
+        artists += ax.plot(xs, [p[1] for p in pairs], color=s["color"], linewidth=1.2,
+                           linestyle="--", marker="s", markersize=4, label=f"{s['label']} p50")
+        sat = [p for p in pairs if p[3]]
+        if sat:
+            artists.append(ax.scatter([p[0] for p in sat], [p[2] for p in sat], s=90,
+                                      facecolors="none", edgecolors="black", linewidths=1.2,
+                                      zorder=5))
+    for s in systems:
+        if s.get("ceiling_rps"):
+            artists.append(ax.axvline(s["ceiling_rps"], color=s["color"], linestyle=":",
+                                      linewidth=1.4, label=f"{s['label']} predicted ceiling "
+                                      f"({s['ceiling_rps']:,.0f}/s)"))
+            all_x.append(s["ceiling_rps"])
+    if all_x and max(all_x) / max(min(all_x), 1e-9) > 20:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(_plain))
+        ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("offered load (requests/s)")
+    ax.set_ylabel("latency (ms)")
+    _auto_log_y(ax, all_y)
+    if any(any(s["saturated"]) for s in systems):
+        artists += ax.plot([], [], linestyle="none", marker="o", markersize=9, markerfacecolor="none",
+                           markeredgecolor="black", label="saturated (achieved < 90 % offered)")
+    if title:
+        _title(ax, title)
+    if artists:
+        artists.append(legend_below(ax))
+    return artists
+
+
+def legend_below(ax):
+    """A legend under the x axis label, two columns: long system labels never cover data.
+    Figures using it need the taller LEGEND_BELOW layout (see render_job)."""
+    handles, labels = ax.get_legend_handles_labels()
+    # one column when labels are too long for two side by side at 700 px
+    ncol = 2 if max((len(t) for t in labels), default=0) <= 42 else 1
+    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=ncol,
+                     fontsize=8 if ncol == 2 else 7.5, frameon=False)
+
+
+def plot_latency_over_time(ax, systems: Sequence[dict[str, Any]], *, title: str | None = None,
+                           gc_pauses: Sequence[dict[str, Any]] | None = None) -> list:
+    """Per-interval p99 (solid) and max (thin) per system. systems: [{label, color,
+    t_s: [...], p99_ms: [...], max_ms: [...]}]. `gc_pauses` ([{t_s, duration_ms}], from JFR)
+    is drawn as markers along the top, so a tail that lines up with a pause shows it."""
+    artists = []
+    values = []
+    for s in systems:
+        artists += ax.plot(s["t_s"], _nan(s["p99_ms"]), color=s["color"], linewidth=1.6,
+                           label=f"{s['label']} p99", drawstyle="steps-post")
+        artists += ax.plot(s["t_s"], _nan(s["max_ms"]), color=s["color"], linewidth=0.8,
+                           alpha=0.7, label=f"{s['label']} max", drawstyle="steps-post")
+        values += [v for v in s["p99_ms"] + s["max_ms"] if v is not None]
+    ax.set_xlabel("time since start of measurement (s)")
+    ax.set_ylabel("latency per interval (ms)")
+    _auto_log_y(ax, values)
+    if gc_pauses:
+        artists += draw_gc_pauses(ax, gc_pauses)
+    if title:
+        _title(ax, title)
+    if artists:
+        artists.append(legend_below(ax))
+    return artists
+
+
+def draw_gc_pauses(ax, pauses: Sequence[dict[str, Any]]) -> list:
+    """GC pauses as ticks on the time axis (the hook for JFR data: [{t_s, duration_ms}])."""
+    if not pauses:
+        return []
+    xs = [p["t_s"] for p in pauses]
+    trans = ax.get_xaxis_transform()  # x in data, y in axes fraction
+    return [ax.vlines(xs, 0.0, 0.04, transform=trans, colors="black", linewidth=1.0,
+                      label="GC pause")]
+
+
+def plot_throughput_over_time(ax, systems: Sequence[dict[str, Any]], *, offered_rate: float,
+                              title: str | None = None) -> list:
+    """Achieved requests/s per interval per system against the offered rate."""
+    artists = [ax.axhline(offered_rate, color="black", linestyle="--", linewidth=1.0,
+                          label=f"offered ({offered_rate:,.0f}/s)")]
+    top = offered_rate
+    for s in systems:
+        artists += ax.plot(s["t_s"], _nan(s["achieved_rate"]), color=s["color"], linewidth=1.4,
+                           label=f"{s['label']} achieved", drawstyle="steps-post")
+        top = max([top] + [v for v in s["achieved_rate"] if v is not None])
+    ax.set_ylim(0, top * 1.15)
+    ax.set_xlabel("time since start of measurement (s)")
+    ax.set_ylabel("throughput (requests/s)")
+    if title:
+        _title(ax, title)
+    artists.append(ax.legend(loc="best", fontsize=8, framealpha=0.85))
+    return artists
+
+
+def _title(ax, title: str) -> None:
+    # An explicit y skips matplotlib's automatic title placement, which measures every tick
+    # label of the top axis on each draw (a fifth of a chart's drawing time).
+    ax.set_title(title, y=1.0, pad=6)
+
+
+def _nan(values: Sequence[float | None]) -> list[float]:
+    return [float("nan") if v is None else v for v in values]
+
+
+def _plain(value: float, _pos=None) -> str:
+    """Log-axis tick labels as plain numbers (0.1, 1, 10, 1,000), not powers of ten."""
+    return f"{value:,.6f}".rstrip("0").rstrip(".") if value < 1 else f"{value:,.0f}"
+
+
+def _auto_log_y(ax, values: Sequence[float | None]) -> None:
+    """A log y axis when values span more than 20x (body and tail both readable)."""
+    positive = [v for v in values if v is not None and v > 0]
+    if positive and max(positive) / min(positive) > 20:
+        ax.set_yscale("log")
+        if max(positive) / min(positive) < 1e4:
+            # few decades: label 1-2-5 steps so a reader can place values between decades
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(_plain))
+        # no minor ticks: each is three Line2D objects and a label, most of a chart's drawing
+        # time on a log axis, and the 1-2-5 major ticks already carry the scale
+        ax.yaxis.set_minor_locator(NullLocator())
+    elif positive:
+        ax.set_ylim(bottom=0)

@@ -1,0 +1,59 @@
+"""-> `_drafts/<date>-<run-id>.md`: a methodology post drafted from the run model's shape (front
+matter, methodology from run.yml, includes for every table and chart, TODO where prose goes)."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from analysis.aggregate import rate_per_client
+from analysis.model import Run
+from analysis.vocabulary import ENVIRONMENT_LABELS, fmt_number, labelled
+from analysis.write.yaml_text import dump_yaml
+from analysis.write.paths import chart_path
+
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+
+
+def text(value: Any) -> str:
+    """A manifest string made inert in a Markdown post: HTML escaped, and Liquid's braces as
+    entities so `{{ site }}` or `{% include %}` in a title prints instead of running."""
+    escaped = html.escape(str(value), quote=True)
+    return escaped.replace("{", "&#123;").replace("}", "&#125;")
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+        # Liquid owns {{ }} and {% %} in the output; Jinja2 uses other delimiters.
+        block_start_string="<%", block_end_string="%>",
+        variable_start_string="<<", variable_end_string=">>",
+        comment_start_string="<#", comment_end_string="#>",
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+        autoescape=False)
+    env.filters["text"] = text
+    return env
+
+
+def render_draft(run: Run) -> str:
+    """The draft post for a run (its shape: no statistics are needed to draft)."""
+    scenario = run.scenario
+    front = {"layout": "post", "title": run.title, "date": run.date,
+             "description": run.description, "tags": list(run.tags), "run": run.id,
+             "image": "/" + chart_path(run.id, "load-curve", "png")}
+    env_items = [f"{item['label']}: {text(item['value'])}"
+                 for item in labelled(run.environment, ENVIRONMENT_LABELS)]
+    return environment().get_template("post.md.j2").render(
+        front_matter=dump_yaml(front), run_id=run.id,
+        service_time_ms=scenario.service_time_ms and fmt_number(scenario.service_time_ms),
+        systems=scenario.systems, load_generator=run.load_generator,
+        load_points=[{"id": lp.id, "offered": fmt_number(lp.offered_rate), "clients": lp.clients,
+                      "per_client": lp.clients and fmt_number(round(rate_per_client(lp.offered_rate, lp.clients), 3)),
+                      "duration_s": fmt_number(lp.duration_s)} for lp in scenario.load_points],
+        environment=env_items, repetitions=run.repetitions)
+
+
+def draft_path(drafts: Path, run: Run) -> Path:
+    return drafts / f"{run.date}-{run.id}.md"

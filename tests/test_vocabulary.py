@@ -1,0 +1,152 @@
+"""The seam between Python and Liquid: the vocabulary is declared once and documented, the
+includes only loop and print fields that the data files have, and every block the data file
+writes is read by some include or layout."""
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from analysis import vocabulary
+from analysis.write import datafiles
+from tests.conftest import REPO
+
+DOCS = (REPO / "docs" / "data-format.md").read_text()
+INCLUDES = sorted((REPO / "_includes").glob("*.html"))
+TEMPLATES = INCLUDES + sorted((REPO / "_layouts").glob("*.html"))
+# Data files written by the analysis from real logs: the demo run and the golden fixture run.
+DATA = [yaml.safe_load(p.read_text()) for p in
+        (REPO / "_data" / "runs" / "pool-vs-virtual.yml",
+         REPO / "tests" / "golden" / "site" / "oracle-demo.yml")]
+
+# What an include parameter holds (the include passes a piece of a block down).
+PARAMS = {
+    ("load-curve-cell.html", "cell"): "load_curve_table.rows[].cells[]",
+    ("load-curve-note.html", "table"): "load_curve_table",
+    ("jvm-attribution.html", "hotspots"): "jvm_hotspots",
+    ("jvm-methods.html", "system"): "jvm_hotspots.systems[]",
+    ("chart.html", "chart"): "charts.spectrum[]",
+    ("chart-set.html", "charts"): "charts.spectrum",
+}
+
+
+def test_docs_name_every_statistic_column_and_block():
+    for name, _, label in vocabulary.PERCENTILES:
+        assert f"{name}_ms" in DOCS and f"{name}_text" in DOCS, name
+    for key in vocabulary.LATENCY_KEYS:
+        assert key in DOCS, key
+    assert ",".join(vocabulary.SERIES_COLUMNS) in DOCS
+    assert ",".join(vocabulary.TABLE_CSV_COLUMNS) in DOCS
+    assert vocabulary.LATENCY_UNIT in DOCS and " / ".join(vocabulary.TABLE_LATENCY) in DOCS
+    for text_name in vocabulary.CELL_TEXT_FIELDS.values():
+        assert f"{text_name}_text" in DOCS, text_name
+    for key in list(vocabulary.ENVIRONMENT_LABELS) + list(vocabulary.LOAD_GENERATOR_LABELS):
+        assert f"{key}:" in DOCS, key
+    assert f"schema_version: {datafiles.SCHEMA_VERSION}" in DOCS
+    for block in DATA[0]:
+        assert f"\n{block}:" in DOCS, f"docs/data-format.md does not describe `{block}`"
+
+
+def test_front_matter_fields_are_the_vocabularys(tmp_path):
+    from analysis.write import pages
+    from tests.test_datafiles import result
+    assert tuple(pages.report_front_matter(result(tmp_path))) == vocabulary.REPORT_FRONT_MATTER
+
+
+@pytest.mark.parametrize("path", INCLUDES, ids=lambda p: p.name)
+def test_includes_only_loop_and_print(path):
+    text = path.read_text()
+    lines = text.count("\n")
+    assert lines <= 30, f"{path.name}: {lines} lines (the limit is 30)"
+    for banned in (r"\|\s*where", r"\|\s*where_exp", r"\|\s*split", r"{%-?\s*case\b",
+                   r"\|\s*replace", r"\|\s*plus", r"\|\s*append"):
+        if path.name == "stat.html" and banned == r"\|\s*append":
+            continue     # field=p99 -> the cell's p99_text: a key name, not text of the data
+        assert not re.search(banned, text), f"{path.name} uses {banned}"
+
+
+def _resolve(path: str, doc) -> list:
+    """The values at a dotted path with [] for list elements (and dict values for maps keyed
+    by ids); [] when nothing is there."""
+    values = [doc]
+    for part in path.split("."):
+        many = part.endswith("[]")
+        key = part[:-2] if many else part
+        nxt = []
+        for v in values:
+            if isinstance(v, dict) and key in v:
+                nxt.append(v[key])
+            elif key == "*" and isinstance(v, dict):
+                nxt.extend(v.values())
+        if many:
+            nxt = [x for v in nxt for x in (v if isinstance(v, list) else v.values())]
+        values = nxt
+    return values
+
+
+def _printed_fields(path) -> list[tuple[str, str]]:
+    """(data path, expression) of each `var.field` an include prints or tests, with `var`
+    resolved through its assign / for / include parameter."""
+    text = path.read_text()
+    names: dict[str, str] = {}
+    for name, rest in re.findall(r"assign (\w+) = site\.data\.runs\[include\.run\]\.?([\w.]*)", text):
+        names[name] = rest
+    for name, param in re.findall(r"assign (\w+) = include\.(\w+)", text):
+        names[name] = PARAMS.get((path.name, param), "")
+    for param in re.findall(r"include\.(\w+)\.", text):
+        names[f"include.{param}"] = PARAMS.get((path.name, param), "")
+    changed = True
+    while changed:
+        changed = False
+        for name, source in re.findall(r"for (\w+) in ([\w.]+)", text):
+            head, _, tail = source.partition(".")
+            if head == "include":
+                param, _, tail = tail.partition(".")
+                head = f"include.{param}"
+            if head in names and name not in names:
+                names[name] = ".".join(x for x in (names[head], tail) if x) + "[]"
+                changed = True
+    out = []
+    for expr in re.findall(r"(?:{{|{%-?\s*(?:if|elsif|unless))\s*([\w.]+)", text):
+        head, _, tail = expr.rpartition(".")
+        base = head.split(".")[0]
+        key = "include." + head.split(".")[1] if base == "include" and "." in head else base
+        if key not in names or not tail or tail in ("size", "first", "last"):
+            continue
+        prefix = names[key]
+        rest = head[len(key):].lstrip(".")
+        out.append((".".join(x for x in (prefix, rest, tail) if x), expr))
+    return out
+
+
+@pytest.mark.parametrize("path", INCLUDES, ids=lambda p: p.name)
+def test_every_field_an_include_prints_is_in_the_data(path):
+    for data_path, expr in _printed_fields(path):
+        parent, _, field = data_path.rpartition(".")
+        holders = [v for doc in DATA for v in _resolve(parent, doc) if isinstance(v, dict)] \
+            if parent else DATA
+        if not holders and parent.endswith("[]"):
+            lists = [v for doc in DATA for v in _resolve(parent[:-2], doc)]
+            if lists and not any(lists):
+                continue     # a list that is empty in every data file (no missing .hlog)
+        assert holders, f"{path.name}: `{expr}` -> {parent}: no such block in the data"
+        assert any(field in h for h in holders), f"{path.name}: `{expr}`: no `{field}` in {parent}"
+
+
+def test_every_block_is_read_by_some_include_or_layout():
+    read = "\n".join(p.read_text() for p in TEMPLATES)
+    for doc in DATA:
+        for key, value in doc.items():
+            if isinstance(value, (dict, list)):
+                assert re.search(rf"\.{key}\b", read), f"block `{key}` is read by no template"
+
+
+def test_the_printed_texts_come_from_the_vocabularys_formats():
+    cell = DATA[0]["cells"]["r200"]["pool20"]
+    assert cell["p99_text"] == vocabulary.fmt_ms(cell["p99_ms"])
+    assert cell["count_text"] == vocabulary.fmt_count(cell["count"])
+    table = DATA[0]["load_curve_table"]
+    assert table["latency_header"] == "p50 / p95 / p99 / max"
+    assert [x["name"] for x in table["rows"][0]["cells"][0]["latency"]] == \
+        list(vocabulary.TABLE_LATENCY)
