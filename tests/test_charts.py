@@ -48,11 +48,35 @@ def test_load_curve_marks_ceilings_and_saturation(ax):
     plots.plot_load_curve(ax, systems)
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "Pool predicted ceiling (100/s)" in legend
-    assert "saturated (achieved < 90 % offered)" in legend
+    assert "saturated (see the table's rules)" in legend
     assert "Virtual predicted ceiling" not in " ".join(legend)
     assert ax.get_xscale() == "log" and "requests/s" in ax.get_xlabel() and "ms" in ax.get_ylabel()
     p99_pool = next(l for l in ax.get_lines() if l.get_label() == "Pool p99")
     assert list(p99_pool.get_ydata()) == [0.5, 2.0, 2000.0]
+
+
+def test_censored_points_sit_at_the_timeout_and_are_marked(ax):
+    systems = [{"label": "Pool", "color": plots.color(0), "offered": [10, 100, 1000],
+                "p50_ms": [200.0, 300.0, 2000.0], "p99_ms": [210.0, 900.0, 2000.0],
+                "p50_censored": [False, False, True], "p99_censored": [False, False, True],
+                "p50_range": [[199.0, 204.0], None, None], "p99_range": [None, None, None],
+                "saturated": [False, False, True], "ceiling_rps": None}]
+    plots.plot_load_curve(ax, systems, timeout_ms=2000.0)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "> 2 s: no answer within the timeout (drawn at it)" in legend
+    assert "bars: range of the repetitions" in legend
+    assert any(abs(l.get_ydata()[0] - 2000.0) < 1e-9 for l in ax.get_lines()
+               if len(l.get_ydata()) == 2 and l.get_linestyle() == "--")   # the timeout line
+
+
+def test_spectrum_draws_the_censored_tail_dotted_at_the_timeout(ax):
+    curves = [{"label": "Pool", "color": plots.color(0), "count": 100,
+               "points": [(0.0, 100.0, False), (50.0, 150.0, False), (90.0, 2000.0, True),
+                          (100.0, 2000.0, True)]}]
+    artists = plots.plot_spectrum(ax, curves, timeout_ms=2000.0)
+    dotted = [a for a in artists if getattr(a, "get_linestyle", lambda: "")() == ":"]
+    assert dotted and list(dotted[0].get_ydata()) == [2000.0, 2000.0]
+    assert "Pool: no answer (> timeout)" in [t.get_text() for t in ax.get_legend().get_texts()]
 
 
 def test_latency_over_time_draws_gaps_and_gc_hook(ax):

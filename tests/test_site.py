@@ -5,6 +5,8 @@ in tests/fixtures/site/ (see tests/sitebuild.py), so these tests run with or wit
 """
 from __future__ import annotations
 
+import html
+
 import re
 import shutil
 from html.parser import HTMLParser
@@ -192,10 +194,13 @@ def test_table_shows_what_qualifies_each_number(site):
     saturated = sum(c["saturated"] for row in data["load_curve_table"]["rows"]
                     for c in row["cells"])
     curve = (site / "reports/pool-vs-virtual/index.html").read_text()
-    assert curve.count('<br><span class="flag">saturated</span>') == saturated > 0
+    assert curve.count('<br><span class="flag">saturated: ') == saturated > 0
+    rules = data["load_curve_table"]["rules"]
+    assert all(html.escape(rule.split("'")[0][:40], quote=False) in curve for rule in rules)
     suspect = (site / "reports/injection/index.html").read_text()
     assert "in flight &gt; cap" in suspect and "<sup" in suspect
-    assert "2 errors, 3 timeouts" in suspect and "p99 over 2 runs: 9.5 – 10.5" in suspect
+    assert "2 errors, 3 not sent" in suspect and "repetitions disagree" in suspect
+    assert '<br><span class="flag">host busy</span>' in suspect
 
 
 def test_report_shows_hot_methods_and_where_the_time_went(site, pages):

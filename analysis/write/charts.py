@@ -152,25 +152,43 @@ def chart_plan(run: Run) -> list[dict[str, Any]]:
     return jobs
 
 
+def _at_timeout(c: Cell, name: str) -> tuple[float | None, bool]:
+    """A statistic to plot: its value, or the timeout (its bound) when censored."""
+    p = c.stats.get(name)
+    return p.bound(), p.censored
+
+
+def _range(c: Cell, name: str) -> list[float] | None:
+    s = c.spread.get(name)
+    if s is None or s.min.bound() is None or s.max.bound() is None:
+        return None
+    return [s.min.bound(), s.max.bound()]
+
+
 def _load_curve_data(scenario: Scenario) -> dict[str, Any]:
     systems = []
     for s in scenario.systems:
         row = [(lp, scenario.cell(lp.id, s.id)) for lp in scenario.load_points]
         cells = [c for _, c in row if c]
-        systems.append({
-            "label": s.label, "color": color(s.index),
-            "offered": [lp.offered_rate for lp, c in row if c],
-            "p50_ms": [c.stats.value("p50_ms") for c in cells],
-            "p99_ms": [c.stats.value("p99_ms") for c in cells],
-            "saturated": [c.saturation.saturated for c in cells],
-            "ceiling_rps": s.predicted_ceiling_rps})
-    return {"systems": systems, "title": "Latency vs offered load"}
+        entry = {"label": s.label, "color": color(s.index),
+                 "offered": [lp.offered_rate for lp, c in row if c],
+                 "saturated": [c.saturation.saturated for c in cells],
+                 "ceiling_rps": s.predicted_ceiling_rps}
+        for name in ("p50", "p99"):
+            points = [_at_timeout(c, name) for c in cells]
+            entry[f"{name}_ms"] = [v for v, _ in points]
+            entry[f"{name}_censored"] = [k for _, k in points]
+            entry[f"{name}_range"] = [_range(c, name) for c in cells]
+        systems.append(entry)
+    timeout = next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)
+    return {"systems": systems, "title": "Latency vs offered load", "timeout_ms": timeout}
 
 
 def _spectrum_data(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
     return {"title": f"Latency by percentile at {load_text(lp)}",
-            "curves": [{"label": s.label, "color": color(s.index), "count": c.stats.count,
-                        "points": c.spectrum} for s, c in present]}
+            "timeout_ms": next((c.timeout_ms for _, c in present if c.timeout_ms), None),
+            "curves": [{"label": s.label, "color": color(s.index),
+                        "count": c.stats.count, "points": c.spectrum} for s, c in present]}
 
 
 def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
@@ -289,9 +307,11 @@ def draw_chart(fig, ax, job: dict[str, Any]) -> None:
     kind = job["kind"]
     with plt.rc_context(STYLE):
         if kind == "spectrum":
-            plot_spectrum(ax, data["curves"], title=data["title"])
+            plot_spectrum(ax, data["curves"], title=data["title"],
+                          timeout_ms=data.get("timeout_ms"))
         elif kind == "load_curve":
-            plot_load_curve(ax, data["systems"], title=data["title"])
+            plot_load_curve(ax, data["systems"], title=data["title"],
+                            timeout_ms=data.get("timeout_ms"))
         elif kind == "latency_over_time":
             plot_latency_over_time(ax, data["systems"], title=data["title"],
                                    gc_pauses=data.get("gc_pauses"))
