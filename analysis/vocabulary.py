@@ -122,17 +122,18 @@ def fmt_ms(x: float | None) -> str:
 
 
 def fmt_timeout(ms: float) -> str:
-    """A timeout in the table's words: 15000 -> '15 s', 2500 -> '2.5 s', 800 -> '800 ms'."""
+    """A timeout (or another bound) in the table's words: 15000 -> '15 s', 2500 -> '2.5 s',
+    11093.342 -> '11.1 s', 800 -> '800 ms'."""
     if ms >= 1000:
-        return f"{fmt_number(round(ms / 1000.0, 3))} s"
-    return f"{fmt_number(ms)} ms"
+        return f"{fmt_number(round(ms / 1000.0, 1))} s"
+    return f"{fmt_ms(ms)} ms"
 
 
 def fmt_censored(value_ms: float | None, at_least_ms: float | None, *, table: bool = False) -> str:
     """A statistic that may be only a lower bound: its number (fmt_ms), or '> 15,000' (ms, as
     stat.html prints it in prose) / '> 15 s' (table=True) when censored."""
     if at_least_ms is not None:
-        return f"> {fmt_timeout(at_least_ms)}" if table else f"> {fmt_number(at_least_ms)}"
+        return f"> {fmt_timeout(at_least_ms)}" if table else f"> {fmt_ms(at_least_ms)}"
     return fmt_ms(value_ms)
 
 

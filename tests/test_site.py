@@ -241,12 +241,19 @@ def test_hotspot_strings_are_escaped_and_no_data_renders_nothing(site):
 
 
 def test_post_prints_formatted_mean_and_in_flight(site):
-    """The post's Little's-law sentence prints the analysis's text ("5,843"), not raw data."""
+    """The post's in-flight sentences print the analysis's text ("1,128.9"), not raw data:
+    the measured figures of a saturated cell, Little's law only for an unsaturated one."""
     data = yaml.safe_load((site.parent / "src/_data/runs/pool-vs-virtual.yml").read_text())
     cell = data["cells"]["r200"]["pool20"]
     html = (site / "2026/11/22/thread-pool-vs-virtual-threads/index.html").read_text()
     text = " ".join(" ".join(parse(html).text).split())
-    assert f"a mean of {cell['mean_text']} ms, on average {cell['in_flight_text']} requests" in text
+    assert (f"grow from {cell['in_flight_start_text']} when the window opens to "
+            f"{cell['in_flight_end_text']} when it closes, a mean of {cell['in_flight_text']}"
+            in text)
+    virtual = data["cells"]["r200"]["virtual"]
+    assert virtual["littles_law_check"] == "consistent" and cell["littles_law"] is None
+    assert (f"it gives {virtual['littles_law_text']} against {virtual['in_flight_text']} "
+            f"measured" in text)
 
 
 def feed(site: Path, rel: str = "feed.xml"):

@@ -315,9 +315,10 @@ def jvm_table(run: Run) -> dict[str, Any] | None:
                    if e["key"] == "shared_host"), None)
     windowed = any(c.jvm is not None and c.jvm.window is not None for c in run.cells())
     return {"caption_id": f"jvm-{run.id}", "rows": rows, "shared_host": shared,
-            "span_text": ("inside each cell's measured window (the warm-up before it and the "
-                          "drain after it left out)" if windowed else
-                          "over the whole recording (JVM start and warm-up included)")}
+            "span_text": ("inside the measured window of each cell's first repetition (the "
+                          "warm-up before it and the drain after it left out)" if windowed else
+                          "over the whole recording of each cell's first repetition (JVM start "
+                          "and warm-up included)")}
 
 
 def _jvm_row(offered_rate: float, label: str, c: Cell) -> dict[str, Any]:
