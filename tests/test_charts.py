@@ -89,6 +89,13 @@ def test_latency_over_time_draws_gaps_and_gc_hook(ax):
     assert "(s)" in ax.get_xlabel() and "(ms)" in ax.get_ylabel()
 
 
+def test_latency_over_time_says_when_nothing_was_answered(ax):
+    systems = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0, 2.0],
+                "p99_ms": [None, None, None], "max_ms": [None, None, None]}]
+    plots.plot_latency_over_time(ax, systems)
+    assert "Pool p99 (no request answered)" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
 def test_throughput_over_time_shows_offered_line(ax):
     systems = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0],
                 "achieved_rate": [480.0, 300.0]}]

@@ -202,8 +202,10 @@ def plot_latency_over_time(ax, systems: Sequence[dict[str, Any]], *, title: str 
     artists = []
     values = []
     for s in systems:
+        # a system with no answered request in any interval draws nothing: the legend says why
+        none = "" if any(v is not None for v in s["p99_ms"]) else " (no request answered)"
         artists += ax.plot(s["t_s"], _nan(s["p99_ms"]), color=s["color"], linewidth=1.6,
-                           label=f"{s['label']} p99", drawstyle="steps-post")
+                           label=f"{s['label']} p99{none}", drawstyle="steps-post")
         artists += ax.plot(s["t_s"], _nan(s["max_ms"]), color=s["color"], linewidth=0.8,
                            alpha=0.7, label=f"{s['label']} max", drawstyle="steps-post")
         values += [v for v in s["p99_ms"] + s["max_ms"] if v is not None]
