@@ -140,7 +140,7 @@ def test_littles_law_only_on_unsaturated_cells_and_measured_in_flight_printed():
     reps = [repetition(i, [200_000] * 10, in_flight=(1.1, 2, 1, 1)) for i in (1, 2)]
     run = run_of({("r5", "pool2"): reps}, loads=(("r5", 5.0),))
     cell = datafiles.run_document(run)["cells"]["r5"]["pool2"]
-    assert cell["in_flight"] == 1.1 and cell["in_flight_text"] == "1.1"
+    assert cell["in_flight"] == 1.1 and cell["in_flight_text"] == "1.10"
     assert cell["littles_law"] == pytest.approx(1.0, abs=0.01)
     assert cell["littles_law_check"] == "consistent"
 

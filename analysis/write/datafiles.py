@@ -162,12 +162,12 @@ def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
         entry["repetitions_disagree"] = c.repetitions_disagree
     flight = c.in_flight
     if flight is not None:
-        entry["in_flight"] = r1(flight.measured_mean)
+        entry["in_flight"] = r3(flight.measured_mean)
         if flight.measured_mean is not None:
             entry["in_flight_max"] = flight.measured_max
-            entry["in_flight_at_window_start"] = r1(flight.at_window_start)
-            entry["in_flight_at_window_end"] = r1(flight.at_window_end)
-        entry["littles_law"] = r1(flight.littles_law)
+            entry["in_flight_at_window_start"] = r3(flight.at_window_start)
+            entry["in_flight_at_window_end"] = r3(flight.at_window_end)
+        entry["littles_law"] = r3(flight.littles_law)
         entry["littles_law_check"] = flight.verdict
         if c.in_flight_cap is not None:
             entry["in_flight_cap"] = c.in_flight_cap
@@ -229,7 +229,7 @@ def table_csv(run: Run) -> str:
                          *[r3(c.stats.value(k)) for k in LATENCY_KEYS],
                          *[r3(c.stats.get(n).at_least_ms) for n in names],
                          a.sent, a.completed, a.timed_out, a.errors, a.not_sent, c.drops,
-                         r1(c.in_flight.measured_mean) if c.in_flight else None,
+                         r3(c.in_flight.measured_mean) if c.in_flight else None,
                          None if c.host is None else str(c.host.host_busy).lower(),
                          len(c.repetitions), c.sources[0]])
     return _csv_text(TABLE_CSV_COLUMNS, rows)

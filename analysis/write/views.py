@@ -41,9 +41,9 @@ def cell_texts(c: Cell) -> dict[str, str]:
     a = c.accounting
     special = {"achieved_rate": fmt_rate(c.achieved_rate), "count": fmt_count(c.stats.count),
                "drops": drops,
-               "in_flight": fmt_rate(flight.measured_mean if flight else None),
+               "in_flight": fmt_ms(flight.measured_mean if flight else None),
                "in_flight_max": fmt_count(flight.measured_max if flight else None),
-               "littles_law": fmt_rate(flight.littles_law if flight else None),
+               "littles_law": fmt_ms(flight.littles_law if flight else None),
                "sent": fmt_count(a.sent), "completed": fmt_count(a.completed),
                "timed_out": fmt_count(a.timed_out),
                "server_completion_rate": fmt_rate(c.server_completion_rate),
