@@ -157,7 +157,8 @@ class JmhMetric:
 @dataclass
 class JmhSettings:
     """How JMH ran a benchmark: one entry's run settings (None where the file does not say:
-    JMH 1.19 lacks the JVM fields; CSV and text results carry only `threads`)."""
+    JMH 1.19 lacks the JVM fields; CSV carries only `threads`, a bare results table nothing,
+    JMH's console output all but the batch sizes)."""
 
     threads: int | None = None
     forks: int | None = None
@@ -173,6 +174,7 @@ class JmhSettings:
     jdk_version: str | None = None
     vm_name: str | None = None
     vm_version: str | None = None
+    blackhole_mode: str | None = None       # only JMH's console output says ("compiler")
 
 
 @dataclass

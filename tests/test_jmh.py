@@ -110,6 +110,27 @@ def test_csv_and_text_carry_the_same_results_as_json():
     assert sample.secondary_metrics["gc.count"].error is None
 
 
+def test_console_output_gives_settings_and_forks_of_the_same_run():
+    """all-modes-console.txt is JMH's console output of the run that wrote all-modes.json."""
+    console = read_jmh(FIXTURES / "all-modes-console.txt").results
+    json_results = read_jmh(ALL_MODES).results
+    assert len(console) == len(json_results) == 8
+    for c, j in zip(console, json_results):
+        assert (c.benchmark, c.mode, c.params, c.unit) == (j.benchmark, j.mode, j.params, j.unit)
+        assert c.settings.blackhole_mode == "compiler"
+        for name in ("jmh_version", "jdk_version", "vm_name", "vm_version", "jvm", "jvm_args",
+                     "threads", "forks", "warmup_iterations", "measurement_iterations"):
+            assert getattr(c.settings, name) == getattr(j.settings, name), name
+        if c.mode in ("thrpt", "avgt"):
+            assert c.settings.measurement_time == j.settings.measurement_time == "200 ms"
+        if c.mode == "sample":
+            assert c.forks == [] and c.primary.percentiles.keys() <= j.primary.percentiles.keys()
+        elif not c.primary.approximate:
+            # the console prints 3 decimals
+            assert c.forks == pytest.approx(j.forks, rel=2e-3, abs=1e-3)
+            assert c.score == pytest.approx(j.score, rel=1e-3)
+
+
 def test_text_reads_jmh_s_rounded_tiny_values():
     results = read_jmh(FIXTURES / "tiny-values.txt").results
     avgt = [r for r in results if r.mode == "avgt"]
@@ -321,7 +342,7 @@ def test_command_table():
     assert out.returncode == 0 and out.stderr == ""
     lines = out.stdout.splitlines()
     assert lines[0].startswith(f"{ALL_MODES}: JMH json, 8 results, JMH 1.37, JDK 25")
-    assert "forks 2, warm-up 0 x" in lines[0] and "measurement 2 x 200 ms" in lines[0]
+    assert "forks 2, no warm-up" in lines[0] and "measurement 2 x 200 ms" in lines[0]
     assert lines[1].split() == ["Benchmark", "Params", "Mode", "Score", "Error", "Units",
                                 "Forks", "Fork", "min", "median", "max"]
     entry = [e for e in raw(ALL_MODES) if e["mode"] == "avgt" and e.get("params")][0]

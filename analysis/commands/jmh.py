@@ -110,12 +110,17 @@ def settings_line(jmh: JmhFile) -> str:
                      f"({_one(x.vm_name for x in s)} {_one(x.vm_version for x in s)})")
     if any(x.forks is not None for x in s):
         parts.append(f"forks {_one(x.forks for x in s)}")
-        parts.append(f"warm-up {_one(x.warmup_iterations for x in s)} x "
-                     f"{_one(x.warmup_time for x in s)}")
+        if all(x.warmup_iterations == 0 for x in s):
+            parts.append("no warm-up")
+        else:
+            parts.append(f"warm-up {_one(x.warmup_iterations for x in s)} x "
+                         f"{_one(x.warmup_time for x in s)}")
         parts.append(f"measurement {_one(x.measurement_iterations for x in s)} x "
                      f"{_one(x.measurement_time for x in s)}")
     if any(x.threads is not None for x in s):
         parts.append(f"threads {_one(x.threads for x in s)}")
+    if any(x.blackhole_mode for x in s):
+        parts.append(f"blackhole {_one(x.blackhole_mode for x in s)}")
     jvm_args = {" ".join(x.jvm_args) for x in s if x.jvm_args}
     if jvm_args:
         parts.append("JVM args " + (jvm_args.pop() if len(jvm_args) == 1 else "varies"))

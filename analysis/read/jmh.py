@@ -13,7 +13,11 @@ format carries:
   the raw histograms), and every secondary metric (`-prof gc`'s `gc.alloc.rate.norm`...).
 - CSV: benchmark, mode, threads, sample count, score, error, unit, params.
 - text (the summary table JMH prints at the end, or `-rf text`): the same without threads;
-  values JMH printed only as "≈ 10⁻⁴" are read as 1e-4 and marked `approximate`.
+  values JMH printed only as "≈ 10⁻⁴" are read as 1e-4 and marked `approximate`. When the
+  file is JMH's whole console output (`-o FILE`, or its standard output), each benchmark's
+  "# ..." header gives its settings (with the blackhole mode, which no result format has)
+  and full name, and its "Iteration N:" lines the per-fork raw data - except in sample mode,
+  whose iteration lines hold only means of unequal sample counts.
 
 Names: JMH before 1.33 wrote secondary metrics as "·gc.alloc.rate" (and sample percentiles in
 CSV and text as "method·p0.50"); the "·" is dropped, so `gc.alloc.rate.norm` finds either. The
@@ -515,4 +519,97 @@ def _read_text(path: str, text: str) -> list[JmhResult]:
                            approximate=approximate)
         row_params = {k: v for k, v in zip(params, values) if v != "N/A"}
         rows.add(line_no, name, mode, row_params, metric, None)
+    _add_console_runs(rows.results, lines[:start], path)
     return rows.results
+
+
+# ---- JMH's console output: the run headers and iteration lines before the table -------------
+
+_CONSOLE_MODES = {"Throughput": "thrpt", "Average time": "avgt", "Sampling time": "sample",
+                  "Single shot invocation time": "ss"}
+_ITERATIONS = re.compile(r"^(\d+) iterations?, (.+?) each(?:, (\d+) calls? per op)?$")
+
+
+@dataclass
+class _ConsoleRun:
+    settings: JmhSettings
+    mode: str | None = None
+    benchmark: str | None = None
+    params: dict[str, str] = field(default_factory=dict)
+    raw: list[list[float]] = field(default_factory=list)
+
+
+def _console_header(settings: JmhSettings, key: str, value: str, run: _ConsoleRun) -> None:
+    if key == "VM version":                 # "JDK 25.0.3, OpenJDK 64-Bit Server VM, 25.0.3+9"
+        parts = [p.strip() for p in value.split(",", 2)]
+        if len(parts) == 3:
+            settings.jdk_version = parts[0].removeprefix("JDK ")
+            settings.vm_name, settings.vm_version = parts[1], parts[2]
+    elif key == "VM invoker":
+        settings.jvm = value
+    elif key == "VM options":
+        settings.jvm_args = [] if value == "<none>" else value.split()
+    elif key == "Blackhole mode":
+        settings.blackhole_mode = value.split(" (")[0]
+    elif key in ("Warmup", "Measurement"):
+        match = _ITERATIONS.match(value)
+        count, time, batch = ((int(match[1]), match[2], int(match[3]) if match[3] else 1)
+                              if match else (0, None, None))
+        if key == "Warmup":
+            settings.warmup_iterations, settings.warmup_time = count, time
+            settings.warmup_batch_size = batch
+        else:
+            settings.measurement_iterations, settings.measurement_time = count, time
+            settings.measurement_batch_size = batch
+    elif key == "Threads":
+        settings.threads = int(value.split()[0]) if value.split()[0].isdigit() else None
+    elif key == "Benchmark mode":
+        run.mode = _CONSOLE_MODES.get(value.split(",")[0])
+    elif key == "Benchmark":
+        run.benchmark = value
+    elif key == "Parameters":               # "(messages = 1000, ringSize = 16)"
+        for pair in value.strip("()").split(", "):
+            name, _, v = pair.partition(" = ")
+            run.params[name] = v
+
+
+def _console_runs(lines: list[str], path: str) -> list[_ConsoleRun]:
+    runs: list[_ConsoleRun] = []
+    run = None
+    for line_no, line in enumerate(lines, 1):
+        if line.startswith("# JMH version: "):
+            run = _ConsoleRun(JmhSettings(jmh_version=line.split(": ", 1)[1].strip()))
+            runs.append(run)
+        elif run is None:
+            continue
+        elif line.startswith("# Fork: "):   # "# Fork: 1 of 3"
+            run.raw.append([])
+            total = line.split(" of ")[-1].strip()
+            run.settings.forks = int(total) if total.isdigit() else None
+        elif line.startswith("# ") and ": " in line:
+            key, value = line[2:].split(": ", 1)
+            _console_header(run.settings, key, value.strip(), run)
+        elif line.startswith("Iteration ") and run.raw:
+            tokens = line.split(":", 1)[1].split()
+            if "±(99.9%)" in tokens:
+                tokens = tokens[:tokens.index("±(99.9%)")] + ["unit"]
+            value, _ = _text_number(tokens[:-1], path, line_no)
+            if value is not None:
+                run.raw[-1].append(value)
+    return runs
+
+
+def _add_console_runs(results: list[JmhResult], lines: list[str], path: str) -> None:
+    """Settings and per-fork data from the console output above the table, when it is there."""
+    runs = [r for r in _console_runs(lines, path) if r.benchmark and r.mode]
+    for result in results:
+        for run in runs:
+            if (run.mode == result.mode and run.params == result.params
+                    and (run.benchmark == result.benchmark
+                         or run.benchmark.endswith("." + result.benchmark))):
+                result.benchmark = run.benchmark  # the table drops the common package
+                result.settings = run.settings
+                if result.mode != "sample":
+                    result.primary.raw_data = [fork for fork in run.raw if fork]
+                    result.forks = fork_means(result.primary)
+                break
