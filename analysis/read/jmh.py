@@ -48,7 +48,8 @@ from analysis.model import JmhMetric, JmhResult, JmhSettings
 MODES = ("thrpt", "avgt", "sample", "ss")
 MIDDLE_DOT = "\u00b7"
 # A sample-mode percentile as CSV and text name it: "p0.50", or "method·p0.50" before 1.33.
-_PERCENTILE_LABEL = re.compile(r"^(?:[^" + MIDDLE_DOT + r"]*" + MIDDLE_DOT + r")?p([01](?:\.\d+)?)$")
+_PERCENTILE_LABEL = re.compile(
+    r"^(?:[^" + MIDDLE_DOT + r"]*" + MIDDLE_DOT + r")?p([01](?:\.\d+)?)$")
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 
 
@@ -211,7 +212,8 @@ def _list(value, where: _Where, name: str) -> list:
 
 def _json_entry(entry, where: _Where) -> JmhResult:
     if not isinstance(entry, dict):
-        raise where.error(f"expected an object (one benchmark result), got {json.dumps(entry)[:40]}")
+        raise where.error("expected an object (one benchmark result), got "
+                          f"{json.dumps(entry)[:40]}")
     benchmark = _string(entry.get("benchmark"), where, "benchmark")
     if not benchmark:
         raise where.error("benchmark: missing")
@@ -468,7 +470,8 @@ def _text_header(lines: list[str]) -> int | None:
 
 
 def _text_number(tokens: list[str], path: str, line: int) -> tuple[float | None, bool]:
-    """A score as the table prints it: "12.345", "≈ 0", "≈ 10⁻⁴" (JMH's rounding for tiny)."""
+    """A score as the table prints it: "12.345", "≈ 0", or "≈ 10⁻⁴" (JMH's way with tiny
+    values)."""
     approximate = tokens[0] == "≈"
     text = "".join(tokens[1:] if approximate else tokens)
     if approximate and text.startswith("10") and len(text) > 2:
