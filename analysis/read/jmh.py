@@ -411,7 +411,6 @@ class _Rows:
         if percentile is not None:
             if metric.score is not None:
                 owner.primary.percentiles[percentile] = metric.score
-                owner.primary.approximate |= metric.approximate
             return
         owner.secondary_metrics[_metric_name(label)] = metric
         owner.secondary[_metric_name(label)] = metric.score
