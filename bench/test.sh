@@ -4,7 +4,9 @@
 # temporary folder - a pool of 2 threads (ceiling 10 req/s) and virtual threads at 5 and
 # 200 req/s, 2 repetitions, 2 s timeout: pool2 at 200 req/s is saturated, none of its window
 # requests answered in time - and check with the analysis's reader that it reads what the
-# harness wrote and that the counts agree. About 2 minutes; closes with 'bench: N passed, N failed'.
+# harness wrote and that the counts agree; then the JMH benchmarks' short CI mode (about 30 s),
+# read back by the analysis's JMH reader (bench/jmh/check.py). About 2.5 minutes; closes with
+# 'bench: N passed, N failed'.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -83,8 +85,20 @@ if [[ -z "${py_passed:-}" ]]; then
     py_passed=0 py_failed=1
 fi
 
-passed=$((java_passed + sh_passed + py_passed))
-failed=$((java_failed + java_errors + sh_failed + py_failed))
+echo "== JMH short CI mode: bench/jmh/run.sh --short into $TMP/jmh, read back by the JMH reader"
+set +e
+bash "$HERE/jmh/run.sh" --short --no-build --out "$TMP/jmh" >"$TMP/jmh.log" 2>&1 || tail -n 20 "$TMP/jmh.log"
+jmh_output=$("$PY" "$HERE/jmh/check.py" "$TMP/jmh")
+set -e
+echo "$jmh_output" | sed '$d'
+read -r jmh_passed jmh_failed < <(tail -n 1 <<<"$jmh_output" \
+    | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p')
+if [[ -z "${jmh_passed:-}" ]]; then
+    jmh_passed=0 jmh_failed=1
+fi
+
+passed=$((java_passed + sh_passed + py_passed + jmh_passed))
+failed=$((java_failed + java_errors + sh_failed + py_failed + jmh_failed))
 echo "== bench tests done in $(( $(date +%s) - started )) s"
 echo "bench: $passed passed, $failed failed"
 (( failed == 0 && check_status == 0 ))
