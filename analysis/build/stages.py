@@ -54,7 +54,7 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
         write(paths.data_path(run_id), dump_yaml(doc))
         outputs.append(pages.write_report(site, run))
         for job in jobs:
-            outputs += [job["svg"], job["png"]]
+            outputs += [job["svg"], job["png"], job["narrow_svg"]]
         return {"run": run_id, "ok": True, "outputs": outputs, "chart_jobs": jobs,
                 "warnings": run.warnings, "cells": len(run.cells())}
     except Exception as exc:  # noqa: BLE001 - one run's failure must not stop the others

@@ -14,6 +14,7 @@ import io
 import math
 import os
 import re
+import textwrap
 import warnings
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FixedLocator  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
 from PIL import Image  # noqa: E402  (matplotlib's own PNG writer)
@@ -32,8 +34,10 @@ from analysis import atomic  # noqa: E402
 from analysis.model import Cell, LoadPoint, Run, Scenario, System  # noqa: E402
 from analysis.write.chartset import chart_set, load_text  # noqa: E402
 from analysis.write.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
-                                  MARGINS, PNG_DPI, STYLE, color, plot_latency_over_time,
-                                  plot_load_curve, plot_spectrum, plot_throughput_over_time)
+                                  MARGINS, NARROW_FIGSIZE_IN, NARROW_MARGINS_IN, NARROW_TEXT_PT,
+                                  NARROW_TITLE_CHARS, PNG_DPI, STYLE, color,
+                                  plot_latency_over_time, plot_load_curve, plot_spectrum,
+                                  plot_throughput_over_time)
 
 
 # --- files ----------------------------------------------------------------------------------
@@ -280,11 +284,49 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
     except BaseException:
         _REUSED.pop(legend_below, None)  # half-drawn: start the next chart on a new figure
         raise
+    if job.get("narrow_svg"):
+        with plt.rc_context(STYLE):
+            fig = Figure(figsize=NARROW_FIGSIZE_IN)
+            FigureCanvasAgg(fig)
+            ax = fig.add_subplot()
+        draw_chart(fig, ax, job, narrow=True)
+        _write_figure(fig, root / job["narrow_svg"], None)
 
 
-def draw_chart(fig, ax, job: dict[str, Any]) -> None:
+def _narrow_layout(fig, ax, kind: str) -> None:
+    """The phone layout of a drawn chart: the title wrapped, every label at least
+    NARROW_TEXT_PT, the legend below in one column, fewer x ticks; margins in inches, the
+    figure as tall as its legend needs."""
+    title = ax.get_title()
+    if title:
+        ax.set_title(textwrap.fill(title, NARROW_TITLE_CHARS), y=1.0, pad=6, fontsize=10)
+    ax.tick_params(labelsize=NARROW_TEXT_PT)
+    ax.xaxis.label.set_size(NARROW_TEXT_PT + 1)
+    ax.yaxis.label.set_size(NARROW_TEXT_PT + 1)
+    ticks = ax.get_xticks()
+    if kind == "spectrum" and len(ticks) > 5:     # 0% 90% 99.9% ...: every other label
+        ax.xaxis.set_major_locator(FixedLocator(list(ticks[::2])))
+    legend = ax.get_legend()
+    rows = 0
+    if legend is not None:
+        handles, labels = ax.get_legend_handles_labels()
+        legend.remove()
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1,
+                  fontsize=NARROW_TEXT_PT, frameon=False)
+        rows = len(labels)
+    width_in, plot_in = NARROW_FIGSIZE_IN[0], 2.2
+    m = NARROW_MARGINS_IN
+    bottom_in = m["bottom"] + (0.12 + rows * 0.16 if rows else 0)
+    height = plot_in + bottom_in + m["top"]
+    fig.set_size_inches(width_in, height)
+    fig.subplots_adjust(left=m["left"] / width_in, right=1 - m["right"] / width_in,
+                        bottom=bottom_in / height, top=1 - m["top"] / height)
+
+
+def draw_chart(fig, ax, job: dict[str, Any], narrow: bool = False) -> None:
     """Draw a chart job's data on `ax` (of a new_figure(legend_below=kind in
-    LEGEND_BELOW_KINDS)), growing the figure to fit a legend under the axes."""
+    LEGEND_BELOW_KINDS)), growing the figure to fit a legend under the axes; `narrow`: the
+    phone layout (_narrow_layout) on a NARROW_FIGSIZE_IN figure."""
     data = job["data"]
     kind = job["kind"]
     with plt.rc_context(STYLE):
@@ -300,5 +342,8 @@ def draw_chart(fig, ax, job: dict[str, Any]) -> None:
                                       title=data["title"])
         else:
             raise ValueError(f"unknown chart kind {kind!r}")
-    if kind in LEGEND_BELOW_KINDS:
+    if narrow:
+        with plt.rc_context(STYLE):
+            _narrow_layout(fig, ax, kind)
+    elif kind in LEGEND_BELOW_KINDS:
         _fit_legend_below(fig, ax)
