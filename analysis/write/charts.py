@@ -103,7 +103,7 @@ def _png_bytes(fig) -> bytes:
 # and clears it between charts; a cleared figure draws byte-identical files to a fresh one
 # (tests/test_charts.py checks this in several orders, so no chart depends on the one before).
 
-_REUSED: dict[bool, tuple[Any, Any]] = {}
+_REUSED: dict[bool | str, tuple[Any, Any]] = {}
 
 
 def _keep_ticks() -> None:
@@ -114,10 +114,13 @@ def _keep_ticks() -> None:
     and saves re-creating them on every chart."""
 
 
-def _reused_figure(legend_below: bool):
-    """This process's figure and axes for one layout, cleared to the state of a new_figure()."""
-    figsize = LEGEND_BELOW_FIGSIZE_IN if legend_below else FIGSIZE_IN
-    entry = _REUSED.get(legend_below)
+def _reused_figure(legend_below: bool, narrow: bool = False):
+    """This process's figure and axes for one layout, cleared to the state of a new_figure()
+    (`narrow`: the phone layout's figure, which _narrow_layout sizes and lays out)."""
+    figsize = NARROW_FIGSIZE_IN if narrow else \
+        LEGEND_BELOW_FIGSIZE_IN if legend_below else FIGSIZE_IN
+    key = "narrow" if narrow else legend_below
+    entry = _REUSED.get(key)
     with plt.rc_context(STYLE):
         if entry is None:
             # Not through pyplot: its figure registry would keep these open "figures" visible
@@ -127,7 +130,7 @@ def _reused_figure(legend_below: bool):
             ax = fig.add_subplot()
             for axis in (ax.xaxis, ax.yaxis):
                 axis.reset_ticks = _keep_ticks
-            entry = _REUSED[legend_below] = (fig, ax)
+            entry = _REUSED[key] = (fig, ax)
         else:
             fig, ax = entry
             ax.cla()
@@ -285,12 +288,13 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
         _REUSED.pop(legend_below, None)  # half-drawn: start the next chart on a new figure
         raise
     if job.get("narrow_svg"):
-        with plt.rc_context(STYLE):
-            fig = Figure(figsize=NARROW_FIGSIZE_IN)
-            FigureCanvasAgg(fig)
-            ax = fig.add_subplot()
-        draw_chart(fig, ax, job, narrow=True)
-        _write_figure(fig, root / job["narrow_svg"], None)
+        fig, ax = _reused_figure(legend_below, narrow=True)
+        try:
+            draw_chart(fig, ax, job, narrow=True)
+            _write_figure(fig, root / job["narrow_svg"], None)
+        except BaseException:
+            _REUSED.pop("narrow", None)
+            raise
 
 
 def _narrow_layout(fig, ax, kind: str) -> None:
