@@ -39,9 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read only the lines with this tag (default: untagged lines)")
     parser.add_argument("-start", dest="start", type=float, metavar="SEC",
                         help="skip intervals that start before SEC seconds after #[StartTime] "
-                             "(default: keep all)")
+                             "(without one: after the first interval's start; default: keep "
+                             "all)")
     parser.add_argument("-end", dest="end", type=float, metavar="SEC",
-                        help="skip intervals that start after SEC seconds after #[StartTime]")
+                        help="skip intervals that start after SEC seconds after #[StartTime] "
+                             "(or the first interval's start, as for -start)")
     parser.add_argument("-outputValueUnitRatio", dest="ratio", type=float, default=1000000.0,
                         metavar="R", help="divide recorded values by R in the output "
                                           "(default 1000000.0: ns recorded, ms shown)")
