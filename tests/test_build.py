@@ -382,3 +382,65 @@ def test_front_matter_line_in_a_manifest_is_warned_about(tmp_path):
             in out.stderr), out.stderr
     manifest.write_text(manifest.read_text().replace("--- \n", "", 1))
     assert "'---'" not in build(site, "-q").stderr
+
+
+def test_partial_failed_run_loses_its_old_outputs_and_errors_come_last(tmp_path):
+    site = make_site(tmp_path, "good", "bad", mini=True)
+    assert build(site, "-q").returncode == 0
+    bad_files = [site / "_data" / "runs" / "bad.yml", site / "_reports" / "bad.md",
+                 site / "assets" / "charts" / "bad", site / "assets" / "data" / "bad"]
+    assert all(p.exists() for p in bad_files)
+    good_before = {k: v for k, v in snapshot(site).items() if "bad" not in k}
+    manifest = site / "runs" / "bad" / "run.yml"
+    manifest.write_text(manifest.read_text().replace("title:", "titel:"))
+    out = build(site)
+    assert out.returncode == 1
+    lines = out.stderr.splitlines()
+    assert lines[-1].startswith("error: run bad: ") and "titel" in lines[-1]
+    assert [ln for ln in lines if ln.startswith("error:")] == [lines[-1]]
+    assert "bad: failed; deleted its" in out.stderr
+    assert not any(p.exists() for p in bad_files)       # no page, no stale numbers
+    assert {k: v for k, v in snapshot(site).items() if "bad" not in k} == good_before
+    assert (site / ".cache" / "loadcurve" / "errors.txt").read_text() == lines[-1] + "\n"
+    # fixed: it is built again (a failed run is never cached as done)
+    manifest.write_text(manifest.read_text().replace("titel:", "title:"))
+    out = build(site, "-q")
+    assert out.returncode == 0, out.stderr
+    assert all(p.exists() for p in bad_files)
+    assert (site / ".cache" / "loadcurve" / "errors.txt").read_text() == ""
+
+
+@pytest.mark.parametrize("where,target,words", [
+    ("notes.txt", "run.yml", "is a symbolic link;"),                  # inside the run
+    ("pool/copy.hlog", "r100.hlog", "is a symbolic link;"),           # inside, unnamed by run.yml
+    ("extra", "pool", "is a symbolic link;"),                         # a folder inside
+    ("passwd.txt", "/etc/passwd", "pointing outside the run folder"),  # not named by run.yml
+])
+def test_symlink_in_a_run_is_refused(tmp_path, where, target, words):
+    site = make_site(tmp_path, "good", "linked", mini=True)
+    link = site / "runs" / "linked" / where
+    link.symlink_to(target)
+    out = build(site)
+    assert out.returncode == 1
+    errors = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
+    assert errors == [f"error: run linked: runs/linked/{where}: {words} runs/ is published as "
+                      "regular files only (Jekyll would publish the link itself): replace it "
+                      "with a copy of the file"] if "outside" not in words else \
+        [f"error: run linked: runs/linked/{where}: is a symbolic link pointing outside the run "
+         "folder; runs/ is published as regular files only (Jekyll would publish the link "
+         "itself): replace it with a copy of the file"]
+    assert (site / "_data" / "runs" / "good.yml").is_file()
+    assert not (site / "_data" / "runs" / "linked.yml").exists()
+
+
+def test_symlinked_run_folder_and_stray_links_in_runs_are_refused(tmp_path):
+    site = make_site(tmp_path, "good", mini=True)
+    (site / "runs" / "alias").symlink_to("good")               # a run folder inside runs/
+    (site / "runs" / "README.md").symlink_to("/etc/passwd")     # not a run at all
+    out = build(site)
+    assert out.returncode == 1
+    errors = sorted(ln for ln in out.stderr.splitlines() if ln.startswith("error:"))
+    assert len(errors) == 2, out.stderr
+    assert errors[0].startswith("error: run alias: runs/alias: the run folder is a symbolic link")
+    assert errors[1].startswith("error: runs/README.md: is a symbolic link; runs/ is published")
+    assert (site / "_data" / "runs" / "good.yml").is_file()

@@ -407,6 +407,17 @@ def test_group_rows_head_their_row_group(site):
         html[html.index('id="jvm-hotspots"'):]
 
 
+def test_phone_chart_variant_is_the_first_source(site):
+    """A chart with a narrow_svg (charts.py's phone layout) offers it below 36rem, before the
+    700 px SVG; the PNG stays the fallback."""
+    html = (site / "reports/injection/index.html").read_text()
+    m = re.search(r'<source media="\(max-width: 36rem\)" srcset="([^"]+)" type="image/svg\+xml">'
+                  r'\s*<source srcset="([^"]+)" type="image/svg\+xml">\s*<img src="([^"]+)"', html)
+    assert m, html[html.index("<picture"):][:600]
+    assert m.group(1) == f"{URL}/assets/charts/injection/load-curve-narrow.svg"
+    assert m.group(2).endswith("/load-curve.svg") and m.group(3).endswith("/load-curve.png")
+
+
 def test_chart_images_carry_the_png_size(site):
     import struct
     html = (site / "reports/pool-vs-virtual/index.html").read_text()

@@ -203,12 +203,24 @@ def _csv_text(header: tuple[str, ...] | list[str], rows: list[list[Any]]) -> str
     return buf.getvalue()
 
 
+def _log_decimals(times: list[float]) -> int:
+    """The fewest decimals (at most 6) that write every time of one log exactly, give or take
+    the float error of subtracting epoch seconds (~2e-7 s): a log written in ms gives 3."""
+    for digits in range(7):
+        if all(abs(t - round(t, digits)) < 1e-6 for t in times):
+            return digits
+    return 6
+
+
 def series_csv(series_by_repetition: list[list[dict[str, Any]]]) -> str:
-    """Full-precision per-interval series of one cell, repetitions one after another."""
+    """Full-precision per-interval series of one cell, repetitions one after another; `t_s`
+    at its log's precision (0.014, not the 0.01399993896484375 of the subtraction)."""
     rows = []
     for rep, series in enumerate(series_by_repetition, start=1):
+        digits = _log_decimals([row["t_s"] for row in series])
         for row in series:
-            rows.append([rep] + [row.get(k) for k in SERIES_COLUMNS[1:]])
+            rows.append([rep, round(row["t_s"], digits) + 0.0]      # (+ 0.0: no "-0.0")
+                        + [row.get(k) for k in SERIES_COLUMNS[2:]])
     return _csv_text(SERIES_COLUMNS, rows)
 
 
