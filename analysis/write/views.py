@@ -39,7 +39,11 @@ def cell_texts(c: Cell) -> dict[str, str]:
         drops = fmt_count(c.drops) + (f" ({c.drop_pct:.1f} %)" if c.drops else "")
     flight = c.in_flight
     a = c.accounting
-    special = {"achieved_rate": fmt_rate(c.achieved_rate), "count": fmt_count(c.stats.count),
+    # achieved: what the server delivered (every reply in the window, per second), the rate a
+    # reader compares with the offered one; the answered share is in the requests column
+    delivered = (c.server_completion_rate if c.server_completion_rate is not None
+                 else c.achieved_rate)
+    special = {"achieved_rate": fmt_rate(delivered), "count": fmt_count(c.stats.count),
                "drops": drops,
                "in_flight": fmt_ms(flight.measured_mean if flight else None),
                "in_flight_max": fmt_count(flight.measured_max if flight else None),
@@ -117,15 +121,15 @@ def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
         failures = f"{fmt_count(a.errors or 0)} errors, {fmt_count(a.not_sent or 0)} not sent"
     elif a.completed is None and (a.timed_out or 0) > 0:
         failures = f"{fmt_count(a.timed_out)} timeouts"
-    server = None
-    if c.server_completion_rate is not None:
-        server = f"server {fmt_rate(c.server_completion_rate)}"
+    in_time = None
+    if a.completed is not None and a.sent and a.completed < a.sent:
+        in_time = f"{fmt_pct(100.0 * a.completed / a.sent)} % answered in time"
     return {
         "system": s.id, "missing": False, "source": c.sources[0],
         "latency": [{"name": name, "ms": r3(c.stats.value(f"{name}_ms")),
                      "text": _with_range(c, name)} for name in TABLE_LATENCY],
         "achieved_rate": r3(c.achieved_rate), "achieved_text": texts["achieved_text"],
-        "server_text": server,
+        "in_time_text": in_time,
         "requests_text": requests,
         "count": c.stats.count, "count_text": texts["count_text"],
         "saturated": c.saturation.saturated,
@@ -178,7 +182,7 @@ def table_rules(timeout_ms: float | None, counted: bool) -> list[str]:
     """The table's rules, stated under it (overload.py's constants)."""
     rules = [
         "saturated, by one or more rules: throughput - fewer than "
-        f"{overload.THROUGHPUT_SHARE:.0%} of the offered requests answered in time per second; "
+        f"{overload.THROUGHPUT_SHARE:.0%} of the window's requests answered in time; "
         "queue - " + overload.QUEUE_RULE.format(share=overload.QUEUE_MIN_SLOPE_SHARE * 100,
                                                 sig=overload.QUEUE_SIGNIFICANCE)
         + (" (in more than half of the repetitions)" if counted else
@@ -190,9 +194,8 @@ def table_rules(timeout_ms: float | None, counted: bool) -> list[str]:
     if counted:
         rules.append(
             "The requests are those whose intended send time fell in the measured window; "
-            "answered: a reply within the timeout. achieved: answered per second of window; "
-            "server: every reply the server sent during the window (earlier requests too) "
-            "per second.")
+            "answered: a reply within the timeout. achieved: every reply the server sent "
+            "during the window (to earlier requests too) per second, what it delivered.")
     if timeout_ms:
         rules.append(f"> {fmt_timeout(timeout_ms)}: the percentile falls among requests that "
                      f"got no answer within the {fmt_timeout(timeout_ms)} timeout, so it is "
