@@ -7,7 +7,6 @@ length or count that cannot be real is refused (`PayloadError`).
 """
 from __future__ import annotations
 
-import binascii
 import math
 import struct
 import zlib
@@ -16,6 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from analysis.read.hdr.codec import a2b_base64, inflate
 from analysis.read.hdr.double import DoubleHistogram, double_internal_layout
 from analysis.read.hdr.histogram import Histogram, Layout, LayoutError, layout_for
 
@@ -89,7 +89,33 @@ def _check_double_config(inner: DecodedPayload, configured_ratio: int, digits: i
         raise PayloadError("DoubleHistogram value conversion ratio is not a positive number")
 
 
+V2_COMPRESSED_PREFIX = struct.pack(">i", V2_COMPRESSED)
+
+
+def _parse_common_payload(raw: bytes) -> DecodedPayload | None:
+    """The payload of nearly every line of a log - compressed V2, whole, its header seen
+    before - decoded without the general path's checks in Java's order, or None for the
+    general path (which then decodes it again: such payloads are rare)."""
+    if raw[:4] != V2_COMPRESSED_PREFIX or len(raw) < 8:
+        return None
+    compressed_length = int.from_bytes(raw[4:8], "big", signed=True)
+    if not 0 <= compressed_length <= min(len(raw) - 8, SMALL_COMPRESSED):
+        return None
+    inflated = inflate(memoryview(raw)[8:8 + compressed_length])
+    if inflated is None or len(inflated) < 40:
+        return None
+    payload_length = int.from_bytes(inflated[4:8], "big", signed=True)
+    layout, word_size, limit, ratio = _parse_header_fields(inflated[:4] + inflated[8:40], 40)
+    limit = min(limit, payload_length)
+    if payload_length < 0 or len(inflated) < 40 + limit:
+        return None
+    return DecodedPayload(layout, word_size, inflated[40:40 + limit], double_ratio=ratio)
+
+
 def _parse_integer_payload(raw: bytes) -> DecodedPayload:
+    common = _parse_common_payload(raw)
+    if common is not None:
+        return common
     if len(raw) < 4:
         raise PayloadError("payload shorter than its 4-byte cookie")
     outer = struct.unpack_from(">i", raw, 0)[0]
@@ -107,10 +133,7 @@ def _parse_integer_payload(raw: bytes) -> DecodedPayload:
             # One call is cheaper, and a small input cannot inflate past ~1032x its size.
             # A corrupt stream takes the step-by-step path below, which reports the first
             # problem in Java's order (the header before the counts).
-            try:
-                inflated = zlib.decompress(compressed)
-            except zlib.error:
-                inflated = None
+            inflated = inflate(compressed)
             if inflated is not None:
                 header = inflated[:header_size].ljust(header_size, b"\0")
                 decoded = _parse_header(header, header_size)
@@ -261,8 +284,8 @@ def b64decode(text: str) -> bytes:
             raise PayloadError("base64 payload has an impossible length")
         text += "=" * (4 - len(text) % 4)
     try:
-        return binascii.a2b_base64(text, strict_mode=True)
-    except (binascii.Error, ValueError) as exc:
+        return a2b_base64(text)
+    except ValueError as exc:     # (binascii.Error is one)
         raise PayloadError(f"payload is not valid base64 ({exc})") from None
 
 

@@ -1,0 +1,58 @@
+"""base64 and zlib for payloads: `pybase64` and ISA-L (`isal`) when their wheels are installed,
+else the standard library, with the same results and the same error messages either way.
+
+On the 24-hour log the fast pair decodes the payloads in half the stdlib's time (zlib-ng and
+libdeflate measured slower than ISA-L here; see bench/perf/hgrm_vs_hlp.py). Only the fast
+path is swapped: anything the fast libraries refuse is decoded again by the stdlib, whose
+verdict (and message) stands, so a missing wheel changes speed, never output.
+`LOADCURVE_STDLIB_CODECS=1` in the environment forces the stdlib (the fallback's tests).
+"""
+from __future__ import annotations
+
+import binascii
+import os
+import zlib
+
+fast_b64decode = fast_decompress = None
+if os.environ.get("LOADCURVE_STDLIB_CODECS") != "1":
+    try:
+        from pybase64 import b64decode as _pybase64_decode
+    except ImportError:
+        pass
+    else:
+        def fast_b64decode(text: str) -> bytes:
+            # validate=True accepts a subset of what binascii's strict mode accepts (tested),
+            # with the same bytes
+            return _pybase64_decode(text, validate=True)
+    try:
+        from isal.isal_zlib import decompress as fast_decompress
+    except ImportError:
+        pass
+
+NAMES = (("pybase64" if fast_b64decode else "binascii") + " + "
+         + ("isal" if fast_decompress else "zlib"))
+
+
+def a2b_base64(text: str) -> bytes:
+    """binascii.a2b_base64(text, strict_mode=True), faster when pybase64 is installed."""
+    if fast_b64decode is not None:
+        try:
+            return fast_b64decode(text)
+        except (ValueError, TypeError):   # (binascii.Error is a ValueError)
+            pass
+    return binascii.a2b_base64(text, strict_mode=True)
+
+
+def inflate(data) -> bytes | None:
+    """The whole zlib stream in `data` inflated, or None when it is not one (the caller then
+    inflates it step by step to report the problem)."""
+    # (ISA-L takes a zlib header with a window over 32 KB, which zlib refuses)
+    if fast_decompress is not None and len(data) > 1 and data[0] >> 4 <= 7:
+        try:
+            return fast_decompress(data)
+        except Exception:      # (isal's IsalError is no zlib.error)
+            pass
+    try:
+        return zlib.decompress(data)
+    except zlib.error:
+        return None
