@@ -2,11 +2,12 @@
 processes, record what each wrote, remove what a gone run left."""
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,13 @@ ERRORS_FILE = CACHE_DIR + "/errors.txt"
 
 
 class Build:
-    def __init__(self, runs_root: Path, site_root: Path, *, quiet: bool, force: bool, jobs: int):
+    def __init__(self, runs_root: Path, site_root: Path, *, quiet: bool, force: bool, jobs: int,
+                 executor: Executor | None = None):
         self.runs_root = runs_root
+        # The map step (analyse_task, chart_task: one run or chart batch in, files out) runs on
+        # `executor` when given (any concurrent.futures.Executor whose workers see runs_root and
+        # site_root at the same paths; the caller shuts it down), else on a process pool.
+        self.executor = executor
         self.site_root = site_root
         self.quiet = quiet
         self.force = force
@@ -145,6 +151,8 @@ class Build:
         return removed
 
     def _pool(self, tasks: int):
+        if self.executor is not None:
+            return self.executor
         if self.jobs <= 1 or tasks <= 1:
             return None
         # fork: workers start in milliseconds and inherit the imported modules
@@ -262,7 +270,7 @@ class Build:
                     self._record(state, run_id, digests[run_id], ok[run_id]["outputs"])
                     self.say(f"[{order[run_id]}/{n}] {run_id}: done")
         finally:
-            if pool is not None:
+            if pool is not None and pool is not self.executor:
                 pool.shutdown(wait=True, cancel_futures=True)
 
     def _record(self, state: dict[str, Any], run_id: str, digest: str, outputs: list[str]) -> None:
@@ -274,3 +282,22 @@ class Build:
         self.remove_outputs(old - set(sizes))
         state["runs"][run_id] = {"inputs": digest, "outputs": dict(sorted(sizes.items()))}
         self.save_state(state)
+
+
+@contextlib.contextmanager
+def dask_executor(workers: int, address: str | None = None):
+    """A dask.distributed Executor (Client.get_executor()): on the scheduler at `address`
+    (a real cluster, whose workers must see the runs and the site at the same paths), else on
+    a LocalCluster of `workers` single-threaded worker processes."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise BuildError("--executor dask needs dask.distributed",
+                         hint="install it: pip install -r requirements-dev.txt") from None
+    with contextlib.ExitStack() as stack:
+        if address is None:
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None))
+            address = cluster
+        client = stack.enter_context(Client(address))
+        yield client.get_executor()

@@ -13,12 +13,13 @@ Exit status: 0 all runs built, 1 some run failed (or the lock is held), 2 intern
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from pathlib import Path
 
 from analysis.build.cache import CACHE_DIR
 from analysis.build.lock import BuildLock
-from analysis.build.runner import Build
+from analysis.build.runner import Build, dask_executor
 from analysis.errors import BuildError
 
 
@@ -32,12 +33,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="re-analyse and re-draw every run, even if unchanged")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="worker processes for analysis and charts (default: 2)")
+    parser.add_argument("--executor", choices=("process", "dask"), default="process",
+                        help="where the per-run map step runs: a local process pool "
+                             "(default), or dask.distributed (a LocalCluster of --jobs "
+                             "workers, or the scheduler at --dask-address)")
+    parser.add_argument("--dask-address", metavar="ADDRESS",
+                        help="with --executor dask: a running scheduler (tcp://host:8786) "
+                             "whose workers see --runs and --site at the same paths")
 
 
 def run(args: argparse.Namespace) -> int:
     site_root = Path(args.site)
     if not site_root.is_dir():
         raise BuildError("no such folder", path=site_root, hint="give the site root with --site")
-    with BuildLock(site_root / CACHE_DIR / "build.lock"):
+    with BuildLock(site_root / CACHE_DIR / "build.lock"), contextlib.ExitStack() as stack:
+        executor = None
+        if args.executor == "dask":
+            executor = stack.enter_context(dask_executor(max(1, args.jobs), args.dask_address))
         return Build(Path(args.runs), site_root, quiet=args.quiet, force=args.force,
-                     jobs=args.jobs).run()
+                     jobs=args.jobs, executor=executor).run()
