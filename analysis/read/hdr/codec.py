@@ -1,9 +1,10 @@
 """base64 and zlib for payloads: `pybase64` and ISA-L (`isal`) when their wheels are installed,
 else the standard library, with the same results and the same error messages either way.
 
-On the 24-hour log the fast pair decodes the payloads in half the stdlib's time (zlib-ng and
-libdeflate measured slower than ISA-L here; see bench/perf/hgrm_vs_hlp.py). Only the fast
-path is swapped: anything the fast libraries refuse is decoded again by the stdlib, whose
+On the 24-hour log the fast pair decodes the payloads in 0.67 s against the stdlib's 1.20 s
+(bench/perf/hgrm_vs_hlp.py's floors). Measured on 15,745 of its payloads, one core: inflating
+with zlib 0.19 s, isal 0.12 s, zlib-ng 0.14 s, libdeflate 0.26 s; base64 with binascii
+0.050 s, pybase64 0.011 s. Only the fast path is swapped: anything the fast libraries refuse is decoded again by the stdlib, whose
 verdict (and message) stands, so a missing wheel changes speed, never output.
 `LOADCURVE_STDLIB_CODECS=1` in the environment forces the stdlib (the fallback's tests).
 """
