@@ -33,6 +33,7 @@ class Build:
         self.failed: list[str] = []
         # A bug (not bad input) in any run makes the exit status 2, so scripts can tell them apart.
         self.internal_failure = False
+        self.corpus_failed = False      # a comparison page could not be made
 
     def say(self, text: str) -> None:
         if not self.quiet:
@@ -155,6 +156,7 @@ class Build:
 
         if todo:
             self._build(todo, state)
+        self._reduce(sorted(present))
         total = len(run_dirs)
         failed = set(self.failed)
         built = sum(1 for d, _ in todo if d.name not in failed)
@@ -163,12 +165,13 @@ class Build:
                  f"{len(failed)} failed) in {time.monotonic() - started:.2f} s")
         if self.internal_failure:
             return 2
-        return 1 if self.failed else 0
+        return 1 if self.failed or self.corpus_failed else 0
 
     def _build(self, todo: list[tuple[Path, str]], state: dict[str, Any]) -> None:
         n = len(todo)
         digests = {d.name: digest for d, digest in todo}
         order = {d.name: i for i, (d, _) in enumerate(todo, start=1)}
+        import analysis.corpus  # noqa: F401 - pandas loads once, before the workers fork
         pool = self._pool(n)
         try:
             # Stage 1: validate + analyse + data files, one task per run.
@@ -226,6 +229,18 @@ class Build:
         finally:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
+
+    def _reduce(self, run_ids: list[str]) -> None:
+        """What needs every run at once: the corpus cell table, series histories, the
+        regressions feed's data and comparison pages (analysis/write/corpus_pages.py)."""
+        from analysis.write.corpus_pages import reduce
+        started = time.monotonic()
+        step = reduce(self.site_root, run_ids)
+        self.corpus_failed = bool(step.errors)
+        for message in step.errors:
+            print(f"error: {message}", file=sys.stderr, flush=True)
+        self.say(f"corpus: cell table, histories and comparisons in "
+                 f"{time.monotonic() - started:.2f} s ({step.drawn} charts drawn)")
 
     def _record(self, state: dict[str, Any], run_id: str, digest: str, outputs: list[str]) -> None:
         """Remember what the run's outputs came from; remove outputs it no longer has."""
