@@ -97,33 +97,45 @@ def to_csv(df: pd.DataFrame) -> str:
 
 def read_csv(path_or_text) -> pd.DataFrame:
     source = io.StringIO(path_or_text) if isinstance(path_or_text, str) else path_or_text
+    return _typed(_read_raw(source))
+
+
+def _read_raw(source) -> pd.DataFrame:
     df = pd.read_csv(source, dtype={c: "string" for c in TEXT_COLUMNS}, keep_default_na=False,
                      na_values={c: [""] for c in COLUMNS})
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"cell table lacks columns {', '.join(missing)}")
-    return _typed(df[list(COLUMNS)])
+    return df[list(COLUMNS)]
 
 
 def concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """The corpus table from the runs' tables, in a fixed order."""
     if not frames:
         return frame([])
-    df = pd.concat(frames, ignore_index=True)
+    df = _typed(pd.concat(frames, ignore_index=True))
     df = df.sort_values(list(ORDER), kind="mergesort", na_position="first")
     return df.reset_index(drop=True)
 
 
 def read_runs(site_root: Path, run_ids: Iterable[str]) -> pd.DataFrame:
     """The corpus table from each run's assets/data/<run>/cells.csv (runs without one, e.g.
-    failed runs, are left out)."""
+    failed runs, are left out). The files share one header, so their rows are joined as text
+    and parsed once: a read_csv per run costs ~15 ms, 3 s for 200 runs."""
     from analysis.write.paths import run_cells_csv_path
-    frames = []
+    header = ",".join(COLUMNS) + "\n"
+    parts = [header]
     for run_id in sorted(run_ids):
         path = Path(site_root) / run_cells_csv_path(run_id)
-        if path.is_file():
-            frames.append(read_csv(path))
-    return concat(frames)
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8")
+        if not text.startswith(header):
+            raise ValueError(f"{path}: not a cell table of this version (rebuild the run)")
+        parts.append(text[len(header):])
+    if len(parts) == 1:
+        return frame([])
+    return concat([_read_raw(io.StringIO("".join(parts)))])
 
 
 # --- spectra: (run, scenario, system, load) -> the merged histogram's percentile spectrum ---

@@ -165,31 +165,28 @@ def detect(points: list[Point], *, lower_is_better: bool = True) -> tuple[list[C
 def series_history(rows: pd.DataFrame, metric: str = "p99") -> list[CellHistory]:
     """Every (scenario, system, load) of one series' rows, versions in order, with changes."""
     order = {run: i for i, run in enumerate(ordered_runs(rows))}
-    value_col, low_col = f"{metric}_ms", f"{metric}_at_least_ms"
+    value, low = rows[f"{metric}_ms"], rows.get(f"{metric}_at_least_ms")
+    censored = low.notna() if low is not None else pd.Series(False, index=rows.index)
+    rows = rows.assign(scenario=rows["scenario"].fillna(""), _censored=censored,
+                       _value=low.where(censored, value) if low is not None else value,
+                       _busy=rows["host_busy"].fillna(False).astype(bool),
+                       _order=rows["run"].map(order))
+    rows = rows[rows["_censored"] | (rows["_value"] > 0)]
+    # one group-by: per cell and run, its repetitions' values and flags
+    per_run = rows.groupby(["scenario", "system", "load", "_order"], sort=True).agg(
+        values=("_value", list), censored=("_censored", "any"), busy=("_busy", "any"),
+        run=("run", "first"), version=("version", "first"), date=("date", "first"),
+        rate=("offered_rate", "first"))
     out = []
-    rows = rows.assign(scenario=rows["scenario"].fillna(""))
-    for (scenario, system, load), cell in rows.groupby(["scenario", "system", "load"],
-                                                       sort=False):
-        points = []
-        for run, reps in sorted(cell.groupby("run", sort=False), key=lambda g: order[g[0]]):
-            low = reps[low_col] if low_col in reps else pd.Series([np.nan] * len(reps))
-            values = [float(lo) if pd.notna(lo) else float(v)
-                      for v, lo in zip(reps[value_col].tolist(), low.tolist())
-                      if pd.notna(lo) or (pd.notna(v) and v > 0)]
-            if not values:
-                continue
-            first = reps.iloc[0]
-            version = first["version"] if pd.notna(first["version"]) else run
-            points.append(Point(str(version), str(run), str(first["date"]), values,
-                                bool(low.notna().any()),
-                                bool(reps["host_busy"].fillna(False).any())))
-        history = CellHistory(str(scenario) or None, str(system),
-                              str(load), points)
+    for (scenario, system, load), cell in per_run.groupby(level=[0, 1, 2], sort=False):
+        points = [Point(str(r.version) if pd.notna(r.version) else str(r.run), str(r.run),
+                        str(r.date), [float(v) for v in r.values], bool(r.censored), bool(r.busy))
+                  for r in cell.itertuples(index=False)]
+        history = CellHistory(str(scenario) or None, str(system), str(load), points)
         history.changes, history.noise = detect(points)
-        out.append(history)
-    rate = rows.groupby("load")["offered_rate"].first().to_dict()
-    out.sort(key=lambda h: (h.scenario or "", h.system, rate[h.load], h.load))
-    return out
+        out.append((float(cell["rate"].iloc[0]), history))
+    out.sort(key=lambda x: (x[1].scenario or "", x[1].system, x[0], x[1].load))
+    return [h for _, h in out]
 
 
 def method_text(metric: str) -> str:

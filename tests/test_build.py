@@ -167,7 +167,8 @@ def test_broken_run_fails_alone(tmp_path):
     assert errors == [f"error: run broken: {Path('runs/broken/run.yml')}: title: required; "
                       f"line 2: titel: unknown key (allowed: cells, date, description, "
                       f"environment, jfr_attribution, load_generator, load_points, "
-                      f"schema_version, service_time_ms, systems, tags, title, value_unit)"]
+                      f"schema_version, series, service_time_ms, systems, tags, title, value_unit, "
+                      f"version)"]
     assert "Traceback" not in out.stderr
     assert (site / "_data" / "runs" / "good.yml").is_file()
     assert not (site / "_data" / "runs" / "broken.yml").exists()

@@ -156,7 +156,7 @@ class Build:
 
         if todo:
             self._build(todo, state)
-        self._reduce(sorted(present))
+        self._reduce(sorted(present), code)
         total = len(run_dirs)
         failed = set(self.failed)
         built = sum(1 for d, _ in todo if d.name not in failed)
@@ -230,15 +230,23 @@ class Build:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
 
-    def _reduce(self, run_ids: list[str]) -> None:
+    def _reduce(self, run_ids: list[str], code: str) -> None:
         """What needs every run at once: the corpus cell table, series histories, the
-        regressions feed's data and comparison pages (analysis/write/corpus_pages.py)."""
-        from analysis.write.corpus_pages import reduce
+        regressions feed's data and comparison pages (analysis/write/corpus_pages.py);
+        skipped when none of its inputs changed (analysis/build/corpus_cache.py)."""
+        from analysis.build import corpus_cache
         started = time.monotonic()
+        digest = corpus_cache.inputs_digest(self.site_root, run_ids, code)
+        if not self.force and corpus_cache.up_to_date(self.cache, self.site_root, digest):
+            self.say("corpus: up to date")
+            return
+        from analysis.write.corpus_pages import reduce
         step = reduce(self.site_root, run_ids)
         self.corpus_failed = bool(step.errors)
         for message in step.errors:
             print(f"error: {message}", file=sys.stderr, flush=True)
+        if not step.errors:
+            corpus_cache.record(self.cache, self.site_root, digest, step.written)
         self.say(f"corpus: cell table, histories and comparisons in "
                  f"{time.monotonic() - started:.2f} s ({step.drawn} charts drawn)")
 

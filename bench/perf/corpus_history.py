@@ -7,8 +7,11 @@ series of 200 versions x 2 systems x 4 loads x 3 repetitions (tests/series_gen.p
 written as the per-run tables the build's analyse stage writes; then, timed:
 1. the analyse stage's extra work per run (its rows -> DataFrame -> CSV), x 200;
 2. the reduce step on a fresh site (cell table, history with 8 charts, regressions data);
-3. the reduce step again with nothing changed (what every no-change build pays);
-4. `import pandas` in a fresh interpreter (a no-change build pays it once too).
+3. the reduce step again with nothing changed (what a build pays when one run changed but
+   not the others: every table is read again);
+4. what a no-change build of those 200 runs pays for the corpus step: the reduce step's
+   input check (analysis/build/corpus_cache.py), which skips it: pandas is not imported;
+5. `import pandas` in a fresh interpreter.
 Everything goes under bench/perf/out/corpus/ (gitignored).
 """
 from __future__ import annotations
@@ -24,6 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from analysis import corpus  # noqa: E402
+from analysis.build import corpus_cache  # noqa: E402
+from analysis.build.cache import code_version  # noqa: E402
 from analysis.write.corpus_pages import reduce  # noqa: E402
 from analysis.write.paths import run_cells_csv_path  # noqa: E402
 from tests import series_gen  # noqa: E402
@@ -56,6 +61,16 @@ def main() -> int:
         print(f"{name:<48} {seconds:7.2f} s   ({step.drawn} charts drawn, "
               f"{len(step.errors)} errors)")
 
+    cache = OUT / ".cache"
+    code = code_version()
+    digest = corpus_cache.inputs_digest(OUT, sorted(by_run), code)
+    corpus_cache.record(cache, OUT, digest, step.written)
+    started = time.perf_counter()
+    again = corpus_cache.inputs_digest(OUT, sorted(by_run), code)
+    skipped = corpus_cache.up_to_date(cache, OUT, again)
+    seconds = time.perf_counter() - started
+    print(f"{'no-change build: the corpus input check':<48} {seconds:7.2f} s   "
+          f"(skipped: {skipped})")
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import pandas"], check=True)
     print(f"{'import pandas (fresh interpreter)':<48} {time.perf_counter() - started:7.2f} s")
