@@ -101,7 +101,7 @@ class Reduce:
                            for p in h.points],
                 "changes": changes})
             for c in changes:
-                feed.append({"id": f"{url}#{cell_id}-{c['version']}", "url": f"{url}#{cell_id}",
+                feed.append({"id": f"{url}#{cell_id}-{c['run']}", "url": f"{url}#{cell_id}",
                              "date": c["date"], "updated": f"{c['date']}T00:00:00Z",
                              "title": f"{name}: {c['kind']} {c['size_text']} in {METRIC} of "
                                       f"{label}, version {c['version']}",
