@@ -21,7 +21,7 @@ from tests.conftest import REPO
 
 FIXTURE = REPO / "tests" / "fixtures" / "runs" / "oracle-demo"
 GOLDEN = REPO / "tests" / "golden" / "site"
-GENERATED = ("_data", "assets", "_reports")
+GENERATED = ("_data", "assets", "_reports", "_comparisons", "_series")
 # the builds run with the site as working directory; the package comes from the repo
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}

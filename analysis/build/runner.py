@@ -238,14 +238,16 @@ class Build:
         started = time.monotonic()
         digest = corpus_cache.inputs_digest(self.site_root, run_ids, code)
         if not self.force and corpus_cache.up_to_date(self.cache, self.site_root, digest):
-            self.say("corpus: up to date")
+            self.say("corpus: unchanged")
             return
         from analysis.write.corpus_pages import reduce
         step = reduce(self.site_root, run_ids)
         self.corpus_failed = bool(step.errors)
+        for message in step.warnings:
+            print(f"warning: {message}", file=sys.stderr, flush=True)
         for message in step.errors:
             print(f"error: {message}", file=sys.stderr, flush=True)
-        if not step.errors:
+        if not step.errors and not step.warnings:
             corpus_cache.record(self.cache, self.site_root, digest, step.written)
         self.say(f"corpus: cell table, histories and comparisons in "
                  f"{time.monotonic() - started:.2f} s ({step.drawn} charts drawn)")

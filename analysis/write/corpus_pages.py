@@ -41,6 +41,7 @@ class Reduce:
         self.site = Path(site_root)
         self.written: set[str] = set()
         self.errors: list[str] = []
+        self.warnings: list[str] = []
         self.drawn = 0
 
     def write(self, rel: str, text: str) -> bool:
@@ -75,41 +76,8 @@ class Reduce:
     # --- history -----------------------------------------------------------------------------
 
     def series(self, name: str, cells: list[history.CellHistory]) -> list[dict[str, Any]]:
-        url = history_url(name)
-        doc_cells, feed = [], []
-        for h in cells:
-            cell_id = "-".join(p for p in (h.scenario, h.system, h.load) if p)
-            files = {ext: f"{HISTORY_ASSETS}/{name}/{cell_id}.{ext}" for ext in ("svg", "png")}
-            label = f"{h.system} at {h.load}" + (f" ({h.scenario})" if h.scenario else "")
-            changes = [{"version": c.version, "run": c.run, "url": report_url(c.run),
-                        "date": c.date, "kind": c.kind,
-                        "size_text": f"{c.size_pct:+.1f} %",
-                        "text": f"{METRIC} {fmt_ms(c.before)} → {fmt_ms(c.after)} ms "
-                                f"({c.size_pct:+.1f} %) from version {c.version}"}
-                       for c in h.changes]
-            doc_cells.append({
-                "id": cell_id, "label": label, "system": h.system, "load": h.load,
-                "scenario": h.scenario,
-                "chart": {**files, "alt": f"{METRIC} of {label} over the versions of {name}: "
-                                          f"median and range of the repetitions",
-                          "width": 700, "height": 400},
-                "points": [{"version": p.version, "run": p.run, "url": report_url(p.run),
-                            "date": p.date,
-                            "value_text": compare.values_text(p.values, p.censored),
-                            "flags": ", ".join(f for f, on in (("censored", p.censored),
-                                                               ("host busy", p.host_busy)) if on)}
-                           for p in h.points],
-                "changes": changes})
-            for c in changes:
-                feed.append({"id": f"{url}#{cell_id}-{c['run']}", "url": f"{url}#{cell_id}",
-                             "date": c["date"], "updated": f"{c['date']}T00:00:00Z",
-                             "title": f"{name}: {c['kind']} {c['size_text']} in {METRIC} of "
-                                      f"{label}, version {c['version']}",
-                             "summary": f"{c['text']} (run {c['run']})."})
-        doc = {"series": name, "title": f"History of {name}", "url": url, "metric": METRIC,
-               "unit": "ms", "method": history.method_text(METRIC),
-               "versions": len({p.version for h in cells for p in h.points}),
-               "changes": sum(len(c["changes"]) for c in doc_cells), "cells": doc_cells}
+        doc, feed = history_document(name, cells)
+        doc_cells = doc["cells"]
         text = dump_yaml(doc)
         charts = [c["chart"][ext] for c in doc_cells for ext in ("svg", "png")]
         if self.charts_needed(f"{HISTORY_DATA_DIR}/{name}.yml", text, charts):
@@ -117,8 +85,11 @@ class Reduce:
             for h, c in zip(cells, doc_cells):
                 draw_history(h, c["chart"], self.site, METRIC, c["label"])
                 self.drawn += 1
+        # a date, so jekyll-seo-tag does not stamp the page with the build's clock
+        newest = max((p.date for h in cells for p in h.points), default=None)
         self.page(f"{SERIES_DIR}/{name}.md", {"layout": "history", "title": doc["title"],
-                                              "series": name, "generated_by": GENERATOR})
+                                              "series": name, "date": newest,
+                                              "generated_by": GENERATOR})
         return feed
 
     def page(self, rel: str, front: dict[str, Any]) -> None:
@@ -137,8 +108,10 @@ class Reduce:
         for key, value in (("baseline", spec.baseline), ("candidate", spec.candidate)):
             rows, run, system = compare.select(df, value)
             if rows.empty:
-                raise LoadcurveError(f"{key} {value!r}: no measured cells (is run {run!r} in "
-                                     f"runs/ and built?)", path=spec.path)
+                # a run not (or no longer) in runs/: the page waits for it, the build goes on
+                self.warnings.append(f"{spec.path}: {key} {value!r} has no measured cells (is "
+                                     f"run {run!r} in runs/?); no comparison page")
+                return
             sides.append(rows)
         a, b = sides
         by_system = ":" not in spec.baseline
@@ -174,6 +147,7 @@ class Reduce:
             self.drawn += draw(jobs, self.site)
         self.page(f"{COMPARISONS_DIR}/{spec.id}.md",
                   {"layout": "comparison", "title": title, "comparison": spec.id,
+                   "date": max(str(d) for d in pd.concat([a["date"], b["date"]]).dropna()),
                    "description": spec.description or title, "generated_by": GENERATOR})
 
     def unchanged(self, rel: str, doc: dict[str, Any], charts: list[str]) -> bool:
@@ -206,6 +180,48 @@ class Reduce:
             for sub in sorted((p for p in folder.rglob("*") if p.is_dir()), reverse=True):
                 if not any(sub.iterdir()):
                     sub.rmdir()
+
+
+def history_document(name: str, cells: list[history.CellHistory]
+                     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A series' `_data/history/<series>.yml` document and its entries for the regressions
+    feed (pure: the tests read its shape)."""
+    url = history_url(name)
+    doc_cells, feed = [], []
+    for h in cells:
+        cell_id = "-".join(p for p in (h.scenario, h.system, h.load) if p)
+        files = {ext: f"{HISTORY_ASSETS}/{name}/{cell_id}.{ext}" for ext in ("svg", "png")}
+        label = f"{h.system} at {h.load}" + (f" ({h.scenario})" if h.scenario else "")
+        changes = [{"version": c.version, "run": c.run, "url": report_url(c.run),
+                    "date": c.date, "kind": c.kind,
+                    "size_text": f"{c.size_pct:+.1f} %",
+                    "text": f"{METRIC} {fmt_ms(c.before)} → {fmt_ms(c.after)} ms "
+                            f"({c.size_pct:+.1f} %) from version {c.version}"}
+                   for c in h.changes]
+        doc_cells.append({
+            "id": cell_id, "label": label, "system": h.system, "load": h.load,
+            "scenario": h.scenario,
+            "chart": {**files, "alt": f"{METRIC} of {label} over the versions of {name}: "
+                                      f"median and range of the repetitions",
+                      "width": 700, "height": 400},
+            "points": [{"version": p.version, "run": p.run, "url": report_url(p.run),
+                        "date": p.date,
+                        "value_text": compare.values_text(p.values, p.censored),
+                        "flags": ", ".join(f for f, on in (("censored", p.censored),
+                                                           ("host busy", p.host_busy)) if on)}
+                       for p in h.points],
+            "changes": changes})
+        for c in changes:
+            feed.append({"id": f"{url}#{cell_id}-{c['run']}", "url": f"{url}#{cell_id}",
+                         "date": c["date"], "updated": f"{c['date']}T00:00:00Z",
+                         "title": f"{name}: {c['kind']} {c['size_text']} in {METRIC} of "
+                                  f"{label}, version {c['version']}",
+                         "summary": f"{c['text']} (run {c['run']})."})
+    doc = {"series": name, "title": f"History of {name}", "url": url, "metric": METRIC,
+           "unit": "ms", "method": history.method_text(METRIC),
+           "versions": len({p.version for h in cells for p in h.points}),
+           "changes": sum(len(c["changes"]) for c in doc_cells), "cells": doc_cells}
+    return doc, feed
 
 
 def reduce(site_root: Path, run_ids: list[str]) -> Reduce:
