@@ -65,7 +65,7 @@ def chart_jobs(spec, a, b, by_system: bool, charts_doc: dict[str, Any],
                            "points": list(zip(pts["percentile"].tolist(),
                                               pts["value_ms"].tolist()))})
         jobs.append({"kind": "spectrum", "svg": entry["svg"], "png": entry["png"],
-                     "data": {"title": f"Latency by percentile at {entry['load']}",
+                     "data": {"title": entry["title"],
                               "curves": curves}})
     return jobs
 

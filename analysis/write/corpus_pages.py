@@ -23,7 +23,7 @@ import yaml
 from analysis import atomic, compare, corpus, history
 from analysis.errors import LoadcurveError
 from analysis.read.comparison import find_comparisons, load_comparison
-from analysis.vocabulary import fmt_ms
+from analysis.vocabulary import fmt_ms, plain
 from analysis.write.pages import GENERATOR, is_generated
 from analysis.write.paths import (CELLS_CSV, COMPARISON_DATA_DIR, COMPARISONS_DIR,
                                   HISTORY_DATA_DIR, REGRESSIONS_DATA, SERIES_DIR,
@@ -117,12 +117,13 @@ class Reduce:
         by_system = ":" not in spec.baseline
         result = compare.compare_frames(a, b, metric=spec.metric, by_system=by_system)
         folder = f"{COMPARISON_ASSETS}/{spec.id}"
-        loads = [c.load for c in result]
+        loads = {c.load: f"{plain(c.offered_rate)} req/s offered" for c in result}
         spectra = [{"load": load, "svg": f"{folder}/spectrum-{load}.svg",
                     "png": f"{folder}/spectrum-{load}.png", "width": 700, "height": 400,
-                    "caption": f"Percentile spectrum at {load}, both sides",
-                    "alt": f"Latency (ms) by percentile at {load}: {spec.baseline} and "
-                           f"{spec.candidate}"} for load in dict.fromkeys(loads)]
+                    "caption": f"Percentile spectrum at {text}, both sides",
+                    "title": f"Latency by percentile at {text}",
+                    "alt": f"Latency (ms) by percentile at {text}: {spec.baseline} and "
+                           f"{spec.candidate}"} for load, text in loads.items()]
         curve = {"svg": f"{folder}/load-curve.svg", "png": f"{folder}/load-curve.png",
                  "alt": f"p50 and p99 latency (ms) against offered load: {spec.baseline} and "
                         f"{spec.candidate}, median of the repetitions"}
