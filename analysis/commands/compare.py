@@ -93,7 +93,7 @@ def run(args) -> int:
 
 
 HEADERS = {"load": "load", "system": "system", "a": "A", "b": "B", "change": "change (CI)",
-           "p": "p", "verdict": "verdict", "flags": "flags"}
+           "p": "p", "mann_whitney_p": "MW p", "verdict": "verdict", "flags": "flags"}
 
 
 def render(args, result, env, method, *, markdown: bool) -> str:
