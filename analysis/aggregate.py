@@ -300,6 +300,6 @@ def build_run(manifest, measured: dict[tuple[str, str], list[tuple[Repetition, A
                value_unit=unit, manifest_path=manifest_path,
                environment=manifest.environment, load_generator=manifest.load_generator,
                jfr_attribution=list(manifest.jfr_attribution), scenarios=[scenario],
-               warnings=list(warnings),
+               warnings=list(warnings), series=manifest.series, version=manifest.version,
                repetitions=max((c.repetition for c in manifest.cells), default=1),
                method=method)
