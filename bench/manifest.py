@@ -97,7 +97,7 @@ def default_title(systems: list[dict], service_ms: int, scenarios: list[dict]) -
 
 def default_description(systems: list[dict], service_ms: int, scenarios: list[dict]) -> str:
     if scenarios:
-        return ("Open-loop load against " + ", ".join(s["label"] for s in systems)
+        return ("Open-loop load against " + "; ".join(s["label"] for s in systems)
                 + ", each in its own JVM with the same heap and GC, serving one handler contract "
                 "(" + ", ".join(s["id"] for s in scenarios) + "): thread pools, virtual threads "
                 "and event loops side by side.")
@@ -155,7 +155,7 @@ HEADER = """\
 # Measured by bench/run.sh; regenerate with it rather than by hand.
 # Latencies are from each request's intended send time (open loop, the wrk2 method).
 # A cell is the requests whose intended send time falls in its window; per cell repetition,
-# <system>/<load>.<rep>.counts.json holds their outcomes, in-flight counts and CPU use, and
+# [<scenario>/]<system>/<load>.<rep>.counts.json holds their outcomes, in-flight counts and CPU use, and
 # the .hlog their latencies (untagged: answered in time; tag timeout; tag outside: context).
 """
 
