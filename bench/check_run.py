@@ -151,8 +151,11 @@ def check_cell(run_dir: Path, run: dict, cell: dict, checks: Checks) -> dict:
         done = sum(c["completed"] for c in intervals if c["phase"] == "window")
         checks.check(f"{name}: completions in the window within the pool's ceiling",
                      done <= n / s * duration + n, f"{done} > {n / s * duration + n:g}")
-    checks.check(f"{name}: JFR recording present",
-                 cell.get("jfr") is not None and (run_dir / cell["jfr"]).stat().st_size > 0)
+    if cell["repetition"] <= (run.get("method") or {}).get("jfr_repetitions", cell["repetition"]):
+        checks.check(f"{name}: JFR recording present",
+                     cell.get("jfr") is not None and (run_dir / cell["jfr"]).stat().st_size > 0)
+    else:
+        checks.check(f"{name}: no JFR recording beyond method.jfr_repetitions", cell.get("jfr") is None)
     return counts
 
 

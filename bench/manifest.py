@@ -63,6 +63,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--rates", required=True, help="comma-separated offered rates (req/s)")
     p.add_argument("--scenarios", help="bench/catalog.py's form; without: one implicit scenario")
     p.add_argument("--pool-threads", type=int, default=100)
+    p.add_argument("--jfr-repetitions", type=int)
     p.add_argument("--service-ms", required=True, type=int)
     p.add_argument("--warmup-s", required=True, type=float)
     p.add_argument("--duration-s", required=True, type=int)
@@ -197,6 +198,8 @@ def build(args, systems, load_points, env, cells, title, description, date, tags
     })
     if scenarios:
         run["method"]["pool_threads"] = args.pool_threads
+    if args.jfr_repetitions is not None and args.jfr_repetitions < args.repetitions:
+        run["method"]["jfr_repetitions"] = args.jfr_repetitions
     if any(c["jfr"] is not None for c in cells):
         run["jfr_attribution"] = [{"pattern": pattern, "label": label}
                                   for pattern, label in JFR_ATTRIBUTION]

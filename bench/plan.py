@@ -30,6 +30,11 @@ import catalog  # noqa: E402  (bench/ is put on the path just above)
 # start, the generator JVM's start, and the server's stop with its JFR dump (measured with
 # bench/run.sh on the 2-core development machine, fully busy: 2.8-4 s per cell).
 OVERHEAD_S = 5.0
+# The size a cell repetition adds to the run folder (measured on short runs of every target:
+# a JFR recording with bench/loadcurve.jfc is 220-360 KB, most of it the constant pools and
+# metadata that every recording carries; .hlog and counts file 10-30 KB together).
+JFR_KB = 450
+LOGS_KB = 30
 # A pool offered more than its ceiling (threads / service time) builds a queue its window
 # requests wait in up to the timeout, so its drain is estimated at the timeout; at or below the
 # ceiling, at one service time (measured: pool20 at 100 req/s drained in 0.4 s, at 800 in 15 s).
@@ -79,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout-s", type=float, default=15)
     p.add_argument("--service-ms", type=int, default=200)
     p.add_argument("--pool-threads", type=int, default=100)
+    p.add_argument("--jfr-repetitions", type=int, help="JFR in repetitions 1..N only (default all)")
     p.add_argument("--only", action="append", default=[])
     p.add_argument("--estimate", action="store_true")
     args = p.parse_args(argv)
@@ -93,8 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         drains = [drain_s(s, r, ms, args.timeout_s, args.pool_threads) for _, _, s, r, _, ms in order]
         total = sum(OVERHEAD_S + args.warmup_s + args.duration_s + d for d in drains)
         saturated = sum(1 for d in drains if d == args.timeout_s)
+        jfr_reps = args.repetitions if args.jfr_repetitions is None else args.jfr_repetitions
+        size_mb = sum(LOGS_KB + (JFR_KB if rep <= jfr_reps else 0) for rep, *_ in order) / 1024
         print(f"{len(order)} cell runs ({saturated} saturated, drained up to {args.timeout_s:g} s), "
-              f"about {total / 60:.0f} min ({total:.0f} s) plus any wait for a quiet host")
+              f"about {total / 60:.0f} min ({total:.0f} s) plus any wait for a quiet host, "
+              f"up to about {size_mb:.0f} MB")
         return 0
     for rep, sid, system, rate, endpoint, _ in order:
         print(rep, sid, system, rate, endpoint)

@@ -52,6 +52,8 @@ its estimated time first, about 16 minutes).
   --short             a quick check: rates 50,200, warm-up 1 s, 3 s windows, timeout 2 s,
                       2 repetitions
   --no-build          use the jars already built (bench/test.sh builds first)
+  --jfr-repetitions N record JFR in repetitions 1..N only (default: all), to keep a large
+                      run's size down; the others have jfr: null in run.yml
   --smoke             measure nothing: start each target once (its own JVM, the run's flags)
                       and GET each scenario's endpoint once; every answer must be a 200
   -h, --help          this text
@@ -93,6 +95,8 @@ DESCRIPTION=
 TAGS=jvm,virtual-threads,http
 BUILD=1
 SMOKE=0
+SMOKE_TMP=
+JFR_REPETITIONS=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --systems|--targets) SYSTEMS=$2; shift 2;;
@@ -117,11 +121,17 @@ while [[ $# -gt 0 ]]; do
         --short) RATES=50,200 WARMUP_S=1 DURATION_S=3 TIMEOUT_S=2 REPETITIONS=2; shift;;
         --no-build) BUILD=0; shift;;
         --smoke) SMOKE=1; shift;;
+        --jfr-repetitions) JFR_REPETITIONS=$2; shift 2;;
         -h|--help) usage; exit 0;;
         *) echo "error: unknown option $1 (see bench/run.sh --help)" >&2; exit 2;;
     esac
 done
 OUT=${OUT:-$ROOT/runs/$RUN_ID}
+# A smoke test writes nothing under runs/.
+if (( SMOKE )) && [[ $OUT == "$ROOT/runs/$RUN_ID" ]]; then
+    OUT=$(mktemp -d "${TMPDIR:-/tmp}/loadcurve-smoke.XXXXXX")
+    SMOKE_TMP=$OUT
+fi
 
 # Targets and scenarios are checked by plan.py below (bench/catalog.py knows them).
 IFS=, read -r -a RATE_LIST <<<"$RATES"
@@ -132,7 +142,8 @@ done
 # saturated cell (800 req/s for warm-up + window + drain) does not run into it.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-$(( $(ulimit -n) > 2000 ? $(ulimit -n) - 1000 : 1000 ))}
-for v in "$SERVICE_MS" "$DURATION_S" "$MAX_IN_FLIGHT" "$REPETITIONS" "$SEED" "$POOL_THREADS"; do
+JFR_REPETITIONS=${JFR_REPETITIONS:-$REPETITIONS}
+for v in "$SERVICE_MS" "$DURATION_S" "$MAX_IN_FLIGHT" "$REPETITIONS" "$SEED" "$POOL_THREADS" "$JFR_REPETITIONS"; do
     [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "error: '$v' must be a positive whole number" >&2; exit 2; }
 done
 [[ "$WARMUP_S" =~ ^[0-9]+$ ]] || { echo "error: --warmup-s '$WARMUP_S' must be whole seconds" >&2; exit 2; }
@@ -175,7 +186,7 @@ cleanup() {
             kill -KILL "$pid" 2>/dev/null || true
         fi
     done
-    rm -rf "$WORK"
+    rm -rf "$WORK" ${SMOKE_TMP:+"$SMOKE_TMP"}
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -234,8 +245,11 @@ measure_cell() {
     host_check=$("$PY" "$HERE/hostcheck.py" --threshold "$BUSY_THRESHOLD" --busy-wait-s "$BUSY_WAIT_S" \
         --on-busy "$ON_BUSY" --cell "$name") || exit 3
     echo "   host check: $host_check"
-    start_server "$system" "$WORK/$name.port" "$server_log" \
-        "-XX:StartFlightRecording=filename=$jfr_tmp,settings=$HERE/loadcurve.jfc,dumponexit=true"
+    local jfr_flags=()
+    if (( rep <= JFR_REPETITIONS )); then
+        jfr_flags=("-XX:StartFlightRecording=filename=$jfr_tmp,settings=$HERE/loadcurve.jfc,dumponexit=true")
+    fi
+    start_server "$system" "$WORK/$name.port" "$server_log" "${jfr_flags[@]}"
     port=$SERVER_PORT
     "${GENERATOR_NICE[@]}" "$BENCH_JAVA" "${GENERATOR_FLAGS[@]}" -jar "$LOADGEN_JAR" \
         --url "http://127.0.0.1:$port$endpoint" --rate "$rate" \
@@ -254,14 +268,20 @@ measure_cell() {
     GENERATOR_PID=
     sed -n 's/^loadgen: window/   window/p' "$WORK/$name.loadgen.log"
     stop_server
-    [[ -s "$jfr_tmp" ]] || { echo "error: no JFR recording from the server; its output:" >&2; cat "$server_log" >&2; exit 1; }
+    if (( rep <= JFR_REPETITIONS )); then
+        [[ -s "$jfr_tmp" ]] || { echo "error: no JFR recording from the server; its output:" >&2; cat "$server_log" >&2; exit 1; }
+        mv -f "$jfr_tmp" "$OUT/$name.jfr"
+    else
+        # Re-measured without a recording: an older one would not belong to these logs.
+        rm -f "$OUT/$name.jfr"
+    fi
     # Same filesystem: each rename is atomic, so a cell's files are old or new, never half.
-    mv -f "$jfr_tmp" "$OUT/$name.jfr"
     mv -f "$WORK/$name.hlog" "$OUT/$name.hlog"
     mv -f "$WORK/$name.counts.json" "$OUT/$name.counts.json"
 }
 
 plan_args=(--systems "$SYSTEMS" --repetitions "$REPETITIONS" --seed "$SEED" --pool-threads "$POOL_THREADS"
+    --jfr-repetitions "$JFR_REPETITIONS"
     --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S")
 if [[ -n "$SCENARIOS" ]]; then
     plan_args+=(--scenarios "$SCENARIOS")
@@ -317,7 +337,7 @@ manifest_args=(--run-dir "$OUT" --systems "$SYSTEMS" --rates "$RATES" --service-
     --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S"
     --max-in-flight "$MAX_IN_FLIGHT" --repetitions "$REPETITIONS" --seed "$SEED"
     --busy-threshold "$BUSY_THRESHOLD" --busy-wait-s "$BUSY_WAIT_S" --on-busy "$ON_BUSY" --java "$BENCH_JAVA"
-    --pool-threads "$POOL_THREADS"
+    --pool-threads "$POOL_THREADS" --jfr-repetitions "$JFR_REPETITIONS"
     --server-flags "${SERVER_FLAGS[*]} -XX:StartFlightRecording=settings=bench/loadcurve.jfc"
     --generator-flags "${GENERATOR_NICE[*]:+${GENERATOR_NICE[*]} }${GENERATOR_FLAGS[*]}" --tags "$TAGS")
 [[ -n "$SCENARIOS" ]] && manifest_args+=(--scenarios "$SCENARIOS")

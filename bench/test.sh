@@ -5,7 +5,7 @@
 # its own JVM as a run does and GET each scenario once (run.sh --smoke), then measure two short
 # runs into a temporary folder - a pool of 2 threads (ceiling 10 req/s) and virtual threads at
 # 5 and 200 req/s, 2 repetitions, 2 s timeout: pool2 at 200 req/s is saturated, none of its
-# window requests answered in time; and 2 targets x 2 scenarios, 1 repetition - and check with
+# window requests answered in time; and Vert.x in 2 scenarios, JFR in repetition 1 only - and check with
 # the analysis's reader that it reads what the harness wrote and that the counts agree. About
 # 3 minutes; closes with 'bench: N passed, N failed'.
 set -euo pipefail
@@ -47,7 +47,7 @@ fi
 java_passed=$((java_run - java_failed - java_errors - java_skipped))
 
 # The corpus's timing (README: the command that records it).
-CORPUS_TIMING="--warmup-s 5 --duration-s 12 --timeout-s 5"
+CORPUS_TIMING="--warmup-s 5 --duration-s 12 --timeout-s 5 --jfr-repetitions 1"
 echo "== the host check and the cells' order"
 sh_passed=0 sh_failed=0
 expect() {  # expect NAME COMMAND...: the command must succeed
@@ -97,9 +97,9 @@ echo "   ($smoke_passed of $expected_smoke answers in $(( $(date +%s) - smoke_st
 echo "== short run: bench/run.sh --short into $TMP (not runs/)"
 bash "$HERE/run.sh" bench-test --short --systems pool2,virtual --rates 5,200 --busy-wait-s 0 \
     --no-build --out "$TMP/bench-test"
-echo "== short run with scenarios: 2 targets x 2 scenarios, 1 repetition"
-bash "$HERE/run.sh" bench-scenarios --short --targets jdk-pool,vertx-eventloop \
-    --scenarios sleep:20,fanout-pekko:50 --repetitions 1 --busy-wait-s 0 --no-build \
+echo "== short run with scenarios: an event loop x 2 scenarios, 2 repetitions, JFR in the first"
+bash "$HERE/run.sh" bench-scenarios --short --targets vertx-eventloop \
+    --scenarios sleep:20,fanout-pekko:50 --jfr-repetitions 1 --busy-wait-s 0 --no-build \
     --out "$TMP/bench-scenarios"
 
 py_passed=0 py_failed=0 check_status=0
