@@ -45,7 +45,7 @@ SCENARIOS = {
     "sleep": ("Sleep 100 ms", "/sleep?ms=100", 100, 100, (250, 500, 1000, 1500),
               "Each request waits 100 ms (Thread.sleep on a thread-per-request target, the loop's "
               "timer on an event loop) and answers 3 bytes: the shape of a slow downstream call."),
-    "cpu": ("CPU ~1 ms", "/cpu", 1, None, (800,),
+    "cpu": ("CPU ~1 ms", "/cpu", 1, None, (500,),
             "Each request runs a fixed computation (600 rounds of a mixing loop, about 1 ms on the "
             "development machine) and answers its checksum: no wait, only work."),
     "json": ("JSON document", "/json", 0, None, (2000,),

@@ -151,6 +151,20 @@ done
     || { echo "error: --on-busy must be warn or refuse, not '$ON_BUSY'" >&2; exit 2; }
 [[ -x "$PY" ]] || { echo "error: no Python at $PY (run 'make bench', which installs .venv, or set PY)" >&2; exit 2; }
 
+# The cells' order (plan.py also checks --targets, --scenarios and --only, before any build).
+plan_args=(--systems "$SYSTEMS" --repetitions "$REPETITIONS" --seed "$SEED" --pool-threads "$POOL_THREADS"
+    --jfr-repetitions "$JFR_REPETITIONS"
+    --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S")
+if [[ -n "$SCENARIOS" ]]; then
+    plan_args+=(--scenarios "$SCENARIOS")
+else
+    plan_args+=(--rates "$RATES" --service-ms "$SERVICE_MS")
+fi
+for o in "${ONLY[@]}"; do plan_args+=(--only "$o"); done
+PLAN_TEXT=$("$PY" "$HERE/plan.py" "${plan_args[@]}") || exit 2
+mapfile -t PLAN <<<"$PLAN_TEXT"
+[[ -n "$PLAN_TEXT" ]] || { echo "error: no cell to measure (check --only)" >&2; exit 2; }
+
 find_jdk
 if (( BUILD )); then
     echo "== building bench/ with Maven on JDK $BENCH_JDK_FEATURE ($BENCH_JAVA_HOME)"
@@ -280,18 +294,6 @@ measure_cell() {
     mv -f "$WORK/$name.counts.json" "$OUT/$name.counts.json"
 }
 
-plan_args=(--systems "$SYSTEMS" --repetitions "$REPETITIONS" --seed "$SEED" --pool-threads "$POOL_THREADS"
-    --jfr-repetitions "$JFR_REPETITIONS"
-    --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S")
-if [[ -n "$SCENARIOS" ]]; then
-    plan_args+=(--scenarios "$SCENARIOS")
-else
-    plan_args+=(--rates "$RATES" --service-ms "$SERVICE_MS")
-fi
-for o in "${ONLY[@]}"; do plan_args+=(--only "$o"); done
-PLAN_TEXT=$("$PY" "$HERE/plan.py" "${plan_args[@]}") || exit 2
-mapfile -t PLAN <<<"$PLAN_TEXT"
-[[ -n "$PLAN_TEXT" ]] || { echo "error: no cell to measure (check --only)" >&2; exit 2; }
 
 if (( SMOKE )); then
     # Every target once, in its own JVM with the run's flags (no JFR): one GET per scenario

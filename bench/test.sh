@@ -47,7 +47,7 @@ fi
 java_passed=$((java_run - java_failed - java_errors - java_skipped))
 
 # The corpus's timing (README: the command that records it).
-CORPUS_TIMING="--warmup-s 5 --duration-s 12 --timeout-s 5 --jfr-repetitions 1"
+CORPUS_TIMING="--warmup-s 5 --duration-s 10 --timeout-s 5 --jfr-repetitions 1"
 echo "== the host check and the cells' order"
 sh_passed=0 sh_failed=0
 expect() {  # expect NAME COMMAND...: the command must succeed
