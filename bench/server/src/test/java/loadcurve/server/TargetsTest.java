@@ -43,6 +43,39 @@ class TargetsTest {
         }
     }
 
+    /**
+     * The thread model is what the id says: 12 concurrent 300 ms sleeps take three rounds on a
+     * pool of 4 threads, one round on virtual threads and on an event loop (whose timer never holds it).
+     */
+    @Test
+    void poolsQueueWhileVirtualThreadsAndEventLoopsDoNot() throws Exception {
+        try (HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+            for (String id : Targets.IDS) {
+                Targets.Running target = Targets.start(id, 4, 0, 64);
+                try {
+                    URI uri = URI.create("http://127.0.0.1:" + target.port() + "/sleep?ms=300");
+                    client.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.discarding());
+                    long start = System.nanoTime();
+                    java.util.List<java.util.concurrent.CompletableFuture<HttpResponse<Void>>> all = new java.util.ArrayList<>();
+                    for (int i = 0; i < 12; i++) {
+                        all.add(client.sendAsync(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.discarding()));
+                    }
+                    for (var f : all) {
+                        assertEquals(200, f.get(10, java.util.concurrent.TimeUnit.SECONDS).statusCode(), id);
+                    }
+                    long ms = (System.nanoTime() - start) / 1_000_000;
+                    if (id.endsWith("-pool")) {
+                        org.junit.jupiter.api.Assertions.assertTrue(ms >= 900, id + ": 12 sleeps on 4 threads in " + ms + " ms");
+                    } else {
+                        org.junit.jupiter.api.Assertions.assertTrue(ms < 850, id + ": 12 concurrent sleeps in " + ms + " ms");
+                    }
+                } finally {
+                    target.stop();
+                }
+            }
+        }
+    }
+
     @Test
     void targetsListenOnLoopbackOnlyAndRejectUnknownIds() throws Exception {
         Targets.Running target = Targets.start("jdk-pool", 1, 0, 16);
