@@ -13,6 +13,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The fan-out scenario: 2 parallel calls to a dependency, each answering after 1-4 ms, combined.
@@ -49,9 +50,19 @@ public final class Fanout {
     static CompletionStage<Long> call(long part) {
         CompletableFuture<Long> answer = new CompletableFuture<>();
         long delayUs = ThreadLocalRandom.current().nextLong(1_000, 4_001);
-        DEPENDENCY.schedule(() -> answer.complete(part * 1000), delayUs, TimeUnit.MICROSECONDS);
+        MAX_OUTSTANDING.accumulateAndGet(OUTSTANDING.incrementAndGet(), Math::max);
+        DEPENDENCY.schedule(() -> {
+            OUTSTANDING.decrementAndGet();
+            answer.complete(part * 1000);
+        }, delayUs, TimeUnit.MICROSECONDS);
         return answer;
     }
+
+    // Calls made and not yet answered, and the most at once: with one request at a time, 2
+    // shows that an orchestration makes its calls in parallel (ScenariosTest), whatever the
+    // machine's speed. Two atomic updates per call.
+    static final AtomicInteger OUTSTANDING = new AtomicInteger();
+    static final AtomicInteger MAX_OUTSTANDING = new AtomicInteger();
 
     static CompletionStage<Result> withFutures() {
         return call(1).thenCombine(call(2), Result::new);

@@ -192,42 +192,86 @@ public final class Targets {
         };
     }
 
-    // --- Vert.x 5: event loops (2 x cores, its default), its timer for the waits ---
+    // --- Vert.x 5: one HttpServer verticle per event loop (2 x cores), its timer for the waits ---
 
     static Running vertx(int port, int backlog) throws Exception {
         Vertx vertx = Vertx.vertx();
-        Scenarios.Timer timer = ms -> {
-            CompletableFuture<Void> done = new CompletableFuture<>();
-            vertx.setTimer(Math.max(1, ms), id -> done.complete(null));
-            return done;
-        };
-        io.vertx.core.http.HttpServer server = vertx.createHttpServer(new HttpServerOptions()
-                .setHost("127.0.0.1").setPort(port).setAcceptBacklog(backlog));
-        server.requestHandler(req -> {
-            io.vertx.core.Context context = vertx.getOrCreateContext();
-            Scenarios.async(req.path(), req.query(), timer).whenComplete((answer, error) ->
-                    // Back on the request's event loop: the fan-out completes on other threads.
-                    context.runOnContext(v -> {
-                        if (error != null) {
-                            req.response().setStatusCode(500).end("error\n");
-                            return;
-                        }
-                        req.response().setStatusCode(answer.status())
-                                .putHeader("Content-Type", answer.contentType())
-                                .end(io.vertx.core.buffer.Buffer.buffer(answer.body()));
-                    }));
-        });
-        io.vertx.core.http.HttpServer listening =
-                server.listen().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        // A server created outside a verticle serves every connection on one event loop; one
+        // verticle instance per event loop spreads them, as Netty's group does. Vert.x shares
+        // one listening socket among instances bound to the same port, but not to port 0 (each
+        // would get its own), so port 0 is first resolved to a free port.
+        int loops = io.vertx.core.VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE;
+        int listenPort = port;
+        if (listenPort == 0) {
+            try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                listenPort = probe.getLocalPort();
+            }
+        }
+        int chosen = listenPort;
+        java.util.List<VertxServer> servers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        await(vertx.deployVerticle(() -> {
+            VertxServer server = new VertxServer(chosen, backlog);
+            servers.add(server);
+            return server;
+        }, new io.vertx.core.DeploymentOptions().setInstances(loops)));
+        int bound = servers.get(0).actualPort;
+        for (VertxServer server : servers) {
+            if (server.actualPort != bound) {
+                vertx.close();
+                throw new IllegalStateException("Vert.x instances listen on different ports: "
+                        + servers.stream().map(x -> x.actualPort).toList());
+            }
+        }
         return new Running() {
             public int port() {
-                return listening.actualPort();
+                return bound;
             }
 
             public void stop() throws Exception {
-                vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                await(vertx.close());
             }
         };
+    }
+
+    private static <T> T await(io.vertx.core.Future<T> future) throws Exception {
+        return future.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    private static final class VertxServer extends io.vertx.core.VerticleBase {
+        private final int port;
+        private final int backlog;
+        volatile int actualPort;
+
+        VertxServer(int port, int backlog) {
+            this.port = port;
+            this.backlog = backlog;
+        }
+
+        @Override
+        public io.vertx.core.Future<?> start() {
+            Scenarios.Timer timer = ms -> {
+                CompletableFuture<Void> done = new CompletableFuture<>();
+                vertx.setTimer(Math.max(1, ms), id -> done.complete(null));
+                return done;
+            };
+            return vertx.createHttpServer(new HttpServerOptions()
+                            .setHost("127.0.0.1").setPort(port).setAcceptBacklog(backlog))
+                    .requestHandler(req -> Scenarios.async(req.path(), req.query(), timer)
+                            .whenComplete((answer, error) ->
+                                    // Back on this verticle's event loop: the fan-out completes
+                                    // on other threads.
+                                    context.runOnContext(v -> {
+                                        if (error != null) {
+                                            req.response().setStatusCode(500).end("error\n");
+                                            return;
+                                        }
+                                        req.response().setStatusCode(answer.status())
+                                                .putHeader("Content-Type", answer.contentType())
+                                                .end(io.vertx.core.buffer.Buffer.buffer(answer.body()));
+                                    })))
+                    .listen()
+                    .onSuccess(server -> actualPort = server.actualPort());
+        }
     }
 
     // --- Netty 4.2: NIO event loops (2 x cores, its default), the channel's loop as timer ---
