@@ -40,8 +40,10 @@ analyse: $(VENV)/.installed
 	$(PY) -m analysis build --runs $(RUNS)
 	$(PY) scripts/tag_feeds.py
 
-site: analyse jekyll-deps
-	LOADCURVE_URL="$(URL)" bash scripts/build-site.sh
+# A run that fails gets no page; the site is still built from the others, then make fails with
+# the errors listed last (scripts/site.sh).
+site: $(VENV)/.installed jekyll-deps
+	LOADCURVE_URL="$(URL)" PY=$(PY) RUNS=$(RUNS) bash scripts/site.sh
 
 serve: analyse jekyll-deps
 	bash scripts/jekyll.sh serve --host 127.0.0.1

@@ -2,22 +2,20 @@
 
 Inputs are histograms and intervals from the HDR layer (values in the run's recorded unit);
 outputs are model objects (analysis/model.py) in milliseconds at full precision. Rounding for
-display happens once, in the writers. Conversion from the recorded unit happens once, here, at output.
+display happens once, in the writers. Conversion from the recorded unit happens once, here (and in overload.censored_stats).
 """
 from __future__ import annotations
 
 import math
-import statistics
 from typing import Any, Iterable, Sequence
 
-from analysis.model import (Accounting, Cell, InFlight, LatencyStats, LoadPoint, Missing,
-                            Percentile, Repetition, Run, Saturation, Scenario, Spread, System)
+from analysis import overload
+from analysis.model import (Accounting, Cell, HostHealth, InFlight, LatencyStats, LoadPoint,
+                            Missing, Percentile, Repetition, Run, Saturation, Scenario, System)
+from analysis.read.hdr.histogram import percentile_target_count
 from analysis.read.manifest import UNITS_PER_MS
 from analysis.vocabulary import PERCENTILES, SERIES_PERCENTILES
 
-# A row whose achieved rate is below this share of the offered rate is saturated: its
-# latencies describe a queue, not the service.
-SATURATION_SHARE = 0.9
 # A percentile with fewer samples than this beyond it is noise (credibility.md).
 LOW_SAMPLE_BEYOND = 10
 
@@ -27,14 +25,17 @@ def to_ms(value: float | None, value_unit: str) -> float | None:
 
 
 def histogram_stats(h, value_unit: str) -> LatencyStats:
-    """count, min/percentiles/max/mean/stddev in ms of one histogram (None when it is empty)."""
+    """The statistics of one histogram whose every value is a measured latency (schema 1: no
+    request is known to be unanswered, so nothing is censored); None values when empty."""
     count = int(h.total_count)
     empty = count == 0
-    percentiles = {name: Percentile(None if empty else to_ms(h.value_at_percentile(p), value_unit))
+
+    def ms(v):
+        return Percentile(None if empty else to_ms(v, value_unit))
+    percentiles = {name: ms(h.value_at_percentile(p) if not empty else None)
                    for name, p, _ in PERCENTILES}
     return LatencyStats(count=count, percentiles=percentiles,
-                        max_ms=None if empty else to_ms(h.max, value_unit),
-                        mean_ms=None if empty else to_ms(h.mean, value_unit),
+                        max=ms(None if empty else h.max), mean=ms(None if empty else h.mean),
                         stddev_ms=None if empty else to_ms(h.stddev, value_unit))
 
 
@@ -49,15 +50,6 @@ def achieved_rate(count: int, duration_s: float) -> float:
     return count / duration_s
 
 
-def is_saturated(achieved: float, offered: float) -> bool:
-    return achieved < SATURATION_SHARE * offered
-
-
-def saturation(achieved: float, offered: float) -> Saturation:
-    saturated = is_saturated(achieved, offered)
-    return Saturation(saturated, "throughput" if saturated else None)
-
-
 def _sum_known(values: Iterable[int | None]) -> int | None:
     values = list(values)
     return None if any(v is None for v in values) else sum(values)
@@ -69,58 +61,107 @@ def total_accounting(repetitions: Sequence[Accounting]) -> Accounting:
                          for name in ("sent", "completed", "timed_out", "errors", "not_sent")})
 
 
-def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: float,
-               duration_s: float, merged: LatencyStats, repetitions: list[Repetition],
-               spectrum: list[tuple[float, float]], in_flight_cap: float | None) -> Cell:
-    """One (load point, system) cell from its repetitions.
+def _median(values: Iterable[float | None]) -> float | None:
+    spread = overload.number_spread(list(values))
+    return None if spread is None else spread[1]
 
-    `merged` is histogram_stats of all repetitions together. With several repetitions the
-    achieved rate is over their total duration, and the spread of p99 and achieved rate across
-    them is given as min / median / max. The JFR summary is the first repetition's (recordings
-    are not additive).
-    """
+
+def cell_stats(repetitions: Sequence[Repetition]) -> LatencyStats:
+    """A cell's statistics: each the median of its repetitions' (a censored repetition sorts
+    above every value, overload.spread); counts summed. One repetition: its own."""
+    if len(repetitions) == 1:
+        return repetitions[0].stats
+    stats = [r.stats for r in repetitions]
+    spreads = overload.repetition_spreads(stats)
+    return LatencyStats(
+        count=sum(s.count for s in stats),
+        percentiles={name: spreads[name].median for name, _, _ in PERCENTILES},
+        max=spreads["max"].median, mean=spreads["mean"].median,
+        stddev_ms=_median(s.stddev_ms for s in stats),
+        completed=_sum_known(s.completed for s in stats),
+        timed_out=sum(s.timed_out for s in stats), errors=sum(s.errors for s in stats))
+
+
+def queue_verdict(repetitions: Sequence[Repetition]) -> overload.QueueTest | None:
+    """The queue rule holds for a cell when it holds in more than half of its repetitions; the
+    test returned (for its sentence) is the growing one with the median slope."""
+    tests = [r.queue for r in repetitions if r.queue is not None]
+    growing = sorted((t for t in tests if t.grows), key=lambda t: t.slope_per_s)
+    if not tests or 2 * len(growing) <= len(tests):
+        return None
+    return growing[len(growing) // 2]
+
+
+def cell_host(repetitions: Sequence[Repetition]) -> HostHealth | None:
+    """Host busy when any repetition's host was; the figures are the repetitions' medians."""
+    hosts = [r.host for r in repetitions if r.host is not None]
+    if not hosts:
+        return None
+    busy = next((h for h in hosts if h.host_busy), None)
+    return HostHealth(
+        machine_cpu=_median(h.machine_cpu for h in hosts),
+        server_cpu=_median(h.server_cpu for h in hosts),
+        generator_cpu=_median(h.generator_cpu for h in hosts),
+        unexplained=_median(h.unexplained for h in hosts),
+        host_busy=busy is not None, reason=busy.reason if busy else None,
+        send_lag_p99_ms=_median(h.send_lag_p99_ms for h in hosts))
+
+
+def cell_in_flight(repetitions: Sequence[Repetition], goodput: float, mean: Percentile,
+                   saturated: bool) -> InFlight:
+    """Measured in flight (medians of the repetitions' window mean, start and end; the largest
+    max) with overload.in_flight's Little's-law check (only on cells not saturated)."""
+    measured = [r.in_flight for r in repetitions if r.in_flight is not None]
+    maxima = [f.measured_max for f in measured if f.measured_max is not None]
+    return overload.in_flight(
+        _median(f.measured_mean for f in measured), max(maxima) if maxima else None,
+        _median(f.at_window_start for f in measured), _median(f.at_window_end for f in measured),
+        goodput, mean, saturated)
+
+
+def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: float,
+               repetitions: list[Repetition], spectrum: list[tuple[float, float, bool]],
+               baseline_p50_ms: float | None, service_time_ms: float | None,
+               baseline_p50: Percentile | None = None) -> Cell:
+    """One (load point, system) cell from its repetitions: every statistic the median of the
+    repetitions' with its spread, counts summed, saturation by overload.saturation's rules
+    (throughput, queue, latency against `baseline_p50_ms`, the system's p50 at its lowest
+    load), in flight measured, host health, and where the time went (service time: the run's
+    service_time_ms, else that lowest-load p50). The JFR summary is the first repetition's
+    (recordings are not additive)."""
     n = len(repetitions)
-    count = merged.count
-    rate = achieved_rate(count, duration_s * n)
+    stats = cell_stats(repetitions)
+    spreads = overload.repetition_spreads([r.stats for r in repetitions]) if n > 1 else {}
+    rate_spread = overload.number_spread([r.achieved_rate for r in repetitions])
+    goodput = rate_spread[1]
+    server = _median(r.server_completion_rate for r in repetitions)
     accounting = total_accounting([r.accounting for r in repetitions])
     drops = drop_pct = None
-    if accounting.sent is not None:
-        # Values recorded below sent: lost, errored or timed out before a latency was taken.
-        drops = max(accounting.sent - count, 0)
+    if accounting.completed is not None:
+        drops = (accounting.timed_out or 0) + (accounting.errors or 0)
+    elif accounting.sent is not None:
+        # schema 1: values recorded below sent: lost, errored or timed out
+        drops = max(accounting.sent - stats.count, 0)
+    if drops is not None and accounting.sent is not None:
         drop_pct = 100.0 * drops / accounting.sent if accounting.sent else 0.0
-    spread = {}
-    if n > 1:
-        spread["p99_ms"] = spread_of([r.stats.value("p99_ms") for r in repetitions
-                                      if r.stats.value("p99_ms") is not None])
-        spread["achieved_rate"] = spread_of([achieved_rate(r.stats.count, duration_s)
-                                             for r in repetitions])
+    sat = overload.saturation(goodput, offered_rate, queue_verdict(repetitions),
+                              stats.get("p50"), baseline_p50_ms)
+    sat = Saturation(sat.saturated, sat.reasons, sat.sentences)
+    service = overload.service_time(service_time_ms, baseline_p50 or Percentile())
     first = repetitions[0]
     return Cell(scenario=scenario, system=system, load=load, repetitions=repetitions,
-                stats=merged, achieved_rate=rate, saturation=saturation(rate, offered_rate),
-                low_sample=low_sample_percentiles(count), accounting=accounting, drops=drops,
-                drop_pct=drop_pct, spread=spread,
-                in_flight=littles_law(achieved=rate, mean_ms=merged.mean_ms,
-                                      in_flight_cap=in_flight_cap),
-                spectrum=spectrum, jvm=first.jvm, gc_pauses=first.gc_pauses)
-
-
-def spread_of(values: Sequence[float]) -> Spread:
-    if not values:
-        return Spread(None, None, None)
-    return Spread(min(values), statistics.median(values), max(values))
-
-
-def littles_law(*, achieved: float, mean_ms: float | None,
-                in_flight_cap: float | None) -> InFlight | None:
-    """In-flight = throughput x latency. With a cap on requests in flight (the generator's
-    connections), a row whose implied in-flight exceeds the cap cannot have achieved its rate."""
-    if mean_ms is None:
-        return None
-    in_flight = achieved * mean_ms / 1000.0
-    if not in_flight_cap:
-        return InFlight(in_flight)
-    return InFlight(in_flight, in_flight_cap,
-                    in_flight <= in_flight_cap * 1.05)  # 5 %: rounding and ramp edges
+                stats=stats, achieved_rate=goodput, saturation=sat,
+                low_sample=low_sample_percentiles(min(r.stats.count for r in repetitions)),
+                accounting=accounting, drops=drops, drop_pct=drop_pct, spread=spreads,
+                rate_spread=rate_spread if n > 1 else None,
+                repetitions_disagree=overload.repetitions_disagree(spreads, sat.saturated)
+                if spreads else False,
+                in_flight=cell_in_flight(repetitions, goodput, stats.mean, sat.saturated),
+                spectrum=spectrum, jvm=first.jvm, gc_pauses=first.gc_pauses,
+                host=cell_host(repetitions), server_completion_rate=server,
+                time_split=None if service is None else overload.where_the_time_went(
+                    stats.mean, stats.get("p99"), service),
+                timeout_ms=first.timeout_ms)
 
 
 def predicted_ceiling(concurrency_limit: int | None, service_time_ms: float | None) -> float | None:
@@ -131,10 +172,11 @@ def predicted_ceiling(concurrency_limit: int | None, service_time_ms: float | No
 
 
 def fill_system(system: System, *, service_time_ms: float | None,
-                achieved_rates: Sequence[float]) -> None:
-    """The system's predicted ceiling, its measured peak and how far apart they are."""
+                achieved_rates: Sequence[float | None]) -> None:
+    """The system's predicted ceiling, its measured peak (the highest server completion rate;
+    schema 1: achieved rate) and how far apart they are."""
     predicted = predicted_ceiling(system.concurrency_limit, service_time_ms)
-    peak = max(achieved_rates) if achieved_rates else None
+    peak = overload.measured_ceiling(list(achieved_rates))
     vs = None
     if predicted is not None and peak is not None:
         vs = (peak - predicted) / predicted * 100.0
@@ -177,16 +219,31 @@ def spectrum_percentiles(count: int, per_decade: int = 10) -> list[float]:
     return out
 
 
-def percentile_spectrum(h, value_unit: str) -> list[tuple[float, float]]:
-    """(percentile, value in ms) pairs, ending with (100, max)."""
-    count = int(h.total_count)
-    if count == 0:
+def percentile_spectrum(h, value_unit: str, timed_out: int = 0,
+                        timeout_ms: float | None = None) -> list[tuple[float, float, bool]]:
+    """(percentile, value in ms, censored) points, ending with the max. With `timed_out`
+    requests beyond the completed ones in `h`, the population is both, and a percentile whose
+    rank falls among the timed-out requests is drawn at the timeout, censored (a lower bound)."""
+    completed = int(h.total_count)
+    population = completed + timed_out
+    if population == 0:
         return []
-    percentiles = spectrum_percentiles(count)
-    many = getattr(h, "values_at_percentiles", None)  # one pass over the counts when offered
-    values = list(many(percentiles)) if many else [h.value_at_percentile(p) for p in percentiles]
-    points = [(p, to_ms(float(v), value_unit)) for p, v in zip(percentiles, values)]
-    points.append((100.0, to_ms(h.max, value_unit)))
+    percentiles = spectrum_percentiles(population)
+    if timed_out == 0 or timeout_ms is None:
+        many = getattr(h, "values_at_percentiles", None)  # one pass over the counts
+        values = list(many(percentiles)) if many else [h.value_at_percentile(p)
+                                                       for p in percentiles]
+        points = [(p, to_ms(float(v), value_unit), False) for p, v in zip(percentiles, values)]
+        points.append((100.0, to_ms(h.max, value_unit), False))
+        return points
+    points = []
+    for p in percentiles:
+        target = percentile_target_count(p, population)
+        if target > completed:
+            points.append((p, float(timeout_ms), True))
+        else:
+            points.append((p, to_ms(overload.value_at_count(h, target), value_unit), False))
+    points.append((100.0, float(timeout_ms), True))
     return points
 
 
@@ -198,9 +255,10 @@ def build_run(manifest, measured: dict[tuple[str, str], list[tuple[Repetition, A
               combine=None, *, missing: Sequence[Missing] = (), warnings: Sequence[str] = (),
               manifest_path: str = "") -> Run:
     """The run model from run.yml and the repetitions read for each (load, system): the grid is
-    joined here, once. `measured` pairs each repetition with its histogram; `combine` adds
-    histograms (the HDR layer's sum, as Java adds them). Without `measured`: the run's shape
-    only (systems, load points), as new-post drafts it before any analysis."""
+    joined here, once. `measured` pairs each repetition with its histogram (of the completed
+    requests); `combine` adds histograms (the HDR layer's sum, as Java adds them) for the
+    cell's spectrum. Without `measured`: the run's shape only (systems, load points), as
+    new-post drafts it before any analysis."""
     measured = measured or {}
     unit = manifest.value_unit
     cap = manifest.load_generator.get("connections")
@@ -211,28 +269,37 @@ def build_run(manifest, measured: dict[tuple[str, str], list[tuple[Repetition, A
     scenario = Scenario(id=None, label=None, description=None,
                         service_time_ms=manifest.service_time_ms, systems=systems,
                         load_points=load_points, missing=list(missing))
-    for lp in load_points:
-        for system in systems:
+    by_rate = sorted(load_points, key=lambda lp: lp.offered_rate)
+    for system in systems:
+        # the latency rule's baseline: this system's p50 at its lowest measured load
+        lowest = next((measured[(lp.id, system.id)] for lp in by_rate
+                       if measured.get((lp.id, system.id))), None)
+        baseline = cell_stats([r for r, _ in lowest]).get("p50") if lowest else Percentile()
+        system.baseline_p50_ms = baseline.value_ms
+        for lp in load_points:
             pairs = measured.get((lp.id, system.id))
             if not pairs:
                 continue
             reps = [rep for rep, _ in pairs]
             merged_h = combine([h for _, h in pairs])
-            # One repetition (the usual case): its histogram is the merged one, stats and all.
-            merged = reps[0].stats if len(reps) == 1 else histogram_stats(merged_h, unit)
-            scenario.cells[(lp.id, system.id)] = build_cell(
-                scenario=None, system=system.id, load=lp.id, offered_rate=lp.offered_rate,
-                duration_s=lp.duration_s, merged=merged, repetitions=reps,
-                spectrum=percentile_spectrum(merged_h, unit), in_flight_cap=cap)
-    for system in systems:
+            spectrum = percentile_spectrum(merged_h, unit, sum(r.stats.timed_out for r in reps),
+                                           reps[0].timeout_ms)
+            cell = build_cell(scenario=None, system=system.id, load=lp.id,
+                              offered_rate=lp.offered_rate, repetitions=reps, spectrum=spectrum,
+                              baseline_p50_ms=baseline.value_ms, baseline_p50=baseline,
+                              service_time_ms=manifest.service_time_ms)
+            cell.in_flight_cap = cap
+            scenario.cells[(lp.id, system.id)] = cell
+        cells = [c for c in scenario.measured() if c.system == system.id]
         fill_system(system, service_time_ms=manifest.service_time_ms,
-                    achieved_rates=[c.achieved_rate for c in scenario.measured()
-                                    if c.system == system.id])
+                    achieved_rates=[c.server_completion_rate if c.server_completion_rate
+                                    is not None else c.achieved_rate for c in cells])
+    method = getattr(manifest, "method", None)
     return Run(id=manifest.run_id, title=manifest.title, date=manifest.date,
                description=manifest.description, tags=list(manifest.tags),
                value_unit=unit, manifest_path=manifest_path,
                environment=manifest.environment, load_generator=manifest.load_generator,
                jfr_attribution=list(manifest.jfr_attribution), scenarios=[scenario],
                warnings=list(warnings),
-               repetitions=max((c.repetition for c in manifest.cells), default=1))
-
+               repetitions=max((c.repetition for c in manifest.cells), default=1),
+               method=method)

@@ -1,29 +1,39 @@
-"""Read one run's inputs (.hlog, optional JFR) and aggregate them: the I/O side of aggregate.py.
+"""Read one run's inputs (.hlog, counts, optional JFR) and aggregate them: the I/O side of
+aggregate.py.
 
 `analyse_run(manifest, site_root)` returns the run model (analysis/model.py), which the writers
 turn into `_data/runs/<id>.yml`, CSV, charts and the report page. A cell whose `.hlog` is
-missing is listed under `missing` and left out; a `.hlog` that cannot be read fails the run with
-an HlogError naming it.
+missing is listed under `missing` and left out; a `.hlog` or counts file that cannot be read
+fails the run with an error naming it.
+
+Per repetition of a schema-2 run (a `counts` file beside the log): the population is the
+window's requests; the untagged intervals hold those answered in time, the counts file how many
+timed out or errored, so the statistics are censored at the timeout where the rank falls among
+unanswered requests (overload.censored_stats). The JFR figures are those of the window
+(summarize_jfr(window=...)), with the warm-up's apart. Schema 1: every recorded value is a
+latency, nothing is censored, the queue rule runs on the per-interval p50.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from analysis import aggregate
+from analysis import aggregate, overload
 from analysis.errors import HlogError
-from analysis.model import Accounting, Jvm, Missing, Repetition, Run
+from analysis.model import Accounting, InFlight, Jvm, JvmWindow, Missing, Repetition, Run
+from analysis.read.counts import Counts, read_counts
 from analysis.read.hdr.double import sum_double_histograms
 from analysis.read.hdr.histogram import Histogram, sum_histograms
 from analysis.read.hdr.log import read_hlog
 from analysis.read.jfr import summarize_jfr
-from analysis.read.manifest import Manifest, default_jfr
+from analysis.read.manifest import UNITS_PER_MS, Manifest, default_jfr
 from analysis.write.paths import repo_relative
 
 
 # What of a JFR summary goes into _data (kept small: no pause lists, no warnings).
 JVM_KEYS = ("jdk", "duration_s", "truncated", "gc", "safepoint", "cpu", "allocation_rate_mb_s",
-            "threads", "samples", "hot_methods", "attribution")
+            "threads", "samples", "hot_methods", "attribution", "window", "warmup")
 HOT_METHODS_IN_DATA = 5
 
 
@@ -46,6 +56,8 @@ def jvm_for_data(summary: dict[str, Any]) -> dict[str, Any]:
         value = summary[key]
         if key == "gc" and isinstance(value, dict):
             value = {k: v for k, v in value.items() if k != "pauses"}
+        if key == "warmup" and isinstance(value, dict) and isinstance(value.get("gc"), dict):
+            value = {**value, "gc": {k: v for k, v in value["gc"].items() if k != "pauses"}}
         if key == "hot_methods" and isinstance(value, list):
             value = value[:HOT_METHODS_IN_DATA]
         out[key] = _rounded(value)
@@ -85,9 +97,28 @@ def front_matter_like(path: Path) -> bool:
         return f.readline().rstrip() == b"---"
 
 
+def jvm_window(summary: dict[str, Any]) -> JvmWindow:
+    """The JVM figures of a summary taken with summarize_jfr(window=...): inside the window."""
+    gc, sp, cpu = summary.get("gc") or {}, summary.get("safepoint") or {}, summary.get("cpu") or {}
+    jvm_cpu = None
+    if cpu.get("jvm_user") is not None and cpu.get("jvm_system") is not None:
+        jvm_cpu = cpu["jvm_user"] + cpu["jvm_system"]
+    return JvmWindow(gc_pause_max_ms=gc.get("pause_max_ms"),
+                     gc_pause_total_ms=gc.get("pause_total_ms"), gc_count=gc.get("count"),
+                     safepoint_total_ms=sp.get("total_ms") if sp.get("recorded", True) else None,
+                     jvm_cpu=jvm_cpu, machine_cpu=cpu.get("machine"),
+                     allocation_rate_mb_s=summary.get("allocation_rate_mb_s"))
+
+
+def timeout_ms(manifest: Manifest, counts: Counts | None) -> float | None:
+    if counts is not None and counts.timeout_s is not None:
+        return counts.timeout_s * 1000.0
+    t = manifest.load_generator.get("timeout_s")
+    return None if t is None else float(t) * 1000.0
+
+
 def analyse_run(manifest: Manifest, site_root: Path) -> Run:
     """Read every cell's inputs and build the run model (aggregate.build_run)."""
-    unit = manifest.value_unit
     warnings: list[str] = []
     if front_matter_like(manifest.path):
         warnings.append(f"{repo_relative(manifest.path, site_root)}:1: starts with a '---' line: "
@@ -95,7 +126,6 @@ def analyse_run(manifest: Manifest, site_root: Path) -> Run:
                         f"it; delete that line (YAML does not need it)")
     missing: list[Missing] = []
     measured: dict[tuple[str, str], list[tuple[Repetition, Any]]] = {}
-    durations = {lp.id: lp.duration_s for lp in manifest.load_points}
     for cell in manifest.cells:
         path = manifest.resolve(cell.hlog)
         rel = repo_relative(path, site_root)
@@ -103,31 +133,89 @@ def analyse_run(manifest: Manifest, site_root: Path) -> Run:
             missing.append(Missing(cell.load, cell.system, rel))
             warnings.append(f"{rel}: missing; cell {cell.system}/{cell.load} left out")
             continue
-        log = read_hlog(path)
-        for w in log.warnings:
-            warnings.append(f"{rel}: {w}")
-        intervals = log.select(cell.tag)
-        if not intervals:
-            tags = ", ".join("untagged" if t is None else repr(t) for t in log.tags()) or "none"
-            raise HlogError(f"no intervals with tag {cell.tag!r} (tags in the file: {tags})",
-                            path=rel, hint=f"set `tag:` for cell {cell.system}/{cell.load} in run.yml")
-        histogram = log.merged(tag=cell.tag)
-        jvm = gc_pauses = None
-        jfr_rel = default_jfr(manifest, cell)
-        if jfr_rel is not None:
-            summary = summarize_jfr(manifest.resolve(jfr_rel),
-                                    [(a["pattern"], a["label"]) for a in manifest.jfr_attribution])
-            jvm = Jvm(repo_relative(manifest.resolve(jfr_rel), site_root), jvm_for_data(summary))
-            for w in summary.get("warnings") or []:
-                warnings.append(f"{jvm.source}: {w}")
-            gc_pauses = pauses_on_series_axis(summary, intervals[0].start_ms / 1000.0,
-                                              sum(iv.length_s for iv in intervals))
-        stats = aggregate.histogram_stats(histogram, unit)
-        repetition = Repetition(
-            index=cell.repetition, source=rel, stats=stats,
-            achieved_rate=aggregate.achieved_rate(stats.count, durations[cell.load]),
-            accounting=Accounting(sent=cell.sent, errors=cell.errors, timed_out=cell.timeouts),
-            series=aggregate.interval_series(intervals, unit), jvm=jvm, gc_pauses=gc_pauses)
-        measured.setdefault((cell.load, cell.system), []).append((repetition, histogram))
+        pair = read_repetition(manifest, cell, path, rel, site_root, warnings)
+        measured.setdefault((cell.load, cell.system), []).append(pair)
     return aggregate.build_run(manifest, measured, combine, missing=missing, warnings=warnings,
                                manifest_path=repo_relative(manifest.path, site_root))
+
+
+def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: Path,
+                    warnings: list[str]) -> tuple[Repetition, Any]:
+    """One cell repetition: its log, counts (schema 2) and JFR -> (Repetition, histogram of
+    the completed requests)."""
+    unit = manifest.value_unit
+    lp = manifest.load_point(cell.load)
+    counts = read_counts(manifest.resolve(cell.counts)) if cell.counts else None
+    log = read_hlog(path)
+    for w in log.warnings:
+        warnings.append(f"{rel}: {w}")
+    intervals = log.select(cell.tag)
+    if not intervals:
+        tags = ", ".join("untagged" if t is None else repr(t) for t in log.tags()) or "none"
+        raise HlogError(f"no intervals with tag {cell.tag!r} (tags in the file: {tags})",
+                        path=rel, hint=f"set `tag:` for cell {cell.system}/{cell.load} in run.yml")
+    histogram = log.merged(tag=cell.tag)
+    window_ns = counts.window_epoch_ns() if counts is not None else None
+    if window_ns is not None:
+        # plot (and count pauses in) the window and the drain: warm-up intervals hold no window
+        # request
+        start_ms = window_ns[0] / 1e6 - 1.0
+        intervals = [iv for iv in intervals if iv.start_ms >= start_ms] or intervals
+    series = aggregate.interval_series(intervals, unit)
+    if counts is not None:
+        # the generator's figures of the same 1 s intervals (t_s: s since the log's StartTime)
+        by_t = {round(c.t_s, 1): c for c in counts.intervals}
+        for row, iv in zip(series, intervals):
+            c = by_t.get(round(iv.start_s, 1))
+            row["timed_out"] = c.timed_out if c else None
+            row["in_flight_mean"] = c.in_flight_mean if c else None
+    span_s = sum(iv.length_s for iv in intervals)
+    jvm = gc_pauses = None
+    summary = None
+    jfr_rel = default_jfr(manifest, cell)
+    if jfr_rel is not None:
+        summary = summarize_jfr(manifest.resolve(jfr_rel),
+                                [(a["pattern"], a["label"]) for a in manifest.jfr_attribution],
+                                window=window_ns)
+        jvm = Jvm(repo_relative(manifest.resolve(jfr_rel), site_root), jvm_for_data(summary),
+                  jvm_window(summary) if window_ns is not None else None)
+        for w in summary.get("warnings") or []:
+            warnings.append(f"{jvm.source}: {w}")
+        gc_pauses = pauses_on_series_axis(summary, intervals[0].start_ms / 1000.0, span_s)
+    tmo = timeout_ms(manifest, counts)
+    if counts is None:
+        stats = aggregate.histogram_stats(histogram, unit)
+        p50s = [(r["t_s"], r["p50_ms"]) for r in series if r["p50_ms"] is not None]
+        return Repetition(
+            index=cell.repetition, source=rel, stats=stats,
+            achieved_rate=aggregate.achieved_rate(stats.count, lp.duration_s),
+            accounting=Accounting(sent=cell.sent, errors=cell.errors, timed_out=cell.timeouts),
+            series=series, jvm=jvm, gc_pauses=gc_pauses, timeout_ms=tmo,
+            queue=overload.queue_growth_from_p50([t for t, _ in p50s], [v for _, v in p50s],
+                                                 lp.offered_rate)), histogram
+    w = counts.window
+    if tmo is None:
+        raise HlogError("the counts file gives no timeout_s and run.yml no load_generator."
+                        "timeout_s: timed-out requests cannot be placed", path=rel)
+    stats = overload.censored_stats(histogram, w.timed_out, tmo, 1.0 / UNITS_PER_MS[unit],
+                                    w.errors)
+    window_s = w.duration_s or lp.duration_s
+    rates = overload.achieved_rates(w.completed, window_s, counts.server_completions_window)
+    win = counts.window_intervals()
+    queue = overload.queue_growth([iv.t_s for iv in win], [iv.in_flight_mean for iv in win],
+                                  lp.offered_rate)
+    machine, server, generator = overload.host_figures(
+        (summary or {}).get("cpu"), counts.machine_cpu_share_window,
+        counts.server_cpu_share_window, counts.generator_cpu_share_window)
+    host = overload.host_health(machine, server, generator)
+    lag = counts.send_lag_us_window.p99
+    host = replace(host, send_lag_p99_ms=None if lag is None else lag / 1000.0)
+    fl = counts.in_flight
+    return Repetition(
+        index=cell.repetition, source=rel, stats=stats, achieved_rate=rates.goodput_rps,
+        accounting=Accounting(sent=w.sent, completed=w.completed, timed_out=w.timed_out,
+                              errors=w.errors, not_sent=w.not_sent),
+        series=series, jvm=jvm, gc_pauses=gc_pauses, host=host,
+        in_flight=InFlight(fl.window_mean, fl.window_max, fl.at_window_start, fl.at_window_end),
+        server_completion_rate=rates.server_completion_rps, queue=queue,
+        timeout_ms=tmo), histogram

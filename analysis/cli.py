@@ -28,6 +28,9 @@ COMMANDS = {
     "jfr": ("analysis.commands.jfr",
             "Summarise one JFR recording: GC pauses, safepoints, CPU, allocation, locks, hot "
             "methods."),
+    "jmh": ("analysis.commands.jmh",
+            "Summarise one JMH result file (-rf json, csv or text): score ± error per benchmark "
+            "and params."),
     "new-post": ("analysis.commands.new_post",
                  "Draft a methodology post for a run into _drafts/ (never overwrites a draft)."),
 }

@@ -4,19 +4,19 @@ writer (datafiles, charts, pages, new-post, CSV).
     Run -> Scenario -> (System x LoadPoint) -> Cell -> Repetition
 
 A run without `scenarios:` in its run.yml is one implicit scenario (`id` None). A cell is one
-(scenario, system, load point); its repetitions are the measurements of it, and the cell's own
-statistics are those of all repetitions together (their histograms added). Values are in
+(scenario, system, load point); its repetitions are the measurements of it, and each of the
+cell's own statistics is the median of the repetitions'. Values are in
 milliseconds (requests/s for rates) at full precision: rounding and formatting belong to the
 writers (vocabulary.py says how).
 
 Slots that no reader fills yet are None, and writers leave them out; they are here so that the
 open issues extend the model instead of re-joining it:
-- censored percentiles and request accounting (issue 10): `Percentile.at_least_ms`,
-  `Accounting.completed/not_sent`, `Saturation.reason`, `InFlight.measured_*`, `HostHealth`,
-  `JvmWindow`;
+- JMH results are still open (issue 13): `Cell.kind == "jmh"` with `Cell.jmh`;
 - scenarios (issue 11): `Run.scenarios` with ids;
-- series and version for history (issue 12): `Run.series`, `Run.version`;
-- JMH results (issue 13): `Cell.kind == "jmh"` with `Cell.jmh`.
+- series and version for history (issue 12): `Run.series`, `Run.version`.
+Issue 10 filled the overload slots (censored percentiles, accounting, saturation reasons,
+in flight as measured, host health, per-window JVM figures, repetitions' spread); the rules
+that fill them are analysis/overload.py's.
 docs/data-format.md ("The run model") says where each slot is serialised.
 """
 from __future__ import annotations
@@ -30,9 +30,9 @@ SATURATION_REASONS = ("throughput", "queue", "latency")
 
 @dataclass(frozen=True)
 class Percentile:
-    """A latency percentile: a measured value, or - when more requests than the percentile
-    leaves timed out - only a lower bound, the timeout (censored). At most one is set; both
-    None: no samples."""
+    """A latency in ms: a measured value, or - when the rank fell among requests that got no
+    answer - only a lower bound, the timeout (censored). At most one is set; both None: no
+    samples. (Also the type of max and mean, which are bounds once a request timed out.)"""
 
     value_ms: float | None = None
     at_least_ms: float | None = None
@@ -41,31 +41,82 @@ class Percentile:
     def censored(self) -> bool:
         return self.at_least_ms is not None
 
+    @property
+    def known(self) -> bool:
+        return self.value_ms is not None or self.at_least_ms is not None
+
+    def bound(self) -> float | None:
+        """The value, or the lower bound when censored."""
+        return self.at_least_ms if self.censored else self.value_ms
+
+    def sort_key(self) -> tuple:
+        """Values ascending, then every censored value above them (by bound), then no data."""
+        if self.value_ms is not None:
+            return (0, self.value_ms)
+        if self.at_least_ms is not None:
+            return (1, self.at_least_ms)
+        return (2, 0.0)
+
 
 @dataclass
 class LatencyStats:
-    """The statistics of one histogram (a repetition's, or a cell's repetitions added)."""
+    """The statistics of one measured population: a repetition's window requests (completed +
+    timed out; errors apart, they have no latency), or a cell's (each statistic the median of
+    its repetitions'). Schema-1 runs: `count` values recorded, `completed` None."""
 
-    count: int
+    count: int                              # the population: completed + timed_out
     percentiles: dict[str, Percentile]      # vocabulary name ("p50") -> percentile
-    max_ms: float | None
-    mean_ms: float | None
-    stddev_ms: float | None
+    max: Percentile
+    mean: Percentile
+    stddev_ms: float | None = None          # of the completed requests
+    completed: int | None = None
+    timed_out: int = 0
+    errors: int = 0
+
+    @property
+    def population(self) -> int:
+        return self.count
+
+    @property
+    def max_ms(self) -> float | None:
+        return self.max.value_ms
+
+    @property
+    def mean_ms(self) -> float | None:
+        return self.mean.value_ms
+
+    def get(self, name: str) -> Percentile:
+        """A statistic by name: p50 .. p999, max or mean."""
+        if name in self.percentiles:
+            return self.percentiles[name]
+        return getattr(self, name)
 
     def value(self, key: str) -> float | None:
         """A statistic by its data key: `p99_ms` (the value; None when censored), `max_ms`..."""
-        name = key[:-3] if key.endswith("_ms") else key
-        if name in self.percentiles:
-            return self.percentiles[name].value_ms
-        return getattr(self, key)
+        if key == "stddev_ms":
+            return self.stddev_ms
+        return self.get(key[:-3] if key.endswith("_ms") else key).value_ms
+
+    def as_data(self) -> dict:
+        """Issue 10's keys, full precision: `<name>_ms` (None when censored or no data) and
+        `<name>_at_least_ms` (None unless censored) for every percentile, max and mean; then
+        population, completed, timed_out, errors."""
+        out = {}
+        for name in (*self.percentiles, "max", "mean"):
+            v = self.get(name)
+            out[f"{name}_ms"] = v.value_ms
+            out[f"{name}_at_least_ms"] = v.at_least_ms
+        out.update(population=self.count, completed=self.completed, timed_out=self.timed_out,
+                   errors=self.errors)
+        return out
 
 
 @dataclass
 class Accounting:
-    """What happened to the requests of one repetition (sums over a cell's repetitions).
-    Issue 10's identity: sent = completed + timed_out + errors; not_sent counts requests the
-    generator fell behind on. None: not recorded (today run.yml gives sent, errors and
-    timeouts per cell; timed_out is serialised as `timeouts`)."""
+    """What happened to the window requests of one repetition (sums over a cell's
+    repetitions). Issue 10's identity: sent = completed + timed_out + errors; not_sent counts
+    requests the generator fell behind on. None: not recorded (schema 1: run.yml may give
+    sent, errors and timeouts per cell)."""
 
     sent: int | None = None
     completed: int | None = None
@@ -74,36 +125,41 @@ class Accounting:
     not_sent: int | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Saturation:
-    """Whether a cell's latencies describe a queue rather than the service, and why:
-    `throughput` (achieved < 90 % of offered: the only rule today), `queue` or `latency`."""
+    """Whether a cell's latencies describe a queue rather than the service, and why: reasons
+    in the order of SATURATION_REASONS, one sentence each for the page (overload.saturation)."""
 
     saturated: bool
-    reason: str | None = None
+    reasons: tuple[str, ...] = ()
+    sentences: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class InFlight:
-    """Requests in the server at once: Little's law (achieved rate x mean latency; only true of
-    a steady system), against the generator's cap, and as measured by the generator."""
+    """Requests in flight during the window as the generator measured them (all requests, any
+    phase), with a Little's-law cross-check (goodput x mean latency) that only holds for a
+    steady system, so is only computed for cells that are not saturated."""
 
-    littles_law: float
-    cap: float | None = None
-    consistent: bool | None = None          # littles_law within the cap (+5 %)
     measured_mean: float | None = None
     measured_max: float | None = None
+    at_window_start: float | None = None
+    at_window_end: float | None = None
+    littles_law: float | None = None
+    verdict: str = "not checked: no measurement"   # consistent | inconsistent | not checked: ...
 
 
-@dataclass
+@dataclass(frozen=True)
 class HostHealth:
-    """Whether the host was free for the measurement (shares of one machine, 0-1)."""
+    """Whether the host was free for the measurement (CPU shares of the whole machine, 0-1)."""
 
     machine_cpu: float | None = None
-    jvm_cpu: float | None = None
+    server_cpu: float | None = None
     generator_cpu: float | None = None
-    send_lag_ms: float | None = None
-    host_busy: bool | None = None
+    unexplained: float | None = None        # machine - (server + generator)
+    host_busy: bool = False
+    reason: str | None = None               # the sentence for the page when busy
+    send_lag_p99_ms: float | None = None
 
 
 @dataclass
@@ -115,6 +171,7 @@ class JvmWindow:
     gc_count: int | None = None
     safepoint_total_ms: float | None = None
     jvm_cpu: float | None = None
+    machine_cpu: float | None = None
     allocation_rate_mb_s: float | None = None
 
 
@@ -128,18 +185,64 @@ class Jvm:
     window: JvmWindow | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Spread:
-    """One statistic across a cell's repetitions."""
+    """One statistic across a cell's repetitions: min, median and max (a censored repetition
+    sorts above every value)."""
 
-    min: float | None
-    median: float | None
-    max: float | None
+    min: Percentile
+    median: Percentile
+    max: Percentile
+
+
+@dataclass
+class JmhMetric:
+    """One JMH metric (the primary one, or a secondary one such as `gc.alloc.rate.norm`), as
+    JMH reports it. None where JMH wrote NaN or nothing (one iteration has no error)."""
+
+    score: float | None
+    error: float | None = None              # half-width of JMH's 99.9 % confidence interval
+    confidence: tuple[float, float] | None = None
+    unit: str | None = None
+    percentiles: dict[str, float] = field(default_factory=dict)   # JMH's keys: "50.0", "99.9"
+    raw_data: list[list[float]] = field(default_factory=list)     # fork -> iteration -> score
+    # sample mode: fork -> iteration -> [(value, count)], the values in `unit`
+    raw_histogram: list[list[list[tuple[float, int]]]] = field(default_factory=list)
+    samples: int | None = None              # CSV/text "Cnt" when no raw data says it
+    approximate: bool = False               # text format printed only "≈ 10⁻⁴"
+
+
+@dataclass
+class JmhSettings:
+    """How JMH ran a benchmark: one entry's run settings (None where the file does not say:
+    JMH 1.19 lacks the JVM fields; CSV carries only `threads`, a bare results table nothing,
+    JMH's console output all but the batch sizes)."""
+
+    threads: int | None = None
+    forks: int | None = None
+    warmup_iterations: int | None = None
+    warmup_time: str | None = None          # as JMH writes it: "1 s", "300 ms"
+    warmup_batch_size: int | None = None
+    measurement_iterations: int | None = None
+    measurement_time: str | None = None
+    measurement_batch_size: int | None = None
+    jmh_version: str | None = None
+    jvm: str | None = None
+    jvm_args: list[str] = field(default_factory=list)
+    jdk_version: str | None = None
+    vm_name: str | None = None
+    vm_version: str | None = None
+    blackhole_mode: str | None = None       # only JMH's console output says ("compiler")
 
 
 @dataclass
 class JmhResult:
-    """A JMH benchmark result (a cell of kind `jmh`; issue 13)."""
+    """A JMH benchmark result (a cell of kind `jmh`; issue 13): one benchmark x mode x params.
+
+    `score`, `error`, `unit` repeat the primary metric's; `forks` are the per-fork means (of
+    the iterations' scores, or of the sampled values in sample mode); `secondary` maps each
+    secondary metric's name - without the "·" JMH before 1.33 put in front - to its score,
+    and `secondary_metrics` to the whole metric. Read by analysis/read/jmh.py."""
 
     benchmark: str
     mode: str
@@ -148,7 +251,11 @@ class JmhResult:
     error: float | None = None
     unit: str | None = None
     forks: list[float] = field(default_factory=list)
-    secondary: dict[str, float] = field(default_factory=dict)
+    secondary: dict[str, float | None] = field(default_factory=dict)
+    primary: JmhMetric | None = None
+    secondary_metrics: dict[str, JmhMetric] = field(default_factory=dict)
+    settings: JmhSettings = field(default_factory=JmhSettings)
+    source: str | None = None               # file:line (JSON, CSV, text) of the entry
 
 
 @dataclass
@@ -156,34 +263,46 @@ class Repetition:
     index: int                              # 1-based, as run.yml's `repetition`
     source: str                             # the .hlog, repo-relative
     stats: LatencyStats
-    achieved_rate: float
+    achieved_rate: float                    # goodput: window requests answered in time / s
     accounting: Accounting
     series: list[dict[str, Any]]            # per interval: aggregate.interval_series
     jvm: Jvm | None = None
-    gc_pauses: list[dict[str, float]] | None = None   # on the series' time axis
+    gc_pauses: list[dict[str, float]] | None = None   # on the series' time axis, in its span
     host: HostHealth | None = None
     in_flight: InFlight | None = None
+    server_completion_rate: float | None = None   # every reply during the window / s
+    queue: Any = None                       # overload.QueueTest on the window's intervals
+    timeout_ms: float | None = None         # the generator's timeout (censored values' bound)
 
 
 @dataclass
 class Cell:
+    """One (scenario, system, load point). With repetitions every statistic is the median of
+    the repetitions' (`spread` gives min / median / max); counts are their sums."""
+
     scenario: str | None
     system: str
     load: str
     repetitions: list[Repetition]
     stats: LatencyStats
-    achieved_rate: float
+    achieved_rate: float                    # median goodput of the repetitions
     saturation: Saturation
     low_sample: list[str]                   # percentile names resting on < 10 samples
     accounting: Accounting
-    drops: int | None = None                # sent - count, when sent is known
-    drop_pct: float | None = None
-    spread: dict[str, Spread] = field(default_factory=dict)   # "p99_ms", "achieved_rate"
+    drops: int | None = None                # timed_out + errors (schema 1: sent - count)
+    drop_pct: float | None = None           # of sent
+    spread: dict[str, Spread] = field(default_factory=dict)   # "p99" -> min / median / max
+    rate_spread: tuple[float, float, float] | None = None     # goodput min / median / max
+    repetitions_disagree: bool = False
     in_flight: InFlight | None = None
-    spectrum: list[tuple[float, float]] = field(default_factory=list)
+    spectrum: list[tuple[float, float, bool]] = field(default_factory=list)  # (p, ms, censored)
     jvm: Jvm | None = None                  # the first repetition's (not additive)
     gc_pauses: list[dict[str, float]] | None = None
     host: HostHealth | None = None
+    server_completion_rate: float | None = None   # median over the repetitions
+    time_split: Any = None                  # overload.TimeAccount: where the time went
+    timeout_ms: float | None = None
+    in_flight_cap: float | None = None      # load_generator.connections, when given
     kind: str = "load"
     jmh: JmhResult | None = None
 
@@ -200,8 +319,9 @@ class System:
     concurrency_limit: int | None = None
     description: str | None = None
     predicted_ceiling_rps: float | None = None
-    measured_peak_rps: float | None = None
-    peak_vs_predicted_pct: float | None = None
+    measured_peak_rps: float | None = None  # highest server completion rate (schema 1:
+    peak_vs_predicted_pct: float | None = None   # achieved rate) over the load points
+    baseline_p50_ms: float | None = None    # p50 at the lowest load (the latency rule's base)
 
 
 @dataclass
@@ -262,6 +382,7 @@ class Run:
     series: str | None = None
     version: str | None = None
     repetitions: int = 1                    # the most repetitions of any cell in run.yml
+    method: Any = None                      # manifest.Method (schema 2): how it was measured
 
     @property
     def scenario(self) -> Scenario:

@@ -1,8 +1,9 @@
 """What a cell's numbers mean under overload: pure functions, one rule each.
 
-Inputs are plain figures (histograms from analysis/histogram.py, counts, floats); outputs are
-frozen dataclasses with fixed fields. No I/O. Every threshold is a named constant below, and
-every verdict comes with a sentence a page can print.
+Inputs are plain figures (histograms from analysis/read/hdr/, counts, floats); outputs are the
+run model's types (analysis/model.py: Percentile, LatencyStats, Saturation, HostHealth,
+InFlight, Spread) or the small frozen dataclasses below. No I/O. Every threshold is a named
+constant below, and every verdict comes with a sentence a page can print.
 
 The population of a cell is its *window requests*: those whose intended send time falls in the
 measured window. Each has one outcome: completed (a 200 within the timeout), timed out, or error.
@@ -16,13 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.model import HostHealth, InFlight, LatencyStats, Percentile, Saturation, Spread
 from analysis.read.hdr.double import DoubleHistogram
 from analysis.read.hdr.histogram import Histogram, percentile_target_count
+from analysis.vocabulary import PERCENTILES
 
-# The percentile vocabulary of the site: (key, percentile).
-PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p95", 95.0), ("p99", 99.0), ("p999", 99.9))
-
-STAT_KEYS = tuple(k for k, _ in PERCENTILES) + ("max", "mean")
+STAT_KEYS = tuple(name for name, _, _ in PERCENTILES) + ("max", "mean")
 
 # Saturation rules (see `saturation`).
 THROUGHPUT_SHARE = 0.95        # throughput: achieved < 95 % of offered
@@ -45,68 +45,6 @@ SPREAD_DISAGREE_RATIO = 2.0
 SPREAD_CHECKED = ("p50", "p99")
 
 
-# -- a value that may be only a lower bound ---------------------------------------------------
-
-@dataclass(frozen=True)
-class Censored:
-    """A latency in ms, or only a lower bound on it (`at_least_ms`) when the rank fell among
-    requests that got no answer. Both None: no data."""
-    value_ms: float | None = None
-    at_least_ms: float | None = None
-
-    @property
-    def censored(self) -> bool:
-        return self.at_least_ms is not None
-
-    @property
-    def known(self) -> bool:
-        return self.value_ms is not None or self.at_least_ms is not None
-
-    def bound(self) -> float | None:
-        """The value, or the lower bound when censored."""
-        return self.at_least_ms if self.censored else self.value_ms
-
-    def sort_key(self) -> tuple:
-        """Values ascending, then every censored value above them (by bound), then no data."""
-        if self.value_ms is not None:
-            return (0, self.value_ms)
-        if self.at_least_ms is not None:
-            return (1, self.at_least_ms)
-        return (2, 0.0)
-
-
-@dataclass(frozen=True)
-class LatencyStats:
-    """Latency of a cell's window population (completed + timed out), in ms."""
-    population: int      # completed + timed_out
-    completed: int
-    timed_out: int
-    errors: int          # apart: not in the population
-    p50: Censored
-    p90: Censored
-    p95: Censored
-    p99: Censored
-    p999: Censored
-    max: Censored
-    mean: Censored
-
-    def get(self, key: str) -> Censored:
-        return getattr(self, key)
-
-    def as_data(self) -> dict:
-        """The `_data` keys of issue 10, full precision: for each of p50 .. p999, max and mean
-        `<key>_ms` (None when censored or no data) and `<key>_at_least_ms` (None unless
-        censored); then population, completed, timed_out, errors."""
-        out = {}
-        for key in STAT_KEYS:
-            v = self.get(key)
-            out[f"{key}_ms"] = v.value_ms
-            out[f"{key}_at_least_ms"] = v.at_least_ms
-        out.update(population=self.population, completed=self.completed,
-                   timed_out=self.timed_out, errors=self.errors)
-        return out
-
-
 def censored_stats(completed: Histogram | DoubleHistogram, timed_out: int, timeout_ms: float,
                    ms_per_unit: float, errors: int = 0) -> LatencyStats:
     """Percentiles, max and mean of the window population, censored where no answer came.
@@ -126,28 +64,30 @@ def censored_stats(completed: Histogram | DoubleHistogram, timed_out: int, timeo
         raise ValueError("counts cannot be negative")
     n_completed = completed.total_count
     population = n_completed + timed_out
-    empty = Censored()
+    empty = Percentile()
     if population == 0:
-        return LatencyStats(0, 0, 0, errors, *([empty] * 7))
-    timeout = Censored(at_least_ms=float(timeout_ms))
+        return LatencyStats(0, {name: empty for name, _, _ in PERCENTILES}, empty, empty,
+                            None, 0, 0, errors)
+    timeout = Percentile(at_least_ms=float(timeout_ms))
     values = {}
-    for key, pct in PERCENTILES:
+    for name, pct, _ in PERCENTILES:
         target = percentile_target_count(pct, population)
         if target > n_completed:
-            values[key] = timeout
+            values[name] = timeout
         else:
-            values[key] = Censored(_value_at_count(completed, target) * ms_per_unit)
+            values[name] = Percentile(value_at_count(completed, target) * ms_per_unit)
+    stddev = completed.stddev * ms_per_unit if n_completed else None
     if timed_out == 0:
-        values["max"] = Censored(completed.max * ms_per_unit)
-        values["mean"] = Censored(completed.mean * ms_per_unit)
+        top = Percentile(completed.max * ms_per_unit)
+        mean = Percentile(completed.mean * ms_per_unit)
     else:
-        values["max"] = timeout
-        values["mean"] = Censored(at_least_ms=_mean_with_timeouts(
-            completed, timed_out, timeout_ms, ms_per_unit))
-    return LatencyStats(population, n_completed, timed_out, errors, **values)
+        top = timeout
+        mean = Percentile(at_least_ms=_mean_with_timeouts(completed, timed_out, timeout_ms,
+                                                          ms_per_unit))
+    return LatencyStats(population, values, top, mean, stddev, n_completed, timed_out, errors)
 
 
-def _value_at_count(h: Histogram | DoubleHistogram, target: int) -> float:
+def value_at_count(h: Histogram | DoubleHistogram, target: int) -> float:
     """Java's value for a target count: highest equivalent value of the first bucket whose
     cumulative count reaches it (scaled for a DoubleHistogram)."""
     integer = h.integer if isinstance(h, DoubleHistogram) else h
@@ -244,15 +184,8 @@ def queue_growth_from_p50(t_s: list[float], p50_ms: list[float],
     return queue_growth(t_s, [offered_rate * v / 1000.0 for v in p50_ms], offered_rate)
 
 
-@dataclass(frozen=True)
-class Saturation:
-    saturated: bool
-    reasons: tuple[str, ...]       # subset of ("throughput", "queue", "latency"), in that order
-    sentences: tuple[str, ...]     # one per reason, for the page
-
-
 def saturation(goodput_rps: float, offered_rate: float, queue: QueueTest | None,
-               p50: Censored, baseline_p50_ms: float | None) -> Saturation:
+               p50: Percentile, baseline_p50_ms: float | None) -> Saturation:
     """Saturated when any rule holds, with the reasons in fixed order:
     throughput - goodput < THROUGHPUT_SHARE x offered;
     queue      - `queue.grows` (see `queue_growth`);
@@ -278,16 +211,6 @@ def saturation(goodput_rps: float, offered_rate: float, queue: QueueTest | None,
 
 
 # -- host health --------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class HostHealth:
-    machine: float | None          # CPU shares of the whole machine (all cores), 0..1
-    server: float | None
-    generator: float | None
-    unexplained: float | None      # machine - (server + generator); None when a part is unknown
-    host_busy: bool
-    reason: str | None             # the sentence for the page when busy
-
 
 def host_figures(jfr_cpu: dict | None, counts_machine: float | None,
                  counts_server: float | None, counts_generator: float | None) -> tuple:
@@ -323,58 +246,42 @@ def host_health(machine: float | None, server: float | None,
 
 # -- in flight ----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class InFlightCheck:
-    window_mean: float | None      # measured by the generator: the figure to print
-    window_max: int | None
-    at_window_start: int | None
-    at_window_end: int | None
-    littles_law: float | None      # goodput x mean latency; only for cells not saturated
-    verdict: str                   # consistent | inconsistent | not checked: saturated |
-                                   # not checked: no measurement | not checked: censored mean
-
-
 def in_flight(window_mean: float | None, window_max: int | None, at_window_start: int | None,
-              at_window_end: int | None, goodput_rps: float, mean: Censored,
-              saturated: bool) -> InFlightCheck:
+              at_window_end: int | None, goodput_rps: float, mean: Percentile,
+              saturated: bool) -> InFlight:
     """The measured in-flight figures, with a Little's-law cross-check (L = rate x mean latency)
     that only holds for a steady system: run on cells that are not saturated, consistent when
-    within LITTLE_TOLERANCE of the measured mean (relative)."""
+    within LITTLE_TOLERANCE of the measured mean (relative). The verdict: consistent |
+    inconsistent | not checked: saturated | not checked: no measurement | not checked: censored
+    mean."""
     measured = (window_mean, window_max, at_window_start, at_window_end)
     if saturated:
-        return InFlightCheck(*measured, None, "not checked: saturated")
+        return InFlight(*measured, None, "not checked: saturated")
     if mean.censored or mean.value_ms is None:
-        return InFlightCheck(*measured, None, "not checked: censored mean")
+        return InFlight(*measured, None, "not checked: censored mean")
     little = goodput_rps * mean.value_ms / 1000.0
     if window_mean is None:
-        return InFlightCheck(*measured, little, "not checked: no measurement")
+        return InFlight(*measured, little, "not checked: no measurement")
     ok = abs(little - window_mean) <= LITTLE_TOLERANCE * max(window_mean, little)
-    return InFlightCheck(*measured, little, "consistent" if ok else "inconsistent")
+    return InFlight(*measured, little, "consistent" if ok else "inconsistent")
 
 
 # -- repetitions --------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Spread:
-    min: Censored
-    median: Censored
-    max: Censored
-
-
-def spread(values: list[Censored]) -> Spread:
+def spread(values: list[Percentile]) -> Spread:
     """[min, median, max] of one statistic over repetitions. A censored repetition sorts above
     every value; the median of an odd count is the middle one, of an even count the mean of the
     two middle ones (a lower bound when either is censored); no-data repetitions are left out."""
-    known = sorted((v for v in values if v.known), key=Censored.sort_key)
+    known = sorted((v for v in values if v.known), key=Percentile.sort_key)
     if not known:
-        return Spread(Censored(), Censored(), Censored())
+        return Spread(Percentile(), Percentile(), Percentile())
     n = len(known)
     if n % 2:
         median = known[n // 2]
     else:
         a, b = known[n // 2 - 1], known[n // 2]
         mid = (a.bound() + b.bound()) / 2.0
-        median = Censored(at_least_ms=mid) if (a.censored or b.censored) else Censored(mid)
+        median = Percentile(at_least_ms=mid) if (a.censored or b.censored) else Percentile(mid)
     return Spread(known[0], median, known[-1])
 
 
@@ -428,7 +335,7 @@ class TimeAccount:
     p99: TimeSplit
 
 
-def service_time(service_time_ms: float | None, lowest_load_p50: Censored) -> float | None:
+def service_time(service_time_ms: float | None, lowest_load_p50: Percentile) -> float | None:
     """Service time: `service_time_ms` when the run gives it, else the system's p50 at its
     lowest load (None when that is censored or missing)."""
     if service_time_ms is not None:
@@ -436,7 +343,7 @@ def service_time(service_time_ms: float | None, lowest_load_p50: Censored) -> fl
     return lowest_load_p50.value_ms
 
 
-def where_the_time_went(mean: Censored, p99: Censored, service_ms: float) -> TimeAccount:
+def where_the_time_went(mean: Percentile, p99: Percentile, service_ms: float) -> TimeAccount:
     """Mean (and p99) = service + waiting, waiting = max(0, total - service), in ms and as % of
     the total. A censored mean: waiting is at least bound - service, the shares cannot be
     computed. A censored p99: the same for the p99 split (its share of queue wait is at least
@@ -444,7 +351,7 @@ def where_the_time_went(mean: Censored, p99: Censored, service_ms: float) -> Tim
     return TimeAccount(_split(mean, service_ms, "mean"), _split(p99, service_ms, "p99"))
 
 
-def _split(total: Censored, service_ms: float, what: str) -> TimeSplit:
+def _split(total: Percentile, service_ms: float, what: str) -> TimeSplit:
     if not total.known:
         return TimeSplit(None, service_ms, None, None, None, False, f"no {what}: no data")
     waiting = max(0.0, total.bound() - service_ms)

@@ -18,12 +18,12 @@ PERCENTILES: tuple[tuple[str, float, str], ...] = (
 PERCENTILE_NAMES = tuple(name for name, _, _ in PERCENTILES)
 # Every latency statistic of a cell, as data keys (ms)
 LATENCY_KEYS = tuple(f"{name}_ms" for name in PERCENTILE_NAMES) + ("max_ms", "mean_ms", "stddev_ms")
-# The latency statistics the load-curve table shows, in its order
-TABLE_LATENCY = ("p50", "p95", "p99", "max")
+# The latency statistics the load-curve table shows, in its order (seed 000's table)
+TABLE_LATENCY = ("p50", "p95", "p99", "p999", "max")
 # Statistics taken per interval for the time series (and the series CSV)
 SERIES_PERCENTILES = (("p50", 50.0), ("p99", 99.0))
-# Statistics whose spread across repetitions is given (min / median / max)
-SPREAD_STATS = ("p99_ms", "achieved_rate")
+# Statistics whose spread across repetitions is given (`spread: {<key>: [min, median, max]}`)
+SPREAD_STATS = tuple(f"{name}_ms" for name in PERCENTILE_NAMES) + ("max_ms", "mean_ms")
 
 # Units: latencies are in ms in every output; rates in requests per second
 LATENCY_UNIT = "ms"
@@ -41,8 +41,11 @@ ENVIRONMENT_LABELS = {
 }
 LOAD_GENERATOR_LABELS = {
     "name": "Load generator", "model": "Load model", "timeout_s": "Timeout",
-    "warmup_s": "Warm-up", "connections": "Connections",
+    "warmup_s": "Warm-up", "connections": "Connections", "drain": "Drain after the window",
 }
+# run.yml's method keys (schema 2) -> label in the methodology
+METHOD_LABELS = {"repetitions": "Repetitions per cell", "order": "Order of the cells",
+                 "order_seed": "Order seed", "drain": "Drain"}
 LOAD_MODEL_TEXT = {"open": "open loop (latency from intended send time)",
                    "closed": "closed loop (waits for each reply; hides stalls)"}
 # chart kind -> the title its charts are captioned with ("<title> at <load>")
@@ -56,17 +59,31 @@ REPORT_FRONT_MATTER = ("layout", "title", "run", "date", "description", "tags", 
                        "generated_by")
 POST_FRONT_MATTER = ("layout", "title", "date", "description", "tags", "run", "image")
 # Columns of assets/data/<run>/<system>-<load>.csv (one row per interval)
+# (of the completed requests; timed_out and in_flight_mean from the counts file, schema 2)
 SERIES_COLUMNS = ("repetition", "t_s", "length_s", "count", "achieved_rate", "p50_ms", "p99_ms",
-                  "max_ms")
+                  "max_ms", "timed_out", "in_flight_mean")
 # Columns of assets/data/<run>/load-curve.csv (one row per cell)
+# (a censored statistic: its column empty, its bound in <name>_at_least_ms)
+AT_LEAST_KEYS = tuple(f"{name}_at_least_ms" for name in PERCENTILE_NAMES) + (
+    "max_at_least_ms", "mean_at_least_ms")
 TABLE_CSV_COLUMNS = ("load", "offered_rate", "clients", "system", "count", "achieved_rate",
-                     "saturated", *LATENCY_KEYS, "sent", "errors", "timeouts", "drops",
-                     "repetitions", "source")
+                     "server_completion_rate", "saturated", "saturation", *LATENCY_KEYS,
+                     *AT_LEAST_KEYS, "sent", "completed", "timed_out", "errors", "not_sent",
+                     "drops", "in_flight", "host_busy", "repetitions", "source")
 # Fields of a cell that also carry their printed text as `<field>_text` (what stat.html prints
 # for field=<field>): data key -> text name
 CELL_TEXT_FIELDS = {**{f"{name}_ms": name for name in PERCENTILE_NAMES},
                     "max_ms": "max", "mean_ms": "mean", "achieved_rate": "achieved",
-                    "count": "count", "drops": "drops", "in_flight": "in_flight"}
+                    "count": "count", "drops": "drops", "in_flight": "in_flight",
+                    "in_flight_max": "in_flight_max", "littles_law": "littles_law",
+                    "sent": "sent", "completed": "completed", "timed_out": "timed_out",
+                    "server_completion_rate": "server_rate", "saturation": "saturation",
+                    "in_flight_at_window_start": "in_flight_start",
+                    "in_flight_at_window_end": "in_flight_end",
+                    "time_split.mean.waiting_ms": "waiting",
+                    "time_split.mean.waiting_pct": "waiting_pct",
+                    "spread.p50_ms": "p50_range", "spread.p99_ms": "p99_range",
+                    "host.machine_cpu": "machine_cpu", "host.server_cpu": "server_cpu"}
 
 # --- number formats -------------------------------------------------------------------------
 
@@ -102,6 +119,22 @@ def fmt_ms(x: float | None) -> str:
     if ax >= 1:
         return f"{x:.2f}"
     return f"{x:.3f}"
+
+
+def fmt_timeout(ms: float) -> str:
+    """A timeout (or another bound) in the table's words: 15000 -> '15 s', 2500 -> '2.5 s',
+    11093.342 -> '11.1 s', 800 -> '800 ms'."""
+    if ms >= 1000:
+        return f"{fmt_number(round(ms / 1000.0, 1))} s"
+    return f"{fmt_ms(ms)} ms"
+
+
+def fmt_censored(value_ms: float | None, at_least_ms: float | None, *, table: bool = False) -> str:
+    """A statistic that may be only a lower bound: its number (fmt_ms), or '> 15,000' (ms, as
+    stat.html prints it in prose) / '> 15 s' (table=True) when censored."""
+    if at_least_ms is not None:
+        return f"> {fmt_timeout(at_least_ms)}" if table else f"> {fmt_ms(at_least_ms)}"
+    return fmt_ms(value_ms)
 
 
 def fmt_rate(x: float | None) -> str:

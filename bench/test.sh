@@ -5,9 +5,10 @@
 # its own JVM as a run does and GET each scenario once (run.sh --smoke), then measure two short
 # runs into a temporary folder - a pool of 2 threads (ceiling 10 req/s) and virtual threads at
 # 5 and 200 req/s, 2 repetitions, 2 s timeout: pool2 at 200 req/s is saturated, none of its
-# window requests answered in time; and Vert.x in 2 scenarios, JFR in repetition 1 only - and check with
-# the analysis's reader that it reads what the harness wrote and that the counts agree. About
-# 3 minutes; closes with 'bench: N passed, N failed'.
+# window requests answered in time; and Vert.x in 2 scenarios, JFR in repetition 1 only - and
+# check with the analysis's reader that it reads what the harness wrote and that the counts
+# agree; then the JMH benchmarks' short CI mode (about 30 s), read back by the analysis's JMH
+# reader (bench/jmh/check.py). About 3.5 minutes; closes with 'bench: N passed, N failed'.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -122,8 +123,20 @@ check() {  # check RUN_DIR [--saturated KEY]: the analysis reads a short run, co
 check "$TMP/bench-test" --saturated pool2/r200
 check "$TMP/bench-scenarios"
 
-passed=$((java_passed + sh_passed + smoke_passed + py_passed))
-failed=$((java_failed + java_errors + sh_failed + smoke_failed + py_failed))
+echo "== JMH short CI mode: bench/jmh/run.sh --short into $TMP/jmh, read back by the JMH reader"
+set +e
+bash "$HERE/jmh/run.sh" --short --no-build --out "$TMP/jmh" >"$TMP/jmh.log" 2>&1 || tail -n 20 "$TMP/jmh.log"
+jmh_output=$("$PY" "$HERE/jmh/check.py" "$TMP/jmh")
+set -e
+echo "$jmh_output" | sed '$d'
+read -r jmh_passed jmh_failed < <(tail -n 1 <<<"$jmh_output" \
+    | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p')
+if [[ -z "${jmh_passed:-}" ]]; then
+    jmh_passed=0 jmh_failed=1
+fi
+
+passed=$((java_passed + sh_passed + smoke_passed + py_passed + jmh_passed))
+failed=$((java_failed + java_errors + sh_failed + smoke_failed + py_failed + jmh_failed))
 echo "== bench tests done in $(( $(date +%s) - started )) s"
 echo "bench: $passed passed, $failed failed"
 (( failed == 0 && check_status == 0 ))

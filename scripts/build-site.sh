@@ -30,4 +30,39 @@ elif grep -Eq "^url: *\"?$PLACEHOLDER\"?\s*$" _config.yml; then
     echo "**************************************************************************************"
   } >&2
 fi
-exec bash scripts/jekyll.sh build --config "$configs" "$@"
+# Symbolic links under runs/ are kept out of the site: Jekyll copies a link as a link, or (safe
+# mode, JEKYLL_ENV=production) copies what it points at, which may lie outside the run. The
+# analysis fails such a run with an error naming the link; here each is excluded from the build
+# (a config layered over _config.yml repeats its `exclude:` list with the links added).
+links=$(find runs -type l 2>/dev/null | sort || true)
+if [ -n "$links" ]; then
+  mkdir -p .cache
+  printf '%s\n' "$links" | ruby -ryaml -e 'c = YAML.load_file("_config.yml") || {}
+    puts "# Written by scripts/build-site.sh: _config.yml exclude + the symlinks under runs/."
+    puts({"exclude" => (c["exclude"] || []) + STDIN.read.split("\n")}.to_yaml)' \
+    > .cache/links.yml
+  configs="$configs,.cache/links.yml"
+  while IFS= read -r link; do
+    echo "warning: $link is a symbolic link: not published" >&2
+  done <<< "$links"
+fi
+bash scripts/jekyll.sh build --config "$configs" "$@"
+dest=_site
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[i]}" in
+    -d|--destination) dest="${args[i+1]:-_site}" ;;
+    --destination=*) dest="${args[i]#--destination=}" ;;
+  esac
+done
+# Publish regular files only: Jekyll copies a symbolic link under runs/ as a link, and a deploy
+# that follows links would publish its target. The analysis refuses such runs (their error says
+# so); a link that reached _site anyway is removed here, and the build fails.
+links=$(find "$dest" -type l 2>/dev/null || true)
+if [ -n "$links" ]; then
+  while IFS= read -r link; do
+    echo "error: $link: a symbolic link (from ${link#"$dest"/}); removed: the site publishes regular files only" >&2
+    rm -f -- "$link"
+  done <<< "$links"
+  exit 1
+fi

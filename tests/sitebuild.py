@@ -66,7 +66,7 @@ def _placeholders(site: Path, data: dict) -> None:
         elif isinstance(value, dict):    # spectrum_by_load: the spectra again, by load point
             value = list(value.values())
         for chart in value:
-            paths += [chart["svg"], chart["png"]]
+            paths += [chart["svg"], chart["png"], chart.get("narrow_svg")]
     for rel in filter(None, paths):
         target = site / rel
         if target.exists():

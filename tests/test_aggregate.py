@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis import aggregate
-from analysis.model import Accounting, InFlight, Repetition, Spread, System
+from analysis.model import Accounting, Percentile, Repetition, Spread, System
 
 KEYS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "mean_ms", "stddev_ms")
 
@@ -100,45 +100,51 @@ def rep(values, sent=None, errors=None, timeouts=None, duration_s=1):
                       Accounting(sent=sent, errors=errors, timed_out=timeouts), [])
 
 
-def cell(offered_rate, duration_s, merged_values, reps):
+def cell(offered_rate, reps, baseline_p50_ms=None):
     return aggregate.build_cell(scenario=None, system="s", load="l", offered_rate=offered_rate,
-                                duration_s=duration_s,
-                                merged=aggregate.histogram_stats(Exact(merged_values), "ms"),
-                                repetitions=reps, spectrum=[], in_flight_cap=None)
+                                repetitions=reps, spectrum=[], baseline_p50_ms=baseline_p50_ms,
+                                service_time_ms=None)
 
 
 def test_cell_rates_saturation_and_drops():
     values = list(range(1, 751))
-    c = cell(25, 30, values, [rep(values, sent=760, errors=2, timeouts=8, duration_s=30)])
+    c = cell(25, [rep(values, sent=760, errors=2, timeouts=8, duration_s=30)])
     assert c.stats.count == 750 and c.achieved_rate == 25.0
-    assert c.saturation.saturated is False and c.saturation.reason is None
+    assert c.saturation.saturated is False and c.saturation.reasons == ()
     assert c.accounting.sent == 760 and c.drops == 10 and c.drop_pct == pytest.approx(10 / 7.6)
     assert c.accounting.errors == 2 and c.accounting.timed_out == 8 and len(c.repetitions) == 1
-    assert c.spread == {}
+    assert c.spread == {} and c.rate_spread is None
 
 
-def test_saturation_threshold_is_90_percent_of_offered():
-    assert aggregate.is_saturated(89.99, 100) is True
-    assert aggregate.is_saturated(90.0, 100) is False
+def test_throughput_rule_is_95_percent_of_offered():
+    assert cell(100, [rep(list(range(1, 95)))]).saturation.reasons == ("throughput",)
+    assert not cell(100, [rep(list(range(1, 96)))]).saturation.saturated
+
+
+def test_latency_rule_against_the_lowest_load_p50():
+    values = [500] * 10
+    assert cell(10, [rep(values)], baseline_p50_ms=200).saturation.reasons == ("latency",)
+    assert not cell(10, [rep(values)], baseline_p50_ms=250).saturation.saturated
 
 
 def test_cell_without_sent_has_no_drops():
-    c = cell(10, 1, [1, 2], [rep([1, 2])])
+    c = cell(10, [rep([1, 2])])
     assert c.drops is None and c.accounting.sent is None and c.accounting.errors is None
-    assert c.saturation.saturated is True and c.saturation.reason == "throughput"  # 2/s vs 10/s
+    assert c.saturation.saturated is True and c.saturation.reasons == ("throughput",)  # 2 of 10/s
 
 
-def test_repetitions_give_spread_and_rate_over_total_duration():
+def test_repetitions_give_medians_and_spread():
     reps = [rep(list(range(1, 101))), rep(list(range(1, 201))), rep(list(range(1, 151)))]
-    c = cell(150, 1, list(range(1, 101)) + list(range(1, 201)) + list(range(1, 151)), reps)
-    assert len(c.repetitions) == 3
-    assert c.achieved_rate == 450 / 3
-    assert c.spread["p99_ms"] == Spread(99, 149, 198)
-    assert c.spread["achieved_rate"] == Spread(100, 150, 200)
+    c = cell(150, reps)
+    assert len(c.repetitions) == 3 and c.stats.count == 450
+    assert c.achieved_rate == 150 and c.rate_spread == (100, 150, 200)
+    assert c.spread["p99"] == Spread(Percentile(99), Percentile(149), Percentile(198))
+    assert c.stats.value("p99_ms") == 149 and c.stats.value("max_ms") == 150
+    assert c.low_sample == aggregate.low_sample_percentiles(100)
 
 
 def test_repetition_counts_sum_only_when_all_known():
-    c = cell(1, 1, [1, 1], [rep([1], sent=5), rep([1], sent=None)])
+    c = cell(1, [rep([1], sent=5), rep([1], sent=None)])
     assert c.accounting.sent is None
 
 
@@ -160,14 +166,13 @@ def test_system_measured_vs_predicted():
         None, None, None)
 
 
-def test_littles_law_catches_an_impossible_row():
-    # credibility.md: 2,500 msg/s at a 2 s mean is 5,000 in flight; a 400 cap rules it out.
-    bad = aggregate.littles_law(achieved=2500, mean_ms=2000, in_flight_cap=400)
-    assert bad == InFlight(5000.0, 400, False)
-    ok = aggregate.littles_law(achieved=100, mean_ms=200, in_flight_cap=400)
-    assert ok.littles_law == 20.0 and ok.consistent is True
-    assert aggregate.littles_law(achieved=1, mean_ms=None, in_flight_cap=4) is None
-    assert aggregate.littles_law(achieved=1, mean_ms=1, in_flight_cap=None).consistent is None
+def test_littles_law_only_when_not_saturated():
+    values = [200] * 100
+    c = cell(100, [rep(values)])                  # 100/s at 200 ms: 20 in flight
+    assert c.in_flight.littles_law == pytest.approx(20.0) and c.in_flight.measured_mean is None
+    assert c.in_flight.verdict == "not checked: no measurement"
+    sat = cell(1000, [rep(values)])
+    assert sat.in_flight.littles_law is None and sat.in_flight.verdict == "not checked: saturated"
 
 
 def test_interval_series_relative_time_rate_and_empty_intervals():
@@ -191,11 +196,22 @@ def test_spectrum_percentiles_stop_where_samples_run_out():
 
 def test_percentile_spectrum_ends_at_max():
     points = aggregate.percentile_spectrum(Exact(range(1, 10_001)), "us")
-    assert points[0] == (0.0, 0.001)
-    assert points[-1] == (100.0, 10.0)
-    values = [v for _, v in points]
+    assert points[0] == (0.0, 0.001, False)
+    assert points[-1] == (100.0, 10.0, False)
+    values = [v for _, v, _ in points]
     assert values == sorted(values)
     assert aggregate.percentile_spectrum(Exact([]), "us") == []
+
+
+def test_percentile_spectrum_draws_ranks_among_timeouts_at_the_timeout():
+    from analysis.read.hdr.histogram import Histogram, layout_for
+    h = Histogram.from_values(layout_for(1, 3_600_000_000, 3), list(range(1000, 1090)))
+    points = aggregate.percentile_spectrum(h, "us", timed_out=10, timeout_ms=2000.0)
+    # 90 answered, 10 timed out: p90's rank (90) is the last answered, p91 on at the timeout
+    assert all(not censored for p, _, censored in points if p <= 90.0)
+    assert points[0][:2] == (0.0, 1.0)
+    assert all(v == 2000.0 and censored for p, v, censored in points if p > 90.0)
+    assert points[-1] == (100.0, 2000.0, True)
 
 
 @settings(max_examples=200, deadline=None)

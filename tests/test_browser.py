@@ -227,3 +227,26 @@ def test_no_page_is_wider_than_a_phone(server, browser, name):
     assert wide["page"] <= wide["view"], wide
     # A table may scroll sideways inside its box, but its caption wraps within the screen.
     assert not wide["cut"], wide
+
+
+def test_phone_charts_show_text_of_at_least_9_css_px(server, browser):
+    """Issue 14: at 390 px the report's charts are the narrow SVGs (chart.html's <source
+    media>), and their smallest text shows at >= 9 CSS px; at 1280 px the 700 px ones."""
+    import re
+    url = server + "/reports/pool-vs-virtual/"
+    shown = "return [...document.querySelectorAll('figure.chart img')].map(i => " \
+            "[i.currentSrc, i.getBoundingClientRect().width]);"
+    open_at(browser, url, WIDTHS["phone"])
+    time.sleep(1.0)                                   # (media-dependent sources settle)
+    phone = browser.script(shown)
+    if not any(src.endswith("-narrow.svg") for src, _ in phone):
+        pytest.skip("the committed report predates the narrow charts: run `make site`")
+    for src, width in phone:
+        assert src.endswith("-narrow.svg"), src
+        svg = (server.site / src.split("/", 3)[3]).read_text()
+        view = float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1))
+        smallest = min(float(s) for s in re.findall(r"font-size: ([\d.]+)px", svg))
+        assert smallest * width / view >= 9, (src, width, smallest)
+    open_at(browser, url, 1280)
+    time.sleep(1.0)
+    assert all(not src.endswith("-narrow.svg") for src, _ in browser.script(shown))

@@ -17,9 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, SHARED
 
 FIXTURE = REPO / "tests" / "fixtures" / "runs" / "oracle-demo"
+SHORT = REPO / "tests" / "fixtures" / "runs" / "bench-short"
+ORACLE = SHARED / "oracle"
 GOLDEN = REPO / "tests" / "golden" / "site"
 GENERATED = ("_data", "assets", "_reports")
 # the builds run with the site as working directory; the package comes from the repo
@@ -78,26 +80,49 @@ def test_golden_data_file(built):
 
 def test_numbers_equal_hdrhistogram_java(built):
     """Every latency in the data file equals HdrHistogram's Java (javastats) on the same logs,
-    converted us -> ms and rounded to 3 decimals."""
+    converted us -> ms, the median of the repetitions, rounded to 3 decimals."""
+    from tests.golden.site.record import check_against_java, expected_cell
     java = json.loads((GOLDEN / "javastats.json").read_text())
     doc = yaml.safe_load((built / "_data" / "runs" / "oracle-demo.yml").read_text())
-    cells = {f"{load}/{system}": c for load, by_system in doc["cells"].items()
-             for system, c in by_system.items()}
-    assert sorted(cells) == sorted(java)
-    names = {"p50_ms": "50", "p90_ms": "90", "p95_ms": "95", "p99_ms": "99", "p999_ms": "99.9"}
-    for key, stats in java.items():
-        cell = cells[key]
-        assert cell["count"] == stats["total_count"], key
-        for field, p in names.items():
-            assert cell[field] == round(stats["percentiles"][p] / 1000, 3), (key, field)
-        assert cell["max_ms"] == round(stats["max"] / 1000, 3), key
-        assert cell["mean_ms"] == round(stats["mean"] / 1000, 3), key
-        assert cell["stddev_ms"] == round(stats["stddev"] / 1000, 3), key
+    assert check_against_java(doc, {key: expected_cell(reps) for key, reps in java.items()}) == []
+
+
+@pytest.fixture(scope="module")
+def built_short(tmp_path_factory) -> Path:
+    """The harness's short run (schema 2: repetitions, a saturated and censored cell)."""
+    site = tmp_path_factory.mktemp("short") / "site"
+    shutil.copytree(SHORT, site / "runs" / SHORT.name)
+    out = build(site, "--jobs", "2")
+    assert out.returncode == 0, out.stderr
+    return site
+
+
+def test_golden_data_file_of_a_run_with_repetitions_and_censoring(built_short):
+    data = built_short / "_data" / "runs" / "bench-short.yml"
+    assert data.read_bytes() == (GOLDEN / "bench-short.yml").read_bytes(), \
+        "data differs from the golden; if intended, run `make golden`"
+    assert (built_short / "assets/data/bench-short/load-curve.csv").read_bytes() == \
+        (GOLDEN / "load-curve-bench-short.csv").read_bytes()
+
+
+def test_censored_numbers_equal_java_on_each_repetition(built_short, tmp_path):
+    """javastats on each repetition's population (answered + timed out at the timeout), a
+    statistic at or above the timeout counted censored, medians over the repetitions."""
+    from tests.golden.site.record import check_against_java, expected_short
+    _, want = expected_short(tmp_path) if (ORACLE / "javastats").is_file() else (None, None)
+    if want is None:
+        pytest.skip("no ../shared/oracle/javastats")
+    doc = yaml.safe_load((built_short / "_data" / "runs" / "bench-short.yml").read_text())
+    assert check_against_java(doc, want) == []
+    pool = doc["cells"]["r200"]["pool2"]
+    assert pool["p50_ms"] is None and pool["p50_at_least_ms"] == 2000.0
+    assert pool["sent"] == pool["completed"] + pool["timed_out"] + pool["errors"]
+    assert "throughput" in pool["saturation"]
 
 
 def test_data_file_shape(built):
     doc = yaml.safe_load((built / "_data" / "runs" / "oracle-demo.yml").read_text())
-    assert list(doc)[:3] == ["schema_version", "id", "title"] and doc["schema_version"] == 2
+    assert list(doc)[:3] == ["schema_version", "id", "title"] and doc["schema_version"] == 3
     pool = next(s for s in doc["systems"] if s["id"] == "pool")
     assert pool["predicted_ceiling_rps"] == 400.0                 # 2 workers / 5 ms
     assert pool["measured_peak_rps"] == 304.4
@@ -106,7 +131,8 @@ def test_data_file_shape(built):
     assert cell[("r500", "pool")]["saturated"] is True            # 304/s of 500 offered
     assert cell[("r500", "pool")]["drops"] == 22500 - cell[("r500", "pool")]["count"]
     assert cell[("r100", "virtual")]["repetitions"] == 2
-    assert cell[("r100", "virtual")]["p99_ms_min"] <= cell[("r100", "virtual")]["p99_ms_max"]
+    low, median, high = cell[("r100", "virtual")]["spread"]["p99_ms"]
+    assert low <= median <= high and median == cell[("r100", "virtual")]["p99_ms"]
     for chart in [doc["charts"]["load_curve"], *doc["charts"]["spectrum"]]:
         assert (built / chart["svg"]).is_file() and (built / chart["png"]).is_file()
         assert chart["alt"]
@@ -166,7 +192,7 @@ def test_broken_run_fails_alone(tmp_path):
     errors = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
     assert errors == [f"error: run broken: {Path('runs/broken/run.yml')}: title: required; "
                       f"line 2: titel: unknown key (allowed: cells, date, description, "
-                      f"environment, jfr_attribution, load_generator, load_points, "
+                      f"environment, jfr_attribution, load_generator, load_points, method, "
                       f"schema_version, service_time_ms, systems, tags, title, value_unit)"]
     assert "Traceback" not in out.stderr
     assert (site / "_data" / "runs" / "good.yml").is_file()
@@ -356,3 +382,65 @@ def test_front_matter_line_in_a_manifest_is_warned_about(tmp_path):
             in out.stderr), out.stderr
     manifest.write_text(manifest.read_text().replace("--- \n", "", 1))
     assert "'---'" not in build(site, "-q").stderr
+
+
+def test_partial_failed_run_loses_its_old_outputs_and_errors_come_last(tmp_path):
+    site = make_site(tmp_path, "good", "bad", mini=True)
+    assert build(site, "-q").returncode == 0
+    bad_files = [site / "_data" / "runs" / "bad.yml", site / "_reports" / "bad.md",
+                 site / "assets" / "charts" / "bad", site / "assets" / "data" / "bad"]
+    assert all(p.exists() for p in bad_files)
+    good_before = {k: v for k, v in snapshot(site).items() if "bad" not in k}
+    manifest = site / "runs" / "bad" / "run.yml"
+    manifest.write_text(manifest.read_text().replace("title:", "titel:"))
+    out = build(site)
+    assert out.returncode == 1
+    lines = out.stderr.splitlines()
+    assert lines[-1].startswith("error: run bad: ") and "titel" in lines[-1]
+    assert [ln for ln in lines if ln.startswith("error:")] == [lines[-1]]
+    assert "bad: failed; deleted its" in out.stderr
+    assert not any(p.exists() for p in bad_files)       # no page, no stale numbers
+    assert {k: v for k, v in snapshot(site).items() if "bad" not in k} == good_before
+    assert (site / ".cache" / "loadcurve" / "errors.txt").read_text() == lines[-1] + "\n"
+    # fixed: it is built again (a failed run is never cached as done)
+    manifest.write_text(manifest.read_text().replace("titel:", "title:"))
+    out = build(site, "-q")
+    assert out.returncode == 0, out.stderr
+    assert all(p.exists() for p in bad_files)
+    assert (site / ".cache" / "loadcurve" / "errors.txt").read_text() == ""
+
+
+@pytest.mark.parametrize("where,target,words", [
+    ("notes.txt", "run.yml", "is a symbolic link;"),                  # inside the run
+    ("pool/copy.hlog", "r100.hlog", "is a symbolic link;"),           # inside, unnamed by run.yml
+    ("extra", "pool", "is a symbolic link;"),                         # a folder inside
+    ("passwd.txt", "/etc/passwd", "pointing outside the run folder"),  # not named by run.yml
+])
+def test_symlink_in_a_run_is_refused(tmp_path, where, target, words):
+    site = make_site(tmp_path, "good", "linked", mini=True)
+    link = site / "runs" / "linked" / where
+    link.symlink_to(target)
+    out = build(site)
+    assert out.returncode == 1
+    errors = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
+    assert errors == [f"error: run linked: runs/linked/{where}: {words} runs/ is published as "
+                      "regular files only (Jekyll would publish the link itself): replace it "
+                      "with a copy of the file"] if "outside" not in words else \
+        [f"error: run linked: runs/linked/{where}: is a symbolic link pointing outside the run "
+         "folder; runs/ is published as regular files only (Jekyll would publish the link "
+         "itself): replace it with a copy of the file"]
+    assert (site / "_data" / "runs" / "good.yml").is_file()
+    assert not (site / "_data" / "runs" / "linked.yml").exists()
+
+
+def test_symlinked_run_folder_and_stray_links_in_runs_are_refused(tmp_path):
+    site = make_site(tmp_path, "good", mini=True)
+    (site / "runs" / "alias").symlink_to("good")               # a run folder inside runs/
+    (site / "runs" / "README.md").symlink_to("/etc/passwd")     # not a run at all
+    out = build(site)
+    assert out.returncode == 1
+    errors = sorted(ln for ln in out.stderr.splitlines() if ln.startswith("error:"))
+    assert len(errors) == 2, out.stderr
+    assert errors[0].startswith("error: run alias: runs/alias: the run folder is a symbolic link")
+    assert errors[1].startswith("error: runs/README.md: is a symbolic link; runs/ is published")
+    assert (site / "_data" / "runs" / "good.yml").is_file()

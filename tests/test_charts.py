@@ -48,11 +48,35 @@ def test_load_curve_marks_ceilings_and_saturation(ax):
     plots.plot_load_curve(ax, systems)
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "Pool predicted ceiling (100/s)" in legend
-    assert "saturated (achieved < 90 % offered)" in legend
+    assert "saturated (see the table's rules)" in legend
     assert "Virtual predicted ceiling" not in " ".join(legend)
     assert ax.get_xscale() == "log" and "requests/s" in ax.get_xlabel() and "ms" in ax.get_ylabel()
     p99_pool = next(l for l in ax.get_lines() if l.get_label() == "Pool p99")
     assert list(p99_pool.get_ydata()) == [0.5, 2.0, 2000.0]
+
+
+def test_censored_points_sit_at_the_timeout_and_are_marked(ax):
+    systems = [{"label": "Pool", "color": plots.color(0), "offered": [10, 100, 1000],
+                "p50_ms": [200.0, 300.0, 2000.0], "p99_ms": [210.0, 900.0, 2000.0],
+                "p50_censored": [False, False, True], "p99_censored": [False, False, True],
+                "p50_range": [[199.0, 204.0], None, None], "p99_range": [None, None, None],
+                "saturated": [False, False, True], "ceiling_rps": None}]
+    plots.plot_load_curve(ax, systems, timeout_ms=2000.0)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "> 2 s: no answer within the timeout (drawn at it)" in legend
+    assert "bars: range of the repetitions" in legend
+    assert any(abs(l.get_ydata()[0] - 2000.0) < 1e-9 for l in ax.get_lines()
+               if len(l.get_ydata()) == 2 and l.get_linestyle() == "--")   # the timeout line
+
+
+def test_spectrum_draws_the_censored_tail_dotted_at_the_timeout(ax):
+    curves = [{"label": "Pool", "color": plots.color(0), "count": 100,
+               "points": [(0.0, 100.0, False), (50.0, 150.0, False), (90.0, 2000.0, True),
+                          (100.0, 2000.0, True)]}]
+    artists = plots.plot_spectrum(ax, curves, timeout_ms=2000.0)
+    dotted = [a for a in artists if getattr(a, "get_linestyle", lambda: "")() == ":"]
+    assert dotted and list(dotted[0].get_ydata()) == [2000.0, 2000.0]
+    assert "Pool: no answer (> timeout)" in [t.get_text() for t in ax.get_legend().get_texts()]
 
 
 def test_latency_over_time_draws_gaps_and_gc_hook(ax):
@@ -63,6 +87,13 @@ def test_latency_over_time_draws_gaps_and_gc_hook(ax):
     assert p99[1] != p99[1]             # NaN: an empty interval is a gap, not a zero
     assert any(a.get_label() == "GC pause" for a in artists)
     assert "(s)" in ax.get_xlabel() and "(ms)" in ax.get_ylabel()
+
+
+def test_latency_over_time_says_when_nothing_was_answered(ax):
+    systems = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0, 2.0],
+                "p99_ms": [None, None, None], "max_ms": [None, None, None]}]
+    plots.plot_latency_over_time(ax, systems)
+    assert "Pool p99 (no request answered)" in [t.get_text() for t in ax.get_legend().get_texts()]
 
 
 def test_throughput_over_time_shows_offered_line(ax):
@@ -147,3 +178,61 @@ def test_reused_figures_draw_the_same_bytes_as_fresh_ones_in_any_order(tmp_path)
             assert got[0] == fresh[job["svg"]][0], f"{job['svg']}: SVG differs"
             assert got[1] == fresh[job["svg"]][1], f"{job['svg']}: PNG differs"
     assert not charts.plt.get_fignums()  # the reused figures are not pyplot's
+
+
+# At 390 px the page column is 350 CSS px (390 minus .wrapper's 1.25rem padding each side).
+PHONE_COLUMN_PX = 390 - 2 * 20
+
+
+def _smallest_text_px(svg: str) -> float:
+    """The smallest font size of an SVG as shown PHONE_COLUMN_PX wide (img width: 100%)."""
+    view_width = float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1))
+    sizes = [float(s) for s in re.findall(r"font-size: ([\d.]+)px", svg)]
+    return min(sizes) * PHONE_COLUMN_PX / view_width
+
+
+@pytest.mark.parametrize("kind", charts.CHART_KINDS)
+def test_phone_variant_text_is_at_least_9_css_px_at_390_px(tmp_path, kind):
+    """Issue 14: on a 390 px phone the 700 px chart shows at half size (legend text about
+    5 CSS px). The narrow SVG (served below 36rem by _includes/chart.html) keeps >= 9 px."""
+    many = [f"System with a rather long label number {i}" for i in range(4)]
+    data = {
+        "spectrum": {"title": "Latency by percentile at 1,000 requests/s offered",
+                     "curves": [dict(c, label=label) for c, label in
+                                zip(spectrum_curves() * 2, many)]},
+        "load_curve": {"title": "Latency vs offered load", "systems": [
+            {"label": label, "color": plots.color(i), "offered": [10, 100, 1000],
+             "p50_ms": [0.2, 0.3, 900.0], "p99_ms": [0.5, 2.0, 2000.0],
+             "saturated": [False, False, True], "ceiling_rps": 100.0}
+            for i, label in enumerate(many)]},
+        "latency_over_time": {"title": "Latency per interval at 1,000 requests/s offered",
+                              "systems": [{"label": label, "color": plots.color(i),
+                                           "t_s": [0.0, 1.0, 2.0], "p99_ms": [1.0, 2.0, 3.0],
+                                           "max_ms": [2.0, 9.0, 250.0]}
+                                          for i, label in enumerate(many)],
+                              "gc_pauses": [{"t_s": 1.5, "duration_ms": 20.0}]},
+        "throughput_over_time": {"title": "Throughput per interval at 1,000 requests/s offered",
+                                 "offered_rate": 1000.0,
+                                 "systems": [{"label": label, "color": plots.color(i),
+                                              "t_s": [0.0, 1.0, 2.0],
+                                              "achieved_rate": [990.0, 1000.0, 1000.0]}
+                                             for i, label in enumerate(many)]},
+    }[kind]
+    job = {"kind": kind, "data": data, "svg": "c.svg", "png": "c.png",
+           "narrow_svg": "c-narrow.svg"}
+    assert charts.render_job(job, str(tmp_path)) == []
+    wide = (tmp_path / "c.svg").read_text()
+    narrow = (tmp_path / "c-narrow.svg").read_text()
+    assert _smallest_text_px(wide) < 9                    # why the variant exists
+    assert _smallest_text_px(narrow) >= 9
+    assert 'width="259.2pt"' in narrow                     # 3.6 in
+    for label in many:                                     # the legend keeps every entry
+        assert label in narrow
+    # the title is wrapped, not cut: every word is there
+    for word in data["title"].split():
+        assert word in narrow
+    # drawn again on a fresh figure (the first reused the figure of the kind before): the
+    # same bytes
+    charts._REUSED.pop("narrow", None)
+    charts.render_job(job, str(tmp_path / "again"))
+    assert (tmp_path / "again" / "c-narrow.svg").read_text() == narrow

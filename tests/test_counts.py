@@ -12,10 +12,12 @@ from tests.conftest import REPO
 
 DEMO = REPO / "runs" / "pool-vs-virtual"
 V2 = REPO / "tests" / "fixtures" / "counts" / "v2-example.counts.json"
+# the first demo's counts (schema 1, recorded before issue 10; commit ac7dcc8)
+V1_DEMO = REPO / "tests" / "fixtures" / "counts"
 
 
 def test_v1_demo_file_maps_what_exists():
-    c = read_counts(DEMO / "pool20" / "r800.counts.json")
+    c = read_counts(V1_DEMO / "demo-v1-pool20-r800.counts.json")
     assert c.schema_version == 1
     assert (c.offered_rate, c.warmup_s, c.duration_s, c.timeout_s) == (800, 5, 12, 15)
     # v1's window.completed counted replies arriving in the window, not the window's outcomes
@@ -31,7 +33,7 @@ def test_v1_demo_file_maps_what_exists():
 @pytest.mark.parametrize("path", sorted(DEMO.glob("*/*.counts.json")), ids=lambda p: p.stem)
 def test_every_demo_file_reads(path):
     c = read_counts(path)
-    assert c.window.sent == c.offered_rate * c.duration_s
+    assert c.schema_version == 2 and c.window.sent == c.offered_rate * c.duration_s
 
 
 def test_v2_example():
@@ -48,7 +50,7 @@ def test_v2_example():
     assert c.server_cpu_share_window == 0.06 and c.machine_cores == 2
     assert c.host_check.verdict == "quiet" and c.send_lag_us_window.max == 3100
     assert c.window_epoch_ns() == (1795307126308 * 10 ** 6, 1795307129308 * 10 ** 6)
-    assert read_counts(DEMO / "pool20" / "r25.counts.json").window_epoch_ns() is None
+    assert read_counts(V1_DEMO / "demo-v1-pool20-r25.counts.json").window_epoch_ns() is None
 
 
 def _v2(**changes):

@@ -65,14 +65,15 @@ def stats(count, **values):
           "p999_ms": 209.5, "max_ms": 210.0, "mean_ms": 201.5, "stddev_ms": 1.25, **values}
     return LatencyStats(count, {k[:-3]: Percentile(ms[k]) for k in
                                 ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms")},
-                        ms["max_ms"], ms["mean_ms"], ms["stddev_ms"])
+                        Percentile(ms["max_ms"]), Percentile(ms["mean_ms"]), ms["stddev_ms"])
 
 
 def cell(load, system, count, rate, saturated, *, sent=None, drops=None, drop_pct=None,
          in_flight=None, jvm=None, **values):
     st = stats(count, **values)
     rep = Repetition(1, f"runs/demo/{system}/{load}.hlog", st, rate, Accounting(sent=sent), [])
-    return Cell(None, system, load, [rep], st, rate, Saturation(saturated), ["p999"],
+    return Cell(None, system, load, [rep], st, rate,
+                Saturation(saturated, ("throughput",) if saturated else ()), ["p999"],
                 Accounting(sent=sent), drops, drop_pct, in_flight=in_flight,
                 jvm=Jvm(f"runs/demo/{system}/{load}.jfr", jvm) if jvm else None)
 
@@ -85,7 +86,9 @@ def result(tmp_path, attribution=()):
     scenario = Scenario(None, None, None, 200, systems, load_points, missing=[
         Missing("r25", "virt", "runs/demo/virt/r25.hlog")])
     scenario.cells[("r25", "pool")] = cell("r25", "pool", 750, 25.0, False, sent=760, drops=10,
-                                           drop_pct=1.3157, in_flight=InFlight(5.0376, 400, True))
+                                           drop_pct=1.3157,
+                                           in_flight=InFlight(littles_law=5.0376,
+                                                              verdict="not checked: no measurement"))
     scenario.cells[("r50", "pool")] = cell(
         "r50", "pool", 1200, 40.0, True,
         jvm={"gc": {"count": 3, "pause_max_ms": 12.5}, "cpu": {"machine": 0.5},
@@ -100,7 +103,7 @@ def test_run_document_follows_the_contract(tmp_path):
                          "manifest", "value_unit", "service_time_ms", "environment",
                          "load_generator", "systems", "load_points", "cells", "stat",
                          "load_curve_table", "ceiling", "methodology", "jvm_table", "charts"]
-    assert doc["schema_version"] == 2 and doc["url"] == "/reports/demo/"
+    assert doc["schema_version"] == 3 and doc["url"] == "/reports/demo/"
     assert doc["load_generator"][0]["value"] == "open loop (latency from intended send time)"
     assert doc["load_generator"][1]["value"] == "15 s"
     assert doc["load_points"][0] == {"id": "r25", "offered_rate": 25, "clients": 5,
@@ -109,15 +112,16 @@ def test_run_document_follows_the_contract(tmp_path):
     cell = doc["cells"]["r25"]["pool"]
     assert cell["p50_ms"] == 201.327 and cell["drop_pct"] == 1.3 and cell["drops"] == 10
     assert cell["p50_text"] == "201" and cell["drops_text"] == "10 (1.3 %)"
-    assert cell["in_flight"] == 5.038 and cell["in_flight_consistent"] is True
+    assert cell["in_flight"] is None and cell["littles_law"] == 5.038
+    assert cell["littles_law_check"] == "not checked: no measurement"
     assert cell["intervals_csv"] == "assets/data/demo/pool-r25.csv" and cell["kind"] == "load"
     assert "jvm" not in cell and doc["cells"]["r50"]["pool"]["jvm"]["gc"]["count"] == 3
     table = doc["load_curve_table"]
     row = table["rows"][0]
     assert row["clients_x_rate"] == "5 × 5/s"
-    assert table["latency_header"] == "p50 / p95 / p99 / max"
-    assert [x["text"] for x in row["cells"][0]["latency"]] == ["201", "203", "205", "210"]
-    assert row["cells"][0]["drops_text"] == "10 (1.3 %)"
+    assert table["latency_header"] == "p50 / p95 / p99 / p99.9 / max"
+    assert [x["text"] for x in row["cells"][0]["latency"]] == ["201", "203", "205", "210", "210"]
+    assert row["cells"][0]["requests_text"] == "10 (1.3 %)"
     assert row["cells"][1]["missing"] is True and row["saturated"] is False
     assert table["rows"][1]["cells"][0]["saturated"] is True and table["rows"][1]["saturated"]
     assert table["missing"] == [{"load": "r25", "system": "virt",
@@ -148,8 +152,8 @@ def test_series_csv_full_precision_with_repetitions():
     text = datafiles.series_csv([rows, rows[:1]])
     parsed = list(csv.reader(io.StringIO(text)))
     assert parsed[0] == list(vocabulary.SERIES_COLUMNS)
-    assert parsed[1] == ["1", "0.0", "1.0", "3", "3.0", "0.1234567", "0.5", "0.75"]
-    assert parsed[2][5:] == ["", "", ""]
+    assert parsed[1] == ["1", "0.0", "1.0", "3", "3.0", "0.1234567", "0.5", "0.75", "", ""]
+    assert parsed[2][5:] == ["", "", "", "", ""]
     assert parsed[3][0] == "2" and len(parsed) == 4
 
 
@@ -234,8 +238,8 @@ def test_jvm_hotspots_without_attribution_or_jfr(tmp_path):
 def test_table_cells_carry_mean_and_in_flight_as_prose_prints_them(tmp_path):
     res = result(tmp_path)
     pool_r25 = res.scenario.cells[("r25", "pool")]
-    pool_r25.stats.mean_ms = 5842.689
-    pool_r25.in_flight.littles_law = 1175.521
+    pool_r25.stats.mean = Percentile(5842.689)
+    pool_r25.in_flight = InFlight(measured_mean=1175.521)
     cells = datafiles.run_document(res)["cells"]
     r25, r50 = cells["r25"]["pool"], cells["r50"]["pool"]
     assert r25["mean_text"] == "5,843" and r25["in_flight_text"] == "1,176"

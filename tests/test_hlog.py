@@ -181,8 +181,10 @@ def test_not_an_hlog_is_an_error_naming_the_file(tmp_path):
     path.write_text("hello\nworld\n")
     with pytest.raises(HlogError) as raised:
         read_hlog(path)
-    assert str(raised.value).startswith(f"{path}: no usable histogram interval")
-    assert raised.value.warnings[0].startswith(f"{path}:1: ")
+    # not an interval log at all: one error naming its first line, no warning per line
+    assert str(raised.value).startswith(f"{path}: not an HdrHistogram interval log: no "
+                                        "histogram line or log header in it; line 1: expected")
+    assert raised.value.warnings == []
     with pytest.raises(HlogError, match="no such file"):
         read_hlog(tmp_path / "missing.hlog")
     with pytest.raises(HlogError, match="directory"):
@@ -201,5 +203,7 @@ def test_bad_lines_after_the_first_batch_are_all_reported(tmp_path):
     path = tmp_path / "many.hlog"
     path.write_text("\n".join(lines) + "\n")
     log = read_hlog(path)
-    assert [int(w.split(":")[1]) for w in log.warnings] == [11, 301, 302, 521, 601, 651]
+    *per_line, repeated = log.warnings     # (the data repeated: its times go back)
+    assert [int(w.split(":")[1]) for w in per_line] == [11, 301, 302, 521, 601, 651]
+    assert repeated.startswith(f"{path}:7: ") and "(times go backwards)" in repeated
     assert len(log.intervals) == sum(line[:1].isdigit() for line in lines) - 1

@@ -302,9 +302,9 @@ def test_not_jfr_and_old_format_are_refused_with_a_hint(tmp_path):
     with pytest.raises(JfrError, match="byte 0: not a JFR recording"):
         summarize_jfr(p)
     header = bytearray((FIXTURES / "jdk17-default.jfr").read_bytes()[:200])
-    header[4:6] = (1).to_bytes(2, "big")
+    header[4:8] = (0).to_bytes(2, "big") + (9).to_bytes(2, "big")    # JDK 7 and 8
     p.write_bytes(bytes(header))
-    with pytest.raises(JfrError, match="format 1.1 is not supported"):
+    with pytest.raises(JfrError, match="format 0.9 is not supported"):
         summarize_jfr(p)
 
 

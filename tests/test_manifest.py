@@ -206,8 +206,34 @@ def test_injection_strings_stay_data(tmp_path):
 
 
 def test_unknown_schema_version(tmp_path):
-    problems = problems_of(write_run(tmp_path, "schema_version: 2\n" + MINIMAL))
-    assert "unknown version 2" in problems[0]
+    problems = problems_of(write_run(tmp_path, "schema_version: 3\n" + MINIMAL))
+    assert "unknown version 3" in problems[0]
+
+
+SCHEMA_2 = """\
+load_generator: {model: open, timeout_s: 15, warmup_s: 5, drain: true}
+method:
+  repetitions: 2
+  order: repetition-major, shuffled by seed
+  order_seed: 7
+  drain: after the window, the same rate until every window request has an outcome
+  host_check: {threshold: 0.2, action: warn, busy_wait_s: 120}
+"""
+
+
+def test_schema_2_method_counts_and_drain(tmp_path):
+    text = "schema_version: 2\n" + MINIMAL + SCHEMA_2
+    run_dir = write_run(tmp_path, text)
+    m = load_manifest(run_dir)
+    assert m.schema_version == 2 and m.load_generator["drain"] is True
+    assert m.method.repetitions == 2 and m.method.order_seed == 7
+    assert m.method.host_check == {"threshold": 0.2, "action": "warn", "busy_wait_s": 120}
+
+
+def test_schema_2_unknown_method_key_is_an_error(tmp_path):
+    text = "schema_version: 2\n" + MINIMAL + SCHEMA_2.replace("order_seed: 7", "order_sed: 7")
+    problems = problems_of(write_run(tmp_path, text))
+    assert any("method.order_sed" in p and "unknown key" in p for p in problems), problems
 
 
 def test_check_relpath(tmp_path):

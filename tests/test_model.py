@@ -15,13 +15,14 @@ def test_a_run_without_scenarios_is_one_implicit_scenario():
     rows = list(run.scenario.grid())
     assert [lp.id for lp, _ in rows][:2] == ["r25", "r50"]
     assert all(c is None for _, row in rows for _, c in row)   # the shape only: nothing read
-    assert run.series is None and run.version is None and run.repetitions == 1
+    assert run.series is None and run.version is None and run.repetitions == 3   # schema 2
 
 
 def test_a_censored_percentile_is_a_lower_bound_not_a_value():
     timeout = Percentile(at_least_ms=15_000.0)
     assert timeout.censored and timeout.value_ms is None
     assert not Percentile(12.5).censored
-    stats = LatencyStats(3, {"p50": Percentile(1.0), "p99": timeout}, 2.0, 1.5, 0.5)
+    stats = LatencyStats(3, {"p50": Percentile(1.0), "p99": timeout}, Percentile(2.0),
+                         Percentile(1.5), 0.5)
     assert stats.value("p50_ms") == 1.0 and stats.value("p99_ms") is None
     assert stats.value("max_ms") == 2.0

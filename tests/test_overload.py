@@ -18,8 +18,9 @@ import pytest
 from analysis.read.counts import read_counts
 from analysis.read.hdr.histogram import Histogram, layout_for
 from analysis.read.hdr.log import read_hlog
+from analysis.model import Percentile
 from analysis.overload import (
-    Censored, achieved_rates, censored_stats, host_figures, host_health, in_flight,
+    achieved_rates, censored_stats, host_figures, host_health, in_flight,
     measured_ceiling, number_spread, queue_growth, queue_growth_from_p50, repetition_spreads,
     repetitions_disagree, saturation, service_time, spread, where_the_time_went)
 from tests.conftest import REPO
@@ -28,7 +29,8 @@ US = 0.001   # ms per microsecond
 LAYOUT = layout_for(1, 3_600_000_000, 3)
 FIXTURES = REPO / "tests" / "fixtures" / "overload"
 GOLDEN = REPO / "tests" / "golden" / "overload"
-DEMO = REPO / "runs" / "pool-vs-virtual"
+# the first demo's pool20 logs (schema 1, recorded before issue 10; commit ac7dcc8)
+DEMO_V1 = FIXTURES / "demo-v1"
 
 
 # -- the simulator ------------------------------------------------------------------------------
@@ -110,7 +112,7 @@ def cell(tmp_path, name, *args, baseline_p50_ms=None):
     win = c.window_intervals()
     queue = queue_growth([iv.t_s for iv in win], [iv.in_flight_mean for iv in win],
                          c.offered_rate)
-    sat = saturation(rates.goodput_rps, c.offered_rate, queue, stats.p50, baseline_p50_ms)
+    sat = saturation(rates.goodput_rps, c.offered_rate, queue, stats.get("p50"), baseline_p50_ms)
     return c, stats, rates, queue, sat
 
 
@@ -124,7 +126,7 @@ def test_fifo_at_8x_its_ceiling_answers_no_window_request(tmp_path):
     assert c.drain_s == pytest.approx(15.0 - 1 / 80)   # the last window request times out
     assert stats.population == 960 and stats.completed == 0
     for key in ("p50", "p90", "p95", "p99", "p999", "max"):
-        assert stats.get(key) == Censored(at_least_ms=15000.0), key
+        assert stats.get(key) == Percentile(at_least_ms=15000.0), key
     # Java's getMean with every timeout recorded at 15 s: its bucket's median-equivalent value
     assert stats.mean.censored and stats.mean.at_least_ms == pytest.approx(15003.648)
     assert rates.goodput_rps == 0.0
@@ -138,7 +140,7 @@ def test_fifo_at_8x_its_ceiling_answers_no_window_request(tmp_path):
     check = in_flight(c.in_flight.window_mean, c.in_flight.window_max, c.in_flight.at_window_start,
                       c.in_flight.at_window_end, rates.goodput_rps, stats.mean, sat.saturated)
     assert check.verdict == "not checked: saturated" and check.littles_law is None
-    split = where_the_time_went(stats.mean, stats.p99, 200.0)
+    split = where_the_time_went(stats.mean, stats.get("p99"), 200.0)
     assert split.mean.lower_bound and split.mean.waiting_ms == pytest.approx(14803.648)
     assert split.mean.waiting_pct is None and split.p99.waiting_pct is None
 
@@ -154,7 +156,7 @@ def test_fifo_at_its_ceiling_with_overhead_queues(tmp_path):
     assert queue.grows and queue.slope_per_s == pytest.approx(2.0, rel=0.15)
     assert queue.rise > 3 * queue.residual_std
     assert sat.reasons == ("queue", "latency")
-    assert not stats.p99.censored and stats.p50.value_ms > 400
+    assert not stats.get("p99").censored and stats.get("p50").value_ms > 400
     assert "least-squares" in queue.rule and "0.5 % of the offered rate" in queue.rule
 
 
@@ -165,12 +167,12 @@ def test_healthy_server_is_not_saturated(tmp_path):
     assert not any(stats.get(k).censored for k in ("p50", "p99", "p999", "max", "mean"))
     assert stats.as_data()["p50_at_least_ms"] is None and stats.as_data()["p50_ms"] > 200
     # 200 ms in the layout's bucket: 200,000 us is exact at 3 digits -> highest equivalent
-    assert stats.p50.value_ms == pytest.approx(200.063, abs=0.001)
+    assert stats.get("p50").value_ms == pytest.approx(200.063, abs=0.001)
     check = in_flight(c.in_flight.window_mean, c.in_flight.window_max, c.in_flight.at_window_start,
                       c.in_flight.at_window_end, rates.goodput_rps, stats.mean, sat.saturated)
     assert check.verdict == "consistent" and check.littles_law == pytest.approx(10.0, rel=0.01)
     assert c.in_flight.window_mean == pytest.approx(10.0, rel=0.02)
-    split = where_the_time_went(stats.mean, stats.p99, 200.0)
+    split = where_the_time_went(stats.mean, stats.get("p99"), 200.0)
     assert split.mean.waiting_ms < 1.0 and split.mean.service_pct == pytest.approx(100, abs=0.5)
 
 
@@ -195,14 +197,14 @@ def test_censored_percentiles_match_java_on_the_population(name):
         value = stats.get(key)
         target = max(1, math.ceil(math.nextafter(float(pct), -math.inf) / 100 * n))
         if target > completed.total_count:
-            assert value == Censored(at_least_ms=15000.0), key
+            assert value == Percentile(at_least_ms=15000.0), key
             # Java's value on the population is the timeout's bucket
             assert java["percentiles"][pct] * US >= 15000.0
         else:
             assert not value.censored
             assert value.value_ms == pytest.approx(java["percentiles"][pct] * US, abs=1e-9), key
     if timed_out:
-        assert stats.max == Censored(at_least_ms=15000.0)
+        assert stats.max == Percentile(at_least_ms=15000.0)
         assert stats.mean.at_least_ms == pytest.approx(java["mean"] * US, rel=1e-12)
     else:
         assert stats.max.value_ms == pytest.approx(java["max"] * US, abs=1e-9)
@@ -222,21 +224,21 @@ def test_censoring_boundaries_are_where_the_cases_say():
 
 def test_empty_population_has_no_data_and_errors_stay_apart():
     s = censored_stats(Histogram.empty(LAYOUT), 0, 15000.0, US, errors=7)
-    assert s.population == 0 and s.errors == 7 and not s.p50.known
+    assert s.population == 0 and s.errors == 7 and not s.get("p50").known
 
 
 # -- the rules one by one ----------------------------------------------------------------------
 
 def test_throughput_rule_boundary():
-    assert saturation(95.0, 100.0, None, Censored(200.0), 200.0).reasons == ()
-    assert saturation(94.9, 100.0, None, Censored(200.0), 200.0).reasons == ("throughput",)
+    assert saturation(95.0, 100.0, None, Percentile(200.0), 200.0).reasons == ()
+    assert saturation(94.9, 100.0, None, Percentile(200.0), 200.0).reasons == ("throughput",)
 
 
 def test_latency_rule():
-    assert saturation(100, 100, None, Censored(400.0), 200.0).reasons == ()
-    assert saturation(100, 100, None, Censored(401.0), 200.0).reasons == ("latency",)
-    assert saturation(100, 100, None, Censored(at_least_ms=15000.0), 200.0).reasons == ("latency",)
-    assert saturation(100, 100, None, Censored(900.0), None).reasons == ()   # no baseline
+    assert saturation(100, 100, None, Percentile(400.0), 200.0).reasons == ()
+    assert saturation(100, 100, None, Percentile(401.0), 200.0).reasons == ("latency",)
+    assert saturation(100, 100, None, Percentile(at_least_ms=15000.0), 200.0).reasons == ("latency",)
+    assert saturation(100, 100, None, Percentile(900.0), None).reasons == ()   # no baseline
 
 
 def test_queue_rule_needs_slope_and_significance():
@@ -254,18 +256,18 @@ def test_queue_rule_needs_slope_and_significance():
 
 
 def test_demo_pool_at_100_is_saturated_by_queue_and_latency():
-    """The issue's case: the demo's pool20 at 100 req/s (20 threads x 200 ms) queued every
-    request. Per-interval p50 of its window (the .hlog) is tested as in-flight by Little's law."""
-    log = read_hlog(DEMO / "pool20" / "r100.hlog")
+    """The issue's case: the first demo's pool20 at 100 req/s (20 threads x 200 ms) queued
+    every request. Per-interval p50 of its window (the .hlog) is tested as in-flight by Little's law."""
+    log = read_hlog(DEMO_V1 / "pool20-r100.hlog")
     t, p50 = [], []
     for iv in log.select():
         t.append(iv.start_s)
         p50.append(iv.histogram.value_at_percentile(50) * US)
     queue = queue_growth_from_p50(t, p50, 100.0)
-    base = read_hlog(DEMO / "pool20" / "r25.hlog").merged().value_at_percentile(50) * US
+    base = read_hlog(DEMO_V1 / "pool20-r25.hlog").merged().value_at_percentile(50) * US
     whole = log.merged()
     stats = censored_stats(whole, 0, 15000.0, US)
-    sat = saturation(whole.total_count / 12.0, 100.0, queue, stats.p50, base)
+    sat = saturation(whole.total_count / 12.0, 100.0, queue, stats.get("p50"), base)
     assert "latency" in sat.reasons and "queue" in sat.reasons, (queue, sat)
 
 
@@ -279,26 +281,26 @@ def test_host_health():
     # the demo's case: JFR says machine 0.937 while the server used 3 %
     demo = host_health(*host_figures({"machine": 0.937, "jvm_user": 0.02, "jvm_system": 0.01},
                                      None, None, 0.05))
-    assert demo.host_busy and demo.server == pytest.approx(0.03) and "94%" in demo.reason
+    assert demo.host_busy and demo.server_cpu == pytest.approx(0.03) and "94%" in demo.reason
 
 
 def test_in_flight_check_verdicts():
-    assert in_flight(10.0, 14, 9, 10, 50.0, Censored(260.0), False).verdict == "inconsistent"
-    assert in_flight(None, None, None, None, 50.0, Censored(200.0), False).verdict == \
+    assert in_flight(10.0, 14, 9, 10, 50.0, Percentile(260.0), False).verdict == "inconsistent"
+    assert in_flight(None, None, None, None, 50.0, Percentile(200.0), False).verdict == \
         "not checked: no measurement"
-    assert in_flight(10.0, 14, 9, 10, 50.0, Censored(at_least_ms=15000.0), False).verdict == \
+    assert in_flight(10.0, 14, 9, 10, 50.0, Percentile(at_least_ms=15000.0), False).verdict == \
         "not checked: censored mean"
 
 
 def test_spread_with_censored_repetitions():
-    s = spread([Censored(204.0), Censored(199.0), Censored(201.0)])
+    s = spread([Percentile(204.0), Percentile(199.0), Percentile(201.0)])
     assert (s.min.value_ms, s.median.value_ms, s.max.value_ms) == (199.0, 201.0, 204.0)
-    s = spread([Censored(at_least_ms=15000.0), Censored(9000.0), Censored(at_least_ms=15000.0)])
-    assert s.min == Censored(9000.0) and s.median == Censored(at_least_ms=15000.0)
-    s = spread([Censored(100.0), Censored(at_least_ms=15000.0)])
-    assert s.median == Censored(at_least_ms=7550.0)
-    s = spread([Censored(100.0), Censored(300.0)])
-    assert s.median == Censored(200.0)
+    s = spread([Percentile(at_least_ms=15000.0), Percentile(9000.0), Percentile(at_least_ms=15000.0)])
+    assert s.min == Percentile(9000.0) and s.median == Percentile(at_least_ms=15000.0)
+    s = spread([Percentile(100.0), Percentile(at_least_ms=15000.0)])
+    assert s.median == Percentile(at_least_ms=7550.0)
+    s = spread([Percentile(100.0), Percentile(300.0)])
+    assert s.median == Percentile(200.0)
 
 
 def test_repetitions_disagree_only_below_saturation():
@@ -313,12 +315,12 @@ def test_repetitions_disagree_only_below_saturation():
 
 
 def test_where_the_time_went():
-    split = where_the_time_went(Censored(500.0), Censored(900.0), service_time(None, Censored(200.0)))
+    split = where_the_time_went(Percentile(500.0), Percentile(900.0), service_time(None, Percentile(200.0)))
     assert split.mean.waiting_ms == 300.0 and split.mean.waiting_pct == 60.0
     assert split.p99.waiting_ms == 700.0 and split.p99.service_pct == pytest.approx(22.222, 1e-3)
-    assert service_time(200, Censored(at_least_ms=15000.0)) == 200.0
-    assert service_time(None, Censored(at_least_ms=15000.0)) is None
-    faster = where_the_time_went(Censored(150.0), Censored(190.0), 200.0)
+    assert service_time(200, Percentile(at_least_ms=15000.0)) == 200.0
+    assert service_time(None, Percentile(at_least_ms=15000.0)) is None
+    faster = where_the_time_went(Percentile(150.0), Percentile(190.0), 200.0)
     assert faster.mean.waiting_ms == 0.0 and faster.mean.service_pct == 100.0
 
 
@@ -339,7 +341,7 @@ def test_double_histogram_without_timeouts_is_javas():
         assert s.get(key).value_ms == java["percentiles"][pct], key
     assert s.max.value_ms == java["max"] and s.mean.value_ms == java["mean"]
     censored = censored_stats(h, 40, 30.0, 1.0)     # N = 20,040: p99.9's rank is 20,020
-    assert censored.p999 == Censored(at_least_ms=30.0) and not censored.p99.censored
+    assert censored.get("p999") == Percentile(at_least_ms=30.0) and not censored.get("p99").censored
     assert censored.mean.at_least_ms == pytest.approx((java["mean"] * 20000 + 30 * 40) / 20040)
 
 

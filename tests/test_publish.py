@@ -87,3 +87,70 @@ def test_pages_workflow_builds_with_make_and_deploys_with_the_official_actions()
     upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-pages-artifact"))
     assert upload["with"]["path"] == "_site"
     assert flow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
+
+
+# What a copy of the repository for `scripts/site.sh` leaves out (runs/ is made by the test).
+NOT_COPIED = {".git", ".venv", "_site", ".jekyll-cache", ".cache", "tests", "bench", "runs",
+              "node_modules", ".pytest_cache", ".hypothesis", "__pycache__", "vendor", "docs"}
+
+
+def _site_sh(src: Path) -> subprocess.CompletedProcess:
+    import os
+    import sys
+    env = {**os.environ, "PY": sys.executable, "RUNS": "runs"}
+    env.pop("LOADCURVE_URL", None)
+    return subprocess.run(["bash", "scripts/site.sh"], cwd=src, capture_output=True, text=True,
+                          env=env, timeout=900)
+
+
+def test_make_site_publishes_every_good_run_when_one_fails(tmp_path):
+    """Issue 14's partial publishing, through the script `make site` runs: analysis, tag feeds
+    and Jekyll. One run breaks, one holds a symbolic link: the site is built from the good run,
+    the broken run's page (built before) goes, no link reaches _site, errors come last."""
+    import shutil
+    src = tmp_path / "src"
+    src.mkdir()
+    for entry in REPO.iterdir():
+        if entry.name in NOT_COPIED:
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, src / entry.name, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(entry, src / entry.name)
+    fixture = REPO / "tests" / "fixtures" / "runs" / "oracle-demo"
+    for run_id in ("good", "bad", "linked"):
+        shutil.copytree(fixture, src / "runs" / run_id)
+        manifest = src / "runs" / run_id / "run.yml"
+        doc = yaml.safe_load(manifest.read_text())
+        doc["load_points"] = doc["load_points"][:1]
+        doc["cells"] = [c for c in doc["cells"] if c["load"] == doc["load_points"][0]["id"]]
+        manifest.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+    (src / "runs" / "linked" / "secret.txt").symlink_to("/etc/hostname")
+
+    first = _site_sh(src)
+    assert first.returncode == 1, first.stderr
+    site = src / "_site"
+    assert (site / "reports" / "good" / "index.html").is_file()
+    assert (site / "reports" / "bad" / "index.html").is_file()
+    assert not (site / "reports" / "linked").exists()
+    links = [p for p in site.rglob("*") if p.is_symlink()]
+    assert links == [] and not (site / "runs" / "linked" / "secret.txt").exists()
+    # kept out of Jekyll's input (not removed from _site afterwards, the last resort)
+    assert "warning: runs/linked/secret.txt is a symbolic link: not published" in first.stderr
+    assert "removed: the site publishes regular files only" not in first.stderr
+    assert (site / "runs" / "linked" / "run.yml").is_file()       # its regular files are data
+    tail = first.stderr.rstrip("\n").splitlines()[-2:]
+    assert tail[0].startswith("The site was built without the run(s) that failed; 1 error")
+    assert tail[1].startswith("error: run linked: runs/linked/secret.txt: is a symbolic link")
+
+    manifest = src / "runs" / "bad" / "run.yml"
+    manifest.write_text(manifest.read_text().replace("title:", "titel:"))
+    second = _site_sh(src)
+    assert second.returncode == 1
+    assert (site / "reports" / "good" / "index.html").is_file()
+    assert not (site / "reports" / "bad").exists()
+    assert not (src / "_reports" / "bad.md").exists()
+    assert not (src / "_data" / "runs" / "bad.yml").exists()
+    errors = second.stderr.rstrip("\n").splitlines()[-2:]
+    assert errors[0].startswith("error: run bad: ") and errors[1].startswith("error: run linked: ")

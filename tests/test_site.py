@@ -5,6 +5,8 @@ in tests/fixtures/site/ (see tests/sitebuild.py), so these tests run with or wit
 """
 from __future__ import annotations
 
+import html
+
 import re
 import shutil
 from html.parser import HTMLParser
@@ -192,10 +194,13 @@ def test_table_shows_what_qualifies_each_number(site):
     saturated = sum(c["saturated"] for row in data["load_curve_table"]["rows"]
                     for c in row["cells"])
     curve = (site / "reports/pool-vs-virtual/index.html").read_text()
-    assert curve.count('<br><span class="flag">saturated</span>') == saturated > 0
+    assert curve.count('<br><span class="flag">saturated: ') == saturated > 0
+    rules = data["load_curve_table"]["rules"]
+    assert all(html.escape(rule.split("'")[0][:40], quote=False) in curve for rule in rules)
     suspect = (site / "reports/injection/index.html").read_text()
     assert "in flight &gt; cap" in suspect and "<sup" in suspect
-    assert "2 errors, 3 timeouts" in suspect and "p99 over 2 runs: 9.5 – 10.5" in suspect
+    assert "2 errors, 3 not sent" in suspect and "repetitions disagree" in suspect
+    assert '<br><span class="flag">host busy</span>' in suspect
 
 
 def test_report_shows_hot_methods_and_where_the_time_went(site, pages):
@@ -236,12 +241,19 @@ def test_hotspot_strings_are_escaped_and_no_data_renders_nothing(site):
 
 
 def test_post_prints_formatted_mean_and_in_flight(site):
-    """The post's Little's-law sentence prints the analysis's text ("5,843"), not raw data."""
+    """The post's in-flight sentences print the analysis's text ("1,128.9"), not raw data:
+    the measured figures of a saturated cell, Little's law only for an unsaturated one."""
     data = yaml.safe_load((site.parent / "src/_data/runs/pool-vs-virtual.yml").read_text())
     cell = data["cells"]["r200"]["pool20"]
     html = (site / "2026/11/22/thread-pool-vs-virtual-threads/index.html").read_text()
     text = " ".join(" ".join(parse(html).text).split())
-    assert f"a mean of {cell['mean_text']} ms, on average {cell['in_flight_text']} requests" in text
+    assert (f"grow from {cell['in_flight_start_text']} when the window opens to "
+            f"{cell['in_flight_end_text']} when it closes, a mean of {cell['in_flight_text']}"
+            in text)
+    virtual = data["cells"]["r200"]["virtual"]
+    assert virtual["littles_law_check"] == "consistent" and cell["littles_law"] is None
+    assert (f"it gives {virtual['littles_law_text']} against {virtual['in_flight_text']} "
+            f"measured" in text)
 
 
 def feed(site: Path, rel: str = "feed.xml"):
@@ -393,6 +405,17 @@ def test_group_rows_head_their_row_group(site):
     html = (site / "reports/pool-vs-virtual/index.html").read_text()
     assert '<tr class="group"><th scope="rowgroup"' in html and 'scope="colgroup" colspan' not in \
         html[html.index('id="jvm-hotspots"'):]
+
+
+def test_phone_chart_variant_is_the_first_source(site):
+    """A chart with a narrow_svg (charts.py's phone layout) offers it below 36rem, before the
+    700 px SVG; the PNG stays the fallback."""
+    html = (site / "reports/injection/index.html").read_text()
+    m = re.search(r'<source media="\(max-width: 36rem\)" srcset="([^"]+)" type="image/svg\+xml">'
+                  r'\s*<source srcset="([^"]+)" type="image/svg\+xml">\s*<img src="([^"]+)"', html)
+    assert m, html[html.index("<picture"):][:600]
+    assert m.group(1) == f"{URL}/assets/charts/injection/load-curve-narrow.svg"
+    assert m.group(2).endswith("/load-curve.svg") and m.group(3).endswith("/load-curve.png")
 
 
 def test_chart_images_carry_the_png_size(site):

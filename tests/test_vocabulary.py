@@ -15,10 +15,11 @@ from tests.conftest import REPO
 DOCS = (REPO / "docs" / "data-format.md").read_text()
 INCLUDES = sorted((REPO / "_includes").glob("*.html"))
 TEMPLATES = INCLUDES + sorted((REPO / "_layouts").glob("*.html"))
-# Data files written by the analysis from real logs: the demo run and the golden fixture run.
+# Data files written by the analysis from real logs: the demo run and the golden fixture runs.
 DATA = [yaml.safe_load(p.read_text()) for p in
         (REPO / "_data" / "runs" / "pool-vs-virtual.yml",
-         REPO / "tests" / "golden" / "site" / "oracle-demo.yml")]
+         REPO / "tests" / "golden" / "site" / "oracle-demo.yml",
+         REPO / "tests" / "golden" / "site" / "bench-short.yml")]
 
 # What an include parameter holds (the include passes a piece of a block down).
 PARAMS = {
@@ -143,10 +144,13 @@ def test_every_block_is_read_by_some_include_or_layout():
 
 
 def test_the_printed_texts_come_from_the_vocabularys_formats():
-    cell = DATA[0]["cells"]["r200"]["pool20"]
-    assert cell["p99_text"] == vocabulary.fmt_ms(cell["p99_ms"])
-    assert cell["count_text"] == vocabulary.fmt_count(cell["count"])
+    for doc in DATA:
+        for by_system in doc["cells"].values():
+            for cell in by_system.values():
+                assert cell["p99_text"] == vocabulary.fmt_censored(
+                    cell["p99_ms"], cell.get("p99_at_least_ms"))
+                assert cell["count_text"] == vocabulary.fmt_count(cell["count"])
     table = DATA[0]["load_curve_table"]
-    assert table["latency_header"] == "p50 / p95 / p99 / max"
+    assert table["latency_header"] == "p50 / p95 / p99 / p99.9 / max"
     assert [x["name"] for x in table["rows"][0]["cells"][0]["latency"]] == \
         list(vocabulary.TABLE_LATENCY)

@@ -140,3 +140,41 @@ def check_regular_inputs(manifest, site_root: Path) -> None:
                 continue  # missing: the analysis reports it
             if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
                 raise not_regular_error(path, site_root)
+
+
+# Why a symlink under runs/ is refused. runs/ is published file by file, and Jekyll copies a
+# link as a link: a deploy that follows links would publish whatever it points at (one leaving
+# the run: anything on the machine). Copying the target's content instead was the other choice;
+# refusing keeps what is published exactly what is in the repository.
+LINK_RULE = ("runs/ is published as regular files only (Jekyll would publish the link "
+             "itself): replace it with a copy of the file")
+LINK_PROBLEM = f"is a symbolic link; {LINK_RULE}"
+
+
+def stray_links(runs_root: Path) -> list[Path]:
+    """Symbolic links directly in runs/ that are not run folders (files, broken links)."""
+    if not runs_root.is_dir():
+        return []
+    return sorted(p for p in runs_root.iterdir() if p.is_symlink() and not p.is_dir())
+
+
+def check_no_links(run_dir: Path, site_root: Path) -> None:
+    """Refuse a run folder that is, or holds, a symbolic link (see LINK_PROBLEM); the first
+    found is named, with where it points when that leaves the run."""
+    run_dir = Path(run_dir)
+    if run_dir.is_symlink():
+        raise BuildError(f"the run folder {LINK_PROBLEM}", path=repo_relative(run_dir, site_root))
+    root = run_dir.resolve()
+    for dirpath, dirnames, filenames in os.walk(run_dir):
+        dirnames.sort()
+        for name in sorted(dirnames + filenames):
+            path = Path(dirpath) / name
+            if not path.is_symlink():
+                continue
+            try:
+                leaves = root not in path.resolve().parents
+            except (OSError, RuntimeError):    # a loop of links
+                leaves = True
+            where = " pointing outside the run folder" if leaves else ""
+            raise BuildError(f"is a symbolic link{where}; {LINK_RULE}",
+                             path=repo_relative(path, site_root))

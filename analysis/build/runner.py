@@ -11,13 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from analysis import atomic
-from analysis.build.cache import CACHE_DIR, STATE_VERSION, FileHashes, code_version, run_input_hash
+from analysis.build.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, FileHashes,
+                                  code_version, run_input_hash, stray_links)
 from analysis.build.stages import analyse_task, chart_task
 from analysis.errors import BuildError
-from analysis.write.paths import REPORTS_DIR
+from analysis.write.paths import REPORTS_DIR, data_path, repo_relative, report_path
 
 # Folders holding only generated files; a stale output is removed only if it lies in one.
 GENERATED_DIRS = ("_data/runs", "assets/charts", "assets/data", "_reports")
+# The last build's `error:` lines, one a line (empty when none); `make site` lists them last.
+ERRORS_FILE = CACHE_DIR + "/errors.txt"
 
 
 
@@ -31,6 +34,9 @@ class Build:
         self.cache = site_root / CACHE_DIR
         self.state_path = self.cache / "state.json"
         self.failed: list[str] = []
+        # The `error:` lines, printed after everything else (a long build's errors would scroll
+        # away among the progress lines) and kept in ERRORS_FILE for `make site` to list last.
+        self.errors: list[str] = []
         # A bug (not bad input) in any run makes the exit status 2, so scripts can tell them apart.
         self.internal_failure = False
 
@@ -41,7 +47,35 @@ class Build:
     def error(self, run_id: str, message: str, *, internal: bool = False) -> None:
         self.failed.append(run_id)
         self.internal_failure |= internal
-        print(f"error: run {run_id}: {message}", file=sys.stderr, flush=True)
+        self.errors.append(f"error: run {run_id}: {message}")
+
+    def report_errors(self) -> None:
+        for line in self.errors:
+            print(line, file=sys.stderr, flush=True)
+        atomic.write_text(self.site_root / ERRORS_FILE, "".join(f"{e}\n" for e in self.errors))
+
+    def run_outputs(self, run_id: str) -> set[str]:
+        """Every generated file of a run that exists, whether recorded or not (a run that failed
+        half-way through may have written some)."""
+        found = {data_path(run_id), report_path(run_id)}
+        for top in ("assets/charts", "assets/data"):
+            folder = self.site_root / top / run_id
+            if folder.is_dir() and not folder.is_symlink():
+                found |= {f"{top}/{run_id}/{p.name}" for p in folder.iterdir()}
+        return {rel for rel in found if (self.site_root / rel).is_file()}
+
+    def forget_failed(self, state: dict[str, Any]) -> None:
+        """A run that failed gets no page: its outputs from an earlier build are removed (the
+        site is built from the good runs; stale numbers must not stay published)."""
+        for run_id in sorted(set(self.failed)):
+            if run_id.startswith(".") or "/" in run_id:
+                continue
+            entry = state["runs"].pop(run_id, None)
+            rels = set((entry or {}).get("outputs", {})) | self.run_outputs(run_id)
+            n = self.remove_outputs(rels)
+            if n:
+                self.say(f"{run_id}: failed; deleted its {n} generated files from earlier builds")
+        self.save_state(state)
 
     def load_state(self) -> dict[str, Any]:
         try:
@@ -127,6 +161,8 @@ class Build:
         hashes = FileHashes(self.cache / "files.json")
         present = {p.name for p in run_dirs}
 
+        for link in stray_links(self.runs_root):   # (symlinked run folders: analyse_task)
+            self.errors.append(f"error: {repo_relative(link, self.site_root)}: {LINK_PROBLEM}")
         todo: list[tuple[Path, str]] = []
         for run_dir in run_dirs:
             try:
@@ -155,15 +191,17 @@ class Build:
 
         if todo:
             self._build(todo, state)
+        self.forget_failed(state)
         total = len(run_dirs)
         failed = set(self.failed)
         built = sum(1 for d, _ in todo if d.name not in failed)
         up_to_date = total - len(todo) - len(failed - {d.name for d, _ in todo})
         self.say(f"built {built} of {total} runs ({up_to_date} up to date, "
                  f"{len(failed)} failed) in {time.monotonic() - started:.2f} s")
+        self.report_errors()
         if self.internal_failure:
             return 2
-        return 1 if self.failed else 0
+        return 1 if self.errors else 0
 
     def _build(self, todo: list[tuple[Path, str]], state: dict[str, Any]) -> None:
         n = len(todo)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import atomic
-from analysis.build.cache import check_regular_inputs
+from analysis.build.cache import check_no_links, check_regular_inputs
 from analysis.errors import LoadcurveError
 
 
@@ -37,6 +37,7 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
     try:
         manifest = load_manifest(Path(run_dir), Path(runs_root))
         check_regular_inputs(manifest, site)
+        check_no_links(Path(run_dir), site)
         run = analyse_run(manifest, site)
         jobs = charts.chart_plan(run)
         doc = datafiles.run_document(run, charts.pixel_sizes(jobs))
@@ -53,7 +54,7 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
         write(paths.data_path(run_id), dump_yaml(doc))
         outputs.append(pages.write_report(site, run))
         for job in jobs:
-            outputs += [job["svg"], job["png"]]
+            outputs += [job["svg"], job["png"], job["narrow_svg"]]
         return {"run": run_id, "ok": True, "outputs": outputs, "chart_jobs": jobs,
                 "warnings": run.warnings, "cells": len(run.cells())}
     except Exception as exc:  # noqa: BLE001 - one run's failure must not stop the others

@@ -63,7 +63,8 @@ def render_text(path: str, s: dict, top: int) -> str:
                                      if s["chunks"] else "`jfr print --json` export") + ")",
         f"JVM          {s['jdk'] or 'unknown (no jdk.JVMInformation event)'}",
         f"covers       {_when(s['start_epoch_s'])} + {_num(s['duration_s'], '{:.2f} s')}, "
-        f"{state}",
+        f"{state}" + (f"; {len(s['gaps'])} gap(s) between chunks left out (see warnings)"
+                      if s.get("gaps") else ""),
         f"GC           {_num(gc['count'], '{}', 'n/a')} collections; pauses total "
         f"{_num(gc['pause_total_ms'], '{:.2f} ms', 'n/a')}, "
         f"max {_num(gc['pause_max_ms'], '{:.2f} ms', 'n/a')}, "

@@ -21,17 +21,22 @@ from analysis.read.checks import (ID_RE, Loader, Problems, check_relpath, date_a
                                   line_index, list_at, number_at, relpath_at, scalar_map_at, show,
                                   string_at, unknown_keys)
 
-SCHEMA_VERSIONS = (1,)
+# 1: the first format (per-cell counts copied into run.yml); 2 (issue 10, bench/README.md):
+# `method`, per-cell `counts` files (<load>.<rep>.counts.json) and `load_generator.drain`.
+SCHEMA_VERSIONS = (1, 2)
 # recorded unit -> how many of that unit make one millisecond
 UNITS_PER_MS = {"ns": 1_000_000.0, "us": 1_000.0, "ms": 1.0}
 
 TOP_KEYS = {"schema_version", "title", "date", "description", "tags", "value_unit",
             "service_time_ms", "systems", "load_points", "environment", "load_generator",
-            "jfr_attribution", "cells"}
+            "jfr_attribution", "cells", "method"}
 SYSTEM_KEYS = {"id", "label", "concurrency_limit", "description"}
 LOAD_KEYS = {"id", "offered_rate", "clients", "duration_s"}
 JFR_ATTRIBUTION_KEYS = {"pattern", "label"}
-CELL_KEYS = {"system", "load", "hlog", "tag", "jfr", "sent", "errors", "timeouts", "repetition"}
+CELL_KEYS = {"system", "load", "hlog", "tag", "jfr", "sent", "errors", "timeouts", "repetition",
+             "counts"}
+METHOD_KEYS = {"repetitions", "order", "order_seed", "drain", "host_check"}
+HOST_CHECK_KEYS = {"threshold", "action", "busy_wait_s"}
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,17 @@ class Cell:
     sent: int | None = None
     errors: int | None = None
     timeouts: int | None = None
+    counts: str | None = None   # schema 2: the generator's <load>.<rep>.counts.json
+
+
+@dataclass(frozen=True)
+class Method:
+    """How the harness measured (schema 2): repetitions, their order, the drain, the host check."""
+    repetitions: int | None = None
+    order: str | None = None
+    order_seed: int | None = None
+    drain: str | None = None
+    host_check: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -81,6 +97,8 @@ class Manifest:
     environment: dict[str, Any] = field(default_factory=dict)
     load_generator: dict[str, Any] = field(default_factory=dict)
     jfr_attribution: list[dict[str, str]] = field(default_factory=list)
+    schema_version: int = 1
+    method: Method | None = None
 
     def system(self, system_id: str) -> System:
         return next(s for s in self.systems if s.id == system_id)
@@ -207,6 +225,9 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
     for key in ("timeout_s", "warmup_s", "connections"):
         if key in load_generator:
             number_at(load_generator, key, ("load_generator",), problems, positive=False)
+    if "drain" in load_generator and not isinstance(load_generator["drain"], bool):
+        problems.add(("load_generator", "drain"), "must be true or false")
+    method = _method(data, problems)
 
     attribution = []
     for i, entry in enumerate(list_at(data, "jfr_attribution", (), problems)):
@@ -235,7 +256,29 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
                     description=description, value_unit=value_unit, systems=systems,
                     load_points=load_points, cells=cells, tags=tags,
                     service_time_ms=service_time_ms, environment=environment,
-                    load_generator=load_generator, jfr_attribution=attribution)
+                    load_generator=load_generator, jfr_attribution=attribution,
+                    schema_version=version if version in SCHEMA_VERSIONS else 1, method=method)
+
+
+def _method(data, problems) -> Method | None:
+    block = data.get("method")
+    if block is None:
+        return None
+    if not isinstance(block, dict):
+        problems.add(("method",), "must be a mapping (repetitions, order, order_seed, drain, "
+                     "host_check)")
+        return None
+    p = ("method",)
+    unknown_keys(block, METHOD_KEYS, p, problems)
+    host_check = scalar_map_at(block, "host_check", {k: k for k in HOST_CHECK_KEYS}, p, problems)
+    for key in ("threshold", "busy_wait_s"):
+        if key in host_check:
+            number_at(host_check, key, p + ("host_check",), problems, positive=False)
+    return Method(repetitions=number_at(block, "repetitions", p, problems, integer=True),
+                  order=string_at(block, "order", p, problems),
+                  order_seed=number_at(block, "order_seed", p, problems, integer=True,
+                                       positive=False),
+                  drain=string_at(block, "drain", p, problems), host_check=host_check)
 
 
 def _cells(data, run_dir, systems, load_points, problems, declared_systems,
@@ -267,6 +310,7 @@ def _cells(data, run_dir, systems, load_points, problems, declared_systems,
             tag = None
         counts = {k: number_at(entry, k, p, problems, positive=False, integer=True)
                   for k in ("sent", "errors", "timeouts")}
+        counts["counts"] = relpath_at(entry, "counts", p, problems, run_dir)
         if system not in system_ids or load not in load_ids:
             continue
         cells = given.setdefault((system, load), [])

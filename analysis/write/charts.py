@@ -14,6 +14,7 @@ import io
 import math
 import os
 import re
+import textwrap
 import warnings
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FixedLocator  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
 from PIL import Image  # noqa: E402  (matplotlib's own PNG writer)
@@ -32,8 +34,10 @@ from analysis import atomic  # noqa: E402
 from analysis.model import Cell, LoadPoint, Run, Scenario, System  # noqa: E402
 from analysis.write.chartset import chart_set, load_text  # noqa: E402
 from analysis.write.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
-                                  MARGINS, PNG_DPI, STYLE, color, plot_latency_over_time,
-                                  plot_load_curve, plot_spectrum, plot_throughput_over_time)
+                                  MARGINS, NARROW_FIGSIZE_IN, NARROW_MARGINS_IN, NARROW_TEXT_PT,
+                                  NARROW_TITLE_CHARS, PNG_DPI, STYLE, color,
+                                  plot_latency_over_time, plot_load_curve, plot_spectrum,
+                                  plot_throughput_over_time)
 
 
 # --- files ----------------------------------------------------------------------------------
@@ -99,7 +103,7 @@ def _png_bytes(fig) -> bytes:
 # and clears it between charts; a cleared figure draws byte-identical files to a fresh one
 # (tests/test_charts.py checks this in several orders, so no chart depends on the one before).
 
-_REUSED: dict[bool, tuple[Any, Any]] = {}
+_REUSED: dict[bool | str, tuple[Any, Any]] = {}
 
 
 def _keep_ticks() -> None:
@@ -110,10 +114,13 @@ def _keep_ticks() -> None:
     and saves re-creating them on every chart."""
 
 
-def _reused_figure(legend_below: bool):
-    """This process's figure and axes for one layout, cleared to the state of a new_figure()."""
-    figsize = LEGEND_BELOW_FIGSIZE_IN if legend_below else FIGSIZE_IN
-    entry = _REUSED.get(legend_below)
+def _reused_figure(legend_below: bool, narrow: bool = False):
+    """This process's figure and axes for one layout, cleared to the state of a new_figure()
+    (`narrow`: the phone layout's figure, which _narrow_layout sizes and lays out)."""
+    figsize = NARROW_FIGSIZE_IN if narrow else \
+        LEGEND_BELOW_FIGSIZE_IN if legend_below else FIGSIZE_IN
+    key = "narrow" if narrow else legend_below
+    entry = _REUSED.get(key)
     with plt.rc_context(STYLE):
         if entry is None:
             # Not through pyplot: its figure registry would keep these open "figures" visible
@@ -123,7 +130,7 @@ def _reused_figure(legend_below: bool):
             ax = fig.add_subplot()
             for axis in (ax.xaxis, ax.yaxis):
                 axis.reset_ticks = _keep_ticks
-            entry = _REUSED[legend_below] = (fig, ax)
+            entry = _REUSED[key] = (fig, ax)
         else:
             fig, ax = entry
             ax.cla()
@@ -152,25 +159,43 @@ def chart_plan(run: Run) -> list[dict[str, Any]]:
     return jobs
 
 
+def _at_timeout(c: Cell, name: str) -> tuple[float | None, bool]:
+    """A statistic to plot: its value, or the timeout (its bound) when censored."""
+    p = c.stats.get(name)
+    return p.bound(), p.censored
+
+
+def _range(c: Cell, name: str) -> list[float] | None:
+    s = c.spread.get(name)
+    if s is None or s.min.bound() is None or s.max.bound() is None:
+        return None
+    return [s.min.bound(), s.max.bound()]
+
+
 def _load_curve_data(scenario: Scenario) -> dict[str, Any]:
     systems = []
     for s in scenario.systems:
         row = [(lp, scenario.cell(lp.id, s.id)) for lp in scenario.load_points]
         cells = [c for _, c in row if c]
-        systems.append({
-            "label": s.label, "color": color(s.index),
-            "offered": [lp.offered_rate for lp, c in row if c],
-            "p50_ms": [c.stats.value("p50_ms") for c in cells],
-            "p99_ms": [c.stats.value("p99_ms") for c in cells],
-            "saturated": [c.saturation.saturated for c in cells],
-            "ceiling_rps": s.predicted_ceiling_rps})
-    return {"systems": systems, "title": "Latency vs offered load"}
+        entry = {"label": s.label, "color": color(s.index),
+                 "offered": [lp.offered_rate for lp, c in row if c],
+                 "saturated": [c.saturation.saturated for c in cells],
+                 "ceiling_rps": s.predicted_ceiling_rps}
+        for name in ("p50", "p99"):
+            points = [_at_timeout(c, name) for c in cells]
+            entry[f"{name}_ms"] = [v for v, _ in points]
+            entry[f"{name}_censored"] = [k for _, k in points]
+            entry[f"{name}_range"] = [_range(c, name) for c in cells]
+        systems.append(entry)
+    timeout = next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)
+    return {"systems": systems, "title": "Latency vs offered load", "timeout_ms": timeout}
 
 
 def _spectrum_data(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
     return {"title": f"Latency by percentile at {load_text(lp)}",
-            "curves": [{"label": s.label, "color": color(s.index), "count": c.stats.count,
-                        "points": c.spectrum} for s, c in present]}
+            "timeout_ms": next((c.timeout_ms for _, c in present if c.timeout_ms), None),
+            "curves": [{"label": s.label, "color": color(s.index),
+                        "count": c.stats.count, "points": c.spectrum} for s, c in present]}
 
 
 def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
@@ -280,18 +305,59 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
     except BaseException:
         _REUSED.pop(legend_below, None)  # half-drawn: start the next chart on a new figure
         raise
+    if job.get("narrow_svg"):
+        fig, ax = _reused_figure(legend_below, narrow=True)
+        try:
+            draw_chart(fig, ax, job, narrow=True)
+            _write_figure(fig, root / job["narrow_svg"], None)
+        except BaseException:
+            _REUSED.pop("narrow", None)
+            raise
 
 
-def draw_chart(fig, ax, job: dict[str, Any]) -> None:
+def _narrow_layout(fig, ax, kind: str) -> None:
+    """The phone layout of a drawn chart: the title wrapped, every label at least
+    NARROW_TEXT_PT, the legend below in one column, fewer x ticks; margins in inches, the
+    figure as tall as its legend needs."""
+    title = ax.get_title()
+    if title:
+        ax.set_title(textwrap.fill(title, NARROW_TITLE_CHARS), y=1.0, pad=6, fontsize=10)
+    ax.tick_params(labelsize=NARROW_TEXT_PT)
+    ax.xaxis.label.set_size(NARROW_TEXT_PT + 1)
+    ax.yaxis.label.set_size(NARROW_TEXT_PT + 1)
+    ticks = ax.get_xticks()
+    if kind == "spectrum" and len(ticks) > 5:     # 0% 90% 99.9% ...: every other label
+        ax.xaxis.set_major_locator(FixedLocator(list(ticks[::2])))
+    legend = ax.get_legend()
+    rows = 0
+    if legend is not None:
+        handles, labels = ax.get_legend_handles_labels()
+        legend.remove()
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1,
+                  fontsize=NARROW_TEXT_PT, frameon=False)
+        rows = len(labels)
+    width_in, plot_in = NARROW_FIGSIZE_IN[0], 2.2
+    m = NARROW_MARGINS_IN
+    bottom_in = m["bottom"] + (0.12 + rows * 0.16 if rows else 0)
+    height = plot_in + bottom_in + m["top"]
+    fig.set_size_inches(width_in, height)
+    fig.subplots_adjust(left=m["left"] / width_in, right=1 - m["right"] / width_in,
+                        bottom=bottom_in / height, top=1 - m["top"] / height)
+
+
+def draw_chart(fig, ax, job: dict[str, Any], narrow: bool = False) -> None:
     """Draw a chart job's data on `ax` (of a new_figure(legend_below=kind in
-    LEGEND_BELOW_KINDS)), growing the figure to fit a legend under the axes."""
+    LEGEND_BELOW_KINDS)), growing the figure to fit a legend under the axes; `narrow`: the
+    phone layout (_narrow_layout) on a NARROW_FIGSIZE_IN figure."""
     data = job["data"]
     kind = job["kind"]
     with plt.rc_context(STYLE):
         if kind == "spectrum":
-            plot_spectrum(ax, data["curves"], title=data["title"])
+            plot_spectrum(ax, data["curves"], title=data["title"],
+                          timeout_ms=data.get("timeout_ms"))
         elif kind == "load_curve":
-            plot_load_curve(ax, data["systems"], title=data["title"])
+            plot_load_curve(ax, data["systems"], title=data["title"],
+                            timeout_ms=data.get("timeout_ms"))
         elif kind == "latency_over_time":
             plot_latency_over_time(ax, data["systems"], title=data["title"],
                                    gc_pauses=data.get("gc_pauses"))
@@ -300,5 +366,8 @@ def draw_chart(fig, ax, job: dict[str, Any]) -> None:
                                       title=data["title"])
         else:
             raise ValueError(f"unknown chart kind {kind!r}")
-    if kind in LEGEND_BELOW_KINDS:
+    if narrow:
+        with plt.rc_context(STYLE):
+            _narrow_layout(fig, ax, kind)
+    elif kind in LEGEND_BELOW_KINDS:
         _fit_legend_below(fig, ax)

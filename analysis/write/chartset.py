@@ -22,8 +22,11 @@ class Chart:
     load: LoadPoint | None = None
 
     def files(self, run_id: str) -> dict[str, str]:
+        """The chart's files: SVG and PNG at 700 px, and `narrow_svg`, the same chart laid out
+        for a phone (charts.NARROW), which the page serves below 36rem."""
         return {"svg": chart_path(run_id, self.name, "svg"),
-                "png": chart_path(run_id, self.name, "png")}
+                "png": chart_path(run_id, self.name, "png"),
+                "narrow_svg": chart_path(run_id, self.name + "-narrow", "svg")}
 
 
 def load_text(lp: LoadPoint) -> str:

@@ -14,19 +14,28 @@ from typing import Any
 from analysis.aggregate import rate_per_client
 from analysis.model import Cell, Run
 from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATOR_LABELS,
-                                 PERCENTILE_NAMES, SERIES_COLUMNS, SPREAD_STATS,
-                                 TABLE_CSV_COLUMNS, labelled, load_label, r1, r3)
+                                 METHOD_LABELS, PERCENTILE_NAMES, SERIES_COLUMNS,
+                                 SPREAD_STATS, TABLE_CSV_COLUMNS, labelled, load_label, r1, r3)
 from analysis.write import views
 from analysis.write.chartset import chart_section
 from analysis.write.paths import report_url, series_csv_path
 
+# Version 3 (issue 10): censored statistics (`<name>_ms: null` + `<name>_at_least_ms`); each
+# statistic of a cell with repetitions is their median, with `spread: {<key>: [min, median,
+# max]}` (replacing p99_ms_min/_median/_max and achieved_rate_min/...: now
+# `achieved_rate_spread`); `timeouts` is now `timed_out` (+ `completed`, `not_sent`);
+# `saturation` (a list of reasons) replaces `saturation_reason`; `in_flight` is the measured
+# mean (Little's law moved to `littles_law`, `in_flight_consistent` removed); new `host_busy`,
+# `host`, `time_split`, `jvm.in_window`, `server_completion_rate`; the load-curve table shows
+# p99.9 and its cells carry requests, saturation and host texts; new blocks
+# `where_the_time_went` and `host_health`; `jvm_table` rows are the window's figures.
 # Version 2 (issue 9): `cells` is a map load point -> system -> cell, each cell with the printed
 # `<stat>_text` beside its numbers; `table` is now `load_curve_table` (with `missing` inside);
 # new view blocks `ceiling`, `methodology`, `stat`; `jvm_table` is the jvm-table.html view
 # (the old flattened columns were read by no template); the charts lists carry `caption`.
 # Version 1: the first published shape. Bump it, and say what changed here, when a key is
 # renamed or removed; adding a key does not need a bump.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
@@ -47,6 +56,10 @@ def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None
         "environment": labelled(run.environment, ENVIRONMENT_LABELS),
         "load_generator": labelled(run.load_generator, LOAD_GENERATOR_LABELS),
     }
+    if run.method is not None:
+        method = {k: getattr(run.method, k) for k in METHOD_LABELS
+                  if getattr(run.method, k) is not None}
+        doc["method"] = labelled(method, METHOD_LABELS)
     for key, value in (("series", run.series), ("version", run.version)):
         if value is not None:
             doc[key] = value
@@ -55,7 +68,8 @@ def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None
         entry = {"id": s.id, "label": s.label, "concurrency_limit": s.concurrency_limit,
                  "predicted_ceiling_rps": r1(s.predicted_ceiling_rps),
                  "measured_peak_rps": r1(s.measured_peak_rps),
-                 "peak_vs_predicted_pct": r1(s.peak_vs_predicted_pct)}
+                 "peak_vs_predicted_pct": r1(s.peak_vs_predicted_pct),
+                 "baseline_p50_ms": r3(s.baseline_p50_ms)}
         if s.description:
             entry["description"] = s.description
         systems.append(entry)
@@ -73,7 +87,9 @@ def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None
     doc["load_curve_table"] = views.load_curve_table(run)
     doc["ceiling"] = views.ceiling(run)
     doc["methodology"] = views.methodology(run)
-    for name, block in (("jvm_table", views.jvm_table(run)),
+    for name, block in (("where_the_time_went", views.where_the_time_went(run)),
+                        ("host_health", views.host_health(run)),
+                        ("jvm_table", views.jvm_table(run)),
                         ("jvm_hotspots", views.jvm_hotspots(run))):
         if block:
             doc[name] = block
@@ -81,48 +97,87 @@ def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None
     return doc
 
 
+def _spread_lists(c: Cell) -> tuple[dict[str, list], dict[str, list]]:
+    """`spread` ({key: [min, median, max]}, null where censored) and `spread_at_least` (the
+    bounds of the censored entries, null elsewhere; only keys with one)."""
+    spread, at_least = {}, {}
+    for key in SPREAD_STATS:
+        s = c.spread.get(key[:-3])
+        if s is None:
+            continue
+        parts = (s.min, s.median, s.max)
+        spread[key] = [r3(p.value_ms) for p in parts]
+        if any(p.censored for p in parts):
+            at_least[key] = [r3(p.at_least_ms) for p in parts]
+    return spread, at_least
+
+
+def _time_split(c: Cell) -> dict[str, Any] | None:
+    t = c.time_split
+    if t is None:
+        return None
+    out: dict[str, Any] = {"service_ms": r3(t.mean.service_ms)}
+    for name in ("mean", "p99"):
+        part = getattr(t, name)
+        out[name] = {"total_ms": r3(part.total_ms), "waiting_ms": r3(part.waiting_ms),
+                     "service_pct": r1(part.service_pct), "waiting_pct": r1(part.waiting_pct),
+                     "lower_bound": part.lower_bound}
+    return out
+
+
 def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
     """A cell's numbers (ms, rounded to the microsecond), flags and sources, with the printed
-    text of its statistics beside them. Keys of the model's slots that no reader fills yet
-    (censored percentiles, accounting, saturation reason, host health, per-window JVM, in
-    flight as measured) are written only when set: docs/data-format.md lists them."""
+    text of its statistics beside them (docs/data-format.md lists every key). Keys of what a
+    run does not record (schema 1: completed, in flight measured, host, JVM window) are left
+    out."""
     entry: dict[str, Any] = {"load": c.load, "system": c.system, "kind": c.kind,
-                             "count": c.stats.count, "achieved_rate": r3(c.achieved_rate),
-                             "saturated": c.saturation.saturated}
-    if c.saturation.reason and c.saturation.reason != "throughput":
-        entry["saturation_reason"] = c.saturation.reason
+                             "count": c.stats.count, "achieved_rate": r3(c.achieved_rate)}
+    if c.server_completion_rate is not None:
+        entry["server_completion_rate"] = r3(c.server_completion_rate)
+    entry["saturated"] = c.saturation.saturated
+    entry["saturation"] = list(c.saturation.reasons)
+    entry["saturation_sentences"] = list(c.saturation.sentences)
     for key in LATENCY_KEYS:
         entry[key] = r3(c.stats.value(key))
-    for name in PERCENTILE_NAMES:
-        bound = c.stats.percentiles[name].at_least_ms
+    for name in (*PERCENTILE_NAMES, "max", "mean"):
+        bound = c.stats.get(name).at_least_ms
         if bound is not None:
             entry[f"{name}_at_least_ms"] = r3(bound)
     entry["low_sample"] = list(c.low_sample)
     accounting = c.accounting
     for key, value in (("sent", accounting.sent), ("completed", accounting.completed),
-                       ("errors", accounting.errors), ("timeouts", accounting.timed_out),
+                       ("timed_out", accounting.timed_out), ("errors", accounting.errors),
                        ("not_sent", accounting.not_sent), ("drops", c.drops)):
         if value is not None:
             entry[key] = value
     if c.drop_pct is not None:
         entry["drop_pct"] = r1(c.drop_pct)
     entry["repetitions"] = len(c.repetitions)
-    for stat in SPREAD_STATS:
-        spread = c.spread.get(stat)
-        if spread is not None:
-            for which in ("min", "median", "max"):
-                entry[f"{stat}_{which}"] = r3(getattr(spread, which))
+    spread, at_least = _spread_lists(c)
+    if spread:
+        entry["spread"] = spread
+        if at_least:
+            entry["spread_at_least"] = at_least
+        entry["achieved_rate_spread"] = [r3(v) for v in c.rate_spread]
+        entry["repetitions_disagree"] = c.repetitions_disagree
     flight = c.in_flight
-    if flight:
-        entry["in_flight"] = r3(flight.littles_law)
-        if flight.cap is not None:
-            entry["in_flight_cap"] = flight.cap
-            entry["in_flight_consistent"] = flight.consistent
-        for key in ("measured_mean", "measured_max"):
-            if getattr(flight, key) is not None:
-                entry[f"in_flight_{key}"] = r3(getattr(flight, key))
+    if flight is not None:
+        entry["in_flight"] = r3(flight.measured_mean)
+        if flight.measured_mean is not None:
+            entry["in_flight_max"] = flight.measured_max
+            entry["in_flight_at_window_start"] = r3(flight.at_window_start)
+            entry["in_flight_at_window_end"] = r3(flight.at_window_end)
+        entry["littles_law"] = r3(flight.littles_law)
+        entry["littles_law_check"] = flight.verdict
+        if c.in_flight_cap is not None:
+            entry["in_flight_cap"] = c.in_flight_cap
     if c.host is not None:
-        entry["host"] = {k: v for k, v in vars(c.host).items() if v is not None}
+        entry["host_busy"] = c.host.host_busy
+        entry["host"] = {k: (r3(v) if isinstance(v, float) else v)
+                         for k, v in vars(c.host).items() if v is not None and k != "host_busy"}
+    split = _time_split(c)
+    if split is not None:
+        entry["time_split"] = split
     entry["source"] = c.sources[0]
     if len(c.sources) > 1:
         entry["sources"] = list(c.sources)
@@ -130,8 +185,9 @@ def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
     if c.jvm is not None:
         entry["jvm"] = {**c.jvm.summary, "source": c.jvm.source}
         if c.jvm.window is not None:
-            entry["jvm"]["window"] = {k: v for k, v in vars(c.jvm.window).items()
-                                      if v is not None}
+            entry["jvm"]["in_window"] = {k: (r3(v) if isinstance(v, float) else v)
+                                         for k, v in vars(c.jvm.window).items()
+                                         if v is not None}
     entry.update(views.cell_texts(c))
     return entry
 
@@ -147,26 +203,45 @@ def _csv_text(header: tuple[str, ...] | list[str], rows: list[list[Any]]) -> str
     return buf.getvalue()
 
 
+def _log_decimals(times: list[float]) -> int:
+    """The fewest decimals (at most 6) that write every time of one log exactly, give or take
+    the float error of subtracting epoch seconds (~2e-7 s): a log written in ms gives 3."""
+    for digits in range(7):
+        if all(abs(t - round(t, digits)) < 1e-6 for t in times):
+            return digits
+    return 6
+
+
 def series_csv(series_by_repetition: list[list[dict[str, Any]]]) -> str:
-    """Full-precision per-interval series of one cell, repetitions one after another."""
+    """Full-precision per-interval series of one cell, repetitions one after another; `t_s`
+    at its log's precision (0.014, not the 0.01399993896484375 of the subtraction)."""
     rows = []
     for rep, series in enumerate(series_by_repetition, start=1):
+        digits = _log_decimals([row["t_s"] for row in series])
         for row in series:
-            rows.append([rep] + [row[k] for k in SERIES_COLUMNS[1:]])
+            rows.append([rep, round(row["t_s"], digits) + 0.0]      # (+ 0.0: no "-0.0")
+                        + [row.get(k) for k in SERIES_COLUMNS[2:]])
     return _csv_text(SERIES_COLUMNS, rows)
 
 
 def table_csv(run: Run) -> str:
     """The load-curve table as CSV: one line per (load point, system), with the numbers of the
-    data file (ms, rounded as there), not the display text."""
+    data file (ms, rounded as there), not the display text. A censored statistic: its column
+    empty and its lower bound in <name>_at_least_ms."""
     rows = []
     for lp, row in run.scenario.grid():
         for _, c in row:
             if c is None:
                 continue
+            a = c.accounting
+            names = (*PERCENTILE_NAMES, "max", "mean")
             rows.append([c.load, lp.offered_rate, lp.clients, c.system, c.stats.count,
-                         r3(c.achieved_rate), str(c.saturation.saturated).lower(),
-                         *[r3(c.stats.value(k)) for k in LATENCY_KEYS], c.accounting.sent,
-                         c.accounting.errors, c.accounting.timed_out, c.drops,
+                         r3(c.achieved_rate), r3(c.server_completion_rate),
+                         str(c.saturation.saturated).lower(), " ".join(c.saturation.reasons),
+                         *[r3(c.stats.value(k)) for k in LATENCY_KEYS],
+                         *[r3(c.stats.get(n).at_least_ms) for n in names],
+                         a.sent, a.completed, a.timed_out, a.errors, a.not_sent, c.drops,
+                         r3(c.in_flight.measured_mean) if c.in_flight else None,
+                         None if c.host is None else str(c.host.host_busy).lower(),
                          len(c.repetitions), c.sources[0]])
     return _csv_text(TABLE_CSV_COLUMNS, rows)

@@ -17,6 +17,13 @@ MARGINS = {"left": 0.125, "right": 0.955, "top": 0.91, "bottom": 0.13}
 LEGEND_BELOW_FIGSIZE_IN = (7.0, 4.8)
 LEGEND_BELOW_MARGINS = {"left": 0.125, "right": 0.955, "top": 0.925, "bottom": 0.3}
 PNG_DPI = 100            # 700 px: a blog column (and a quarter less drawing time than 150 dpi)
+# The phone variant (an SVG only): a 390 px screen shows the 7-inch chart at about half size,
+# legend text at 5 CSS px. At 3.6 inches the same point sizes show at 1.35x on a 350 px column,
+# so 8 pt (the smallest text, legend and ticks) is 10.8 CSS px.
+NARROW_FIGSIZE_IN = (3.6, 3.3)
+NARROW_MARGINS_IN = {"left": 0.62, "right": 0.12, "top": 0.62, "bottom": 0.5}
+NARROW_TEXT_PT = 8
+NARROW_TITLE_CHARS = 36
 # Colour-blind-safe (Okabe-Ito); system i always gets colour i in every chart of a run.
 COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
 STYLE = {
@@ -48,24 +55,39 @@ def _percent_label(x: float, _pos=None) -> str:
     return f"{text}%"
 
 
-def plot_spectrum(ax, curves: Sequence[dict[str, Any]], *, title: str | None = None) -> list:
+def plot_spectrum(ax, curves: Sequence[dict[str, Any]], *, title: str | None = None,
+                  timeout_ms: float | None = None) -> list:
     """Latency by percentile. x is 1/(1-p) on a log scale so the tail gets room; each curve is
-    {label, color, count, points: [(percentile, ms), ..., (100, max)]}; the max is drawn where
-    one sample lies beyond (x = count)."""
+    {label, color, count, points: [(percentile, ms, censored), ..., (100, max, censored)]}; the
+    max is drawn where one sample lies beyond (x = count). The censored part of a curve (ranks
+    among requests that got no answer) is drawn at the timeout, dotted, as off the scale, with
+    a line and label "> timeout"."""
     artists = []
     top = 2.0
+    any_censored = False
     for curve in curves:
-        xs, ys = [], []
+        xs, ys, cens = [], [], []
         count = curve["count"]
-        for p, ms in curve["points"]:
+        for point in curve["points"]:
+            p, ms = point[0], point[1]
             x = float(count) if p >= 100.0 else 1.0 / (1.0 - p / 100.0)
             xs.append(x)
             ys.append(ms)
+            cens.append(len(point) > 2 and bool(point[2]))
         if not xs:
             continue
         top = max(top, max(xs))
-        artists += ax.plot(xs, ys, color=curve["color"], label=curve["label"], linewidth=1.6,
-                           drawstyle="steps-post")
+        first = next((i for i, c in enumerate(cens) if c), len(xs))
+        if first > 0:
+            end = min(first + 1, len(xs))   # step up to where the censored part starts
+            artists += ax.plot(xs[:end], ys[:first] + ys[first:end], color=curve["color"],
+                               label=curve["label"], linewidth=1.6, drawstyle="steps-post")
+        if first < len(xs):
+            any_censored = True
+            artists += ax.plot(xs[first:], ys[first:], color=curve["color"], linewidth=2.4,
+                               linestyle=":", drawstyle="steps-post",
+                               label=f"{curve['label']}: no answer (> timeout)"
+                               if first > 0 else f"{curve['label']} (> timeout)")
     ax.set_xscale("log")
     right = top * 1.5  # a little room past the max, so the last label is not cut off
     ticks = [1.0, 2.0] + [10.0 ** k for k in range(1, 19) if 10.0 ** k <= right]
@@ -75,7 +97,12 @@ def plot_spectrum(ax, curves: Sequence[dict[str, Any]], *, title: str | None = N
     ax.set_xlim(1.0, right)
     ax.set_xlabel("percentile (log scale of 1/(1 − p))")
     ax.set_ylabel("latency (ms)")
-    _auto_log_y(ax, [y for curve in curves for _, y in curve["points"]])
+    _auto_log_y(ax, [pt[1] for curve in curves for pt in curve["points"]])
+    if any_censored and timeout_ms:
+        artists.append(ax.axhline(timeout_ms, color="black", linewidth=0.8, linestyle="--"))
+        artists.append(ax.annotate(f"timeout: beyond it, > {timeout_ms / 1000:g} s (off the "
+                                   f"scale)", (1.05, timeout_ms), xycoords=("data", "data"),
+                                   textcoords="offset points", xytext=(0, 3), fontsize=8))
     if title:
         _title(ax, title)
     if curves:
@@ -83,30 +110,53 @@ def plot_spectrum(ax, curves: Sequence[dict[str, Any]], *, title: str | None = N
     return artists
 
 
-def plot_load_curve(ax, systems: Sequence[dict[str, Any]], *, title: str | None = None) -> list:
-    """p50 (dashed) and p99 (solid) latency vs offered load per system; saturated points hollow;
-    each system's predicted ceiling (concurrency / service time) as a vertical dotted line.
-    systems: [{label, color, offered: [...], p50_ms: [...], p99_ms: [...], saturated: [...],
-    ceiling_rps}]"""
+def plot_load_curve(ax, systems: Sequence[dict[str, Any]], *, title: str | None = None,
+                    timeout_ms: float | None = None) -> list:
+    """p50 (dashed) and p99 (solid) median latency vs offered load per system, with the
+    repetitions' range as error bars; saturated points hollow-ringed; a censored point (only
+    known to exceed the timeout) drawn at the timeout as an upward triangle, with a line and
+    label "> timeout"; each system's predicted ceiling as a vertical dotted line.
+    systems: [{label, color, offered, p50_ms, p99_ms, p50_range, p99_range ([lo, hi] or None
+    per point), p50_censored, p99_censored, saturated, ceiling_rps}]"""
     artists = []
     all_x, all_y = [], []
+    censored_any = False
     for s in systems:
-        pairs = [(x, p50, p99, sat) for x, p50, p99, sat in
-                 zip(s["offered"], s["p50_ms"], s["p99_ms"], s["saturated"]) if p99 is not None]
-        if not pairs:
+        n = len(s["offered"])
+        pts = [i for i in range(n) if s["p99_ms"][i] is not None]
+        if not pts:
             continue
-        xs = [p[0] for p in pairs]
+        s = {**{f"{k}_{what}": [fill] * n for k in ("p50", "p99")
+                for what, fill in (("range", None), ("censored", False))}, **s}
+        xs = [s["offered"][i] for i in pts]
         all_x += xs
-        all_y += [p[1] for p in pairs] + [p[2] for p in pairs]
-        artists += ax.plot(xs, [p[2] for p in pairs], color=s["color"], linewidth=1.8,
-                           marker="o", label=f"{s['label']} p99")
-        artists += ax.plot(xs, [p[1] for p in pairs], color=s["color"], linewidth=1.2,
-                           linestyle="--", marker="s", markersize=4, label=f"{s['label']} p50")
-        sat = [p for p in pairs if p[3]]
+        for key, width, style, marker, size in (("p99", 1.8, "-", "o", 6),
+                                                 ("p50", 1.2, "--", "s", 4)):
+            ys = [s[f"{key}_ms"][i] for i in pts]
+            all_y += ys
+            artists += ax.plot(xs, ys, color=s["color"], linewidth=width, linestyle=style,
+                               marker=marker, markersize=size, label=f"{s['label']} {key}")
+            ranged = [(s["offered"][i], s[f"{key}_ms"][i], s[f"{key}_range"][i]) for i in pts
+                      if s[f"{key}_range"][i] is not None]
+            if ranged:
+                lo = [max(y - r[0], 0.0) for _, y, r in ranged]
+                hi = [max(r[1] - y, 0.0) for _, y, r in ranged]
+                all_y += [r[0] for _, _, r in ranged] + [r[1] for _, _, r in ranged]
+                bars = ax.errorbar([x for x, _, _ in ranged], [y for _, y, _ in ranged],
+                                   yerr=[lo, hi], fmt="none", ecolor=s["color"], elinewidth=1.0,
+                                   capsize=3)
+                artists.append(bars)
+            cens = [(s["offered"][i], s[f"{key}_ms"][i]) for i in pts if s[f"{key}_censored"][i]]
+            if cens:
+                censored_any = True
+                artists.append(ax.scatter([x for x, _ in cens], [y for _, y in cens], s=70,
+                                          marker="^", color=s["color"], edgecolors="black",
+                                          linewidths=0.8, zorder=6))
+        sat = [i for i in pts if s["saturated"][i]]
         if sat:
-            artists.append(ax.scatter([p[0] for p in sat], [p[2] for p in sat], s=90,
-                                      facecolors="none", edgecolors="black", linewidths=1.2,
-                                      zorder=5))
+            artists.append(ax.scatter([s["offered"][i] for i in sat], [s["p99_ms"][i] for i in sat],
+                                      s=110, facecolors="none", edgecolors="black",
+                                      linewidths=1.2, zorder=5))
     for s in systems:
         if s.get("ceiling_rps"):
             artists.append(ax.axvline(s["ceiling_rps"], color=s["color"], linestyle=":",
@@ -121,9 +171,19 @@ def plot_load_curve(ax, systems: Sequence[dict[str, Any]], *, title: str | None 
     ax.set_xlabel("offered load (requests/s)")
     ax.set_ylabel("latency (ms)")
     _auto_log_y(ax, all_y)
+    if censored_any and timeout_ms:
+        artists.append(ax.axhline(timeout_ms, color="black", linewidth=0.8, linestyle="--"))
+        artists += ax.plot([], [], linestyle="none", marker="^", markersize=8, color="grey",
+                           markeredgecolor="black",
+                           label=f"> {timeout_ms / 1000:g} s: no answer within the timeout "
+                                 f"(drawn at it)")
     if any(any(s["saturated"]) for s in systems):
         artists += ax.plot([], [], linestyle="none", marker="o", markersize=9, markerfacecolor="none",
-                           markeredgecolor="black", label="saturated (achieved < 90 % offered)")
+                           markeredgecolor="black", label="saturated (see the table's rules)")
+    if any(r is not None for s in systems for key in ("p50_range", "p99_range")
+           for r in s.get(key) or ()):
+        artists += ax.plot([], [], color="grey", linewidth=1.0, marker="|", markersize=8,
+                           label="bars: range of the repetitions")
     if title:
         _title(ax, title)
     if artists:
@@ -149,8 +209,10 @@ def plot_latency_over_time(ax, systems: Sequence[dict[str, Any]], *, title: str 
     artists = []
     values = []
     for s in systems:
+        # a system with no answered request in any interval draws nothing: the legend says why
+        none = "" if any(v is not None for v in s["p99_ms"]) else " (no request answered)"
         artists += ax.plot(s["t_s"], _nan(s["p99_ms"]), color=s["color"], linewidth=1.6,
-                           label=f"{s['label']} p99", drawstyle="steps-post")
+                           label=f"{s['label']} p99{none}", drawstyle="steps-post")
         artists += ax.plot(s["t_s"], _nan(s["max_ms"]), color=s["color"], linewidth=0.8,
                            alpha=0.7, label=f"{s['label']} max", drawstyle="steps-post")
         values += [v for v in s["p99_ms"] + s["max_ms"] if v is not None]

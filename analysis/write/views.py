@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from analysis import overload
 from analysis.model import Cell, Run, System
 from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_UNIT, PERCENTILES,
-                                 RATE_UNIT, TABLE_LATENCY, UNIT_TEXT, display_value, fmt_count,
-                                 fmt_ms, fmt_number, fmt_pct, fmt_rate, labelled, load_label,
-                                 plain, r1, r3)
+                                 RATE_UNIT, TABLE_LATENCY, UNIT_TEXT, display_value, fmt_censored,
+                                 fmt_count, fmt_ms, fmt_number, fmt_pct, fmt_rate, fmt_timeout,
+                                 labelled, load_label, plain, r1, r3)
 from analysis.write.paths import table_csv_path
 
 # Rows per (system, load point) in the printed hot-methods table (the cell's `jvm` holds as many)
@@ -24,17 +25,75 @@ def latency_header() -> str:
     return " / ".join(LABELS.get(name, name) for name in TABLE_LATENCY)
 
 
+def _stat_text(c: Cell, name: str, *, table: bool = False) -> str:
+    p = c.stats.get(name)
+    return fmt_censored(p.value_ms, p.at_least_ms, table=table)
+
+
 def cell_texts(c: Cell) -> dict[str, str]:
-    """The printed text of a cell's statistics (vocabulary.CELL_TEXT_FIELDS), as the
-    load-curve table shows them: what stat.html prints for field=p99, achieved, count, ..."""
+    """The printed text of a cell's statistics (vocabulary.CELL_TEXT_FIELDS): what stat.html
+    prints for field=p99, achieved, count, ... A censored statistic prints as "> 15,000" (ms,
+    the lower bound); "–" when unknown."""
     drops = "–"
     if c.drops is not None:
         drops = fmt_count(c.drops) + (f" ({c.drop_pct:.1f} %)" if c.drops else "")
+    flight = c.in_flight
+    a = c.accounting
     special = {"achieved_rate": fmt_rate(c.achieved_rate), "count": fmt_count(c.stats.count),
                "drops": drops,
-               "in_flight": fmt_ms(c.in_flight.littles_law if c.in_flight else None)}
-    return {f"{name}_text": special[key] if key in special else fmt_ms(c.stats.value(key))
+               "in_flight": fmt_ms(flight.measured_mean if flight else None),
+               "in_flight_max": fmt_count(flight.measured_max if flight else None),
+               "littles_law": fmt_ms(flight.littles_law if flight else None),
+               "sent": fmt_count(a.sent), "completed": fmt_count(a.completed),
+               "timed_out": fmt_count(a.timed_out),
+               "server_completion_rate": fmt_rate(c.server_completion_rate),
+               "saturation": ", ".join(c.saturation.reasons) or "none",
+               "in_flight_at_window_start": fmt_count(_whole(flight.at_window_start
+                                                            if flight else None)),
+               "in_flight_at_window_end": fmt_count(_whole(flight.at_window_end
+                                                          if flight else None)),
+               "time_split.mean.waiting_ms": _waiting(c, "waiting_ms"),
+               "time_split.mean.waiting_pct": _waiting(c, "waiting_pct"),
+               "spread.p50_ms": _range_text(c, "p50"), "spread.p99_ms": _range_text(c, "p99"),
+               "host.machine_cpu": _share(c.host.machine_cpu if c.host else None),
+               "host.server_cpu": _share(c.host.server_cpu if c.host else None)}
+    return {f"{name}_text": special[key] if key in special else _stat_text(c, name)
             for key, name in CELL_TEXT_FIELDS.items()}
+
+
+def _whole(x: float | None) -> int | None:
+    return None if x is None else int(round(x))
+
+
+def _waiting(c: Cell, key: str) -> str:
+    """The mean's waiting time (ms, "≥ " when a bound) or its share of the mean (%)."""
+    t = c.time_split
+    if t is None:
+        return "–"
+    if key == "waiting_pct":
+        return fmt_pct(t.mean.waiting_pct)
+    return ("≥ " if t.mean.lower_bound else "") + fmt_ms(t.mean.waiting_ms)
+
+
+def _range_text(c: Cell, name: str) -> str:
+    """The repetitions' range of a statistic: "199–204" ("–" with one repetition)."""
+    s = c.spread.get(name)
+    if s is None:
+        return "–"
+    return (f"{fmt_censored(s.min.value_ms, s.min.at_least_ms)}–"
+            f"{fmt_censored(s.max.value_ms, s.max.at_least_ms)}")
+
+
+def _with_range(c: Cell, name: str) -> str:
+    """The table's text of one statistic: the median, with the repetitions' range when there
+    are several: "201 (199–204)"; censored: "> 15 s"."""
+    text = _stat_text(c, name, table=True)
+    s = c.spread.get(name)
+    if s is None:
+        return text
+    lo = fmt_censored(s.min.value_ms, s.min.at_least_ms, table=True)
+    hi = fmt_censored(s.max.value_ms, s.max.at_least_ms, table=True)
+    return text if lo == hi == text else f"{text} ({lo}–{hi})"
 
 
 # --- load-curve-table.html ------------------------------------------------------------------
@@ -42,29 +101,43 @@ def cell_texts(c: Cell) -> dict[str, str]:
 def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
     if c is None:
         return {"system": s.id, "missing": True, "source": None, "latency": [],
-                "achieved_text": "–", "drops_text": "–", "count_text": "–",
-                "saturated": False}
+                "achieved_text": "–", "requests_text": "–", "count_text": "–",
+                "saturated": False, "host_busy": False}
     texts = cell_texts(c)
-    spread = c.spread.get("p99_ms")
-    gc = (c.jvm.summary.get("gc") or {}) if c.jvm else {}
+    window = c.jvm.window if c.jvm else None
+    gc_max = window.gc_pause_max_ms if window else None
+    a = c.accounting
+    if a.completed is not None:
+        requests = (f"{fmt_count(a.sent)} / {fmt_count(a.completed)} / "
+                    f"{fmt_count(a.timed_out)}")
+    else:
+        requests = texts["drops_text"]
     failures = None
-    if (c.accounting.errors or 0) > 0 or (c.accounting.timed_out or 0) > 0:
-        failures = (f"{plain(c.accounting.errors or 0)} errors, "
-                    f"{plain(c.accounting.timed_out or 0)} timeouts")
+    if (a.errors or 0) > 0 or (a.not_sent or 0) > 0:
+        failures = f"{fmt_count(a.errors or 0)} errors, {fmt_count(a.not_sent or 0)} not sent"
+    elif a.completed is None and (a.timed_out or 0) > 0:
+        failures = f"{fmt_count(a.timed_out)} timeouts"
+    server = None
+    if c.server_completion_rate is not None:
+        server = f"server {fmt_rate(c.server_completion_rate)}"
     return {
         "system": s.id, "missing": False, "source": c.sources[0],
         "latency": [{"name": name, "ms": r3(c.stats.value(f"{name}_ms")),
-                     "text": texts[f"{name}_text"]} for name in TABLE_LATENCY],
+                     "text": _with_range(c, name)} for name in TABLE_LATENCY],
         "achieved_rate": r3(c.achieved_rate), "achieved_text": texts["achieved_text"],
-        "drops": c.drops, "drops_text": texts["drops_text"],
+        "server_text": server,
+        "requests_text": requests,
         "count": c.stats.count, "count_text": texts["count_text"],
         "saturated": c.saturation.saturated,
+        "saturation_text": ("saturated: " + ", ".join(c.saturation.reasons))
+        if c.saturation.saturated else None,
+        "host_busy": bool(c.host and c.host.host_busy),
+        "disagree": c.repetitions_disagree,
         "low_sample_p99": "p99" in c.low_sample,
-        "over_cap": bool(c.in_flight and c.in_flight.consistent is False),
-        "spread_text": (f"p99 over {len(c.repetitions)} runs: {plain(r3(spread.min))} – "
-                        f"{plain(r3(spread.max))}") if spread else None,
-        "gc_text": (f"longest GC pause {plain(gc.get('pause_max_ms'))} ms"
-                    if (gc.get("count") or 0) > 0 else None),
+        "over_cap": bool(c.in_flight_cap and c.in_flight and c.in_flight.littles_law
+                         and c.in_flight.littles_law > c.in_flight_cap * 1.05),
+        "gc_text": (f"longest GC pause in the window {plain(r3(gc_max))} ms"
+                    if gc_max else None),
         "failures_text": failures,
     }
 
@@ -81,18 +154,117 @@ def load_curve_table(run: Run) -> dict[str, Any]:
                      "saturated": any(c is not None and c.saturation.saturated for _, c in row),
                      "cells": [_table_cell(s, c) for s, c in row]})
     names = ", ".join(s.label for s in scenario.systems)
+    reps = run.repetitions
+    timeout = next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)
+    counted = any(c.accounting.completed is not None for c in scenario.measured())
     return {
         "caption_id": f"load-curve-{run.id}",
         "caption": (f"Latency in ms as {latency_header()} per offered load (requests/s), "
-                    f"with achieved rate, sample count and drops: {names}. "
-                    f"Saturated rows (achieved < 90 % of offered) describe a queue."),
+                    f"with achieved rate, requests and sample count: {names}."
+                    + (f" Each latency is the median of {reps} repetitions, their range in "
+                       f"brackets." if reps > 1 else "")),
         "csv": table_csv_path(run.id),
         "latency_header": latency_header(),
         "latency_unit": LATENCY_UNIT,
+        "requests_header": "sent / answered / timed out" if counted else "drops",
         "systems": [{"id": s.id, "label": s.label} for s in scenario.systems],
         "rows": rows,
+        "rules": table_rules(timeout, counted),
         "missing": [{"load": x.load, "system": x.system, "file": x.file} for x in scenario.missing],
     }
+
+
+def table_rules(timeout_ms: float | None, counted: bool) -> list[str]:
+    """The table's rules, stated under it (overload.py's constants)."""
+    rules = [
+        "saturated, by one or more rules: throughput - fewer than "
+        f"{overload.THROUGHPUT_SHARE:.0%} of the offered requests answered in time per second; "
+        "queue - " + overload.QUEUE_RULE.format(share=overload.QUEUE_MIN_SLOPE_SHARE * 100,
+                                                sig=overload.QUEUE_SIGNIFICANCE)
+        + (" (in more than half of the repetitions)" if counted else
+           " (here on the per-interval p50 scaled by the offered rate: no in-flight count "
+           "was recorded)")
+        + f"; latency - p50 more than {overload.LATENCY_FACTOR:g} × the system's p50 at its "
+        "lowest load. Saturated rows describe a queue, not the service.",
+    ]
+    if counted:
+        rules.append(
+            "The requests are those whose intended send time fell in the measured window; "
+            "answered: a reply within the timeout. achieved: answered per second of window; "
+            "server: every reply the server sent during the window (earlier requests too) "
+            "per second.")
+    if timeout_ms:
+        rules.append(f"> {fmt_timeout(timeout_ms)}: the percentile falls among requests that "
+                     f"got no answer within the {fmt_timeout(timeout_ms)} timeout, so it is "
+                     f"only known to be at least that.")
+    rules.append(f"host busy: the machine's CPU was above {overload.HOST_BUSY_MACHINE:.0%}, "
+                 f"or more than {overload.HOST_UNEXPLAINED:.0%} above what the server and the "
+                 f"load generator used together, in some repetition.")
+    rules.append(f"repetitions disagree: max / min of p50 or p99 over "
+                 f"{overload.SPREAD_DISAGREE_RATIO:g} below saturation.")
+    return rules
+
+
+# --- where-the-time-went.html ---------------------------------------------------------------
+
+def where_the_time_went(run: Run) -> dict[str, Any] | None:
+    """Per cell, the mean (and p99) split into service and waiting: ms and % (overload's
+    where_the_time_went). None when no cell has a service time."""
+    scenario = run.scenario
+    rows = []
+    for lp, row in scenario.grid():
+        for s, c in row:
+            if c is None or c.time_split is None:
+                continue
+            t = c.time_split
+            rows.append({
+                "label": s.label, "offered_text": f"{fmt_number(lp.offered_rate)} {RATE_UNIT}",
+                "saturated": c.saturation.saturated,
+                "service_text": fmt_ms(t.mean.service_ms),
+                "mean_text": _stat_text(c, "mean"),
+                "waiting_text": ("≥ " if t.mean.lower_bound else "") + fmt_ms(t.mean.waiting_ms),
+                "waiting_pct_text": _pct(t.mean.waiting_pct),
+                "p99_text": _stat_text(c, "p99"),
+                "p99_waiting_text": ("≥ " if t.p99.lower_bound else "") + fmt_ms(t.p99.waiting_ms),
+                "p99_waiting_pct_text": _pct(t.p99.waiting_pct)})
+    if not rows:
+        return None
+    service = scenario.service_time_ms
+    return {"caption_id": f"time-{run.id}", "rows": rows,
+            "service_source": (f"the run's service time, {fmt_number(service)} ms"
+                               if service else "each system's p50 at its lowest load")}
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{fmt_pct(x)} %"
+
+
+# --- host-health.html -----------------------------------------------------------------------
+
+def host_health(run: Run) -> dict[str, Any] | None:
+    """Per cell, the machine's CPU against the server's and the generator's (medians of the
+    repetitions), the generator's send lag and the busy verdict. None without counts."""
+    rows = []
+    for lp, row in run.scenario.grid():
+        for s, c in row:
+            if c is None or c.host is None:
+                continue
+            h = c.host
+            rows.append({"label": s.label,
+                         "offered_text": f"{fmt_number(lp.offered_rate)} {RATE_UNIT}",
+                         "machine_text": _share(h.machine_cpu), "server_text": _share(h.server_cpu),
+                         "generator_text": _share(h.generator_cpu),
+                         "lag_text": fmt_ms(h.send_lag_p99_ms), "host_busy": h.host_busy,
+                         "reason": h.reason})
+    if not rows:
+        return None
+    return {"caption_id": f"host-{run.id}", "rows": rows,
+            "busy_cells": sum(1 for r in rows if r["host_busy"]),
+            "busy_text": f"{sum(1 for r in rows if r['host_busy'])} of {len(rows)}"}
+
+
+def _share(x: float | None) -> str:
+    return "–" if x is None else f"{x * 100:.1f} %"
 
 
 # --- ceiling.html ---------------------------------------------------------------------------
@@ -141,7 +313,12 @@ def jvm_table(run: Run) -> dict[str, Any] | None:
         return None
     shared = next((e for e in labelled(run.environment, ENVIRONMENT_LABELS)
                    if e["key"] == "shared_host"), None)
-    return {"caption_id": f"jvm-{run.id}", "rows": rows, "shared_host": shared}
+    windowed = any(c.jvm is not None and c.jvm.window is not None for c in run.cells())
+    return {"caption_id": f"jvm-{run.id}", "rows": rows, "shared_host": shared,
+            "span_text": ("inside the measured window of each cell's first repetition (the "
+                          "warm-up before it and the drain after it left out)" if windowed else
+                          "over the whole recording of each cell's first repetition (JVM start "
+                          "and warm-up included)")}
 
 
 def _jvm_row(offered_rate: float, label: str, c: Cell) -> dict[str, Any]:
@@ -235,4 +412,4 @@ def stat(doc: dict[str, Any]) -> dict[str, Any]:
     return {"systems": {s["id"]: dict(s) for s in doc["systems"]},
             "load_points": {lp["id"]: dict(lp) for lp in doc["load_points"]},
             "settings": {name: {e["key"]: e["value"] for e in doc[name]}
-                         for name in ("environment", "load_generator")}}
+                         for name in ("environment", "load_generator", "method") if name in doc}}

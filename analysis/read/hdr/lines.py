@@ -73,6 +73,64 @@ class HeaderState:
     base_time: float = 0.0
     observed_base: bool = False
     explicit_start: bool = False     # a #[StartTime] line was seen (not deduced)
+    # A #[BaseTime] but no #[StartTime] before the first interval: the time axis (and so
+    # -start/-end) is seconds since that interval's absolute start (see iter_lines).
+    start_from_first_interval: bool = False
+    # Whether some line was a histogram line or a log header: until then, warnings about lines
+    # that are not interval-log lines are held here (a README given as a log is one error, not a
+    # warning per line); the first recognised line releases them.
+    recognised: bool = False
+    held: list = field(default_factory=list)
+    # Per tag: the latest timestamp so far, and the lines of intervals with a negative
+    # timestamp and of intervals that start before one above them (time_order_warnings).
+    latest_timestamp: dict = field(default_factory=dict)
+    negative: dict = field(default_factory=dict)
+    backwards: dict = field(default_factory=dict)
+
+
+def _recognise(state: HeaderState, warnings: list[str]) -> None:
+    if not state.recognised:
+        state.recognised = True
+        warnings.extend(state.held)
+        state.held.clear()
+
+
+def _line_problem(state: HeaderState, warnings: list[str], message: str) -> None:
+    """A line that is not an interval-log line: reported now, or held until one is."""
+    (warnings if state.recognised else state.held).append(message)
+
+
+def time_order_warnings(path: str, state: HeaderState, kept: set[int]) -> list[str]:
+    """One warning per tag whose intervals (those of the lines in `kept`: a line whose payload
+    did not decode has its own warning) have negative or backward-going timestamps:
+    HistogramLogProcessor prints such intervals without a word; they are kept in file order."""
+    out = []
+    for table, what in ((state.negative, "have a negative timestamp"),
+                        (state.backwards, "start before an interval above them (times go "
+                                          "backwards)")):
+        for tag in sorted(table, key=lambda t: (t is not None, t or "")):
+            lines = [n for n in table[tag] if n in kept]
+            if lines:
+                name = "untagged" if tag is None else f"tag {tag!r}"
+                out.append(f"{path}:{lines[0]}: {len(lines)} interval(s) ({name}) {what}; kept "
+                           "in file order")
+    return out
+
+
+def nothing_read_error(path: str, state: HeaderState, warnings: list[str]) -> HlogError:
+    """The error for a file that gave no usable interval: not an interval log at all (one
+    error, naming its first line), or one whose lines were all reported as warnings."""
+    if not state.recognised:
+        first = state.held[0] if state.held else None
+        detail = ""
+        if first and first.startswith(path + ":"):
+            detail = f"; line {first[len(path) + 1:]}".removesuffix("; line skipped")
+        return HlogError(f"not an HdrHistogram interval log: no histogram line or log header "
+                         f"in it{detail}", path=path,
+                         hint="give an .hlog written by HdrHistogram's HistogramLogWriter")
+    return HlogError("no usable histogram interval in the file"
+                     + (f" ({len(warnings)} problem(s) reported)" if warnings else ""),
+                     path=path, hint="is this an HdrHistogram interval log?")
 
 
 def iter_lines(lines, path: str, warnings: list[str], state: HeaderState):
@@ -85,6 +143,7 @@ def iter_lines(lines, path: str, warnings: list[str], state: HeaderState):
         if stripped.startswith("#"):
             words = stripped.split()
             if words[0] in ("#[StartTime:", "#[BaseTime:"):
+                _recognise(state, warnings)
                 which = words[0][2:-1]
                 value = _number(words[1].rstrip(",")) if len(words) > 1 else None
                 if value is None or abs(value) >= MAX_ABS_SECONDS:
@@ -99,6 +158,7 @@ def iter_lines(lines, path: str, warnings: list[str], state: HeaderState):
                     state.base_time, state.observed_base = value, True
             continue
         if stripped.startswith('"StartTimestamp"'):
+            _recognise(state, warnings)
             continue
         fields = stripped.split(",")
         tag = None
@@ -106,8 +166,9 @@ def iter_lines(lines, path: str, warnings: list[str], state: HeaderState):
             tag = fields[0][4:]
             fields = fields[1:]
         if len(fields) < 4:
-            warnings.append(f"{path}:{line_no}: expected 'start,length,max,payload', found "
-                            f"{len(fields)} field(s); line skipped")
+            _line_problem(state, warnings, f"{path}:{line_no}: expected "
+                          f"'start,length,max,payload', found {len(fields)} field(s); line "
+                          "skipped")
             continue
         # Plain finite numbers (every line of a normal log) are taken at once; anything else
         # goes through _number's exact rules, one field at a time.
@@ -122,9 +183,10 @@ def iter_lines(lines, path: str, warnings: list[str], state: HeaderState):
             if timestamp is None or length is None or interval_max is None:
                 bad = next(f.strip() for f, v in zip(fields[:3], (timestamp, length, interval_max))
                            if v is None)
-                warnings.append(f"{path}:{line_no}: {bad[:40]!r} is not a finite number; "
-                                "line skipped")
+                _line_problem(state, warnings, f"{path}:{line_no}: {bad[:40]!r} is not a "
+                              "finite number; line skipped")
                 continue
+        _recognise(state, warnings)
         payload = fields[3].split()      # (split() also drops surrounding whitespace)
         if not payload:
             warnings.append(f"{path}:{line_no}: empty histogram payload; line skipped")
@@ -134,12 +196,27 @@ def iter_lines(lines, path: str, warnings: list[str], state: HeaderState):
                             "any plausible range; line skipped")
             continue
         if not state.observed_start:
-            state.start_time, state.observed_start = timestamp, True
+            if state.observed_base:
+                # Java takes the first (relative) timestamp itself as the start time, so that
+                # -start/-end would be compared with offsets near BaseTime (match nothing, or
+                # everything): here the axis starts at the first interval's absolute start.
+                state.start_time = timestamp + state.base_time
+                state.start_from_first_interval = True
+            else:
+                state.start_time = timestamp
+            state.observed_start = True
         if not state.observed_base:
             # Java: a timestamp more than a year before StartTime means relative timestamps.
             state.base_time = (state.start_time
                                if timestamp < state.start_time - (365 * 24 * 3600.0) else 0.0)
             state.observed_base = True
+        if timestamp < 0:
+            state.negative.setdefault(tag, []).append(line_no)
+        latest = state.latest_timestamp.get(tag)
+        if latest is not None and timestamp < latest:
+            state.backwards.setdefault(tag, []).append(line_no)
+        else:
+            state.latest_timestamp[tag] = timestamp
         absolute_start = timestamp + state.base_time
         offset = absolute_start - state.start_time
         absolute_end = absolute_start + length

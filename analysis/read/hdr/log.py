@@ -16,7 +16,15 @@ allows (as Java does), and a claimed length or count that cannot be real is refu
 
 Time axis: `Interval.start_s` is seconds since the log's start time exactly as Java computes it
 for HistogramLogProcessor's `-start/-end` (absolute start - `#[StartTime]`, or - the first
-interval's timestamp when there is no StartTime line).
+interval's timestamp when there is no StartTime line), with one exception: a log with a
+`#[BaseTime]` but no `#[StartTime]` before its first interval starts its axis at that interval's
+absolute start (timestamp + BaseTime). Java takes the bare relative timestamp as the start time
+there, so every offset is about BaseTime and a window matches nothing or everything.
+
+Also reported, once per tag (Java says nothing): intervals with a negative timestamp, and
+intervals that start before the one above them. A file none of whose lines is a histogram line
+or a log header (`#[StartTime`, `#[BaseTime`, the legend) is one HlogError, without a warning per
+line; once some line is recognised, every bad line is a warning.
 """
 from __future__ import annotations
 
@@ -26,7 +34,8 @@ from analysis.errors import HlogError
 from analysis.read.hdr.batch import decode_batch, decode_part
 from analysis.read.hdr.double import sum_double_histograms
 from analysis.read.hdr.histogram import sum_histograms
-from analysis.read.hdr.lines import HeaderState, Interval, interval_matches, item_groups, open_lines
+from analysis.read.hdr.lines import (HeaderState, Interval, interval_matches, item_groups,
+                                     nothing_read_error, open_lines, time_order_warnings)
 from analysis.read.hdr.payload import parse_payload
 from analysis.read.hdr.worker import use_worker, worker_groups
 
@@ -144,6 +153,7 @@ def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
     state = state or HeaderState()
     handle, lines = open_lines(path, text)
     groups = None
+    kept: set[int] = set()       # lines decoded, once some timestamp went backwards
     try:
         if use_worker(path, text, parallel):
             groups = worker_groups(lines, path, state, batch_size, keep_raws)
@@ -155,7 +165,10 @@ def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
             batch = decode_batch(items, path, decode_warnings, inflated) if items else None
             warnings.extend(_in_line_order(path, read_warnings + decode_warnings))
             if batch is not None:
+                if state.negative or state.backwards:
+                    kept.update(iv.line for iv in batch.intervals)
                 yield batch
+        warnings.extend(time_order_warnings(path, state, kept))
     finally:
         if groups is not None:
             groups.close()
@@ -191,9 +204,7 @@ def read_hlog(path) -> HlogLog:
                 iv._raw = raw
         intervals.extend(batch.intervals)
     if not intervals:
-        err = HlogError("no usable histogram interval in the file"
-                        + (f" ({len(warnings)} problem(s) reported)" if warnings else ""),
-                        path=path, hint="is this an HdrHistogram interval log?")
+        err = nothing_read_error(path, state, warnings)
         err.warnings = warnings
         raise err
     before = [iv for iv in intervals if iv.start_s < 0]

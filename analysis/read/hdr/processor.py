@@ -8,7 +8,7 @@ import numpy as np
 
 from analysis.errors import HlogError
 from analysis.read.hdr.distribution import java_format_fixed
-from analysis.read.hdr.lines import HeaderState, Interval, interval_matches
+from analysis.read.hdr.lines import HeaderState, Interval, interval_matches, nothing_read_error
 from analysis.read.hdr.log import iter_batches
 from analysis.read.hdr.running import DoubleRunning, IntegerRunning
 
@@ -100,10 +100,13 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
     early: list[int] = []        # lines of intervals kept although they start before StartTime
     kind = None
     acc = None
+    selected = with_tag = 0      # intervals in the window, intervals with the tag
     for batch in iter_batches(source, warnings, state, text=text, parallel=parallel,
                               keep_raws=False):
         seen_any = True
         chosen = _selected(batch, tag, start_s, end_s)
+        with_tag += sum(1 for iv in batch.intervals if iv.tag == tag)
+        selected += int(chosen.sum())
         if not chosen.any():
             continue
         rows = np.flatnonzero(chosen)
@@ -144,11 +147,14 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
             body.extend(ilog.rows([iv.end_s for iv in chosen_ivs[done:]],
                                   *stats.columns(done)))
     if not seen_any:
-        raise HlogError("no usable histogram interval in the file"
-                        + (f" ({len(warnings)} problem(s) reported above)" if warnings else ""),
-                        path=source, hint="is this an HdrHistogram interval log?")
+        raise nothing_read_error(source, state, warnings)
     if kind is None:
-        raise HlogError(_no_match_message(tag, start_s, end_s), path=source)
+        raise HlogError(_no_match_message(tag, start_s, end_s, state), path=source)
+    if (start_s is not None or end_s is not None) and selected == with_tag:
+        warnings.append(f"{source}: the window -start {_or(start_s, '-inf')} -end "
+                        f"{_or(end_s, 'inf')} selects all {selected} "
+                        f"{'untagged' if tag is None else repr(tag)} intervals "
+                        f"(times are seconds since {_axis(state)})")
     if early:
         warnings.append(f"{source}:{early[0]}: {len(early)} interval(s) start before "
                         "#[StartTime]; kept (HistogramLogProcessor drops them; -start 0 does too)")
@@ -163,10 +169,22 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
     return interval_log, hgrm
 
 
-def _no_match_message(tag, start_s, end_s) -> str:
+def _or(value, default):
+    return default if value is None else value
+
+
+def _axis(state) -> str:
+    """What -start/-end count from (see lines.iter_lines)."""
+    if state.explicit_start:
+        return "#[StartTime]"
+    return "the first interval's start" + (" (timestamp + #[BaseTime])"
+                                           if state.start_from_first_interval else "")
+
+
+def _no_match_message(tag, start_s, end_s, state) -> str:
     what = "untagged interval" if tag is None else f"interval with tag {tag!r}"
     window = ""
     if start_s is not None or end_s is not None:
-        window = (f" starting between {start_s if start_s is not None else '-inf'} and "
-                  f"{end_s if end_s is not None else 'inf'} s")
+        window = (f" starting between {_or(start_s, '-inf')} and {_or(end_s, 'inf')} s after "
+                  f"{_axis(state)}")
     return f"no {what}{window} in the log (use -listtags to see its tags)"

@@ -13,7 +13,12 @@ The result is plain JSON-serialisable data, the same for the same input:
     schema_version    1
     jdk               "OpenJDK 64-Bit Server VM 17.0.15+6-..." (jdk.JVMInformation) or None
     start_epoch_s     recording start (first chunk), epoch seconds
-    duration_s        covered_until - start_epoch_s
+    duration_s        the time the chunks cover: the sum of their spans, where chunks that
+                      start within 1 s of the data before them join it (a recording's chunks
+                      follow each other; chunks of different times joined into one file or
+                      folder do not, and the gaps between them count nowhere)
+    gaps              [[end of data, start of the next chunk], ...] epoch s, one per gap (each
+                      also a warning); [] for one continuous recording
     covered_until     epoch seconds up to which data was read: the end of the last whole chunk,
                       or, for a chunk without its end, the last event time read
     truncated         True when a chunk was cut short or never finished (JVM killed)
@@ -54,7 +59,7 @@ allocation (its rate over the covered part of the window), parks, monitors, exec
 hot methods. Event times are JFR ticks turned into epoch time with each chunk's header (start
 nanos, start ticks, ticks per second), the clock the `.hlog`'s StartTime is on. Two more keys:
 
-    window            {start_epoch_s, end_epoch_s, covered_s: the part the recording covers}
+    window            {start_epoch_s, end_epoch_s, covered_s: the part the chunks cover}
     warmup            the same gc, safepoint, cpu, allocation_rate_mb_s, threads and samples
                       figures for everything before the window (JVM start and the load
                       generator's warm-up), and its duration_s; events after the window (the
@@ -123,4 +128,5 @@ def summarize_jfr(path: str | os.PathLike,
         raise JfrError("empty file", path=p, offset=0)
     if summary.covered_until_ns is None:
         raise JfrError(f"no event could be read ({summary.damage_note})", path=p)
+    summary.close_chunks()
     return summary.result()

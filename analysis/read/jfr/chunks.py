@@ -9,7 +9,11 @@ A recording is chunks back to back; each starts with a 68-byte header:
            24  metadata offset                64  file state: 0 finished, else in progress
                                               67  flags: 1 compressed ints, 2 final chunk
 
-Offsets are relative to the chunk start, big-endian. A JVM writing a chunk updates size and
+Offsets are relative to the chunk start, big-endian. Format 1.0 (JDK 9 and 10) has the same
+layout (bytes 64-67 are one "features" int whose bit 0 says integers are LEB128-compressed) and
+the same encoding when that bit is set, which is how the JDK's own `jfr` tool reads it; its
+event types are named `com.oracle.jdk.*` (metadata.py maps them to `jdk.*`). A 1.0 chunk with
+fixed-width integers is refused. A JVM writing a chunk updates size and
 offsets at each flush, so a chunk whose file state is not 0 (the JVM died) or whose size runs
 past the end of the file (the copy was cut) is read as far as its bytes go. Only one chunk is
 held in memory at a time.
@@ -27,6 +31,7 @@ from analysis.errors import JfrError
 HEADER = struct.Struct(">4sHHqqqqqqqBBBB")
 HEADER_SIZE = HEADER.size  # 68
 MAGIC = b"FLR\0"
+FLAG_COMPRESSED_INTS = 1
 FLAG_COMPRESSED_TICKS = 4
 
 # One chunk is read into memory at once. JVMs rotate chunks at 12 MB by default (maxchunksize);
@@ -73,10 +78,14 @@ def parse_header(raw: bytes, path: str, offset: int) -> ChunkHeader:
                             "`jfr print --json` export")
     h = ChunkHeader(fields[1], fields[2], fields[3], fields[4], fields[5], fields[6], fields[7],
                     fields[8], fields[9], fields[10], fields[13])
-    if h.major != 2:
+    if h.major not in (1, 2):
         raise JfrError(f"JFR format {h.major}.{h.minor} is not supported", path=path,
-                       offset=offset, hint="recordings from JDK 11 and later (format 2.x) read; "
-                       "convert older ones with that JDK's `jfr print --json`")
+                       offset=offset, hint="recordings from JDK 9 and later (formats 1.x and "
+                       "2.x) read; convert older ones with JDK Mission Control")
+    if h.major == 1 and not h.flags & FLAG_COMPRESSED_INTS:
+        raise JfrError(f"JFR format {h.major}.{h.minor} with uncompressed integers is not "
+                       "supported", path=path, offset=offset,
+                       hint="export it with `jfr print --json` and give the .json")
     if h.ticks_per_second <= 0:
         raise JfrError(f"chunk header gives {h.ticks_per_second} ticks per second",
                        path=path, offset=offset)

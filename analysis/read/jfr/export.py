@@ -18,7 +18,11 @@ from analysis.read.jfr.summary import Summary, as_int, as_number, as_str, method
 MAX_EXPORT_BYTES = 64 << 20
 
 _DURATION = re.compile(r"(-)?PT(?:(-?\d+)H)?(?:(-?\d+)M)?(?:(-?\d+)(?:\.(\d+))?S)?")
-_INSTANT = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?Z")
+# An ISO-8601 instant with its offset, as OffsetDateTime.toString writes it in any time zone:
+# 2024-03-01T10:15:30.123456789Z, ...+01:00, ...-05:00, and no seconds when they are zero
+# (2024-03-01T10:15+01:00). A time without an offset is no instant and is refused.
+_INSTANT = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d)(?::(\d\d)(?:[.,](\d+))?)?"
+                      r"(?:([Zz])|([+-])(\d\d)(?::?(\d\d))?(?::(\d\d))?)")
 
 
 def is_json_export(path: Path) -> bool:
@@ -43,14 +47,22 @@ def duration_ns(text) -> int | None:
 
 
 def instant_ns(text) -> int | None:
+    """Epoch nanoseconds of an ISO-8601 instant with any offset (see _INSTANT), else None."""
     if not isinstance(text, str):
         return None
     m = _INSTANT.fullmatch(text)
     if not m:
         return None
-    whole = datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
-    frac = int(((m.group(2) or "") + "000000000")[:9])
-    return int(whole.timestamp()) * 1_000_000_000 + frac
+    minute, sec, frac, zulu, sign, oh, om, os_ = m.groups()
+    try:
+        whole = datetime.strptime(minute, "%Y-%m-%dT%H:%M").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    offset_s = 0 if zulu else (int(oh) * 3600 + int(om or 0) * 60 + int(os_ or 0))
+    if sign == "-":
+        offset_s = -offset_s
+    seconds = int(whole.timestamp()) + int(sec or 0) - offset_s
+    return seconds * 1_000_000_000 + int(((frac or "") + "000000000")[:9])
 
 
 def method_name(frame: dict) -> str:

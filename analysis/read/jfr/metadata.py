@@ -61,12 +61,23 @@ class ClassInfo:
         return None
 
 
+LEGACY_PREFIX = "com.oracle.jdk."
+
+
+def canonical_name(name: str) -> str:
+    """A type's JDK 11+ name: com.oracle.jdk.GarbageCollection -> jdk.GarbageCollection."""
+    return "jdk." + name[len(LEGACY_PREFIX):] if name.startswith(LEGACY_PREFIX) else name
+
+
 class Metadata:
     """The classes of one metadata event, by id and by name, and lazily generated codecs."""
 
     def __init__(self, classes: dict[int, ClassInfo]):
         self.classes = classes
         self.by_name = {c.name: c for c in classes.values()}
+        # JDK 9 and 10 (format 1.0) name the same types com.oracle.jdk.*; JDK 11 renamed them.
+        for c in classes.values():
+            self.by_name.setdefault(canonical_name(c.name), c)
         self._decoders: dict[int, object] = {}
         self._skippers: dict[int, object] = {}
         self._partial: dict = {}

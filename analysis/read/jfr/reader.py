@@ -17,7 +17,7 @@ import struct
 from collections import Counter
 
 from analysis.read.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
-from analysis.read.jfr.metadata import Metadata, parse_metadata
+from analysis.read.jfr.metadata import Metadata, canonical_name, parse_metadata
 from analysis.read.jfr.summary import Summary, as_int, as_number, as_str, method_label
 from analysis.read.jfr.wire import Damage, StringRef, read_varint
 
@@ -115,7 +115,7 @@ class ChunkReader:
         # last flush) events may be half written, so reading stops at the first one that is
         # not whole.
         end = len(data)
-        s.note_chunk(h, chunk.complete)
+        s.note_chunk(h, chunk.complete, (chunk.path, chunk.offset))
         if h.flags & FLAG_COMPRESSED_TICKS:
             # Not written by JDK 11-25; a later format may encode times differently.
             s.warn(chunk.path, chunk.offset + 67, "chunk flags say 'compressed ticks', which this "
@@ -386,7 +386,7 @@ class ChunkReader:
     def _on_ActiveSetting(self, v):
         cls = self.metadata.classes.get(v[1]) if type(v[1]) is int else None
         if cls is not None:
-            self.summary.setting(cls.name, as_str(v[2]), as_str(v[3]))
+            self.summary.setting(canonical_name(cls.name), as_str(v[2]), as_str(v[3]))
 
     def _on_JVMInformation(self, v):
         self.summary.jvm(as_str(v[1]), as_str(v[2]))

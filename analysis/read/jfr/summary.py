@@ -37,15 +37,33 @@ def parse_threshold_ms(text: str | None) -> float | None:
     return float(m.group(1)) * scale
 
 
-def _jdk_label(name: str | None, version: str | None) -> str | None:
-    """'OpenJDK 64-Bit Server VM' + 'OpenJDK 64-Bit Server VM (17.0.15+6-...) for linux-amd64
-    JRE (...), built on ...' -> 'OpenJDK 64-Bit Server VM 17.0.15+6-...'."""
-    if version:
-        m = re.search(r"\(([^()]+)\)", version)
-        if m:
-            return f"{name or version.split(' (')[0]} {m.group(1)}"
-        return version
-    return name
+def jdk_label(name: str | None, version: str | None) -> str | None:
+    """The JVM's name and version from jdk.JVMInformation, built from the fields that exist:
+
+        'OpenJDK 64-Bit Server VM' + 'OpenJDK 64-Bit Server VM (17.0.15+6-Debian-1) for
+        linux-amd64 JRE (17.0.15+6-Debian-1), built on ...' -> 'OpenJDK 64-Bit Server VM
+        17.0.15+6-Debian-1' (Oracle's 'Java HotSpot(TM) 64-Bit Server VM (21.0.1+12-LTS-29)
+        ...' alike: the version is the parentheses after the name, not the first ones);
+        async-profiler's bare '17.0.9+9' -> 'OpenJDK 64-Bit Server VM 17.0.9+9', or
+        'JVM 17.0.9+9' without a name; a name alone is the label."""
+    name = " ".join((name or "").split()) or None
+    version = " ".join((version or "").split()) or None
+    if version is None:
+        return name
+    if name and version.startswith(name):
+        vm, rest = name, version[len(name):].strip()
+    elif " (" in version:       # no name field: the VM name is what comes before " ("
+        vm, rest = version.split(" (", 1)
+        vm, rest = (name or vm), "(" + rest
+    else:                       # a bare version (async-profiler)
+        vm, rest = name, version
+    if rest.startswith("("):
+        close = rest.find(")")
+        rest = rest[1:close] if close > 0 else rest[1:]
+    rest = rest.strip()
+    if not rest:
+        return vm
+    return f"{vm or 'JVM'} {rest}"
 
 
 # What a reader passes on from a decoded value: the type the summary expects, else None
@@ -70,6 +88,10 @@ def method_label(cls: str | None, name: str | None) -> str:
 def _r(x, digits=6):
     return None if x is None else round(float(x), digits)
 
+
+# Chunks closer than this count as one stretch of recording (the JVM starts a chunk where the
+# last one ended, give or take the rotation's microseconds).
+GAP_NS = 1_000_000_000
 
 # The figures of the warm-up (everything before a window) kept beside the window's.
 WARMUP_KEYS = ("gc", "safepoint", "cpu", "allocation_rate_mb_s", "threads", "samples")
@@ -117,6 +139,9 @@ class Summary:
         self.covered_until_ns = None
         self.truncated = False
         self.chunks = 0
+        # Per chunk [start ns, covered until ns, (file, offset)]; joined by close_chunks.
+        self.spans: list[list] = []
+        self.merged_spans: list[tuple[int, int]] | None = None
         # For a `jfr print --json` export: the event types it holds (None for a recording,
         # where absent events mean "not recorded", not "not exported").
         self.export_types: set[str] | None = None
@@ -125,16 +150,38 @@ class Summary:
         self.damage_note = None
 
     # -- chunk bookkeeping ------------------------------------------------------------------
-    def note_chunk(self, header, complete: bool):
+    def note_chunk(self, header, complete: bool, where: tuple[str, int] | None = None):
+        """A chunk starts (`where`: its file and byte offset, for the gap warning)."""
         self.chunks += 1
         if self.start_ns is None or header.start_nanos < self.start_ns:
             self.start_ns = header.start_nanos
         if not complete:
             self.truncated = True
+        self.spans.append([header.start_nanos, header.start_nanos, where])
 
     def cover_until(self, ns: int):
         if self.covered_until_ns is None or ns > self.covered_until_ns:
             self.covered_until_ns = ns
+        if self.spans and ns > self.spans[-1][1]:
+            self.spans[-1][1] = ns
+
+    def close_chunks(self):
+        """Join the chunks' covered spans (a chunk starting within GAP_NS of where the recording
+        has data joins it) and warn for each gap: chunks of different recordings or days
+        concatenated (`cat a.jfr b.jfr`) cover only their own spans, and the duration, the
+        window's coverage and every rate count only those."""
+        merged: list[list] = []
+        for start, end, where in sorted(self.spans, key=lambda sp: (sp[0], sp[1])):
+            if merged and start <= merged[-1][1] + GAP_NS:
+                merged[-1][1] = max(merged[-1][1], end)
+                continue
+            if merged:
+                path, offset = where or ("?", 0)
+                self.warn(path, offset, f"chunk starts {(start - merged[-1][1]) / 1e9:.3f} s "
+                          f"after the data before it ends (recordings joined?); the gap is "
+                          f"left out of the duration")
+            merged.append([start, end])
+        self.merged_spans = [(a, b) for a, b in merged]
 
     def damage(self, path, offset, what):
         self.truncated = True
@@ -252,6 +299,14 @@ class Summary:
         return UNMATCHED_LABEL
 
     # -- the result -----------------------------------------------------------------------
+    def covered_spans(self) -> list[tuple[int, int]]:
+        """(start, end) epoch ns of the stretches the recording has data for."""
+        if self.merged_spans:
+            return self.merged_spans
+        if self.start_ns is None or self.covered_until_ns is None:
+            return []
+        return [(self.start_ns, self.covered_until_ns)]
+
     def _threshold(self, event_name):
         values = self.thresholds.get(event_name)
         # With several recordings running, the JVM records an event when any of them wants it:
@@ -269,15 +324,16 @@ class Summary:
             pause_source = "jdk.GarbageCollection"
         pause_ms = [d / NS_PER_MS for _, d in pauses]
         duration_s = None
-        if self.start_ns is not None and self.covered_until_ns is not None:
-            duration_s = (self.covered_until_ns - self.start_ns) / 1e9
+        spans = self.covered_spans()
+        if spans:
+            duration_s = sum(b - a for a, b in spans) / 1e9
         window = warmup = None
         if self.window is not None and duration_s is not None:
             w0, w1 = self.window
-            covered_s = max(0, min(w1, self.covered_until_ns) - max(w0, self.start_ns)) / 1e9
+            covered_s = sum(max(0, min(w1, b) - max(w0, a)) for a, b in spans) / 1e9
             window = {"start_epoch_s": _r(w0 / 1e9), "end_epoch_s": _r(w1 / 1e9),
                       "covered_s": _r(covered_s)}
-            before_s = max(0, min(w0, self.covered_until_ns) - self.start_ns) / 1e9
+            before_s = sum(max(0, min(w0, b) - a) for a, b in spans) / 1e9
             # The recording's settings (thresholds, enabled events) hold for the warm-up too.
             self.warmup.thresholds, self.warmup.enabled = self.thresholds, self.enabled
             full = self.warmup.result(allocation_span_s=before_s)
@@ -322,7 +378,7 @@ class Summary:
         result = {
             "schema_version": 1,
             "source": "recording" if self.export_types is None else "jfr print --json export",
-            "jdk": _jdk_label(self.jvm_name, self.jvm_version),
+            "jdk": jdk_label(self.jvm_name, self.jvm_version),
             "start_epoch_s": _r(self.start_ns / 1e9) if self.start_ns is not None else None,
             "duration_s": _r(duration_s),
             "covered_until": _r(self.covered_until_ns / 1e9)
@@ -330,6 +386,7 @@ class Summary:
             "truncated": self.truncated,
             "damage": self.damage_note,
             "chunks": self.chunks,
+            "gaps": [[_r(a / 1e9), _r(b / 1e9)] for (_, a), (b, _) in zip(spans, spans[1:])],
             "gc": {
                 "count": self.gc_count,
                 "pause_total_ms": _r(self.gc_pause_total_ns / NS_PER_MS),

@@ -1,7 +1,17 @@
 """Re-record tests/golden/site/ (run through ./regen). See regen for what is recorded.
 
 The expected numbers come from HdrHistogram's Java (javastats), never from our own output: the
-golden data file is written only after `check_against_java` finds it equal to Java's numbers.
+golden data files are written only after `check_against_java` finds them equal to Java's
+numbers (to the data file's rounding, 0.001 ms).
+
+Two fixture runs:
+- oracle-demo (schema 1, logs written by genhlog): every value a latency;
+- bench-short (schema 2, recorded by `bench/run.sh --short`: pool2 and virtual at 5 and 200
+  req/s, 2 repetitions, 2 s timeout): per repetition, Java's statistics of the *population*
+  (the untagged intervals plus the `timeout` ones, whose values are the timeout), a statistic
+  counted as censored when Java's value is at or above the timeout; per cell the median of
+  the repetitions (of an even count the mean of the middle two, a lower bound when either is
+  censored), counts summed.
 """
 from __future__ import annotations
 
@@ -17,6 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
 RUN = REPO / "tests" / "fixtures" / "runs" / "oracle-demo"
+SHORT = REPO / "tests" / "fixtures" / "runs" / "bench-short"
 ORACLE = Path(os.environ.get("LOADCURVE_SHARED", REPO.parent / "shared")) / "oracle"
 PERCENTILES = {"p50_ms": "50", "p90_ms": "90", "p95_ms": "95", "p99_ms": "99", "p999_ms": "99.9"}
 UNIT_PER_MS = 1000.0  # the fixture is recorded in microseconds
@@ -44,31 +55,92 @@ def generate() -> None:
         subprocess.run([str(ORACLE / "genhlog"), str(RUN / rel), *args], check=True)
 
 
-def javastats(files: list[str], tag: str | None, tmp: Path) -> dict:
-    path = RUN / files[0]
-    if len(files) > 1:
-        # Java adds repetitions when their interval lines sit in one log: keep the first file's
-        # header, append the others' interval lines.
-        path = tmp / "repetitions.hlog"
-        lines = (RUN / files[0]).read_text().splitlines(keepends=True)
-        for rel in files[1:]:
-            lines += [ln for ln in (RUN / rel).read_text().splitlines(keepends=True)
-                      if ln.strip() and not ln.startswith(("#", '"'))]
-        path.write_text("".join(lines))
+def javastats_file(path: Path, tag: str | None = None) -> dict:
     out = subprocess.run([str(ORACLE / "javastats"), str(path), tag or "-",
                           ",".join(PERCENTILES.values())],
                          check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
-def expected_cell(stats: dict) -> dict:
-    """Java's numbers in the data file's units and rounding (ms, 3 decimals)."""
-    def ms(v):
-        return round(float(v) / UNIT_PER_MS, 3)
-    out = {"count": stats["total_count"], "max_ms": ms(stats["max"]), "mean_ms": ms(stats["mean"]),
-           "stddev_ms": ms(stats["stddev"])}
+def population_log(src: Path, dst: Path) -> None:
+    """The window population as one untagged log: the untagged intervals (answered) and the
+    `timeout` ones (timed out, recorded at the timeout), `outside` dropped."""
+    lines = []
+    for ln in src.read_text().splitlines(keepends=True):
+        if ln.startswith("Tag=outside,"):
+            continue
+        lines.append(ln[len("Tag=timeout,"):] if ln.startswith("Tag=timeout,") else ln)
+    dst.write_text("".join(lines))
+
+
+def median(values: list[tuple[float, bool]]) -> tuple[float, bool]:
+    """(value, censored) median: censored sorts above every value."""
+    ordered = sorted(values, key=lambda v: (v[1], v[0]))
+    n = len(ordered)
+    if n % 2:
+        return ordered[n // 2]
+    a, b = ordered[n // 2 - 1], ordered[n // 2]
+    return (a[0] + b[0]) / 2.0, a[1] or b[1]
+
+
+def expected_short(tmp: Path) -> tuple[dict, dict]:
+    """(javastats per repetition, expected cell fields) for the bench-short fixture."""
+    import yaml
+    manifest = yaml.safe_load((SHORT / "run.yml").read_text())
+    timeout_ms = float(manifest["load_generator"]["timeout_s"]) * 1000.0
+    per_rep, cells = {}, {}
+    for cell in manifest["cells"]:
+        key = f"{cell['load']}/{cell['system']}"
+        pop = tmp / (cell["hlog"].replace("/", "-"))
+        population_log(SHORT / cell["hlog"], pop)
+        stats = javastats_file(pop)
+        counts = json.loads((SHORT / cell["counts"]).read_text())["window"]
+        per_rep.setdefault(key, []).append({"javastats": stats, "window": counts})
+    for key, reps in per_rep.items():
+        out = {"count": sum(r["javastats"]["total_count"] for r in reps),
+               "sent": sum(r["window"]["sent"] for r in reps),
+               "completed": sum(r["window"]["completed"] for r in reps),
+               "timed_out": sum(r["window"]["timed_out"] for r in reps),
+               "errors": sum(r["window"]["errors"] for r in reps)}
+        fields = {**{k: ("percentiles", p) for k, p in PERCENTILES.items()},
+                  "max_ms": ("max", None), "mean_ms": ("mean", None)}
+        for field, (stat, p) in fields.items():
+            values = []
+            for r in reps:
+                js = r["javastats"]
+                v = float(js["percentiles"][p] if p else js[stat]) / UNIT_PER_MS
+                timed_out = r["window"]["timed_out"]
+                if stat == "mean":
+                    values.append((v, timed_out > 0))   # a bound once a request timed out
+                else:
+                    values.append((timeout_ms if v >= timeout_ms else v, v >= timeout_ms))
+            value, censored = median(values)
+            name = field[:-3]
+            out[field] = None if censored else round(value, 3)
+            if censored:
+                out[f"{name}_at_least_ms"] = round(value, 3)
+        cells[key] = out
+    return per_rep, cells
+
+
+def javastats(rel: str, tag: str | None) -> dict:
+    """Java's statistics of one repetition's log of the oracle-demo fixture."""
+    return javastats_file(RUN / rel, tag)
+
+
+def expected_cell(reps: list[dict]) -> dict:
+    """Java's numbers in the data file's units and rounding (ms, 3 decimals): per statistic the
+    median of the repetitions' (of two, their mean), the count summed."""
+    def ms(values):
+        values = sorted(float(v) / UNIT_PER_MS for v in values)
+        n = len(values)
+        mid = values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2.0
+        return round(mid, 3)
+    out = {"count": sum(s["total_count"] for s in reps),
+           "max_ms": ms([s["max"] for s in reps]), "mean_ms": ms([s["mean"] for s in reps]),
+           "stddev_ms": ms([s["stddev"] for s in reps])}
     for key, p in PERCENTILES.items():
-        out[key] = ms(stats["percentiles"][p])
+        out[key] = ms([s["percentiles"][p] for s in reps])
     return out
 
 
@@ -81,14 +153,17 @@ def check_against_java(doc: dict, expected: dict) -> list[str]:
     for key, want in expected.items():
         got = cells.get(key, {})
         for field, value in want.items():
-            if got.get(field) != value:
-                problems.append(f"{key} {field}: ours {got.get(field)!r}, Java {value!r}")
+            ours = got.get(field)
+            same = ours == value or (isinstance(ours, float) and isinstance(value, float)
+                                     and abs(ours - value) <= 0.0010001)   # both rounded
+            if not same:
+                problems.append(f"{key} {field}: ours {ours!r}, Java {value!r}")
     return problems
 
 
-def build_fixture(site: Path) -> Path:
-    """Build the fixture run into `site` with our analysis; returns the data file."""
-    shutil.copytree(RUN, site / "runs" / RUN.name)
+def build_fixture(site: Path, run: Path = RUN) -> Path:
+    """Build a fixture run into `site` with our analysis; returns the data file."""
+    shutil.copytree(run, site / "runs" / run.name)
     sys.path.insert(0, str(REPO))
     from analysis.commands import build
     parser = argparse.ArgumentParser()
@@ -97,7 +172,7 @@ def build_fixture(site: Path) -> Path:
                                       "--jobs", "1"]))
     if rc != 0:
         raise SystemExit(f"build of the fixture failed (exit {rc})")
-    return site / "_data" / "runs" / f"{RUN.name}.yml"
+    return site / "_data" / "runs" / f"{run.name}.yml"
 
 
 def main() -> int:
@@ -105,20 +180,29 @@ def main() -> int:
     generate()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        stats = {key: javastats(files, tag, tmp) for key, (files, tag) in CELLS.items()}
+        stats = {key: [javastats(f, tag) for f in files]
+                 for key, (files, tag) in CELLS.items()}
         (HERE / "javastats.json").write_text(json.dumps(stats, indent=1, sort_keys=True) + "\n")
         expected = {key: expected_cell(s) for key, s in stats.items()}
-        site = tmp / "site"
-        data = build_fixture(site)
-        problems = check_against_java(yaml.safe_load(data.read_text()), expected)
-        if problems:
-            print("not recorded: our numbers differ from Java's:", *problems, sep="\n  ",
-                  file=sys.stderr)
-            return 1
-        shutil.copyfile(data, HERE / data.name)
-        shutil.copyfile(site / "assets" / "data" / RUN.name / "load-curve.csv",
-                        HERE / "load-curve.csv")
-    print(f"recorded {HERE.relative_to(REPO)}: javastats.json, {data.name}, load-curve.csv")
+        short_stats, short_expected = expected_short(tmp)
+        (HERE / "javastats-bench-short.json").write_text(
+            json.dumps(short_stats, indent=1, sort_keys=True) + "\n")
+        recorded = []
+        for run, want in ((RUN, expected), (SHORT, short_expected)):
+            site = tmp / f"site-{run.name}"
+            data = build_fixture(site, run)
+            problems = check_against_java(yaml.safe_load(data.read_text()), want)
+            if problems:
+                print(f"not recorded: {run.name}: our numbers differ from Java's:", *problems,
+                      sep="\n  ", file=sys.stderr)
+                return 1
+            recorded.append((data, site / "assets" / "data" / run.name / "load-curve.csv"))
+        for data, csv in recorded:
+            shutil.copyfile(data, HERE / data.name)
+        shutil.copyfile(recorded[0][1], HERE / "load-curve.csv")
+        shutil.copyfile(recorded[1][1], HERE / "load-curve-bench-short.csv")
+    print(f"recorded {HERE.relative_to(REPO)}: javastats.json, javastats-bench-short.json, "
+          f"oracle-demo.yml, bench-short.yml, load-curve.csv, load-curve-bench-short.csv")
     return 0
 
 
