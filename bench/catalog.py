@@ -31,8 +31,8 @@ TARGETS = {
     "helidon-virtual": ("Helidon 4 WebServer", "Helidon 4", "virtual",
                         "Helidon 4 SE WebServer (Nima): every request on its own virtual thread."),
     "vertx-eventloop": ("Vert.x 5", "Vert.x 5", "event-loop",
-                        "Vert.x 5 HTTP server on its event loops (2 x cores): waits are Vert.x "
-                        "timers and futures, cpu and json run on the loop."),
+                        "Vert.x 5 HTTP server, one verticle per event loop (2 x cores): waits "
+                        "are Vert.x timers and futures, cpu and json run on the loop."),
     "netty-eventloop": ("Netty 4.2", "Netty 4.2", "event-loop",
                         "Netty 4.2 HttpServerCodec on NIO event loops (2 x cores): waits are the "
                         "loop's scheduled tasks and futures, cpu and json run on the loop."),
