@@ -49,10 +49,13 @@ JFR_ATTRIBUTION = (
      r"|java\.util\.concurrent\.ForkJoin.*", "virtual-thread scheduling"),
     (r"java\.util\.concurrent\..*", "executor and queues"),
     (r"sun\.net\.httpserver\..*|com\.sun\.net\.httpserver\..*", "JDK HTTP server"),
+    (r"sun\.nio\..*|java\.nio\..*", "NIO and sockets"),
+)
+# With scenarios (the servers of bench/catalog.py), before NIO: the libraries' own frames.
+JFR_ATTRIBUTION_TARGETS = (
     (r"org\.eclipse\.jetty\..*|io\.helidon\..*|io\.vertx\..*|io\.netty\..*", "HTTP server library"),
     (r"org\.apache\.pekko\..*|scala\..*", "Pekko Streams"),
     (r"com\.fasterxml\.jackson\..*", "Jackson"),
-    (r"sun\.nio\..*|java\.nio\..*", "NIO and sockets"),
 )
 
 
@@ -156,7 +159,7 @@ HEADER = """\
 # Measured by bench/run.sh; regenerate with it rather than by hand.
 # Latencies are from each request's intended send time (open loop, the wrk2 method).
 # A cell is the requests whose intended send time falls in its window; per cell repetition,
-# [<scenario>/]<system>/<load>.<rep>.counts.json holds their outcomes, in-flight counts and CPU use, and
+# <system>/<load>.<rep>.counts.json holds their outcomes, in-flight counts and CPU use, and
 # the .hlog their latencies (untagged: answered in time; tag timeout; tag outside: context).
 """
 
@@ -201,8 +204,11 @@ def build(args, systems, load_points, env, cells, title, description, date, tags
     if args.jfr_repetitions is not None and args.jfr_repetitions < args.repetitions:
         run["method"]["jfr_repetitions"] = args.jfr_repetitions
     if any(c["jfr"] is not None for c in cells):
+        patterns = JFR_ATTRIBUTION
+        if scenarios:
+            patterns = patterns[:-1] + JFR_ATTRIBUTION_TARGETS + patterns[-1:]
         run["jfr_attribution"] = [{"pattern": pattern, "label": label}
-                                  for pattern, label in JFR_ATTRIBUTION]
+                                  for pattern, label in patterns]
     run["cells"] = cells
     return run
 
@@ -214,7 +220,9 @@ def number(value: float):
 def render(run: dict, generator_flags: str) -> str:
     # The generator's JVM flags are provenance, not data the report reads: a comment, as in
     # schema 1 (whitespace collapsed, so the comment stays one line).
-    return (HEADER + f"# Generator JVM: {' '.join(generator_flags.split())}\n"
+    header = HEADER if "scenarios" not in run else HEADER.replace(
+        "# <system>/<load>", "# <scenario>/<system>/<load>")
+    return (header + f"# Generator JVM: {' '.join(generator_flags.split())}\n"
             + yaml.safe_dump(run, sort_keys=False, allow_unicode=True, width=100,
                              default_flow_style=False))
 
