@@ -122,11 +122,12 @@ def cell_in_flight(repetitions: Sequence[Repetition], goodput: float, mean: Perc
 def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: float,
                repetitions: list[Repetition], spectrum: list[tuple[float, float, bool]],
                baseline_p50_ms: float | None, service_time_ms: float | None,
-               baseline_p50: Percentile | None = None) -> Cell:
+               baseline_p50: Percentile | None = None,
+               predicted_ceiling_rps: float | None = None) -> Cell:
     """One (load point, system) cell from its repetitions: every statistic the median of the
     repetitions' with its spread, counts summed, saturation by overload.saturation's rules
     (throughput, queue, latency against `baseline_p50_ms`, the system's p50 at its lowest
-    load), in flight measured, host health, and where the time went (service time: the run's
+    load, utilisation against `predicted_ceiling_rps`), in flight measured, host health, and where the time went (service time: the run's
     service_time_ms, else that lowest-load p50). The JFR summary is the first repetition's
     (recordings are not additive)."""
     n = len(repetitions)
@@ -145,7 +146,9 @@ def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: fl
     if drops is not None and accounting.sent is not None:
         drop_pct = 100.0 * drops / accounting.sent if accounting.sent else 0.0
     sat = overload.saturation(goodput, offered_rate, queue_verdict(repetitions),
-                              stats.get("p50"), baseline_p50_ms)
+                              stats.get("p50"), baseline_p50_ms,
+                              delivered_rps=server if server is not None else goodput,
+                              predicted_ceiling_rps=predicted_ceiling_rps)
     sat = Saturation(sat.saturated, sat.reasons, sat.sentences)
     service = overload.service_time(service_time_ms, baseline_p50 or Percentile())
     first = repetitions[0]
@@ -287,7 +290,9 @@ def build_run(manifest, measured: dict[tuple[str, str], list[tuple[Repetition, A
             cell = build_cell(scenario=None, system=system.id, load=lp.id,
                               offered_rate=lp.offered_rate, repetitions=reps, spectrum=spectrum,
                               baseline_p50_ms=baseline.value_ms, baseline_p50=baseline,
-                              service_time_ms=manifest.service_time_ms)
+                              service_time_ms=manifest.service_time_ms,
+                              predicted_ceiling_rps=predicted_ceiling(
+                                  system.concurrency_limit, manifest.service_time_ms))
             cell.in_flight_cap = cap
             scenario.cells[(lp.id, system.id)] = cell
         cells = [c for c in scenario.measured() if c.system == system.id]
@@ -300,6 +305,6 @@ def build_run(manifest, measured: dict[tuple[str, str], list[tuple[Repetition, A
                value_unit=unit, manifest_path=manifest_path,
                environment=manifest.environment, load_generator=manifest.load_generator,
                jfr_attribution=list(manifest.jfr_attribution), scenarios=[scenario],
-               warnings=list(warnings),
+               warnings=list(warnings), series=manifest.series, version=manifest.version,
                repetitions=max((c.repetition for c in manifest.cells), default=1),
                method=method)

@@ -22,6 +22,9 @@ COMMANDS = {
     "build": ("analysis.commands.build",
               "Analyse runs/ into _data, charts and report pages (only the runs whose inputs "
               "changed)."),
+    "compare": ("analysis.commands.compare",
+                "Compare two runs (or run:system against run:system) cell by cell, with "
+                "significance."),
     "hgrm": ("analysis.commands.hgrm",
              "Percentile distribution (.hgrm) and interval summary of an .hlog, like "
              "HistogramLogProcessor."),

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 CELL_KINDS = ("load", "jmh")
-SATURATION_REASONS = ("throughput", "queue", "latency")
+SATURATION_REASONS = ("throughput", "queue", "latency", "utilisation")
 
 
 @dataclass(frozen=True)

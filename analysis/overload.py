@@ -32,6 +32,9 @@ QUEUE_MIN_SLOPE_SHARE = 0.005  # queue: in-flight grows by > 0.5 % of the offere
 QUEUE_SIGNIFICANCE = 3.0       #   and the fitted rise over the window > 3 x the residual std
 QUEUE_MIN_POINTS = 4           #   fitted on at least 4 window intervals
 LATENCY_FACTOR = 2.0           # latency: p50 > 2 x the system's p50 at its lowest load
+UTILISATION_SHARE = 0.95       # utilisation: the server delivered >= 95 % of its predicted
+                               #   ceiling (N / S): near 100 % a queue has no steady state and
+                               #   its latency depends on how long the load lasts
 
 # Host health (see `host_health`).
 HOST_BUSY_MACHINE = 0.80       # the machine's CPU share (all cores) above which it is busy
@@ -185,12 +188,16 @@ def queue_growth_from_p50(t_s: list[float], p50_ms: list[float],
 
 
 def saturation(goodput_rps: float, offered_rate: float, queue: QueueTest | None,
-               p50: Percentile, baseline_p50_ms: float | None) -> Saturation:
+               p50: Percentile, baseline_p50_ms: float | None,
+               delivered_rps: float | None = None,
+               predicted_ceiling_rps: float | None = None) -> Saturation:
     """Saturated when any rule holds, with the reasons in fixed order:
-    throughput - goodput < THROUGHPUT_SHARE x offered;
-    queue      - `queue.grows` (see `queue_growth`);
-    latency    - p50 > LATENCY_FACTOR x the same system's p50 at its lowest load (a censored
-                 p50 counts as above; no baseline, or a censored one: not tested)."""
+    throughput  - goodput < THROUGHPUT_SHARE x offered;
+    queue       - `queue.grows` (see `queue_growth`);
+    latency     - p50 > LATENCY_FACTOR x the same system's p50 at its lowest load (a censored
+                  p50 counts as above; no baseline, or a censored one: not tested);
+    utilisation - the rate the server delivered >= UTILISATION_SHARE x the system's predicted
+                  ceiling (Little's law, N / S; not tested without one)."""
     reasons, sentences = [], []
     if offered_rate > 0 and goodput_rps < THROUGHPUT_SHARE * offered_rate:
         reasons.append("throughput")
@@ -207,6 +214,12 @@ def saturation(goodput_rps: float, offered_rate: float, queue: QueueTest | None,
             shown = f"over {p50.at_least_ms:g}" if p50.censored else f"{p50.value_ms:.3g}"
             sentences.append(f"p50 {shown} ms is more than {LATENCY_FACTOR:g} x the "
                              f"{baseline_p50_ms:.3g} ms at the lowest load")
+    if (predicted_ceiling_rps and delivered_rps is not None
+            and delivered_rps >= UTILISATION_SHARE * predicted_ceiling_rps):
+        reasons.append("utilisation")
+        sentences.append(f"the server delivered {delivered_rps:.1f} req/s, "
+                         f"{100.0 * delivered_rps / predicted_ceiling_rps:.0f} % of its predicted "
+                         f"ceiling of {predicted_ceiling_rps:g} req/s")
     return Saturation(bool(reasons), tuple(reasons), tuple(sentences))
 
 

@@ -7,11 +7,12 @@ timed-out ones; sent = completed + timed_out + errors for the window, and with t
 requests for the whole run; the window's sent + not_sent is the schedule's count; the log's
 intervals match the counts file's (completed = untagged + outside, per interval; phases
 warm-up, window, drain); the drain is at most the timeout; no latency is below the service
-time; a pool completes no more than its ceiling. With --saturated SYSTEM/LOAD, that cell must
-have no window request answered in time. Prints one line per check and closes with
+time (with scenarios: the scenario's floor, bench/catalog.py); a pool completes no more than its
+ceiling; with scenarios, every cell names a scenario of run.yml and one of its load points. With
+--saturated [SCENARIO/]SYSTEM/LOAD, that cell must have no window request answered in time. Prints one line per check and closes with
 'N passed, N failed'. Exit status 1 when any check failed.
 
-usage: python bench/check_run.py RUN_DIR [--saturated SYSTEM/LOAD ...]
+usage: python bench/check_run.py RUN_DIR [--saturated [SCENARIO/]SYSTEM/LOAD ...]
 """
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 # The analysis side, in one place (its modules may move; only this block names them).
 from analysis.read.hdr.log import read_hlog  # noqa: E402  (the path is set just above)
+
+sys.path.insert(0, str(ROOT / "bench"))
+import catalog  # noqa: E402
 
 # Counts schema 2: the keys every counts file must have (nested: the keys of that object).
 COUNTS_KEYS = {
@@ -76,8 +80,20 @@ def missing_keys(counts: dict) -> list[str]:
     return missing
 
 
+def cell_key(cell: dict) -> str:
+    """[SCENARIO/]SYSTEM/LOAD"""
+    return "/".join(x for x in (cell.get("scenario"), cell["system"], cell["load"]) if x)
+
+
 def check_cell(run_dir: Path, run: dict, cell: dict, checks: Checks) -> dict:
-    name = f"{cell['system']}/{cell['load']}.{cell['repetition']}"
+    name = f"{cell_key(cell)}.{cell['repetition']}"
+    scenario = next((s for s in run.get("scenarios") or [] if s["id"] == cell.get("scenario")), None)
+    if run.get("scenarios"):
+        checks.check(f"{name}: a scenario of run.yml, at one of its load points",
+                     scenario is not None and cell["load"] in scenario["load_points"])
+        floor_ms = catalog.floor_ms(scenario["id"]) if scenario else None
+    else:
+        floor_ms = run.get("service_time_ms")
     counts = json.loads((run_dir / cell["counts"]).read_text(encoding="utf-8"))
     checks.check(f"{name}: counts file schema 2 with every key",
                  counts.get("schema_version") == 2 and not missing_keys(counts),
@@ -123,21 +139,23 @@ def check_cell(run_dir: Path, run: dict, cell: dict, checks: Checks) -> dict:
                  " ".join(phases))
     checks.check(f"{name}: drain within the timeout ({counts['drain_s']} s)",
                  0 <= counts["drain_s"] <= counts["timeout_s"] + 0.5)
-    if untagged:
-        service_us = (run.get("service_time_ms") or 0) * 1000
+    if untagged and floor_ms:
         low = log.merged(None).min
-        checks.check(f"{name}: no latency below the service time", low >= service_us * 0.999,
-                     f"min {low} us")
+        checks.check(f"{name}: no latency below the service time ({floor_ms:g} ms)",
+                     low >= floor_ms * 1000 * 0.999, f"min {low} us")
     system = next(s for s in run["systems"] if s["id"] == cell["system"])
-    if system.get("concurrency_limit") and run.get("service_time_ms"):
-        # N workers holding each request S seconds complete at most N/S per second, plus the
-        # N already in progress when the window opened.
-        n, s = system["concurrency_limit"], run["service_time_ms"] / 1000
+    if system.get("concurrency_limit") and floor_ms:
+        # N workers holding each request at least S seconds complete at most N/S per second,
+        # plus the N already in progress when the window opened.
+        n, s = system["concurrency_limit"], floor_ms / 1000
         done = sum(c["completed"] for c in intervals if c["phase"] == "window")
         checks.check(f"{name}: completions in the window within the pool's ceiling",
                      done <= n / s * duration + n, f"{done} > {n / s * duration + n:g}")
-    checks.check(f"{name}: JFR recording present",
-                 cell.get("jfr") is not None and (run_dir / cell["jfr"]).stat().st_size > 0)
+    if cell["repetition"] <= (run.get("method") or {}).get("jfr_repetitions", cell["repetition"]):
+        checks.check(f"{name}: JFR recording present",
+                     cell.get("jfr") is not None and (run_dir / cell["jfr"]).stat().st_size > 0)
+    else:
+        checks.check(f"{name}: no JFR recording beyond method.jfr_repetitions", cell.get("jfr") is None)
     return counts
 
 
@@ -152,7 +170,7 @@ def check_run(run_dir: Path, saturated: list[str], checks: Checks) -> None:
     outcomes = {}
     for cell in run["cells"]:
         counts = check_cell(run_dir, run, cell, checks)
-        key = f"{cell['system']}/{cell['load']}"
+        key = cell_key(cell)
         reps.setdefault(key, []).append(cell["repetition"])
         outcomes.setdefault(key, []).append(counts["window"])
     n = method.get("repetitions")

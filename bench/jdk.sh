@@ -84,6 +84,16 @@ build_bench() {
         BENCH_BUILD_LOG=$log
         return 0
     fi
+    # An artifact Maven could not fetch (offline, no network, or a wrong pinned version): one
+    # line naming it, rather than Maven's page of stack traces.
+    local artifact
+    artifact=$(grep -oE '(Could not (resolve|find|transfer) artifact|The following artifacts could not be resolved:) [^ ]+' "$log" \
+        | head -n 1 | awk '{ print $NF }')
+    if [[ -n "$artifact" ]]; then
+        echo "error: Maven could not fetch ${artifact%,} (bench/ needs Maven Central once, for the pinned versions in bench/pom.xml; later builds run offline)" >&2
+        rm -f "$log"
+        return 1
+    fi
     echo "error: the Maven build of bench/ failed; its output:" >&2
     tail -n 80 "$log" >&2
     rm -f "$log"

@@ -1,7 +1,7 @@
 """Write runs/<run-id>/run.yml for a run measured by bench/run.sh, and check the generator.
 
-Reads the per-cell counts files the load generator wrote (<system>/<load>.<rep>.counts.json,
-counts schema 2: bench/README.md), captures the machine's environment, and writes run.yml
+Reads the per-cell counts files the load generator wrote (<system>/<load>.<rep>.counts.json, or
+<scenario>/<system>/... with --scenarios; counts schema 2: bench/README.md), captures the machine's environment, and writes run.yml
 (schema_version 2) with PyYAML from a built dict, atomically (temporary name, then rename).
 Prints one line per cell repetition with the generator's achieved send rate against the offered
 one and the window's outcomes, and warns about cells the generator may have distorted or that
@@ -24,6 +24,9 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from analysis import atomic  # noqa: E402  (the repository root is put on the path just above)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import catalog  # noqa: E402  (bench/, just above)
 
 # A cell whose generator sent less than this share of the offered rate, or whose sends were
 # this late at p99, is reported as possibly distorted by the generator.
@@ -48,13 +51,22 @@ JFR_ATTRIBUTION = (
     (r"sun\.net\.httpserver\..*|com\.sun\.net\.httpserver\..*", "JDK HTTP server"),
     (r"sun\.nio\..*|java\.nio\..*", "NIO and sockets"),
 )
+# With scenarios (the servers of bench/catalog.py), before NIO: the libraries' own frames.
+JFR_ATTRIBUTION_TARGETS = (
+    (r"org\.eclipse\.jetty\..*|io\.helidon\..*|io\.vertx\..*|io\.netty\..*", "HTTP server library"),
+    (r"org\.apache\.pekko\..*|scala\..*", "Pekko Streams"),
+    (r"com\.fasterxml\.jackson\..*", "Jackson"),
+)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--systems", required=True, help="comma-separated: poolN or virtual")
+    p.add_argument("--systems", required=True, help="comma-separated target ids (bench/catalog.py)")
     p.add_argument("--rates", required=True, help="comma-separated offered rates (req/s)")
+    p.add_argument("--scenarios", help="bench/catalog.py's form; without: one implicit scenario")
+    p.add_argument("--pool-threads", type=int, default=100)
+    p.add_argument("--jfr-repetitions", type=int)
     p.add_argument("--service-ms", required=True, type=int)
     p.add_argument("--warmup-s", required=True, type=float)
     p.add_argument("--duration-s", required=True, type=int)
@@ -75,20 +87,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def system_info(system_id: str) -> dict:
-    if system_id == "virtual":
-        return {"id": "virtual", "label": "Virtual threads",
-                "description": "Executors.newVirtualThreadPerTaskExecutor() as the HttpServer "
-                               "executor: one new virtual thread per request, no limit."}
-    threads = int(system_id[len("pool"):])
-    return {"id": system_id, "label": f"Fixed pool of {threads} platform threads",
-            "concurrency_limit": threads,
-            "description": f"Executors.newFixedThreadPool({threads}) as the HttpServer executor: "
-                           f"requests beyond {threads} wait in its unbounded queue."}
-
-
-def default_title(systems: list[dict], service_ms: int) -> str:
+def default_title(systems: list[dict], service_ms: int, scenarios: list[dict]) -> str:
     labels = [s["label"] for s in systems]
+    if scenarios:
+        return (f"{len(systems)} JVM HTTP servers in {len(scenarios)} scenarios: "
+                + ", ".join(s["label"] for s in scenarios))
     pools = [s for s in systems if "concurrency_limit" in s]
     if len(systems) == 2 and len(pools) == 1 and any(s["id"] == "virtual" for s in systems):
         return (f"Fixed pool of {pools[0]['concurrency_limit']} platform threads vs virtual "
@@ -96,7 +99,12 @@ def default_title(systems: list[dict], service_ms: int) -> str:
     return f"{' vs '.join(labels)} at {service_ms} ms per request"
 
 
-def default_description(systems: list[dict], service_ms: int) -> str:
+def default_description(systems: list[dict], service_ms: int, scenarios: list[dict]) -> str:
+    if scenarios:
+        return ("Open-loop load against " + "; ".join(s["label"] for s in systems)
+                + ", each in its own JVM with the same heap and GC, serving one handler contract "
+                "(" + ", ".join(s["id"] for s in scenarios) + "): thread pools, virtual threads "
+                "and event loops side by side.")
     names = " and ".join(s["label"].lower() if s["id"] == "virtual" else
                          f"a {s['label'][0].lower()}{s['label'][1:]}" for s in systems)
     return (f"Open-loop load at rising offered rates against the JDK's built-in HTTP server, "
@@ -159,14 +167,19 @@ DRAIN = ("after the window, the same offered rate until every window request is 
          "errored or timed out (at most timeout_s); requests still in flight then are abandoned")
 
 
-def build(args, systems, load_points, env, cells, title, description, date, tags) -> dict:
-    """run.yml as a dict, in the order it is written."""
+def build(args, systems, load_points, env, cells, title, description, date, tags,
+          scenarios) -> dict:
+    """run.yml as a dict, in the order it is written. With scenarios, each scenario has its own
+    service time and load points, and there is no run-wide service_time_ms."""
     run = {"schema_version": 2, "title": title, "date": date, "description": description}
     if tags:
         run["tags"] = tags
+    run["value_unit"] = "us"
+    if scenarios:
+        run["scenarios"] = scenarios
+    else:
+        run["service_time_ms"] = args.service_ms
     run.update({
-        "value_unit": "us",
-        "service_time_ms": args.service_ms,
         "systems": systems,
         "load_points": load_points,
         "environment": env,
@@ -186,9 +199,16 @@ def build(args, systems, load_points, env, cells, title, description, date, tags
                            "busy_wait_s": number(args.busy_wait_s)},
         },
     })
+    if scenarios:
+        run["method"]["pool_threads"] = args.pool_threads
+    if args.jfr_repetitions is not None and args.jfr_repetitions < args.repetitions:
+        run["method"]["jfr_repetitions"] = args.jfr_repetitions
     if any(c["jfr"] is not None for c in cells):
+        patterns = JFR_ATTRIBUTION
+        if scenarios:
+            patterns = patterns[:-1] + JFR_ATTRIBUTION_TARGETS + patterns[-1:]
         run["jfr_attribution"] = [{"pattern": pattern, "label": label}
-                                  for pattern, label in JFR_ATTRIBUTION]
+                                  for pattern, label in patterns]
     run["cells"] = cells
     return run
 
@@ -200,7 +220,9 @@ def number(value: float):
 def render(run: dict, generator_flags: str) -> str:
     # The generator's JVM flags are provenance, not data the report reads: a comment, as in
     # schema 1 (whitespace collapsed, so the comment stays one line).
-    return (HEADER + f"# Generator JVM: {' '.join(generator_flags.split())}\n"
+    header = HEADER if "scenarios" not in run else HEADER.replace(
+        "# <system>/<load>", "# <scenario>/<system>/<load>")
+    return (header + f"# Generator JVM: {' '.join(generator_flags.split())}\n"
             + yaml.safe_dump(run, sort_keys=False, allow_unicode=True, width=100,
                              default_flow_style=False))
 
@@ -208,38 +230,49 @@ def render(run: dict, generator_flags: str) -> str:
 def main(argv=None) -> int:
     args = parse_args(argv)
     run_dir: Path = args.run_dir
-    systems = [system_info(s) for s in args.systems.split(",") if s]
-    rates = [int(r) for r in args.rates.split(",") if r]
+    try:
+        systems = [catalog.target_info(s, args.pool_threads) for s in catalog.parse_targets(args.systems)]
+        parsed = catalog.parse_scenarios(args.scenarios) if args.scenarios else []
+    except catalog.SpecError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    scenarios = [catalog.scenario_info(sid, rates) for sid, rates in parsed]
+    # (scenario id or None, its rates): the implicit scenario takes --rates.
+    plan = [(sid, rates) for sid, rates in parsed] or [(None, [int(r) for r in args.rates.split(",") if r])]
+    rates = sorted({r for _, rs in plan for r in rs})
     load_points = [{"id": f"r{r}", "offered_rate": r, "duration_s": args.duration_s}
                    for r in rates]
     cells, missing, distorted, busy = [], [], [], []
-    print(f"{'cell':<18} {'offered':>7} {'sent/s':>7} {'lag p99':>9} {'sent':>6} {'done':>6} "
+    width = 18 if not scenarios else 40
+    print(f"{'cell':<{width}} {'offered':>7} {'sent/s':>7} {'lag p99':>9} {'sent':>6} {'done':>6} "
           f"{'timed out':>9} {'errors':>6} {'not sent':>8} {'drain':>6} {'host':>5}")
-    for lp in load_points:
-        for s in systems:
-            for rep in range(1, args.repetitions + 1):
-                rel = f"{s['id']}/{lp['id']}.{rep}"
-                counts_path = run_dir / f"{rel}.counts.json"
-                if not (run_dir / f"{rel}.hlog").is_file() or not counts_path.is_file():
-                    missing.append(rel)
-                    continue
-                counts = json.loads(counts_path.read_text(encoding="utf-8"))
-                window = counts["window"]
-                lag_p99_ms = counts["send_lag_us_window"]["p99"] / 1000
-                send_rate = counts["achieved_send_rate"]
-                verdict = (counts.get("host_check") or {}).get("verdict", "?")
-                print(f"{rel:<18} {lp['offered_rate']:>7} {send_rate:>7.1f} {lag_p99_ms:>7.2f}ms "
-                      f"{window['sent']:>6} {window['completed']:>6} {window['timed_out']:>9} "
-                      f"{window['errors']:>6} {window['not_sent']:>8} {counts['drain_s']:>5.1f}s "
-                      f"{verdict:>5}")
-                if (send_rate < MIN_SEND_SHARE * lp["offered_rate"]
-                        or lag_p99_ms > MAX_SEND_LAG_P99_MS or window["not_sent"]):
-                    distorted.append(rel)
-                if verdict == "busy":
-                    busy.append(rel)
-                jfr = f"{rel}.jfr" if (run_dir / f"{rel}.jfr").is_file() else None
-                cells.append({"system": s["id"], "load": lp["id"], "repetition": rep,
-                              "hlog": f"{rel}.hlog", "jfr": jfr, "counts": f"{rel}.counts.json"})
+    grid = [(sid, lp, s, rep) for sid, srates in plan for lp in load_points
+            if lp["offered_rate"] in srates for s in systems for rep in range(1, args.repetitions + 1)]
+    for sid, lp, s, rep in grid:
+        rel = f"{s['id']}/{lp['id']}.{rep}" if sid is None else f"{sid}/{s['id']}/{lp['id']}.{rep}"
+        counts_path = run_dir / f"{rel}.counts.json"
+        if not (run_dir / f"{rel}.hlog").is_file() or not counts_path.is_file():
+            missing.append(rel)
+            continue
+        counts = json.loads(counts_path.read_text(encoding="utf-8"))
+        window = counts["window"]
+        lag_p99_ms = counts["send_lag_us_window"]["p99"] / 1000
+        send_rate = counts["achieved_send_rate"]
+        verdict = (counts.get("host_check") or {}).get("verdict", "?")
+        print(f"{rel:<{width}} {lp['offered_rate']:>7} {send_rate:>7.1f} {lag_p99_ms:>7.2f}ms "
+              f"{window['sent']:>6} {window['completed']:>6} {window['timed_out']:>9} "
+              f"{window['errors']:>6} {window['not_sent']:>8} {counts['drain_s']:>5.1f}s "
+              f"{verdict:>5}")
+        if (send_rate < MIN_SEND_SHARE * lp["offered_rate"]
+                or lag_p99_ms > MAX_SEND_LAG_P99_MS or window["not_sent"]):
+            distorted.append(rel)
+        if verdict == "busy":
+            busy.append(rel)
+        jfr = f"{rel}.jfr" if (run_dir / f"{rel}.jfr").is_file() else None
+        cell = {"scenario": sid} if sid is not None else {}
+        cell.update({"system": s["id"], "load": lp["id"], "repetition": rep,
+                     "hlog": f"{rel}.hlog", "jfr": jfr, "counts": f"{rel}.counts.json"})
+        cells.append(cell)
     for rel in distorted:
         cell = rel.rsplit(".", 1)[0]
         print(f"warning: {rel}: the generator fell behind the offered rate (sent < "
@@ -254,14 +287,14 @@ def main(argv=None) -> int:
     if not cells:
         print(f"error: no measured cells in {run_dir}", file=sys.stderr)
         return 1
-    title = args.title or default_title(systems, args.service_ms)
-    description = args.description or default_description(systems, args.service_ms)
+    title = args.title or default_title(systems, args.service_ms, scenarios)
+    description = args.description or default_description(systems, args.service_ms, scenarios)
     # A date object, so that YAML writes an unquoted date as before.
     date = (dt.date.fromisoformat(args.date) if args.date
             else dt.datetime.now(dt.timezone.utc).date())
     tags = [t for t in args.tags.split(",") if t]
     run = build(args, systems, load_points, environment(args.java, args.server_flags),
-                cells, title, description, date, tags)
+                cells, title, description, date, tags, scenarios)
     atomic.write_text(run_dir / "run.yml", render(run, args.generator_flags))
     print(f"wrote {run_dir / 'run.yml'} ({len(cells)} cell repetitions)")
     return 0

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The bench harness's tests (make test-bench): build with Maven and run the generator's JUnit
-# tests (schedule, accounting on synthetic request streams), then measure a short run into a
-# temporary folder - a pool of 2 threads (ceiling 10 req/s) and virtual threads at 5 and
-# 200 req/s, 2 repetitions, 2 s timeout: pool2 at 200 req/s is saturated, none of its window
-# requests answered in time - and check with the analysis's reader that it reads what the
-# harness wrote and that the counts agree; then the JMH benchmarks' short CI mode (about 30 s),
-# read back by the analysis's JMH reader (bench/jmh/check.py). About 2.5 minutes; closes with
-# 'bench: N passed, N failed'.
+# The bench harness's tests (make test-bench): build with Maven and run the JUnit tests (the
+# generator's schedule and accounting on synthetic request streams; the servers' handler
+# contract, and every target answering every scenario over HTTP), then start every target in
+# its own JVM as a run does and GET each scenario once (run.sh --smoke), then measure two short
+# runs into a temporary folder - a pool of 2 threads (ceiling 10 req/s) and virtual threads at
+# 5 and 200 req/s, 2 repetitions, 2 s timeout: pool2 at 200 req/s is saturated, none of its
+# window requests answered in time; and Vert.x in 2 scenarios, JFR in repetition 1 only - and
+# check with the analysis's reader that it reads what the harness wrote and that the counts
+# agree; then the JMH benchmarks' short CI mode (about 30 s), read back by the analysis's JMH
+# reader (bench/jmh/check.py). About 3.5 minutes; closes with 'bench: N passed, N failed'.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -45,6 +47,8 @@ if (( java_run == 0 )); then
 fi
 java_passed=$((java_run - java_failed - java_errors - java_skipped))
 
+# The corpus's timing (README: the command that records it).
+CORPUS_TIMING="--warmup-s 5 --duration-s 10 --timeout-s 5 --jfr-repetitions 1"
 echo "== the host check and the cells' order"
 sh_passed=0 sh_failed=0
 expect() {  # expect NAME COMMAND...: the command must succeed
@@ -65,25 +69,59 @@ expect "plan: repetition-major, every cell once per repetition, shuffled" \
 expect "plan: the same seed gives the same order, another seed another one" \
     test "$(plan --seed 1 | md5sum)" = "$(plan --seed 1 | md5sum)" -a "$(plan --seed 1 | md5sum)" != "$(plan --seed 2 | md5sum)"
 expect "plan: repetitions are shuffled independently" \
-    test "$(plan --seed 1 | awk '$1 == 1 { print $2, $3 }')" != "$(plan --seed 1 | awk '$1 == 2 { print $2, $3 }')"
+    test "$(plan --seed 1 | awk '$1 == 1 { print $3, $4 }')" != "$(plan --seed 1 | awk '$1 == 2 { print $3, $4 }')"
+splan() { "$PY" "$HERE/plan.py" --repetitions 1 --seed 1 "$@"; }
+expect "plan: scenarios: one cell per target x scenario rate, with its endpoint" \
+    test "$(splan --systems jdk-pool,netty-eventloop --scenarios sleep:10/20,json | wc -l)/$(splan --systems jdk-pool,netty-eventloop --scenarios sleep:10/20,json | awk '$2 == "json" { print $5 }' | sort -u)" = "6//json"
+bad_scenario=$(splan --systems all --scenarios sleep,bogus 2>&1; echo "status $?")
+expect "plan: an unknown scenario is one error line and status 2" \
+    test "$(grep -c '^error: unknown scenario' <<<"$bad_scenario")/$(wc -l <<<"$bad_scenario")/$(tail -n 1 <<<"$bad_scenario")" = "1/2/status 2"
+expect "plan: the corpus (all targets x all scenarios, 3 repetitions) is estimated under 75 min" \
+    test "$("$PY" "$HERE/plan.py" --systems all --scenarios all --repetitions 3 --seed 1 $CORPUS_TIMING --estimate \
+        | sed -nE 's/.*about [0-9]+ min \(([0-9]+) s\).*/\1/p')" -le 4500
 
-echo "== short run: bench/run.sh --short into $TMP (not runs/)"
+echo "== every target starts and answers every scenario (bench/run.sh --smoke)"
+smoke_started=$(date +%s)
+set +e
+smoke_output=$(bash "$HERE/run.sh" bench-smoke --smoke --targets all --scenarios all --no-build \
+    --out "$TMP/bench-smoke" 2>&1)
+set -e
+echo "$smoke_output"
+smoke_passed=$(grep -c '^ok ' <<<"$smoke_output" || true)
+smoke_failed=$(grep -c '^FAIL ' <<<"$smoke_output" || true)
+# Every target x scenario must have answered: a target that did not start fails here too.
+expected_smoke=$(( $("$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); import catalog; print(len(catalog.TARGETS) * len(catalog.SCENARIOS))' "$HERE") ))
+(( smoke_passed == expected_smoke )) || smoke_failed=$(( smoke_failed + expected_smoke - smoke_passed ))
+echo "   ($smoke_passed of $expected_smoke answers in $(( $(date +%s) - smoke_started )) s)"
+
 # The host check only records here (no waiting): the test must not depend on a quiet machine.
+echo "== short run: bench/run.sh --short into $TMP (not runs/)"
 bash "$HERE/run.sh" bench-test --short --systems pool2,virtual --rates 5,200 --busy-wait-s 0 \
     --no-build --out "$TMP/bench-test"
+echo "== short run with scenarios: an event loop x 2 scenarios, 2 repetitions, JFR in the first"
+bash "$HERE/run.sh" bench-scenarios --short --targets vertx-eventloop \
+    --scenarios sleep:20,fanout-pekko:50 --jfr-repetitions 1 --busy-wait-s 0 --no-build \
+    --out "$TMP/bench-scenarios"
 
-echo "== the analysis reads the short run"
-set +e
-check_output=$("$PY" "$HERE/check_run.py" "$TMP/bench-test" --saturated pool2/r200)
-check_status=$?
-set -e
-echo "$check_output" | sed '$d'
-read -r py_passed py_failed < <(tail -n 1 <<<"$check_output" \
-    | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p')
-if [[ -z "${py_passed:-}" ]]; then
-    echo "$check_output" | tail -n 1
-    py_passed=0 py_failed=1
-fi
+py_passed=0 py_failed=0 check_status=0
+check() {  # check RUN_DIR [--saturated KEY]: the analysis reads a short run, counts agree
+    local output status passed failed
+    echo "== the analysis reads $(basename "$1")"
+    set +e
+    output=$("$PY" "$HERE/check_run.py" "$@")
+    status=$?
+    set -e
+    echo "$output" | sed '$d'
+    read -r passed failed < <(tail -n 1 <<<"$output" | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p')
+    if [[ -z "${passed:-}" ]]; then
+        echo "$output" | tail -n 1
+        passed=0 failed=1
+    fi
+    py_passed=$((py_passed + passed)) py_failed=$((py_failed + failed))
+    (( status == 0 )) || check_status=$status
+}
+check "$TMP/bench-test" --saturated pool2/r200
+check "$TMP/bench-scenarios"
 
 echo "== JMH short CI mode: bench/jmh/run.sh --short into $TMP/jmh, read back by the JMH reader"
 set +e
@@ -97,8 +135,8 @@ if [[ -z "${jmh_passed:-}" ]]; then
     jmh_passed=0 jmh_failed=1
 fi
 
-passed=$((java_passed + sh_passed + py_passed + jmh_passed))
-failed=$((java_failed + java_errors + sh_failed + py_failed + jmh_failed))
+passed=$((java_passed + sh_passed + smoke_passed + py_passed + jmh_passed))
+failed=$((java_failed + java_errors + sh_failed + smoke_failed + py_failed + jmh_failed))
 echo "== bench tests done in $(( $(date +%s) - started )) s"
 echo "bench: $passed passed, $failed failed"
 (( failed == 0 && check_status == 0 ))

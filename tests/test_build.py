@@ -23,7 +23,7 @@ FIXTURE = REPO / "tests" / "fixtures" / "runs" / "oracle-demo"
 SHORT = REPO / "tests" / "fixtures" / "runs" / "bench-short"
 ORACLE = SHARED / "oracle"
 GOLDEN = REPO / "tests" / "golden" / "site"
-GENERATED = ("_data", "assets", "_reports")
+GENERATED = ("_data", "assets", "_reports", "_comparisons", "_series")
 # the builds run with the site as working directory; the package comes from the repo
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
@@ -193,7 +193,8 @@ def test_broken_run_fails_alone(tmp_path):
     assert errors == [f"error: run broken: {Path('runs/broken/run.yml')}: title: required; "
                       f"line 2: titel: unknown key (allowed: cells, date, description, "
                       f"environment, jfr_attribution, load_generator, load_points, method, "
-                      f"schema_version, service_time_ms, systems, tags, title, value_unit)"]
+                      f"schema_version, series, service_time_ms, systems, tags, title, value_unit, "
+                      f"version)"]
     assert "Traceback" not in out.stderr
     assert (site / "_data" / "runs" / "good.yml").is_file()
     assert not (site / "_data" / "runs" / "broken.yml").exists()
@@ -400,7 +401,11 @@ def test_partial_failed_run_loses_its_old_outputs_and_errors_come_last(tmp_path)
     assert [ln for ln in lines if ln.startswith("error:")] == [lines[-1]]
     assert "bad: failed; deleted its" in out.stderr
     assert not any(p.exists() for p in bad_files)       # no page, no stale numbers
-    assert {k: v for k, v in snapshot(site).items() if "bad" not in k} == good_before
+    # the good run's outputs are untouched; the corpus-wide cell table loses the bad run's rows
+    corpus_table = "assets/data/cells.csv"
+    assert ({k: v for k, v in snapshot(site).items() if "bad" not in k and k != corpus_table}
+            == {k: v for k, v in good_before.items() if k != corpus_table})
+    assert ",bad," not in (site / corpus_table).read_text()
     assert (site / ".cache" / "loadcurve" / "errors.txt").read_text() == lines[-1] + "\n"
     # fixed: it is built again (a failed run is never cached as done)
     manifest.write_text(manifest.read_text().replace("titel:", "title:"))

@@ -274,7 +274,8 @@ def test_charts_carry_the_strings_as_escaped_svg_text(built):
             assert not [a for a in el.attrib if a.lower().startswith("on")], svg
 
 
-STDERR_LINE = re.compile(r"^(error: run \S+: |warning: run \S+: |\[\d+/\d+\] |built \d+ of |\S+: up to date$|\S+: run removed; )")
+STDERR_LINE = re.compile(r"^(error: run \S+: |warning: run \S+: |\[\d+/\d+\] |built \d+ of |\S+: up to date$|\S+: run removed; "
+                         r"|corpus: |warning: comparisons/\S+: )")
 
 
 def test_build_stderr_is_only_progress_warnings_and_errors(built):

@@ -241,6 +241,22 @@ def test_latency_rule():
     assert saturation(100, 100, None, Percentile(900.0), None).reasons == ()   # no baseline
 
 
+def test_utilisation_rule():
+    """A pool of 20 x 200 ms (ceiling 100 req/s) offered its ceiling: it delivers 99.7 req/s,
+    every request answered, p50 well under 2 x the unloaded one - and still it is saturated."""
+    at_ceiling = saturation(99.7, 100.0, None, Percentile(253.0), 202.0,
+                            delivered_rps=99.7, predicted_ceiling_rps=100.0)
+    assert at_ceiling.reasons == ("utilisation",)
+    assert "99.7 req/s, 100 % of its predicted ceiling of 100 req/s" in at_ceiling.sentences[0]
+    assert saturation(50.0, 50.0, None, Percentile(201.0), 202.0, delivered_rps=94.9,
+                      predicted_ceiling_rps=100.0).reasons == ()
+    assert saturation(50.0, 50.0, None, Percentile(201.0), 202.0, delivered_rps=95.0,
+                      predicted_ceiling_rps=100.0).reasons == ("utilisation",)
+    # no predicted ceiling (virtual threads): not tested
+    assert saturation(800.0, 800.0, None, Percentile(201.0), 202.0, delivered_rps=800.0,
+                      predicted_ceiling_rps=None).reasons == ()
+
+
 def test_queue_rule_needs_slope_and_significance():
     t = list(range(12))
     flat = [20 + (0.5 if i % 2 else -0.5) for i in t]

@@ -56,7 +56,8 @@ def jing(*paths: Path) -> subprocess.CompletedProcess:
 
 
 def feeds(site: Path) -> list[Path]:
-    return [site / "feed.xml", *sorted((site / "feed" / "by_tag").glob("*.xml"))]
+    return [site / "feed.xml", site / "feed" / "regressions.xml",
+            *sorted((site / "feed" / "by_tag").glob("*.xml"))]
 
 
 def test_nu_checker_finds_no_error_in_pages_and_svgs(site):

@@ -21,8 +21,25 @@ DATA = [yaml.safe_load(p.read_text()) for p in
          REPO / "tests" / "golden" / "site" / "oracle-demo.yml",
          REPO / "tests" / "golden" / "site" / "bench-short.yml")]
 
+
+
+def _history_doc() -> dict:
+    """A series' history document (corpus_pages.history_document) of the synthetic series."""
+    from analysis import corpus, history
+    from analysis.write.corpus_pages import history_document
+    from tests import series_gen
+    rows = corpus.frame(series_gen.cell_rows(1, versions=8))
+    return history_document("synthetic", history.series_history(rows))[0]
+
+
+# The corpus-wide documents (issue 12): the demo's comparison and a synthetic history.
+DATA += [yaml.safe_load((REPO / "_data" / "comparisons" / "pool-vs-virtual.yml").read_text()),
+         _history_doc()]
+
 # What an include parameter holds (the include passes a piece of a block down).
 PARAMS = {
+    ("history-cell.html", "cell"): "cells[]",
+    ("environment-differences.html", "diffs"): "environment_differences",
     ("load-curve-cell.html", "cell"): "load_curve_table.rows[].cells[]",
     ("load-curve-note.html", "table"): "load_curve_table",
     ("jvm-attribution.html", "hotspots"): "jvm_hotspots",
@@ -144,7 +161,7 @@ def test_every_block_is_read_by_some_include_or_layout():
 
 
 def test_the_printed_texts_come_from_the_vocabularys_formats():
-    for doc in DATA:
+    for doc in DATA[:3]:   # the runs (comparison and history documents have no cells map)
         for by_system in doc["cells"].values():
             for cell in by_system.values():
                 assert cell["p99_text"] == vocabulary.fmt_censored(

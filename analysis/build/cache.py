@@ -28,7 +28,7 @@ def code_version() -> str:
             h.update(path.read_bytes())
     try:
         from importlib.metadata import version
-        for dist in ("matplotlib", "numpy", "PyYAML", "Jinja2"):
+        for dist in ("matplotlib", "numpy", "PyYAML", "Jinja2", "pandas"):
             h.update(f"{dist}={version(dist)}\0".encode())
     except Exception:  # noqa: BLE001 - metadata missing: the source hash still applies
         pass

@@ -200,6 +200,7 @@ class Build:
         if todo:
             self._build(todo, state)
         self.forget_failed(state)
+        self._reduce(sorted(present - set(self.failed)), code)
         total = len(run_dirs)
         failed = set(self.failed)
         built = sum(1 for d, _ in todo if d.name not in failed)
@@ -215,6 +216,7 @@ class Build:
         n = len(todo)
         digests = {d.name: digest for d, digest in todo}
         order = {d.name: i for i, (d, _) in enumerate(todo, start=1)}
+        import analysis.corpus  # noqa: F401 - pandas loads once, before the workers fork
         pool = self._pool(n)
         try:
             # Stage 1: validate + analyse + data files, one task per run.
@@ -272,6 +274,27 @@ class Build:
         finally:
             if pool is not None and pool is not self.executor:
                 pool.shutdown(wait=True, cancel_futures=True)
+
+    def _reduce(self, run_ids: list[str], code: str) -> None:
+        """What needs every run at once: the corpus cell table, series histories, the
+        regressions feed's data and comparison pages (analysis/write/corpus_pages.py);
+        skipped when none of its inputs changed (analysis/build/corpus_cache.py)."""
+        from analysis.build import corpus_cache
+        started = time.monotonic()
+        digest = corpus_cache.inputs_digest(self.site_root, run_ids, code)
+        if not self.force and corpus_cache.up_to_date(self.cache, self.site_root, digest):
+            self.say("corpus: unchanged")
+            return
+        from analysis.write.corpus_pages import reduce
+        step = reduce(self.site_root, run_ids)
+        for message in step.warnings:
+            print(f"warning: {message}", file=sys.stderr, flush=True)
+        # listed last with the runs' errors (report_errors), and they make the build exit 1
+        self.errors.extend(f"error: {message}" for message in step.errors)
+        if not step.errors and not step.warnings:
+            corpus_cache.record(self.cache, self.site_root, digest, step.written)
+        self.say(f"corpus: cell table, histories and comparisons in "
+                 f"{time.monotonic() - started:.2f} s ({step.drawn} charts drawn)")
 
     def _record(self, state: dict[str, Any], run_id: str, digest: str, outputs: list[str]) -> None:
         """Remember what the run's outputs came from; remove outputs it no longer has."""

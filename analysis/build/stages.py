@@ -51,6 +51,9 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
             write(paths.series_csv_path(run_id, c.system, c.load),
                   datafiles.series_csv([r.series for r in c.repetitions]))
         write(paths.table_csv_path(run_id), datafiles.table_csv(run))
+        from analysis import corpus   # the run's rows of the corpus-wide cell table
+        write(paths.run_cells_csv_path(run_id), corpus.to_csv(corpus.runs_frame([run])))
+        write(paths.run_spectra_csv_path(run_id), corpus.to_csv(corpus.run_spectra(run)))
         write(paths.data_path(run_id), dump_yaml(doc))
         outputs.append(pages.write_report(site, run))
         for job in jobs:

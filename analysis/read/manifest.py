@@ -29,7 +29,7 @@ UNITS_PER_MS = {"ns": 1_000_000.0, "us": 1_000.0, "ms": 1.0}
 
 TOP_KEYS = {"schema_version", "title", "date", "description", "tags", "value_unit",
             "service_time_ms", "systems", "load_points", "environment", "load_generator",
-            "jfr_attribution", "cells", "method"}
+            "jfr_attribution", "cells", "method", "series", "version"}
 SYSTEM_KEYS = {"id", "label", "concurrency_limit", "description"}
 LOAD_KEYS = {"id", "offered_rate", "clients", "duration_s"}
 JFR_ATTRIBUTION_KEYS = {"pattern", "label"}
@@ -99,6 +99,8 @@ class Manifest:
     jfr_attribution: list[dict[str, str]] = field(default_factory=list)
     schema_version: int = 1
     method: Method | None = None
+    series: str | None = None   # runs of one series are compared over versions (history)
+    version: str | None = None
 
     def system(self, system_id: str) -> System:
         return next(s for s in self.systems if s.id == system_id)
@@ -156,9 +158,10 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
     problems = Problems(line_index(text))
     unknown_keys(data, TOP_KEYS, (), problems)
 
-    version = data.get("schema_version", 1)
-    if version not in SCHEMA_VERSIONS or isinstance(version, bool):
-        problems.add(("schema_version",), f"unknown version {show(version)}; this loadcurve reads "
+    schema_version = data.get("schema_version", 1)
+    if schema_version not in SCHEMA_VERSIONS or isinstance(schema_version, bool):
+        problems.add(("schema_version",), f"unknown version {show(schema_version)}; this "
+                     f"loadcurve reads "
                      f"{', '.join(map(str, SCHEMA_VERSIONS))} (update loadcurve?)")
 
     title = string_at(data, "title", (), problems, required=True)
@@ -178,6 +181,8 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
         problems.add(("value_unit",), f"must be ns, us or ms, not {show(value_unit)}")
         value_unit = None
     service_time_ms = number_at(data, "service_time_ms", (), problems)
+    series = ident_at(data, "series", (), problems) if "series" in data else None
+    version = _version_at(data, problems)
 
     systems: list[System] = []
     declared_systems: list[str] = []   # valid ids, even of entries with other problems
@@ -257,7 +262,9 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
                     load_points=load_points, cells=cells, tags=tags,
                     service_time_ms=service_time_ms, environment=environment,
                     load_generator=load_generator, jfr_attribution=attribution,
-                    schema_version=version if version in SCHEMA_VERSIONS else 1, method=method)
+                    schema_version=schema_version if schema_version in SCHEMA_VERSIONS else 1,
+                    method=method,
+                    series=series, version=version)
 
 
 def _method(data, problems) -> Method | None:
@@ -279,6 +286,18 @@ def _method(data, problems) -> Method | None:
                   order_seed=number_at(block, "order_seed", p, problems, integer=True,
                                        positive=False),
                   drain=string_at(block, "drain", p, problems), host_check=host_check)
+
+
+def _version_at(data, problems) -> str | None:
+    """`version:` as text. A whole number is taken as its digits; other numbers are refused,
+    because YAML reads 1.10 as the number 1.1."""
+    value = data.get("version")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if value is not None and not isinstance(value, str):
+        problems.add(("version",), f'must be a string (quote it: "1.10"), not {show(value)}')
+        return None
+    return string_at(data, "version", (), problems)
 
 
 def _cells(data, run_dir, systems, load_points, problems, declared_systems,

@@ -35,3 +35,30 @@ def report_url(run_id: str) -> str:
 
 def report_path(run_id: str) -> str:
     return f"{REPORTS_DIR}/{run_id}.md"
+
+
+# The corpus-wide outputs (issue 12): written by the build's reduce step, not by one run.
+CELLS_CSV = "assets/data/cells.csv"
+HISTORY_DATA_DIR = "_data/history"
+COMPARISON_DATA_DIR = "_data/comparisons"
+SERIES_DIR = "_series"
+COMPARISONS_DIR = "_comparisons"
+REGRESSIONS_DATA = "_data/regressions.yml"
+
+
+def run_cells_csv_path(run_id: str) -> str:
+    """One run's rows of the cell table (the reduce step concatenates them)."""
+    return f"assets/data/{run_id}/cells.csv"
+
+
+def history_url(series: str) -> str:
+    return f"/history/{series}/"
+
+
+def comparison_url(comparison_id: str) -> str:
+    return f"/comparisons/{comparison_id}/"
+
+
+def run_spectra_csv_path(run_id: str) -> str:
+    """One run's percentile spectra, per cell (comparison pages overlay them)."""
+    return f"assets/data/{run_id}/spectra.csv"

@@ -189,7 +189,9 @@ def table_rules(timeout_ms: float | None, counted: bool) -> list[str]:
            " (here on the per-interval p50 scaled by the offered rate: no in-flight count "
            "was recorded)")
         + f"; latency - p50 more than {overload.LATENCY_FACTOR:g} × the system's p50 at its "
-        "lowest load. Saturated rows describe a queue, not the service.",
+        f"lowest load; utilisation - the server delivered at least "
+        f"{overload.UTILISATION_SHARE:.0%} of its predicted ceiling (N / S), where a queue has "
+        "no steady state. Saturated rows describe a queue, not the service.",
     ]
     if counted:
         rules.append(

@@ -314,7 +314,7 @@ class Summary:
         return min(values) if values else None
 
     def result(self, allocation_span_s: float | None = None) -> dict:
-        """The summary (see analysis/jfr/__init__.py). The allocation rate is over
+        """The summary (see analysis/read/jfr/__init__.py). The allocation rate is over
         `allocation_span_s` when given, else over the window's covered part, else the recording."""
         if self.phase_pauses:
             pauses = sorted(self.phase_pauses)

@@ -1,0 +1,231 @@
+"""The build's reduce step: what needs every run at once. From the runs' cell tables
+(`assets/data/<run>/cells.csv`) it writes
+
+- `assets/data/cells.csv`: the corpus-wide cell table (corpus.py);
+- per series (run.yml `series:`): `_data/history/<series>.yml`, the page `_series/<series>.md`
+  (/history/<series>/) and a chart per cell under `assets/history/<series>/`;
+- `_data/regressions.yml`: every detected change, newest first, for /feed/regressions.xml;
+- per `comparisons/<id>.yml`: `_data/comparisons/<id>.yml`, the page `_comparisons/<id>.md`
+  (/comparisons/<id>/) and its charts under `assets/comparisons/<id>/`.
+
+Every file is written only when its bytes change, and charts are drawn only when their data
+file changed (a no-change build draws nothing). Files of a series or comparison that is gone
+are removed (pages only when they carry `generated_by: loadcurve`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from analysis import atomic, compare, corpus, history
+from analysis.errors import LoadcurveError
+from analysis.read.comparison import find_comparisons, load_comparison
+from analysis.vocabulary import fmt_ms, plain
+from analysis.write.pages import GENERATOR, is_generated
+from analysis.write.paths import (CELLS_CSV, COMPARISON_DATA_DIR, COMPARISONS_DIR,
+                                  HISTORY_DATA_DIR, REGRESSIONS_DATA, SERIES_DIR,
+                                  comparison_url, history_url, report_url)
+from analysis.write.yaml_text import dump_yaml
+
+HISTORY_ASSETS = "assets/history"
+COMPARISON_ASSETS = "assets/comparisons"
+METRIC = "p99"
+FEED_ENTRIES = 50
+
+
+class Reduce:
+    def __init__(self, site_root: Path):
+        self.site = Path(site_root)
+        self.written: set[str] = set()
+        self.errors: list[str] = []
+        self.warnings: list[str] = []
+        self.drawn = 0
+
+    def write(self, rel: str, text: str) -> bool:
+        """Write when changed; True when the file's bytes changed (or it was new)."""
+        self.written.add(rel)
+        return atomic.write_text(self.site / rel, text)
+
+    def charts_needed(self, data_rel: str, text: str, charts: list[str]) -> bool:
+        changed = self.write(data_rel, text)
+        self.written.update(charts)
+        return changed or not all((self.site / c).is_file() for c in charts)
+
+    # --- the whole step ----------------------------------------------------------------------
+
+    def run(self, run_ids: list[str]) -> pd.DataFrame:
+        df = corpus.read_runs(self.site, run_ids)
+        self.write(CELLS_CSV, corpus.to_csv(df))
+        feed = []
+        for series, cells in history.corpus_histories(df, METRIC).items():
+            feed += self.series(series, cells)
+        feed.sort(key=lambda e: (e["date"], e["id"]), reverse=True)
+        self.write(REGRESSIONS_DATA, dump_yaml({"title": "Regressions and improvements",
+                                                "entries": feed[:FEED_ENTRIES]}))
+        for path in find_comparisons(self.site):
+            try:
+                self.comparison(path, df)
+            except LoadcurveError as exc:
+                self.errors.append(str(exc))
+        self.remove_stale()
+        return df
+
+    # --- history -----------------------------------------------------------------------------
+
+    def series(self, name: str, cells: list[history.CellHistory]) -> list[dict[str, Any]]:
+        doc, feed = history_document(name, cells)
+        doc_cells = doc["cells"]
+        text = dump_yaml(doc)
+        charts = [c["chart"][ext] for c in doc_cells for ext in ("svg", "png")]
+        if self.charts_needed(f"{HISTORY_DATA_DIR}/{name}.yml", text, charts):
+            from analysis.write.history_plot import draw_history
+            for h, c in zip(cells, doc_cells):
+                draw_history(h, c["chart"], self.site, METRIC, c["label"])
+                self.drawn += 1
+        # a date, so jekyll-seo-tag does not stamp the page with the build's clock
+        newest = max((p.date for h in cells for p in h.points), default=None)
+        self.page(f"{SERIES_DIR}/{name}.md", {"layout": "history", "title": doc["title"],
+                                              "series": name, "date": newest,
+                                              "generated_by": GENERATOR})
+        return feed
+
+    def page(self, rel: str, front: dict[str, Any]) -> None:
+        path = self.site / rel
+        if path.exists() and not is_generated(path):
+            self.errors.append(f"{rel}: not written (a page without generated_by: "
+                               f"{GENERATOR} is there)")
+            return
+        self.write(rel, "---\n" + dump_yaml(front) + "---\n")
+
+    # --- comparisons -------------------------------------------------------------------------
+
+    def comparison(self, path: Path, df: pd.DataFrame) -> None:
+        spec = load_comparison(path, f"comparisons/{path.name}")
+        sides = []
+        for key, value in (("baseline", spec.baseline), ("candidate", spec.candidate)):
+            rows, run, system = compare.select(df, value)
+            if rows.empty:
+                # a run not (or no longer) in runs/: the page waits for it, the build goes on
+                self.warnings.append(f"{spec.path}: {key} {value!r} has no measured cells (is "
+                                     f"run {run!r} in runs/?); no comparison page")
+                return
+            sides.append(rows)
+        a, b = sides
+        by_system = ":" not in spec.baseline
+        result = compare.compare_frames(a, b, metric=spec.metric, by_system=by_system)
+        folder = f"{COMPARISON_ASSETS}/{spec.id}"
+        loads = {c.load: f"{plain(c.offered_rate)} req/s offered" for c in result}
+        spectra = [{"load": load, "svg": f"{folder}/spectrum-{load}.svg",
+                    "png": f"{folder}/spectrum-{load}.png", "width": 700, "height": 400,
+                    "caption": f"Percentile spectrum at {text}, both sides",
+                    "title": f"Latency by percentile at {text}",
+                    "alt": f"Latency (ms) by percentile at {text}: {spec.baseline} and "
+                           f"{spec.candidate}"} for load, text in loads.items()]
+        curve = {"svg": f"{folder}/load-curve.svg", "png": f"{folder}/load-curve.png",
+                 "alt": f"p50 and p99 latency (ms) against offered load: {spec.baseline} and "
+                        f"{spec.candidate}, median of the repetitions"}
+        title = spec.title or f"{spec.candidate} against {spec.baseline}"
+        doc = {"id": spec.id, "title": title, "description": spec.description,
+               "url": comparison_url(spec.id), "baseline": spec.baseline,
+               "candidate": spec.candidate, "metric": spec.metric, "unit": "ms",
+               "method": compare.method_text(spec.metric, compare.DEFAULT_ALPHA, len(result)),
+               "runs": [{"side": side, "spec": value, "url": report_url(value.partition(":")[0])}
+                        for side, value in (("A", spec.baseline), ("B", spec.candidate))],
+               "rows": [compare.row_texts(c) for c in result],
+               "environment_differences": compare.environment_differences(a, b),
+               "charts": {"load_curve": curve, "spectrum": spectra}}
+        rel = f"{COMPARISON_DATA_DIR}/{spec.id}.yml"
+        files = [curve["svg"], curve["png"]] + [e[ext] for e in spectra for ext in ("svg", "png")]
+        self.written.update([rel, *files])
+        if not self.unchanged(rel, doc, files):
+            # matplotlib is loaded, and the load curve sized, only when something changed
+            from analysis.write.comparison_charts import chart_jobs, draw
+            jobs = chart_jobs(spec, a, b, by_system, doc["charts"], self.site)
+            self.write(rel, dump_yaml(doc))
+            self.drawn += draw(jobs, self.site)
+        self.page(f"{COMPARISONS_DIR}/{spec.id}.md",
+                  {"layout": "comparison", "title": title, "comparison": spec.id,
+                   "date": max(str(d) for d in pd.concat([a["date"], b["date"]]).dropna()),
+                   "description": spec.description or title, "generated_by": GENERATOR})
+
+    def unchanged(self, rel: str, doc: dict[str, Any], charts: list[str]) -> bool:
+        """Whether the data file holds `doc` already (but for the load curve's pixel size,
+        which is only known once drawn) and every chart is there."""
+        try:
+            old = yaml.safe_load((self.site / rel).read_text(encoding="utf-8"))
+            old["charts"]["load_curve"].pop("width")
+            old["charts"]["load_curve"].pop("height")
+        except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError):
+            return False
+        return old == yaml.safe_load(dump_yaml(doc)) and \
+            all((self.site / c).is_file() for c in charts)
+
+    # --- clean-up ----------------------------------------------------------------------------
+
+    def remove_stale(self) -> None:
+        for top in (HISTORY_DATA_DIR, COMPARISON_DATA_DIR, HISTORY_ASSETS, COMPARISON_ASSETS,
+                    SERIES_DIR, COMPARISONS_DIR):
+            folder = self.site / top
+            if not folder.is_dir():
+                continue
+            for path in sorted(folder.rglob("*")):
+                rel = path.relative_to(self.site).as_posix()
+                if not path.is_file() or path.is_symlink() or rel in self.written:
+                    continue
+                if top in (SERIES_DIR, COMPARISONS_DIR) and not is_generated(path):
+                    continue
+                path.unlink()
+            for sub in sorted((p for p in folder.rglob("*") if p.is_dir()), reverse=True):
+                if not any(sub.iterdir()):
+                    sub.rmdir()
+
+
+def history_document(name: str, cells: list[history.CellHistory]
+                     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A series' `_data/history/<series>.yml` document and its entries for the regressions
+    feed (pure: the tests read its shape)."""
+    url = history_url(name)
+    doc_cells, feed = [], []
+    for h in cells:
+        cell_id = "-".join(p for p in (h.scenario, h.system, h.load) if p)
+        files = {ext: f"{HISTORY_ASSETS}/{name}/{cell_id}.{ext}" for ext in ("svg", "png")}
+        label = f"{h.system} at {h.load}" + (f" ({h.scenario})" if h.scenario else "")
+        changes = [{"version": c.version, "run": c.run, "url": report_url(c.run),
+                    "date": c.date, "kind": c.kind,
+                    "size_text": f"{c.size_pct:+.1f} %",
+                    "text": f"{METRIC} {fmt_ms(c.before)} → {fmt_ms(c.after)} ms "
+                            f"({c.size_pct:+.1f} %) from version {c.version}"}
+                   for c in h.changes]
+        doc_cells.append({
+            "id": cell_id, "label": label, "system": h.system, "load": h.load,
+            "scenario": h.scenario,
+            "chart": {**files, "alt": f"{METRIC} of {label} over the versions of {name}: "
+                                      f"median and range of the repetitions",
+                      "width": 700, "height": 400},
+            "points": [{"version": p.version, "run": p.run, "url": report_url(p.run),
+                        "date": p.date,
+                        "value_text": compare.values_text(p.values, p.censored),
+                        "flags": ", ".join(f for f, on in (("censored", p.censored),
+                                                           ("host busy", p.host_busy)) if on)}
+                       for p in h.points],
+            "changes": changes})
+        for c in changes:
+            feed.append({"id": f"{url}#{cell_id}-{c['run']}", "url": f"{url}#{cell_id}",
+                         "date": c["date"], "updated": f"{c['date']}T00:00:00Z",
+                         "title": f"{name}: {c['kind']} {c['size_text']} in {METRIC} of "
+                                  f"{label}, version {c['version']}",
+                         "summary": f"{c['text']} (run {c['run']})."})
+    doc = {"series": name, "title": f"History of {name}", "url": url, "metric": METRIC,
+           "unit": "ms", "method": history.method_text(METRIC),
+           "versions": len({p.version for h in cells for p in h.points}),
+           "changes": sum(len(c["changes"]) for c in doc_cells), "cells": doc_cells}
+    return doc, feed
+
+
+def reduce(site_root: Path, run_ids: list[str]) -> Reduce:
+    step = Reduce(site_root)
+    step.run(run_ids)
+    return step
