@@ -279,6 +279,7 @@ def build_run(manifest, measured: dict[tuple[str, str], list[tuple[Repetition, A
                        if measured.get((lp.id, system.id))), None)
         baseline = cell_stats([r for r, _ in lowest]).get("p50") if lowest else Percentile()
         system.baseline_p50_ms = baseline.value_ms
+        ceiling = predicted_ceiling(system.concurrency_limit, manifest.service_time_ms)
         for lp in load_points:
             pairs = measured.get((lp.id, system.id))
             if not pairs:
@@ -291,8 +292,7 @@ def build_run(manifest, measured: dict[tuple[str, str], list[tuple[Repetition, A
                               offered_rate=lp.offered_rate, repetitions=reps, spectrum=spectrum,
                               baseline_p50_ms=baseline.value_ms, baseline_p50=baseline,
                               service_time_ms=manifest.service_time_ms,
-                              predicted_ceiling_rps=predicted_ceiling(
-                                  system.concurrency_limit, manifest.service_time_ms))
+                              predicted_ceiling_rps=ceiling)
             cell.in_flight_cap = cap
             scenario.cells[(lp.id, system.id)] = cell
         cells = [c for c in scenario.measured() if c.system == system.id]

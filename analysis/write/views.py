@@ -39,11 +39,7 @@ def cell_texts(c: Cell) -> dict[str, str]:
         drops = fmt_count(c.drops) + (f" ({c.drop_pct:.1f} %)" if c.drops else "")
     flight = c.in_flight
     a = c.accounting
-    # achieved: what the server delivered (every reply in the window, per second), the rate a
-    # reader compares with the offered one; the answered share is in the requests column
-    delivered = (c.server_completion_rate if c.server_completion_rate is not None
-                 else c.achieved_rate)
-    special = {"achieved_rate": fmt_rate(delivered), "count": fmt_count(c.stats.count),
+    special = {"achieved_rate": fmt_rate(c.achieved_rate), "count": fmt_count(c.stats.count),
                "drops": drops,
                "in_flight": fmt_ms(flight.measured_mean if flight else None),
                "in_flight_max": fmt_count(flight.measured_max if flight else None),
@@ -121,6 +117,10 @@ def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
         failures = f"{fmt_count(a.errors or 0)} errors, {fmt_count(a.not_sent or 0)} not sent"
     elif a.completed is None and (a.timed_out or 0) > 0:
         failures = f"{fmt_count(a.timed_out)} timeouts"
+    # the table's achieved: what the server delivered (every reply in the window, per
+    # second), the rate a reader compares with the offered one; the answered share under it
+    delivered = (c.server_completion_rate if c.server_completion_rate is not None
+                 else c.achieved_rate)
     in_time = None
     if a.completed is not None and a.sent and a.completed < a.sent:
         in_time = f"{fmt_pct(100.0 * a.completed / a.sent)} % answered in time"
@@ -128,7 +128,7 @@ def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
         "system": s.id, "missing": False, "source": c.sources[0],
         "latency": [{"name": name, "ms": r3(c.stats.value(f"{name}_ms")),
                      "text": _with_range(c, name)} for name in TABLE_LATENCY],
-        "achieved_rate": r3(c.achieved_rate), "achieved_text": texts["achieved_text"],
+        "achieved_rate": r3(delivered), "achieved_text": fmt_rate(delivered),
         "in_time_text": in_time,
         "requests_text": requests,
         "count": c.stats.count, "count_text": texts["count_text"],
