@@ -54,19 +54,26 @@ SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="640" height="360" viewBox
 
 def _placeholders(site: Path, data: dict) -> None:
     """Write a stand-in for every file a fixture run's data links, unless it exists."""
-    paths = [data["manifest"], data["load_curve_table"]["csv"]]
+    paths = [data["manifest"]]
+    if "load_curve_table" in data:
+        paths.append(data["load_curve_table"]["csv"])
     cells = [c for by_system in data.get("cells", {}).values() for c in by_system.values()]
     paths += [c.get("source") for c in cells]
     paths += [c.get("intervals_csv") for c in cells]
     paths += [c.get("jvm", {}).get("source") for c in cells]
     charts = data.get("charts", {})
     for name, value in charts.items():
-        if name == "load_curve":
-            value = [value]
+        if name == "load_curve" or (isinstance(value, dict) and "svg" in value):
+            value = [value]      # (a JMH run's charts: a map name -> chart)
         elif isinstance(value, dict):    # spectrum_by_load: the spectra again, by load point
             value = list(value.values())
         for chart in value:
             paths += [chart["svg"], chart["png"], chart.get("narrow_svg")]
+    for block in ("jmh_variants", "jmh_methodology"):   # a JMH run: its files and CSV
+        entries = data.get(block, {})
+        entries = entries.get("files", []) + [entries] if block == "jmh_methodology" \
+            else list(entries.values())
+        paths += [e.get(k) for e in entries for k in ("csv", "json", "console")]
     for rel in filter(None, paths):
         target = site / rel
         if target.exists():

@@ -42,7 +42,9 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 PAGES = {"home": "/", "post": "/2026/11/22/thread-pool-vs-virtual-threads/",
          "report": "/reports/pool-vs-virtual/", "runs": "/reports/", "tags": "/tags/",
          "fixture-post": "/2026/01/03/injection-fixture/", "fixture-report": "/reports/injection/",
-         "comparison": "/comparisons/pool-vs-virtual/"}
+         "comparison": "/comparisons/pool-vs-virtual/",
+         "jmh-report": "/reports/jmh-actors-streams/",
+         "jmh-post": "/2026/11/24/actors-and-streams-with-jmh/"}
 AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 # Desktop, and a phone (iPhone 12-15 class, CSS px).
 WIDTHS = {"desktop": 1280, "phone": 390}

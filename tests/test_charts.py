@@ -155,7 +155,13 @@ def varied_jobs() -> list[dict]:
                                    "gc_pauses": [{"t_s": 1.5, "duration_ms": 20.0}]}),
             ("latency_over_time", {"title": "Latency 1", "systems": lat[:1], "gc_pauses": None}),
             ("throughput_over_time", {"title": "Throughput", "systems": tput,
-                                      "offered_rate": 500.0})]
+                                      "offered_rate": 500.0}),
+            ("jmh_sweep", {"title": "Sweep", "xlabel": "n", "ylabel": "throughput (ops/s)",
+                           "log_x": False, "lines": [{"label": "a", "color": plots.color(0),
+                                                      "x": [1, 4, 16], "y": [5.0, None, 9.0],
+                                                      "error": [1.0, None, 20.0]}]}),
+            ("jmh_spectrum", {"title": "JMH spectrum", "ylabel": "time per operation (ns/op)",
+                              "curves": spectrum_curves()})]
     return [{"kind": kind, "data": d, "svg": f"c{i}.svg", "png": f"c{i}.png"}
             for i, (kind, d) in enumerate(data)]
 
@@ -217,6 +223,16 @@ def test_phone_variant_text_is_at_least_9_css_px_at_390_px(tmp_path, kind):
                                               "t_s": [0.0, 1.0, 2.0],
                                               "achieved_rate": [990.0, 1000.0, 1000.0]}
                                              for i, label in enumerate(many)]},
+        "jmh_sweep": {"title": "Actor ring: against ringSize at messages 1000",
+                      "xlabel": "ringSize", "ylabel": "time per operation (µs/op)",
+                      "log_x": True, "lines": [{"label": label, "color": plots.color(i),
+                                                "x": [16, 1024], "y": [10.0 * (i + 1), 90.0],
+                                                "error": [2.0, None]}
+                                               for i, label in enumerate(many)]},
+        "jmh_spectrum": {"title": "Every mode: time per operation by percentile",
+                         "ylabel": "time per operation (ns/op)",
+                         "curves": [dict(c, label=label) for c, label in
+                                    zip(spectrum_curves() * 2, many)]},
     }[kind]
     job = {"kind": kind, "data": data, "svg": "c.svg", "png": "c.png",
            "narrow_svg": "c-narrow.svg"}

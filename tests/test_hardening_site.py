@@ -26,6 +26,7 @@ from tests.test_hlog_codec import encode, log_line, write_log
 from tests.test_site import parse
 
 pytestmark = pytest.mark.site
+JMH_FIXTURE = FIXTURE.parent / "jmh-short"
 
 LONG_MAX = 2**63 - 1
 ATTACKS = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "{{ site }}",
@@ -61,6 +62,22 @@ def hostile_run(runs: Path) -> None:
         m["environment"].update(cpu=f"cpu {EVIL}", jdk=f"jdk {EVIL}", os=UNICODE,
                                 jvm_flags='-Dx="><script>alert(2)</script>')
         m["load_generator"]["name"] = f"gen {EVIL}"
+    edit_manifest(run, change)
+
+
+def hostile_jmh_run(runs: Path) -> None:
+    """The JMH fixture run (kind: jmh, issue 13) with markup and Liquid in every string a
+    person types: title, description, tags, environment, a table's title and a variant label."""
+    run = runs / "hostile-jmh"
+    shutil.copytree(JMH_FIXTURE, run)
+
+    def change(m):
+        m["title"] = f"jmh {UNICODE} {EVIL}"
+        m["description"] = f"jmh desc {EVIL}"
+        m["tags"] = ATTACKS
+        m["environment"]["jdk"] = f"jdk {EVIL}"
+        m["jmh"][0]["title"] = f"ring {EVIL}"
+        m["jmh"][0]["labels"]["pekkoActors"] = f"pekko {EVIL}"
     edit_manifest(run, change)
 
 
@@ -105,6 +122,9 @@ Title: {% include stat.html run="hostile" field="title" %}.
 {% include methodology.html run="hostile" %}
 
 {% include load-curve-table.html run="extreme" %}
+
+{% include jmh-variant-table.html run="hostile-jmh" table="ring" %}
+{% include jmh-memory-table.html run="hostile-jmh" table="ring" %}
 """
 
 
@@ -122,6 +142,7 @@ def built(tmp_path_factory):
     for run in (src / "runs").iterdir():      # keep the analysis to the runs of this test
         shutil.rmtree(run)
     hostile_run(src / "runs")
+    hostile_jmh_run(src / "runs")
     extreme_run(src / "runs")
     (src / "_posts" / "2026-01-06-hostile.md").write_text(POST)
     before = authored(src)
@@ -192,7 +213,8 @@ def test_two_jekyll_builds_differ_only_in_the_build_time(built):
     assert differing == []
 
 
-PAGES = ["reports/hostile/index.html", "reports/index.html", "index.html",
+PAGES = ["reports/hostile/index.html", "reports/hostile-jmh/index.html", "reports/index.html",
+         "index.html",
          "2026/01/06/hostile/index.html", "2026/11/21/hostile/index.html"]
 
 

@@ -23,6 +23,7 @@ from tests.sitebuild import REPO, build_site, tag_feeds
 pytestmark = pytest.mark.site
 
 POST = REPO / "_posts" / "2026-11-22-thread-pool-vs-virtual-threads.md"
+JMH_POST = REPO / "_posts" / "2026-11-24-actors-and-streams-with-jmh.md"
 URL = yaml.safe_load((REPO / "_config.yml").read_text())["url"]
 ATTACKS = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "{{ site }}",
            "{% include x %}"]
@@ -102,7 +103,9 @@ def test_build_has_no_liquid_warnings(site):
 
 def test_expected_pages_exist(site):
     for rel in ("index.html", "reports/index.html", "tags/index.html", "feed.xml",
-                "reports/pool-vs-virtual/index.html", "2026/11/22/thread-pool-vs-virtual-threads/index.html"):
+                "reports/pool-vs-virtual/index.html", "2026/11/22/thread-pool-vs-virtual-threads/index.html",
+                "reports/jmh-actors-streams/index.html",
+                "2026/11/24/actors-and-streams-with-jmh/index.html"):
         assert (site / rel).is_file(), rel
 
 
@@ -341,10 +344,11 @@ def test_feed_content_urls_are_absolute(site):
             assert not relative, (rel, relative[:5])
 
 
-def test_post_types_no_number_by_hand():
-    """Every number in the methodology post comes from the data through an include: outside
+@pytest.mark.parametrize("post", [POST, JMH_POST], ids=lambda p: p.stem)
+def test_post_types_no_number_by_hand(post):
+    """Every number in a methodology post comes from the data through an include: outside
     Liquid tags, the only digits allowed are in names (p50, p99.9, wrk2)."""
-    _, front, body = POST.read_text().split("---", 2)
+    _, front, body = post.read_text().split("---", 2)
     meta = yaml.safe_load(front)
     prose = re.sub(r"\{%-?\s*comment.*?endcomment\s*-?%\}", "", body, flags=re.S)
     prose = re.sub(r"\{%.*?%\}|\{\{.*?\}\}", "", prose, flags=re.S)
@@ -435,3 +439,26 @@ def test_feed_content_has_no_root_relative_urls(site):
         content = raw_entry(site, slug)["content"]
         relative = re.findall(r'(?:href|src|srcset)="(/[^"]*)"', content)
         assert not relative, (slug, relative[:5])
+
+
+def test_jmh_report_and_post_print_the_runs_blocks(site):
+    """The JMH run's report (issue 13): a variant table with speed-ups and the best marked,
+    sweep charts, the memory table, the methodology with its warnings; the post's includes
+    print the same numbers."""
+    html = (site / "reports/jmh-actors-streams/index.html").read_text()
+    doc = yaml.safe_load((REPO / "_data/runs/jmh-actors-streams.yml").read_text())
+    ring = doc["jmh_variants"]["ring"]
+    assert html.count('class="best"') >= len(ring["rows"])
+    assert "<span class=\"visually-hidden\"> (best)</span>" in html
+    assert "1.00× (baseline)" in html and "× faster" in html and "≈" in html
+    for chart in doc["charts"].values():
+        assert chart["svg"] in html
+    assert "Error bar wider than 10 %" in html and "Blackhole mode" in html
+    post = (site / "2026/11/24/actors-and-streams-with-jmh/index.html").read_text()
+    cell = doc["jmh_stat"]["ring"]["messages=1000 ringSize=16"]["executorActors"]
+    assert html_escape(cell["ratio_text"]) in post and html_escape(cell["score_text"]) in post
+    assert "[no data" not in post
+
+
+def html_escape(text: str) -> str:
+    return html.escape(text, quote=False)

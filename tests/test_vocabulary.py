@@ -32,9 +32,11 @@ def _history_doc() -> dict:
     return history_document("synthetic", history.series_history(rows))[0]
 
 
-# The corpus-wide documents (issue 12): the demo's comparison and a synthetic history.
+# The corpus-wide documents (issue 12): the demo's comparison and a synthetic history; and a
+# JMH run's (issue 13: the golden of the fixture run, whose files hold every mode).
 DATA += [yaml.safe_load((REPO / "_data" / "comparisons" / "pool-vs-virtual.yml").read_text()),
-         _history_doc()]
+         _history_doc(),
+         yaml.safe_load((REPO / "tests" / "golden" / "jmh" / "jmh-short.yml").read_text())]
 
 # What an include parameter holds (the include passes a piece of a block down).
 PARAMS = {
@@ -46,6 +48,7 @@ PARAMS = {
     ("jvm-methods.html", "system"): "jvm_hotspots.systems[]",
     ("chart.html", "chart"): "charts.spectrum[]",
     ("chart-set.html", "charts"): "charts.spectrum",
+    ("jmh-values-table.html", "tbl"): "jmh_memory.*",
 }
 
 
@@ -64,6 +67,14 @@ def test_docs_name_every_statistic_column_and_block():
     assert f"schema_version: {datafiles.SCHEMA_VERSION}" in DOCS
     for block in DATA[0]:
         assert f"\n{block}:" in DOCS, f"docs/data-format.md does not describe `{block}`"
+
+
+def test_docs_name_every_jmh_block_and_column():
+    from analysis.write import jmh_views
+    assert ",".join(jmh_views.JMH_CSV_COLUMNS) in DOCS
+    for block, value in DATA[-1].items():
+        if block.startswith("jmh_"):
+            assert f"\n{block}:" in DOCS, f"docs/data-format.md does not describe `{block}`"
 
 
 def test_front_matter_fields_are_the_vocabularys(tmp_path):
@@ -108,8 +119,10 @@ def _printed_fields(path) -> list[tuple[str, str]]:
     resolved through its assign / for / include parameter."""
     text = path.read_text()
     names: dict[str, str] = {}
-    for name, rest in re.findall(r"assign (\w+) = site\.data\.runs\[include\.run\]\.?([\w.]*)", text):
-        names[name] = rest
+    # a block keyed by an include parameter (jmh_variants[include.table]): any key (`*`)
+    for name, rest in re.findall(r"assign (\w+) = site\.data\.runs\[include\.run\]"
+                                 r"((?:\.\w+|\[include\.\w+\])*)", text):
+        names[name] = re.sub(r"\[include\.\w+\]", ".*", rest).lstrip(".")
     for name, param in re.findall(r"assign (\w+) = include\.(\w+)", text):
         names[name] = PARAMS.get((path.name, param), "")
     for param in re.findall(r"include\.(\w+)\.", text):

@@ -245,7 +245,9 @@ class Build:
             for run_id, res in ok.items():
                 jobs = res["chart_jobs"]
                 step = max(1, -(-len(jobs) // self.jobs)) if n == 1 else len(jobs) or 1
-                for i in range(0, len(jobs), step):
+                # (a run without charts - a JMH run may have none - gets one empty batch, so
+                # that it is recorded too)
+                for i in range(0, len(jobs) or 1, step):
                     batches.append((run_id, jobs[i:i + step]))
             if pool is None and len(batches) > 1:
                 pool = self._pool(len(batches))

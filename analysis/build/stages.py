@@ -36,6 +36,8 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
     site = Path(site_root)
     try:
         manifest = load_manifest(Path(run_dir), Path(runs_root))
+        if getattr(manifest, "kind", "load") == "jmh":
+            return jmh_task(manifest, Path(run_dir), site)
         check_regular_inputs(manifest, site)
         check_no_links(Path(run_dir), site)
         run = analyse_run(manifest, site)
@@ -62,6 +64,29 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
                 "warnings": run.warnings, "cells": len(run.cells())}
     except Exception as exc:  # noqa: BLE001 - one run's failure must not stop the others
         return _fail(run_id, exc)
+
+
+def jmh_task(manifest, run_dir: Path, site: Path) -> dict[str, Any]:
+    """A JMH run (issue 13): its results laid out (analysis/jmh_report.py), then its data file,
+    CSV and page (write/jmh_views.py); its charts are drawn by chart_task like any other."""
+    from analysis.jmh_report import build_report
+    from analysis.write import charts, jmh_views, paths
+    from analysis.write.yaml_text import dump_yaml
+    check_no_links(run_dir, site)
+    report = build_report(manifest, site)
+    jobs = jmh_views.chart_jobs(report)
+    outputs = []
+    for rel, text in ((paths.jmh_csv_path(report.id), jmh_views.results_csv(report)),
+                      (paths.data_path(report.id),
+                       dump_yaml(jmh_views.run_document(report, charts.pixel_sizes(jobs)))),
+                      (paths.report_path(report.id), jmh_views.report_text(report))):
+        atomic.write_text(site / rel, text)
+        outputs.append(rel)
+    for job in jobs:
+        outputs += [job["svg"], job["png"], job["narrow_svg"]]
+    return {"run": report.id, "ok": True, "outputs": outputs, "chart_jobs": jobs,
+            "warnings": report.warnings + [w for t in report.tables for w in t.warnings],
+            "cells": sum(len(t.results) for t in report.tables)}
 
 
 def chart_task(run_id: str, jobs: list[dict[str, Any]], site_root: str) -> dict[str, Any]:

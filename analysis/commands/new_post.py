@@ -32,7 +32,12 @@ def run(args: argparse.Namespace) -> int:
     if not run_dir.is_dir():
         raise LoadcurveError("no such run folder", path=run_dir,
                              hint=f"the run ids are the folder names in {runs}")
-    run = build_run(load_manifest(run_dir, runs))
+    manifest = load_manifest(run_dir, runs)
+    if getattr(manifest, "kind", "load") == "jmh":
+        raise LoadcurveError("new-post drafts load-test runs; this is a JMH run (kind: jmh)",
+                             path=manifest.path, hint="start from _posts/2026-11-24-actors-and-"
+                             "streams-with-jmh.md: its includes take run= and table=")
+    run = build_run(manifest)
     path = draft_path(Path(args.drafts), run)
     try:
         atomic.create_text(path, render_draft(run))

@@ -225,3 +225,17 @@ def list_at(data, key, path, problems, *, required=False) -> list:
         problems.add(path + (key,), "must be a list" + (" with at least one entry" if required else ""))
         return []
     return value
+
+
+def header_at(data, problems) -> tuple[str | None, str | None, str | None, list[str]]:
+    """A run's title, date, description (all required) and tags, of any kind of run.yml."""
+    title = string_at(data, "title", (), problems, required=True)
+    date = date_at(data, problems)
+    description = string_at(data, "description", (), problems, required=True)
+    tags = []
+    for i, tag in enumerate(list_at(data, "tags", (), problems)):
+        if not isinstance(tag, str) or not tag.strip():
+            problems.add(("tags", i), "must be a non-empty string")
+        else:
+            tags.append(tag)
+    return title, date, description, tags

@@ -18,8 +18,8 @@ import yaml
 from analysis.errors import ManifestError
 from analysis.vocabulary import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS
 from analysis.read.checks import (ID_RE, Loader, Problems, check_relpath, date_at, ident_at,  # noqa: F401
-                                  line_index, list_at, number_at, relpath_at, scalar_map_at, show,
-                                  string_at, unknown_keys)
+                                  header_at, line_index, list_at, number_at, relpath_at,
+                                  scalar_map_at, show, string_at, unknown_keys)
 
 # 1: the first format (per-cell counts copied into run.yml); 2 (issue 10, bench/README.md):
 # `method`, per-cell `counts` files (<load>.<rep>.counts.json) and `load_generator.drain`.
@@ -154,9 +154,14 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
         raise ManifestError([f"not valid YAML: {str(exc).split(';')[0]}"], path=path) from None
     if not isinstance(data, dict):
         raise ManifestError(["must be a YAML mapping (title:, date:, systems:, ...)"], path=path)
+    if data.get("kind", "load") != "load":
+        # another kind of run (issue 13: JMH results) has its own keys and checks
+        from analysis.read.jmh_manifest import load_jmh_manifest
+        return load_jmh_manifest(data, text, run_dir, path)
 
     problems = Problems(line_index(text))
-    unknown_keys(data, TOP_KEYS, (), problems)
+    # (`kind: load` may be said; it is the default, not one of the keys listed in errors)
+    unknown_keys({k: v for k, v in data.items() if k != "kind"}, TOP_KEYS, (), problems)
 
     schema_version = data.get("schema_version", 1)
     if schema_version not in SCHEMA_VERSIONS or isinstance(schema_version, bool):
@@ -164,15 +169,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
                      f"loadcurve reads "
                      f"{', '.join(map(str, SCHEMA_VERSIONS))} (update loadcurve?)")
 
-    title = string_at(data, "title", (), problems, required=True)
-    date = date_at(data, problems)
-    description = string_at(data, "description", (), problems, required=True)
-    tags = []
-    for i, tag in enumerate(list_at(data, "tags", (), problems)):
-        if not isinstance(tag, str) or not tag.strip():
-            problems.add(("tags", i), "must be a non-empty string")
-        else:
-            tags.append(tag)
+    title, date, description, tags = header_at(data, problems)
 
     value_unit = data.get("value_unit")
     if value_unit is None:

@@ -37,7 +37,7 @@ from analysis.write.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BE
                                   MARGINS, NARROW_FIGSIZE_IN, NARROW_MARGINS_IN, NARROW_TEXT_PT,
                                   NARROW_TITLE_CHARS, PNG_DPI, STYLE, color,
                                   plot_latency_over_time, plot_load_curve, plot_spectrum,
-                                  plot_throughput_over_time)
+                                  plot_sweep, plot_throughput_over_time)
 
 
 # --- files ----------------------------------------------------------------------------------
@@ -288,8 +288,9 @@ def render_job(job: dict[str, Any], site_root: str) -> list[str]:
     return []
 
 
-CHART_KINDS = ("spectrum", "load_curve", "latency_over_time", "throughput_over_time")
-LEGEND_BELOW_KINDS = ("load_curve", "latency_over_time")
+CHART_KINDS = ("spectrum", "load_curve", "latency_over_time", "throughput_over_time",
+               "jmh_sweep", "jmh_spectrum")    # jmh_*: a JMH run's (write/jmh_views.py)
+LEGEND_BELOW_KINDS = ("load_curve", "latency_over_time", "jmh_sweep")
 
 
 def _draw_job(job: dict[str, Any], site_root: str) -> None:
@@ -326,7 +327,7 @@ def _narrow_layout(fig, ax, kind: str) -> None:
     ax.xaxis.label.set_size(NARROW_TEXT_PT + 1)
     ax.yaxis.label.set_size(NARROW_TEXT_PT + 1)
     ticks = ax.get_xticks()
-    if kind == "spectrum" and len(ticks) > 5:     # 0% 90% 99.9% ...: every other label
+    if kind in ("spectrum", "jmh_spectrum") and len(ticks) > 5:     # 0% 90% 99.9% ...: every other label
         ax.xaxis.set_major_locator(FixedLocator(list(ticks[::2])))
     legend = ax.get_legend()
     rows = 0
@@ -364,6 +365,11 @@ def draw_chart(fig, ax, job: dict[str, Any], narrow: bool = False) -> None:
         elif kind == "throughput_over_time":
             plot_throughput_over_time(ax, data["systems"], offered_rate=data["offered_rate"],
                                       title=data["title"])
+        elif kind == "jmh_sweep":
+            plot_sweep(ax, data["lines"], xlabel=data["xlabel"], ylabel=data["ylabel"],
+                       log_x=data["log_x"], title=data["title"])
+        elif kind == "jmh_spectrum":
+            plot_spectrum(ax, data["curves"], title=data["title"], ylabel=data["ylabel"])
         else:
             raise ValueError(f"unknown chart kind {kind!r}")
     if narrow:

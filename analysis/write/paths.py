@@ -20,6 +20,11 @@ def table_csv_path(run_id: str) -> str:
     return f"assets/data/{run_id}/load-curve.csv"
 
 
+def jmh_csv_path(run_id: str) -> str:
+    """A JMH run's results: one row per benchmark x params x mode (issue 13)."""
+    return f"assets/data/{run_id}/jmh.csv"
+
+
 def repo_relative(path: str | os.PathLike, site_root: str | os.PathLike) -> str:
     """A path as the site links it: relative to the site root, '/'-separated."""
     return Path(os.path.relpath(Path(path).absolute(), Path(site_root).absolute())).as_posix()

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import matplotlib
 
 matplotlib.use("Agg")
+from matplotlib.container import ErrorbarContainer  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
 FIGSIZE_IN = (7.0, 4.0)
@@ -56,7 +57,7 @@ def _percent_label(x: float, _pos=None) -> str:
 
 
 def plot_spectrum(ax, curves: Sequence[dict[str, Any]], *, title: str | None = None,
-                  timeout_ms: float | None = None) -> list:
+                  timeout_ms: float | None = None, ylabel: str = "latency (ms)") -> list:
     """Latency by percentile. x is 1/(1-p) on a log scale so the tail gets room; each curve is
     {label, color, count, points: [(percentile, ms, censored), ..., (100, max, censored)]}; the
     max is drawn where one sample lies beyond (x = count). The censored part of a curve (ranks
@@ -96,7 +97,7 @@ def plot_spectrum(ax, curves: Sequence[dict[str, Any]], *, title: str | None = N
     ax.xaxis.set_major_formatter(FuncFormatter(_percent_label))
     ax.set_xlim(1.0, right)
     ax.set_xlabel("percentile (log scale of 1/(1 − p))")
-    ax.set_ylabel("latency (ms)")
+    ax.set_ylabel(ylabel)
     _auto_log_y(ax, [pt[1] for curve in curves for pt in curve["points"]])
     if any_censored and timeout_ms:
         artists.append(ax.axhline(timeout_ms, color="black", linewidth=0.8, linestyle="--"))
@@ -180,10 +181,17 @@ def plot_load_curve(ax, systems: Sequence[dict[str, Any]], *, title: str | None 
     if any(any(s["saturated"]) for s in systems):
         artists += ax.plot([], [], linestyle="none", marker="o", markersize=9, markerfacecolor="none",
                            markeredgecolor="black", label="saturated (see the table's rules)")
-    if any(r is not None for s in systems for key in ("p50_range", "p99_range")
-           for r in s.get(key) or ()):
+    ranged = any(r is not None for s in systems for key in ("p50_range", "p99_range")
+                 for r in s.get(key) or ())
+    return _finish_below(ax, artists, title, "range of the repetitions" if ranged else None)
+
+
+def _finish_below(ax, artists: list, title: str | None, bars: str | None) -> list:
+    """The end of a chart with its legend below: the error bars' legend entry (what `bars`
+    are, when drawn), the title, the legend."""
+    if bars:
         artists += ax.plot([], [], color="grey", linewidth=1.0, marker="|", markersize=8,
-                           label="bars: range of the repetitions")
+                           label=f"bars: {bars}")
     if title:
         _title(ax, title)
     if artists:
@@ -255,6 +263,40 @@ def plot_throughput_over_time(ax, systems: Sequence[dict[str, Any]], *, offered_
         _title(ax, title)
     artists.append(ax.legend(loc="best", fontsize=8, framealpha=0.85))
     return artists
+
+
+def plot_sweep(ax, lines: Sequence[dict[str, Any]], *, xlabel: str, ylabel: str,
+               log_x: bool = False, title: str | None = None) -> list:
+    """A JMH score against one param (issue 13): one line per variant, error bars from JMH's
+    99.9 % confidence interval, ticks at the param's values (a log x axis when they span two
+    decades or more). lines: [{label, color, x: [...], y: [score or None], error: [... or
+    None]}]"""
+    artists = []
+    values, xs_all = [], set()
+    for line in lines:
+        xs_all.update(line["x"])
+        artists += ax.plot(line["x"], _nan(line["y"]), color=line["color"], linewidth=1.6,
+                           marker="o", markersize=5, label=line["label"])
+        bars = [(x, y, e) for x, y, e in zip(line["x"], line["y"], line["error"])
+                if y is not None and e is not None]
+        if bars:
+            # a bar reaching below zero stops just above it (a log axis has no zero)
+            low = [min(e, y * 0.99) if y > 0 else e for _, y, e in bars]
+            artists.append(ax.errorbar([x for x, _, _ in bars], [y for _, y, _ in bars],
+                                       yerr=[low, [e for _, _, e in bars]], fmt="none",
+                                       ecolor=line["color"], elinewidth=1.0, capsize=3))
+            values += [y - lo for (_, y, _), lo in zip(bars, low)] + [y + e for _, y, e in bars]
+        values += [y for y in line["y"] if y is not None]
+    if log_x:
+        ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(sorted(xs_all)))
+    ax.xaxis.set_major_formatter(FuncFormatter(_plain))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    _auto_log_y(ax, values)
+    bars = any(isinstance(a, ErrorbarContainer) for a in artists)
+    return _finish_below(ax, artists, title, "JMH's 99.9 % confidence interval" if bars else None)
 
 
 def _title(ax, title: str) -> None:

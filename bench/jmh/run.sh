@@ -11,7 +11,8 @@ usage: bench/jmh/run.sh [options]
 
 Runs loadcurve.jmh.RingBenchmark and loadcurve.jmh.PipelineBenchmark with JMH 1.37 and -prof gc.
 Writes OUT/ring.json and OUT/pipeline.json (JMH's -rf json) and OUT/ring.txt, OUT/pipeline.txt
-(JMH's console output), plus OUT/host-check.txt.
+(JMH's console output), plus OUT/host-check.txt and OUT/run.yml (kind: jmh, from
+bench/jmh/run.yml.in): OUT is then a run folder `make site` builds a report of.
 
   --out DIR     where to write (default runs/jmh-actors-streams)
   --short       CI mode: 1 fork, 1 warm-up iteration of 300 ms, 1 measured iteration of
@@ -117,3 +118,8 @@ for suite in "${SUITES[@]}"; do
         -o "$OUT/$suite.txt"
 done
 echo "== done in $(( $(date +%s) - started )) s (estimated $estimate_s s)"
+
+# The run's manifest (docs/data-format.md, kind: jmh), so OUT is a run folder as it stands.
+if [[ -z "$ONLY" ]]; then
+    python3 "$HERE/write_run_yml.py" "$OUT" "$BENCH_JAVA" "${SETTINGS[*]} -prof gc" "${JVM_FLAGS[*]:-}"
+fi
