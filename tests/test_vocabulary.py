@@ -20,6 +20,10 @@ DATA = [yaml.safe_load(p.read_text()) for p in
         (REPO / "_data" / "runs" / "pool-vs-virtual.yml",
          REPO / "tests" / "golden" / "site" / "oracle-demo.yml",
          REPO / "tests" / "golden" / "site" / "bench-short.yml")]
+# A run with scenarios (issue 11): its document, and each scenario's block, which the includes
+# given scenario=ID read as they read a run's document.
+SCENARIO_DOC = yaml.safe_load((REPO / "tests" / "golden" / "site" / "scenarios-demo.yml").read_text())
+SCENARIO_BLOCKS = list(SCENARIO_DOC["scenarios"].values())
 
 
 
@@ -34,7 +38,7 @@ def _history_doc() -> dict:
 
 # The corpus-wide documents (issue 12): the demo's comparison and a synthetic history.
 DATA += [yaml.safe_load((REPO / "_data" / "comparisons" / "pool-vs-virtual.yml").read_text()),
-         _history_doc()]
+         _history_doc(), SCENARIO_DOC, *SCENARIO_BLOCKS]
 
 # What an include parameter holds (the include passes a piece of a block down).
 PARAMS = {
@@ -46,6 +50,9 @@ PARAMS = {
     ("jvm-methods.html", "system"): "jvm_hotspots.systems[]",
     ("chart.html", "chart"): "charts.spectrum[]",
     ("chart-set.html", "charts"): "charts.spectrum",
+    ("summary-order.html", "table"): "summary_table",
+    ("summary-order.html", "order"): "summary_table.orders[]",
+    ("summary-cell.html", "cell"): "summary_table.orders[].groups[].rows[].cells[]",
 }
 
 
@@ -62,8 +69,9 @@ def test_docs_name_every_statistic_column_and_block():
     for key in list(vocabulary.ENVIRONMENT_LABELS) + list(vocabulary.LOAD_GENERATOR_LABELS):
         assert f"{key}:" in DOCS, key
     assert f"schema_version: {datafiles.SCHEMA_VERSION}" in DOCS
-    for block in DATA[0]:
-        assert f"\n{block}:" in DOCS, f"docs/data-format.md does not describe `{block}`"
+    for block in list(DATA[0]) + list(SCENARIO_DOC) + list(SCENARIO_BLOCKS[0]):
+        assert f"\n{block}:" in DOCS or f"\n  {block}:" in DOCS or f"\n    {block}:" in DOCS, \
+            f"docs/data-format.md does not describe `{block}`"
 
 
 def test_front_matter_fields_are_the_vocabularys(tmp_path):
@@ -108,7 +116,9 @@ def _printed_fields(path) -> list[tuple[str, str]]:
     resolved through its assign / for / include parameter."""
     text = path.read_text()
     names: dict[str, str] = {}
-    for name, rest in re.findall(r"assign (\w+) = site\.data\.runs\[include\.run\]\.?([\w.]*)", text):
+    # (scenario=ID: the same block read from the scenario's part of the document)
+    for name, rest in re.findall(r"assign (\w+) = site\.data\.runs\[include\.run\]"
+                                 r"(?:\.scenarios\[include\.scenario\])?\.?([\w.]*)", text):
         names[name] = rest
     for name, param in re.findall(r"assign (\w+) = include\.(\w+)", text):
         names[name] = PARAMS.get((path.name, param), "")
@@ -155,6 +165,8 @@ def test_every_field_an_include_prints_is_in_the_data(path):
 def test_every_block_is_read_by_some_include_or_layout():
     read = "\n".join(p.read_text() for p in TEMPLATES)
     for doc in DATA:
+        if doc in SCENARIO_BLOCKS:
+            continue     # (systems, load_points, cells: read by stat.html, as a run's are)
         for key, value in doc.items():
             if isinstance(value, (dict, list)):
                 assert re.search(rf"\.{key}\b", read), f"block `{key}` is read by no template"
