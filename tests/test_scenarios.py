@@ -266,3 +266,17 @@ def test_docs_describe_the_scenario_blocks():
     for key in ("scenarios:", "summary_table:", "scenario_list:", "headline:", "family:",
                 "model:", "pool_threads", "jfr_repetitions", "scenario=ID"):
         assert key in docs, key
+
+
+def test_new_post_drafts_a_section_per_scenario():
+    """`make post` on a run with scenarios: the summary table, then per scenario its tables
+    through includes given scenario=; the fixture's load_generator has no connections (as
+    bench's schema 2 has none), which the draft must not need."""
+    from analysis.aggregate import build_run
+    from analysis.write.post import render_draft
+    text = render_draft(build_run(load_manifest(FIXTURE)))
+    assert '{% include summary-table.html run="scenarios-demo" %}' in text
+    for sid in ("sleep", "cpu", "json"):
+        assert f'{{% include load-curve-table.html run="scenarios-demo" scenario="{sid}" %}}' in text
+    assert 'scenario="sleep" load="r100"' in text and "## The load curve" not in text
+    assert "image: /assets/charts/scenarios-demo/sleep-load-curve.png" in text

@@ -10,7 +10,7 @@ import jinja2
 
 from analysis.aggregate import rate_per_client
 from analysis.model import Run
-from analysis.vocabulary import ENVIRONMENT_LABELS, fmt_number, labelled
+from analysis.vocabulary import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS, fmt_number, labelled
 from analysis.write.yaml_text import dump_yaml
 from analysis.write.paths import chart_path
 
@@ -58,7 +58,11 @@ def render_draft(run: Run) -> str:
         service_time_ms=(not scenarios and scenario.service_time_ms
                          and fmt_number(scenario.service_time_ms)),
         scenarios=scenarios,
-        systems=scenario.systems, load_generator=run.load_generator,
+        systems=scenario.systems,
+        # every key the template asks about, None where run.yml has none (schema 2 has no
+        # connections: StrictUndefined would fail the draft)
+        load_generator={**dict.fromkeys(LOAD_GENERATOR_LABELS), **run.load_generator}
+        if run.load_generator else {},
         load_points=[{"id": lp.id, "offered": fmt_number(lp.offered_rate), "clients": lp.clients,
                       "per_client": lp.clients and fmt_number(round(rate_per_client(lp.offered_rate, lp.clients), 3)),
                       "duration_s": fmt_number(lp.duration_s)} for lp in points],
