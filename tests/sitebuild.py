@@ -8,6 +8,7 @@ links a missing file fails the link check.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.util
 import os
@@ -114,6 +115,7 @@ SCENARIO_RUN = REPO / "tests" / "fixtures" / "runs" / "scenarios-demo"
 def scenario_run_build() -> Path:
     """`python -m analysis build` of the scenario fixture alone, once per test process."""
     root = Path(tempfile.mkdtemp(prefix="loadcurve-scenarios-"))
+    atexit.register(shutil.rmtree, root, True)
     shutil.copytree(SCENARIO_RUN, root / "runs" / SCENARIO_RUN.name)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     result = subprocess.run([sys.executable, "-m", "analysis", "build", "--runs", "runs", "-q"],
