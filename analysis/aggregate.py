@@ -254,57 +254,84 @@ def rate_per_client(offered_rate: float, clients: int | None) -> float | None:
     return offered_rate / clients if clients else None
 
 
-def build_run(manifest, measured: dict[tuple[str, str], list[tuple[Repetition, Any]]] | None = None,
+def measured_key(scenario: str | None, load: str, system: str) -> tuple[str, ...]:
+    """The key of a cell's repetitions in build_run's `measured`: (load, system) in a run
+    without scenarios (as before issue 11), (scenario, load, system) in a run with them."""
+    return (load, system) if scenario is None else (scenario, load, system)
+
+
+def build_run(manifest, measured: dict[tuple[str, ...], list[tuple[Repetition, Any]]] | None = None,
               combine=None, *, missing: Sequence[Missing] = (), warnings: Sequence[str] = (),
               manifest_path: str = "") -> Run:
-    """The run model from run.yml and the repetitions read for each (load, system): the grid is
-    joined here, once. `measured` pairs each repetition with its histogram (of the completed
+    """The run model from run.yml and the repetitions read for each cell (keyed by
+    measured_key): the grid is joined here, once, one Scenario per run.yml scenario (or the
+    implicit one). `measured` pairs each repetition with its histogram (of the completed
     requests); `combine` adds histograms (the HDR layer's sum, as Java adds them) for the
     cell's spectrum. Without `measured`: the run's shape only (systems, load points), as
     new-post drafts it before any analysis."""
     measured = measured or {}
-    unit = manifest.value_unit
-    cap = manifest.load_generator.get("connections")
-    systems = [System(s.id, s.label, i, s.concurrency_limit, s.description)
-               for i, s in enumerate(manifest.systems)]
-    load_points = [LoadPoint(lp.id, lp.offered_rate, lp.clients, lp.duration_s)
-                   for lp in manifest.load_points]
-    scenario = Scenario(id=None, label=None, description=None,
-                        service_time_ms=manifest.service_time_ms, systems=systems,
-                        load_points=load_points, missing=list(missing))
-    by_rate = sorted(load_points, key=lambda lp: lp.offered_rate)
-    for system in systems:
-        # the latency rule's baseline: this system's p50 at its lowest measured load
-        lowest = next((measured[(lp.id, system.id)] for lp in by_rate
-                       if measured.get((lp.id, system.id))), None)
+    points = {lp.id: LoadPoint(lp.id, lp.offered_rate, lp.clients, lp.duration_s)
+              for lp in manifest.load_points}
+    declared = list(getattr(manifest, "scenarios", None) or [])
+    shapes = [(sc.id, sc.label, sc.description, sc.service_time_ms, sc.load_points,
+               sc.endpoint, sc.headline) for sc in declared] or \
+        [(None, None, None, manifest.service_time_ms, tuple(points), None, None)]
+    scenarios = []
+    for sid, label, description, service, loads, endpoint, headline in shapes:
+        scenario = Scenario(id=sid, label=label, description=description,
+                            service_time_ms=service,
+                            systems=[System(s.id, s.label, i, s.concurrency_limit, s.description,
+                                            family=getattr(s, "family", None),
+                                            model=getattr(s, "model", None))
+                                     for i, s in enumerate(manifest.systems)],
+                            load_points=[points[lid] for lid in loads],
+                            missing=[m for m in missing if m.scenario == sid],
+                            endpoint=endpoint, headline=headline)
+        build_scenario(scenario, measured, combine, manifest.value_unit,
+                       manifest.load_generator.get("connections"))
+        scenarios.append(scenario)
+    method = getattr(manifest, "method", None)
+    return Run(id=manifest.run_id, title=manifest.title, date=manifest.date,
+               description=manifest.description, tags=list(manifest.tags),
+               value_unit=manifest.value_unit, manifest_path=manifest_path,
+               environment=manifest.environment, load_generator=manifest.load_generator,
+               jfr_attribution=list(manifest.jfr_attribution), scenarios=scenarios,
+               warnings=list(warnings), series=manifest.series, version=manifest.version,
+               repetitions=max((c.repetition for c in manifest.cells), default=1),
+               method=method)
+
+
+def build_scenario(scenario: Scenario, measured: dict, combine, unit: str,
+                   cap: float | None) -> None:
+    """Fill one scenario's cells and its systems' figures: per system the latency rule's
+    baseline (its p50 at its lowest measured load of this scenario) and the predicted ceiling
+    from this scenario's service time."""
+    # a nominal 0 ms (bench's json scenario: no wait, the machine's time) predicts nothing and
+    # splits nothing: the time split then takes the system's lowest-load p50, as with none
+    service = scenario.service_time_ms or None
+    by_rate = sorted(scenario.load_points, key=lambda lp: lp.offered_rate)
+    for system in scenario.systems:
+        def pairs_at(lp, system=system):
+            return measured.get(measured_key(scenario.id, lp.id, system.id))
+        lowest = next((pairs_at(lp) for lp in by_rate if pairs_at(lp)), None)
         baseline = cell_stats([r for r, _ in lowest]).get("p50") if lowest else Percentile()
         system.baseline_p50_ms = baseline.value_ms
-        ceiling = predicted_ceiling(system.concurrency_limit, manifest.service_time_ms)
-        for lp in load_points:
-            pairs = measured.get((lp.id, system.id))
+        ceiling = predicted_ceiling(system.concurrency_limit, service)
+        for lp in scenario.load_points:
+            pairs = pairs_at(lp)
             if not pairs:
                 continue
             reps = [rep for rep, _ in pairs]
             merged_h = combine([h for _, h in pairs])
             spectrum = percentile_spectrum(merged_h, unit, sum(r.stats.timed_out for r in reps),
                                            reps[0].timeout_ms)
-            cell = build_cell(scenario=None, system=system.id, load=lp.id,
+            cell = build_cell(scenario=scenario.id, system=system.id, load=lp.id,
                               offered_rate=lp.offered_rate, repetitions=reps, spectrum=spectrum,
                               baseline_p50_ms=baseline.value_ms, baseline_p50=baseline,
-                              service_time_ms=manifest.service_time_ms,
-                              predicted_ceiling_rps=ceiling)
+                              service_time_ms=service, predicted_ceiling_rps=ceiling)
             cell.in_flight_cap = cap
             scenario.cells[(lp.id, system.id)] = cell
         cells = [c for c in scenario.measured() if c.system == system.id]
-        fill_system(system, service_time_ms=manifest.service_time_ms,
+        fill_system(system, service_time_ms=service,
                     achieved_rates=[c.server_completion_rate if c.server_completion_rate
                                     is not None else c.achieved_rate for c in cells])
-    method = getattr(manifest, "method", None)
-    return Run(id=manifest.run_id, title=manifest.title, date=manifest.date,
-               description=manifest.description, tags=list(manifest.tags),
-               value_unit=unit, manifest_path=manifest_path,
-               environment=manifest.environment, load_generator=manifest.load_generator,
-               jfr_attribution=list(manifest.jfr_attribution), scenarios=[scenario],
-               warnings=list(warnings), series=manifest.series, version=manifest.version,
-               repetitions=max((c.repetition for c in manifest.cells), default=1),
-               method=method)

@@ -125,16 +125,18 @@ def analyse_run(manifest: Manifest, site_root: Path) -> Run:
                         f"Jekyll 3.10 (GitHub Pages) would publish it as a page and run Liquid in "
                         f"it; delete that line (YAML does not need it)")
     missing: list[Missing] = []
-    measured: dict[tuple[str, str], list[tuple[Repetition, Any]]] = {}
+    measured: dict[tuple[str, ...], list[tuple[Repetition, Any]]] = {}
     for cell in manifest.cells:
         path = manifest.resolve(cell.hlog)
         rel = repo_relative(path, site_root)
         if not path.is_file():
-            missing.append(Missing(cell.load, cell.system, rel))
-            warnings.append(f"{rel}: missing; cell {cell.system}/{cell.load} left out")
+            missing.append(Missing(cell.load, cell.system, rel, cell.scenario))
+            where = "/".join(x for x in (cell.scenario, cell.system, cell.load) if x)
+            warnings.append(f"{rel}: missing; cell {where} left out")
             continue
         pair = read_repetition(manifest, cell, path, rel, site_root, warnings)
-        measured.setdefault((cell.load, cell.system), []).append(pair)
+        measured.setdefault(aggregate.measured_key(cell.scenario, cell.load, cell.system),
+                            []).append(pair)
     return aggregate.build_run(manifest, measured, combine, missing=missing, warnings=warnings,
                                manifest_path=repo_relative(manifest.path, site_root))
 

@@ -12,9 +12,10 @@ writers (vocabulary.py says how).
 Slots that no reader fills yet are None, and writers leave them out; they are here so that the
 open issues extend the model instead of re-joining it:
 - JMH results are still open (issue 13): `Cell.kind == "jmh"` with `Cell.jmh`;
-- scenarios (issue 11): `Run.scenarios` with ids;
 - series and version for history (issue 12): `Run.series`, `Run.version`.
-Issue 10 filled the overload slots (censored percentiles, accounting, saturation reasons,
+Issue 11 filled the scenarios: `Run.scenarios`, one `Scenario` per run.yml `scenarios:` entry
+with its own load points, service time and systems (each scenario's `System` objects carry that
+scenario's predicted ceiling, measured peak and latency baseline). Issue 10 filled the overload slots (censored percentiles, accounting, saturation reasons,
 in flight as measured, host health, per-window JVM figures, repetitions' spread); the rules
 that fill them are analysis/overload.py's.
 docs/data-format.md ("The run model") says where each slot is serialised.
@@ -322,6 +323,8 @@ class System:
     measured_peak_rps: float | None = None  # highest server completion rate (schema 1:
     peak_vs_predicted_pct: float | None = None   # achieved rate) over the load points
     baseline_p50_ms: float | None = None    # p50 at the lowest load (the latency rule's base)
+    family: str | None = None               # the server, e.g. "Jetty 12" (issue 11)
+    model: str | None = None                # pool | virtual | event-loop (issue 11)
 
 
 @dataclass
@@ -339,10 +342,14 @@ class Missing:
     load: str
     system: str
     file: str
+    scenario: str | None = None
 
 
 @dataclass
 class Scenario:
+    """One workload of a run. Its systems are its own objects (the run's systems, in run.yml
+    order, with this scenario's ceiling, peak and baseline); its load points are those run.yml
+    lists for it, in that order (a run without scenarios: all of them)."""
     id: str | None                          # None: the implicit scenario of a run without any
     label: str | None
     description: str | None
@@ -351,6 +358,8 @@ class Scenario:
     load_points: list[LoadPoint]
     cells: dict[tuple[str, str], Cell] = field(default_factory=dict)   # (load, system) -> cell
     missing: list[Missing] = field(default_factory=list)
+    endpoint: str | None = None             # what the generator requested (issue 11)
+    headline: str | None = None             # run.yml's load point for the summary table
 
     def cell(self, load: str, system: str) -> Cell | None:
         return self.cells.get((load, system))
@@ -386,10 +395,16 @@ class Run:
 
     @property
     def scenario(self) -> Scenario:
-        """The run's one scenario (every run has exactly one until issue 11)."""
+        """The run's one scenario, for callers that handle one (a run without `scenarios:`
+        has exactly one, the implicit one); raises for a run with several."""
         if len(self.scenarios) != 1:
             raise ValueError(f"run {self.id} has {len(self.scenarios)} scenarios")
         return self.scenarios[0]
+
+    @property
+    def has_scenarios(self) -> bool:
+        """Whether run.yml declares scenarios (the pages are then per scenario)."""
+        return any(s.id is not None for s in self.scenarios)
 
     def cells(self) -> list[Cell]:
         return [c for s in self.scenarios for c in s.measured()]

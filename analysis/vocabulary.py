@@ -45,7 +45,9 @@ LOAD_GENERATOR_LABELS = {
 }
 # run.yml's method keys (schema 2) -> label in the methodology
 METHOD_LABELS = {"repetitions": "Repetitions per cell", "order": "Order of the cells",
-                 "order_seed": "Order seed", "drain": "Drain"}
+                 "order_seed": "Order seed", "drain": "Drain",
+                 "pool_threads": "Threads of each pool target",
+                 "jfr_repetitions": "Repetitions recorded with JFR"}
 LOAD_MODEL_TEXT = {"open": "open loop (latency from intended send time)",
                    "closed": "closed loop (waits for each reply; hides stalls)"}
 # chart kind -> the title its charts are captioned with ("<title> at <load>")
@@ -70,6 +72,11 @@ TABLE_CSV_COLUMNS = ("load", "offered_rate", "clients", "system", "count", "achi
                      "server_completion_rate", "saturated", "saturation", *LATENCY_KEYS,
                      *AT_LEAST_KEYS, "sent", "completed", "timed_out", "errors", "not_sent",
                      "drops", "in_flight", "host_busy", "repetitions", "source")
+# Columns of assets/data/<run>/summary.csv (issue 11; one row per scenario and target at the
+# scenario's summary load point; a censored statistic: empty, its bound in <name>_at_least_ms)
+SUMMARY_CSV_COLUMNS = ("scenario", "load", "offered_rate", "system", "family", "model",
+                       "achieved_rate", "p50_ms", "p99_ms", "max_ms", "p50_at_least_ms",
+                       "p99_at_least_ms", "max_at_least_ms", "errors_timed_out", "saturated")
 # Fields of a cell that also carry their printed text as `<field>_text` (what stat.html prints
 # for field=<field>): data key -> text name
 CELL_TEXT_FIELDS = {**{f"{name}_ms": name for name in PERCENTILE_NAMES},

@@ -2,17 +2,21 @@
 
 The source is the repository as it is (templates, posts, and whatever `python -m analysis build`
 generated, which is committed), plus the files under tests/fixtures/site/ that the repository
-lacks: the injection run, its report and post.
+lacks: the injection run, its report and post, and the scenario fixture run (analysed here).
 Fixture runs get placeholder charts, CSVs and logs; real runs get nothing, so a real page that
 links a missing file fails the link check.
 """
 from __future__ import annotations
 
+import atexit
+import functools
 import importlib.util
 import os
 import shutil
 import struct
 import subprocess
+import sys
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -104,8 +108,44 @@ def assemble(dest: Path) -> Path:
             shutil.copy2(src, target)
             if src.parent.parent.name == "_data" and src.suffix == ".yml":
                 _placeholders(dest, yaml.safe_load(src.read_text()))
+    _add_scenario_run(dest)
     tag_feeds().write(dest)  # the fixtures' tags get their feed pages, as `make site` gives
     return dest
+
+
+# The fixture run with scenarios (issue 11), analysed for real (data, pages, CSVs and charts) so
+# that the site tests see its report, its scenario pages and their true sizes.
+SCENARIO_RUN = REPO / "tests" / "fixtures" / "runs" / "scenarios-demo"
+
+
+@functools.lru_cache(maxsize=1)
+def scenario_run_build() -> Path:
+    """`python -m analysis build` of the scenario fixture alone, once per test process."""
+    root = Path(tempfile.mkdtemp(prefix="loadcurve-scenarios-"))
+    atexit.register(shutil.rmtree, root, True)
+    shutil.copytree(SCENARIO_RUN, root / "runs" / SCENARIO_RUN.name)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-m", "analysis", "build", "--runs", "runs", "-q"],
+                            cwd=root, capture_output=True, text=True, timeout=600, env=env)
+    if result.returncode != 0:
+        raise AssertionError(f"analysis of {SCENARIO_RUN.name} failed:\n{result.stderr}")
+    return root
+
+
+def _add_scenario_run(dest: Path) -> None:
+    run_id = SCENARIO_RUN.name
+    if (dest / "_data" / "runs" / f"{run_id}.yml").exists():
+        return
+    built = scenario_run_build()
+    for rel in (f"_data/runs/{run_id}.yml", f"_reports/{run_id}.md", f"_reports/{run_id}",
+                f"assets/charts/{run_id}", f"assets/data/{run_id}", f"runs/{run_id}"):
+        src = built / rel
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(src, target)
 
 
 def tag_feeds():

@@ -44,7 +44,13 @@ PAGES = {"home": "/", "post": "/2026/11/22/thread-pool-vs-virtual-threads/",
          "fixture-post": "/2026/01/03/injection-fixture/", "fixture-report": "/reports/injection/",
          "comparison": "/comparisons/pool-vs-virtual/",
          "jmh-report": "/reports/jmh-actors-streams/",
-         "jmh-post": "/2026/11/24/actors-and-streams-with-jmh/"}
+         "jmh-post": "/2026/11/24/actors-and-streams-with-jmh/",
+         # a run with scenarios (issue 11): its report, a page per scenario, a post on it
+         "scenarios-report": "/reports/scenarios-demo/",
+         "scenario-sleep": "/reports/scenarios-demo/sleep/",
+         "scenario-cpu": "/reports/scenarios-demo/cpu/",
+         "scenario-json": "/reports/scenarios-demo/json/",
+         "scenarios-post": "/2026/01/04/scenarios-fixture/"}
 AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 # Desktop, and a phone (iPhone 12-15 class, CSS px).
 WIDTHS = {"desktop": 1280, "phone": 390}
@@ -163,7 +169,7 @@ def test_page_loads_cleanly(server, browser, name):
     assert title and "404" not in title, title
     images = browser.script(
         "return Array.from(document.images).map(i => [i.currentSrc || i.src, i.complete, i.naturalWidth])")
-    if name in ("post", "report"):
+    if name in ("post", "report", "scenario-sleep"):
         assert images, "the page should show charts"
     broken = [src for src, complete, width in images if not complete or width == 0]
     assert not broken, f"images that did not load: {broken}"
@@ -253,3 +259,31 @@ def test_phone_charts_show_text_of_at_least_9_css_px(server, browser):
     open_at(browser, url, 1280)
     time.sleep(1.0)
     assert all(not src.endswith("-narrow.svg") for src, _ in browser.script(shown))
+
+
+def test_summary_table_scrolls_inside_its_box_on_a_phone(server, browser):
+    """Issue 11: the scenario x target table is far wider than a phone; it scrolls sideways
+    inside its box, which stays within the screen, and the page itself does not widen."""
+    open_at(browser, server + PAGES["scenarios-report"], WIDTHS["phone"])
+    got = browser.script("""
+        const view = document.documentElement.clientWidth;
+        const boxes = [...document.querySelectorAll("details.summary[open] .table-scroll")];
+        return {view: view, page: document.documentElement.scrollWidth,
+                orders: document.querySelectorAll("details.summary").length,
+                boxes: boxes.map(b => ({right: b.getBoundingClientRect().right,
+                                        client: b.clientWidth, scroll: b.scrollWidth}))};""")
+    assert got["boxes"] and got["orders"] == 5, got
+    assert got["page"] <= got["view"], got
+    for box in got["boxes"]:
+        assert box["right"] <= got["view"] + 1, got
+        assert box["scroll"] > box["client"], got      # the table scrolls inside its box
+
+
+def test_a_link_to_another_order_of_the_summary_opens_it(server, browser):
+    """The orders are pre-rendered in closed <details>; following a link to one shows it."""
+    open_at(browser, server + PAGES["scenarios-report"] + "#summary-scenarios-demo-by-cpu", 1280)
+    time.sleep(0.5)
+    opened = browser.script("""
+        const box = document.getElementById("summary-scenarios-demo-by-cpu");
+        return box.closest("details").open && box.getBoundingClientRect().height > 0;""")
+    assert opened

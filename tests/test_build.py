@@ -122,7 +122,7 @@ def test_censored_numbers_equal_java_on_each_repetition(built_short, tmp_path):
 
 def test_data_file_shape(built):
     doc = yaml.safe_load((built / "_data" / "runs" / "oracle-demo.yml").read_text())
-    assert list(doc)[:3] == ["schema_version", "id", "title"] and doc["schema_version"] == 3
+    assert list(doc)[:3] == ["schema_version", "id", "title"] and doc["schema_version"] == 4
     pool = next(s for s in doc["systems"] if s["id"] == "pool")
     assert pool["predicted_ceiling_rps"] == 400.0                 # 2 workers / 5 ms
     assert pool["measured_peak_rps"] == 304.4
@@ -193,8 +193,8 @@ def test_broken_run_fails_alone(tmp_path):
     assert errors == [f"error: run broken: {Path('runs/broken/run.yml')}: title: required; "
                       f"line 2: titel: unknown key (allowed: cells, date, description, "
                       f"environment, jfr_attribution, load_generator, load_points, method, "
-                      f"schema_version, series, service_time_ms, systems, tags, title, value_unit, "
-                      f"version)"]
+                      f"scenarios, schema_version, series, service_time_ms, systems, tags, title, "
+                      f"value_unit, version)"]
     assert "Traceback" not in out.stderr
     assert (site / "_data" / "runs" / "good.yml").is_file()
     assert not (site / "_data" / "runs" / "broken.yml").exists()

@@ -103,7 +103,7 @@ def test_run_document_follows_the_contract(tmp_path):
                          "manifest", "value_unit", "service_time_ms", "environment",
                          "load_generator", "systems", "load_points", "cells", "stat",
                          "load_curve_table", "ceiling", "methodology", "jvm_table", "charts"]
-    assert doc["schema_version"] == 3 and doc["url"] == "/reports/demo/"
+    assert doc["schema_version"] == 4 and doc["url"] == "/reports/demo/"
     assert doc["load_generator"][0]["value"] == "open loop (latency from intended send time)"
     assert doc["load_generator"][1]["value"] == "15 s"
     assert doc["load_points"][0] == {"id": "r25", "offered_rate": 25, "clients": 5,

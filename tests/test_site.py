@@ -392,7 +392,8 @@ def test_scrollable_tables_are_focusable_regions_named_by_their_caption(site, pa
     """axe's scrollable-region-focusable: a keyboard user can reach and scroll each table box;
     the box is a region named by its table's caption."""
     checked = 0
-    for rel in ("reports/pool-vs-virtual/index.html", "2026/01/03/injection-fixture/index.html"):
+    for rel in ("reports/pool-vs-virtual/index.html", "2026/01/03/injection-fixture/index.html",
+                "reports/scenarios-demo/index.html", "reports/scenarios-demo/sleep/index.html"):
         html = (site / rel).read_text()
         boxes = re.findall(r'<div class="table-scroll"([^>]*)>\s*<table[^>]*>\s*'
                            r'<caption id="([^"]+)"', html)
@@ -462,3 +463,82 @@ def test_jmh_report_and_post_print_the_runs_blocks(site):
 
 def html_escape(text: str) -> str:
     return html.escape(text, quote=False)
+
+
+# --- a run with scenarios (issue 11): tests/fixtures/runs/scenarios-demo --------------------
+
+SCENARIO_RUN = "scenarios-demo"
+SCENARIO_PAGES = [f"reports/{SCENARIO_RUN}/index.html"] + \
+    [f"reports/{SCENARIO_RUN}/{s}/index.html" for s in ("sleep", "cpu", "json")]
+PAGE_BUDGET = 1_500_000     # bytes of HTML + the SVGs a page shows (issue 11)
+
+
+def scenario_data(site: Path) -> dict:
+    return yaml.safe_load((site.parent / f"src/_data/runs/{SCENARIO_RUN}.yml").read_text())
+
+
+def test_a_run_with_scenarios_has_a_report_and_a_page_per_scenario(site, pages):
+    for rel in SCENARIO_PAGES:
+        assert (site / rel).is_file(), rel
+    runs = (site / "reports/index.html").read_text()
+    # the list of runs lists the run once, not its scenario pages
+    assert runs.count(f'href="/reports/{SCENARIO_RUN}/"') == 1
+    assert f"/reports/{SCENARIO_RUN}/sleep/" not in runs
+    report = pages[SCENARIO_PAGES[0]]
+    for s in ("sleep", "cpu", "json"):
+        assert f"{URL}/reports/{SCENARIO_RUN}/{s}/" in report.links, s
+    sleep = (site / SCENARIO_PAGES[1]).read_text()
+    assert 'class="load-curve"' in sleep and "Sleep 5 ms: Latency in ms" in sleep
+
+
+@pytest.mark.parametrize("rel", SCENARIO_PAGES)
+def test_each_scenario_page_stays_under_1_5_mb_of_html_and_svg(site, rel):
+    """What a reader downloads: the page's HTML plus the SVG of each chart a browser picks,
+    at a desktop width (each <picture>'s plain <source>) and on a phone (its
+    media="(max-width: 36rem)" source where there is one); a browser loads one of the two."""
+    html = (site / rel).read_text()
+    pictures = re.findall(r"<picture>(.*?)</picture>", html, re.S)
+    wide = [re.search(r'<source srcset="([^"]+\.svg)"', p).group(1) for p in pictures]
+    narrow = [(re.search(r'<source media="[^"]*" srcset="([^"]+\.svg)"', p) or
+               re.search(r'<source srcset="([^"]+\.svg)"', p)).group(1) for p in pictures]
+    for layout in (wide, narrow):
+        total = len(html.encode()) + sum(resolve(site, rel, s).stat().st_size for s in layout)
+        assert total < PAGE_BUDGET, (rel, total)
+
+
+def test_summary_table_orders_marks_and_values(site):
+    data = scenario_data(site)
+    st = data["summary_table"]
+    html = (site / SCENARIO_PAGES[0]).read_text()
+    assert html.count('<details class="summary"') == len(st["orders"]) == 2 + len(st["scenarios"])
+    assert html.count('<details class="summary" open>') == 1
+    best = sum(v["best"] for o in st["orders"][:1] for g in o["groups"] for r in g["rows"]
+               for c in r["cells"] for v in c["values"])
+    first = html[html.index('<details class="summary" open>'):html.index("</details>")]
+    assert best > 0 and first.count('<span class="visually-hidden"> (best)</span>') == best
+    assert first.count("best\">") == best
+    # grouped by server: a group row per family; sorted orders have none
+    families = {s.get("family") for s in data["systems"]}
+    assert first.count('<tr class="group">') == len(families)
+    text = " ".join(" ".join(parse(first).text).split())
+    for sc in st["scenarios"]:
+        assert f"{sc['label']}: {sc['point_text']} ({sc['point_reason']})" in text
+
+
+def test_stat_prints_any_number_of_any_scenario(site):
+    data = scenario_data(site)
+    html = (site / "2026/01/04/scenarios-fixture/index.html").read_text()
+
+    def span(name):
+        return re.search(rf'<span id="{name}">([^<]*)</span>', html).group(1)
+    sc = data["scenarios"]
+    assert span("stat-cpu-p99") == sc["cpu"]["cells"]["r100"]["a-pool"]["p99_text"]
+    assert span("stat-cpu-ceiling") == "1000.0" and span("stat-sleep-ceiling") == "200.0"
+    assert span("stat-sleep-service") == "5"
+    assert span("stat-sleep-rate") == "100"
+    assert span("stat-json-drops") == html_text(sc["json"]["cells"]["r200"]["e-loop"]["drops_text"])
+    assert span("stat-jdk") == "HdrHistogram 2.2.2 GenHlog"
+
+
+def html_text(value: str) -> str:
+    return html.escape(value, quote=True)

@@ -20,6 +20,10 @@ DATA = [yaml.safe_load(p.read_text()) for p in
         (REPO / "_data" / "runs" / "pool-vs-virtual.yml",
          REPO / "tests" / "golden" / "site" / "oracle-demo.yml",
          REPO / "tests" / "golden" / "site" / "bench-short.yml")]
+# A run with scenarios (issue 11): its document, and each scenario's block, which the includes
+# given scenario=ID read as they read a run's document.
+SCENARIO_DOC = yaml.safe_load((REPO / "tests" / "golden" / "site" / "scenarios-demo.yml").read_text())
+SCENARIO_BLOCKS = list(SCENARIO_DOC["scenarios"].values())
 
 
 
@@ -35,7 +39,7 @@ def _history_doc() -> dict:
 # The corpus-wide documents (issue 12): the demo's comparison and a synthetic history; and a
 # JMH run's (issue 13: the golden of the fixture run, whose files hold every mode).
 DATA += [yaml.safe_load((REPO / "_data" / "comparisons" / "pool-vs-virtual.yml").read_text()),
-         _history_doc(),
+         _history_doc(), SCENARIO_DOC, *SCENARIO_BLOCKS,
          yaml.safe_load((REPO / "tests" / "golden" / "jmh" / "jmh-short.yml").read_text())]
 
 # What an include parameter holds (the include passes a piece of a block down).
@@ -49,6 +53,9 @@ PARAMS = {
     ("chart.html", "chart"): "charts.spectrum[]",
     ("chart-set.html", "charts"): "charts.spectrum",
     ("jmh-values-table.html", "tbl"): "jmh_memory.*",
+    ("summary-order.html", "table"): "summary_table",
+    ("summary-order.html", "order"): "summary_table.orders[]",
+    ("summary-cell.html", "cell"): "summary_table.orders[].groups[].rows[].cells[]",
 }
 
 
@@ -65,8 +72,9 @@ def test_docs_name_every_statistic_column_and_block():
     for key in list(vocabulary.ENVIRONMENT_LABELS) + list(vocabulary.LOAD_GENERATOR_LABELS):
         assert f"{key}:" in DOCS, key
     assert f"schema_version: {datafiles.SCHEMA_VERSION}" in DOCS
-    for block in DATA[0]:
-        assert f"\n{block}:" in DOCS, f"docs/data-format.md does not describe `{block}`"
+    for block in list(DATA[0]) + list(SCENARIO_DOC) + list(SCENARIO_BLOCKS[0]):
+        assert f"\n{block}:" in DOCS or f"\n  {block}:" in DOCS or f"\n    {block}:" in DOCS, \
+            f"docs/data-format.md does not describe `{block}`"
 
 
 def test_docs_name_every_jmh_block_and_column():
@@ -119,8 +127,10 @@ def _printed_fields(path) -> list[tuple[str, str]]:
     resolved through its assign / for / include parameter."""
     text = path.read_text()
     names: dict[str, str] = {}
-    # a block keyed by an include parameter (jmh_variants[include.table]): any key (`*`)
+    # a block keyed by an include parameter (jmh_variants[include.table]): any key (`*`);
+    # scenario=ID: the same block read from the scenario's part of the document
     for name, rest in re.findall(r"assign (\w+) = site\.data\.runs\[include\.run\]"
+                                 r"(?:\.scenarios\[include\.scenario\])?"
                                  r"((?:\.\w+|\[include\.\w+\])*)", text):
         names[name] = re.sub(r"\[include\.\w+\]", ".*", rest).lstrip(".")
     for name, param in re.findall(r"assign (\w+) = include\.(\w+)", text):
@@ -168,6 +178,8 @@ def test_every_field_an_include_prints_is_in_the_data(path):
 def test_every_block_is_read_by_some_include_or_layout():
     read = "\n".join(p.read_text() for p in TEMPLATES)
     for doc in DATA:
+        if doc in SCENARIO_BLOCKS:
+            continue     # (systems, load_points, cells: read by stat.html, as a run's are)
         for key, value in doc.items():
             if isinstance(value, (dict, list)):
                 assert re.search(rf"\.{key}\b", read), f"block `{key}` is read by no template"

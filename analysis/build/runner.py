@@ -64,7 +64,7 @@ class Build:
         """Every generated file of a run that exists, whether recorded or not (a run that failed
         half-way through may have written some)."""
         found = {data_path(run_id), report_path(run_id)}
-        for top in ("assets/charts", "assets/data"):
+        for top in ("assets/charts", "assets/data", REPORTS_DIR):   # (_reports/<id>/: scenarios)
             folder = self.site_root / top / run_id
             if folder.is_dir() and not folder.is_symlink():
                 found |= {f"{top}/{run_id}/{p.name}" for p in folder.iterdir()}
@@ -129,7 +129,7 @@ class Build:
                 continue
             parent = path.parent
             # drop the run's own now-empty folder (assets/charts/<id>/), never a shared one
-            if parent.parent.as_posix().endswith(("assets/charts", "assets/data")):
+            if parent.parent.as_posix().endswith(("assets/charts", "assets/data", REPORTS_DIR)):
                 try:
                     parent.rmdir()
                 except OSError:

@@ -50,14 +50,17 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
             outputs.append(rel)
 
         for c in run.cells():
-            write(paths.series_csv_path(run_id, c.system, c.load),
+            write(paths.series_csv_path(run_id, c.system, c.load, c.scenario),
                   datafiles.series_csv([r.series for r in c.repetitions]))
-        write(paths.table_csv_path(run_id), datafiles.table_csv(run))
+        for scenario in run.scenarios:
+            write(paths.table_csv_path(run_id, scenario.id), datafiles.table_csv(run, scenario))
+        if run.has_scenarios:
+            write(paths.summary_csv_path(run_id), datafiles.summary_csv(run))
         from analysis import corpus   # the run's rows of the corpus-wide cell table
         write(paths.run_cells_csv_path(run_id), corpus.to_csv(corpus.runs_frame([run])))
         write(paths.run_spectra_csv_path(run_id), corpus.to_csv(corpus.run_spectra(run)))
         write(paths.data_path(run_id), dump_yaml(doc))
-        outputs.append(pages.write_report(site, run))
+        outputs += pages.write_report(site, run)
         for job in jobs:
             outputs += [job["svg"], job["png"], job["narrow_svg"]]
         return {"run": run_id, "ok": True, "outputs": outputs, "chart_jobs": jobs,

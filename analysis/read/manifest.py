@@ -29,13 +29,17 @@ UNITS_PER_MS = {"ns": 1_000_000.0, "us": 1_000.0, "ms": 1.0}
 
 TOP_KEYS = {"schema_version", "title", "date", "description", "tags", "value_unit",
             "service_time_ms", "systems", "load_points", "environment", "load_generator",
-            "jfr_attribution", "cells", "method", "series", "version"}
-SYSTEM_KEYS = {"id", "label", "concurrency_limit", "description"}
+            "jfr_attribution", "cells", "method", "series", "version", "scenarios"}
+SYSTEM_KEYS = {"id", "label", "concurrency_limit", "description", "family", "model"}
+# issue 11: a scenario is one workload (endpoint, service time) at its own load points
+SCENARIO_KEYS = {"id", "label", "endpoint", "service_time_ms", "description", "load_points",
+                 "headline"}
 LOAD_KEYS = {"id", "offered_rate", "clients", "duration_s"}
 JFR_ATTRIBUTION_KEYS = {"pattern", "label"}
 CELL_KEYS = {"system", "load", "hlog", "tag", "jfr", "sent", "errors", "timeouts", "repetition",
-             "counts"}
-METHOD_KEYS = {"repetitions", "order", "order_seed", "drain", "host_check"}
+             "counts", "scenario"}
+METHOD_KEYS = {"repetitions", "order", "order_seed", "drain", "host_check", "pool_threads",
+               "jfr_repetitions"}
 HOST_CHECK_KEYS = {"threshold", "action", "busy_wait_s"}
 
 
@@ -45,6 +49,21 @@ class System:
     label: str
     concurrency_limit: int | None = None
     description: str | None = None
+    family: str | None = None   # issue 11: the server (rows are grouped by it)
+    model: str | None = None    # issue 11: pool | virtual | event-loop (or any other word)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A `scenarios:` entry (issue 11): one workload, measured on every system at its own
+    load points (ids into the run's load_points, in the order given)."""
+    id: str
+    label: str
+    load_points: tuple[str, ...]
+    endpoint: str | None = None
+    service_time_ms: float | None = None    # None: the run's service_time_ms
+    description: str | None = None
+    headline: str | None = None             # the load point the summary table shows
 
 
 @dataclass(frozen=True)
@@ -57,7 +76,7 @@ class LoadPoint:
 
 @dataclass(frozen=True)
 class Cell:
-    """One recording: a (system, load point, repetition) and where its data lives."""
+    """One recording: a ([scenario,] system, load point, repetition) and where its data lives."""
     system: str
     load: str
     repetition: int
@@ -68,6 +87,7 @@ class Cell:
     errors: int | None = None
     timeouts: int | None = None
     counts: str | None = None   # schema 2: the generator's <load>.<rep>.counts.json
+    scenario: str | None = None  # issue 11: the scenario id (None: a run without scenarios)
 
 
 @dataclass(frozen=True)
@@ -78,6 +98,8 @@ class Method:
     order_seed: int | None = None
     drain: str | None = None
     host_check: dict[str, Any] = field(default_factory=dict)
+    pool_threads: int | None = None         # issue 11: threads of every pool target
+    jfr_repetitions: int | None = None      # repetitions recorded with JFR (the first N)
 
 
 @dataclass
@@ -91,7 +113,7 @@ class Manifest:
     value_unit: str
     systems: list[System]
     load_points: list[LoadPoint]
-    cells: list[Cell]           # load point order, then system order, then repetition
+    cells: list[Cell]           # [scenario order,] load point order, system order, repetition
     tags: list[str] = field(default_factory=list)
     service_time_ms: float | None = None
     environment: dict[str, Any] = field(default_factory=dict)
@@ -101,6 +123,7 @@ class Manifest:
     method: Method | None = None
     series: str | None = None   # runs of one series are compared over versions (history)
     version: str | None = None
+    scenarios: list[Scenario] = field(default_factory=list)   # empty: one implicit scenario
 
     def system(self, system_id: str) -> System:
         return next(s for s in self.systems if s.id == system_id)
@@ -183,31 +206,25 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
 
     systems: list[System] = []
     declared_systems: list[str] = []   # valid ids, even of entries with other problems
-    for i, entry in enumerate(list_at(data, "systems", (), problems, required=True)):
-        p = ("systems", i)
-        if not isinstance(entry, dict):
-            problems.add(p, "must be a mapping with id and label")
-            continue
-        unknown_keys(entry, SYSTEM_KEYS, p, problems)
+    for p, entry in _mappings(data, "systems", SYSTEM_KEYS, "id and label", problems,
+                              required=True):
         sid = ident_at(entry, "id", p, problems)
         label = string_at(entry, "label", p, problems, required=True)
         limit = number_at(entry, "concurrency_limit", p, problems, integer=True)
         desc = string_at(entry, "description", p, problems)
+        family = string_at(entry, "family", p, problems)
+        model = string_at(entry, "model", p, problems)
         if sid:
             declared_systems.append(sid)
         if sid and any(s.id == sid for s in systems):
             problems.add(p + ("id",), f"duplicate system id {show(sid)}")
         elif sid and label:
-            systems.append(System(sid, label, limit, desc))
+            systems.append(System(sid, label, limit, desc, family, model))
 
     load_points: list[LoadPoint] = []
     declared_loads: list[str] = []
-    for i, entry in enumerate(list_at(data, "load_points", (), problems, required=True)):
-        p = ("load_points", i)
-        if not isinstance(entry, dict):
-            problems.add(p, "must be a mapping with id, offered_rate and duration_s")
-            continue
-        unknown_keys(entry, LOAD_KEYS, p, problems)
+    for p, entry in _mappings(data, "load_points", LOAD_KEYS,
+                              "id, offered_rate and duration_s", problems, required=True):
         lid = ident_at(entry, "id", p, problems)
         offered = number_at(entry, "offered_rate", p, problems, required=True)
         duration = number_at(entry, "duration_s", p, problems, required=True)
@@ -249,8 +266,9 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
         if pattern is not None and label is not None:
             attribution.append({"pattern": pattern, "label": label})
 
+    scenarios = _scenarios(data, declared_loads, service_time_ms, problems)
     cells = _cells(data, run_dir, systems, load_points, problems,
-                   declared_systems, declared_loads)
+                   declared_systems, declared_loads, scenarios)
 
     if problems.items:
         raise ManifestError(problems.messages(), path=path)
@@ -261,7 +279,19 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
                     load_generator=load_generator, jfr_attribution=attribution,
                     schema_version=schema_version if schema_version in SCHEMA_VERSIONS else 1,
                     method=method,
-                    series=series, version=version)
+                    series=series, version=version, scenarios=scenarios)
+
+
+def _mappings(data, key, allowed, what, problems, *, required=False):
+    """(path, entry) for each mapping in the list `key`, its unknown keys reported; an entry
+    that is not a mapping is a problem."""
+    for i, entry in enumerate(list_at(data, key, (), problems, required=required)):
+        p = (key, i)
+        if not isinstance(entry, dict):
+            problems.add(p, f"must be a mapping with {what}")
+            continue
+        unknown_keys(entry, allowed, p, problems)
+        yield p, entry
 
 
 def _method(data, problems) -> Method | None:
@@ -282,7 +312,48 @@ def _method(data, problems) -> Method | None:
                   order=string_at(block, "order", p, problems),
                   order_seed=number_at(block, "order_seed", p, problems, integer=True,
                                        positive=False),
-                  drain=string_at(block, "drain", p, problems), host_check=host_check)
+                  drain=string_at(block, "drain", p, problems), host_check=host_check,
+                  pool_threads=number_at(block, "pool_threads", p, problems, integer=True),
+                  jfr_repetitions=number_at(block, "jfr_repetitions", p, problems,
+                                            integer=True, positive=False))
+
+
+def _scenarios(data, declared_loads, run_service_ms, problems) -> list[Scenario]:
+    """`scenarios:` (issue 11): each with an id, a label and its load points (ids into the
+    run's load_points); the service time defaults to the run's."""
+    scenarios: list[Scenario] = []
+    seen: list[str] = []
+    for p, entry in _mappings(data, "scenarios", SCENARIO_KEYS, "id, label and load_points",
+                              problems):
+        sid = ident_at(entry, "id", p, problems)
+        label = string_at(entry, "label", p, problems, required=True)
+        endpoint = string_at(entry, "endpoint", p, problems)
+        service = number_at(entry, "service_time_ms", p, problems, positive=False)
+        desc = string_at(entry, "description", p, problems)
+        loads = []
+        for j, load in enumerate(list_at(entry, "load_points", p, problems, required=True)):
+            if not isinstance(load, str) or load not in declared_loads:
+                problems.add(p + ("load_points", j),
+                             f"{show(load)} is not a load point id of this run")
+            elif load in loads:
+                problems.add(p + ("load_points", j), f"{show(load)} is listed twice")
+            else:
+                loads.append(load)
+        headline = string_at(entry, "headline", p, problems)
+        if headline is not None and headline not in loads:
+            problems.add(p + ("headline",), f"{show(headline)} is not one of this scenario's "
+                         f"load_points")
+            headline = None
+        if sid and sid in seen:
+            problems.add(p + ("id",), f"duplicate scenario id {show(sid)}")
+            continue
+        if sid:
+            seen.append(sid)
+        if sid and label and loads:
+            scenarios.append(Scenario(sid, label, tuple(loads), endpoint,
+                                      run_service_ms if service is None else service,
+                                      desc, headline))
+    return scenarios
 
 
 def _version_at(data, problems) -> str | None:
@@ -298,11 +369,14 @@ def _version_at(data, problems) -> str | None:
 
 
 def _cells(data, run_dir, systems, load_points, problems, declared_systems,
-           declared_loads) -> list[Cell]:
-    """Every (system, load point) gets the default cell unless the manifest lists its own."""
+           declared_loads, scenarios=()) -> list[Cell]:
+    """Every ([scenario,] system, load point) gets the default cell unless the manifest lists
+    its own. With scenarios, a cell names its scenario (it may leave it out when there is only
+    one) and its load must be one of that scenario's load points."""
     system_ids = [s.id for s in systems]
     load_ids = [lp.id for lp in load_points]
-    given: dict[tuple[str, str], list[Cell]] = {}
+    by_id = {sc.id: sc for sc in scenarios}
+    given: dict[tuple[str | None, str, str], list[Cell]] = {}
     for i, entry in enumerate(list_at(data, "cells", (), problems)):
         p = ("cells", i)
         if not isinstance(entry, dict):
@@ -311,11 +385,16 @@ def _cells(data, run_dir, systems, load_points, problems, declared_systems,
         unknown_keys(entry, CELL_KEYS, p, problems)
         system = string_at(entry, "system", p, problems, required=True)
         load = string_at(entry, "load", p, problems, required=True)
+        scenario, known = _cell_scenario(entry, p, problems, by_id)
         if system is not None and system not in declared_systems:
             problems.add(p + ("system",), f"{show(system)} is not a system id of this run")
             system = None
         if load is not None and load not in declared_loads:
             problems.add(p + ("load",), f"{show(load)} is not a load point id of this run")
+            load = None
+        elif load is not None and scenario is not None and load not in by_id[scenario].load_points:
+            problems.add(p + ("load",), f"{show(load)} is not a load point of scenario "
+                         f"{show(scenario)} ({', '.join(by_id[scenario].load_points)})")
             load = None
         repetition = number_at(entry, "repetition", p, problems, integer=True)
         hlog = relpath_at(entry, "hlog", p, problems, run_dir)
@@ -327,27 +406,56 @@ def _cells(data, run_dir, systems, load_points, problems, declared_systems,
         counts = {k: number_at(entry, k, p, problems, positive=False, integer=True)
                   for k in ("sent", "errors", "timeouts")}
         counts["counts"] = relpath_at(entry, "counts", p, problems, run_dir)
-        if system not in system_ids or load not in load_ids:
+        if system not in system_ids or load not in load_ids or not known:
             continue
-        cells = given.setdefault((system, load), [])
+        cells = given.setdefault((scenario, system, load), [])
         rep = repetition if repetition is not None else len(cells) + 1
         if any(c.repetition == rep for c in cells):
-            problems.add(p + ("repetition",), f"repetition {rep} of {system}/{load} given twice")
+            where = "/".join(x for x in (scenario, system, load) if x)
+            problems.add(p + ("repetition",), f"repetition {rep} of {where} given twice")
             continue
-        cells.append(Cell(system, load, rep, hlog or _default_hlog(system, load, run_dir, problems, p),
-                          tag, jfr, **counts))
+        cells.append(Cell(system, load, rep,
+                          hlog or _default_hlog(system, load, run_dir, problems, p, scenario),
+                          tag, jfr, **counts, scenario=scenario))
     out = []
-    for load in load_ids:
-        for system in system_ids:
-            if (system, load) in given:
-                out.extend(sorted(given[(system, load)], key=lambda c: c.repetition))
-            else:
-                out.append(Cell(system, load, 1, _default_hlog(system, load, run_dir, problems, ())))
+    grid = [(sc.id, sc.load_points) for sc in scenarios] or [(None, tuple(load_ids))]
+    for scenario, loads in grid:
+        for load in loads:
+            for system in system_ids:
+                if (scenario, system, load) in given:
+                    out.extend(sorted(given[(scenario, system, load)], key=lambda c: c.repetition))
+                else:
+                    out.append(Cell(system, load, 1, _default_hlog(system, load, run_dir, problems,
+                                                                    (), scenario),
+                                    scenario=scenario))
     return out
 
 
-def _default_hlog(system, load, run_dir, problems, path) -> str:
-    rel = f"{system}/{load}.hlog"
+def _cell_scenario(entry, p, problems, by_id) -> tuple[str | None, bool]:
+    """A cell's scenario id (None in a run without scenarios; the only one when the cell does
+    not say) and whether the cell can be placed."""
+    scenario = string_at(entry, "scenario", p, problems)
+    if not by_id:
+        if scenario is not None:
+            problems.add(p + ("scenario",), "the run declares no scenarios (add `scenarios:` "
+                         "or remove this key)")
+        return None, scenario is None
+    if scenario is None:
+        if entry.get("scenario") is not None:
+            return None, False              # not a string: string_at said so
+        if len(by_id) == 1:
+            return next(iter(by_id)), True
+        problems.add(p + ("scenario",), f"required: the run has {len(by_id)} scenarios "
+                     f"({', '.join(by_id)})")
+        return None, False
+    if scenario not in by_id:
+        problems.add(p + ("scenario",), f"{show(scenario)} is not a scenario id of this run")
+        return None, False
+    return scenario, True
+
+
+def _default_hlog(system, load, run_dir, problems, path, scenario=None) -> str:
+    rel = f"{_cell_folder(scenario, system)}/{load}.hlog"
     why = check_relpath(run_dir, rel)
     if why:
         problems.add(path, f"default data file {why}")
@@ -356,7 +464,12 @@ def _default_hlog(system, load, run_dir, problems, path) -> str:
 
 def default_jfr(manifest: Manifest, cell: Cell) -> str | None:
     """The cell's JFR recording relative to the run folder, or None when there is none."""
-    rel = cell.jfr or f"{cell.system}/{cell.load}.jfr"
+    rel = cell.jfr or f"{_cell_folder(cell.scenario, cell.system)}/{cell.load}.jfr"
     if check_relpath(manifest.run_dir, rel):
         return None
     return rel if (manifest.run_dir / rel).is_file() else None
+
+
+def _cell_folder(scenario: str | None, system: str) -> str:
+    """Where a cell's files are by default: <system>/, or <scenario>/<system>/ (bench/)."""
+    return system if scenario is None else f"{scenario}/{system}"

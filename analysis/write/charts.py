@@ -146,14 +146,15 @@ def _reused_figure(legend_below: bool, narrow: bool = False):
 
 def chart_plan(run: Run) -> list[dict[str, Any]]:
     """The picklable jobs that draw the run's charts (chartset.chart_set), one per chart."""
-    scenario = run.scenario
-    rows = {lp.id: row for lp, row in scenario.grid()}
+    by_id = {sc.id: sc for sc in run.scenarios}
     jobs = []
     for chart in chart_set(run):
+        scenario = by_id[chart.scenario]
         if chart.load is None:
             data = _load_curve_data(scenario)
         else:
-            present = [(s, c) for s, c in rows[chart.load.id] if c]
+            present = [(s, scenario.cell(chart.load.id, s.id)) for s in scenario.systems
+                       if scenario.cell(chart.load.id, s.id)]
             data = CHART_DATA[chart.kind](chart.load, present)
         jobs.append({"kind": chart.kind, "data": data, **chart.files(run.id)})
     return jobs

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.model import LoadPoint, Run
+from analysis.model import LoadPoint, Run, Scenario
 from analysis.vocabulary import CHART_TITLES, load_label, plain
 from analysis.write.paths import chart_path
 
@@ -20,6 +20,7 @@ class Chart:
     name: str                   # file name without extension
     alt: str
     load: LoadPoint | None = None
+    scenario: str | None = None     # the scenario's id (None: the implicit one)
 
     def files(self, run_id: str) -> dict[str, str]:
         """The chart's files: SVG and PNG at 700 px, and `narrow_svg`, the same chart laid out
@@ -34,27 +35,31 @@ def load_text(lp: LoadPoint) -> str:
 
 
 def chart_set(run: Run) -> list[Chart]:
-    """The run's charts in drawing order: the load curve, then per load point with any cell
-    its spectrum, latency over time and throughput over time."""
-    scenario = run.scenario
-    names = ", ".join(s.label for s in scenario.systems)
-    charts = [Chart("load_curve", "load-curve",
-                    f"Load curve: p50 and p99 latency (ms) against offered load (requests/s) for "
-                    f"{names}, with predicted ceilings where known.")]
-    for lp, row in scenario.grid():
-        if not any(c for _, c in row):
-            continue
-        text = load_text(lp)
-        charts += [
-            Chart("spectrum", f"spectrum-{lp.id}",
-                  f"Percentile spectrum at {text}: latency (ms) from p0 to the max, for {names}.",
-                  lp),
-            Chart("latency_over_time", f"latency-{lp.id}",
-                  f"Latency over time at {text}: p99 and max per interval (ms) against seconds "
-                  f"since the start of measurement, for {names}.", lp),
-            Chart("throughput_over_time", f"throughput-{lp.id}",
-                  f"Throughput over time at {text}: achieved requests/s per interval against "
-                  f"the offered rate, for {names}.", lp)]
+    """The run's charts in drawing order, per scenario (named `<scenario-id>-...` when it has
+    an id): the load curve, then per load point with any cell its spectrum, latency over time
+    and throughput over time."""
+    charts = []
+    for scenario in run.scenarios:
+        pre, sid = ("" if scenario.id is None else f"{scenario.id}-"), scenario.id
+        names = ", ".join(s.label for s in scenario.systems)
+        charts.append(Chart("load_curve", f"{pre}load-curve",
+                            f"Load curve: p50 and p99 latency (ms) against offered load "
+                            f"(requests/s) for {names}, with predicted ceilings where known.",
+                            scenario=sid))
+        for lp, row in scenario.grid():
+            if not any(c for _, c in row):
+                continue
+            text = load_text(lp)
+            charts += [
+                Chart("spectrum", f"{pre}spectrum-{lp.id}",
+                      f"Percentile spectrum at {text}: latency (ms) from p0 to the max, for "
+                      f"{names}.", lp, sid),
+                Chart("latency_over_time", f"{pre}latency-{lp.id}",
+                      f"Latency over time at {text}: p99 and max per interval (ms) against "
+                      f"seconds since the start of measurement, for {names}.", lp, sid),
+                Chart("throughput_over_time", f"{pre}throughput-{lp.id}",
+                      f"Throughput over time at {text}: achieved requests/s per interval "
+                      f"against the offered rate, for {names}.", lp, sid)]
     return charts
 
 
@@ -65,12 +70,15 @@ def caption(kind: str, lp: LoadPoint) -> str:
     return text + (f" ({load_label(lp.offered_rate, lp.clients)})" if lp.clients else "")
 
 
-def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
-    """The data file's `charts:` block: the load curve, per kind a list by load point (each
-    with its caption), and the spectra again keyed by load point (percentile-plot.html).
-    `sizes` (charts.pixel_sizes: png path -> pixels) gives each entry its width and height."""
+def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None,
+                  scenario: Scenario | None = None) -> dict[str, Any]:
+    """The data file's `charts:` block of one scenario (default: the run's only one): the
+    load curve, per kind a list by load point (each with its caption), and the spectra again
+    keyed by load point (percentile-plot.html). `sizes` (charts.pixel_sizes: png path ->
+    pixels) gives each entry its width and height."""
+    sid = scenario.id if scenario is not None else run.scenario.id
     section: dict[str, Any] = {"spectrum": [], "latency_over_time": [], "throughput_over_time": []}
-    for chart in chart_set(run):
+    for chart in (c for c in chart_set(run) if c.scenario == sid):
         entry = {**chart.files(run.id), "alt": chart.alt}
         if sizes and entry["png"] in sizes:
             entry["width"], entry["height"] = sizes[entry["png"]]

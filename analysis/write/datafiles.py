@@ -12,14 +12,22 @@ import io
 from typing import Any
 
 from analysis.aggregate import rate_per_client
-from analysis.model import Cell, Run
+from analysis.model import Cell, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATOR_LABELS,
                                  METHOD_LABELS, PERCENTILE_NAMES, SERIES_COLUMNS,
-                                 SPREAD_STATS, TABLE_CSV_COLUMNS, labelled, load_label, r1, r3)
-from analysis.write import views
+                                 SPREAD_STATS, SUMMARY_CSV_COLUMNS, TABLE_CSV_COLUMNS, labelled,
+                                 load_label, r1, r3)
+from analysis.write import summary, views
 from analysis.write.chartset import chart_section
 from analysis.write.paths import report_url, series_csv_path
 
+# Version 4 (issue 11): a run with `scenarios:` keeps its run-wide fields, lists and
+# `methodology` at the top, and puts each scenario's data and view blocks (systems with this
+# scenario's ceilings, load_points, cells, stat, load_curve_table, ceiling, where_the_time_went,
+# host_health, jvm_table, jvm_hotspots, charts) under `scenarios: {<id>: ...}`; new top-level
+# blocks `summary_table` and `scenario_list`; systems may carry `family` and `model`; the
+# method may carry `pool_threads` and `jfr_repetitions`. A run without scenarios is written as
+# in version 3 (the version number aside).
 # Version 3 (issue 10): censored statistics (`<name>_ms: null` + `<name>_at_least_ms`); each
 # statistic of a cell with repetitions is their median, with `spread: {<key>: [min, median,
 # max]}` (replacing p99_ms_min/_median/_max and achieved_rate_min/...: now
@@ -35,13 +43,13 @@ from analysis.write.paths import report_url, series_csv_path
 # (the old flattened columns were read by no template); the charts lists carry `caption`.
 # Version 1: the first published shape. Bump it, and say what changed here, when a key is
 # renamed or removed; adding a key does not need a bump.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
     """The `_data/runs/<id>.yml` document for one analysed run (see analyse.analyse_run);
     `chart_sizes` are the charts' pixel sizes (charts.pixel_sizes)."""
-    scenario = run.scenario
+    implicit = None if run.has_scenarios else run.scenario
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "id": run.id,
@@ -52,49 +60,105 @@ def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None
         "url": report_url(run.id),
         "manifest": run.manifest_path,
         "value_unit": run.value_unit,
-        "service_time_ms": scenario.service_time_ms,
+        "service_time_ms": implicit.service_time_ms if implicit else None,
         "environment": labelled(run.environment, ENVIRONMENT_LABELS),
         "load_generator": labelled(run.load_generator, LOAD_GENERATOR_LABELS),
     }
     if run.method is not None:
-        method = {k: getattr(run.method, k) for k in METHOD_LABELS
-                  if getattr(run.method, k) is not None}
+        method = {k: getattr(run.method, k, None) for k in METHOD_LABELS
+                  if getattr(run.method, k, None) is not None}
         doc["method"] = labelled(method, METHOD_LABELS)
     for key, value in (("series", run.series), ("version", run.version)):
         if value is not None:
             doc[key] = value
-    systems = []
-    for s in scenario.systems:
-        entry = {"id": s.id, "label": s.label, "concurrency_limit": s.concurrency_limit,
-                 "predicted_ceiling_rps": r1(s.predicted_ceiling_rps),
-                 "measured_peak_rps": r1(s.measured_peak_rps),
-                 "peak_vs_predicted_pct": r1(s.peak_vs_predicted_pct),
-                 "baseline_p50_ms": r3(s.baseline_p50_ms)}
-        if s.description:
-            entry["description"] = s.description
-        systems.append(entry)
-    doc["systems"] = systems
-    doc["load_points"] = [
-        {"id": lp.id, "offered_rate": lp.offered_rate, "clients": lp.clients,
-         "rate_per_client": r3(rate_per_client(lp.offered_rate, lp.clients)),
-         "duration_s": lp.duration_s, "label": load_label(lp.offered_rate, lp.clients)}
-        for lp in scenario.load_points]
+    if implicit is not None:
+        doc.update(scenario_data(run, implicit))
+        doc["stat"] = views.stat(doc)
+        doc["load_curve_table"] = views.load_curve_table(run, implicit)
+        doc["ceiling"] = views.ceiling(run, implicit)
+        doc["methodology"] = views.methodology(run)
+        doc.update(optional_blocks(run, implicit))
+        doc["charts"] = chart_section(run, chart_sizes)
+        return doc
+    doc["systems"] = [_system_entry(s) for s in run.scenarios[0].systems]
+    doc["load_points"] = [_load_point_entry(lp) for lp in _run_load_points(run)]
+    doc["methodology"] = views.methodology(run)
+    doc["summary_table"] = summary.summary_table(run)
+    doc["scenario_list"] = [views.scenario_heading(run, sc) for sc in run.scenarios]
+    doc["scenarios"] = {sc.id: scenario_document(run, sc, doc, chart_sizes)
+                        for sc in run.scenarios}
+    return doc
+
+
+def scenario_document(run: Run, scenario: Scenario, doc: dict[str, Any],
+                      chart_sizes: dict[str, tuple[int, int]] | None) -> dict[str, Any]:
+    """One scenario's block of a run with scenarios: its heading (views.scenario_heading), its
+    data (systems with this scenario's ceilings, load points, cells) and its view blocks, each
+    as the run-level block of a run without scenarios."""
+    block: dict[str, Any] = views.scenario_heading(run, scenario)
+    block.update(scenario_data(run, scenario))
+    block["stat"] = views.stat({**block, **{k: doc[k] for k in
+                                            ("environment", "load_generator", "method")
+                                            if k in doc}})
+    block["load_curve_table"] = views.load_curve_table(run, scenario)
+    block["ceiling"] = views.ceiling(run, scenario)
+    block.update(optional_blocks(run, scenario))
+    block["charts"] = chart_section(run, chart_sizes, scenario)
+    return block
+
+
+def scenario_data(run: Run, scenario: Scenario) -> dict[str, Any]:
+    """`systems`, `load_points` and `cells` of one scenario."""
     cells: dict[str, dict[str, Any]] = {}
     for c in scenario.measured():
         cells.setdefault(c.load, {})[c.system] = cell_entry(run.id, c)
-    doc["cells"] = cells
-    doc["stat"] = views.stat(doc)
-    doc["load_curve_table"] = views.load_curve_table(run)
-    doc["ceiling"] = views.ceiling(run)
-    doc["methodology"] = views.methodology(run)
-    for name, block in (("where_the_time_went", views.where_the_time_went(run)),
-                        ("host_health", views.host_health(run)),
-                        ("jvm_table", views.jvm_table(run)),
-                        ("jvm_hotspots", views.jvm_hotspots(run))):
+    return {"systems": [_system_entry(s, figures=True) for s in scenario.systems],
+            "load_points": [_load_point_entry(lp) for lp in scenario.load_points],
+            "cells": cells}
+
+
+def optional_blocks(run: Run, scenario: Scenario) -> dict[str, Any]:
+    """The view blocks a run has only when it recorded what they show."""
+    out = {}
+    for name, block in (("where_the_time_went", views.where_the_time_went(run, scenario)),
+                        ("host_health", views.host_health(run, scenario)),
+                        ("jvm_table", views.jvm_table(run, scenario)),
+                        ("jvm_hotspots", views.jvm_hotspots(run, scenario))):
         if block:
-            doc[name] = block
-    doc["charts"] = chart_section(run, chart_sizes)
-    return doc
+            out[name] = block
+    return out
+
+
+def _system_entry(s: System, figures: bool = False) -> dict[str, Any]:
+    """A `systems` entry; with `figures`, the scenario's ceiling, peak and baseline."""
+    entry: dict[str, Any] = {"id": s.id, "label": s.label}
+    for key in ("family", "model"):
+        if getattr(s, key) is not None:
+            entry[key] = getattr(s, key)
+    entry["concurrency_limit"] = s.concurrency_limit
+    if figures:
+        entry.update({"predicted_ceiling_rps": r1(s.predicted_ceiling_rps),
+                      "measured_peak_rps": r1(s.measured_peak_rps),
+                      "peak_vs_predicted_pct": r1(s.peak_vs_predicted_pct),
+                      "baseline_p50_ms": r3(s.baseline_p50_ms)})
+    if s.description:
+        entry["description"] = s.description
+    return entry
+
+
+def _load_point_entry(lp: LoadPoint) -> dict[str, Any]:
+    return {"id": lp.id, "offered_rate": lp.offered_rate, "clients": lp.clients,
+            "rate_per_client": r3(rate_per_client(lp.offered_rate, lp.clients)),
+            "duration_s": lp.duration_s, "label": load_label(lp.offered_rate, lp.clients)}
+
+
+def _run_load_points(run: Run) -> list[LoadPoint]:
+    """Every scenario's load points, once each, by offered rate."""
+    seen: dict[str, LoadPoint] = {}
+    for sc in run.scenarios:
+        for lp in sc.load_points:
+            seen.setdefault(lp.id, lp)
+    return sorted(seen.values(), key=lambda lp: (lp.offered_rate, lp.id))
 
 
 def _spread_lists(c: Cell) -> tuple[dict[str, list], dict[str, list]]:
@@ -130,8 +194,10 @@ def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
     text of its statistics beside them (docs/data-format.md lists every key). Keys of what a
     run does not record (schema 1: completed, in flight measured, host, JVM window) are left
     out."""
-    entry: dict[str, Any] = {"load": c.load, "system": c.system, "kind": c.kind,
-                             "count": c.stats.count, "achieved_rate": r3(c.achieved_rate)}
+    entry: dict[str, Any] = {"load": c.load, "system": c.system}
+    if c.scenario is not None:
+        entry["scenario"] = c.scenario
+    entry.update(kind=c.kind, count=c.stats.count, achieved_rate=r3(c.achieved_rate))
     if c.server_completion_rate is not None:
         entry["server_completion_rate"] = r3(c.server_completion_rate)
     entry["saturated"] = c.saturation.saturated
@@ -181,7 +247,7 @@ def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
     entry["source"] = c.sources[0]
     if len(c.sources) > 1:
         entry["sources"] = list(c.sources)
-    entry["intervals_csv"] = series_csv_path(run_id, c.system, c.load)
+    entry["intervals_csv"] = series_csv_path(run_id, c.system, c.load, c.scenario)
     if c.jvm is not None:
         entry["jvm"] = {**c.jvm.summary, "source": c.jvm.source}
         if c.jvm.window is not None:
@@ -224,12 +290,12 @@ def series_csv(series_by_repetition: list[list[dict[str, Any]]]) -> str:
     return _csv_text(SERIES_COLUMNS, rows)
 
 
-def table_csv(run: Run) -> str:
-    """The load-curve table as CSV: one line per (load point, system), with the numbers of the
-    data file (ms, rounded as there), not the display text. A censored statistic: its column
-    empty and its lower bound in <name>_at_least_ms."""
+def table_csv(run: Run, scenario: Scenario | None = None) -> str:
+    """The load-curve table (of one scenario) as CSV: one line per (load point, system), with
+    the numbers of the data file (ms, rounded as there), not the display text. A censored
+    statistic: its column empty and its lower bound in <name>_at_least_ms."""
     rows = []
-    for lp, row in run.scenario.grid():
+    for lp, row in (scenario or run.scenario).grid():
         for _, c in row:
             if c is None:
                 continue
@@ -245,3 +311,8 @@ def table_csv(run: Run) -> str:
                          None if c.host is None else str(c.host.host_busy).lower(),
                          len(c.repetitions), c.sources[0]])
     return _csv_text(TABLE_CSV_COLUMNS, rows)
+
+
+def summary_csv(run: Run) -> str:
+    """The scenario x target summary table as CSV (summary.summary_rows)."""
+    return _csv_text(SUMMARY_CSV_COLUMNS, summary.summary_rows(run))

@@ -2,7 +2,8 @@
 
 The page carries only what Jekyll and jekyll-seo-tag need before the data is read (layout, title,
 run id, date, description, tags, image); the layout reads every number from
-`_data/runs/<run-id>.yml`. Front matter is dumped by PyYAML from plain data, so any title is a
+`_data/runs/<run-id>.yml`; a run with scenarios also gets `_reports/<run-id>/<scenario>.md`, one
+page per scenario. Front matter is dumped by PyYAML from plain data, so any title is a
 string value. Generated pages carry `generated_by: loadcurve`; only pages with that key are
 ever replaced or removed, so a page written by a person in `_reports/` is never touched.
 """
@@ -14,14 +15,17 @@ from typing import Any
 import yaml
 
 from analysis import atomic
-from analysis.model import Run
+from analysis.model import Run, Scenario
 from analysis.write.yaml_text import dump_yaml
-from analysis.write.paths import REPORTS_DIR, chart_path, report_path
+from analysis.write.paths import (REPORTS_DIR, chart_path, report_path, scenario_report_path,
+                                  scenario_url)
 
 GENERATOR = "loadcurve"
 
 
 def report_front_matter(run: Run) -> dict[str, Any]:
+    # a run with scenarios: its first scenario's load curve (chartset.py's prefixed name)
+    first = run.scenarios[0].id if run.has_scenarios else None
     return {
         "layout": "report",
         "title": run.title,
@@ -30,7 +34,23 @@ def report_front_matter(run: Run) -> dict[str, Any]:
         "description": run.description,
         "tags": list(run.tags),
         # jekyll-seo-tag's og:image and the feed: a PNG, site-relative
-        "image": "/" + chart_path(run.id, "load-curve", "png"),
+        "image": "/" + chart_path(run.id, f"{first}-load-curve" if first else "load-curve", "png"),
+        "generated_by": GENERATOR,
+    }
+
+
+def scenario_front_matter(run: Run, scenario: Scenario) -> dict[str, Any]:
+    """A scenario's page of a run with scenarios (issue 11): no tags, so the feeds and the tag
+    pages list the run's report only; `scenario` keeps it out of the list of runs."""
+    return {
+        "layout": "scenario",
+        "title": f"{scenario.label} - {run.title}",
+        "run": run.id,
+        "scenario": scenario.id,
+        "date": run.date,
+        "description": scenario.description or run.description,
+        "permalink": scenario_url(run.id, scenario.id),
+        "image": "/" + chart_path(run.id, f"{scenario.id}-load-curve", "png"),
         "generated_by": GENERATOR,
     }
 
@@ -39,10 +59,17 @@ def report_text(run: Run) -> str:
     return ("---\n" + dump_yaml(report_front_matter(run)) + "---\n")
 
 
-def write_report(site_root: Path, run: Run) -> str:
+def write_report(site_root: Path, run: Run) -> list[str]:
+    """The run's report page and, for a run with scenarios, one page per scenario."""
     rel = report_path(run.id)
     atomic.write_text(Path(site_root) / rel, report_text(run))
-    return rel
+    written = [rel]
+    for scenario in run.scenarios if run.has_scenarios else ():
+        rel = scenario_report_path(run.id, scenario.id)
+        atomic.write_text(Path(site_root) / rel,
+                          "---\n" + dump_yaml(scenario_front_matter(run, scenario)) + "---\n")
+        written.append(rel)
+    return written
 
 
 def is_generated(path: Path) -> bool:
@@ -68,5 +95,8 @@ def stale_reports(site_root: Path, run_ids: set[str]) -> list[Path]:
     folder = Path(site_root) / REPORTS_DIR
     if not folder.is_dir():
         return []
-    return [p for p in sorted(folder.glob("*.md"))
-            if p.is_file() and not p.is_symlink() and p.stem not in run_ids and is_generated(p)]
+    # _reports/<run>.md, and the scenario pages _reports/<run>/<scenario>.md
+    pages = [(p, p.stem) for p in folder.glob("*.md")] + \
+        [(p, p.parent.name) for p in folder.glob("*/*.md")]
+    return [p for p, run_id in sorted(pages)
+            if p.is_file() and not p.is_symlink() and run_id not in run_ids and is_generated(p)]

@@ -12,12 +12,23 @@ def data_path(run_id: str) -> str:
     return f"_data/runs/{run_id}.yml"
 
 
-def series_csv_path(run_id: str, system: str, load: str) -> str:
-    return f"assets/data/{run_id}/{system}-{load}.csv"
+def _prefix(scenario: str | None) -> str:
+    """A scenario's files start with its id (issue 11), as its charts do (chartset.py); a run
+    without scenarios keeps the names it had."""
+    return "" if scenario is None else f"{scenario}-"
 
 
-def table_csv_path(run_id: str) -> str:
-    return f"assets/data/{run_id}/load-curve.csv"
+def series_csv_path(run_id: str, system: str, load: str, scenario: str | None = None) -> str:
+    return f"assets/data/{run_id}/{_prefix(scenario)}{system}-{load}.csv"
+
+
+def table_csv_path(run_id: str, scenario: str | None = None) -> str:
+    return f"assets/data/{run_id}/{_prefix(scenario)}load-curve.csv"
+
+
+def summary_csv_path(run_id: str) -> str:
+    """The scenario x target summary table of a run with scenarios (issue 11)."""
+    return f"assets/data/{run_id}/summary.csv"
 
 
 def jmh_csv_path(run_id: str) -> str:
@@ -40,6 +51,17 @@ def report_url(run_id: str) -> str:
 
 def report_path(run_id: str) -> str:
     return f"{REPORTS_DIR}/{run_id}.md"
+
+
+def scenario_url(run_id: str, scenario: str) -> str:
+    """A scenario's page of a run with scenarios (issue 11), below the run's report."""
+    return f"/reports/{run_id}/{scenario}/"
+
+
+def scenario_report_path(run_id: str, scenario: str) -> str:
+    # in a folder named after the run, inside the reports collection: the page sets its
+    # permalink (the collection's /reports/:name/ would give every run's `sleep` one URL)
+    return f"{REPORTS_DIR}/{run_id}/{scenario}.md"
 
 
 # The corpus-wide outputs (issue 12): written by the build's reduce step, not by one run.

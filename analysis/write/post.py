@@ -10,7 +10,7 @@ import jinja2
 
 from analysis.aggregate import rate_per_client
 from analysis.model import Run
-from analysis.vocabulary import ENVIRONMENT_LABELS, fmt_number, labelled
+from analysis.vocabulary import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS, fmt_number, labelled
 from analysis.write.yaml_text import dump_yaml
 from analysis.write.paths import chart_path
 
@@ -39,19 +39,33 @@ def environment() -> jinja2.Environment:
 
 def render_draft(run: Run) -> str:
     """The draft post for a run (its shape: no statistics are needed to draft)."""
-    scenario = run.scenario
+    # a run with scenarios (issue 11): the summary table, then a section per scenario
+    scenario = run.scenarios[0]
+    scenarios = [{"id": sc.id, "label": sc.label, "description": sc.description,
+                  "loads": [lp.id for lp in sc.load_points]}
+                 for sc in run.scenarios] if run.has_scenarios else []
+    curve = f"{scenario.id}-load-curve" if scenarios else "load-curve"
+    points = scenario.load_points if not scenarios else sorted(
+        {lp.id: lp for sc in run.scenarios for lp in sc.load_points}.values(),
+        key=lambda lp: lp.offered_rate)
     front = {"layout": "post", "title": run.title, "date": run.date,
              "description": run.description, "tags": list(run.tags), "run": run.id,
-             "image": "/" + chart_path(run.id, "load-curve", "png")}
+             "image": "/" + chart_path(run.id, curve, "png")}
     env_items = [f"{item['label']}: {text(item['value'])}"
                  for item in labelled(run.environment, ENVIRONMENT_LABELS)]
     return environment().get_template("post.md.j2").render(
         front_matter=dump_yaml(front), run_id=run.id,
-        service_time_ms=scenario.service_time_ms and fmt_number(scenario.service_time_ms),
-        systems=scenario.systems, load_generator=run.load_generator,
+        service_time_ms=(not scenarios and scenario.service_time_ms
+                         and fmt_number(scenario.service_time_ms)),
+        scenarios=scenarios,
+        systems=scenario.systems,
+        # every key the template asks about, None where run.yml has none (schema 2 has no
+        # connections: StrictUndefined would fail the draft)
+        load_generator={**dict.fromkeys(LOAD_GENERATOR_LABELS), **run.load_generator}
+        if run.load_generator else {},
         load_points=[{"id": lp.id, "offered": fmt_number(lp.offered_rate), "clients": lp.clients,
                       "per_client": lp.clients and fmt_number(round(rate_per_client(lp.offered_rate, lp.clients), 3)),
-                      "duration_s": fmt_number(lp.duration_s)} for lp in scenario.load_points],
+                      "duration_s": fmt_number(lp.duration_s)} for lp in points],
         environment=env_items, repetitions=run.repetitions)
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from analysis import overload
-from analysis.model import Cell, Run, System
+from analysis.model import Cell, Run, Scenario, System
 from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_UNIT, PERCENTILES,
                                  RATE_UNIT, TABLE_LATENCY, UNIT_TEXT, display_value, fmt_censored,
                                  fmt_count, fmt_ms, fmt_number, fmt_pct, fmt_rate, fmt_timeout,
                                  labelled, load_label, plain, r1, r3)
-from analysis.write.paths import table_csv_path
+from analysis.write.paths import scenario_url, table_csv_path
 
 # Rows per (system, load point) in the printed hot-methods table (the cell's `jvm` holds as many)
 HOT_METHODS_SHOWN = 5
@@ -146,8 +146,14 @@ def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
     }
 
 
-def load_curve_table(run: Run) -> dict[str, Any]:
-    scenario = run.scenario
+def block_id(run: Run, scenario: Scenario) -> str:
+    """What a block's ids (caption ids, anchors) are made of: the run id, and the scenario's
+    when it has one, so that the blocks of several scenarios can share a page."""
+    return run.id if scenario.id is None else f"{run.id}-{scenario.id}"
+
+
+def load_curve_table(run: Run, scenario: Scenario | None = None) -> dict[str, Any]:
+    scenario = scenario or run.scenario
     rows = []
     for lp, row in scenario.grid():
         offered = fmt_number(lp.offered_rate)
@@ -162,12 +168,13 @@ def load_curve_table(run: Run) -> dict[str, Any]:
     timeout = next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)
     counted = any(c.accounting.completed is not None for c in scenario.measured())
     return {
-        "caption_id": f"load-curve-{run.id}",
-        "caption": (f"Latency in ms as {latency_header()} per offered load (requests/s), "
+        "caption_id": f"load-curve-{block_id(run, scenario)}",
+        "caption": ((f"{scenario.label}: " if scenario.id is not None else "")
+                    + f"Latency in ms as {latency_header()} per offered load (requests/s), "
                     f"with achieved rate, requests and sample count: {names}."
                     + (f" Each latency is the median of {reps} repetitions, their range in "
                        f"brackets." if reps > 1 else "")),
-        "csv": table_csv_path(run.id),
+        "csv": table_csv_path(run.id, scenario.id),
         "latency_header": latency_header(),
         "latency_unit": LATENCY_UNIT,
         "requests_header": "sent / answered / timed out" if counted else "drops",
@@ -212,10 +219,10 @@ def table_rules(timeout_ms: float | None, counted: bool) -> list[str]:
 
 # --- where-the-time-went.html ---------------------------------------------------------------
 
-def where_the_time_went(run: Run) -> dict[str, Any] | None:
+def where_the_time_went(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | None:
     """Per cell, the mean (and p99) split into service and waiting: ms and % (overload's
     where_the_time_went). None when no cell has a service time."""
-    scenario = run.scenario
+    scenario = scenario or run.scenario
     rows = []
     for lp, row in scenario.grid():
         for s, c in row:
@@ -235,8 +242,9 @@ def where_the_time_went(run: Run) -> dict[str, Any] | None:
     if not rows:
         return None
     service = scenario.service_time_ms
-    return {"caption_id": f"time-{run.id}", "rows": rows,
-            "service_source": (f"the run's service time, {fmt_number(service)} ms"
+    return {"caption_id": f"time-{block_id(run, scenario)}", "rows": rows,
+            "service_source": (f"the {'scenario' if scenario.id else 'run'}'s service time, "
+                               f"{fmt_number(service)} ms"
                                if service else "each system's p50 at its lowest load")}
 
 
@@ -246,11 +254,12 @@ def _pct(x: float | None) -> str:
 
 # --- host-health.html -----------------------------------------------------------------------
 
-def host_health(run: Run) -> dict[str, Any] | None:
+def host_health(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | None:
     """Per cell, the machine's CPU against the server's and the generator's (medians of the
     repetitions), the generator's send lag and the busy verdict. None without counts."""
+    scenario = scenario or run.scenario
     rows = []
-    for lp, row in run.scenario.grid():
+    for lp, row in scenario.grid():
         for s, c in row:
             if c is None or c.host is None:
                 continue
@@ -263,7 +272,7 @@ def host_health(run: Run) -> dict[str, Any] | None:
                          "reason": h.reason})
     if not rows:
         return None
-    return {"caption_id": f"host-{run.id}", "rows": rows,
+    return {"caption_id": f"host-{block_id(run, scenario)}", "rows": rows,
             "busy_cells": sum(1 for r in rows if r["host_busy"]),
             "busy_text": f"{sum(1 for r in rows if r['host_busy'])} of {len(rows)}"}
 
@@ -274,8 +283,8 @@ def _share(x: float | None) -> str:
 
 # --- ceiling.html ---------------------------------------------------------------------------
 
-def ceiling(run: Run) -> dict[str, Any]:
-    scenario = run.scenario
+def ceiling(run: Run, scenario: Scenario | None = None) -> dict[str, Any]:
+    scenario = scenario or run.scenario
     service = scenario.service_time_ms
     rows = []
     for s in scenario.systems:
@@ -288,8 +297,8 @@ def ceiling(run: Run) -> dict[str, Any]:
             "predicted_text": f"{plain(predicted)} {RATE_UNIT}" if predicted else "none predicted",
             "measured_peak_rps": peak, "measured_text": f"{plain(peak)} {RATE_UNIT}",
             "peak_vs_predicted_pct": vs, "vs_text": f"{plain(vs)} %" if vs is not None else "–"})
-    return {"caption_id": f"ceiling-{run.id}", "service_time_ms": service,
-            "service_time_text": f"{plain(service)} ms" if service else "not given",
+    return {"caption_id": f"ceiling-{block_id(run, scenario)}", "service_time_ms": service,
+            "service_time_text": f"{plain(service)} ms" if service is not None else "not given",
             "rows": rows}
 
 
@@ -306,11 +315,12 @@ def methodology(run: Run) -> dict[str, Any]:
 
 # --- jvm-table.html -------------------------------------------------------------------------
 
-def jvm_table(run: Run) -> dict[str, Any] | None:
+def jvm_table(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | None:
     """What the server's JVM did per cell (its JFR summary, whole recording); None when no
     cell has one."""
+    scenario = scenario or run.scenario
     rows = []
-    for lp, row in run.scenario.grid():
+    for lp, row in scenario.grid():
         for system, c in row:
             if c is not None and c.jvm is not None:
                 rows.append(_jvm_row(lp.offered_rate, system.label, c))
@@ -318,8 +328,8 @@ def jvm_table(run: Run) -> dict[str, Any] | None:
         return None
     shared = next((e for e in labelled(run.environment, ENVIRONMENT_LABELS)
                    if e["key"] == "shared_host"), None)
-    windowed = any(c.jvm is not None and c.jvm.window is not None for c in run.cells())
-    return {"caption_id": f"jvm-{run.id}", "rows": rows, "shared_host": shared,
+    windowed = any(c.jvm is not None and c.jvm.window is not None for c in scenario.measured())
+    return {"caption_id": f"jvm-{block_id(run, scenario)}", "rows": rows, "shared_host": shared,
             "span_text": ("inside the measured window of each cell's first repetition (the "
                           "warm-up before it and the drain after it left out)" if windowed else
                           "over the whole recording of each cell's first repetition (JVM start "
@@ -345,11 +355,11 @@ def _jvm_row(offered_rate: float, label: str, c: Cell) -> dict[str, Any]:
 
 # --- jvm-hotspots.html ----------------------------------------------------------------------
 
-def jvm_hotspots(run: Run) -> dict[str, Any] | None:
+def jvm_hotspots(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | None:
     """Where each system's JVM spent its samples, shaped for printing: per system, per load
     point the top hot methods by self time and, when the manifest gives `jfr_attribution`,
     the share of samples per label. Percentages are of the samples with a readable stack."""
-    scenario = run.scenario
+    scenario = scenario or run.scenario
     with_labels = bool(run.jfr_attribution)
     labels: list[str] = []
     systems = []
@@ -378,7 +388,7 @@ def jvm_hotspots(run: Run) -> dict[str, Any] | None:
         if loads:
             systems.append({
                 "system": s.id, "label": s.label,
-                "methods_caption_id": f"jvm-methods-{run.id}-{s.id}",
+                "methods_caption_id": f"jvm-methods-{block_id(run, scenario)}-{s.id}",
                 "methods_caption": (f"Hot methods of {s.label}: the top {HOT_METHODS_SHOWN} "
                                     f"by self time per offered load (requests/s), from the "
                                     f"server's JFR execution samples. Self %: share of samples "
@@ -399,13 +409,26 @@ def jvm_hotspots(run: Run) -> dict[str, Any] | None:
                                         for label in labels]
         out["attribution_labels"] = labels
         out["attribution_colspan"] = len(labels) + 2    # offered, samples, one per label
-        out["attribution_caption_id"] = f"jvm-attribution-{run.id}"
+        out["attribution_caption_id"] = f"jvm-attribution-{block_id(run, scenario)}"
         out["attribution_caption"] = (
             "Share of the server's JFR execution samples per offered load (requests/s), in "
             "brackets how many: a sample counts once, under the first frame from the leaf (the "
             "running method) towards the root that a pattern of the run's jfr_attribution "
             "matches; other: no frame matched.")
     return out
+
+
+# --- scenarios (issue 11) --------------------------------------------------------------------
+
+def scenario_heading(run: Run, scenario: Scenario) -> dict[str, Any]:
+    """What the report's scenario list and a scenario's page say about it: label, description,
+    endpoint, nominal service time and offered rates, and where its page is."""
+    service = scenario.service_time_ms
+    rates = ", ".join(fmt_number(lp.offered_rate) for lp in scenario.load_points)
+    return {"id": scenario.id, "label": scenario.label, "description": scenario.description,
+            "endpoint": scenario.endpoint, "service_time_ms": service,
+            "service_time_text": "not given" if service is None else f"{plain(service)} ms",
+            "rates_text": f"{rates} {RATE_UNIT}", "url": scenario_url(run.id, scenario.id)}
 
 
 # --- stat.html ------------------------------------------------------------------------------

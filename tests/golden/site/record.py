@@ -4,8 +4,11 @@ The expected numbers come from HdrHistogram's Java (javastats), never from our o
 golden data files are written only after `check_against_java` finds them equal to Java's
 numbers (to the data file's rounding, 0.001 ms).
 
-Two fixture runs:
+Three fixture runs:
 - oracle-demo (schema 1, logs written by genhlog): every value a latency;
+- scenarios-demo (schema 1 with `scenarios:`, issue 11; run.yml and logs written here, logs by
+  genhlog): 3 scenarios x 12 systems x 2 repetitions, a 2-point load curve in `sleep`; per cell
+  Java's statistics as for oracle-demo, and drops = sent - Java's count;
 - bench-short (schema 2, recorded by `bench/run.sh --short`: pool2 and virtual at 5 and 200
   req/s, 2 repetitions, 2 s timeout): per repetition, Java's statistics of the *population*
   (the untagged intervals plus the `timeout` ones, whose values are the timeout), a statistic
@@ -47,6 +50,108 @@ CELLS = {
     "r500/pool": (["pool/r500.hlog"], None),
     "r500/virtual": (["virtual/r500.hlog"], None),
 }
+
+
+SCEN = REPO / "tests" / "fixtures" / "runs" / "scenarios-demo"
+# (id, label, family, model, concurrency_limit): 5 servers, 12 targets
+SCEN_SYSTEMS = [
+    ("a-pool", "Server A, thread pool of 1", "Server A", "pool", 1),
+    ("a-virtual", "Server A, virtual threads", "Server A", "virtual", None),
+    ("a-loop", "Server A, event loop", "Server A", "event-loop", None),
+    ("b-pool", "Server B, thread pool of 8", "Server B", "pool", 8),
+    ("b-virtual", "Server B, virtual threads", "Server B", "virtual", None),
+    ("c-pool", "Server C, thread pool of 8", "Server C", "pool", 8),
+    ("c-virtual", "Server C, virtual threads", "Server C", "virtual", None),
+    ("c-loop", "Server C, event loop", "Server C", "event-loop", None),
+    ("d-virtual", "Server D, virtual threads", "Server D", "virtual", None),
+    ("d-loop", "Server D, event loop", "Server D", "event-loop", None),
+    ("e-pool", "Server E, thread pool of 8", "Server E", "pool", 8),
+    ("e-loop", "Server E, event loop", "Server E", "event-loop", None),
+]
+# (id, label, endpoint, service_time_ms, load points, description)
+SCEN_SCENARIOS = [
+    ("sleep", "Sleep 5 ms", "/sleep?ms=5", 5, ["r50", "r100"],
+     "Each request waits 5 ms (synthetic: the logs are genhlog's, the same body for all)."),
+    ("cpu", "CPU ~1 ms", "/cpu", 1, ["r100"], "A fixed computation per request (synthetic)."),
+    ("json", "JSON document", "/json", 0, ["r200"], "Build and serialize a document (synthetic)."),
+]
+SCEN_RATES = {"r50": 50, "r100": 100, "r200": 200}
+SCEN_SECONDS = 6
+SCEN_REPETITIONS = 2
+
+
+def scenario_cells() -> list[dict]:
+    """Every cell repetition of scenarios-demo with its genhlog arguments and `sent`: the
+    offered requests, so drops = sent - recorded (a-pool records 80 of sleep's 100 req/s, a
+    saturated cell; json's cells drop 0-2 requests a repetition)."""
+    cells, seed = [], 100
+    for sid, _, _, _, loads, _ in SCEN_SCENARIOS:
+        for load in loads:
+            for i, (system, *_rest) in enumerate(SCEN_SYSTEMS):
+                for rep in range(1, SCEN_REPETITIONS + 1):
+                    seed += 1
+                    rate = SCEN_RATES[load]
+                    recorded = 80 if (sid, load, system) == ("sleep", "r100", "a-pool") else rate
+                    cells.append({
+                        "scenario": sid, "system": system, "load": load, "repetition": rep,
+                        "hlog": f"{sid}/{system}/{load}.{rep}.hlog",
+                        "sent": rate * SCEN_SECONDS + ((i + rep) % 3 if sid == "json" else 0),
+                        "_genhlog": (str(SCEN_SECONDS), str(recorded), str(seed), "us", "plain")})
+    return cells
+
+
+def generate_scenarios() -> None:
+    """Write scenarios-demo: run.yml, then every log with genhlog."""
+    import yaml
+    cells = scenario_cells()
+    run = {
+        "schema_version": 1,
+        "title": "Scenarios fixture: 12 targets in 3 scenarios (synthetic)",
+        "date": "2026-11-23",
+        "description": "A synthetic run written by the HdrHistogram oracle generator for "
+                       "loadcurve's scenario tests (issue 11); not a measurement.",
+        "tags": ["fixture", "synthetic"],
+        "value_unit": "us",
+        "scenarios": [{"id": sid, "label": label, "endpoint": endpoint, "service_time_ms": st,
+                       "description": desc, "load_points": loads}
+                      for sid, label, endpoint, st, loads, desc in SCEN_SCENARIOS],
+        "systems": [{"id": i, "label": label, "family": family, "model": model,
+                     **({"concurrency_limit": limit} if limit else {})}
+                    for i, label, family, model, limit in SCEN_SYSTEMS],
+        "load_points": [{"id": lid, "offered_rate": rate, "duration_s": SCEN_SECONDS}
+                        for lid, rate in SCEN_RATES.items()],
+        "environment": {"cpu": "synthetic (oracle generator)", "jdk": "HdrHistogram 2.2.2 GenHlog"},
+        "load_generator": {"name": "../shared/oracle/genhlog", "model": "open"},
+        "cells": [{k: v for k, v in c.items() if not k.startswith("_")} for c in cells],
+    }
+    header = ("# A FIXTURE, NOT A BENCHMARK: written by tests/golden/site/record.py (make golden),\n"
+              "# every .hlog by ../shared/oracle/genhlog from fixed seeds; the golden _data is\n"
+              "# checked against ../shared/oracle/javastats.\n")
+    SCEN.mkdir(parents=True, exist_ok=True)
+    (SCEN / "run.yml").write_text(header + yaml.safe_dump(run, sort_keys=False, width=100,
+                                                          allow_unicode=True))
+    for c in cells:
+        (SCEN / c["hlog"]).parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([str(ORACLE / "genhlog"), str(SCEN / c["hlog"]), *c["_genhlog"]],
+                       check=True)
+
+
+def expected_scenarios() -> tuple[dict, dict]:
+    """(javastats per repetition, expected cell fields) of scenarios-demo, keyed
+    `<scenario>/<load>/<system>`."""
+    per_rep: dict[str, list] = {}
+    sent: dict[str, int] = {}
+    for c in scenario_cells():
+        key = f"{c['scenario']}/{c['load']}/{c['system']}"
+        per_rep.setdefault(key, []).append(javastats_file(SCEN / c["hlog"]))
+        sent[key] = sent.get(key, 0) + c["sent"]
+    expected = {}
+    for key, reps in per_rep.items():
+        out = expected_cell(reps)
+        out["sent"] = sent[key]
+        out["drops"] = max(sent[key] - out["count"], 0)
+        expected[key] = out
+    return per_rep, expected
 
 
 def generate() -> None:
@@ -144,10 +249,18 @@ def expected_cell(reps: list[dict]) -> dict:
     return out
 
 
+def doc_cells(doc: dict) -> dict[str, dict]:
+    """The data file's cells by `<load>/<system>`, or `<scenario>/<load>/<system>` in a run
+    with scenarios."""
+    blocks = [(f"{sid}/", block) for sid, block in doc["scenarios"].items()] \
+        if "scenarios" in doc else [("", doc)]
+    return {f"{prefix}{load}/{system}": c for prefix, block in blocks
+            for load, by_system in block["cells"].items() for system, c in by_system.items()}
+
+
 def check_against_java(doc: dict, expected: dict) -> list[str]:
     problems = []
-    cells = {f"{load}/{system}": c for load, by_system in doc["cells"].items()
-             for system, c in by_system.items()}
+    cells = doc_cells(doc)
     if sorted(cells) != sorted(expected):
         problems.append(f"cells {sorted(cells)} != {sorted(expected)}")
     for key, want in expected.items():
@@ -178,6 +291,7 @@ def build_fixture(site: Path, run: Path = RUN) -> Path:
 def main() -> int:
     import yaml
     generate()
+    generate_scenarios()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         stats = {key: [javastats(f, tag) for f in files]
@@ -187,8 +301,11 @@ def main() -> int:
         short_stats, short_expected = expected_short(tmp)
         (HERE / "javastats-bench-short.json").write_text(
             json.dumps(short_stats, indent=1, sort_keys=True) + "\n")
+        scen_stats, scen_expected = expected_scenarios()
+        (HERE / "javastats-scenarios-demo.json").write_text(
+            json.dumps(scen_stats, indent=1, sort_keys=True) + "\n")
         recorded = []
-        for run, want in ((RUN, expected), (SHORT, short_expected)):
+        for run, want in ((RUN, expected), (SHORT, short_expected), (SCEN, scen_expected)):
             site = tmp / f"site-{run.name}"
             data = build_fixture(site, run)
             problems = check_against_java(yaml.safe_load(data.read_text()), want)
@@ -202,7 +319,8 @@ def main() -> int:
         shutil.copyfile(recorded[0][1], HERE / "load-curve.csv")
         shutil.copyfile(recorded[1][1], HERE / "load-curve-bench-short.csv")
     print(f"recorded {HERE.relative_to(REPO)}: javastats.json, javastats-bench-short.json, "
-          f"oracle-demo.yml, bench-short.yml, load-curve.csv, load-curve-bench-short.csv")
+          f"javastats-scenarios-demo.json, oracle-demo.yml, bench-short.yml, "
+          f"scenarios-demo.yml, load-curve.csv, load-curve-bench-short.csv")
     return 0
 
 

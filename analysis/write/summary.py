@@ -1,0 +1,172 @@
+"""The scenario x target summary table of a run with scenarios (issue 11): one row per target,
+per scenario its achieved rate, p50 / p99 / max and errors at one load point, the best value of
+each column marked; pre-rendered in several orders (grouped by server, grouped by model, sorted
+by each scenario's p99), so that a reader can sort without JavaScript.
+
+Python decides everything here - which load point stands for a scenario, which value is best,
+the order of the rows - and summary-table.html only loops and prints (docs/data-format.md,
+`summary_table`). The same numbers go to `assets/data/<run>/summary.csv`.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from analysis.model import Cell, LoadPoint, Percentile, Run, Scenario, System
+from analysis.vocabulary import (RATE_UNIT, SUMMARY_CSV_COLUMNS, fmt_censored, fmt_count,
+                                 fmt_number, fmt_rate, r3)
+from analysis.write.paths import scenario_url, summary_csv_path
+
+# How a target's model (run.yml `model:`) is named in the table; other words print as given.
+MODEL_TEXT = {"pool": "thread pool", "virtual": "virtual threads", "event-loop": "event loop"}
+# The columns of each scenario, in order: (key, header, unit)
+COLUMNS = (("achieved", "achieved", RATE_UNIT), ("p50", "p50", "ms"), ("p99", "p99", "ms"),
+           ("max", "max", "ms"), ("errors", "errors + timed out", "requests"))
+SORT_STAT = "p99"
+
+
+def summary_point(scenario: Scenario) -> tuple[LoadPoint | None, str]:
+    """The load point that stands for a scenario in the summary table, and why: run.yml's
+    `headline`; else its only load point; else the highest offered rate at which every target
+    was measured and none saturated; else (every rate saturated some target) the lowest."""
+    by_rate = sorted(scenario.load_points, key=lambda lp: lp.offered_rate)
+    if not by_rate:
+        return None, "no load point"
+    if scenario.headline is not None:
+        return next(lp for lp in by_rate if lp.id == scenario.headline), "the run's headline rate"
+    if len(by_rate) == 1:
+        return by_rate[0], "its only rate"
+    calm = [lp for lp, row in scenario.grid()
+            if all(c is not None and not c.saturation.saturated for _, c in row)]
+    if calm:
+        top = max(calm, key=lambda lp: lp.offered_rate)
+        return top, "the highest rate at which no target saturated"
+    return by_rate[0], "every rate saturated some target: the lowest"
+
+
+def delivered(c: Cell) -> float:
+    """What the server delivered (the load-curve table's achieved): every reply in the window
+    per second; schema 1: the achieved rate."""
+    return c.server_completion_rate if c.server_completion_rate is not None else c.achieved_rate
+
+
+def _values(c: Cell | None) -> dict[str, tuple[tuple, str]]:
+    """Per column (sort key: lower is better, text). Unknown values sort last."""
+    if c is None:
+        return {key: ((2, 0.0), "–") for key, _, _ in COLUMNS}
+    out = {"achieved": ((0, -delivered(c)), fmt_rate(delivered(c)))}
+    for name in ("p50", "p99", "max"):
+        p: Percentile = c.stats.get(name)
+        out[name] = (p.sort_key(), fmt_censored(p.value_ms, p.at_least_ms, table=True))
+    out["errors"] = ((2, 0.0), "–") if c.drops is None else ((0, float(c.drops)), fmt_count(c.drops))
+    return out
+
+
+def _best(entries: list[tuple[tuple, str]]) -> set[int]:
+    """Rows holding a column's best value: the lowest sort key among measured values (a
+    censored bound is never best), with every row that prints the same text (a difference the
+    table does not show marks nothing); none when all measured values print alike."""
+    known = [(k, text) for k, text in entries if k[0] == 0]
+    if len({text for _, text in known}) < 2:
+        return set()
+    low = min(known)[1]
+    return {i for i, (k, text) in enumerate(entries) if k[0] == 0 and text == low}
+
+
+def _system_text(s: System) -> str:
+    parts = [s.family, MODEL_TEXT.get(s.model, s.model) if s.model else None]
+    return " · ".join(p for p in parts if p)
+
+
+def _groups(systems: list[System], key: Callable[[System], str | None]) -> list[tuple[str | None, list[System]]]:
+    """Systems grouped by `key` (groups in order of first appearance, run.yml order inside)."""
+    groups: dict[str | None, list[System]] = {}
+    for s in systems:
+        groups.setdefault(key(s), []).append(s)
+    return list(groups.items())
+
+
+def summary_table(run: Run) -> dict[str, Any] | None:
+    """The `summary_table` block; None for a run without scenarios."""
+    if not run.has_scenarios:
+        return None
+    scenarios, cells = [], {}
+    for sc in run.scenarios:
+        lp, why = summary_point(sc)
+        scenarios.append({"id": sc.id, "label": sc.label, "url": scenario_url(run.id, sc.id),
+                          "point_text": f"{fmt_number(lp.offered_rate)} {RATE_UNIT}" if lp else "–",
+                          "point_reason": why, "colspan": len(COLUMNS)})
+        for s in sc.systems:
+            cells[(sc.id, s.id)] = sc.cell(lp.id, s.id) if lp else None
+    systems = run.scenarios[0].systems
+    values = {key: _values(c) for key, c in cells.items()}
+    best: dict[tuple[str, str, str], bool] = {}
+    for sc in run.scenarios:
+        for col, _, _ in COLUMNS:
+            winners = _best([values[(sc.id, s.id)][col] for s in systems])
+            for i, s in enumerate(systems):
+                best[(sc.id, s.id, col)] = i in winners
+
+    def row(s: System) -> dict[str, Any]:
+        out_cells = []
+        for sc in run.scenarios:
+            c = cells[(sc.id, s.id)]
+            out_cells.append({
+                "scenario": sc.id, "missing": c is None,
+                "saturated": bool(c and c.saturation.saturated),
+                "values": [{"text": values[(sc.id, s.id)][col][1],
+                            "best": best[(sc.id, s.id, col)]} for col, _, _ in COLUMNS]})
+        return {"system": s.id, "label": s.label, "detail_text": _system_text(s),
+                "cells": out_cells}
+
+    orders = []
+    for order_id, label, key in (("family", "grouped by server", lambda s: s.family),
+                                 ("model", "grouped by model",
+                                  lambda s: MODEL_TEXT.get(s.model, s.model) if s.model else None)):
+        if not any(key(s) for s in systems):
+            continue        # run.yml gives no family (model): no such grouping
+        orders.append({"id": order_id, "label": label, "groups": [
+            {"label": name or "other", "rows": [row(s) for s in members]}
+            for name, members in _groups(systems, key)]})
+    for sc in run.scenarios:
+        ranked = sorted(systems, key=lambda s, sc=sc: (values[(sc.id, s.id)][SORT_STAT][0], s.index))
+        orders.append({"id": f"by-{sc.id}", "label": f"sorted by {sc.label} {SORT_STAT}",
+                       "groups": [{"label": None, "rows": [row(s) for s in ranked]}]})
+    base = f"summary-{run.id}"
+    for o in orders:
+        o["anchor"] = f"{base}-{o['id']}"
+        o["caption_id"] = f"{base}-{o['id']}-caption"
+    points_text = "; ".join(f"{x['label']}: {x['point_text']} ({x['point_reason']})"
+                            for x in scenarios)
+    return {
+        "caption": (f"Each target in each scenario at one offered rate - {points_text}. "
+                    f"Achieved: the replies the server sent per second in the window; latencies "
+                    f"the median of the repetitions; errors + timed out: the window's requests "
+                    f"that got no answer in time, summed over the repetitions."),
+        "csv": summary_csv_path(run.id),
+        "best_note": ("Bold, with the words \"(best)\": the best value of its column within a "
+                      "scenario (highest achieved rate, lowest latency or errors), marked only "
+                      "where the values differ as printed; a censored latency (\">\": only a "
+                      "lower bound) is never best. Saturated: a saturation rule of the "
+                      "load-curve table holds for the cell, so its latencies describe a queue."),
+        "colspan": 1 + len(COLUMNS) * len(scenarios),
+        "columns": [{"key": k, "label": label, "unit": unit} for k, label, unit in COLUMNS],
+        "scenarios": scenarios,
+        "orders": orders,
+    }
+
+
+def summary_rows(run: Run) -> list[list[Any]]:
+    """The summary table's numbers, one line per (scenario, target): SUMMARY_CSV_COLUMNS."""
+    rows = []
+    for sc in run.scenarios:
+        lp, _ = summary_point(sc)
+        for s in sc.systems:
+            c = sc.cell(lp.id, s.id) if lp else None
+            if c is None:
+                continue
+            stats = [c.stats.get(n) for n in ("p50", "p99", "max")]
+            rows.append([sc.id, lp.id, lp.offered_rate, s.id, s.family, s.model,
+                         r3(delivered(c)), *[r3(p.value_ms) for p in stats],
+                         *[r3(p.at_least_ms) for p in stats], c.drops,
+                         str(c.saturation.saturated).lower()])
+    return rows
