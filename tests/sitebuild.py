@@ -61,7 +61,7 @@ def _placeholders(site: Path, data: dict) -> None:
     paths += [c.get("jvm", {}).get("source") for c in cells]
     charts = data.get("charts", {})
     for name, value in charts.items():
-        if name == "load_curve":
+        if name == "load_curve" or "svg" in value:     # one chart (gc_tail too)
             value = [value]
         elif isinstance(value, dict):    # spectrum_by_load: the spectra again, by load point
             value = list(value.values())

@@ -148,6 +148,9 @@ def varied_jobs() -> list[dict]:
            for i in range(4)]
     tput = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0, 2.0],
              "achieved_rate": [480.0, 300.0, 300.0]}]
+    gc = [{"label": f"System {i}", "color": plots.color(i), "pause_ms": 3.0 * i,
+           "p999_ms": 2.0 + i, "p999_censored": False, "max_ms": 50.0, "max_censored": False}
+          for i in range(4)]
     data = [("spectrum", {"title": "Spectrum", "curves": spectrum_curves()}),
             ("load_curve", {"title": "Load", "systems": [curve, linear]}),
             ("load_curve", {"title": "Linear", "systems": [linear]}),
@@ -155,7 +158,10 @@ def varied_jobs() -> list[dict]:
                                    "gc_pauses": [{"t_s": 1.5, "duration_ms": 20.0}]}),
             ("latency_over_time", {"title": "Latency 1", "systems": lat[:1], "gc_pauses": None}),
             ("throughput_over_time", {"title": "Throughput", "systems": tput,
-                                      "offered_rate": 500.0})]
+                                      "offered_rate": 500.0}),
+            ("gc_tail", {"title": "GC", "points": gc}),
+            ("throughput_over_time", {"title": "Throughput below", "systems": tput,
+                                      "offered_rate": 500.0, "legend": "below"})]
     return [{"kind": kind, "data": d, "svg": f"c{i}.svg", "png": f"c{i}.png"}
             for i, (kind, d) in enumerate(data)]
 
@@ -166,7 +172,7 @@ def test_reused_figures_draw_the_same_bytes_as_fresh_ones_in_any_order(tmp_path)
     jobs = varied_jobs()
     fresh = {}
     for job in jobs:
-        fig, ax = charts.new_figure(legend_below=job["kind"] in charts.LEGEND_BELOW_KINDS)
+        fig, ax = charts.new_figure(legend_below=charts.legend_below(job))
         charts.draw_chart(fig, ax, job)
         charts.save_figure(fig, tmp_path / "fresh.svg", tmp_path / "fresh.png")
         fresh[job["svg"]] = ((tmp_path / "fresh.svg").read_bytes(),
@@ -217,6 +223,14 @@ def test_phone_variant_text_is_at_least_9_css_px_at_390_px(tmp_path, kind):
                                               "t_s": [0.0, 1.0, 2.0],
                                               "achieved_rate": [990.0, 1000.0, 1000.0]}
                                              for i, label in enumerate(many)]},
+        "spectrum_panels": {"title": "Latency by percentile at 1,000 requests/s offered",
+                            "curves": [dict(c, label=label, color=plots.color(i)) for i, (c, label)
+                                       in enumerate(zip(spectrum_curves() * 2, many))]},
+        "gc_tail": {"title": "Longest GC pause in the window against the tail",
+                    "points": [{"label": label, "color": plots.color(i), "pause_ms": 2.0 * i,
+                                "p999_ms": 5.0 + i, "p999_censored": False,
+                                "max_ms": 40.0 + i, "max_censored": i == 3}
+                               for i, label in enumerate(many)]},
     }[kind]
     job = {"kind": kind, "data": data, "svg": "c.svg", "png": "c.png",
            "narrow_svg": "c-narrow.svg"}
@@ -226,8 +240,8 @@ def test_phone_variant_text_is_at_least_9_css_px_at_390_px(tmp_path, kind):
     assert _smallest_text_px(wide) < 9                    # why the variant exists
     assert _smallest_text_px(narrow) >= 9
     assert 'width="259.2pt"' in narrow                     # 3.6 in
-    for label in many:                                     # the legend keeps every entry
-        assert label in narrow
+    for label in many:             # the legend keeps every entry (a panel title: wrapped)
+        assert (label[:10] if kind == "spectrum_panels" else label) in narrow
     # the title is wrapped, not cut: every word is there
     for word in data["title"].split():
         assert word in narrow
