@@ -70,7 +70,10 @@ def _amount(n: dict[str, Any]) -> str:
     one (no answer within the timeout) is only known to exceed, and said apart."""
     censored = n["censored"]
     if n["by_min_ms"] is None:
-        return f" (all {censored} censored at the timeout: no answer within it)" if censored else ""
+        if not censored:
+            return ""
+        which = f"all {censored}" if censored > 1 else "it is"
+        return f" ({which} censored at the timeout: no answer within it)"
     if n["by_min_ms"] == n["by_max_ms"]:
         text = f", by {fmt_ms(n['by_min_ms'])} ms"
         return text + (f" ({censored} more censored at the timeout)" if censored else "")

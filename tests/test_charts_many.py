@@ -256,7 +256,7 @@ def test_gc_statement_edge_cases():
                             "the max exceeds it in 0 of 1.")
     one = gc_tail_statement([point(1.0, 3.0, 2000.0, censored=("max",))])
     assert one["text"] == ("In 1 of 1 cells the p99.9 exceeds the longest in-window GC pause, "
-                           "by 2.00 ms; the max exceeds it in 1 of 1 (all 1 censored at the "
+                           "by 2.00 ms; the max exceeds it in 1 of 1 (it is censored at the "
                            "timeout: no answer within it).")
     mixed = gc_tail_statement([point(1.0, 3.0, 9.0), point(1.0, 2.0, 5.0),
                                point(1.0, 4.0, 2000.0, censored=("max",))])
