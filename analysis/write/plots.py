@@ -232,7 +232,13 @@ def plot_spectrum_panels(axes: Sequence, curves: Sequence[dict[str, Any]], *,
         ax.tick_params(labelsize=7.5)
     if drawn:
         _spectrum_x_axis(axes[0], drawn, max_ticks)    # shared: one call sets every panel
-        _auto_log_y(axes[0], [pt[1] for curve in drawn for pt in curve["points"]])
+        values = [pt[1] for curve in drawn for pt in curve["points"]]
+        _auto_log_y(axes[0], values)
+        positive = [v for v in values if v is not None and v > 0]
+        if axes[0].get_yscale() == "log" and max(positive) / min(positive) >= 100:
+            # decades only: 1-2-5 steps crowd a 1.3-inch panel, and every tick is drawn
+            # (and made: five artists) once per panel
+            axes[0].yaxis.set_major_locator(LogLocator(base=10, subs=(1.0,)))
     # a hidden panel leaves the one above it at the bottom of its column: give it the ticks
     shown = [ax for ax in axes if ax.get_visible()]
     for ax in shown:
