@@ -339,3 +339,16 @@ def test_named_scenarios_prefix_their_charts_and_say_which(many_run):
     assert section["load_curve"]["svg"].endswith("/sleep-load-curve.svg")
     with pytest.raises(ValueError):                      # which scenario? say it
         chartset.chart_section(two)
+
+
+def test_the_svg_check_sees_a_legend_on_the_plot_area(tmp_path):
+    """The check above can fail: a legend marked as outside but drawn in the middle of the
+    axes is caught in the written SVG."""
+    from tests.test_charts import spectrum_curves
+    fig, ax = charts.new_figure()
+    plots.plot_spectrum(ax, spectrum_curves())
+    ax.get_legend().remove()
+    plots.mark_legend(ax.legend(loc="center"))
+    charts.save_figure(fig, tmp_path / "c.svg", None)
+    with pytest.raises(AssertionError, match="plot-area"):
+        assert_no_legend_on_plot_areas((tmp_path / "c.svg").read_text(), "c.svg")
