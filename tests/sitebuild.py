@@ -68,7 +68,7 @@ def _placeholders(site: Path, data: dict) -> None:
     charts = data.get("charts", {})
     for name, value in charts.items():
         if name == "load_curve" or (isinstance(value, dict) and "svg" in value):
-            value = [value]      # (a JMH run's charts: a map name -> chart)
+            value = [value]      # one chart (gc_tail; a JMH run's charts: a map name -> chart)
         elif isinstance(value, dict):    # spectrum_by_load: the spectra again, by load point
             value = list(value.values())
         for chart in value:

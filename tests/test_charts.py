@@ -148,6 +148,9 @@ def varied_jobs() -> list[dict]:
            for i in range(4)]
     tput = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0, 2.0],
              "achieved_rate": [480.0, 300.0, 300.0]}]
+    gc = [{"label": f"System {i}", "color": plots.color(i), "pause_ms": 3.0 * i,
+           "p999_ms": 2.0 + i, "p999_censored": False, "max_ms": 50.0, "max_censored": False}
+          for i in range(4)]
     data = [("spectrum", {"title": "Spectrum", "curves": spectrum_curves()}),
             ("load_curve", {"title": "Load", "systems": [curve, linear]}),
             ("load_curve", {"title": "Linear", "systems": [linear]}),
@@ -161,7 +164,10 @@ def varied_jobs() -> list[dict]:
                                                       "x": [1, 4, 16], "y": [5.0, None, 9.0],
                                                       "error": [1.0, None, 20.0]}]}),
             ("jmh_spectrum", {"title": "JMH spectrum", "ylabel": "time per operation (ns/op)",
-                              "curves": spectrum_curves()})]
+                              "curves": spectrum_curves()}),
+            ("gc_tail", {"title": "GC", "points": gc}),
+            ("throughput_over_time", {"title": "Throughput below", "systems": tput,
+                                      "offered_rate": 500.0, "legend": "below"})]
     return [{"kind": kind, "data": d, "svg": f"c{i}.svg", "png": f"c{i}.png"}
             for i, (kind, d) in enumerate(data)]
 
@@ -172,7 +178,7 @@ def test_reused_figures_draw_the_same_bytes_as_fresh_ones_in_any_order(tmp_path)
     jobs = varied_jobs()
     fresh = {}
     for job in jobs:
-        fig, ax = charts.new_figure(legend_below=job["kind"] in charts.LEGEND_BELOW_KINDS)
+        fig, ax = charts.new_figure(legend_below=charts.legend_below(job))
         charts.draw_chart(fig, ax, job)
         charts.save_figure(fig, tmp_path / "fresh.svg", tmp_path / "fresh.png")
         fresh[job["svg"]] = ((tmp_path / "fresh.svg").read_bytes(),
@@ -223,6 +229,14 @@ def test_phone_variant_text_is_at_least_9_css_px_at_390_px(tmp_path, kind):
                                               "t_s": [0.0, 1.0, 2.0],
                                               "achieved_rate": [990.0, 1000.0, 1000.0]}
                                              for i, label in enumerate(many)]},
+        "spectrum_panels": {"title": "Latency by percentile at 1,000 requests/s offered",
+                            "curves": [dict(c, label=label, color=plots.color(i)) for i, (c, label)
+                                       in enumerate(zip(spectrum_curves() * 2, many))]},
+        "gc_tail": {"title": "Longest GC pause in the window against the tail",
+                    "points": [{"label": label, "color": plots.color(i), "pause_ms": 2.0 * i,
+                                "p999_ms": 5.0 + i, "p999_censored": False,
+                                "max_ms": 40.0 + i, "max_censored": i == 3}
+                               for i, label in enumerate(many)]},
         "jmh_sweep": {"title": "Actor ring: against ringSize at messages 1000",
                       "xlabel": "ringSize", "ylabel": "time per operation (µs/op)",
                       "log_x": True, "lines": [{"label": label, "color": plots.color(i),
@@ -242,8 +256,8 @@ def test_phone_variant_text_is_at_least_9_css_px_at_390_px(tmp_path, kind):
     assert _smallest_text_px(wide) < 9                    # why the variant exists
     assert _smallest_text_px(narrow) >= 9
     assert 'width="259.2pt"' in narrow                     # 3.6 in
-    for label in many:                                     # the legend keeps every entry
-        assert label in narrow
+    for label in many:             # the legend keeps every entry (a panel title: wrapped)
+        assert (label[:10] if kind == "spectrum_panels" else label) in narrow
     # the title is wrapped, not cut: every word is there
     for word in data["title"].split():
         assert word in narrow

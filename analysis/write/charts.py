@@ -1,5 +1,5 @@
-"""-> `assets/charts/<run-id>/*.svg|png`: percentile spectrum, load curve, latency and throughput
-over time.
+"""-> `assets/charts/<run-id>/*.svg|png`: percentile spectrum (small multiples for many systems),
+load curve, latency and throughput over time, GC pause against tail; per scenario.
 
 The drawing itself is in plots.py; this module turns a run into chart jobs and figures into
 files. `_write_figure` (behind `save_figure`, which also
@@ -31,13 +31,15 @@ from matplotlib.transforms import Bbox  # noqa: E402
 from PIL import Image  # noqa: E402  (matplotlib's own PNG writer)
 
 from analysis import atomic  # noqa: E402
+from analysis.gc_tail import gc_tail_points  # noqa: E402
 from analysis.model import Cell, LoadPoint, Run, Scenario, System  # noqa: E402
-from analysis.write.chartset import chart_set, load_text  # noqa: E402
+from analysis.write.chartset import MANY_SYSTEMS, chart_set, load_text, scenario_suffix  # noqa: E402
 from analysis.write.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
                                   MARGINS, NARROW_FIGSIZE_IN, NARROW_MARGINS_IN, NARROW_TEXT_PT,
-                                  NARROW_TITLE_CHARS, PNG_DPI, STYLE, color,
-                                  plot_latency_over_time, plot_load_curve, plot_spectrum,
-                                  plot_sweep, plot_throughput_over_time)
+                                  NARROW_TITLE_CHARS, PNG_DPI, STYLE, mark_legend,
+                                  plot_gc_tail, plot_latency_over_time, plot_load_curve,
+                                  plot_spectrum, plot_spectrum_panels, plot_sweep,
+                                  plot_throughput_over_time, system_style)
 
 
 # --- files ----------------------------------------------------------------------------------
@@ -144,18 +146,36 @@ def _reused_figure(legend_below: bool, narrow: bool = False):
 
 # --- from an analysed run to chart jobs -----------------------------------------------------
 
+def system_styles(run: Run) -> dict[str, dict[str, Any]]:
+    """Each system's colour and line style (plots.system_style), one mapping for every chart
+    of the run: systems ranked by their place in run.yml (System.index) across all scenarios,
+    so a system keeps its colour from the load curve to the small multiples and the scatter,
+    and from one scenario to the next."""
+    index: dict[str, int] = {}
+    for scenario in run.scenarios:
+        for s in scenario.systems:
+            index.setdefault(s.id, s.index)
+    ranked = sorted(index, key=lambda sid: (index[sid], sid))
+    return {sid: system_style(i) for i, sid in enumerate(ranked)}
+
+
 def chart_plan(run: Run) -> list[dict[str, Any]]:
     """The picklable jobs that draw the run's charts (chartset.chart_set), one per chart."""
-    by_id = {sc.id: sc for sc in run.scenarios}
+    styles = system_styles(run)
+    scenarios = {scenario.id: scenario for scenario in run.scenarios}
+    rows = {(scenario.id, lp.id): row for scenario in run.scenarios
+            for lp, row in scenario.grid()}
     jobs = []
     for chart in chart_set(run):
-        scenario = by_id[chart.scenario]
-        if chart.load is None:
-            data = _load_curve_data(scenario)
+        scenario = scenarios[chart.scenario]
+        of = scenario_suffix(scenario)     # charts of a named scenario say which
+        if chart.kind == "load_curve":
+            data = _load_curve_data(scenario, styles, of)
+        elif chart.kind == "gc_tail":
+            data = _gc_tail_data(scenario, styles, of)
         else:
-            present = [(s, scenario.cell(chart.load.id, s.id)) for s in scenario.systems
-                       if scenario.cell(chart.load.id, s.id)]
-            data = CHART_DATA[chart.kind](chart.load, present)
+            present = [(s, c) for s, c in rows[(scenario.id, chart.load.id)] if c]
+            data = CHART_DATA[chart.kind](chart.load, present, styles, of)
         jobs.append({"kind": chart.kind, "data": data, **chart.files(run.id)})
     return jobs
 
@@ -173,12 +193,13 @@ def _range(c: Cell, name: str) -> list[float] | None:
     return [s.min.bound(), s.max.bound()]
 
 
-def _load_curve_data(scenario: Scenario) -> dict[str, Any]:
+def _load_curve_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
+                     of: str = "") -> dict[str, Any]:
     systems = []
     for s in scenario.systems:
         row = [(lp, scenario.cell(lp.id, s.id)) for lp in scenario.load_points]
         cells = [c for _, c in row if c]
-        entry = {"label": s.label, "color": color(s.index),
+        entry = {"label": s.label, **styles[s.id],
                  "offered": [lp.offered_rate for lp, c in row if c],
                  "saturated": [c.saturation.saturated for c in cells],
                  "ceiling_rps": s.predicted_ceiling_rps}
@@ -189,21 +210,37 @@ def _load_curve_data(scenario: Scenario) -> dict[str, Any]:
             entry[f"{name}_range"] = [_range(c, name) for c in cells]
         systems.append(entry)
     timeout = next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)
-    return {"systems": systems, "title": "Latency vs offered load", "timeout_ms": timeout}
+    return {"systems": systems, "title": f"Latency vs offered load{of}", "timeout_ms": timeout}
 
 
-def _spectrum_data(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
-    return {"title": f"Latency by percentile at {load_text(lp)}",
+def _gc_tail_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
+                  of: str = "") -> dict[str, Any]:
+    """gc_tail.gc_tail_points as plot_gc_tail's points, systems in the run's order."""
+    labels = {s.id: s.label for s in scenario.systems}
+    rank = {sid: i for i, sid in enumerate(styles)}
+    points = sorted(gc_tail_points(scenario), key=lambda p: rank[p.system])
+    return {"title": f"Longest GC pause in the window against the tail{of}",
+            "points": [{"label": labels[p.system], "color": styles[p.system]["color"],
+                        "pause_ms": p.pause_ms,
+                        "p999_ms": p.p999.bound(), "p999_censored": p.p999.censored,
+                        "max_ms": p.max.bound(), "max_censored": p.max.censored}
+                       for p in points]}
+
+
+def _spectrum_data(lp: LoadPoint, present: list[tuple[System, Cell]],
+                   styles: dict[str, dict[str, Any]], of: str = "") -> dict[str, Any]:
+    return {"title": f"Latency by percentile at {load_text(lp)}{of}",
             "timeout_ms": next((c.timeout_ms for _, c in present if c.timeout_ms), None),
-            "curves": [{"label": s.label, "color": color(s.index),
+            "curves": [{"label": s.label, **styles[s.id],
                         "count": c.stats.count, "points": c.spectrum} for s, c in present]}
 
 
-def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
+def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]],
+                  styles: dict[str, dict[str, Any]], of: str = "") -> dict[str, Any]:
     # the first repetition over time; JFR's pauses of the first system that has them (one JVM
     # per system)
-    return {"title": f"Latency per interval at {load_text(lp)}",
-            "systems": [{"label": s.label, "color": color(s.index),
+    return {"title": f"Latency per interval at {load_text(lp)}{of}",
+            "systems": [{"label": s.label, **styles[s.id],
                          "t_s": _step_times(c.repetitions[0].series),
                          "p99_ms": _step_values(c.repetitions[0].series, "p99_ms"),
                          "max_ms": _step_values(c.repetitions[0].series, "max_ms")}
@@ -211,16 +248,20 @@ def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str
             "gc_pauses": next((c.gc_pauses for _, c in present if c.gc_pauses), None)}
 
 
-def _throughput_data(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
-    return {"title": f"Throughput per interval at {load_text(lp)}", "offered_rate": lp.offered_rate,
-            "systems": [{"label": s.label, "color": color(s.index),
+def _throughput_data(lp: LoadPoint, present: list[tuple[System, Cell]],
+                     styles: dict[str, dict[str, Any]], of: str = "") -> dict[str, Any]:
+    return {"title": f"Throughput per interval at {load_text(lp)}{of}",
+            "offered_rate": lp.offered_rate,
+            # a legend of many systems inside the axes would cover their lines
+            "legend": "below" if len(present) > MANY_SYSTEMS else "inside",
+            "systems": [{"label": s.label, **styles[s.id],
                          "t_s": _step_times(c.repetitions[0].series),
                          "achieved_rate": _step_values(c.repetitions[0].series, "achieved_rate")}
                         for s, c in present]}
 
 
-CHART_DATA = {"spectrum": _spectrum_data, "latency_over_time": _latency_data,
-              "throughput_over_time": _throughput_data}
+CHART_DATA = {"spectrum": _spectrum_data, "spectrum_panels": _spectrum_data,
+              "latency_over_time": _latency_data, "throughput_over_time": _throughput_data}
 
 
 def pixel_sizes(jobs: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
@@ -229,7 +270,9 @@ def pixel_sizes(jobs: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
     but not drawn, on this process's reused figure to find out."""
     sizes = {}
     for job in jobs:
-        if job["kind"] in LEGEND_BELOW_KINDS:
+        if job["kind"] == "spectrum_panels":
+            width_in, height_in = panel_layout(len(job["data"]["curves"]), False)["figsize"]
+        elif legend_below(job):
             fig, ax = _reused_figure(True)
             try:
                 draw_chart(fig, ax, job)
@@ -289,26 +332,38 @@ def render_job(job: dict[str, Any], site_root: str) -> list[str]:
     return []
 
 
-CHART_KINDS = ("spectrum", "load_curve", "latency_over_time", "throughput_over_time",
+CHART_KINDS = ("spectrum", "spectrum_panels", "load_curve", "latency_over_time",
+               "throughput_over_time", "gc_tail",
                "jmh_sweep", "jmh_spectrum")    # jmh_*: a JMH run's (write/jmh_views.py)
-LEGEND_BELOW_KINDS = ("load_curve", "latency_over_time", "jmh_sweep")
+LEGEND_BELOW_KINDS = ("load_curve", "latency_over_time", "gc_tail", "jmh_sweep")
+
+
+def legend_below(job: dict[str, Any]) -> bool:
+    """Whether the job's chart has its legend under the axes (the taller layout): always for
+    some kinds, and for a throughput chart of many systems."""
+    return job["kind"] in LEGEND_BELOW_KINDS or job["data"].get("legend") == "below"
 
 
 def _draw_job(job: dict[str, Any], site_root: str) -> None:
     kind = job["kind"]
     if kind not in CHART_KINDS:
         raise ValueError(f"unknown chart kind {kind!r}")
-    legend_below = kind in LEGEND_BELOW_KINDS
-    fig, ax = _reused_figure(legend_below)
+    root = Path(site_root)
+    if kind == "spectrum_panels":    # a figure of its own: the grid depends on the systems
+        _write_figure(draw_panels(job), root / job["svg"], root / job["png"])
+        if job.get("narrow_svg"):
+            _write_figure(draw_panels(job, narrow=True), root / job["narrow_svg"], None)
+        return
+    below = legend_below(job)
+    fig, ax = _reused_figure(below)
     try:
         draw_chart(fig, ax, job)
-        root = Path(site_root)
         _write_figure(fig, root / job["svg"], root / job["png"])
     except BaseException:
-        _REUSED.pop(legend_below, None)  # half-drawn: start the next chart on a new figure
+        _REUSED.pop(below, None)  # half-drawn: start the next chart on a new figure
         raise
     if job.get("narrow_svg"):
-        fig, ax = _reused_figure(legend_below, narrow=True)
+        fig, ax = _reused_figure(below, narrow=True)
         try:
             draw_chart(fig, ax, job, narrow=True)
             _write_figure(fig, root / job["narrow_svg"], None)
@@ -335,8 +390,8 @@ def _narrow_layout(fig, ax, kind: str) -> None:
     if legend is not None:
         handles, labels = ax.get_legend_handles_labels()
         legend.remove()
-        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1,
-                  fontsize=NARROW_TEXT_PT, frameon=False)
+        mark_legend(ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+                              ncol=1, fontsize=NARROW_TEXT_PT, frameon=False))
         rows = len(labels)
     width_in, plot_in = NARROW_FIGSIZE_IN[0], 2.2
     m = NARROW_MARGINS_IN
@@ -348,9 +403,9 @@ def _narrow_layout(fig, ax, kind: str) -> None:
 
 
 def draw_chart(fig, ax, job: dict[str, Any], narrow: bool = False) -> None:
-    """Draw a chart job's data on `ax` (of a new_figure(legend_below=kind in
-    LEGEND_BELOW_KINDS)), growing the figure to fit a legend under the axes; `narrow`: the
-    phone layout (_narrow_layout) on a NARROW_FIGSIZE_IN figure."""
+    """Draw a chart job's data on `ax` (of a new_figure(legend_below=legend_below(job))),
+    growing the figure to fit a legend under the axes; `narrow`: the phone layout
+    (_narrow_layout) on a NARROW_FIGSIZE_IN figure. Small multiples: draw_panels."""
     data = job["data"]
     kind = job["kind"]
     with plt.rc_context(STYLE):
@@ -365,7 +420,9 @@ def draw_chart(fig, ax, job: dict[str, Any], narrow: bool = False) -> None:
                                    gc_pauses=data.get("gc_pauses"))
         elif kind == "throughput_over_time":
             plot_throughput_over_time(ax, data["systems"], offered_rate=data["offered_rate"],
-                                      title=data["title"])
+                                      title=data["title"], legend=data.get("legend", "inside"))
+        elif kind == "gc_tail":
+            plot_gc_tail(ax, data["points"], title=data["title"])
         elif kind == "jmh_sweep":
             plot_sweep(ax, data["lines"], xlabel=data["xlabel"], ylabel=data["ylabel"],
                        log_x=data["log_x"], title=data["title"])
@@ -376,5 +433,61 @@ def draw_chart(fig, ax, job: dict[str, Any], narrow: bool = False) -> None:
     if narrow:
         with plt.rc_context(STYLE):
             _narrow_layout(fig, ax, kind)
-    elif kind in LEGEND_BELOW_KINDS:
+    elif legend_below(job):
         _fit_legend_below(fig, ax)
+
+
+# --- small multiples: one panel per system ---------------------------------------------------
+
+def panel_layout(n: int, narrow: bool, title_lines: int = 1) -> dict[str, Any]:
+    """The grid of n panels: 3 columns (4 above 12 systems) at 700 px, 2 on a phone; sizes in
+    inches, so the panels keep their size whatever the count and the figure grows instead.
+    Between rows: room for a two-line panel title (the x tick labels show on the bottom row
+    only: the panels share their axes). `title_lines`: the figure title's (wrapped on a
+    phone)."""
+    cols = 2 if narrow else (3 if n <= 12 else 4)
+    rows = max(1, math.ceil(n / cols))
+    width = NARROW_FIGSIZE_IN[0] if narrow else FIGSIZE_IN[0]
+    panel_h, gap_h, gap_w = (1.15, 0.42, 0.14) if narrow else (1.3, 0.42, 0.16)
+    left, right = (0.7, 0.12) if narrow else (0.8, 0.15)
+    top = 0.45 + 0.19 * title_lines     # the title, then the first row's (two-line) panel titles
+    bottom = 0.72 if narrow else 0.62   # x tick labels and the x label (two lines on a phone)
+    height = top + rows * panel_h + (rows - 1) * gap_h + bottom
+    # whole pixels plus a quarter, so Agg's int() and pixel_sizes' round() agree
+    height = (round(height * PNG_DPI) + 0.25) / PNG_DPI
+    panel_w = (width - left - right - (cols - 1) * gap_w) / cols
+    return {"cols": cols, "rows": rows, "figsize": (width, height),
+            "adjust": {"left": left / width, "right": 1 - right / width,
+                       "bottom": bottom / height, "top": 1 - top / height,
+                       "hspace": gap_h / panel_h, "wspace": gap_w / panel_w},
+            # 8.5 pt titles are about 4.8 pt a character; x labels like "99.99%" ~ 0.45 in
+            "title_chars": max(8, int(panel_w * 72 / 4.8)),
+            "max_ticks": max(2, int(panel_w / 0.42))}
+
+
+def draw_panels(job: dict[str, Any], narrow: bool = False) -> Figure:
+    """A spectrum_panels job drawn on a new figure (panel_layout; not pyplot's, so nothing to
+    close): plots.plot_spectrum_panels, the title above and the axis labels once."""
+    data = job["data"]
+    title = textwrap.fill(data["title"], NARROW_TITLE_CHARS) if narrow else data["title"]
+    layout = panel_layout(len(data["curves"]), narrow, title.count("\n") + 1)
+    text_pt = NARROW_TEXT_PT if narrow else 9
+    with plt.rc_context(STYLE):
+        fig = Figure(figsize=layout["figsize"])
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(layout["rows"], layout["cols"], sharex=True, sharey=True,
+                            squeeze=False).ravel().tolist()
+        fig.subplots_adjust(**layout["adjust"])
+        plot_spectrum_panels(axes, data["curves"], timeout_ms=data.get("timeout_ms"),
+                             max_ticks=layout["max_ticks"], title_chars=layout["title_chars"])
+        if narrow:
+            for ax in axes:
+                ax.tick_params(labelsize=NARROW_TEXT_PT)
+        height = layout["figsize"][1]
+        fig.suptitle(title, y=1 - 0.1 / height, va="top", fontsize=10 if narrow else 11)
+        fig.supxlabel("percentile (log scale of 1/(1 − p)); each panel: one system in colour, "
+                      "the others grey" if not narrow else
+                      "percentile (log of 1/(1 − p));\nits system in colour, others grey",
+                      y=0.08 / height, va="bottom", fontsize=text_pt)
+        fig.supylabel("latency (ms)", x=0.06 / layout["figsize"][0], fontsize=text_pt)
+    return fig

@@ -9,9 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from analysis.gc_tail import gc_tail_points, gc_tail_statement
 from analysis.model import LoadPoint, Run, Scenario
-from analysis.vocabulary import CHART_TITLES, load_label, plain
+from analysis.vocabulary import CHART_TITLES, load_label, plain, r3
 from analysis.write.paths import chart_path
+
+# Above this many systems with a cell at a load point, its percentile spectrum is small
+# multiples (one panel per system, kind "spectrum_panels") and its throughput chart's legend
+# goes under the axes (charts._throughput_data): a dozen lines and a legend inside one plot
+# area cover each other.
+MANY_SYSTEMS = 6
+# The kind a chart is listed under in the data file's `charts:` block (the page's lists)
+SECTION_KIND = {"spectrum_panels": "spectrum"}
 
 
 @dataclass(frozen=True)
@@ -20,7 +29,7 @@ class Chart:
     name: str                   # file name without extension
     alt: str
     load: LoadPoint | None = None
-    scenario: str | None = None     # the scenario's id (None: the implicit one)
+    scenario: str | None = None  # Scenario.id: None for a run without scenarios
 
     def files(self, run_id: str) -> dict[str, str]:
         """The chart's files: SVG and PNG at 700 px, and `narrow_svg`, the same chart laid out
@@ -34,32 +43,59 @@ def load_text(lp: LoadPoint) -> str:
     return f"{lp.offered_rate:,g} requests/s offered"
 
 
+def scenario_suffix(scenario: Scenario) -> str:
+    """' (JSON, no wait)': which scenario a chart shows, for its title and alt text; '' for
+    the implicit scenario of a run without scenarios."""
+    return f" ({scenario.label or scenario.id})" if scenario.id else ""
+
+
 def chart_set(run: Run) -> list[Chart]:
-    """The run's charts in drawing order, per scenario (named `<scenario-id>-...` when it has
-    an id): the load curve, then per load point with any cell its spectrum, latency over time
-    and throughput over time."""
-    charts = []
-    for scenario in run.scenarios:
-        pre, sid = ("" if scenario.id is None else f"{scenario.id}-"), scenario.id
-        names = ", ".join(s.label for s in scenario.systems)
-        charts.append(Chart("load_curve", f"{pre}load-curve",
-                            f"Load curve: p50 and p99 latency (ms) against offered load "
-                            f"(requests/s) for {names}, with predicted ceilings where known.",
-                            scenario=sid))
-        for lp, row in scenario.grid():
-            if not any(c for _, c in row):
-                continue
-            text = load_text(lp)
-            charts += [
-                Chart("spectrum", f"{pre}spectrum-{lp.id}",
-                      f"Percentile spectrum at {text}: latency (ms) from p0 to the max, for "
-                      f"{names}.", lp, sid),
-                Chart("latency_over_time", f"{pre}latency-{lp.id}",
-                      f"Latency over time at {text}: p99 and max per interval (ms) against "
-                      f"seconds since the start of measurement, for {names}.", lp, sid),
-                Chart("throughput_over_time", f"{pre}throughput-{lp.id}",
-                      f"Throughput over time at {text}: achieved requests/s per interval "
-                      f"against the offered rate, for {names}.", lp, sid)]
+    """The run's charts in drawing order, scenario by scenario (scenario_charts)."""
+    return [chart for scenario in run.scenarios for chart in scenario_charts(scenario)]
+
+
+def scenario_charts(scenario: Scenario) -> list[Chart]:
+    """A scenario's charts: the load curve, then per load point with any cell its spectrum
+    (small multiples above MANY_SYSTEMS systems), latency over time and throughput over time,
+    then GC pause against tail when some cell has a JFR window. A scenario with an id prefixes
+    its file names with `<id>-`; the implicit one (id None) keeps the names of a run without
+    scenarios."""
+    sid = scenario.id
+    prefix = f"{sid}-" if sid else ""
+    of = scenario_suffix(scenario)
+    names = ", ".join(s.label for s in scenario.systems)
+    charts = [Chart("load_curve", f"{prefix}load-curve",
+                    f"Load curve{of}: p50 and p99 latency (ms) against offered load "
+                    f"(requests/s) for {names}, with predicted ceilings where known.",
+                    scenario=sid)]
+    for lp, row in scenario.grid():
+        present = [s.label for s, c in row if c]
+        if not present:
+            continue
+        text = load_text(lp)
+        if len(present) > MANY_SYSTEMS:
+            spectrum = Chart("spectrum_panels", f"{prefix}spectrum-{lp.id}",
+                             f"Percentile spectrum{of} at {text}: one panel per system "
+                             f"({', '.join(present)}), each drawing its system's latency (ms) "
+                             f"from p0 to the max in colour over the other systems in grey, on "
+                             f"shared axes.", lp, sid)
+        else:
+            spectrum = Chart("spectrum", f"{prefix}spectrum-{lp.id}",
+                             f"Percentile spectrum{of} at {text}: latency (ms) from p0 to the "
+                             f"max, for {names}.", lp, sid)
+        charts += [
+            spectrum,
+            Chart("latency_over_time", f"{prefix}latency-{lp.id}",
+                  f"Latency over time{of} at {text}: p99 and max per interval (ms) against "
+                  f"seconds since the start of measurement, for {names}.", lp, sid),
+            Chart("throughput_over_time", f"{prefix}throughput-{lp.id}",
+                  f"Throughput over time{of} at {text}: achieved requests/s per interval "
+                  f"against the offered rate, for {names}.", lp, sid)]
+    if gc_tail_points(scenario):
+        charts.append(Chart("gc_tail", f"{prefix}gc-tail",
+                            f"GC pause against tail{of}: each cell's longest GC pause inside "
+                            f"the measured window (ms) against its p99.9 and max latency (ms), "
+                            f"for {names}.", scenario=sid))
     return charts
 
 
@@ -72,20 +108,32 @@ def caption(kind: str, lp: LoadPoint) -> str:
 
 def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None,
                   scenario: Scenario | None = None) -> dict[str, Any]:
-    """The data file's `charts:` block of one scenario (default: the run's only one): the
-    load curve, per kind a list by load point (each with its caption), and the spectra again
-    keyed by load point (percentile-plot.html). `sizes` (charts.pixel_sizes: png path ->
-    pixels) gives each entry its width and height."""
-    sid = scenario.id if scenario is not None else run.scenario.id
+    """The data file's `charts:` block of one scenario (default: the run's only one): the load
+    curve, per kind a list by load point (each with its caption), and the spectra again keyed
+    by load point (percentile-plot.html); small multiples are listed as spectra. When some
+    cell has a JFR window, `gc_tail`: the GC-pause-against-tail chart with its `statement`
+    (gc_tail.gc_tail_statement: `text` and the numbers). `sizes` (charts.pixel_sizes: png
+    path -> pixels) gives each entry its width and height."""
+    scenario = scenario if scenario is not None else run.scenario
     section: dict[str, Any] = {"spectrum": [], "latency_over_time": [], "throughput_over_time": []}
-    for chart in (c for c in chart_set(run) if c.scenario == sid):
+    for chart in scenario_charts(scenario):
         entry = {**chart.files(run.id), "alt": chart.alt}
         if sizes and entry["png"] in sizes:
             entry["width"], entry["height"] = sizes[entry["png"]]
+        kind = SECTION_KIND.get(chart.kind, chart.kind)
+        if chart.kind == "gc_tail":
+            entry["statement"] = _rounded(gc_tail_statement(gc_tail_points(scenario)))
         if chart.load is None:
-            section[chart.kind] = entry
+            section[kind] = entry
         else:
-            section[chart.kind].append({"load": chart.load.id, **entry,
-                                        "caption": caption(chart.kind, chart.load)})
+            section[kind].append({"load": chart.load.id, **entry,
+                                  "caption": caption(kind, chart.load)})
     by_load = {e["load"]: dict(e) for e in section["spectrum"]}
     return {"load_curve": section.pop("load_curve"), **section, "spectrum_by_load": by_load}
+
+
+def _rounded(value: Any) -> Any:
+    """The statement's numbers as the data file gives ms: to 3 decimals."""
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return r3(value) if isinstance(value, float) else value
