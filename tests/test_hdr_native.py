@@ -213,3 +213,20 @@ def test_refusals_on_the_numpy_path(numpy_only, tmp_path, counts, reason):
 @pytest.mark.parametrize("path", [p for t, p in CASES if t == "hlog"], ids=lambda p: p.name)
 def test_fuzz_corpus_on_the_numpy_path(numpy_only, path):
     TARGETS["hlog"](path.read_bytes())
+
+
+@needs_kernels
+def test_decoder_reuses_its_arrays_only_once_nothing_refers_to_them():
+    kernels = native.Kernels(KERNELS.lib)            # (a pool of its own)
+    body = [b"\x02\x04\x03" * 300] * 8            # 1,200 of the layout's 1,408 counts
+    first = kernels.decode_v2(body, [LAYOUT.counts_array_length] * 8, 20)
+    kept = first[1][10:20]                           # a view, as a Histogram would keep
+    del first
+    second = kernels.decode_v2(body, [LAYOUT.counts_array_length] * 8, 20)
+    assert not np.shares_memory(kept, second[1])
+    assert kept.tolist() == [1, 2] * 5
+    address = kept.base.ctypes.data
+    del kept
+    third = kernels.decode_v2(body, [LAYOUT.counts_array_length] * 8, 20)
+    assert not np.shares_memory(third[0], second[0])  # (second is still held here)
+    assert third[1].base.ctypes.data == address       # the first batch's arrays, free again

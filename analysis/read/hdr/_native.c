@@ -35,13 +35,14 @@ enum { ROW_DECODED = 0, ROW_DEFERRED = 1 };
  * at least 6, and enough for every decoded row's span (the position after its last varint,
  * or after its last count when zeros run past the counts array).
  * Returns the number of entries, or -1 when the arguments are inconsistent. */
-int64_t lc_decode_v2(const uint8_t *buf, int64_t buf_len, const int64_t *offsets, int64_t n,
-                     const int64_t *cal, int64_t *keys, int64_t *counts, int64_t capacity,
-                     int64_t *row_entries, int64_t *totals, uint8_t *status,
-                     int64_t *stride_bits)
+int64_t lc_decode_v2(const uint8_t *restrict buf, int64_t buf_len,
+                     const int64_t *restrict offsets, int64_t n, const int64_t *restrict cal,
+                     int64_t *restrict keys, int64_t *restrict counts, int64_t capacity,
+                     int64_t *restrict row_entries, int64_t *restrict totals,
+                     uint8_t *restrict status, int64_t *restrict stride_bits)
 {
     int64_t e = 0, max_span = 0;
-    if (n < 0 || buf_len < 0 || capacity < 0 || *stride_bits < 6 || *stride_bits > 62)
+    if (n < 0 || buf_len < 0 || capacity < buf_len || *stride_bits < 6 || *stride_bits > 62)
         return -1;
     if (offsets[0] != 0 || offsets[n] != buf_len)
         return -1;
@@ -57,23 +58,20 @@ int64_t lc_decode_v2(const uint8_t *buf, int64_t buf_len, const int64_t *offsets
         int deferred = 0;
         row_entries[r] = e;
         while (p < end) {
-            uint64_t v;
-            uint8_t byte = buf[p++];
-            if (byte < 0x80) {
-                v = byte;
-            } else {   /* ZigZagEncoding.getLong: up to 8 bytes of 7 bits, a 9th of 8 bits */
-                v = byte & 0x7f;
+            uint64_t v = buf[p++];
+            if (v >= 0x80) {   /* ZigZagEncoding.getLong: up to 8 bytes of 7 bits, a 9th of 8 */
+                v &= 0x7f;
                 for (int k = 1;; k++) {
                     if (p >= end) {              /* ends inside a varint */
                         deferred = 1;
                         break;
                     }
-                    byte = buf[p++];
+                    uint64_t byte = buf[p++];
                     if (k == 8) {
-                        v |= (uint64_t)byte << 56;
+                        v |= byte << 56;
                         break;
                     }
-                    v |= (uint64_t)(byte & 0x7f) << (7 * k);
+                    v |= (byte & 0x7f) << (7 * k);
                     if (byte < 0x80)
                         break;
                 }
@@ -81,29 +79,26 @@ int64_t lc_decode_v2(const uint8_t *buf, int64_t buf_len, const int64_t *offsets
                     break;
             }
             int64_t value = (int64_t)((v >> 1) ^ (~(v & 1) + 1));
-            if (value > 0) {
-                if (position >= limit || e >= capacity) {   /* beyond the counts array */
-                    deferred = 1;
-                    break;
-                }
-                total += (uint64_t)value;    /* < 2^62 + 2^63: no wrap */
-                if (total >= TOTAL_LIMIT) {
-                    deferred = 1;
-                    break;
-                }
-                keys[e] = position;
-                counts[e] = value;
-                e++;
-                last_filled = position;
-                position++;
-            } else if (value == 0) {
-                position++;
-            } else {
-                if (value < -INT31_MAX) {                  /* zero run over 2^31-1 */
-                    deferred = 1;
-                    break;
-                }
-                position -= value;   /* < 2^31 per byte of input: no overflow */
+            int64_t is_count = value > 0;
+            /* (rare, so predicted: a count beyond the counts array, a zero run over 2^31-1) */
+            if ((is_count & (position >= limit)) | (value < -INT31_MAX)) {
+                deferred = 1;
+                break;
+            }
+            /* Counts and zero runs alternate unpredictably: no branch on which this is. The
+             * slot e is always inside the arrays: e counts fewer varints than bytes read. */
+            uint64_t count_mask = 0 - (uint64_t)is_count;          /* all ones for a count */
+            int64_t run_mask = value >> 63;                        /* all ones for a run */
+            keys[e] = position;
+            counts[e] = value;
+            e += is_count;
+            total += (uint64_t)value & count_mask;                 /* < 2^62 + 2^63 */
+            last_filled = (int64_t)(((uint64_t)position & count_mask)
+                                    | ((uint64_t)last_filled & ~count_mask));
+            position += (-value & run_mask) | (1 & ~run_mask);     /* < 2^31 a byte */
+            if (total >= TOTAL_LIMIT) {
+                deferred = 1;
+                break;
             }
         }
         if (deferred) {
@@ -121,21 +116,19 @@ int64_t lc_decode_v2(const uint8_t *buf, int64_t buf_len, const int64_t *offsets
             max_span = span;
     }
     row_entries[n] = e;
-    int bits = 6;
+    int64_t bits = 6;
     if (max_span - 1 > 0) {
-        int length = 64 - __builtin_clzll((uint64_t)(max_span - 1));
+        int64_t length = 64 - __builtin_clzll((uint64_t)(max_span - 1));
         if (length > bits)
             bits = length;
     }
-    if (bits < *stride_bits)
-        *stride_bits = bits;
+    if (bits > *stride_bits)
+        bits = *stride_bits;
+    *stride_bits = bits;
     for (int64_t r = 0; r < n; r++) {
-        int64_t row_key = r << *stride_bits;
-        for (int64_t k = row_entries[r]; k < row_entries[r + 1]; k++) {
-            if (keys[k] >= (1LL << *stride_bits))    /* (cannot happen: span <= stride) */
-                return -1;
-            keys[k] |= row_key;
-        }
+        int64_t row_key = r << bits;
+        for (int64_t k = row_entries[r]; k < row_entries[r + 1]; k++)
+            keys[k] |= row_key;        /* (keys[k] < 2^bits: below every decoded row's span) */
     }
     return e;
 }
@@ -171,22 +164,26 @@ static int64_t target_count(double requested, int64_t total)
  * from index 0 (the first index whose cumulative count reaches the target).
  * Returns 0, or -1 when the arguments are inconsistent (nothing is changed then, except when
  * the total outgrows the counts array, which cannot happen with consistent state). */
-int64_t lc_running(const int64_t *keys, const int64_t *cnt, int64_t n_keys,
-                   const int64_t *starts, const int64_t *ends, int64_t n_rows, int64_t mask,
-                   int64_t *dense, int64_t dense_len, int64_t *blocks, int64_t blocks_len,
-                   int64_t *state, const double *requested, int64_t *out)
+int64_t lc_running(const int64_t *restrict keys, const int64_t *restrict cnt, int64_t n_keys,
+                   const int64_t *restrict starts, const int64_t *restrict ends, int64_t n_rows,
+                   int64_t mask, int64_t *restrict dense, int64_t dense_len,
+                   int64_t *restrict blocks, int64_t blocks_len, int64_t *restrict state,
+                   const double *restrict requested, int64_t *restrict out)
 {
-    int64_t *pos = state, *cum = state + N_TOTAL;
-    uint64_t total = (uint64_t)state[10];
+    int64_t pos[N_TOTAL], cum[N_TOTAL];
+    uint64_t total = (uint64_t)state[2 * N_TOTAL];
     if (dense_len <= 0 || dense_len % BLOCK || blocks_len != dense_len / BLOCK || mask < 0
             || mask >= dense_len || n_rows < 0)
         return -1;
     for (int64_t r = 0; r < n_rows; r++)
         if (starts[r] < 0 || ends[r] < starts[r] || ends[r] > n_keys)
             return -1;
-    for (int j = 0; j < N_TOTAL; j++)
+    for (int j = 0; j < N_TOTAL; j++) {
+        pos[j] = state[j];
+        cum[j] = state[N_TOTAL + j];
         if (pos[j] < -1 || pos[j] >= dense_len || (j && pos[j] < pos[j - 1]))
             return -1;
+    }
     for (int64_t r = 0; r < n_rows; r++) {
         int64_t a = starts[r], b = ends[r], *row = out + r * 10;
         uint64_t count = 0;
@@ -199,16 +196,17 @@ int64_t lc_running(const int64_t *keys, const int64_t *cnt, int64_t n_keys,
         int next = 0;
         for (int64_t k = a; k < b; k++) {
             int64_t index = keys[k] & mask;   /* mask < dense_len: checked above */
+            int64_t c = cnt[k];
             /* the running percentiles' counts grow by this row's counts at or below them */
             while (next < N_TOTAL && pos[next] < index)
                 delta[next++] = (int64_t)sum;
-            sum += (uint64_t)cnt[k];
+            sum += (uint64_t)c;
             if (ip50 < 0 && (int64_t)sum >= t50)
                 ip50 = index;
             if (ip90 < 0 && (int64_t)sum >= t90)
                 ip90 = index;
-            dense[index] += cnt[k];
-            blocks[index >> BLOCK_BITS] += cnt[k];
+            dense[index] += c;
+            blocks[index >> BLOCK_BITS] += c;
         }
         while (next < N_TOTAL)
             delta[next++] = (int64_t)sum;
@@ -257,6 +255,10 @@ int64_t lc_running(const int64_t *keys, const int64_t *cnt, int64_t n_keys,
             row[5 + j] = p;
         }
     }
-    state[10] = (int64_t)total;
+    for (int j = 0; j < N_TOTAL; j++) {
+        state[j] = pos[j];
+        state[N_TOTAL + j] = cum[j];
+    }
+    state[2 * N_TOTAL] = (int64_t)total;
     return 0;
 }

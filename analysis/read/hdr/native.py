@@ -33,6 +33,7 @@ FLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off"]
 ABI = 1               # lc_abi() of the source this module was written against
 ROW_DEFERRED = 1      # lc_decode_v2's status of a row left to the Python decoder
 BUILD_SECONDS = 120
+POOL = 3              # output arrays kept for reuse (a batch in use, the next being decoded)
 
 _i64 = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
 _u8 = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
@@ -55,6 +56,27 @@ class Kernels:
         lib.lc_running.argtypes = [_i64, _i64, _I64, _i64, _i64, _I64, _I64, _i64, _I64, _i64,
                                    _I64, _i64, _f64, _i64]
         self.lib = lib
+        self._pool: list[list] = []      # [keys, counts, references when idle]: see _outputs
+
+    def _outputs(self, size: int):
+        """(keys, counts) arrays of at least `size` entries for lc_decode_v2. Fresh arrays of
+        a batch's size cost more in page faults (~1 ms a batch here) than decoding into them,
+        so arrays are reused once nothing refers to them any more: the batch made of them,
+        and every view of it, is gone (numpy views hold a reference to the array they see)."""
+        for entry in self._pool:
+            keys, counts, idle = entry
+            if keys.size >= size and sys.getrefcount(keys) <= idle and \
+                    sys.getrefcount(counts) <= idle:
+                return keys, counts
+        size += size >> 3               # (room for the next, slightly larger batch)
+        keys, counts = np.empty(size, np.int64), np.empty(size, np.int64)
+        if len(self._pool) < POOL:
+            self._pool = [e for e in self._pool if e[0].size >= size]   # (too small: drop)
+            entry = [keys, counts, 0]
+            self._pool.append(entry)
+            # held by the pool and a local name, as in the test above: idle
+            entry[2] = sys.getrefcount(keys)
+        return keys, counts
 
     def decode_v2(self, bodies: list[bytes], cals: list[int], stride_bits: int):
         """batch._decode_v2_batch's job: -> (keys, counts, row_entries, totals, deferred,
@@ -65,9 +87,8 @@ class Kernels:
         buf = np.frombuffer(b"".join(bodies), np.uint8)
         offsets = np.zeros(n + 1, np.int64)
         np.cumsum(np.fromiter(map(len, bodies), np.int64, n), out=offsets[1:])
-        capacity = max(buf.size, 1)          # a count takes at least one byte
-        keys = np.empty(capacity, np.int64)
-        counts = np.empty(capacity, np.int64)
+        keys, counts = self._outputs(max(buf.size, 1))   # a count takes at least one byte
+        capacity = keys.size
         row_entries = np.empty(n + 1, np.int64)
         totals = np.empty(max(n, 1), np.int64)
         status = np.empty(max(n, 1), np.uint8)
