@@ -23,6 +23,9 @@ help:
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	@# hgrm's compiled inner loops (.cache/native/; rebuilt on first use when the source
+	@# changes); without a C compiler the numpy code runs, with the same output
+	-$(VENV)/bin/python -m analysis.read.hdr.native
 	touch $@
 
 jekyll-deps:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import binascii
 import json
+import os
 import subprocess
 import sys
 import zlib
@@ -73,12 +74,17 @@ def test_inflate_agrees_with_zlib():
 
 # Runs every golden case in a fresh interpreter where importing pybase64 and isal fails.
 WITHOUT_WHEELS = """
-import json, sys
+import sys
 sys.modules["pybase64"] = None
 sys.modules["isal"] = None
 sys.modules["isal.isal_zlib"] = None
 from analysis.read.hdr import codec
 assert codec.NAMES == "binascii + zlib", codec.NAMES
+"""
+
+# Then runs the cases given as JSON in argv[1]: [[stdout file, hgrm arguments], ...].
+RUN_CASES = """
+import json, sys
 from analysis.cli import main
 for out, args in json.loads(sys.argv[1]):
     with open(out, "w") as sys.stdout:
@@ -86,7 +92,9 @@ for out, args in json.loads(sys.argv[1]):
 """
 
 
-def test_goldens_without_the_fast_wheels(tmp_path):
+def assert_goldens_in_fresh_interpreter(tmp_path, preamble: str, env=None) -> None:
+    """Every hgrm golden case, run by `preamble` + RUN_CASES in a new interpreter (with `env`
+    added to the environment), gives the golden files byte for byte."""
     runs, expected = [], []
     for param in _cases():
         name, fixture, flags = param.values
@@ -99,9 +107,14 @@ def test_goldens_without_the_fast_wheels(tmp_path):
         else:
             runs.append((str(tmp_path / f"{name}.ignored"), args + ["-o", str(tmp_path / name)]))
             expected += [(name, f"{name}.log"), (f"{name}.hgrm", f"{name}.hgrm")]
-    proc = subprocess.run([sys.executable, "-c", WITHOUT_WHEELS, json.dumps(runs)], cwd=REPO,
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", preamble + RUN_CASES, json.dumps(runs)],
+                          cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
     assert proc.returncode == 0, proc.stderr
     for ours, golden in expected:
         assert _normalise((tmp_path / ours).read_text()) == \
             _normalise((GOLDEN / "expected" / golden).read_text()), golden
+
+
+def test_goldens_without_the_fast_wheels(tmp_path):
+    assert_goldens_in_fresh_interpreter(tmp_path, WITHOUT_WHEELS)

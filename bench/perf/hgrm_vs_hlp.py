@@ -1,6 +1,6 @@
 """Speed and memory of `python -m analysis hgrm` against HistogramLogProcessor on a 24-hour log.
 
-    .venv/bin/python bench/perf/hgrm_vs_hlp.py [--repeat N] [--one-core]
+    .venv/bin/python bench/perf/hgrm_vs_hlp.py [--repeat N] [--one-core] [--numpy]
 
 Generates bench/perf/out/day.hlog once (`genhlog day.hlog 86400 2000 1`: 86,400 one-second
 intervals of 2,000 values, ~110 MB), then runs, side by side in this one run,
@@ -14,6 +14,10 @@ identical, and the floor: base64 + zlib of the same payloads alone, in-process, 
 libraries hgrm uses (analysis/read/hdr/codec.py: pybase64 + isal when installed) and with the
 stdlib. `--one-core` pins ours to CPU 0 (`taskset -c 0`: no read-ahead process), and
 HistogramLogProcessor is left as it runs by default (issue 15's "x HLP on one core").
+`--numpy`: ours without its compiled inner loops (LOADCURVE_NATIVE=0; analysis/read/hdr/native.py).
+The two tools take turns (HLP, ours, HLP, ours, ...), and every timing is printed as it comes
+with the 1-minute load average before and after it: on a shared machine, read the ratio of
+the best runs beside the load they saw.
 Targets: ours >= 8x faster than HistogramLogProcessor (wall; >= 6x with --one-core), peak
 memory < 500 MB.
 Exit status 1 when the outputs differ or the memory target is missed; the speed target is
@@ -25,6 +29,7 @@ import argparse
 import binascii
 import shutil
 import os
+import statistics
 import re
 import subprocess
 import sys
@@ -59,12 +64,15 @@ runpy.run_module("analysis", run_name="__main__", alter_sys=True)
 """
 
 
-def run(cmd: list[str], rss_report: Path | None = None) -> dict:
+def run(cmd: list[str], rss_report: Path | None = None, env: dict | None = None) -> dict:
     """Run cmd; wall seconds, CPU seconds (user + sys, with the processes it waited for) and
-    peak RSS (MB), from wait4, of the process and everything it started. With rss_report (a
-    file cmd writes "own-KB children-KB" to), peak RSS is the sum of the two peaks."""
+    peak RSS (MB), from wait4, of the process and everything it started, and the load average
+    before and after. With rss_report (a file cmd writes "own-KB children-KB" to), peak RSS is
+    the sum of the two peaks."""
+    load_before = os.getloadavg()[0]
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, **(env or {})})
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     stderr = proc.stderr.read().decode(errors="replace")
@@ -76,7 +84,12 @@ def run(cmd: list[str], rss_report: Path | None = None) -> dict:
     if rss_report is not None:
         own, child = (int(x) for x in rss_report.read_text().split())
         rss_kb = max(rss_kb, own + child)
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": rss_kb / 1024}
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": rss_kb / 1024,
+            "load": (load_before, os.getloadavg()[0])}
+
+
+def load_text(r: dict) -> str:
+    return f"load {r['load'][0]:.2f} -> {r['load'][1]:.2f}"
 
 
 def floor_seconds(path: Path, fast: bool) -> tuple[float, int]:
@@ -105,7 +118,15 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each tool (default 1)")
     parser.add_argument("--one-core", action="store_true",
                         help="pin ours to CPU 0 (taskset -c 0): no read-ahead process")
+    parser.add_argument("--numpy", action="store_true",
+                        help="ours without its compiled inner loops (LOADCURVE_NATIVE=0)")
     args = parser.parse_args()
+    sys.path.insert(0, str(REPO))
+    from analysis.read.hdr import native
+    ours_env = {"LOADCURVE_NATIVE": "0"} if args.numpy else {}
+    if not args.numpy:
+        native.get()      # (built now if need be, not inside a timed run)
+    path = "numpy (--numpy)" if args.numpy else native.describe()
     if args.one_core and not shutil.which("taskset"):
         print("error: --one-core needs taskset (util-linux)", file=sys.stderr)
         return 1
@@ -122,15 +143,21 @@ def main() -> int:
                 "hgrm", "-i", str(DAY), "-o", str(OUT / "ours")]
     hlp_cmd = [str(ORACLE / "hlp"), "-i", str(DAY), "-o", str(OUT / "hlp")]
     results = {"ours": [], "hlp": []}
-    for _ in range(args.repeat):
+    print(f"inner loops of ours: {path}", flush=True)
+    for k in range(args.repeat):
         # alternate, so both see the same machine load
-        results["hlp"].append(run(hlp_cmd))
-        results["ours"].append(run(ours_cmd, rss_report))
+        for name, r in (("hlp", run(hlp_cmd)), ("ours", run(ours_cmd, rss_report, ours_env))):
+            results[name].append(r)
+            print(f"  run {k + 1} {name:4s} {r['wall']:7.2f} s wall {r['cpu']:7.2f} s CPU  "
+                  f"({load_text(r)})", flush=True)
+    floor_load = os.getloadavg()[0]
     floor, payloads = floor_seconds(DAY, fast=True)
     floor_stdlib, _ = floor_seconds(DAY, fast=False)
+    floor_load = f"load {floor_load:.2f} -> {os.getloadavg()[0]:.2f}"
     from analysis.read.hdr.codec import NAMES
     target = ONE_CORE_SPEED_TARGET if args.one_core else SPEED_TARGET
     best = {k: min(v, key=lambda r: r["wall"]) for k, v in results.items()}
+    median = {k: statistics.median(r["wall"] for r in v) for k, v in results.items()}
     identical = same_output(OUT / "ours", OUT / "hlp") and \
         same_output(OUT / "ours.hgrm", OUT / "hlp.hgrm")
     ratio_wall = best["hlp"]["wall"] / best["ours"]["wall"]
@@ -138,14 +165,18 @@ def main() -> int:
     print(f"input: {DAY.relative_to(REPO)} ({size_mb:.0f} MB, {payloads} intervals); "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
           f"{'; ours pinned to CPU 0' if args.one_core else ''}")
-    print(f"{'':26s}{'wall s':>9s}{'CPU s':>9s}{'peak MB':>9s}")
+    print(f"best of {args.repeat}:{'':15s}{'wall s':>9s}{'CPU s':>9s}{'peak MB':>9s}"
+          f"{'median s':>10s}")
     for name, label in (("hlp", "HistogramLogProcessor"), ("ours", "analysis hgrm")):
         r = best[name]
-        print(f"{label:26s}{r['wall']:9.2f}{r['cpu']:9.2f}{r['rss_mb']:9.0f}")
-    print(f"{'floor: ' + NAMES:26s}{floor:9.2f}")
+        print(f"{label:26s}{r['wall']:9.2f}{r['cpu']:9.2f}{r['rss_mb']:9.0f}"
+              f"{median[name]:10.2f}  ({load_text(r)})")
+    print(f"{'floor: ' + NAMES:26s}{floor:9.2f}{'':28s}({floor_load})")
     print(f"{'floor: binascii + zlib':26s}{floor_stdlib:9.2f}")
-    print(f"speed-up: {ratio_wall:.2f}x wall, {ratio_cpu:.2f}x CPU "
-          f"(target {target:.0f}x: {'met' if ratio_wall >= target else 'NOT met'})")
+    print(f"speed-up: {ratio_wall:.2f}x wall (best runs), {median['hlp'] / median['ours']:.2f}x "
+          f"(medians), {ratio_cpu:.2f}x CPU (target {target:.0f}x: "
+          f"{'met' if ratio_wall >= target else 'NOT met'}); ours is "
+          f"{best['ours']['wall'] / floor:.1f}x the decode floor")
     print(f"memory: {best['ours']['rss_mb']:.0f} MB (limit {MEMORY_LIMIT_MB} MB: "
           f"{'met' if best['ours']['rss_mb'] < MEMORY_LIMIT_MB else 'NOT met'})")
     print(f"outputs identical to HistogramLogProcessor's: {'yes' if identical else 'NO'}")

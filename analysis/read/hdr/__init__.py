@@ -8,5 +8,6 @@ log.py         `read_hlog` and `iter_batches`, the entry points
 histogram.py   Histogram arithmetic and statistics; double.py the DoubleHistogram
 distribution.py the `.hgrm` percentile distribution text
 running.py     running percentiles after every interval (HistogramLogProcessor's totals)
+native.py      compiled inner loops for batch.py and running.py (_native.c; else numpy)
 processor.py   HistogramLogProcessor's two outputs (`python -m analysis hgrm`)
 """

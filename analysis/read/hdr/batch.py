@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.read.hdr import native
 from analysis.read.hdr.lines import Interval
 from analysis.read.hdr.payload import (INT_MAX, V2_MAX_WORD_SIZE, DecodedPayload, PayloadError,
                                        b64decode, counts_from_payload, varints,
@@ -90,7 +91,7 @@ def _decode_v2_batch(bodies: list[bytes], cals: list[int], stride_bits: int):
             continue
         a, b = var_starts[r], var_ends[r]
         v = values[a:b]
-        st = steps[a:b]
+        st = np.where(v < 0, -v, steps[a:b])     # (uncapped: the index in the message is exact)
         pos = np.cumsum(st) - st
         filled = np.flatnonzero(v > 0)
         if filled.size and int(pos[filled[-1]]) >= cals[r]:
@@ -176,18 +177,30 @@ def decode_part(items, part, payloads, raws, errors, stride_bits) -> Batch | Non
     # (V1/V0 words, a 9-byte varint at the end, a truncated payload) one at a time.
     batchable = [r for r in part if payloads[r].word_size == V2_MAX_WORD_SIZE
                  and (not payloads[r].counts_bytes or payloads[r].counts_bytes[-1] < 0x80)]
-    result = None
+    result = kernels = row_totals = None
+    deferred: set[int] = set()
     if batchable:
-        result = _decode_v2_batch([payloads[r].counts_bytes for r in batchable],
-                                  [payloads[r].layout.counts_array_length for r in batchable],
-                                  stride_bits)
+        bodies = [payloads[r].counts_bytes for r in batchable]
+        cals = [payloads[r].layout.counts_array_length for r in batchable]
+        kernels = native.get()
+        if kernels is not None:
+            keys, counts, _, totals, slow, bits = kernels.decode_v2(bodies, cals, stride_bits)
+            # the rows it leaves (anything unusual) are decoded below, one at a time, by the
+            # code that words their errors
+            deferred = {batchable[pos] for pos in slow}
+            result = (keys, counts, {}, bits)
+        else:
+            result = _decode_v2_batch(bodies, cals, stride_bits)
         if result is None:
             batchable = []
-    chosen = set(batchable)
+    chosen = set(batchable) - deferred
     others = [r for r in part if r not in chosen]
     if result is not None and not others and not result[2]:
         keys, counts, _, stride_bits = result
         rows = batchable
+        if kernels is not None:
+            # every row's sum, each below 2^62 (larger ones were deferred)
+            row_totals = totals
     else:
         per_row: dict[int, tuple] = {}
         if result is not None:
@@ -197,7 +210,7 @@ def decode_part(items, part, payloads, raws, errors, stride_bits) -> Batch | Non
             row_of = b_keys >> b_bits
             bounds = np.searchsorted(row_of, np.arange(len(batchable) + 1))
             for pos, r in enumerate(batchable):
-                if pos not in bad:
+                if pos not in bad and r in chosen:
                     a, b = bounds[pos], bounds[pos + 1]
                     per_row[r] = (b_keys[a:b] & ((1 << b_bits) - 1), b_counts[a:b])
         for r in others:
@@ -212,6 +225,26 @@ def decode_part(items, part, payloads, raws, errors, stride_bits) -> Batch | Non
         counts = np.concatenate([per_row[r][1] for r in rows]) if rows else np.zeros(0, np.int64)
     if not rows:
         return None
+    if row_totals is None:
+        keys, counts, rows, row_totals = _row_totals(keys, counts, rows, errors, stride_bits)
+        if not rows:
+            return None
+    intervals, kept_payloads, kept_raws = [], [], []
+    for k, r in enumerate(rows):
+        line_no, tag, offset, length, start_ms, end_ms, log_start, _ = items[r]
+        payload = payloads[r]
+        intervals.append(Interval(line_no, tag, offset, length, start_ms, end_ms, log_start,
+                                  total_count=int(row_totals[k]),
+                                  is_double=payload.double_config is not None))
+        kept_payloads.append(payload)
+        kept_raws.append(raws[r])
+        payload.counts_bytes = b""  # decoded now; keep memory to the arrays
+    return Batch(intervals, kept_payloads, kept_raws, keys, counts, stride_bits)
+
+
+def _row_totals(keys, counts, rows, errors, stride_bits):
+    """-> (keys, counts, rows, each row's total count), without the rows whose total cannot
+    be real (their reason goes to `errors`)."""
     starts = np.searchsorted(keys, (np.arange(len(rows), dtype=np.int64) << stride_bits)
                              .astype(keys.dtype))
     filled = np.flatnonzero(starts < np.append(starts[1:], keys.size))
@@ -235,19 +268,7 @@ def decode_part(items, part, payloads, raws, errors, stride_bits) -> Batch | Non
                     (keys & ((1 << stride_bits) - 1))
                 row_totals = row_totals[ok]
                 rows = [r for k, r in enumerate(rows) if ok[k]]
-                if not rows:
-                    return None
-    intervals, kept_payloads, kept_raws = [], [], []
-    for k, r in enumerate(rows):
-        line_no, tag, offset, length, start_ms, end_ms, log_start, _ = items[r]
-        payload = payloads[r]
-        intervals.append(Interval(line_no, tag, offset, length, start_ms, end_ms, log_start,
-                                  total_count=int(row_totals[k]),
-                                  is_double=payload.double_config is not None))
-        kept_payloads.append(payload)
-        kept_raws.append(raws[r])
-        payload.counts_bytes = b""  # decoded now; keep memory to the arrays
-    return Batch(intervals, kept_payloads, kept_raws, keys, counts, stride_bits)
+    return keys, counts, rows, row_totals
 
 
 def _concat_batches(batches: list[Batch]) -> Batch:

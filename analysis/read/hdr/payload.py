@@ -89,14 +89,12 @@ def _check_double_config(inner: DecodedPayload, configured_ratio: int, digits: i
         raise PayloadError("DoubleHistogram value conversion ratio is not a positive number")
 
 
-V2_COMPRESSED_PREFIX = struct.pack(">i", V2_COMPRESSED)
-
-
 def _parse_common_payload(raw: bytes) -> DecodedPayload | None:
     """The payload of nearly every line of a log - compressed V2, whole, its header seen
     before - decoded without the general path's checks in Java's order, or None for the
     general path (which then decodes it again: such payloads are rare)."""
-    if raw[:4] != V2_COMPRESSED_PREFIX or len(raw) < 8:
+    # (Java's writers set the word-size nibble: 0x1c849314; the general path ignores it too)
+    if len(raw) < 8 or int.from_bytes(raw[:4], "big") & ~0xf0 != V2_COMPRESSED:
         return None
     compressed_length = int.from_bytes(raw[4:8], "big", signed=True)
     if not 0 <= compressed_length <= min(len(raw) - 8, SMALL_COMPRESSED):

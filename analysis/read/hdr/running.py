@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from analysis.errors import HlogError
+from analysis.read.hdr import native
 from analysis.read.hdr.distribution import format_percentile_distribution
 from analysis.read.hdr.double import DoubleAccumulator
 from analysis.read.hdr.histogram import Histogram
@@ -51,8 +52,66 @@ class IntegerRunning:
         self.total = 0
         self.max_value = 0
         self.bucket_count = layout.bucket_count
+        # the compiled path's block sums of `dense` and its running-percentile positions
+        # (native.Kernels.running); None until it runs, and again once the numpy path has run
+        self._blocks = None
+        self._state = None
 
     def add_rows(self, batch, rows):
+        layouts = [batch.payloads[r].layout for r in rows]
+        kernels = native.get()
+        if kernels is not None and all(lay is self.layout for lay in layouts) and \
+                self.total + sum(batch.intervals[r].total_count for r in rows) < NATIVE_TOTALS:
+            counts, ip50, ip90, imax, totals, tps = self._add_compiled(kernels, batch, rows)
+            acc_max = imax
+        else:
+            counts, ip50, ip90, imax, acc_max, totals, tps = self._add_vectorised(batch, rows,
+                                                                                  layouts)
+        # Java's add() resizes for an interval whose max lies beyond the current range.
+        top = int(imax.max()) if len(rows) else 0
+        highest = self.layout.highest_recordable_value(self.bucket_count)
+        if top and highest < top:
+            for m in imax:
+                if m and highest < m:
+                    self.bucket_count = self.layout.buckets_needed(int(m))
+                    highest = self.layout.highest_recordable_value(self.bucket_count)
+        running_max = np.maximum.accumulate(np.maximum(acc_max, self.max_value))
+        self.max_value = int(running_max[-1])
+        self.total = int(totals[-1])
+        return Rows(counts, ip50, ip90, imax, totals, tps, running_max)
+
+    def _add_compiled(self, kernels, batch, rows):
+        """add_rows in one compiled pass over the rows' entries (_native.c's lc_running), for
+        rows in the accumulator's own layout: -> (counts, p50, p90, max, totals, [running
+        percentiles])."""
+        bits = batch.stride_bits
+        stride = 1 << bits
+        grow = stride - self.dense.size
+        if grow > 0:
+            self.dense = np.concatenate([self.dense, np.zeros(grow, np.int64)])
+            if self._blocks is not None:
+                self._blocks = np.concatenate([self._blocks, np.zeros(grow >> BLOCK_BITS,
+                                                                      np.int64)])
+        if self._blocks is None:
+            self._blocks = self.dense.reshape(-1, BLOCK).sum(axis=1)
+            self._state = np.array([-1] * len(TOTAL_PERCENTILES) + [0] * len(TOTAL_PERCENTILES)
+                                   + [0], np.int64)
+        self._state[-1] = self.total
+        rows = np.asarray(rows, np.int64)
+        keys = batch.keys
+        starts = np.searchsorted(keys, (rows << bits).astype(keys.dtype))
+        ends = np.searchsorted(keys, ((rows + 1) << bits).astype(keys.dtype))
+        out = kernels.running(keys, batch.counts, starts, ends, stride - 1, self.dense,
+                              self._blocks, self._state, NATIVE_REQUESTED)
+        index = out[:, [1, 2, 3, 5, 6, 7, 8, 9]]          # -1: an empty row or total
+        values = np.where(index >= 0, self.layout.highest_value_at(np.maximum(index, 0)), 0)
+        return (out[:, 0], values[:, 0], values[:, 1], values[:, 2], out[:, 4],
+                [values[:, 3 + j] for j in range(len(TOTAL_PERCENTILES))])
+
+    def _add_vectorised(self, batch, rows, layouts):
+        """add_rows with numpy: -> (counts, p50, p90, max, max in the accumulator's layout,
+        totals, [running percentiles])."""
+        self._blocks = self._state = None       # (the compiled path starts afresh)
         bits = batch.stride_bits
         keys, cnt = batch.keys, batch.counts
         n = len(rows)
@@ -64,7 +123,6 @@ class IntegerRunning:
             keep = row_of >= 0
             keys = (row_of[keep] << bits) | (keys[keep] & ((1 << bits) - 1))
             cnt = cnt[keep]
-        layouts = [batch.payloads[r].layout for r in rows]
         row_ids = np.arange(n, dtype=np.int64)
         # (queries in the keys' own dtype: a mixed-type search would copy the keys each time)
         starts = np.searchsorted(keys, (row_ids << bits).astype(keys.dtype))
@@ -85,20 +143,9 @@ class IntegerRunning:
             acc_max = self._values(keys, ends - 1, nonempty, [self.layout] * n, mask)
         else:
             acc_max = imax
-        # Java's add() resizes for an interval whose max lies beyond the current range.
-        top = int(imax.max()) if n else 0
-        highest = self.layout.highest_recordable_value(self.bucket_count)
-        if top and highest < top:
-            for m in imax:
-                if m and highest < m:
-                    self.bucket_count = self.layout.buckets_needed(int(m))
-                    highest = self.layout.highest_recordable_value(self.bucket_count)
         totals = self.total + np.cumsum(counts)
         tps = self._running_percentiles(keys, cnt, cum, bits, starts, totals)
-        running_max = np.maximum.accumulate(np.maximum(acc_max, self.max_value))
-        self.max_value = int(running_max[-1])
-        self.total = int(totals[-1])
-        return Rows(counts, ip[0], ip[1], imax, totals, tps, running_max)
+        return counts, ip[0], ip[1], imax, acc_max, totals, tps
 
     def _values(self, keys, pos, nonempty, layouts, mask):
         """Highest equivalent value of the entry at each row's position (0 for empty rows)."""
@@ -269,10 +316,20 @@ def _exact_bincount(keys: np.ndarray, weights: np.ndarray, length: int) -> np.nd
     return out
 
 
+def _requested(percentile: float) -> float:
+    """The percentile getValueAtPercentile computes with: a hair below, clamped to 0..100."""
+    return min(max(math.nextafter(float(percentile), -math.inf), 0.0), 100.0)
+
+
+# lc_running's percentiles: each row's 50th and 90th, then the running TOTAL_PERCENTILES; and
+# the accumulated total it is trusted with (larger ones take the numpy path)
+NATIVE_REQUESTED = np.array([_requested(p) for p in (50.0, 90.0, *TOTAL_PERCENTILES)])
+NATIVE_TOTALS = 1 << 62
+
+
 def _targets(percentile: float, totals: np.ndarray) -> np.ndarray:
     """percentile_target_count for many totals at once (same double arithmetic)."""
-    requested = min(max(math.nextafter(float(percentile), -math.inf), 0.0), 100.0)
-    fp = (requested * totals.astype(np.float64)) / 100.0
+    fp = (_requested(percentile) * totals.astype(np.float64)) / 100.0
     targets = np.ceil(fp)
     targets = np.where(targets >= 9.223372036854775807e18, 2**63 - 1, targets).astype(np.int64)
     return np.maximum(targets, 1)

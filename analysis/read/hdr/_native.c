@@ -1,0 +1,264 @@
+/* The two inner loops of `python -m analysis hgrm`, compiled (see native.py, which builds and
+ * loads this file, and falls back to the numpy code when it cannot):
+ *
+ *   lc_decode_v2   ZigZag LEB128 counts of many V2 payloads -> one batch's (keys, counts),
+ *                  the arrays batch._decode_v2_batch builds with numpy;
+ *   lc_running     a batch's rows added to the accumulated counts array, with each row's own
+ *                  percentiles and the running totals' percentiles after every row (what
+ *                  running.IntegerRunning.add_rows finds with vectorised searches).
+ *
+ * No Python headers: numpy arrays arrive as pointers (ctypes). Every index is checked against
+ * the length of the array it indexes. Anything unusual in a payload (a malformed or truncated
+ * varint, a count beyond the counts array, a zero run over 2^31-1, totals near 2^63) is not
+ * judged here: the row is handed back to the Python decoder, whose error message stands.
+ * Signed arithmetic is done in uint64_t where it could wrap (compiled with -fwrapv too).
+ */
+#include <stdint.h>
+
+#define LC_ABI 1
+#define INT31_MAX 2147483647LL
+#define TOTAL_LIMIT (1ULL << 62)  /* rows or totals at or past this go to the numpy path */
+#define BLOCK_BITS 5              /* lc_running's block sums: 32 counts-array entries each */
+#define BLOCK (1LL << BLOCK_BITS)
+#define N_TOTAL 5                 /* running.TOTAL_PERCENTILES */
+
+int64_t lc_abi(void) { return LC_ABI; }
+
+enum { ROW_DECODED = 0, ROW_DEFERRED = 1 };
+
+/* Decode n V2 counts bodies: body r is buf[offsets[r] .. offsets[r + 1]).
+ *
+ * Writes every non-zero count as keys[e] = r << *stride_bits | index, counts[e] = count, rows in
+ * order; row r's entries are [row_entries[r], row_entries[r + 1]), totals[r] their sum.
+ * status[r] = ROW_DEFERRED for a row left to the Python decoder (it then has no entries).
+ * *stride_bits comes in as the largest allowed and goes out narrowed as batch.py narrows it:
+ * at least 6, and enough for every decoded row's span (the position after its last varint,
+ * or after its last count when zeros run past the counts array).
+ * Returns the number of entries, or -1 when the arguments are inconsistent. */
+int64_t lc_decode_v2(const uint8_t *restrict buf, int64_t buf_len,
+                     const int64_t *restrict offsets, int64_t n, const int64_t *restrict cal,
+                     int64_t *restrict keys, int64_t *restrict counts, int64_t capacity,
+                     int64_t *restrict row_entries, int64_t *restrict totals,
+                     uint8_t *restrict status, int64_t *restrict stride_bits)
+{
+    int64_t e = 0, max_span = 0;
+    if (n < 0 || buf_len < 0 || capacity < buf_len || *stride_bits < 6 || *stride_bits > 62)
+        return -1;
+    if (offsets[0] != 0 || offsets[n] != buf_len)
+        return -1;
+    if (n > 1 && n - 1 > (INT64_MAX >> *stride_bits))   /* row << stride_bits must fit */
+        return -1;
+    for (int64_t r = 0; r < n; r++)
+        if (offsets[r + 1] < offsets[r] || cal[r] < 0)
+            return -1;
+    for (int64_t r = 0; r < n; r++) {
+        int64_t p = offsets[r], end = offsets[r + 1], first = e;
+        int64_t position = 0, last_filled = -1, limit = cal[r];
+        uint64_t total = 0;
+        int deferred = 0;
+        row_entries[r] = e;
+        while (p < end) {
+            uint64_t v = buf[p++];
+            if (v >= 0x80) {   /* ZigZagEncoding.getLong: up to 8 bytes of 7 bits, a 9th of 8 */
+                v &= 0x7f;
+                for (int k = 1;; k++) {
+                    if (p >= end) {              /* ends inside a varint */
+                        deferred = 1;
+                        break;
+                    }
+                    uint64_t byte = buf[p++];
+                    if (k == 8) {
+                        v |= byte << 56;
+                        break;
+                    }
+                    v |= (byte & 0x7f) << (7 * k);
+                    if (byte < 0x80)
+                        break;
+                }
+                if (deferred)
+                    break;
+            }
+            int64_t value = (int64_t)((v >> 1) ^ (~(v & 1) + 1));
+            int64_t is_count = value > 0;
+            /* (rare, so predicted: a count beyond the counts array, a zero run over 2^31-1) */
+            if ((is_count & (position >= limit)) | (value < -INT31_MAX)) {
+                deferred = 1;
+                break;
+            }
+            /* Counts and zero runs alternate unpredictably: no branch on which this is. The
+             * slot e is always inside the arrays: e counts fewer varints than bytes read. */
+            uint64_t count_mask = 0 - (uint64_t)is_count;          /* all ones for a count */
+            int64_t run_mask = value >> 63;                        /* all ones for a run */
+            keys[e] = position;
+            counts[e] = value;
+            e += is_count;
+            total += (uint64_t)value & count_mask;                 /* < 2^62 + 2^63 */
+            last_filled = (int64_t)(((uint64_t)position & count_mask)
+                                    | ((uint64_t)last_filled & ~count_mask));
+            position += (-value & run_mask) | (1 & ~run_mask);     /* < 2^31 a byte */
+            if (total >= TOTAL_LIMIT) {
+                deferred = 1;
+                break;
+            }
+        }
+        if (deferred) {
+            e = first;
+            status[r] = ROW_DEFERRED;
+            totals[r] = 0;
+            continue;
+        }
+        status[r] = ROW_DECODED;
+        totals[r] = (int64_t)total;
+        /* zeros running past the counts array are harmless (Java's decoder only skips them);
+         * batch.py then counts the row's span to its last count */
+        int64_t span = position > limit ? last_filled + 1 : position;
+        if (span > max_span)
+            max_span = span;
+    }
+    row_entries[n] = e;
+    int64_t bits = 6;
+    if (max_span - 1 > 0) {
+        int64_t length = 64 - __builtin_clzll((uint64_t)(max_span - 1));
+        if (length > bits)
+            bits = length;
+    }
+    if (bits > *stride_bits)
+        bits = *stride_bits;
+    *stride_bits = bits;
+    for (int64_t r = 0; r < n; r++) {
+        int64_t row_key = r << bits;
+        for (int64_t k = row_entries[r]; k < row_entries[r + 1]; k++)
+            keys[k] |= row_key;        /* (keys[k] < 2^bits: below every decoded row's span) */
+    }
+    return e;
+}
+
+/* percentile_target_count with Java's double arithmetic: ceil(requested * total / 100),
+ * saturated at 2^63 - 1, at least 1 (`requested` is nextafter(percentile, -inf), clamped). */
+static int64_t target_count(double requested, int64_t total)
+{
+    double fp = (requested * (double)total) / 100.0;
+    if (fp >= 9.223372036854775807e18)
+        return INT64_MAX;
+    int64_t t = (int64_t)fp;
+    if ((double)t < fp)       /* ceil: exact, since fp < 2^53 whenever it has a fraction */
+        t++;
+    return t < 1 ? 1 : t;
+}
+
+/* Add the rows of a batch to the accumulated counts array, in order.
+ *
+ * Row r's entries are keys/cnt[starts[r] .. ends[r]), index = key & mask, ascending.
+ * dense[dense_len] is the accumulated counts array, blocks[blocks_len = dense_len / 32] its
+ * sums per block of 32 entries (both updated). state[0..4]: for each running percentile, the index holding
+ * its answer after the previous row (-1 before any count), state[5..9]: the accumulated count
+ * up to and including that index, state[10]: the accumulated total.
+ * requested[0..1]: the rows' own percentiles (50, 90), requested[2..6] the running ones, each
+ * as target_count takes it. Per row, out[r * 10 + ...]: 0 its count, 1-2 the index of its
+ * 50th and 90th percentile, 3 its highest index, 4 the running total, 5-9 the index of each
+ * running percentile (indices are -1 where the row, or the total, is empty).
+ *
+ * Counts only grow, so each running percentile's index moves from where it was: forward while
+ * the count up to it is below the new target, backward while the count below it still reaches
+ * the target, whole blocks at a time where a block sum allows. Same answers as Java's scan
+ * from index 0 (the first index whose cumulative count reaches the target).
+ * Returns 0, or -1 when the arguments are inconsistent (nothing is changed then, except when
+ * the total outgrows the counts array, which cannot happen with consistent state). */
+int64_t lc_running(const int64_t *restrict keys, const int64_t *restrict cnt, int64_t n_keys,
+                   const int64_t *restrict starts, const int64_t *restrict ends, int64_t n_rows,
+                   int64_t mask, int64_t *restrict dense, int64_t dense_len,
+                   int64_t *restrict blocks, int64_t blocks_len, int64_t *restrict state,
+                   const double *restrict requested, int64_t *restrict out)
+{
+    int64_t pos[N_TOTAL], cum[N_TOTAL];
+    uint64_t total = (uint64_t)state[2 * N_TOTAL];
+    if (dense_len <= 0 || dense_len % BLOCK || blocks_len != dense_len / BLOCK || mask < 0
+            || mask >= dense_len || n_rows < 0)
+        return -1;
+    for (int64_t r = 0; r < n_rows; r++)
+        if (starts[r] < 0 || ends[r] < starts[r] || ends[r] > n_keys)
+            return -1;
+    for (int j = 0; j < N_TOTAL; j++) {
+        pos[j] = state[j];
+        cum[j] = state[N_TOTAL + j];
+        if (pos[j] < -1 || pos[j] >= dense_len || (j && pos[j] < pos[j - 1]))
+            return -1;
+    }
+    for (int64_t r = 0; r < n_rows; r++) {
+        int64_t a = starts[r], b = ends[r], *row = out + r * 10;
+        uint64_t count = 0;
+        for (int64_t k = a; k < b; k++)
+            count += (uint64_t)cnt[k];
+        int64_t t50 = target_count(requested[0], (int64_t)count);
+        int64_t t90 = target_count(requested[1], (int64_t)count);
+        int64_t ip50 = -1, ip90 = -1, delta[N_TOTAL];
+        uint64_t sum = 0;
+        int next = 0;
+        for (int64_t k = a; k < b; k++) {
+            int64_t index = keys[k] & mask;   /* mask < dense_len: checked above */
+            int64_t c = cnt[k];
+            /* the running percentiles' counts grow by this row's counts at or below them */
+            while (next < N_TOTAL && pos[next] < index)
+                delta[next++] = (int64_t)sum;
+            sum += (uint64_t)c;
+            if (ip50 < 0 && (int64_t)sum >= t50)
+                ip50 = index;
+            if (ip90 < 0 && (int64_t)sum >= t90)
+                ip90 = index;
+            dense[index] += c;
+            blocks[index >> BLOCK_BITS] += c;
+        }
+        while (next < N_TOTAL)
+            delta[next++] = (int64_t)sum;
+        total += count;
+        row[0] = (int64_t)count;
+        row[1] = ip50;
+        row[2] = ip90;
+        row[3] = b > a ? (keys[b - 1] & mask) : -1;
+        row[4] = (int64_t)total;
+        for (int j = 0; j < N_TOTAL; j++) {
+            cum[j] += delta[j];
+            if (!total) {
+                row[5 + j] = -1;
+                continue;
+            }
+            int64_t t = target_count(requested[2 + j], (int64_t)total);
+            int64_t p = pos[j], c = cum[j];
+            if (c < t) {
+                while (c < t) {
+                    int64_t q = p + 1;
+                    if (q >= dense_len)
+                        return -1;
+                    if (!(q & (BLOCK - 1)) && c + blocks[q >> BLOCK_BITS] < t) {
+                        c += blocks[q >> BLOCK_BITS];
+                        p = q + BLOCK - 1;
+                    } else {
+                        c += dense[q];
+                        p = q;
+                    }
+                }
+            } else {
+                while (p > 0) {
+                    if ((p & (BLOCK - 1)) == BLOCK - 1 && c - blocks[p >> BLOCK_BITS] >= t) {
+                        c -= blocks[p >> BLOCK_BITS];
+                        p -= BLOCK;
+                    } else if (c - dense[p] >= t) {
+                        c -= dense[p];
+                        p--;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            pos[j] = p;
+            cum[j] = c;
+            row[5 + j] = p;
+        }
+    }
+    for (int j = 0; j < N_TOTAL; j++) {
+        state[j] = pos[j];
+        state[N_TOTAL + j] = cum[j];
+    }
+    state[2 * N_TOTAL] = (int64_t)total;
+    return 0;
+}

@@ -1,0 +1,183 @@
+"""The compiled inner loops of `hgrm` (_native.c): built with the system C compiler on first
+use (or by `make analyse`'s install step: `python -m analysis.read.hdr.native`) into
+.cache/native/, loaded with ctypes. Without a compiler, or when the build or the load fails,
+`get()` is None and the numpy code runs instead, with byte-identical output (tested);
+`LOADCURVE_NATIVE=0` in the environment forces that. `describe()` says which path runs.
+
+C rather than numba: one small file and the system's compiler, nothing more to install, and
+no JIT compilation at run time (numba itself was not measured).
+The shared object is named after a hash of the source, the compiler and its flags, so an
+edited source is rebuilt and a stale one never loaded; it is built in a temporary file and
+renamed into place, so concurrent first uses are safe.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+SOURCE = Path(__file__).with_name("_native.c")
+CACHE = Path(os.environ.get("LOADCURVE_NATIVE_CACHE")
+             or Path(__file__).resolve().parents[3] / ".cache" / "native")
+# -fwrapv: int64 sums wrap as numpy's do; -ffp-contract=off: no fused multiply-add, so the
+# percentile targets are Java's double arithmetic, operation by operation.
+FLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off"]
+ABI = 1               # lc_abi() of the source this module was written against
+ROW_DEFERRED = 1      # lc_decode_v2's status of a row left to the Python decoder
+BUILD_SECONDS = 120
+POOL = 3              # output arrays kept for reuse (a batch in use, the next being decoded)
+
+_i64 = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
+_u8 = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
+_f64 = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
+_I64 = ctypes.c_int64
+
+
+class Kernels:
+    """The loaded shared object, with numpy-typed entry points."""
+
+    def __init__(self, lib):
+        lib.lc_abi.restype = _I64
+        lib.lc_abi.argtypes = []
+        if lib.lc_abi() != ABI:
+            raise OSError(f"{SOURCE.name} ABI {lib.lc_abi()}, expected {ABI}")
+        lib.lc_decode_v2.restype = _I64
+        lib.lc_decode_v2.argtypes = [_u8, _I64, _i64, _I64, _i64, _i64, _i64, _I64, _i64, _i64,
+                                     _u8, ctypes.POINTER(_I64)]
+        lib.lc_running.restype = _I64
+        lib.lc_running.argtypes = [_i64, _i64, _I64, _i64, _i64, _I64, _I64, _i64, _I64, _i64,
+                                   _I64, _i64, _f64, _i64]
+        self.lib = lib
+        self._pool: list[list] = []      # [keys, counts, references when idle]: see _outputs
+
+    def _outputs(self, size: int):
+        """(keys, counts) arrays of at least `size` entries for lc_decode_v2. Fresh arrays of
+        a batch's size cost more in page faults (~1 ms a batch here) than decoding into them,
+        so arrays are reused once nothing refers to them any more: the batch made of them,
+        and every view of it, is gone (numpy views hold a reference to the array they see)."""
+        for entry in self._pool:
+            keys, counts, idle = entry
+            if keys.size >= size and sys.getrefcount(keys) <= idle and \
+                    sys.getrefcount(counts) <= idle:
+                return keys, counts
+        size += size >> 3               # (room for the next, slightly larger batch)
+        keys, counts = np.empty(size, np.int64), np.empty(size, np.int64)
+        if len(self._pool) < POOL:
+            self._pool = [e for e in self._pool if e[0].size >= size]   # (too small: drop)
+            entry = [keys, counts, 0]
+            self._pool.append(entry)
+            # held by the pool and a local name, as in the test above: idle
+            entry[2] = sys.getrefcount(keys)
+        return keys, counts
+
+    def decode_v2(self, bodies: list[bytes], cals: list[int], stride_bits: int):
+        """batch._decode_v2_batch's job: -> (keys, counts, row_entries, totals, deferred,
+        stride_bits). Row r's entries are keys/counts[row_entries[r]:row_entries[r + 1]],
+        totals[r] their sum; `deferred` lists the rows left to payload.counts_from_payload
+        (anything unusual: it words the error, or decodes them)."""
+        n = len(bodies)
+        buf = np.frombuffer(b"".join(bodies), np.uint8)
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, bodies), np.int64, n), out=offsets[1:])
+        keys, counts = self._outputs(max(buf.size, 1))   # a count takes at least one byte
+        capacity = keys.size
+        row_entries = np.empty(n + 1, np.int64)
+        totals = np.empty(max(n, 1), np.int64)
+        status = np.empty(max(n, 1), np.uint8)
+        bits = _I64(stride_bits)
+        if not buf.size:
+            buf = np.zeros(1, np.uint8)      # (a valid pointer; its length is given as 0)
+        m = self.lib.lc_decode_v2(buf, int(offsets[-1]), offsets, n,
+                                  np.asarray(cals, np.int64), keys, counts, capacity,
+                                  row_entries, totals, status, ctypes.byref(bits))
+        if m < 0:
+            raise RuntimeError("lc_decode_v2: inconsistent arguments")
+        deferred = np.flatnonzero(status[:n] == ROW_DEFERRED).tolist()
+        return keys[:m], counts[:m], row_entries, totals[:n], deferred, bits.value
+
+    def running(self, keys, counts, starts, ends, mask: int, dense, blocks, state, requested):
+        """lc_running (see _native.c): -> an (n rows, 10) int64 array; updates dense, blocks
+        and state in place."""
+        keys = np.ascontiguousarray(keys, np.int64)
+        counts = np.ascontiguousarray(counts, np.int64)
+        starts = np.ascontiguousarray(starts, np.int64)
+        ends = np.ascontiguousarray(ends, np.int64)
+        if counts.size != keys.size or ends.size != starts.size or state.size != 11 or \
+                requested.size != 7:
+            raise RuntimeError("lc_running: arrays of the wrong size")
+        out = np.empty((starts.size, 10), np.int64)
+        code = self.lib.lc_running(keys, counts, keys.size, starts, ends, starts.size, mask,
+                                   dense, dense.size, blocks, blocks.size, state, requested, out)
+        if code < 0:
+            raise RuntimeError("lc_running: inconsistent arguments")
+        return out
+
+
+_loaded: list = []       # [(Kernels or None, description)] once get() has run
+
+
+def get() -> Kernels | None:
+    """The compiled kernels, built and loaded on first call; None when they cannot be."""
+    if not _loaded:
+        _loaded.append(_load())
+    return _loaded[0][0]
+
+
+def describe() -> str:
+    get()
+    return _loaded[0][1]
+
+
+def _load():
+    if os.environ.get("LOADCURVE_NATIVE") == "0":
+        return None, "numpy (LOADCURVE_NATIVE=0)"
+    try:
+        path = build()
+        kernels = Kernels(ctypes.CDLL(str(path)))
+        # a count of 1, a run of 2 zeros, a count of 2: a miscompiled object goes no further
+        keys, counts, _, totals, deferred, _ = kernels.decode_v2([b"\x02\x03\x04"], [10], 6)
+        if keys.tolist() != [0, 3] or counts.tolist() != [1, 2] or deferred or totals[0] != 3:
+            raise RuntimeError(f"{path.name} fails its self-check")
+        return kernels, f"compiled ({path.name})"
+    except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
+        return None, f"numpy (no compiled kernels: {exc})"
+
+
+def build() -> Path:
+    """The shared object for this source, compiled now unless already in the cache.
+    Raises OSError/RuntimeError/SubprocessError when it cannot be."""
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise RuntimeError("no C compiler (cc)")
+    source = SOURCE.read_bytes()
+    key = hashlib.sha256(b"\0".join([source, cc.encode(), " ".join(FLAGS).encode(),
+                                     platform.machine().encode(), sys.platform.encode()]))
+    target = CACHE / f"hdr-{key.hexdigest()[:16]}.so"
+    if target.exists():
+        return target
+    CACHE.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=CACHE)
+    os.close(fd)
+    try:
+        proc = subprocess.run([cc, *FLAGS, "-o", tmp, str(SOURCE)], capture_output=True,
+                              text=True, timeout=BUILD_SECONDS)
+        if proc.returncode != 0:
+            first = (proc.stderr.strip().splitlines() or ["?"])[0]
+            raise RuntimeError(f"{cc} failed: {first}")
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
+
+
+if __name__ == "__main__":     # make's install step: build now, never fail the install
+    print(f"hgrm inner loops: {describe()}")
