@@ -280,3 +280,15 @@ def test_new_post_drafts_a_section_per_scenario():
         assert f'{{% include load-curve-table.html run="scenarios-demo" scenario="{sid}" %}}' in text
     assert 'scenario="sleep" load="r100"' in text and "## The load curve" not in text
     assert "image: /assets/charts/scenarios-demo/sleep-load-curve.png" in text
+
+
+def test_achieved_rates_within_one_percent_of_the_offered_tie():
+    """999.9 against 1,000.1 req/s at 1,000 offered is the window's edge, not a better server:
+    no mark; a target that fell behind (950) leaves the others best."""
+    from analysis.write.summary import _best
+    keep_up = [((0, -100), "999.9"), ((0, -100), "1,000.1"), ((0, -100), "1,000.0")]
+    assert _best(keep_up, by_key=True) == set()
+    behind = keep_up + [((0, -95), "950.0")]
+    assert _best(behind, by_key=True) == {0, 1, 2}
+    # latencies tie by their printed text only
+    assert _best([((0, 1.0), "1.00"), ((0, 1.001), "1.00"), ((0, 2.0), "2.00")]) == {0, 1}

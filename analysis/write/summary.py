@@ -49,11 +49,14 @@ def delivered(c: Cell) -> float:
     return c.server_completion_rate if c.server_completion_rate is not None else c.achieved_rate
 
 
-def _values(c: Cell | None) -> dict[str, tuple[tuple, str]]:
+def _values(c: Cell | None, offered_rate: float) -> dict[str, tuple[tuple, str]]:
     """Per column (sort key: lower is better, text). Unknown values sort last."""
     if c is None:
         return {key: ((2, 0.0), "–") for key, _, _ in COLUMNS}
-    out = {"achieved": ((0, -delivered(c)), fmt_rate(delivered(c)))}
+    # At a fixed offered rate every target that keeps up delivers it, give or take the
+    # window's edges (999.9 vs 1,000.1 req/s): achieved rates tie within 1 % of the offered.
+    share = round(100.0 * delivered(c) / offered_rate) if offered_rate else 0
+    out = {"achieved": ((0, -share), fmt_rate(delivered(c)))}
     for name in ("p50", "p99", "max"):
         p: Percentile = c.stats.get(name)
         out[name] = (p.sort_key(), fmt_censored(p.value_ms, p.at_least_ms, table=True))
@@ -61,15 +64,17 @@ def _values(c: Cell | None) -> dict[str, tuple[tuple, str]]:
     return out
 
 
-def _best(entries: list[tuple[tuple, str]]) -> set[int]:
+def _best(entries: list[tuple[tuple, str]], *, by_key: bool = False) -> set[int]:
     """Rows holding a column's best value: the lowest sort key among measured values (a
     censored bound is never best), with every row that prints the same text (a difference the
-    table does not show marks nothing); none when all measured values print alike."""
-    known = [(k, text) for k, text in entries if k[0] == 0]
-    if len({text for _, text in known}) < 2:
+    table does not show marks nothing) or, `by_key`, has the same sort key; none when all
+    measured values tie."""
+    tie = (lambda k, text: k) if by_key else (lambda k, text: text)
+    known = [(k, tie(k, text)) for k, text in entries if k[0] == 0]
+    if len({t for _, t in known}) < 2:
         return set()
     low = min(known)[1]
-    return {i for i, (k, text) in enumerate(entries) if k[0] == 0 and text == low}
+    return {i for i, (k, text) in enumerate(entries) if k[0] == 0 and tie(k, text) == low}
 
 
 def _system_text(s: System) -> str:
@@ -89,20 +94,22 @@ def summary_table(run: Run) -> dict[str, Any] | None:
     """The `summary_table` block; None for a run without scenarios."""
     if not run.has_scenarios:
         return None
-    scenarios, cells = [], {}
+    scenarios, cells, offered = [], {}, {}
     for sc in run.scenarios:
         lp, why = summary_point(sc)
         scenarios.append({"id": sc.id, "label": sc.label, "url": scenario_url(run.id, sc.id),
                           "point_text": f"{fmt_number(lp.offered_rate)} {RATE_UNIT}" if lp else "–",
                           "point_reason": why, "colspan": len(COLUMNS)})
+        offered[sc.id] = lp.offered_rate if lp else 0.0
         for s in sc.systems:
             cells[(sc.id, s.id)] = sc.cell(lp.id, s.id) if lp else None
     systems = run.scenarios[0].systems
-    values = {key: _values(c) for key, c in cells.items()}
+    values = {key: _values(c, offered[key[0]]) for key, c in cells.items()}
     best: dict[tuple[str, str, str], bool] = {}
     for sc in run.scenarios:
         for col, _, _ in COLUMNS:
-            winners = _best([values[(sc.id, s.id)][col] for s in systems])
+            winners = _best([values[(sc.id, s.id)][col] for s in systems],
+                            by_key=col == "achieved")
             for i, s in enumerate(systems):
                 best[(sc.id, s.id, col)] = i in winners
 
@@ -145,7 +152,8 @@ def summary_table(run: Run) -> dict[str, Any] | None:
         "csv": summary_csv_path(run.id),
         "best_note": ("Bold, with the words \"(best)\": the best value of its column within a "
                       "scenario (highest achieved rate, lowest latency or errors), marked only "
-                      "where the values differ as printed; a censored latency (\">\": only a "
+                      "where the values differ as printed (achieved rates: by more than 1 % "
+                      "of the offered rate); a censored latency (\">\": only a "
                       "lower bound) is never best. Saturated: a saturation rule of the "
                       "load-curve table holds for the cell, so its latencies describe a queue."),
         "colspan": 1 + len(COLUMNS) * len(scenarios),
