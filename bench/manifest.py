@@ -91,7 +91,7 @@ def default_title(systems: list[dict], service_ms: int, scenarios: list[dict]) -
     labels = [s["label"] for s in systems]
     if scenarios:
         return (f"{len(systems)} JVM HTTP servers in {len(scenarios)} scenarios: "
-                + ", ".join(s["label"] for s in scenarios))
+                + "; ".join(s["label"] for s in scenarios))
     pools = [s for s in systems if "concurrency_limit" in s]
     if len(systems) == 2 and len(pools) == 1 and any(s["id"] == "virtual" for s in systems):
         return (f"Fixed pool of {pools[0]['concurrency_limit']} platform threads vs virtual "
