@@ -50,7 +50,12 @@ PAGES = {"home": "/", "post": "/2026/11/22/thread-pool-vs-virtual-threads/",
          "scenario-sleep": "/reports/scenarios-demo/sleep/",
          "scenario-cpu": "/reports/scenarios-demo/cpu/",
          "scenario-json": "/reports/scenarios-demo/json/",
-         "scenarios-post": "/2026/01/04/scenarios-fixture/"}
+         "scenarios-post": "/2026/01/04/scenarios-fixture/",
+         # the real run with scenarios (runs/many-servers) and its post
+         "servers-report": "/reports/many-servers/",
+         "servers-post": "/2026/11/24/seven-jvm-http-servers/",
+         **{f"servers-{s}": f"/reports/many-servers/{s}/"
+            for s in ("sleep", "cpu", "json", "fanout-futures", "fanout-pekko")}}
 AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 # Desktop, and a phone (iPhone 12-15 class, CSS px).
 WIDTHS = {"desktop": 1280, "phone": 390}
