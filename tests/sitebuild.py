@@ -72,7 +72,7 @@ def _placeholders(site: Path, data: dict) -> None:
         elif isinstance(value, dict):    # spectrum_by_load: the spectra again, by load point
             value = list(value.values())
         for chart in value:
-            paths += [chart["svg"], chart["png"], chart.get("narrow_svg")]
+            paths += [chart["svg"], chart.get("png"), chart.get("narrow_svg")]
     for block in ("jmh_variants", "jmh_methodology"):   # a JMH run: its files and CSV
         entries = data.get(block, {})
         entries = entries.get("files", []) + [entries] if block == "jmh_methodology" \

@@ -134,8 +134,12 @@ def test_data_file_shape(built):
     low, median, high = cell[("r100", "virtual")]["spread"]["p99_ms"]
     assert low <= median <= high and median == cell[("r100", "virtual")]["p99_ms"]
     for chart in [doc["charts"]["load_curve"], *doc["charts"]["spectrum"]]:
-        assert (built / chart["svg"]).is_file() and (built / chart["png"]).is_file()
-        assert chart["alt"]
+        assert (built / chart["svg"]).is_file() and chart["alt"]
+    # no post names the run: only the og:image chart (the load curve) has a PNG (png_use.py)
+    assert (built / doc["charts"]["load_curve"]["png"]).is_file()
+    assert not any("png" in chart for chart in doc["charts"]["spectrum"])
+    assert list((built / "assets" / "charts").rglob("*.png")) == \
+        [built / doc["charts"]["load_curve"]["png"]]
     for c in cell.values():
         assert (built / c["source"]).is_file() and (built / c["intervals_csv"]).is_file()
     page = (built / "_reports" / "oracle-demo.md").read_text()
@@ -181,6 +185,24 @@ def test_only_changed_runs_are_rebuilt(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "a: up to date" in out.stderr and "b: analyse" in out.stderr
     assert "Changed fixture" in (site / "_data" / "runs" / "b.yml").read_text()
+
+
+def test_a_post_naming_a_run_gives_every_chart_of_it_a_png(tmp_path):
+    """Feed readers show a post's charts through their <img>: a run a post names gets every
+    PNG; when no post names it any more, the rebuild removes all but the og:image one."""
+    site = make_site(tmp_path, "a", "b", mini=True)
+    (site / "_posts").mkdir()
+    post = site / "_posts" / "2026-01-01-a.md"
+    post.write_text('---\ntitle: A\n---\n{% include chart-set.html run="a" %}\n')
+    assert build(site, "-q").returncode == 0
+    doc = yaml.safe_load((site / "_data" / "runs" / "a.yml").read_text())
+    pngs = {c["png"] for c in doc["charts"]["spectrum"]} | {doc["charts"]["load_curve"]["png"]}
+    assert len(pngs) == 2 and all((site / p).is_file() for p in pngs)
+    assert len(list((site / "assets" / "charts" / "b").glob("*.png"))) == 1
+    post.write_text("---\ntitle: A\n---\nNo run named.\n")
+    out = build(site)
+    assert "a: analyse" in out.stderr and "b: up to date" in out.stderr, out.stderr
+    assert [p.name for p in (site / "assets" / "charts" / "a").glob("*.png")] == ["load-curve.png"]
 
 
 def test_broken_run_fails_alone(tmp_path):

@@ -17,6 +17,7 @@ from analysis.build.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, FileHa
 from analysis.build.stages import analyse_task, chart_task
 from analysis.errors import BuildError
 from analysis.write.paths import REPORTS_DIR, data_path, repo_relative, report_path
+from analysis.write.png_use import runs_in_posts
 
 # Folders holding only generated files; a stale output is removed only if it lies in one.
 GENERATED_DIRS = ("_data/runs", "assets/charts", "assets/data", "_reports")
@@ -172,12 +173,17 @@ class Build:
         for link in stray_links(self.runs_root):   # (symlinked run folders: analyse_task)
             self.errors.append(f"error: {repo_relative(link, self.site_root)}: {LINK_PROBLEM}")
         todo: list[tuple[Path, str]] = []
+        # runs some post names get every chart's PNG (png_use): a post citing a run, or no
+        # longer citing it, changes the run's outputs, so it is part of the run's digest
+        self.in_feed = runs_in_posts(self.site_root, present)
         for run_dir in run_dirs:
             try:
                 digest = run_input_hash(run_dir, self.site_root, code, hashes)
             except BuildError as exc:  # a FIFO or device among the inputs: skip this run
                 self.error(run_dir.name, str(exc))
                 continue
+            if run_dir.name in self.in_feed:
+                digest += "+feed"
             entry = state["runs"].get(run_dir.name)
             if not self.force and entry and entry.get("inputs") == digest \
                     and self.outputs_intact(entry):
@@ -222,7 +228,8 @@ class Build:
             # Stage 1: validate + analyse + data files, one task per run.
             for run_dir, _ in todo:
                 self.say(f"[{order[run_dir.name]}/{n}] {run_dir.name}: analyse")
-            args = [(str(d), str(self.runs_root), str(self.site_root)) for d, _ in todo]
+            args = [(str(d), str(self.runs_root), str(self.site_root), d.name in self.in_feed)
+                    for d, _ in todo]
             if pool is None:
                 results = [analyse_task(*a) for a in args]
             else:

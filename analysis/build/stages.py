@@ -25,9 +25,12 @@ def _fail(run_id: str, exc: BaseException) -> dict[str, Any]:
                      f"LOADCURVE_DEBUG=1 for a traceback, and please report it)"}
 
 
-def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]:
-    """Validate, analyse and write one run's data files and page; return its chart jobs."""
-    from analysis.write import charts, datafiles, pages, paths
+def analyse_task(run_dir: str, runs_root: str, site_root: str,
+                 in_feed: bool = True) -> dict[str, Any]:
+    """Validate, analyse and write one run's data files and page; return its chart jobs.
+    `in_feed`: some post names the run (png_use.runs_in_posts), so every chart gets its PNG;
+    otherwise only the og:image charts do."""
+    from analysis.write import charts, datafiles, pages, paths, png_use
     from analysis.write.yaml_text import dump_yaml
     from analysis.analyse import analyse_run
     from analysis.read.manifest import load_manifest
@@ -37,12 +40,13 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
     try:
         manifest = load_manifest(Path(run_dir), Path(runs_root))
         if getattr(manifest, "kind", "load") == "jmh":
-            return jmh_task(manifest, Path(run_dir), site)
+            return jmh_task(manifest, Path(run_dir), site, in_feed)
         check_regular_inputs(manifest, site)
         check_no_links(Path(run_dir), site)
         run = analyse_run(manifest, site)
         jobs = charts.chart_plan(run)
         doc = datafiles.run_document(run, charts.pixel_sizes(jobs))
+        png_use.keep_pngs(jobs, doc, None if in_feed else pages.og_images(run))
         outputs = []
 
         def write(rel: str, text: str) -> None:
@@ -62,31 +66,33 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str) -> dict[str, Any]
         write(paths.data_path(run_id), dump_yaml(doc))
         outputs += pages.write_report(site, run)
         for job in jobs:
-            outputs += [job["svg"], job["png"], job["narrow_svg"]]
+            outputs += [rel for rel in (job["svg"], job["png"], job["narrow_svg"]) if rel]
         return {"run": run_id, "ok": True, "outputs": outputs, "chart_jobs": jobs,
                 "warnings": run.warnings, "cells": len(run.cells())}
     except Exception as exc:  # noqa: BLE001 - one run's failure must not stop the others
         return _fail(run_id, exc)
 
 
-def jmh_task(manifest, run_dir: Path, site: Path) -> dict[str, Any]:
+def jmh_task(manifest, run_dir: Path, site: Path, in_feed: bool) -> dict[str, Any]:
     """A JMH run (issue 13): its results laid out (analysis/jmh_report.py), then its data file,
     CSV and page (write/jmh_views.py); its charts are drawn by chart_task like any other."""
     from analysis.jmh_report import build_report
-    from analysis.write import charts, jmh_views, paths
+    from analysis.write import charts, jmh_views, paths, png_use
     from analysis.write.yaml_text import dump_yaml
     check_no_links(run_dir, site)
     report = build_report(manifest, site)
     jobs = jmh_views.chart_jobs(report)
+    doc = jmh_views.run_document(report, charts.pixel_sizes(jobs))
+    image = jmh_views.report_front_matter(report).get("image")
+    png_use.keep_pngs(jobs, doc, None if in_feed else {image.lstrip("/")} if image else set())
     outputs = []
     for rel, text in ((paths.jmh_csv_path(report.id), jmh_views.results_csv(report)),
-                      (paths.data_path(report.id),
-                       dump_yaml(jmh_views.run_document(report, charts.pixel_sizes(jobs)))),
+                      (paths.data_path(report.id), dump_yaml(doc)),
                       (paths.report_path(report.id), jmh_views.report_text(report))):
         atomic.write_text(site / rel, text)
         outputs.append(rel)
     for job in jobs:
-        outputs += [job["svg"], job["png"], job["narrow_svg"]]
+        outputs += [rel for rel in (job["svg"], job["png"], job["narrow_svg"]) if rel]
     return {"run": report.id, "ok": True, "outputs": outputs, "chart_jobs": jobs,
             "warnings": report.warnings + [w for t in report.tables for w in t.warnings],
             "cells": sum(len(t.results) for t in report.tables)}

@@ -349,8 +349,9 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
     if kind not in CHART_KINDS:
         raise ValueError(f"unknown chart kind {kind!r}")
     root = Path(site_root)
+    png = root / job["png"] if job["png"] else None    # png_use: only where a feed or og:image uses it
     if kind == "spectrum_panels":    # a figure of its own: the grid depends on the systems
-        _write_figure(draw_panels(job), root / job["svg"], root / job["png"])
+        _write_figure(draw_panels(job), root / job["svg"], png)
         if job.get("narrow_svg"):
             _write_figure(draw_panels(job, narrow=True), root / job["narrow_svg"], None)
         return
@@ -358,7 +359,7 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
     fig, ax = _reused_figure(below)
     try:
         draw_chart(fig, ax, job)
-        _write_figure(fig, root / job["svg"], root / job["png"])
+        _write_figure(fig, root / job["svg"], png)
     except BaseException:
         _REUSED.pop(below, None)  # half-drawn: start the next chart on a new figure
         raise

@@ -55,6 +55,13 @@ def scenario_front_matter(run: Run, scenario: Scenario) -> dict[str, Any]:
     }
 
 
+def og_images(run: Run) -> set[str]:
+    """The charts pages use as og:image (site-relative PNG paths): png_use draws these."""
+    fronts = [report_front_matter(run)] + [scenario_front_matter(run, sc) for sc in run.scenarios
+                                           if run.has_scenarios]
+    return {front["image"].lstrip("/") for front in fronts}
+
+
 def report_text(run: Run) -> str:
     return ("---\n" + dump_yaml(report_front_matter(run)) + "---\n")
 
