@@ -9,8 +9,8 @@ import numpy as np
 from analysis.read.hdr import native
 from analysis.read.hdr.lines import Interval
 from analysis.read.hdr.payload import (INT_MAX, V2_MAX_WORD_SIZE, DecodedPayload, PayloadError,
-                                       b64decode, counts_from_payload, varints,
-                                       parse_payload, payload_histogram)
+                                       counts_from_payload, varints,
+                                       payload_from_text, payload_histogram)
 
 
 @dataclass
@@ -142,8 +142,7 @@ def inflate_items(items):
     errors: dict[int, str] = {}
     for r, item in enumerate(items):
         try:
-            raw = b64decode(item[7])
-            payload = parse_payload(raw)
+            raw, payload = payload_from_text(item[7])
         except PayloadError as exc:
             errors[r] = str(exc)
             continue

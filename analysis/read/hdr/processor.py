@@ -79,9 +79,14 @@ class _IntervalLog:
 
 # -- processing -------------------------------------------------------------------------------
 
-def _selected(batch, tag, start_s, end_s) -> np.ndarray:
+def _selected(batch, tag, start_s, end_s) -> tuple[np.ndarray, int]:
+    """-> (which intervals of the batch match, how many have the tag)."""
+    tags = [iv.tag for iv in batch.intervals]
+    with_tag = tags.count(tag)
+    if with_tag == len(tags) and start_s is None and end_s is None:
+        return np.ones(len(tags), bool), with_tag     # (a whole untagged log: every line)
     return np.array([interval_matches(iv, tag, start_s, end_s) for iv in batch.intervals],
-                    dtype=bool)
+                    dtype=bool), with_tag
 
 
 def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio=1e6, ticks=5,
@@ -104,8 +109,8 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
     for batch in iter_batches(source, warnings, state, text=text, parallel=parallel,
                               keep_raws=False):
         seen_any = True
-        chosen = _selected(batch, tag, start_s, end_s)
-        with_tag += sum(1 for iv in batch.intervals if iv.tag == tag)
+        chosen, batch_with_tag = _selected(batch, tag, start_s, end_s)
+        with_tag += batch_with_tag
         selected += int(chosen.sum())
         if not chosen.any():
             continue
