@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import re
 import shlex
 import subprocess
@@ -469,3 +470,19 @@ def test_no_process_to_be_had_means_reading_in_process(monkeypatch, tmp_path, sm
                                 "-o", str(tmp_path / "out-False"))
     files = [p.read_bytes() for p in (tmp_path / "out-False", tmp_path / "out-False.hgrm")]
     assert (code, stdout, stderr, files) == serial
+
+
+@settings(max_examples=300, deadline=None)
+# (times of a log lie within +-9.2e15 s: lines.MAX_ABS_SECONDS)
+@given(st.lists(st.one_of(st.floats(-1e16, 1e16), st.sampled_from([math.inf, -math.inf, math.nan]),
+                          st.integers(-10**9, 10**9).map(lambda n: n / 1000.0),
+                          st.integers(-10**7, 10**7).map(lambda n: n / 10000.0)),
+                max_size=40),
+       st.sampled_from([0, 4]))
+def test_time_column_shortcut_is_java_format_fixed(times, width):
+    """The interval log's time column ('%.3f' where no rounding tie can occur) is Java's
+    %W.3f text, ties (x.xxx5) and exponents included."""
+    from analysis.read.hdr.distribution import java_format_fixed
+    from analysis.read.hdr.processor import _times_text
+    times += [0.0015, 1.0005, -0.0005, 2.5e-4, 1e16, 1.5e17, 12.3455]
+    assert _times_text(times, width) == [java_format_fixed(t, 3, width) for t in times]

@@ -48,6 +48,15 @@ class _ValueText(dict):
         return text
 
 
+def _times_text(times, width: int) -> list[str]:
+    """java_format_fixed(t, 3, width) of each time: C's '%.3f' where Java's rounding cannot
+    differ (a shortest repr with at most 3 decimals has no tie to round; every time of a
+    normal log), java_format_fixed otherwise."""
+    fmt = f"%{width}.3f" if width else "%.3f"
+    return [fmt % t if 0 < s.find(".") >= len(s) - 4 else java_format_fixed(t, 3, width)
+            for t, s in zip(times, map(repr, times))]
+
+
 class _IntervalLog:
     def __init__(self, csv: bool, ratio: float):
         self.csv = csv
@@ -58,13 +67,14 @@ class _IntervalLog:
 
     def rows(self, times, counts, ip50, ip90, imax, totals, tps, tmax) -> list[str]:
         """Summary lines for parallel lists of per-interval numbers (tps: 5-tuples)."""
-        v, fixed = self.value, java_format_fixed
+        v = self.value
+        times = _times_text(times, 0 if self.csv else 4)
         if self.csv:
-            return [f"{fixed(t, 3)},{c},{v[a]},{v[b]},{v[m]},{n},{v[p[0]]},{v[p[1]]},{v[p[2]]},"
+            return [f"{t},{c},{v[a]},{v[b]},{v[m]},{n},{v[p[0]]},{v[p[1]]},{v[p[2]]},"
                     f"{v[p[3]]},{v[p[4]]},{v[x]}\n"
                     for t, c, a, b, m, n, p, x in zip(times, counts, ip50, ip90, imax, totals,
                                                       tps, tmax)]
-        return [f"{fixed(t, 3, 4)}: I:{c} ( {v[a]} {v[b]} {v[m]} ) T:{n} ( {v[p[0]]} {v[p[1]]} "
+        return [f"{t}: I:{c} ( {v[a]} {v[b]} {v[m]} ) T:{n} ( {v[p[0]]} {v[p[1]]} "
                 f"{v[p[2]]} {v[p[3]]} {v[p[4]]} {v[x]} )\n"
                 for t, c, a, b, m, n, p, x in zip(times, counts, ip50, ip90, imax, totals, tps,
                                                   tmax)]
