@@ -84,9 +84,15 @@ class Kernels:
         totals[r] their sum; `deferred` lists the rows left to payload.counts_from_payload
         (anything unusual: it words the error, or decodes them)."""
         n = len(bodies)
-        buf = np.frombuffer(b"".join(bodies), np.uint8)
+        return self.decode_v2_joined(b"".join(bodies), np.fromiter(map(len, bodies), np.int64, n),
+                                     cals, stride_bits)
+
+    def decode_v2_joined(self, joined: bytes, lengths, cals, stride_bits: int):
+        """decode_v2 of the bodies joined into one bytes object, with their lengths."""
+        n = lengths.size
+        buf = np.frombuffer(joined, np.uint8)
         offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(np.fromiter(map(len, bodies), np.int64, n), out=offsets[1:])
+        np.cumsum(lengths, out=offsets[1:])
         keys, counts = self._outputs(max(buf.size, 1))   # a count takes at least one byte
         capacity = keys.size
         row_entries = np.empty(n + 1, np.int64)
