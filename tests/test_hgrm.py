@@ -439,6 +439,22 @@ def test_an_exception_in_the_worker_is_raised_here_as_it_is(monkeypatch, small_g
     with pytest.raises(HlogError) as info:
         process(str(FIXTURES / "gen-ns-plain.hlog"), None, [])
     assert str(info.value) == "some.hlog:12: bad thing (do this)"
+    # the decoding thread and the worker are gone with the error
+    import multiprocessing
+    import threading
+    assert not [t for t in threading.enumerate() if t.name == "hlog-decoder"]
+    assert not multiprocessing.active_children()
+
+
+def test_a_reader_given_up_early_stops_its_decoding_thread(monkeypatch, small_groups):
+    import threading
+    from analysis.read.hdr import log as hlog
+    monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
+    batches = hlog.iter_batches(str(FIXTURES / "gen-ns-plain.hlog"), [], parallel=True)
+    next(batches)
+    assert [t for t in threading.enumerate() if t.name == "hlog-decoder"]
+    batches.close()
+    assert not [t for t in threading.enumerate() if t.name == "hlog-decoder"]
 
 
 def test_when_a_worker_reads_ahead(monkeypatch, tmp_path):
