@@ -267,3 +267,29 @@ def test_joined_bodies_from_the_worker_decode_as_separate_ones(monkeypatch, comp
     elif native.get() is None:
         pytest.skip("no compiled kernels")
     assert _decode_group(payload_bodies, True) == _decode_group(payload_bodies, False)
+
+
+@needs_kernels
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 63), st.integers(1, 10**6)), max_size=20),
+                min_size=1, max_size=8))
+def test_running_given_the_row_counts_equals_running_summing_them(rows):
+    """lc_running's row_counts (the decoder's totals) stand for its own per-row sums."""
+    keys, counts, starts, ends = [], [], [], []
+    for r, entries in enumerate(rows):
+        starts.append(len(keys))
+        for index, count in sorted(dict(entries).items()):
+            keys.append(r << 6 | index)
+            counts.append(count)
+        ends.append(len(keys))
+    keys, counts = np.array(keys, np.int64), np.array(counts, np.int64)
+    sums = np.array([counts[a:b].sum() for a, b in zip(starts, ends)], np.int64)
+    requested = np.array([50.0, 90.0, 50.0, 90.0, 99.0, 99.9, 99.99])
+    results = []
+    for row_counts in (None, sums):
+        dense, blocks = np.zeros(64, np.int64), np.zeros(2, np.int64)
+        state = np.array([-1] * 5 + [0] * 6, np.int64)
+        out = KERNELS.running(keys, counts, np.array(starts), np.array(ends), 63, dense, blocks,
+                              state, requested, row_counts)
+        results.append((out.tolist(), dense.tolist(), blocks.tolist(), state.tolist()))
+    assert results[0] == results[1]

@@ -27,6 +27,7 @@ class Batch:
     keys: np.ndarray
     counts: np.ndarray
     stride_bits: int
+    totals: np.ndarray | None = None    # each interval's total count (int64), when kept
 
     @property
     def stride(self) -> int:
@@ -256,7 +257,8 @@ def decode_part(items, part, payloads, raws, errors, stride_bits, joined=None) -
 
 def _batch(items, rows, payloads, raws, keys, counts, row_totals, stride_bits) -> Batch:
     intervals, kept_payloads, kept_raws = [], [], []
-    for r, total in zip(rows, np.asarray(row_totals).tolist()):
+    row_totals = np.asarray(row_totals, np.int64)
+    for r, total in zip(rows, row_totals.tolist()):
         line_no, tag, offset, length, start_ms, end_ms, log_start, _ = items[r]
         payload = payloads[r]
         intervals.append(Interval(line_no, tag, offset, length, start_ms, end_ms, log_start,
@@ -265,7 +267,7 @@ def _batch(items, rows, payloads, raws, keys, counts, row_totals, stride_bits) -
         kept_payloads.append(payload)
         kept_raws.append(raws[r])
         payload.counts_bytes = b""  # decoded now; keep memory to the arrays
-    return Batch(intervals, kept_payloads, kept_raws, keys, counts, stride_bits)
+    return Batch(intervals, kept_payloads, kept_raws, keys, counts, stride_bits, row_totals)
 
 
 def _row_totals(keys, counts, rows, errors, stride_bits):
@@ -307,4 +309,6 @@ def _concat_batches(batches: list[Batch]) -> Batch:
         offset += len(b.intervals)
     return Batch([iv for b in batches for iv in b.intervals],
                  [p for b in batches for p in b.payloads], [r for b in batches for r in b.raws],
-                 np.concatenate(keys), np.concatenate(counts), bits)
+                 np.concatenate(keys), np.concatenate(counts), bits,
+                 None if any(b.totals is None for b in batches) else
+                 np.concatenate([b.totals for b in batches]))

@@ -30,7 +30,7 @@ CACHE = Path(os.environ.get("LOADCURVE_NATIVE_CACHE")
 # -fwrapv: int64 sums wrap as numpy's do; -ffp-contract=off: no fused multiply-add, so the
 # percentile targets are Java's double arithmetic, operation by operation.
 FLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off"]
-ABI = 1               # lc_abi() of the source this module was written against
+ABI = 2               # lc_abi() of the source this module was written against
 ROW_DEFERRED = 1      # lc_decode_v2's status of a row left to the Python decoder
 BUILD_SECONDS = 120
 POOL = 3              # output arrays kept for reuse (a batch in use, the next being decoded)
@@ -54,7 +54,7 @@ class Kernels:
                                      _u8, ctypes.POINTER(_I64)]
         lib.lc_running.restype = _I64
         lib.lc_running.argtypes = [_i64, _i64, _I64, _i64, _i64, _I64, _I64, _i64, _I64, _i64,
-                                   _I64, _i64, _f64, _i64]
+                                   _I64, _i64, _f64, ctypes.c_void_p, _i64]
         self.lib = lib
         self._pool: list[list] = []      # [keys, counts, references when idle]: see _outputs
 
@@ -109,19 +109,24 @@ class Kernels:
         deferred = np.flatnonzero(status[:n] == ROW_DEFERRED).tolist()
         return keys[:m], counts[:m], row_entries, totals[:n], deferred, bits.value
 
-    def running(self, keys, counts, starts, ends, mask: int, dense, blocks, state, requested):
+    def running(self, keys, counts, starts, ends, mask: int, dense, blocks, state, requested,
+                row_counts=None):
         """lc_running (see _native.c): -> an (n rows, 10) int64 array; updates dense, blocks
-        and state in place."""
+        and state in place. row_counts: each row's count, when known (else it is summed)."""
         keys = np.ascontiguousarray(keys, np.int64)
         counts = np.ascontiguousarray(counts, np.int64)
         starts = np.ascontiguousarray(starts, np.int64)
         ends = np.ascontiguousarray(ends, np.int64)
+        if row_counts is not None:
+            row_counts = np.ascontiguousarray(row_counts, np.int64)
         if counts.size != keys.size or ends.size != starts.size or state.size != 11 or \
-                requested.size != 7:
+                requested.size != 7 or (row_counts is not None and
+                                        row_counts.size != starts.size):
             raise RuntimeError("lc_running: arrays of the wrong size")
         out = np.empty((starts.size, 10), np.int64)
         code = self.lib.lc_running(keys, counts, keys.size, starts, ends, starts.size, mask,
-                                   dense, dense.size, blocks, blocks.size, state, requested, out)
+                                   dense, dense.size, blocks, blocks.size, state, requested,
+                                   None if row_counts is None else row_counts.ctypes.data, out)
         if code < 0:
             raise RuntimeError("lc_running: inconsistent arguments")
         return out
