@@ -33,7 +33,8 @@ FLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off"]
 ABI = 2               # lc_abi() of the source this module was written against
 ROW_DEFERRED = 1      # lc_decode_v2's status of a row left to the Python decoder
 BUILD_SECONDS = 120
-POOL = 3              # output arrays kept for reuse (a batch in use, the next being decoded)
+POOL = 5              # output arrays kept for reuse: a batch in use, two decoded ahead
+                      # (log._decoded_ahead), the next being decoded, one spare
 
 _i64 = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
 _u8 = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
