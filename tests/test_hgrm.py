@@ -502,3 +502,25 @@ def test_time_column_shortcut_is_java_format_fixed(times, width):
     from analysis.read.hdr.processor import _times_text
     times += [0.0015, 1.0005, -0.0005, 2.5e-4, 1e16, 1.5e17, 12.3455]
     assert _times_text(times, width) == [java_format_fixed(t, 3, width) for t in times]
+
+
+def test_the_header_state_after_the_last_group_reaches_the_caller(monkeypatch, tmp_path,
+                                                                 small_groups):
+    """A #[StartTime] after the last interval, which ends a group: read ahead or not, the
+    caller's header state ends the same (it words messages: 'seconds since #[StartTime]')."""
+    from analysis.read.hdr import log as hlog
+    from analysis.read.hdr.lines import HeaderState
+    lines = [line for line in (FIXTURES / "gen-ns-plain.hlog").read_text().splitlines()
+             if line[:1].isdigit()][:14]
+    path = tmp_path / "late-start.hlog"
+    path.write_text("\n".join(lines + ["#[StartTime: 5.000 (seconds since epoch)]"]) + "\n")
+    states = []
+    for parallel in (False, True):
+        monkeypatch.setattr(hlog, "use_worker", lambda p, text, wanted: wanted)
+        state, warnings = HeaderState(), []
+        lines_read = [iv.line for b in hlog.iter_batches(str(path), warnings, state,
+                                                         parallel=parallel)
+                      for iv in b.intervals]
+        states.append((lines_read, warnings, state.__dict__))
+    assert states[0][2]["explicit_start"]
+    assert states[1] == states[0]

@@ -189,7 +189,8 @@ def _decoded(path, items, read_warnings, inflated):
 
 
 def _decoded_ahead(groups, path: str, state: HeaderState, depth: int = 2):
-    """((batch, warnings), header state after the group) for worker_groups' groups, decoded in
+    """((batch, warnings), header state after the group) for worker_groups' groups, then
+    ((None, []), the state at the end of the input); the groups are decoded in
     a thread up to `depth` groups ahead of the caller. The compiled decoder runs without the
     GIL (ctypes releases it), so it overlaps the caller's own work (the running percentiles,
     the output lines): on two cores the main process is the busier of the two. An exception
@@ -215,7 +216,8 @@ def _decoded_ahead(groups, path: str, state: HeaderState, depth: int = 2):
                            copy.deepcopy(state.__dict__))
                 if not put(message):
                     return
-            put(("done",))
+            # (the state after the last group: lines after it may still have changed it)
+            put(("done", copy.deepcopy(state.__dict__)))
         except BaseException as exc:     # (raised by the caller, in order)
             put(("error", exc))
         finally:
@@ -227,6 +229,7 @@ def _decoded_ahead(groups, path: str, state: HeaderState, depth: int = 2):
         while True:
             message = out.get()
             if message[0] == "done":
+                yield (None, []), message[1]
                 return
             if message[0] == "error":
                 raise message[1]
