@@ -230,3 +230,66 @@ def test_decoder_reuses_its_arrays_only_once_nothing_refers_to_them():
     third = kernels.decode_v2(body, [LAYOUT.counts_array_length] * 8, 20)
     assert not np.shares_memory(third[0], second[0])  # (second is still held here)
     assert third[1].base.ctypes.data == address       # the first batch's arrays, free again
+
+
+def _decode_group(payload_bodies, packed: bool):
+    """decode_batch of V2 payloads as the read-ahead worker hands them over, joined
+    (worker.pack_payloads) or one DecodedPayload each: (line, total, indices, counts) per row,
+    and the warnings."""
+    from analysis.read.hdr.batch import decode_batch
+    from analysis.read.hdr.worker import pack_payloads, unpack_payloads
+    n = len(payload_bodies)
+    items = [(k + 1, None, float(k), 1.0, 0, 1000, 0.0, None) for k in range(n)]
+    payloads = [DecodedPayload(LAYOUT, V2_MAX_WORD_SIZE, body) for body in payload_bodies]
+    inflated = (payloads, [None] * n, {})
+    if packed:
+        joined = pack_payloads(payloads)
+        assert joined is not None
+        inflated = unpack_payloads(joined)
+    warnings: list[str] = []
+    batch = decode_batch(items, "x.hlog", warnings, inflated)
+    rows = [] if batch is None else [
+        (iv.line, iv.total_count, h.indices.tolist(), h.counts.tolist())
+        for iv, h in zip(batch.intervals, batch.histograms())]
+    return rows, warnings
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(bodies().filter(lambda b: not b or b[-1] < 0x80), min_size=1, max_size=12))
+def test_joined_bodies_from_the_worker_decode_as_separate_ones(monkeypatch, compiled,
+                                                               payload_bodies):
+    """Rows the compiled decoder leaves (huge runs, counts past the array, truncation) fall
+    back to the general path with their own bodies: same rows, same refusals."""
+    if not compiled:
+        monkeypatch.setattr(native, "get", lambda: None)
+    elif native.get() is None:
+        pytest.skip("no compiled kernels")
+    assert _decode_group(payload_bodies, True) == _decode_group(payload_bodies, False)
+
+
+@needs_kernels
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 63), st.integers(1, 10**6)), max_size=20),
+                min_size=1, max_size=8))
+def test_running_given_the_row_counts_equals_running_summing_them(rows):
+    """lc_running's row_counts (the decoder's totals) stand for its own per-row sums."""
+    keys, counts, starts, ends = [], [], [], []
+    for r, entries in enumerate(rows):
+        starts.append(len(keys))
+        for index, count in sorted(dict(entries).items()):
+            keys.append(r << 6 | index)
+            counts.append(count)
+        ends.append(len(keys))
+    keys, counts = np.array(keys, np.int64), np.array(counts, np.int64)
+    sums = np.array([counts[a:b].sum() for a, b in zip(starts, ends)], np.int64)
+    requested = np.array([50.0, 90.0, 50.0, 90.0, 99.0, 99.9, 99.99])
+    results = []
+    for row_counts in (None, sums):
+        dense, blocks = np.zeros(64, np.int64), np.zeros(2, np.int64)
+        state = np.array([-1] * 5 + [0] * 6, np.int64)
+        out = KERNELS.running(keys, counts, np.array(starts), np.array(ends), 63, dense, blocks,
+                              state, requested, row_counts)
+        results.append((out.tolist(), dense.tolist(), blocks.tolist(), state.tolist()))
+    assert results[0] == results[1]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import re
 import shlex
 import subprocess
@@ -438,6 +439,22 @@ def test_an_exception_in_the_worker_is_raised_here_as_it_is(monkeypatch, small_g
     with pytest.raises(HlogError) as info:
         process(str(FIXTURES / "gen-ns-plain.hlog"), None, [])
     assert str(info.value) == "some.hlog:12: bad thing (do this)"
+    # the decoding thread and the worker are gone with the error
+    import multiprocessing
+    import threading
+    assert not [t for t in threading.enumerate() if t.name == "hlog-decoder"]
+    assert not multiprocessing.active_children()
+
+
+def test_a_reader_given_up_early_stops_its_decoding_thread(monkeypatch, small_groups):
+    import threading
+    from analysis.read.hdr import log as hlog
+    monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
+    batches = hlog.iter_batches(str(FIXTURES / "gen-ns-plain.hlog"), [], parallel=True)
+    next(batches)
+    assert [t for t in threading.enumerate() if t.name == "hlog-decoder"]
+    batches.close()
+    assert not [t for t in threading.enumerate() if t.name == "hlog-decoder"]
 
 
 def test_when_a_worker_reads_ahead(monkeypatch, tmp_path):
@@ -469,3 +486,41 @@ def test_no_process_to_be_had_means_reading_in_process(monkeypatch, tmp_path, sm
                                 "-o", str(tmp_path / "out-False"))
     files = [p.read_bytes() for p in (tmp_path / "out-False", tmp_path / "out-False.hgrm")]
     assert (code, stdout, stderr, files) == serial
+
+
+@settings(max_examples=300, deadline=None)
+# (times of a log lie within +-9.2e15 s: lines.MAX_ABS_SECONDS)
+@given(st.lists(st.one_of(st.floats(-1e16, 1e16), st.sampled_from([math.inf, -math.inf, math.nan]),
+                          st.integers(-10**9, 10**9).map(lambda n: n / 1000.0),
+                          st.integers(-10**7, 10**7).map(lambda n: n / 10000.0)),
+                max_size=40),
+       st.sampled_from([0, 4]))
+def test_time_column_shortcut_is_java_format_fixed(times, width):
+    """The interval log's time column ('%.3f' where no rounding tie can occur) is Java's
+    %W.3f text, ties (x.xxx5) and exponents included."""
+    from analysis.read.hdr.distribution import java_format_fixed
+    from analysis.read.hdr.processor import _times_text
+    times += [0.0015, 1.0005, -0.0005, 2.5e-4, 1e16, 1.5e17, 12.3455]
+    assert _times_text(times, width) == [java_format_fixed(t, 3, width) for t in times]
+
+
+def test_the_header_state_after_the_last_group_reaches_the_caller(monkeypatch, tmp_path,
+                                                                 small_groups):
+    """A #[StartTime] after the last interval, which ends a group: read ahead or not, the
+    caller's header state ends the same (it words messages: 'seconds since #[StartTime]')."""
+    from analysis.read.hdr import log as hlog
+    from analysis.read.hdr.lines import HeaderState
+    lines = [line for line in (FIXTURES / "gen-ns-plain.hlog").read_text().splitlines()
+             if line[:1].isdigit()][:14]
+    path = tmp_path / "late-start.hlog"
+    path.write_text("\n".join(lines + ["#[StartTime: 5.000 (seconds since epoch)]"]) + "\n")
+    states = []
+    for parallel in (False, True):
+        monkeypatch.setattr(hlog, "use_worker", lambda p, text, wanted: wanted)
+        state, warnings = HeaderState(), []
+        lines_read = [iv.line for b in hlog.iter_batches(str(path), warnings, state,
+                                                         parallel=parallel)
+                      for iv in b.intervals]
+        states.append((lines_read, warnings, state.__dict__))
+    assert states[0][2]["explicit_start"]
+    assert states[1] == states[0]

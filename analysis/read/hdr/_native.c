@@ -15,7 +15,7 @@
  */
 #include <stdint.h>
 
-#define LC_ABI 1
+#define LC_ABI 2
 #define INT31_MAX 2147483647LL
 #define TOTAL_LIMIT (1ULL << 62)  /* rows or totals at or past this go to the numpy path */
 #define BLOCK_BITS 5              /* lc_running's block sums: 32 counts-array entries each */
@@ -156,7 +156,8 @@ static int64_t target_count(double requested, int64_t total)
  * requested[0..1]: the rows' own percentiles (50, 90), requested[2..6] the running ones, each
  * as target_count takes it. Per row, out[r * 10 + ...]: 0 its count, 1-2 the index of its
  * 50th and 90th percentile, 3 its highest index, 4 the running total, 5-9 the index of each
- * running percentile (indices are -1 where the row, or the total, is empty).
+ * running percentile (indices are -1 where the row, or the total, is empty). row_counts: each
+ * row's count (the sum of its cnt entries) when the caller knows it, or NULL.
  *
  * Counts only grow, so each running percentile's index moves from where it was: forward while
  * the count up to it is below the new target, backward while the count below it still reaches
@@ -168,7 +169,8 @@ int64_t lc_running(const int64_t *restrict keys, const int64_t *restrict cnt, in
                    const int64_t *restrict starts, const int64_t *restrict ends, int64_t n_rows,
                    int64_t mask, int64_t *restrict dense, int64_t dense_len,
                    int64_t *restrict blocks, int64_t blocks_len, int64_t *restrict state,
-                   const double *restrict requested, int64_t *restrict out)
+                   const double *restrict requested, const int64_t *restrict row_counts,
+                   int64_t *restrict out)
 {
     int64_t pos[N_TOTAL], cum[N_TOTAL];
     uint64_t total = (uint64_t)state[2 * N_TOTAL];
@@ -187,8 +189,11 @@ int64_t lc_running(const int64_t *restrict keys, const int64_t *restrict cnt, in
     for (int64_t r = 0; r < n_rows; r++) {
         int64_t a = starts[r], b = ends[r], *row = out + r * 10;
         uint64_t count = 0;
-        for (int64_t k = a; k < b; k++)
-            count += (uint64_t)cnt[k];
+        if (row_counts)            /* the decoder's row totals: the same sums, known already */
+            count = (uint64_t)row_counts[r];
+        else
+            for (int64_t k = a; k < b; k++)
+                count += (uint64_t)cnt[k];
         int64_t t50 = target_count(requested[0], (int64_t)count);
         int64_t t90 = target_count(requested[1], (int64_t)count);
         int64_t ip50 = -1, ip90 = -1, delta[N_TOTAL];

@@ -9,8 +9,8 @@ import numpy as np
 from analysis.read.hdr import native
 from analysis.read.hdr.lines import Interval
 from analysis.read.hdr.payload import (INT_MAX, V2_MAX_WORD_SIZE, DecodedPayload, PayloadError,
-                                       b64decode, counts_from_payload, varints,
-                                       parse_payload, payload_histogram)
+                                       counts_from_payload, varints,
+                                       payload_from_text, payload_histogram)
 
 
 @dataclass
@@ -27,6 +27,7 @@ class Batch:
     keys: np.ndarray
     counts: np.ndarray
     stride_bits: int
+    totals: np.ndarray | None = None    # each interval's total count (int64), when kept
 
     @property
     def stride(self) -> int:
@@ -142,8 +143,7 @@ def inflate_items(items):
     errors: dict[int, str] = {}
     for r, item in enumerate(items):
         try:
-            raw = b64decode(item[7])
-            payload = parse_payload(raw)
+            raw, payload = payload_from_text(item[7])
         except PayloadError as exc:
             errors[r] = str(exc)
             continue
@@ -152,16 +152,22 @@ def inflate_items(items):
 
 
 def decode_batch(items, path: str, warnings: list[str], inflated=None) -> Batch | None:
-    payloads, raws, errors = inflated if inflated is not None else inflate_items(items)
+    """`inflated`: inflate_items' (payloads, raws, errors) of the items, or a read-ahead
+    worker's, which may add `joined` (see worker.pack_payloads)."""
+    payloads, raws, errors, *joined = inflated if inflated is not None else inflate_items(items)
+    joined = joined[0] if joined else None
     good = [r for r in range(len(items)) if r not in errors]
     max_cal = max((payloads[r].layout.counts_array_length for r in good), default=1)
     stride_bits = max(int(max_cal - 1).bit_length(), 6)
     # Keep a batch's row x block matrices small when a layout is huge.
     rows_per_part = max(1, min(len(good), (1 << 27) >> stride_bits))
     parts = [good[i:i + rows_per_part] for i in range(0, len(good), rows_per_part)] or [[]]
+    if joined is not None and (len(parts) > 1 or native.get() is None):
+        payloads[:] = _unjoin(payloads, joined)
+        joined = None
     batches = []
     for part in parts:
-        batches.append(decode_part(items, part, payloads, raws, errors, stride_bits))
+        batches.append(decode_part(items, part, payloads, raws, errors, stride_bits, joined))
     for r in sorted(errors):
         warnings.append(f"{path}:{items[r][0]}: {errors[r]}; line skipped")
     batches = [b for b in batches if b is not None]
@@ -172,9 +178,26 @@ def decode_batch(items, path: str, warnings: list[str], inflated=None) -> Batch 
     return _concat_batches(batches)
 
 
-def decode_part(items, part, payloads, raws, errors, stride_bits) -> Batch | None:
+def _unjoin(payloads, joined) -> list[DecodedPayload]:
+    """Payloads sharing joined bodies (worker.pack_payloads) -> one per row with its body."""
+    blob, lengths = joined
+    ends = np.cumsum(lengths).tolist()
+    return [DecodedPayload(p.layout, p.word_size, blob[a:b], p.double_ratio, p.double_config)
+            for p, a, b in zip(payloads, [0] + ends, ends)]
+
+
+def decode_part(items, part, payloads, raws, errors, stride_bits, joined=None) -> Batch | None:
     # V2 payloads that end on a one-to-eight-byte varint are decoded together; anything else
     # (V1/V0 words, a 9-byte varint at the end, a truncated payload) one at a time.
+    if joined is not None:
+        # every row of the group, plain V2 bodies joined (worker.pack_payloads): no per-row
+        # Python before the compiled decoder
+        cals = np.full(len(part), payloads[0].layout.counts_array_length, np.int64)
+        keys, counts, _, totals, slow, bits = native.get().decode_v2_joined(*joined, cals,
+                                                                             stride_bits)
+        if not slow:
+            return _batch(items, part, payloads, raws, keys, counts, totals, bits)
+        payloads[:] = _unjoin(payloads, joined)    # (anything unusual: the general path)
     batchable = [r for r in part if payloads[r].word_size == V2_MAX_WORD_SIZE
                  and (not payloads[r].counts_bytes or payloads[r].counts_bytes[-1] < 0x80)]
     result = kernels = row_totals = None
@@ -229,17 +252,22 @@ def decode_part(items, part, payloads, raws, errors, stride_bits) -> Batch | Non
         keys, counts, rows, row_totals = _row_totals(keys, counts, rows, errors, stride_bits)
         if not rows:
             return None
+    return _batch(items, rows, payloads, raws, keys, counts, row_totals, stride_bits)
+
+
+def _batch(items, rows, payloads, raws, keys, counts, row_totals, stride_bits) -> Batch:
     intervals, kept_payloads, kept_raws = [], [], []
-    for k, r in enumerate(rows):
+    row_totals = np.asarray(row_totals, np.int64)
+    for r, total in zip(rows, row_totals.tolist()):
         line_no, tag, offset, length, start_ms, end_ms, log_start, _ = items[r]
         payload = payloads[r]
         intervals.append(Interval(line_no, tag, offset, length, start_ms, end_ms, log_start,
-                                  total_count=int(row_totals[k]),
+                                  total_count=total,
                                   is_double=payload.double_config is not None))
         kept_payloads.append(payload)
         kept_raws.append(raws[r])
         payload.counts_bytes = b""  # decoded now; keep memory to the arrays
-    return Batch(intervals, kept_payloads, kept_raws, keys, counts, stride_bits)
+    return Batch(intervals, kept_payloads, kept_raws, keys, counts, stride_bits, row_totals)
 
 
 def _row_totals(keys, counts, rows, errors, stride_bits):
@@ -281,4 +309,6 @@ def _concat_batches(batches: list[Batch]) -> Batch:
         offset += len(b.intervals)
     return Batch([iv for b in batches for iv in b.intervals],
                  [p for b in batches for p in b.payloads], [r for b in batches for r in b.raws],
-                 np.concatenate(keys), np.concatenate(counts), bits)
+                 np.concatenate(keys), np.concatenate(counts), bits,
+                 None if any(b.totals is None for b in batches) else
+                 np.concatenate([b.totals for b in batches]))

@@ -28,6 +28,7 @@ line; once some line is recognised, every bad line is a warning.
 """
 from __future__ import annotations
 
+import copy
 import os
 
 from analysis.errors import HlogError
@@ -145,10 +146,12 @@ def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
     and inflates the payloads of the next batches while this process decodes the counts and
     its caller works; None decides by the input's size and the CPUs available. The batches,
     warnings and errors are the same either way. `keep_raws=False` leaves `Batch.raws` empty
-    (None per interval), which spares shipping them between the processes. (Reading ahead in a
-    thread was tried: zlib and numpy release the GIL, but handing it back and forth made the
-    whole 1.5x slower. Decoding the counts in the worker too was tried: shipping the arrays
-    back cost more than it saved on 2 cores.)"""
+    (None per interval), which spares shipping them between the processes. With the worker, a
+    thread of this process decodes the counts a group ahead (_decoded_ahead: the compiled
+    decoder runs without the GIL). (Reading ahead in a thread instead of a process was tried:
+    handing the GIL back and forth around the Python line splitting made the whole 1.5x
+    slower. Decoding the counts in the worker was tried: shipping the arrays back cost more
+    than it saved on 2 cores.)"""
     path = os.fspath(path)
     state = state or HeaderState()
     handle, lines = open_lines(path, text)
@@ -156,14 +159,16 @@ def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
     kept: set[int] = set()       # lines decoded, once some timestamp went backwards
     try:
         if use_worker(path, text, parallel):
-            groups = worker_groups(lines, path, state, batch_size, keep_raws)
+            ahead = copy.deepcopy(state)   # (the worker's, as groups arrive: ahead of `state`)
+            groups = _decoded_ahead(worker_groups(lines, path, ahead, batch_size, keep_raws),
+                                    path, ahead)
         else:
-            groups = ((items, read_warnings, None)
+            groups = ((_decoded(path, items, read_warnings, None), None)
                       for items, read_warnings in item_groups(lines, path, state, batch_size))
-        for items, read_warnings, inflated in groups:
-            decode_warnings: list[str] = []
-            batch = decode_batch(items, path, decode_warnings, inflated) if items else None
-            warnings.extend(_in_line_order(path, read_warnings + decode_warnings))
+        for (batch, group_warnings), header in groups:
+            if header is not None:
+                state.__dict__.update(header)
+            warnings.extend(group_warnings)
             if batch is not None:
                 if state.negative or state.backwards:
                     kept.update(iv.line for iv in batch.intervals)
@@ -174,6 +179,64 @@ def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
             groups.close()
         if handle is not None:
             handle.close()
+
+
+def _decoded(path, items, read_warnings, inflated):
+    """-> (the group's Batch or None, its warnings in line order)."""
+    decode_warnings: list[str] = []
+    batch = decode_batch(items, path, decode_warnings, inflated) if items else None
+    return batch, _in_line_order(path, read_warnings + decode_warnings)
+
+
+def _decoded_ahead(groups, path: str, state: HeaderState, depth: int = 2):
+    """((batch, warnings), header state after the group) for worker_groups' groups, then
+    ((None, []), the state at the end of the input); the groups are decoded in
+    a thread up to `depth` groups ahead of the caller. The compiled decoder runs without the
+    GIL (ctypes releases it), so it overlaps the caller's own work (the running percentiles,
+    the output lines): on two cores the main process is the busier of the two. An exception
+    is raised here, in order; closing this generator stops the thread and the worker."""
+    import queue
+    import threading
+    out: queue.Queue = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(message) -> bool:
+        while not stop.is_set():
+            try:
+                out.put(message, timeout=0.05)
+                return True
+            except queue.Full:
+                pass
+        return False
+
+    def decode() -> None:
+        try:
+            for items, read_warnings, inflated in groups:
+                message = ("group", _decoded(path, items, read_warnings, inflated),
+                           copy.deepcopy(state.__dict__))
+                if not put(message):
+                    return
+            # (the state after the last group: lines after it may still have changed it)
+            put(("done", copy.deepcopy(state.__dict__)))
+        except BaseException as exc:     # (raised by the caller, in order)
+            put(("error", exc))
+        finally:
+            groups.close()
+
+    thread = threading.Thread(target=decode, name="hlog-decoder", daemon=True)
+    thread.start()
+    try:
+        while True:
+            message = out.get()
+            if message[0] == "done":
+                yield (None, []), message[1]
+                return
+            if message[0] == "error":
+                raise message[1]
+            yield message[1], message[2]
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _in_line_order(path: str, messages: list[str]) -> list[str]:

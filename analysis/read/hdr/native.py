@@ -30,10 +30,11 @@ CACHE = Path(os.environ.get("LOADCURVE_NATIVE_CACHE")
 # -fwrapv: int64 sums wrap as numpy's do; -ffp-contract=off: no fused multiply-add, so the
 # percentile targets are Java's double arithmetic, operation by operation.
 FLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off"]
-ABI = 1               # lc_abi() of the source this module was written against
+ABI = 2               # lc_abi() of the source this module was written against
 ROW_DEFERRED = 1      # lc_decode_v2's status of a row left to the Python decoder
 BUILD_SECONDS = 120
-POOL = 3              # output arrays kept for reuse (a batch in use, the next being decoded)
+POOL = 5              # output arrays kept for reuse: a batch in use, two decoded ahead
+                      # (log._decoded_ahead), the next being decoded, one spare
 
 _i64 = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
 _u8 = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
@@ -54,7 +55,7 @@ class Kernels:
                                      _u8, ctypes.POINTER(_I64)]
         lib.lc_running.restype = _I64
         lib.lc_running.argtypes = [_i64, _i64, _I64, _i64, _i64, _I64, _I64, _i64, _I64, _i64,
-                                   _I64, _i64, _f64, _i64]
+                                   _I64, _i64, _f64, ctypes.c_void_p, _i64]
         self.lib = lib
         self._pool: list[list] = []      # [keys, counts, references when idle]: see _outputs
 
@@ -84,9 +85,15 @@ class Kernels:
         totals[r] their sum; `deferred` lists the rows left to payload.counts_from_payload
         (anything unusual: it words the error, or decodes them)."""
         n = len(bodies)
-        buf = np.frombuffer(b"".join(bodies), np.uint8)
+        return self.decode_v2_joined(b"".join(bodies), np.fromiter(map(len, bodies), np.int64, n),
+                                     cals, stride_bits)
+
+    def decode_v2_joined(self, joined: bytes, lengths, cals, stride_bits: int):
+        """decode_v2 of the bodies joined into one bytes object, with their lengths."""
+        n = lengths.size
+        buf = np.frombuffer(joined, np.uint8)
         offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(np.fromiter(map(len, bodies), np.int64, n), out=offsets[1:])
+        np.cumsum(lengths, out=offsets[1:])
         keys, counts = self._outputs(max(buf.size, 1))   # a count takes at least one byte
         capacity = keys.size
         row_entries = np.empty(n + 1, np.int64)
@@ -103,19 +110,24 @@ class Kernels:
         deferred = np.flatnonzero(status[:n] == ROW_DEFERRED).tolist()
         return keys[:m], counts[:m], row_entries, totals[:n], deferred, bits.value
 
-    def running(self, keys, counts, starts, ends, mask: int, dense, blocks, state, requested):
+    def running(self, keys, counts, starts, ends, mask: int, dense, blocks, state, requested,
+                row_counts=None):
         """lc_running (see _native.c): -> an (n rows, 10) int64 array; updates dense, blocks
-        and state in place."""
+        and state in place. row_counts: each row's count, when known (else it is summed)."""
         keys = np.ascontiguousarray(keys, np.int64)
         counts = np.ascontiguousarray(counts, np.int64)
         starts = np.ascontiguousarray(starts, np.int64)
         ends = np.ascontiguousarray(ends, np.int64)
+        if row_counts is not None:
+            row_counts = np.ascontiguousarray(row_counts, np.int64)
         if counts.size != keys.size or ends.size != starts.size or state.size != 11 or \
-                requested.size != 7:
+                requested.size != 7 or (row_counts is not None and
+                                        row_counts.size != starts.size):
             raise RuntimeError("lc_running: arrays of the wrong size")
         out = np.empty((starts.size, 10), np.int64)
         code = self.lib.lc_running(keys, counts, keys.size, starts, ends, starts.size, mask,
-                                   dense, dense.size, blocks, blocks.size, state, requested, out)
+                                   dense, dense.size, blocks, blocks.size, state, requested,
+                                   None if row_counts is None else row_counts.ctypes.data, out)
         if code < 0:
             raise RuntimeError("lc_running: inconsistent arguments")
         return out

@@ -48,6 +48,15 @@ class _ValueText(dict):
         return text
 
 
+def _times_text(times, width: int) -> list[str]:
+    """java_format_fixed(t, 3, width) of each time: C's '%.3f' where Java's rounding cannot
+    differ (a shortest repr with at most 3 decimals has no tie to round; every time of a
+    normal log), java_format_fixed otherwise."""
+    fmt = f"%{width}.3f" if width else "%.3f"
+    return [fmt % t if 0 < s.find(".") >= len(s) - 4 else java_format_fixed(t, 3, width)
+            for t, s in zip(times, map(repr, times))]
+
+
 class _IntervalLog:
     def __init__(self, csv: bool, ratio: float):
         self.csv = csv
@@ -58,13 +67,14 @@ class _IntervalLog:
 
     def rows(self, times, counts, ip50, ip90, imax, totals, tps, tmax) -> list[str]:
         """Summary lines for parallel lists of per-interval numbers (tps: 5-tuples)."""
-        v, fixed = self.value, java_format_fixed
+        v = self.value
+        times = _times_text(times, 0 if self.csv else 4)
         if self.csv:
-            return [f"{fixed(t, 3)},{c},{v[a]},{v[b]},{v[m]},{n},{v[p[0]]},{v[p[1]]},{v[p[2]]},"
+            return [f"{t},{c},{v[a]},{v[b]},{v[m]},{n},{v[p[0]]},{v[p[1]]},{v[p[2]]},"
                     f"{v[p[3]]},{v[p[4]]},{v[x]}\n"
                     for t, c, a, b, m, n, p, x in zip(times, counts, ip50, ip90, imax, totals,
                                                       tps, tmax)]
-        return [f"{fixed(t, 3, 4)}: I:{c} ( {v[a]} {v[b]} {v[m]} ) T:{n} ( {v[p[0]]} {v[p[1]]} "
+        return [f"{t}: I:{c} ( {v[a]} {v[b]} {v[m]} ) T:{n} ( {v[p[0]]} {v[p[1]]} "
                 f"{v[p[2]]} {v[p[3]]} {v[p[4]]} {v[x]} )\n"
                 for t, c, a, b, m, n, p, x in zip(times, counts, ip50, ip90, imax, totals, tps,
                                                   tmax)]
@@ -79,9 +89,14 @@ class _IntervalLog:
 
 # -- processing -------------------------------------------------------------------------------
 
-def _selected(batch, tag, start_s, end_s) -> np.ndarray:
+def _selected(batch, tag, start_s, end_s) -> tuple[np.ndarray, int]:
+    """-> (which intervals of the batch match, how many have the tag)."""
+    tags = [iv.tag for iv in batch.intervals]
+    with_tag = tags.count(tag)
+    if with_tag == len(tags) and start_s is None and end_s is None:
+        return np.ones(len(tags), bool), with_tag     # (a whole untagged log: every line)
     return np.array([interval_matches(iv, tag, start_s, end_s) for iv in batch.intervals],
-                    dtype=bool)
+                    dtype=bool), with_tag
 
 
 def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio=1e6, ticks=5,
@@ -104,8 +119,8 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
     for batch in iter_batches(source, warnings, state, text=text, parallel=parallel,
                               keep_raws=False):
         seen_any = True
-        chosen = _selected(batch, tag, start_s, end_s)
-        with_tag += sum(1 for iv in batch.intervals if iv.tag == tag)
+        chosen, batch_with_tag = _selected(batch, tag, start_s, end_s)
+        with_tag += batch_with_tag
         selected += int(chosen.sum())
         if not chosen.any():
             continue

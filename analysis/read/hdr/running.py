@@ -60,8 +60,12 @@ class IntegerRunning:
     def add_rows(self, batch, rows):
         layouts = [batch.payloads[r].layout for r in rows]
         kernels = native.get()
+        if batch.totals is not None:
+            added = sum(batch.totals[rows].tolist())
+        else:
+            added = sum(batch.intervals[r].total_count for r in rows)
         if kernels is not None and all(lay is self.layout for lay in layouts) and \
-                self.total + sum(batch.intervals[r].total_count for r in rows) < NATIVE_TOTALS:
+                self.total + added < NATIVE_TOTALS:
             counts, ip50, ip90, imax, totals, tps = self._add_compiled(kernels, batch, rows)
             acc_max = imax
         else:
@@ -102,7 +106,8 @@ class IntegerRunning:
         starts = np.searchsorted(keys, (rows << bits).astype(keys.dtype))
         ends = np.searchsorted(keys, ((rows + 1) << bits).astype(keys.dtype))
         out = kernels.running(keys, batch.counts, starts, ends, stride - 1, self.dense,
-                              self._blocks, self._state, NATIVE_REQUESTED)
+                              self._blocks, self._state, NATIVE_REQUESTED,
+                              None if batch.totals is None else batch.totals[rows])
         index = out[:, [1, 2, 3, 5, 6, 7, 8, 9]]          # -1: an empty row or total
         values = np.where(index >= 0, self.layout.highest_value_at(np.maximum(index, 0)), 0)
         return (out[:, 0], values[:, 0], values[:, 1], values[:, 2], out[:, 4],
