@@ -333,5 +333,4 @@ def build_scenario(scenario: Scenario, measured: dict, combine, unit: str,
             scenario.cells[(lp.id, system.id)] = cell
         cells = [c for c in scenario.measured() if c.system == system.id]
         fill_system(system, service_time_ms=service,
-                    achieved_rates=[c.server_completion_rate if c.server_completion_rate
-                                    is not None else c.achieved_rate for c in cells])
+                    achieved_rates=[c.delivered_rate for c in cells])

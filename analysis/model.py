@@ -311,6 +311,13 @@ class Cell:
     def sources(self) -> list[str]:
         return [r.source for r in self.repetitions]
 
+    @property
+    def delivered_rate(self) -> float:
+        """What the server delivered: every reply in the window per second (schema 1: the
+        achieved rate), the rate a reader compares with the offered one."""
+        return (self.server_completion_rate if self.server_completion_rate is not None
+                else self.achieved_rate)
+
 
 @dataclass
 class System:

@@ -43,20 +43,14 @@ def summary_point(scenario: Scenario) -> tuple[LoadPoint | None, str]:
     return by_rate[0], "every rate saturated some target: the lowest"
 
 
-def delivered(c: Cell) -> float:
-    """What the server delivered (the load-curve table's achieved): every reply in the window
-    per second; schema 1: the achieved rate."""
-    return c.server_completion_rate if c.server_completion_rate is not None else c.achieved_rate
-
-
 def _values(c: Cell | None, offered_rate: float) -> dict[str, tuple[tuple, str]]:
     """Per column (sort key: lower is better, text). Unknown values sort last."""
     if c is None:
         return {key: ((2, 0.0), "–") for key, _, _ in COLUMNS}
     # At a fixed offered rate every target that keeps up delivers it, give or take the
     # window's edges (999.9 vs 1,000.1 req/s): achieved rates tie within 1 % of the offered.
-    share = round(100.0 * delivered(c) / offered_rate) if offered_rate else 0
-    out = {"achieved": ((0, -share), fmt_rate(delivered(c)))}
+    share = round(100.0 * c.delivered_rate / offered_rate) if offered_rate else 0
+    out = {"achieved": ((0, -share), fmt_rate(c.delivered_rate))}
     for name in ("p50", "p99", "max"):
         p: Percentile = c.stats.get(name)
         out[name] = (p.sort_key(), fmt_censored(p.value_ms, p.at_least_ms, table=True))
@@ -174,7 +168,7 @@ def summary_rows(run: Run) -> list[list[Any]]:
                 continue
             stats = [c.stats.get(n) for n in ("p50", "p99", "max")]
             rows.append([sc.id, lp.id, lp.offered_rate, s.id, s.family, s.model,
-                         r3(delivered(c)), *[r3(p.value_ms) for p in stats],
+                         r3(c.delivered_rate), *[r3(p.value_ms) for p in stats],
                          *[r3(p.at_least_ms) for p in stats], c.drops,
                          str(c.saturation.saturated).lower()])
     return rows

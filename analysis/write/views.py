@@ -119,8 +119,7 @@ def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
         failures = f"{fmt_count(a.timed_out)} timeouts"
     # the table's achieved: what the server delivered (every reply in the window, per
     # second), the rate a reader compares with the offered one; the answered share under it
-    delivered = (c.server_completion_rate if c.server_completion_rate is not None
-                 else c.achieved_rate)
+    delivered = c.delivered_rate
     in_time = None
     if a.completed is not None and a.sent and a.completed < a.sent:
         in_time = f"{fmt_pct(100.0 * a.completed / a.sent)} % answered in time"

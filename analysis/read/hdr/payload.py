@@ -15,7 +15,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from analysis.read.hdr import codec
 from analysis.read.hdr.codec import a2b_base64, inflate
 from analysis.read.hdr.double import DoubleHistogram, double_internal_layout
 from analysis.read.hdr.histogram import Histogram, Layout, LayoutError, layout_for
@@ -284,14 +283,7 @@ def payload_histogram(payload: DecodedPayload, indices: np.ndarray, counts: np.n
 def payload_from_text(text: str) -> tuple[bytes, DecodedPayload]:
     """(b64decode(text), parse_payload of it): the common payload by the shortest path (one
     line of a 24-hour log in ~10 us), anything else by the general one. Raises PayloadError."""
-    raw = None
-    if codec.fast_b64decode is not None and not len(text) & 3:
-        try:
-            raw = codec.fast_b64decode(text)
-        except (ValueError, TypeError):
-            pass          # (b64decode below words the error, or decodes it after all)
-    if raw is None:
-        raw = b64decode(text)
+    raw = b64decode(text)       # (pybase64 first when installed: codec.a2b_base64)
     payload = _parse_common_payload(raw)
     return raw, payload if payload is not None else parse_payload(raw)
 
