@@ -30,23 +30,6 @@ elif grep -Eq "^url: *\"?$PLACEHOLDER\"?\s*$" _config.yml; then
     echo "**************************************************************************************"
   } >&2
 fi
-# Symbolic links under runs/ are kept out of the site: Jekyll copies a link as a link, or (safe
-# mode, JEKYLL_ENV=production) copies what it points at, which may lie outside the run. The
-# analysis fails such a run with an error naming the link; here each is excluded from the build
-# (a config layered over _config.yml repeats its `exclude:` list with the links added).
-links=$(find runs -type l 2>/dev/null | sort || true)
-if [ -n "$links" ]; then
-  mkdir -p .cache
-  printf '%s\n' "$links" | ruby -ryaml -e 'c = YAML.load_file("_config.yml") || {}
-    puts "# Written by scripts/build-site.sh: _config.yml exclude + the symlinks under runs/."
-    puts({"exclude" => (c["exclude"] || []) + STDIN.read.split("\n")}.to_yaml)' \
-    > .cache/links.yml
-  configs="$configs,.cache/links.yml"
-  while IFS= read -r link; do
-    echo "warning: $link is a symbolic link: not published" >&2
-  done <<< "$links"
-fi
-bash scripts/jekyll.sh build --config "$configs" "$@"
 dest=_site
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
@@ -55,6 +38,36 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     --destination=*) dest="${args[i]#--destination=}" ;;
   esac
 done
+# The big static trees: the raw run files (published so every table cell links its data), the
+# charts and the CSVs. Jekyll would copy every file of them on every build (gigabytes at 1,000
+# runs); scripts/mirror_static.py publishes the same files into $dest itself, as hard links, only
+# what changed, and Jekyll skips them (exclude) and leaves them alone (keep_files).
+# LOADCURVE_MIRROR=0: Jekyll copies them, as GitHub Pages does with _config.yml alone.
+MIRRORED=(runs assets/charts assets/data)
+mkdir -p .cache
+# Symbolic links in them are kept out of the site: Jekyll copies a link as a link, or (safe
+# mode, JEKYLL_ENV=production) copies what it points at, which may lie outside the run. The
+# analysis fails such a run with an error naming the link; here each is excluded from the build.
+links=$(find "${MIRRORED[@]}" -type l 2>/dev/null | sort || true)
+while IFS= read -r link; do
+  [ -n "$link" ] && echo "warning: $link is a symbolic link: not published" >&2
+done <<< "$links"
+# _config.yml's exclude + those links (a layered config replaces the list: it is repeated), and
+# the include/keep_files it sets, for the mirror. JSON: a YAML file Python reads without PyYAML.
+printf '%s\n' "$links" | ruby -ryaml -rjson -e 'c = YAML.load_file("_config.yml") || {}
+  base = {"exclude" => (c["exclude"] || []) + STDIN.read.split("\n").reject(&:empty?)}
+  %w[include keep_files].each { |k| base[k] = c[k] if c.key?(k) }
+  puts "# Written by scripts/build-site.sh: _config.yml exclude + the symbolic links (JSON is YAML)"
+  puts JSON.pretty_generate(base)' > .cache/site-base.yml
+py="${PY:-python3}"
+if [ "${LOADCURVE_MIRROR:-1}" != 0 ] && command -v "$py" >/dev/null 2>&1; then
+  "$py" scripts/mirror_static.py --config .cache/site-base.yml --dest "$dest" \
+    --overlay .cache/site-mirror.yml "${MIRRORED[@]}"
+  configs="$configs,.cache/site-mirror.yml"
+else
+  configs="$configs,.cache/site-base.yml"
+fi
+bash scripts/jekyll.sh build --config "$configs" "$@"
 # Publish regular files only: Jekyll copies a symbolic link under runs/ as a link, and a deploy
 # that follows links would publish its target. The analysis refuses such runs (their error says
 # so); a link that reached _site anyway is removed here, and the build fails.
