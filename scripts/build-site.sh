@@ -5,10 +5,17 @@
 #   (https://you.github.io/loadcurve -> url https://you.github.io, baseurl /loadcurve). Without it, _config.yml's `url` is used, and
 #   a loud warning is printed while that is still the placeholder: entry ids and canonical links
 #   derive from it, and changing it after readers subscribe makes every old post reappear as new.
+# `build-site.sh serve --host 127.0.0.1` (make serve): the same site, then `jekyll serve` (which
+#   sets a local url itself); runs/ and the charts are mirrored once, at the start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PLACEHOLDER="https://loadcurve.example.org"
 configs="_config.yml"
+jekyll_command=build
+if [ "${1:-}" = serve ]; then
+  jekyll_command=serve
+  shift
+fi
 url="${LOADCURVE_URL:-}"
 if [ -n "$url" ]; then
   if ! [[ "$url" =~ ^https?://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~/-]*)?$ ]] || [[ "$url" == */ ]]; then
@@ -20,7 +27,7 @@ if [ -n "$url" ]; then
   printf '# Written by scripts/build-site.sh for one build (make site URL=...).\nurl: "%s"\nbaseurl: "%s"\n' \
     "$origin" "${url#"$origin"}" > .cache/url.yml
   configs="$configs,.cache/url.yml"
-elif grep -Eq "^url: *\"?$PLACEHOLDER\"?\s*$" _config.yml; then
+elif [ "$jekyll_command" = build ] && grep -Eq "^url: *\"?$PLACEHOLDER\"?\s*$" _config.yml; then
   {
     echo "**************************************************************************************"
     echo "WARNING: url in _config.yml is the placeholder $PLACEHOLDER."
@@ -67,7 +74,7 @@ if [ "${LOADCURVE_MIRROR:-1}" != 0 ] && command -v "$py" >/dev/null 2>&1; then
 else
   configs="$configs,.cache/site-base.yml"
 fi
-bash scripts/jekyll.sh build --config "$configs" "$@"
+bash scripts/jekyll.sh "$jekyll_command" --config "$configs" "$@"
 # Publish regular files only: Jekyll copies a symbolic link under runs/ as a link, and a deploy
 # that follows links would publish its target. The analysis refuses such runs (their error says
 # so); a link that reached _site anyway is removed here, and the build fails.

@@ -7,9 +7,9 @@ builds scripts/build-site.sh keeps these trees out of Jekyll (`exclude`) and out
 system allows (else copies), only files that changed, and files whose source is gone removed.
 
 It publishes exactly what Jekyll would: entries Jekyll skips (names starting with `.`, `_`, `#`
-or `~`, ending with `~` or `.`; symbolic links; `exclude` patterns) are skipped, `include`
-patterns override that. A tree holding a file Jekyll would take for a page (first line `---`) is
-not mirrored: Jekyll has to render it, so the tree is left to Jekyll for that build.
+or `~` or ending with `~`; symbolic links; `exclude` patterns) are skipped, `include` patterns
+override that. A tree holding a file Jekyll would take for a page (first line `---`), or a name
+ending in `.` (Jekyll 4 skips it, 3 publishes it), is left to Jekyll for that build.
 Stdlib only (no PyYAML): the config comes in as JSON, written by build-site.sh's Ruby step.
 
     python3 scripts/mirror_static.py --config .cache/site-base.json --dest _site \\
@@ -38,8 +38,8 @@ DEFAULT_KEEP = [".git", ".svn"]
 DEFAULT_INCLUDE = [".htaccess"]
 
 
-class PageInTree(Exception):
-    """A file Jekyll would render as a page: the tree cannot be mirrored."""
+class NotMirrored(Exception):
+    """A file the mirror cannot publish as Jekyll would: the tree is left to Jekyll."""
 
 
 def glob_include(patterns: list[str], rel: str, is_dir: bool) -> bool:
@@ -55,13 +55,14 @@ def glob_include(patterns: list[str], rel: str, is_dir: bool) -> bool:
 
 
 def skipped(name: str, rel: str, is_dir: bool, config: dict) -> bool:
-    """Jekyll 4.3's EntryFilter#filter for one entry (symbolic links are handled by the walk)."""
-    if name.endswith("."):
-        return True
+    """EntryFilter#filter for one entry (symbolic links are handled by the walk)."""
     excluded = glob_include(config["exclude"], rel, is_dir)
-    if not excluded and not (name[0] in "._#~" or name.endswith("~")):
-        return False
-    return not glob_include(config["include"], name, is_dir)   # include wins over both
+    if (excluded or name[0] in "._#~" or name.endswith("~")) \
+            and not glob_include(config["include"], name, is_dir):   # include wins over both
+        return True
+    if name.endswith("."):    # Jekyll 4.3 skips it, 3.x publishes it
+        raise NotMirrored(f"{rel}: a name ending in '.' (Jekyll 4 skips it, Jekyll 3 publishes it)")
+    return False
 
 
 def for_tree(config: dict, tree: str) -> dict:
@@ -135,7 +136,7 @@ class Mirror:
             elif entry.is_file():
                 fresh = old is not None and self.same(entry, old)
                 if (not fresh or self.check_all) and has_yaml_header(entry.path):
-                    raise PageInTree(rel)
+                    raise NotMirrored(f"{rel} starts with a '---' line: Jekyll renders it as a page")
                 if not fresh:
                     self.place(entry.path, old, dest_dir, name)
                 count += 1
@@ -229,9 +230,9 @@ def main() -> int:
         state_path.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         try:
             job.run()
-        except PageInTree as page:
-            print(f"warning: {page} starts with a '---' line, so Jekyll renders it as a page: "
-                  f"{tree}/ is copied by Jekyll in this build (slow)", file=sys.stderr)
+        except NotMirrored as why:
+            print(f"warning: {why}; {tree}/ is copied by Jekyll in this build (slow)",
+                  file=sys.stderr)
             # Jekyll writes a page into its file in place: not through a link to the source
             shutil.rmtree(args.dest / tree, ignore_errors=True)
             continue

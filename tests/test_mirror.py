@@ -4,6 +4,7 @@ for file and byte for byte, on the first build and after runs change, and no bui
 into a source file through a hard link."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -11,8 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.sitebuild import REPO, assemble
+from tests.test_jekyll3 import CHROOT_ENV, jekyll3_root  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.site
 
@@ -22,12 +25,12 @@ PINNED_TIME = 'time: "2026-01-01 00:00:00 +0000"\n'
 
 
 def odd_files(src: Path) -> None:
-    """Names Jekyll skips (leading . _ # ~, trailing ~ or ., excluded patterns), the one it
-    includes anyway (.htaccess), an empty folder, a folder holding only skipped files, a name
-    with a space and an accent."""
+    """Names Jekyll skips (leading . _ # ~, trailing ~, excluded patterns), the one it includes
+    anyway (.htaccess), an empty folder, a folder holding only skipped files, a name with a space
+    and an accent; a name ending in `.` that Jekyll skips anyway (`_x.`)."""
     for tree in ("runs/odd", "assets/data/odd"):
         base = src / tree
-        for rel in (".hidden", "_under/x.txt", "#hash", "backup~", "~tilde", "trailing.",
+        for rel in (".hidden", "_under/x.txt", "#hash", "backup~", "~tilde", "_x.",
                     ".htaccess", "sp ace é.txt", "only-skipped/_x", "deep/er/z.csv", "a.tmp",
                     "private/secret.txt", "kept.txt"):
             (base / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -100,7 +103,7 @@ def test_the_local_build_publishes_what_github_pages_builds(tmp_path):
 
 def small_site(src: Path) -> Path:
     """_config.yml, the scripts and one page, for the builds that change runs between them."""
-    src.mkdir()
+    src.mkdir(parents=True)
     for name in ("_config.yml", "Gemfile"):
         shutil.copy2(REPO / name, src / name)
     shutil.copytree(REPO / "scripts", src / "scripts",
@@ -146,15 +149,21 @@ def test_changes_between_builds_are_mirrored_and_sources_never_written(tmp_path)
     compare()
     assert sources(src) == before
     # a file Jekyll takes for a page: runs/ goes back to Jekyll for that build, and Jekyll's
-    # page (written in place) must not land in the source through a link
+    # page (written in place) must not land in the source through a link; a name ending in `.`
+    # (Jekyll 3 publishes it, 4 does not): assets/data/ goes back to Jekyll too
     (src / "runs" / "r1" / "page.yml").write_text("---\ntitle: x\n---\n{{ site.title }}\n")
+    (src / "assets" / "data" / "r1" / "trailing.").write_text("x\n")
     before = sources(src)
     result = local_build(src, local)
     assert "warning: runs/r1/page.yml starts with a '---' line" in result.stderr
-    assert '"runs/"' not in (src / ".cache" / "site-mirror.yml").read_text()
+    assert "warning: assets/data/r1/trailing.: a name ending in '.'" in result.stderr
+    overlay = (src / ".cache" / "site-mirror.yml").read_text()
+    assert '"runs/"' not in overlay and '"assets/data/"' not in overlay
+    assert '"assets/charts/"' in overlay
     compare()
     assert sources(src) == before
     (src / "runs" / "r1" / "page.yml").unlink()
+    (src / "assets" / "data" / "r1" / "trailing.").unlink()
     local_build(src, local)
     compare()
     assert (local / "runs" / "r1" / "a.csv").stat().st_ino == (src / "runs" / "r1" / "a.csv").stat().st_ino
@@ -175,3 +184,34 @@ def test_without_the_mirror_jekyll_copies_everything(tmp_path):
     github_pages_build(src, tmp_path / "pages")
     assert_same_site(tmp_path / "local", tmp_path / "pages")
     assert (tmp_path / "local" / "runs" / "r1" / "a.csv").stat().st_nlink == 1
+
+
+def test_the_overlay_works_on_jekyll_3(jekyll3_root, tmp_path):
+    """GitHub Pages' generation (bullseye's Jekyll 3.9): `exclude: [runs/, ...]` keeps the trees
+    out, `keep_files` keeps the mirror's files from the cleaner, and the site is the one Jekyll 3
+    builds from _config.yml alone."""
+    work = jekyll3_root / "tmp" / f"loadcurve-mirror-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        src = small_site(work / "src")
+        (src / "Gemfile").unlink()        # plain Jekyll: bundler would refuse 3.9
+        config = yaml.safe_load((src / "_config.yml").read_text(encoding="utf-8"))
+        (src / ".cache").mkdir()
+        (src / ".cache" / "site-base.yml").write_text(json.dumps({"exclude": config["exclude"]}))
+        mirror = subprocess.run([sys.executable, "scripts/mirror_static.py", "--config",
+                                 ".cache/site-base.yml", "--dest", str(work / "local"),
+                                 "--overlay", ".cache/site-mirror.yml", *TREES],
+                                cwd=src, capture_output=True, text=True, timeout=120)
+        assert mirror.returncode == 0, mirror.stderr
+        inside = f"/{work.relative_to(jekyll3_root)}"
+        for dest, configs in (("local", "_config.yml,.cache/site-mirror.yml"),
+                              ("pages", "_config.yml")):
+            result = subprocess.run(
+                ["chroot", str(jekyll3_root), *CHROOT_ENV, "sh", "-c",
+                 f"cd {inside}/src && jekyll build --config {configs} -d {inside}/{dest}"],
+                capture_output=True, text=True, timeout=600)
+            assert result.returncode == 0, result.stdout + result.stderr
+        assert_same_site(work / "local", work / "pages")
+        assert (work / "local" / "runs" / "r1" / "a.csv").stat().st_nlink == 2   # kept, not copied
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

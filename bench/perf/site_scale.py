@@ -1,11 +1,18 @@
 """`make site` on a corpus of N real runs (issue 15): the demo run runs/pool-vs-virtual hard-linked
 under N run ids, with the repository's site sources, built the way scripts/site.sh builds it.
 
-    .venv/bin/python bench/perf/site_scale.py --runs 100 [--keep DIR]
+    .venv/bin/python bench/perf/site_scale.py --runs 100 [--keep DIR] [--source DIR]
+    .venv/bin/python bench/perf/site_scale.py --rebuild DIR [--source DIR]
+
+--source takes the site sources (scripts, templates, config) from another tree, e.g. `git archive
+main | tar -x -C /tmp/before`, to measure the code before a change with this script. --rebuild
+skips the full build: on a corpus kept earlier it lays the sources over it, rebuilds once (the
+switch), then adds one run and rebuilds without change - before/after on one corpus.
 
 Measures, each figure with the load average beside it (the machine is shared: a figure taken at
 load 3 on 2 cores is not one taken at load 0): the full build from nothing, adding one run and
-rebuilding, a no-change rebuild (each: analysis, tag feeds, Jekyll, and the three together), the
+rebuilding, a no-change rebuild (each: analysis, tag feeds, the Jekyll step - scripts/build-site.sh,
+with Jekyll's own "done in" time beside it - and the three together), the
 chart stage's wall time and the number of SVG and PNG files, Jekyll's peak RSS (/usr/bin/time -v),
 and the size of _data/. The corpus is built in a temporary folder (removed unless --keep); run 0
 keeps the id pool-vs-virtual so the post about it and comparisons/ build as in the repository;
@@ -31,17 +38,19 @@ SKIP = {"runs", "_data", "_reports", "_series", "_comparisons", "_drafts", "test
         "analysis", "docs", ".ci", ".github", "_site", ".venv", ".cache", ".jekyll-cache",
         "node_modules", ".git", ".pytest_cache", "__pycache__"}
 PY = sys.executable
+# The analysis package the corpus is built with (the --source tree's)
+CODE = [REPO]
 
 
 def load() -> str:
     return "load %.2f %.2f %.2f" % os.getloadavg()
 
 
-def site_sources(site: Path) -> None:
-    """The repository's site sources (a walk, not `git ls-files`: the script also runs from an
-    exported tree, e.g. `git archive main` to measure the code before a change)."""
-    for src in sorted(REPO.rglob("*")):
-        rel = src.relative_to(REPO).as_posix()
+def site_sources(site: Path, source: Path = REPO) -> None:
+    """The site sources of `source` (a walk, not `git ls-files`: it may be an exported tree,
+    e.g. `git archive main`, to measure the code before a change)."""
+    for src in sorted(source.rglob("*")):
+        rel = src.relative_to(source).as_posix()
         if rel.split("/")[0] in SKIP or rel.startswith(("assets/charts/", "feed/by_tag/")) \
                 or (rel.startswith("_posts/") and not rel.endswith(POST)) \
                 or not src.is_file() or src.is_symlink():
@@ -73,7 +82,7 @@ def add_run(site: Path, n: int) -> str:
 
 
 def timed(cmd: list[str], site: Path, lines: list[tuple[float, str]] | None = None) -> float:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(CODE[0])}
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=site, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
@@ -104,15 +113,19 @@ def jekyll_rss_mb(site: Path) -> float:
 def make_site(site: Path, name: str) -> None:
     """One `make site` (scripts/site.sh's three steps), each step timed."""
     lines: list[tuple[float, str]] = []
+    jekyll_lines: list[tuple[float, str]] = []
     before = load()
     t_analysis = timed([PY, "-m", "analysis", "build", "--runs", "runs"], site, lines)
     t_feeds = timed([PY, "scripts/tag_feeds.py"], site)
     (site / ".cache").mkdir(exist_ok=True)
     t_jekyll = timed(["/usr/bin/time", "-v", "-o", ".cache/jekyll-time.txt",
-                      "bash", "scripts/build-site.sh"], site)
+                      "bash", "scripts/build-site.sh"], site, jekyll_lines)
+    done = [float(m.group(1)) for _, line in jekyll_lines
+            if (m := re.search(r"done in ([0-9.]+) seconds", line))]
     total = t_analysis + t_feeds + t_jekyll
     print(f"{name:<28} total {total:7.1f} s = analysis {t_analysis:6.1f} + feeds {t_feeds:4.1f}"
-          f" + jekyll {t_jekyll:6.1f}; charts {chart_seconds(lines):6.1f} s; "
+          f" + jekyll step {t_jekyll:6.1f} (Jekyll's own {done[-1] if done else 0:6.1f}); "
+          f"charts {chart_seconds(lines):6.1f} s; "
           f"jekyll peak RSS {jekyll_rss_mb(site):6.0f} MB   [{before} -> {load()}]", flush=True)
 
 
@@ -124,7 +137,23 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="runs in the corpus (default 100)")
     parser.add_argument("--keep", type=Path, help="build the corpus in DIR and keep it")
+    parser.add_argument("--source", type=Path, default=REPO,
+                        help="take the site sources from DIR (default: this repository)")
+    parser.add_argument("--rebuild", type=Path,
+                        help="a corpus kept earlier: no full build, only the rebuilds")
     args = parser.parse_args()
+    source = args.source.resolve()
+    CODE[0] = source
+    if args.rebuild:
+        site = args.rebuild.resolve()
+        site_sources(site, source)
+        runs = sorted(p.name for p in (site / "runs").iterdir())
+        print(f"corpus: {len(runs)} runs in {site}, sources from {source}", flush=True)
+        make_site(site, "first build on these sources")
+        add_run(site, 1 + max(int(r.split("-")[1]) for r in runs if r.startswith("scale-")))
+        make_site(site, "add one run, rebuild")
+        make_site(site, "no-change rebuild")
+        return 0
     if args.keep:
         shutil.rmtree(args.keep, ignore_errors=True)
         args.keep.mkdir(parents=True)
@@ -132,7 +161,7 @@ def main() -> int:
     else:
         site = Path(tempfile.mkdtemp(prefix="site-scale-"))
     try:
-        site_sources(site)
+        site_sources(site, source)
         for n in range(args.runs):
             add_run(site, n)
         print(f"corpus: {args.runs} runs in {site} ({os.cpu_count()} cores)", flush=True)
