@@ -2,8 +2,8 @@
 aggregate.py.
 
 `analyse_run(manifest, site_root)` returns the run model (analysis/model.py), which the writers
-turn into `_data/runs/<id>.yml`, CSV, charts and the report page. A cell whose `.hlog` is
-missing is listed under `missing` and left out; a `.hlog` or counts file that cannot be read
+turn into the run's data document (`_data/runs/<id>.yml` or `_rundata/<id>.yml`), CSV, charts
+and the report page. A cell whose `.hlog` is missing is listed under `missing` and left out; a `.hlog` or counts file that cannot be read
 fails the run with an error naming it.
 
 Per repetition of a schema-2 run (a `counts` file beside the log): the population is the

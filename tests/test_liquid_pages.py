@@ -35,9 +35,10 @@ def article(text: str) -> str:
 
 
 def ours_as_built(text: str) -> str:
-    """What Jekyll makes of a page liquid_pages wrote: the address filled in; `&#123;` and
-    `&#125;` are the braces they stand for in any browser."""
-    text = text.replace("{{ site.url }}", URL).replace("{{ site.baseurl }}", "")
+    """What Jekyll makes of a page liquid_pages wrote, with _config.yml's url and no baseurl:
+    the URLs finished; `&#123;` and `&#125;` are the braces they stand for in any browser."""
+    text = re.sub(r'\{\{ "([^"]*)" \| (absolute|relative)_url \}\}',
+                  lambda m: (URL if m.group(2) == "absolute" else "") + m.group(1), text)
     return text.replace("&#123;", "{").replace("&#125;", "}")
 
 
@@ -126,7 +127,7 @@ def test_manifest_strings_cannot_become_liquid(built):
             continue
         text = liquid_pages.render_page(src, layout, {**page, "url": "/x/"}, run_id, doc)
         assert "&#123;&#123; site &#125;&#125;" in text and "&#123;% include x %&#125;" in text
-        leftover = text.replace("{{ site.url }}", "").replace("{{ site.baseurl }}", "")
+        leftover = re.sub(r'\{\{ "[^"{}]*" \| (absolute|relative)_url \}\}', "", text)
         assert "{" not in leftover and "}" not in leftover
 
 
@@ -140,13 +141,27 @@ def test_a_float_printed_by_a_template_is_refused(tmp_path):
         liquid_pages.render_page(tmp_path, "report", {"run": "r"}, "r", {"x": 0.1})
 
 
-def test_jekyll_filters(tmp_path):
+def test_jekyll_filters():
     assert liquid_pages._escape("""<a href="x">'&'</a>""") == \
         "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
     assert liquid_pages._escape(None) == "" and liquid_pages._escape(3) == "3"
     assert liquid_pages._slugify("Virtual Threads_&_C++") == "virtual-threads-c"
     assert liquid_pages._slugify("-Café 2²-") == "café-2"   # Jekyll keeps letters of any script
-    assert liquid_pages._relative_url("assets/x.svg") == liquid_pages.SITE_BASEURL + "/assets/x.svg"
     assert liquid_pages._absolute_url("https://a.example/x") == "https://a.example/x"
-    assert liquid_pages._absolute_url("/a b") == \
-        liquid_pages.SITE_URL + liquid_pages.SITE_BASEURL + "/a%20b"
+
+
+def test_urls_are_left_to_jekyll_and_cannot_carry_liquid(tmp_path):
+    """A path with a quote, braces or a space reaches Jekyll percent-encoded inside a string
+    literal; a marker forged in the data does not become Liquid."""
+    (tmp_path / "_layouts").mkdir()
+    shutil.copytree(REPO / "_includes", tmp_path / "_includes")
+    (tmp_path / "_layouts" / "report.html").write_text(
+        "---\nlayout: default\n---\n<a href=\"{{ site.data.runs[page.run].p | absolute_url }}\">"
+        "<img src=\"{{ site.data.runs[page.run].q | relative_url }}\">{{ site.data.runs[page.run].t }}")
+    forged = liquid_pages.MARK + "absolute_url" + liquid_pages.MARK + '" | x }}' + liquid_pages.MARK
+    text = liquid_pages.render_page(tmp_path, "report", {"run": "r"}, "r",
+                                    {"p": 'runs/a "b" {{x}}.hlog', "q": "assets/c.svg",
+                                     "t": forged})
+    assert text.startswith('<a href="{{ "/runs/a%20%22b%22%20%7B%7Bx%7D%7D.hlog" | absolute_url }}">'
+                           '<img src="{{ "/assets/c.svg" | relative_url }}">')
+    assert text.count("{") == 4 and "| x" in text and '" | x &#125;&#125;' in text

@@ -18,7 +18,7 @@ INCLUDES = sorted((REPO / "_includes").glob("*.html"))
 TEMPLATES = INCLUDES + sorted((REPO / "_layouts").glob("*.html"))
 # Data files written by the analysis from real logs: the demo run and the golden fixture runs.
 DATA = [yaml.safe_load(p.read_text()) for p in
-        find_data(REPO, "pool-vs-virtual"),
+        (find_data(REPO, "pool-vs-virtual"),
          REPO / "tests" / "golden" / "site" / "oracle-demo.yml",
          REPO / "tests" / "golden" / "site" / "bench-short.yml")]
 # A run with scenarios (issue 11): its document, and each scenario's block, which the includes

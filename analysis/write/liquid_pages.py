@@ -10,7 +10,8 @@ the same runs both ways and compares the HTML with Jekyll's.
 
 Two things differ from Jekyll on purpose, both invisible in the built page:
 - the site's address is not known here (`make site URL=...`, `jekyll serve`'s localhost), so
-  absolute_url and relative_url write `{{ site.url }}{{ site.baseurl }}` and Jekyll fills it in;
+  absolute_url and relative_url write the Liquid `{{ "/path" | absolute_url }}` for Jekyll to
+  finish (the path percent-encoded first, as Jekyll's Addressable does: no quote or brace left);
 - every other `{` and `}` of the HTML is written as `&#123;` / `&#125;`, so no manifest string
   can become Liquid when Jekyll renders the page (the templates print no <script> or <style>,
   where an entity would not be decoded).
@@ -39,9 +40,11 @@ from analysis.errors import BuildError
 # Jekyll's include parameters: name=value, value a quoted string or a variable path
 # (Jekyll::Tags::IncludeTag's VALID_SYNTAX / params matcher).
 PARAM = re.compile(r"""([\w-]+)\s*=\s*(?:"([^"\\]*(?:\\.[^"\\]*)*)"|'([^'\\]*(?:\\.[^'\\]*)*)'|([\w.\[\]-]+))""")
-# Markers for the site's address, replaced after the braces are escaped (a data string holding
-# one becomes `{{ site.url }}` at worst: Jekyll prints the address, nothing else can run).
-SITE_URL, SITE_BASEURL = "\ue000lc-site-url\ue001", "\ue000lc-site-baseurl\ue001"
+# A URL for Jekyll to finish: marker, filter name, marker, path, marker. After the braces are
+# escaped, only markers around a filter name and a percent-encoded path become Liquid again.
+MARK = "\ue000"
+URL_MARKER = re.compile(MARK + r"(absolute_url|relative_url)" + MARK
+                        + r"([A-Za-z0-9/:@!$&'()*+,;=._~%#?-]*)" + MARK)
 LAYOUTS = {"report": "report.html", "scenario": "scenario.html", "jmh-report": "jmh-report.html"}
 # The site this package is part of: its templates render the pages of a site root that has none
 # (a build into a data-only folder, as the tests and golden recorders do).
@@ -124,26 +127,28 @@ def _to_s(value: Any) -> str:
 
 
 def _url_path(value: Any) -> str:
-    """The path part as Jekyll builds it: a leading slash, then Addressable's normalisation
-    (which leaves the characters our ids and paths are made of as they are)."""
+    """The path with a leading slash and percent-encoded as Addressable's normalisation
+    would (the characters of our ids and paths pass as they are)."""
     text = _to_s(value)
     if not text.startswith("/"):
         text = "/" + text
     return quote(text, safe="/:@!$&'()*+,;=-._~%#?")
 
 
-def _relative_url(value: Any) -> str | None:
+def _jekyll_url(kind: str, value: Any) -> str | None:
     if value is None:
         return None
-    return SITE_BASEURL + _url_path(value)
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", _to_s(value)):   # already absolute: as it is
+        return _to_s(value)
+    return MARK + kind + MARK + _url_path(value) + MARK
+
+
+def _relative_url(value: Any) -> str | None:
+    return _jekyll_url("relative_url", value)
 
 
 def _absolute_url(value: Any) -> str | None:
-    if value is None:
-        return None
-    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", _to_s(value)):   # already absolute
-        return _to_s(value)
-    return SITE_URL + SITE_BASEURL + _url_path(value)
+    return _jekyll_url("absolute_url", value)
 
 
 def _slugify(value: Any) -> str:
@@ -183,8 +188,8 @@ def _layout_template(site_root: str, layout: str):
 def render_page(site_root: Path, layout: str, page: dict[str, Any], run_id: str,
                 doc: dict[str, Any]) -> str:
     """The HTML the layout (report, scenario or jmh-report) gives for this page and run,
-    ready to be a page's content in Jekyll: braces escaped, the address left to Jekyll."""
+    ready to be a page's content in Jekyll: braces escaped, URLs left to Jekyll's filters."""
     template = _layout_template(str(template_root(site_root)), layout)
     html = template.render(page=page, site={"data": {"runs": {run_id: doc}}}, content="")
     html = html.replace("{", "&#123;").replace("}", "&#125;")
-    return html.replace(SITE_URL, "{{ site.url }}").replace(SITE_BASEURL, "{{ site.baseurl }}")
+    return URL_MARKER.sub(lambda m: '{{ "%s" | %s }}' % (m.group(2), m.group(1)), html)
