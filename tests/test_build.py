@@ -202,10 +202,15 @@ def test_a_post_naming_a_run_gives_every_chart_of_it_a_png(tmp_path):
     pngs = {c["png"] for c in doc["charts"]["spectrum"]} | {doc["charts"]["load_curve"]["png"]}
     assert len(pngs) == 2 and all((site / p).is_file() for p in pngs)
     assert len(list((site / "assets" / "charts" / "b").glob("*.png"))) == 1
+    # the named run's document is where Jekyll and the post's includes read it; the other's not
+    assert sorted(p.name for p in (site / "_data" / "runs").iterdir()) == ["a.yml"]
+    assert sorted(p.name for p in (site / "_rundata").iterdir()) == ["b.yml"]
     post.write_text("---\ntitle: A\n---\nNo run named.\n")
     out = build(site)
     assert "a: analyse" in out.stderr and "b: up to date" in out.stderr, out.stderr
     assert [p.name for p in (site / "assets" / "charts" / "a").glob("*.png")] == ["load-curve.png"]
+    assert not list((site / "_data" / "runs").iterdir())
+    assert sorted(p.name for p in (site / "_rundata").iterdir()) == ["a.yml", "b.yml"]
 
 
 def test_broken_run_fails_alone(tmp_path):

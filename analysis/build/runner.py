@@ -233,7 +233,11 @@ class Build:
                 self.say(f"[{order[run_dir.name]}/{n}] {run_dir.name}: analyse")
             args = [(str(d), str(self.runs_root), str(self.site_root), d.name in self.in_feed)
                     for d, _ in todo]
-            if pool is None:
+            if pool is None and n == 1 and self.jobs > 1:
+                # one run changed (a run added): its repetitions are read on every core
+                pool = self._pool(self.jobs)
+                results = [analyse_task(*args[0], map_fn=pool.map)]
+            elif pool is None:
                 results = [analyse_task(*a) for a in args]
             else:
                 results = list(pool.map(analyse_task, *zip(*args)))

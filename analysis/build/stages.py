@@ -26,11 +26,12 @@ def _fail(run_id: str, exc: BaseException) -> dict[str, Any]:
 
 
 def analyse_task(run_dir: str, runs_root: str, site_root: str,
-                 in_feed: bool = True) -> dict[str, Any]:
+                 in_feed: bool = True, map_fn=map) -> dict[str, Any]:
     """Validate, analyse and write one run's data files and page; return its chart jobs.
     `in_feed`: some post names the run (png_use.runs_in_posts), so every chart gets its PNG and
     its data document goes to _data/runs/ for the posts' includes; otherwise only the og:image
-    charts get a PNG and the document goes to _rundata/ (paths.data_path)."""
+    charts get a PNG and the document goes to _rundata/ (paths.data_path). `map_fn` reads the
+    run's repetitions (analyse.analyse_run)."""
     from analysis.write import charts, datafiles, pages, paths, png_use
     from analysis.write.yaml_text import dump_yaml
     from analysis.analyse import analyse_run
@@ -44,7 +45,7 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
             return jmh_task(manifest, Path(run_dir), site, in_feed)
         check_regular_inputs(manifest, site)
         check_no_links(Path(run_dir), site)
-        run = analyse_run(manifest, site)
+        run = analyse_run(manifest, site, map_fn)
         jobs = charts.chart_plan(run)
         doc = datafiles.run_document(run, charts.pixel_sizes(jobs))
         png_use.keep_pngs(jobs, doc, None if in_feed else pages.og_images(run))
