@@ -22,12 +22,13 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from analysis.read.jfr.wire import Damage, read_varint, read_string
+from analysis.read.jfr.wire import Damage, read_string, read_varint, skip_string
 
 _FLOAT = struct.Struct(">f")
 _DOUBLE = struct.Struct(">d")
 # What generated codecs call; each codec's namespace starts as a copy of this.
-_CODEC_ENV = {"read_varint": read_varint, "read_string": read_string, "Damage": Damage,
+_CODEC_ENV = {"read_varint": read_varint, "read_string": read_string,
+              "skip_string": skip_string, "Damage": Damage,
               "FLOAT": _FLOAT.unpack_from, "DOUBLE": _DOUBLE.unpack_from}
 
 PRIMITIVES = {"boolean", "byte", "char", "short", "int", "long", "float", "double",
@@ -330,7 +331,7 @@ def _primitive_lines(type_name: str, var: str, decode: bool):
         return [f"    {var} = DOUBLE(data, pos)[0]; pos += 8"] if decode else ["    pos += 8"]
     # java.lang.String
     return [f"    {var}, pos = read_string(data, pos)"] if decode else \
-        [f"    pos = read_string(data, pos)[1]"]
+        ["    pos = skip_string(data, pos)"]
 
 
 # Every chunk a JVM writes carries a metadata event, and every JVM of one build writes the same
