@@ -38,7 +38,8 @@ def test_libyaml_is_used_only_where_it_writes_the_same_bytes(doc):
 
 
 def _committed_documents():
-    for path in sorted(REPO.glob("_data/**/*.yml")) + sorted(REPO.glob("tests/golden/**/*.yml")):
+    for path in sorted(REPO.glob("_data/**/*.yml")) + sorted(REPO.glob("_rundata/**/*.yml")) \
+            + sorted(REPO.glob("tests/golden/**/*.yml")):
         yield path, yaml.safe_load(path.read_text(encoding="utf-8"))
     for path in sorted(REPO.glob("**/*.md")):
         if ".venv" in path.parts or "node_modules" in path.parts:
