@@ -87,10 +87,18 @@ print(json.dumps(out))
 """
 
 
+# What the build reads from the code's tree: the package, and the site's templates and
+# settings (report pages are rendered from _layouts/_includes in newer trees).
+EXPORTED = ("analysis", "_layouts", "_includes", "_config.yml")
+
+
 def export(rev: str, into: Path) -> Path:
-    """The `analysis` package of commit `rev` (git archive), to time an older tree's code."""
+    """What the build needs of commit `rev` (git archive), to time an older tree's code."""
     into.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "analysis"],
+    present = subprocess.run(["git", "-C", str(REPO), "ls-tree", "--name-only", rev],
+                             capture_output=True, text=True, check=True).stdout.split()
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev,
+                              *[p for p in EXPORTED if p in present]],
                              capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
