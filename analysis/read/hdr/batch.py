@@ -2,15 +2,18 @@
 (see `Batch`), with the one-at-a-time codec for anything else."""
 from __future__ import annotations
 
+import binascii
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.read.hdr import native
+from analysis.read.hdr import codec, native
 from analysis.read.hdr.lines import Interval
-from analysis.read.hdr.payload import (INT_MAX, V2_MAX_WORD_SIZE, DecodedPayload, PayloadError,
-                                       counts_from_payload, varints,
-                                       payload_from_text, payload_histogram)
+from analysis.read.hdr.payload import (INT_MAX, SMALL_COMPRESSED, V2_MAX_WORD_SIZE,
+                                       DecodedPayload, PayloadError, _parse_header_fields,
+                                       counts_from_payload, varints, payload_from_text,
+                                       payload_histogram)
 
 
 @dataclass
@@ -137,7 +140,11 @@ def _decode_v2_batch(bodies: list[bytes], cals: list[int], stride_bits: int):
 
 
 def inflate_items(items):
-    """(payloads, raws, errors) of a group of lines: base64, inflation and header parsing."""
+    """(payloads, raws, errors) of a group of lines: base64, inflation and header parsing;
+    (payloads, raws, {}, joined) when every payload is a plain one (see _inflate_plain)."""
+    plain = _inflate_plain(items)
+    if plain is not None:
+        return plain
     payloads: list = [None] * len(items)
     raws: list = [None] * len(items)
     errors: dict[int, str] = {}
@@ -149,6 +156,57 @@ def inflate_items(items):
             continue
         payloads[r], raws[r] = payload, raw
     return payloads, raws, errors
+
+
+def _inflate_plain(items):
+    """inflate_items of a group whose payloads are all compressed V2 ones with the same
+    header (every group of a normal log) -> (one shared payload per row, raws, {}, (counts
+    bodies joined, their lengths)), as worker.unpack_payloads gives: base64 and inflation one
+    call a row, the rest by the compiled checks (lc_outer, lc_bodies) on the joined bytes.
+    None for anything else: payload_from_text then takes each row, and words any error."""
+    kernels = native.get()
+    if kernels is None or not items:
+        return None
+    b64 = codec.fast_b64decode or _strict_a2b
+    inflate = codec.fast_decompress or zlib.decompress
+    try:
+        raws = [b64(item[7]) for item in items]
+    except (ValueError, TypeError):
+        return None
+    offsets = _offsets(raws)
+    joined = b"".join(raws)
+    if not kernels.outer_ok(joined, offsets, SMALL_COMPRESSED):
+        return None
+    view = memoryview(joined)
+    try:
+        inflated = [inflate(view[a + 8:b]) for a, b in zip(offsets[:-1].tolist(),
+                                                           offsets[1:].tolist())]
+    except Exception:      # (isal's IsalError is no zlib.error)
+        return None
+    first = inflated[0]
+    if len(first) < 40:
+        return None
+    header = first[:4] + first[8:40]
+    try:
+        layout, word_size, limit, ratio = _parse_header_fields(header, 40)
+    except ValueError:     # (PayloadError, LayoutError)
+        return None
+    packed = kernels.bodies(b"".join(inflated), _offsets(inflated), header, limit) \
+        if word_size == V2_MAX_WORD_SIZE else None
+    if packed is None:
+        return None
+    payload = DecodedPayload(layout, V2_MAX_WORD_SIZE, b"", ratio)
+    return [payload] * len(items), raws, {}, packed
+
+
+def _strict_a2b(text) -> bytes:
+    return binascii.a2b_base64(text, strict_mode=True)
+
+
+def _offsets(parts) -> np.ndarray:
+    offsets = np.zeros(len(parts) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=offsets[1:])
+    return offsets
 
 
 def decode_batch(items, path: str, warnings: list[str], inflated=None) -> Batch | None:

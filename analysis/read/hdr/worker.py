@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from analysis.errors import HlogError
-from analysis.read.hdr.batch import inflate_items
+from analysis.read.hdr.batch import _unjoin, inflate_items
 from analysis.read.hdr.histogram import Layout, layout_for
 from analysis.read.hdr.lines import HeaderState, item_groups
 from analysis.read.hdr.payload import V2_MAX_WORD_SIZE, DecodedPayload
@@ -98,11 +98,19 @@ def _read_ahead(conn, lines, path: str, state: HeaderState, batch_size: int,
     then ("done", final header state), or ("error", exception)."""
     try:
         for items, read_warnings in item_groups(lines, path, state, batch_size):
-            payloads, raws, errors = inflate_items(items)
+            inflated = inflate_items(items)
+            payloads, raws, errors = inflated[:3]
+            if len(inflated) == 4 and keep_raws:
+                payloads = _unjoin(payloads, inflated[3])
             if not keep_raws:
                 raws = None
             items = [item[:7] + (None,) for item in items]   # (the payload text is done with)
-            packed = None if keep_raws or errors else pack_payloads(payloads)
+            if len(inflated) == 4 and not keep_raws:     # (inflate_items packed them already)
+                layout = payloads[0].layout
+                packed = ((layout.lowest_discernible_value, layout.highest_trackable_value,
+                           layout.significant_digits), payloads[0].double_ratio, *inflated[3])
+            else:
+                packed = None if keep_raws or errors else pack_payloads(payloads)
             if packed is not None:
                 conn.send_bytes(_dumps(("packed", items, read_warnings, packed, state)))
             else:
