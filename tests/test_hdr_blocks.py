@@ -58,7 +58,8 @@ def _groups(path, batch_size, binary: bool):
 
 
 def _text(payload) -> str:
-    return payload.decode("latin-1") if isinstance(payload, bytes) else payload
+    return bytes(payload).decode("latin-1") if isinstance(payload, (bytes, bytearray)) \
+        else payload
 
 
 def _inputs():
@@ -103,6 +104,7 @@ def test_plain_lines_are_the_compiled_scanners(awkward):
     lines = AWKWARD.decode("latin-1").replace("\r\n", "\n").replace("\r", "\n").split("\n")
     assert [AWKWARD[s:e].decode("latin-1") for s, e in zip(starts, ends)] == lines
     taken = [k + 1 for k in range(len(lines)) if plain[k]]
-    assert taken == [2, 3, 4, 5, 8, 17, 21, 22]    # (17: its error comes later)
-    assert nums[3].tolist() == [2.1, 1.0, 2.0]
+    # (4, ended by a bare CR, is left to Python; 17 is, but its error comes later)
+    assert taken == [2, 3, 5, 8, 17, 21, 22]
+    assert nums[2].tolist() == [1.1, 1.0, 2.0]
     assert base64.b64decode(AWKWARD[payloads[1]:ends[1]]) == base64.b64decode(PAYLOAD)

@@ -340,10 +340,17 @@ int64_t lc_scan_lines(const uint8_t *restrict buf, int64_t len, int64_t cap,
         if (q)
             q = lc_number(q, end, &nums[3 * k + 2]);
         if (q) {
+            /* the line's end by memchr; its bytes checked without a branch a byte */
+            const uint8_t *nl = memchr(q, '\n', (size_t)(end - q));
+            const uint8_t *stop = nl ? nl : end;
+            if (stop > q && stop[-1] == '\r')
+                stop--;
+            uint8_t all = 1;
+            for (const uint8_t *c = q; c < stop; c++)
+                all &= lc_b64[*c];
             payload = q;
-            while (q < end && lc_b64[*q])
-                q++;
-            ok = q > payload && (q - payload) % 4 == 0 && (q == end || *q == '\n' || *q == '\r');
+            ok = all && stop > q && (stop - q) % 4 == 0;
+            q = stop;
         }
         if (!ok) {
             q = p;

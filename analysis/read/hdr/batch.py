@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import binascii
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -16,28 +16,52 @@ from analysis.read.hdr.payload import (INT_MAX, SMALL_COMPRESSED, V2_MAX_WORD_SI
                                        payload_histogram)
 
 
+# Batch.column(k): the k-th field of every row's lines.iter_lines item
+LINE, TAG, START_S, LENGTH_S, START_MS, END_MS, LOG_START_S = range(7)
+
+
 @dataclass
 class Batch:
     """Consecutive valid intervals of a log with all their counts in two flat arrays.
 
     `keys[e] = row * stride + index` for every non-zero entry e (ascending), `counts[e]` its
     count; `stride` is a power of two above every row's counts-array length, so one cumulative
-    sum over a whole batch serves every interval at once."""
+    sum over a whole batch serves every interval at once.
 
-    intervals: list[Interval]
+    Each row is kept as its lines.iter_lines item; `intervals` makes their Interval objects
+    on first use, `column` reads one field of every row without them (the hgrm command)."""
+
+    items: list
     payloads: list[DecodedPayload]
     raws: list[bytes]
     keys: np.ndarray
     counts: np.ndarray
     stride_bits: int
-    totals: np.ndarray | None = None    # each interval's total count (int64), when kept
+    totals: np.ndarray                  # each interval's total count (int64)
+    is_double: list[bool]               # each interval's payload is a DoubleHistogram's
+    _intervals: list | None = field(default=None, repr=False)
+    _columns: list | None = field(default=None, repr=False)
+
+    @property
+    def intervals(self) -> list[Interval]:
+        if self._intervals is None:
+            self._intervals = [Interval(*item[:7], total_count=total, is_double=double)
+                               for item, total, double in zip(self.items, self.totals.tolist(),
+                                                              self.is_double)]
+        return self._intervals
+
+    def column(self, k: int) -> tuple:
+        """Field k (LINE, TAG, ...) of every row."""
+        if self._columns is None:
+            self._columns = list(zip(*self.items)) or [()] * 8
+        return self._columns[k]
 
     @property
     def stride(self) -> int:
         return 1 << self.stride_bits
 
     def row_bounds(self, rows=None) -> tuple[np.ndarray, np.ndarray]:
-        rows = np.arange(len(self.intervals)) if rows is None else np.asarray(rows)
+        rows = np.arange(len(self.items)) if rows is None else np.asarray(rows)
         starts = np.searchsorted(self.keys, (rows.astype(np.int64) << self.stride_bits)
                                  .astype(self.keys.dtype))
         ends = np.searchsorted(self.keys, ((rows.astype(np.int64) + 1) << self.stride_bits)
@@ -50,7 +74,7 @@ class Batch:
     def histograms(self, rows=None):
         """Yield the histograms of `rows` (default: every row), in order; the row bounds are
         found once for all of them, each histogram is built when asked for."""
-        rows = range(len(self.intervals)) if rows is None else [int(r) for r in rows]
+        rows = range(len(self.items)) if rows is None else [int(r) for r in rows]
         starts, ends = self.row_bounds(np.asarray(rows, dtype=np.int64))
         mask = self.stride - 1
         for row, a, b in zip(rows, starts.tolist(), ends.tolist()):
@@ -314,18 +338,21 @@ def decode_part(items, part, payloads, raws, errors, stride_bits, joined=None) -
 
 
 def _batch(items, rows, payloads, raws, keys, counts, row_totals, stride_bits) -> Batch:
-    intervals, kept_payloads, kept_raws = [], [], []
-    row_totals = np.asarray(row_totals, np.int64)
-    for r, total in zip(rows, row_totals.tolist()):
-        line_no, tag, offset, length, start_ms, end_ms, log_start, _ = items[r]
-        payload = payloads[r]
-        intervals.append(Interval(line_no, tag, offset, length, start_ms, end_ms, log_start,
-                                  total_count=total,
-                                  is_double=payload.double_config is not None))
-        kept_payloads.append(payload)
-        kept_raws.append(raws[r])
+    if len(rows) == len(items):       # (every row: rows is 0, 1, 2, ...)
+        kept_items, kept_payloads, kept_raws = list(items), list(payloads), list(raws)
+    else:
+        kept_items = [items[r] for r in rows]
+        kept_payloads = [payloads[r] for r in rows]
+        kept_raws = [raws[r] for r in rows]
+    distinct = list({id(p): p for p in kept_payloads}.values())  # (one for a packed group)
+    for payload in distinct:
         payload.counts_bytes = b""  # decoded now; keep memory to the arrays
-    return Batch(intervals, kept_payloads, kept_raws, keys, counts, stride_bits, row_totals)
+    if len(distinct) == 1:
+        is_double = [distinct[0].double_config is not None] * len(kept_payloads)
+    else:
+        is_double = [p.double_config is not None for p in kept_payloads]
+    return Batch(kept_items, kept_payloads, kept_raws, keys, counts, stride_bits,
+                 np.asarray(row_totals, np.int64), is_double)
 
 
 def _row_totals(keys, counts, rows, errors, stride_bits):
@@ -364,9 +391,9 @@ def _concat_batches(batches: list[Batch]) -> Batch:
         rows = (b.keys >> b.stride_bits) + offset
         keys.append((rows << bits) | (b.keys & (b.stride - 1)))
         counts.append(b.counts)
-        offset += len(b.intervals)
-    return Batch([iv for b in batches for iv in b.intervals],
+        offset += len(b.items)
+    return Batch([item for b in batches for item in b.items],
                  [p for b in batches for p in b.payloads], [r for b in batches for r in b.raws],
                  np.concatenate(keys), np.concatenate(counts), bits,
-                 None if any(b.totals is None for b in batches) else
-                 np.concatenate([b.totals for b in batches]))
+                 np.concatenate([b.totals for b in batches]),
+                 [d for b in batches for d in b.is_double])

@@ -32,7 +32,7 @@ import copy
 import os
 
 from analysis.errors import HlogError
-from analysis.read.hdr.batch import decode_batch, decode_part
+from analysis.read.hdr.batch import LINE, decode_batch, decode_part
 from analysis.read.hdr.double import sum_double_histograms
 from analysis.read.hdr.histogram import sum_histograms
 from analysis.read.hdr.lines import (HeaderState, Interval, interval_matches, item_groups,
@@ -113,7 +113,7 @@ def _decode_group(intervals: list[Interval]):
     errors: dict[int, str] = {}
     batch = decode_part(items, list(range(len(intervals))), payloads,
                          [iv._raw for iv in intervals], errors, stride_bits)
-    if errors or batch is None or len(batch.intervals) != len(intervals):
+    if errors or batch is None or len(batch.items) != len(intervals):
         for iv in intervals:     # cannot happen for payloads that decoded once; stay exact
             yield iv, iv.histogram
         return
@@ -171,7 +171,7 @@ def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
             warnings.extend(group_warnings)
             if batch is not None:
                 if state.negative or state.backwards:
-                    kept.update(iv.line for iv in batch.intervals)
+                    kept.update(batch.column(LINE))
                 yield batch
         warnings.extend(time_order_warnings(path, state, kept))
     finally:

@@ -57,7 +57,7 @@ class Kernels:
         lib.lc_running.argtypes = [_i64, _i64, _I64, _i64, _i64, _I64, _I64, _i64, _I64, _i64,
                                    _I64, _i64, _f64, ctypes.c_void_p, _i64]
         lib.lc_scan_lines.restype = _I64
-        lib.lc_scan_lines.argtypes = [ctypes.c_char_p, _I64, _I64, _i64, _i64, _u8, _f64, _i64]
+        lib.lc_scan_lines.argtypes = [_u8, _I64, _I64, _i64, _i64, _u8, _f64, _i64]
         lib.lc_outer.restype = _I64
         lib.lc_outer.argtypes = [ctypes.c_char_p, _i64, _I64, _I64]
         lib.lc_bodies.restype = _I64
@@ -117,15 +117,16 @@ class Kernels:
         deferred = np.flatnonzero(status[:n] == ROW_DEFERRED).tolist()
         return keys[:m], counts[:m], row_entries, totals[:n], deferred, bits.value
 
-    def scan_lines(self, block: bytes, length: int):
-        """lc_scan_lines of block[:length] (see _native.c) -> (starts, ends, plain, nums,
-        payload starts), one entry per line."""
+    def scan_lines(self, block, length: int):
+        """lc_scan_lines of block[:length] (bytes or bytearray; see _native.c) -> (starts,
+        ends, plain, nums, payload starts), one entry per line."""
+        buf = np.frombuffer(block, np.uint8)
         cap = length // 512 + 64      # (room for a log's lines; else counted, and again)
         for _ in range(2):
             starts, ends, payloads = (np.empty(cap, np.int64) for _ in range(3))
             plain = np.empty(cap, np.uint8)
             nums = np.empty((cap, 3), np.float64)
-            n = self.lib.lc_scan_lines(block, length, cap, starts, ends, plain, nums, payloads)
+            n = self.lib.lc_scan_lines(buf, length, cap, starts, ends, plain, nums, payloads)
             if n >= 0:
                 return starts[:n], ends[:n], plain[:n].view(bool), nums[:n], payloads[:n]
             cap = block.count(b"\n", 0, length) + block.count(b"\r", 0, length) + 1
