@@ -504,6 +504,21 @@ def test_time_column_shortcut_is_java_format_fixed(times, width):
     assert _times_text(times, width) == [java_format_fixed(t, 3, width) for t in times]
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(-10**15, 10**15).map(lambda n: n / 1000.0),
+                          st.integers(-10**9, 10**9).map(lambda n: n / 1000.0),
+                          st.floats(-1e16, 1e16), st.floats(-1e-3, 1e-3),
+                          st.sampled_from([1e-4, -1e-4, 9.9995e14, 1e15, 0.0, -0.0, 0.0005])),
+                min_size=1, max_size=3),
+       st.sampled_from([0, 4]))
+def test_time_column_of_whole_milliseconds_is_java_format_fixed(times, width):
+    """Short lists, so that every value of many of them passes the vectorised test (a list
+    that does is formatted without any per-value check)."""
+    from analysis.read.hdr.distribution import java_format_fixed
+    from analysis.read.hdr.processor import _times_text
+    assert _times_text(times, width) == [java_format_fixed(t, 3, width) for t in times]
+
+
 def test_the_header_state_after_the_last_group_reaches_the_caller(monkeypatch, tmp_path,
                                                                  small_groups):
     """A #[StartTime] after the last interval, which ends a group: read ahead or not, the

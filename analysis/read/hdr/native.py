@@ -140,12 +140,15 @@ class Kernels:
         """lc_bodies: -> (counts bodies joined, their lengths), or None when some payload
         is not a plain one of the group's header."""
         n = offsets.size - 1
-        out = np.empty(max(len(joined), 1), np.uint8)
+        out = bytearray(len(joined))
         lengths = np.empty(n, np.int64)
-        size = self.lib.lc_bodies(joined, offsets, n, header, limit, out, lengths)
+        size = self.lib.lc_bodies(joined, offsets, n, header, limit,
+                                  np.frombuffer(out, np.uint8) if out else np.zeros(1, np.uint8),
+                                  lengths)
         if size < 0:
             return None
-        return out[:size].tobytes(), lengths
+        del out[size:]          # (in place: no copy)
+        return out, lengths
 
     def running(self, keys, counts, starts, ends, mask: int, dense, blocks, state, requested,
                 row_counts=None):

@@ -54,6 +54,13 @@ def _times_text(times, width: int) -> list[str]:
     differ (a shortest repr with at most 3 decimals has no tie to round; every time of a
     normal log), java_format_fixed otherwise."""
     fmt = f"%{width}.3f" if width else "%.3f"
+    # Vectorised first: in 1e-4 <= |t| < 1e15 (repr without an exponent), the shortest repr
+    # has at most 3 decimals exactly when t is the double nearest some k / 1000.
+    values = np.asarray(times, np.float64)
+    whole = (np.round(values * 1000.0) / 1000.0 == values) & (np.abs(values) < 1e15) & \
+        ((np.abs(values) >= 1e-4) | (values == 0.0))
+    if whole.all():
+        return [fmt % t for t in times]
     return [fmt % t if 0 < s.find(".") >= len(s) - 4 else java_format_fixed(t, 3, width)
             for t, s in zip(times, map(repr, times))]
 
