@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import copy
 
+import numpy as np
 import pytest
 
 from analysis.read.hdr import blocks, native
@@ -108,3 +109,35 @@ def test_plain_lines_are_the_compiled_scanners(awkward):
     assert taken == [2, 3, 5, 8, 17, 21, 22]
     assert nums[2].tolist() == [1.1, 1.0, 2.0]
     assert base64.b64decode(AWKWARD[payloads[1]:ends[1]]) == base64.b64decode(PAYLOAD)
+
+
+def _read(path):
+    from analysis.read.hdr.log import iter_batches
+    warnings: list[str] = []
+    rows = []
+    for batch in iter_batches(str(path), warnings, batch_size=5):
+        for iv, hist in zip(batch.intervals, batch.histograms()):
+            inner = getattr(hist, "integer", hist)     # (a DoubleHistogram's integer one)
+            rows.append((iv.line, iv.tag, iv.start_s, iv.end_ms, iv.total_count, iv.is_double,
+                         repr(hist), np.asarray(inner.indices).tolist(),
+                         np.asarray(inner.counts).tolist()))
+    return rows, warnings
+
+
+@pytest.mark.parametrize("path", [*FIXTURES.glob("*.hlog"), *CORPUS.glob("*"), None],
+                         ids=lambda p: p.name if p else "awkward")
+def test_packed_groups_decode_as_payload_by_payload(monkeypatch, awkward, path):
+    """batch._inflate_plain (a group's payloads checked and packed together) gives the
+    intervals, counts and warnings of payload_from_text row by row."""
+    from analysis.read.hdr import batch
+    path = path or awkward
+    try:
+        fast = _read(path)
+    except Exception as exc:      # (a file with nothing usable: the same error both ways)
+        fast = repr(exc)
+    monkeypatch.setattr(batch, "_inflate_plain", lambda items: None)
+    try:
+        slow = _read(path)
+    except Exception as exc:
+        slow = repr(exc)
+    assert fast == slow

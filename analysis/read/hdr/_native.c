@@ -373,12 +373,11 @@ int64_t lc_scan_lines(const uint8_t *restrict buf, int64_t len, int64_t cap,
  * Each must be at least 40 bytes with header[0..4) and header[8..40) equal to `header` (36
  * bytes: the group's first payload's, checked by the Python parser), a payload length field
  * (bytes 4..8, big-endian) >= 0, and min(limit, that length) bytes of counts after the header,
- * the last one ending a varint (< 0x80). The counts bodies are packed into out, their lengths
- * into lengths. Returns the packed size, or -1 - r for the first payload r that is otherwise
- * (the caller then takes the general path). */
-int64_t lc_bodies(const uint8_t *restrict buf, const int64_t *restrict offsets, int64_t n,
-                  const uint8_t *restrict header, int64_t limit, uint8_t *restrict out,
-                  int64_t *restrict lengths)
+ * the last one ending a varint (< 0x80). The counts bodies are packed at the front of buf
+ * itself, their lengths into lengths. Returns the packed size, or -1 - r for the first payload
+ * r that is otherwise (buf is then partly overwritten; the caller takes the general path). */
+int64_t lc_bodies(uint8_t *buf, const int64_t *restrict offsets, int64_t n,
+                  const uint8_t *restrict header, int64_t limit, int64_t *restrict lengths)
 {
     int64_t o = 0;
     for (int64_t r = 0; r < n; r++) {
@@ -393,7 +392,7 @@ int64_t lc_bodies(const uint8_t *restrict buf, const int64_t *restrict offsets, 
         int64_t body = length < limit ? length : limit;
         if (size < 40 + body || (body && p[40 + body - 1] >= 0x80))
             return -1 - r;
-        memcpy(out + o, p + 40, (size_t)body);
+        memmove(buf + o, p + 40, (size_t)body);     /* (o < offsets[r] + 40: in place) */
         lengths[r] = body;
         o += body;
     }

@@ -215,12 +215,14 @@ def _inflate_plain(items):
         layout, word_size, limit, ratio = _parse_header_fields(header, 40)
     except ValueError:     # (PayloadError, LayoutError)
         return None
-    packed = kernels.bodies(b"".join(inflated), _offsets(inflated), header, limit) \
-        if word_size == V2_MAX_WORD_SIZE else None
-    if packed is None:
+    if word_size != V2_MAX_WORD_SIZE:
+        return None
+    bodies = bytearray().join(inflated)
+    lengths = kernels.bodies(bodies, _offsets(inflated), header, limit)
+    if lengths is None:
         return None
     payload = DecodedPayload(layout, V2_MAX_WORD_SIZE, b"", ratio)
-    return [payload] * len(items), raws, {}, packed
+    return [payload] * len(items), raws, {}, (bodies, lengths)
 
 
 def _strict_a2b(text) -> bytes:

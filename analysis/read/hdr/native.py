@@ -61,8 +61,7 @@ class Kernels:
         lib.lc_outer.restype = _I64
         lib.lc_outer.argtypes = [ctypes.c_char_p, _i64, _I64, _I64]
         lib.lc_bodies.restype = _I64
-        lib.lc_bodies.argtypes = [ctypes.c_char_p, _i64, _I64, ctypes.c_char_p, _I64, _u8,
-                                  _i64]
+        lib.lc_bodies.argtypes = [_u8, _i64, _I64, ctypes.c_char_p, _I64, _i64]
         self.lib = lib
         self._pool: list[list] = []      # [keys, counts, references when idle]: see _outputs
 
@@ -136,19 +135,18 @@ class Kernels:
         """Whether every payload of `joined` passes lc_outer."""
         return self.lib.lc_outer(joined, offsets, offsets.size - 1, max_compressed) == 0
 
-    def bodies(self, joined: bytes, offsets, header: bytes, limit: int):
-        """lc_bodies: -> (counts bodies joined, their lengths), or None when some payload
-        is not a plain one of the group's header."""
+    def bodies(self, joined: bytearray, offsets, header: bytes, limit: int):
+        """lc_bodies: the counts bodies packed at the front of `joined` (in place; it is cut
+        to them) -> their lengths, or None when some payload is not a plain one of the
+        group's header (`joined` is then spoilt)."""
         n = offsets.size - 1
-        out = bytearray(len(joined))
         lengths = np.empty(n, np.int64)
-        size = self.lib.lc_bodies(joined, offsets, n, header, limit,
-                                  np.frombuffer(out, np.uint8) if out else np.zeros(1, np.uint8),
+        size = self.lib.lc_bodies(np.frombuffer(joined, np.uint8), offsets, n, header, limit,
                                   lengths)
         if size < 0:
             return None
-        del out[size:]          # (in place: no copy)
-        return out, lengths
+        del joined[size:]
+        return lengths
 
     def running(self, keys, counts, starts, ends, mask: int, dense, blocks, state, requested,
                 row_counts=None):
