@@ -460,6 +460,7 @@ def test_a_reader_given_up_early_stops_its_decoding_thread(monkeypatch, small_gr
 def test_when_a_worker_reads_ahead(monkeypatch, tmp_path):
     from analysis.read.hdr import worker as hlog
     small = FIXTURES / "gen-ns-plain.hlog"
+    monkeypatch.setattr(hlog, "_load", lambda: 0.3)
     assert not hlog.use_worker(str(small), None, None)            # small: in-process
     assert not hlog.use_worker(str(small), None, False)
     assert hlog.use_worker(str(small), None, True)
@@ -469,6 +470,10 @@ def test_when_a_worker_reads_ahead(monkeypatch, tmp_path):
     assert hlog.use_worker("-", "x" * small.stat().st_size, None)
     assert not hlog.use_worker("-", "x" * (small.stat().st_size - 1), None)
     assert not hlog.use_worker(str(tmp_path / "missing.hlog"), None, None)
+    monkeypatch.setattr(hlog, "_load", lambda: 1.6)              # the other CPU is busy
+    assert not hlog.use_worker(str(small), None, None)
+    assert hlog.use_worker(str(small), None, True)
+    monkeypatch.setattr(hlog, "_load", lambda: 0.3)
     monkeypatch.setattr(hlog.os, "sched_getaffinity", lambda pid: {0}, raising=False)  # 1 CPU
     assert not hlog.use_worker(str(small), None, None)
 
