@@ -2,8 +2,8 @@
 aggregate.py.
 
 `analyse_run(manifest, site_root)` returns the run model (analysis/model.py), which the writers
-turn into `_data/runs/<id>.yml`, CSV, charts and the report page. A cell whose `.hlog` is
-missing is listed under `missing` and left out; a `.hlog` or counts file that cannot be read
+turn into the run's data document (`_data/runs/<id>.yml` or `_rundata/<id>.yml`), CSV, charts
+and the report page. A cell whose `.hlog` is missing is listed under `missing` and left out; a `.hlog` or counts file that cannot be read
 fails the run with an error naming it.
 
 Per repetition of a schema-2 run (a `counts` file beside the log): the population is the
@@ -117,15 +117,17 @@ def timeout_ms(manifest: Manifest, counts: Counts | None) -> float | None:
     return None if t is None else float(t) * 1000.0
 
 
-def analyse_run(manifest: Manifest, site_root: Path) -> Run:
-    """Read every cell's inputs and build the run model (aggregate.build_run)."""
+def analyse_run(manifest: Manifest, site_root: Path, map_fn=map) -> Run:
+    """Read every cell's inputs and build the run model (aggregate.build_run). `map_fn` reads
+    the repetitions (a pool's map spreads one run over the cores: the build gives it when a
+    single run changed, so that adding a run waits for half as long)."""
     warnings: list[str] = []
     if front_matter_like(manifest.path):
         warnings.append(f"{repo_relative(manifest.path, site_root)}:1: starts with a '---' line: "
                         f"Jekyll 3.10 (GitHub Pages) would publish it as a page and run Liquid in "
                         f"it; delete that line (YAML does not need it)")
     missing: list[Missing] = []
-    measured: dict[tuple[str, ...], list[tuple[Repetition, Any]]] = {}
+    present = []
     for cell in manifest.cells:
         path = manifest.resolve(cell.hlog)
         rel = repo_relative(path, site_root)
@@ -134,11 +136,24 @@ def analyse_run(manifest: Manifest, site_root: Path) -> Run:
             where = "/".join(x for x in (cell.scenario, cell.system, cell.load) if x)
             warnings.append(f"{rel}: missing; cell {where} left out")
             continue
-        pair = read_repetition(manifest, cell, path, rel, site_root, warnings)
+        present.append((cell, path, rel))
+    measured: dict[tuple[str, ...], list[tuple[Repetition, Any]]] = {}
+    n = len(present)
+    # in the manifest's order, whichever process read them: the same warnings, the same model
+    for (cell, _, _), (pair, cell_warnings) in zip(present, map_fn(
+            _read_repetition_task, [manifest] * n, [c for c, _, _ in present],
+            [p for _, p, _ in present], [r for _, _, r in present], [site_root] * n)):
+        warnings.extend(cell_warnings)
         measured.setdefault(aggregate.measured_key(cell.scenario, cell.load, cell.system),
                             []).append(pair)
     return aggregate.build_run(manifest, measured, combine, missing=missing, warnings=warnings,
                                manifest_path=repo_relative(manifest.path, site_root))
+
+
+def _read_repetition_task(manifest: Manifest, cell, path: Path, rel: str, site_root: Path):
+    """read_repetition for a pool: its warnings returned, not appended to a shared list."""
+    warnings: list[str] = []
+    return read_repetition(manifest, cell, path, rel, site_root, warnings), warnings
 
 
 def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: Path,

@@ -34,7 +34,7 @@ def front_matter(path: Path) -> dict:
 def tags(source: Path) -> set[str]:
     found: set[str] = set()
     for folder in ("_posts", "_reports"):
-        for path in sorted((source / folder).glob("*.md")):
+        for path in sorted(p for ext in ("md", "html") for p in (source / folder).glob(f"*.{ext}")):
             value = front_matter(path).get("tags") or []
             found.update(str(t) for t in (value if isinstance(value, list) else str(value).split()))
     return found

@@ -103,6 +103,8 @@ def assemble(dest: Path) -> Path:
             shutil.copy2(entry, dest / entry.name)
     for src in FIXTURE.rglob("*"):
         target = dest / src.relative_to(FIXTURE)
+        if target.parent.name == "_reports" and target.with_suffix(".html").exists():
+            continue   # the generated page is there (a fixture page would take its URL)
         if src.is_file() and not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, target)
@@ -116,6 +118,7 @@ def assemble(dest: Path) -> Path:
 # The fixture run with scenarios (issue 11), analysed for real (data, pages, CSVs and charts) so
 # that the site tests see its report, its scenario pages and their true sizes.
 SCENARIO_RUN = REPO / "tests" / "fixtures" / "runs" / "scenarios-demo"
+SCENARIO_POST = FIXTURE / "_posts" / "2026-01-04-scenarios-fixture.md"
 
 
 @functools.lru_cache(maxsize=1)
@@ -124,6 +127,10 @@ def scenario_run_build() -> Path:
     root = Path(tempfile.mkdtemp(prefix="loadcurve-scenarios-"))
     atexit.register(shutil.rmtree, root, True)
     shutil.copytree(SCENARIO_RUN, root / "runs" / SCENARIO_RUN.name)
+    # the fixture post naming the run, so its data document goes where the post's includes
+    # read it (_data/runs/, not _rundata/), as in a site with that post
+    (root / "_posts").mkdir()
+    shutil.copy2(SCENARIO_POST, root / "_posts" / SCENARIO_POST.name)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     result = subprocess.run([sys.executable, "-m", "analysis", "build", "--runs", "runs", "-q"],
                             cwd=root, capture_output=True, text=True, timeout=600, env=env)
@@ -137,7 +144,7 @@ def _add_scenario_run(dest: Path) -> None:
     if (dest / "_data" / "runs" / f"{run_id}.yml").exists():
         return
     built = scenario_run_build()
-    for rel in (f"_data/runs/{run_id}.yml", f"_reports/{run_id}.md", f"_reports/{run_id}",
+    for rel in (f"_data/runs/{run_id}.yml", f"_reports/{run_id}.html", f"_reports/{run_id}",
                 f"assets/charts/{run_id}", f"assets/data/{run_id}", f"runs/{run_id}"):
         src = built / rel
         target = dest / rel

@@ -18,12 +18,13 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, SHARED
+from analysis.write.paths import find_data
 
 FIXTURE = REPO / "tests" / "fixtures" / "runs" / "oracle-demo"
 SHORT = REPO / "tests" / "fixtures" / "runs" / "bench-short"
 ORACLE = SHARED / "oracle"
 GOLDEN = REPO / "tests" / "golden" / "site"
-GENERATED = ("_data", "assets", "_reports", "_comparisons", "_series")
+GENERATED = ("_data", "_rundata", "assets", "_reports", "_comparisons", "_series")
 # the builds run with the site as working directory; the package comes from the repo
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
@@ -71,7 +72,7 @@ def built(tmp_path_factory) -> Path:
 
 
 def test_golden_data_file(built):
-    data = built / "_data" / "runs" / "oracle-demo.yml"
+    data = find_data(built, "oracle-demo")
     assert data.read_bytes() == (GOLDEN / "oracle-demo.yml").read_bytes(), \
         "data differs from the golden; if intended, run `make golden`"
     assert (built / "assets/data/oracle-demo/load-curve.csv").read_bytes() == \
@@ -83,7 +84,7 @@ def test_numbers_equal_hdrhistogram_java(built):
     converted us -> ms, the median of the repetitions, rounded to 3 decimals."""
     from tests.golden.site.record import check_against_java, expected_cell
     java = json.loads((GOLDEN / "javastats.json").read_text())
-    doc = yaml.safe_load((built / "_data" / "runs" / "oracle-demo.yml").read_text())
+    doc = yaml.safe_load(find_data(built, "oracle-demo").read_text())
     assert check_against_java(doc, {key: expected_cell(reps) for key, reps in java.items()}) == []
 
 
@@ -98,7 +99,7 @@ def built_short(tmp_path_factory) -> Path:
 
 
 def test_golden_data_file_of_a_run_with_repetitions_and_censoring(built_short):
-    data = built_short / "_data" / "runs" / "bench-short.yml"
+    data = find_data(built_short, "bench-short")
     assert data.read_bytes() == (GOLDEN / "bench-short.yml").read_bytes(), \
         "data differs from the golden; if intended, run `make golden`"
     assert (built_short / "assets/data/bench-short/load-curve.csv").read_bytes() == \
@@ -112,7 +113,7 @@ def test_censored_numbers_equal_java_on_each_repetition(built_short, tmp_path):
     _, want = expected_short(tmp_path) if (ORACLE / "javastats").is_file() else (None, None)
     if want is None:
         pytest.skip("no ../shared/oracle/javastats")
-    doc = yaml.safe_load((built_short / "_data" / "runs" / "bench-short.yml").read_text())
+    doc = yaml.safe_load(find_data(built_short, "bench-short").read_text())
     assert check_against_java(doc, want) == []
     pool = doc["cells"]["r200"]["pool2"]
     assert pool["p50_ms"] is None and pool["p50_at_least_ms"] == 2000.0
@@ -121,7 +122,7 @@ def test_censored_numbers_equal_java_on_each_repetition(built_short, tmp_path):
 
 
 def test_data_file_shape(built):
-    doc = yaml.safe_load((built / "_data" / "runs" / "oracle-demo.yml").read_text())
+    doc = yaml.safe_load(find_data(built, "oracle-demo").read_text())
     assert list(doc)[:3] == ["schema_version", "id", "title"] and doc["schema_version"] == 4
     pool = next(s for s in doc["systems"] if s["id"] == "pool")
     assert pool["predicted_ceiling_rps"] == 400.0                 # 2 workers / 5 ms
@@ -142,9 +143,11 @@ def test_data_file_shape(built):
         [built / doc["charts"]["load_curve"]["png"]]
     for c in cell.values():
         assert (built / c["source"]).is_file() and (built / c["intervals_csv"]).is_file()
-    page = (built / "_reports" / "oracle-demo.md").read_text()
+    page = (built / "_reports" / "oracle-demo.html").read_text()
     front = yaml.safe_load(page.split("---\n")[1])
-    assert front["run"] == "oracle-demo" and front["layout"] == "report"
+    # the report's HTML follows, rendered here from _layouts/report.html (liquid_pages.py)
+    assert front["run"] == "oracle-demo" and front["layout"] == "default"
+    assert '<h2 id="load-curve">Load curve</h2>' in page
     assert (built / front["image"].lstrip("/")).is_file()
 
 
@@ -184,7 +187,7 @@ def test_only_changed_runs_are_rebuilt(tmp_path):
     out = build(site)
     assert out.returncode == 0, out.stderr
     assert "a: up to date" in out.stderr and "b: analyse" in out.stderr
-    assert "Changed fixture" in (site / "_data" / "runs" / "b.yml").read_text()
+    assert "Changed fixture" in find_data(site, "b").read_text()
 
 
 def test_a_post_naming_a_run_gives_every_chart_of_it_a_png(tmp_path):
@@ -195,14 +198,19 @@ def test_a_post_naming_a_run_gives_every_chart_of_it_a_png(tmp_path):
     post = site / "_posts" / "2026-01-01-a.md"
     post.write_text('---\ntitle: A\n---\n{% include chart-set.html run="a" %}\n')
     assert build(site, "-q").returncode == 0
-    doc = yaml.safe_load((site / "_data" / "runs" / "a.yml").read_text())
+    doc = yaml.safe_load(find_data(site, "a").read_text())
     pngs = {c["png"] for c in doc["charts"]["spectrum"]} | {doc["charts"]["load_curve"]["png"]}
     assert len(pngs) == 2 and all((site / p).is_file() for p in pngs)
     assert len(list((site / "assets" / "charts" / "b").glob("*.png"))) == 1
+    # the named run's document is where Jekyll and the post's includes read it; the other's not
+    assert sorted(p.name for p in (site / "_data" / "runs").iterdir()) == ["a.yml"]
+    assert sorted(p.name for p in (site / "_rundata").iterdir()) == ["b.yml"]
     post.write_text("---\ntitle: A\n---\nNo run named.\n")
     out = build(site)
     assert "a: analyse" in out.stderr and "b: up to date" in out.stderr, out.stderr
     assert [p.name for p in (site / "assets" / "charts" / "a").glob("*.png")] == ["load-curve.png"]
+    assert not list((site / "_data" / "runs").iterdir())
+    assert sorted(p.name for p in (site / "_rundata").iterdir()) == ["a.yml", "b.yml"]
 
 
 def test_broken_run_fails_alone(tmp_path):
@@ -218,8 +226,8 @@ def test_broken_run_fails_alone(tmp_path):
                       f"scenarios, schema_version, series, service_time_ms, systems, tags, title, "
                       f"value_unit, version)"]
     assert "Traceback" not in out.stderr
-    assert (site / "_data" / "runs" / "good.yml").is_file()
-    assert not (site / "_data" / "runs" / "broken.yml").exists()
+    assert find_data(site, "good").is_file()
+    assert not find_data(site, "broken").exists()
 
 
 def test_unreadable_hlog_names_run_and_file(tmp_path):
@@ -237,7 +245,7 @@ def test_missing_hlog_leaves_the_cell_out(tmp_path):
     out = build(site)
     assert out.returncode == 0, out.stderr
     assert "warning: run oracle-demo: runs/oracle-demo/pool/r100.hlog: missing" in out.stderr
-    doc = yaml.safe_load((site / "_data" / "runs" / "oracle-demo.yml").read_text())
+    doc = yaml.safe_load(find_data(site, "oracle-demo").read_text())
     assert "pool" not in doc["cells"]["r100"]
     table = doc["load_curve_table"]
     assert table["missing"] == [{"load": "r100", "system": "pool",
@@ -286,15 +294,17 @@ def test_kill_9_mid_build_leaves_old_outputs_intact(tmp_path):
     assert set(now) == set(old)  # nothing lost, no half-named files among the outputs
     for rel in now:
         data = (site / rel).read_bytes()
-        if rel.endswith(".yml") or rel.endswith(".md"):
+        if rel.endswith(".yml"):
             yaml.safe_load_all(data.decode())
+        elif rel.endswith(".html"):   # a report page: YAML front matter, then HTML
+            yaml.safe_load(data.decode().split("---\n")[1])
         elif rel.endswith(".png"):
             assert data.startswith(b"\x89PNG") and data.endswith(b"IEND\xaeB`\x82"), rel
         elif rel.endswith(".svg"):
             assert data.rstrip().endswith(b"</svg>"), rel
     out = build(site)
     assert out.returncode == 0, out.stderr
-    doc = yaml.safe_load((site / "_data" / "runs" / "oracle-demo.yml").read_text())
+    doc = yaml.safe_load(find_data(site, "oracle-demo").read_text())
     assert doc["load_points"][0]["offered_rate"] == 120
     # temp files a killed build left behind are gone: generated folders hold generated files
     assert not [p for top in GENERATED for p in (site / top).rglob("*.tmp")]
@@ -315,12 +325,12 @@ def test_removed_run_takes_its_generated_files_and_nothing_else(tmp_path):
     out = build(site)
     assert out.returncode == 0, out.stderr
     assert "gone: run removed" in out.stderr
-    assert not (site / "_data" / "runs" / "gone.yml").exists()
-    assert not (site / "_reports" / "gone.md").exists()
+    assert not find_data(site, "gone").exists()
+    assert not (site / "_reports" / "gone.html").exists()
     assert not (site / "assets" / "charts" / "gone").exists()
     assert not (site / "assets" / "data" / "gone").exists()
     assert hand_page.is_file() and hand_gone.is_file() and (site / "_data" / "authors.yml").is_file()
-    assert (site / "_data" / "runs" / "keep.yml").is_file()
+    assert find_data(site, "keep").is_file()
 
 
 def test_injection_strings_survive_as_data(tmp_path):
@@ -335,11 +345,11 @@ def test_injection_strings_survive_as_data(tmp_path):
     manifest.write_text(yaml.safe_dump(data, allow_unicode=True))
     out = build(site, "-q")
     assert out.returncode == 0, out.stderr
-    doc = yaml.safe_load((site / "_data" / "runs" / "oracle-demo.yml").read_text())
+    doc = yaml.safe_load(find_data(site, "oracle-demo").read_text())
     assert doc["title"] == title and doc["tags"] == ["{% raw %}x"]
     assert doc["systems"][0]["label"] == label and doc["load_curve_table"]["systems"][0]["label"] == label
-    page = (site / "_reports" / "oracle-demo.md").read_text()
-    assert page.count("\n---\n") == 1
+    page = (site / "_reports" / "oracle-demo.html").read_text()
+    assert page.startswith("---\n") and page.split("---\n")[2].startswith("<article")
     assert yaml.safe_load(page.split("---\n")[1])["title"] == title
 
 
@@ -368,7 +378,7 @@ def test_jfr_hot_methods_and_attribution_reach_the_data(tmp_path):
     (run / "run.yml").write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     out = build(site, "-q")
     assert out.returncode == 0, out.stderr
-    doc = yaml.safe_load((site / "_data" / "runs" / "oracle-demo.yml").read_text())
+    doc = yaml.safe_load(find_data(site, "oracle-demo").read_text())
 
     golden = json.loads((REPO / "tests" / "golden" / "jfr" / "jdk25-profile.json").read_text())
     n, self_n, total_n = golden["samples"], golden["self_samples"], golden["total_samples"]
@@ -410,7 +420,7 @@ def test_front_matter_line_in_a_manifest_is_warned_about(tmp_path):
 def test_partial_failed_run_loses_its_old_outputs_and_errors_come_last(tmp_path):
     site = make_site(tmp_path, "good", "bad", mini=True)
     assert build(site, "-q").returncode == 0
-    bad_files = [site / "_data" / "runs" / "bad.yml", site / "_reports" / "bad.md",
+    bad_files = [find_data(site, "bad"), site / "_reports" / "bad.html",
                  site / "assets" / "charts" / "bad", site / "assets" / "data" / "bad"]
     assert all(p.exists() for p in bad_files)
     good_before = {k: v for k, v in snapshot(site).items() if "bad" not in k}
@@ -456,8 +466,8 @@ def test_symlink_in_a_run_is_refused(tmp_path, where, target, words):
         [f"error: run linked: runs/linked/{where}: is a symbolic link pointing outside the run "
          "folder; runs/ is published as regular files only (Jekyll would publish the link "
          "itself): replace it with a copy of the file"]
-    assert (site / "_data" / "runs" / "good.yml").is_file()
-    assert not (site / "_data" / "runs" / "linked.yml").exists()
+    assert find_data(site, "good").is_file()
+    assert not find_data(site, "linked").exists()
 
 
 def test_symlinked_run_folder_and_stray_links_in_runs_are_refused(tmp_path):
@@ -470,4 +480,4 @@ def test_symlinked_run_folder_and_stray_links_in_runs_are_refused(tmp_path):
     assert len(errors) == 2, out.stderr
     assert errors[0].startswith("error: run alias: runs/alias: the run folder is a symbolic link")
     assert errors[1].startswith("error: runs/README.md: is a symbolic link; runs/ is published")
-    assert (site / "_data" / "runs" / "good.yml").is_file()
+    assert find_data(site, "good").is_file()

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from analysis.build.cache import code_version
 from analysis.errors import ManifestError
 from analysis.read.manifest import Manifest, load_manifest
+from analysis.write.paths import find_data
 from tests.test_build import ENV, GENERATED, build, make_site, snapshot
 
 # A valid manifest; the fuzzers below replace parts of it.
@@ -329,10 +330,11 @@ def test_broken_runs_never_print_a_traceback_or_internal_error(broken_build):
 
 def test_the_good_run_still_builds_and_broken_ones_write_nothing(broken_build):
     site, _, _ = broken_build
-    doc = yaml.safe_load((site / "_data" / "runs" / "good.yml").read_text())
+    doc = yaml.safe_load(find_data(site, "good").read_text())
     assert doc["id"] == "good" and doc["cells"]
-    assert (site / "_reports" / "good.md").is_file()
-    assert sorted(p.stem for p in (site / "_data" / "runs").iterdir()) == ["good"]
+    assert (site / "_reports" / "good.html").is_file()
+    assert sorted(p.stem for folder in ("_data/runs", "_rundata") if (site / folder).is_dir()
+                  for p in (site / folder).iterdir()) == ["good"]
     assert sorted(p.name for p in (site / "assets" / "charts").iterdir()) == ["good"]
     assert not (site / "PWNED").exists() and not (site / "runs" / "python-tag" / "PWNED").exists()
 
@@ -358,8 +360,11 @@ def outputs(site: Path) -> dict[str, bytes]:
 
 def check_parses(files: dict[str, bytes]) -> None:
     for rel, data in files.items():
-        if rel.endswith((".yml", ".md")):
+        if rel.endswith(".yml"):
             list(yaml.safe_load_all(data.decode()))
+        elif rel.endswith(".html"):   # a report page: YAML front matter, then its HTML
+            assert data.startswith(b"---\n") and data.rstrip().endswith(b"</article>"), rel
+            yaml.safe_load(data.decode().split("---\n")[1])
         elif rel.endswith(".png"):
             assert data.startswith(b"\x89PNG") and data.endswith(b"IEND\xaeB`\x82"), rel
         elif rel.endswith(".svg"):
@@ -452,7 +457,7 @@ def test_temp_files_left_by_a_killed_writer_are_cleaned_by_the_next_build(refere
     failed until build.py learned to sweep them; kept as a regression test)."""
     site = copy_of(reference[0], tmp_path / "s")
     # exactly what atomic.write_bytes leaves when killed mid-write
-    stray = [site / "_data" / "runs" / ".one.yml.k1ll3d.tmp",
+    stray = [find_data(site, "one").parent / ".one.yml.k1ll3d.tmp",
              site / "assets" / "charts" / "one" / ".load-curve.svg.k1ll3d.tmp"]
     for path in stray:
         path.write_bytes(b"half a fi")
@@ -510,7 +515,7 @@ def test_a_bug_in_one_run_is_exit_2_and_one_line(tmp_path, monkeypatch, capsys):
     errors = [ln for ln in err.splitlines() if ln.startswith("error:")]
     assert len(errors) == 1 and errors[0].startswith("error: run buggy: internal error: "
                                                      "ZeroDivisionError: simulated bug")
-    assert "Traceback" not in err and (site / "_data" / "runs" / "good.yml").is_file()
+    assert "Traceback" not in err and find_data(site, "good").is_file()
     assert code == 2
 
 
@@ -547,7 +552,7 @@ def test_a_24_hour_log_builds(tmp_path):
         "load_points": [{"id": "l", "offered_rate": 20, "duration_s": 86400}]}))
     out = build(tmp_path, timeout=180)
     assert out.returncode == 0, out.stderr
-    doc = yaml.safe_load((tmp_path / "_data" / "runs" / "day.yml").read_text())
+    doc = yaml.safe_load(find_data(tmp_path, "day").read_text())
     (cell,) = [c for by_system in doc["cells"].values() for c in by_system.values()]
     assert cell["count"] == 86400 * 20
     csv = (tmp_path / cell["intervals_csv"]).read_text().splitlines()
@@ -580,8 +585,8 @@ def test_a_fifo_in_a_run_folder_is_one_error_not_a_hang(tmp_path, make):
     assert out.returncode == 1
     errors = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
     assert errors == ["error: run fifo: runs/fifo/pool/r100.hlog: not a regular file"]
-    assert (site / "_data" / "runs" / "good.yml").is_file()
-    assert not (site / "_data" / "runs" / "fifo.yml").exists()
+    assert find_data(site, "good").is_file()
+    assert not find_data(site, "fifo").exists()
 
 
 def test_a_fifo_anywhere_in_a_run_folder_even_through_a_symlink_is_refused(tmp_path):

@@ -24,6 +24,7 @@ from tests.test_build import ENV, FIXTURE, snapshot
 from tests.test_hardening import authored, edit_manifest
 from tests.test_hlog_codec import encode, log_line, write_log
 from tests.test_site import parse
+from analysis.write.paths import find_data
 
 pytestmark = pytest.mark.site
 JMH_FIXTURE = FIXTURE.parent / "jmh-short"
@@ -173,9 +174,9 @@ def test_hostile_and_extreme_runs_build_without_errors(built):
 
 def test_analysis_keeps_the_strings_and_odd_values_as_data(built):
     src = built["src"]
-    doc = yaml.safe_load((src / "_data/runs/hostile.yml").read_text())
+    doc = yaml.safe_load(find_data(src, "hostile").read_text())
     assert doc["title"] == f"{UNICODE} {EVIL}" and len(doc["tags"]) == 305
-    ext = yaml.safe_load((src / "_data/runs/extreme.yml").read_text())
+    ext = yaml.safe_load(find_data(src, "extreme").read_text())
     cells = {system: c for by_system in ext["cells"].values() for system, c in by_system.items()}
     # counts from the logs written above; latencies only checked to be ordered and finite
     assert cells["big"]["count"] == 53 and cells["single"]["count"] == 1

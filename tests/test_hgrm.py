@@ -460,6 +460,7 @@ def test_a_reader_given_up_early_stops_its_decoding_thread(monkeypatch, small_gr
 def test_when_a_worker_reads_ahead(monkeypatch, tmp_path):
     from analysis.read.hdr import worker as hlog
     small = FIXTURES / "gen-ns-plain.hlog"
+    monkeypatch.setattr(hlog, "_load", lambda: 0.3)
     assert not hlog.use_worker(str(small), None, None)            # small: in-process
     assert not hlog.use_worker(str(small), None, False)
     assert hlog.use_worker(str(small), None, True)
@@ -469,6 +470,10 @@ def test_when_a_worker_reads_ahead(monkeypatch, tmp_path):
     assert hlog.use_worker("-", "x" * small.stat().st_size, None)
     assert not hlog.use_worker("-", "x" * (small.stat().st_size - 1), None)
     assert not hlog.use_worker(str(tmp_path / "missing.hlog"), None, None)
+    monkeypatch.setattr(hlog, "_load", lambda: 1.6)              # the other CPU is busy
+    assert not hlog.use_worker(str(small), None, None)
+    assert hlog.use_worker(str(small), None, True)
+    monkeypatch.setattr(hlog, "_load", lambda: 0.3)
     monkeypatch.setattr(hlog.os, "sched_getaffinity", lambda pid: {0}, raising=False)  # 1 CPU
     assert not hlog.use_worker(str(small), None, None)
 
@@ -501,6 +506,21 @@ def test_time_column_shortcut_is_java_format_fixed(times, width):
     from analysis.read.hdr.distribution import java_format_fixed
     from analysis.read.hdr.processor import _times_text
     times += [0.0015, 1.0005, -0.0005, 2.5e-4, 1e16, 1.5e17, 12.3455]
+    assert _times_text(times, width) == [java_format_fixed(t, 3, width) for t in times]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(-10**15, 10**15).map(lambda n: n / 1000.0),
+                          st.integers(-10**9, 10**9).map(lambda n: n / 1000.0),
+                          st.floats(-1e16, 1e16), st.floats(-1e-3, 1e-3),
+                          st.sampled_from([1e-4, -1e-4, 9.9995e14, 1e15, 0.0, -0.0, 0.0005])),
+                min_size=1, max_size=3),
+       st.sampled_from([0, 4]))
+def test_time_column_of_whole_milliseconds_is_java_format_fixed(times, width):
+    """Short lists, so that every value of many of them passes the vectorised test (a list
+    that does is formatted without any per-value check)."""
+    from analysis.read.hdr.distribution import java_format_fixed
+    from analysis.read.hdr.processor import _times_text
     assert _times_text(times, width) == [java_format_fixed(t, 3, width) for t in times]
 
 

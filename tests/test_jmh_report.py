@@ -16,6 +16,7 @@ from analysis import jmh_report as jr
 from analysis.errors import LoadcurveError, ManifestError
 from analysis.read.manifest import load_manifest
 from analysis.write import jmh_views
+from analysis.write.paths import find_data
 from tests.conftest import REPO
 from tests.golden.jmh.golden_data import check_against_expected
 from tests.test_build import build, snapshot
@@ -42,7 +43,7 @@ def built(tmp_path_factory) -> Path:
 
 
 def test_golden_data_file(built):
-    ours = (built / "_data" / "runs" / "jmh-short.yml").read_text()
+    ours = find_data(built, "jmh-short").read_text()
     assert ours == (GOLDEN / "jmh-short.yml").read_text(), \
         "data differs from the golden; if intended, run `make golden`"
     csv_text = (built / "assets" / "data" / "jmh-short" / "jmh.csv").read_text()
@@ -54,17 +55,19 @@ def test_numbers_equal_jmhs_own(built):
     and relation as record.py recomputed them without our code."""
     expected = json.loads((GOLDEN / "expected.json").read_text())
     assert {e["relation"] for e in expected} >= {"baseline", "same", "faster", "slower"}
-    doc = yaml.safe_load((built / "_data" / "runs" / "jmh-short.yml").read_text())
+    doc = yaml.safe_load(find_data(built, "jmh-short").read_text())
     csv_text = (built / "assets" / "data" / "jmh-short" / "jmh.csv").read_text()
     assert check_against_expected(doc, csv_text, expected) == []
 
 
 def test_report_page_charts_and_second_build(built, tmp_path):
-    page = (built / "_reports" / "jmh-short.md").read_text()
+    page = (built / "_reports" / "jmh-short.html").read_text()
     front = yaml.safe_load(page.split("---")[1])
-    assert front["layout"] == "jmh-report" and front["generated_by"] == "loadcurve"
+    # the body is _layouts/jmh-report.html's HTML, rendered by the analysis (liquid_pages.py)
+    assert front["layout"] == "default" and front["generated_by"] == "loadcurve"
+    assert '<h2 id="jmh-' in page
     assert (built / front["image"].lstrip("/")).is_file()
-    doc = yaml.safe_load((built / "_data" / "runs" / "jmh-short.yml").read_text())
+    doc = yaml.safe_load(find_data(built, "jmh-short").read_text())
     for chart in doc["charts"].values():
         for key in ("svg", "narrow_svg"):
             assert (built / chart[key]).is_file(), chart[key]
@@ -79,7 +82,7 @@ def test_report_page_charts_and_second_build(built, tmp_path):
 
 
 def test_methodology_warns_of_single_forks_and_wide_errors(built):
-    meth = yaml.safe_load((built / "_data" / "runs" / "jmh-short.yml").read_text())[
+    meth = yaml.safe_load(find_data(built, "jmh-short").read_text())[
         "jmh_methodology"]
     kinds = {w["id"]: w for w in meth["warnings"]}
     assert set(kinds) == {"single_fork", "wide_errors", "no_error"}
@@ -169,7 +172,7 @@ def test_an_injection_string_stays_a_string(tmp_path):
     doc = jmh_views.run_document(report)
     assert doc["title"] == evil
     assert doc["jmh_variants"]["ring"]["columns"][3]["label"] == evil
-    assert yaml.safe_load(jmh_views.report_text(report).split("---")[1])["title"] == evil
+    assert yaml.safe_load(jmh_views.report_text(report, REPO, doc).split("---")[1])["title"] == evil
 
 
 def test_no_results_at_all_is_an_error(tmp_path):

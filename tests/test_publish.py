@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from analysis.write.paths import find_data
 
 from tests.sitebuild import REPO, tag_feeds
 
@@ -150,7 +151,7 @@ def test_make_site_publishes_every_good_run_when_one_fails(tmp_path):
     assert second.returncode == 1
     assert (site / "reports" / "good" / "index.html").is_file()
     assert not (site / "reports" / "bad").exists()
-    assert not (src / "_reports" / "bad.md").exists()
-    assert not (src / "_data" / "runs" / "bad.yml").exists()
+    assert not (src / "_reports" / "bad.html").exists()
+    assert not find_data(src, "bad").exists()
     errors = second.stderr.rstrip("\n").splitlines()[-2:]
     assert errors[0].startswith("error: run bad: ") and errors[1].startswith("error: run linked: ")

@@ -17,6 +17,7 @@ from analysis.errors import ManifestError
 from analysis.read.manifest import load_manifest
 from tests.conftest import REPO
 from tests.test_build import ENV, GOLDEN
+from analysis.write.paths import find_data
 
 FIXTURE = REPO / "tests" / "fixtures" / "runs" / "scenarios-demo"
 
@@ -163,11 +164,11 @@ def built(tmp_path_factory) -> Path:
 
 
 def doc_of(site: Path) -> dict:
-    return yaml.safe_load((site / "_data" / "runs" / f"{FIXTURE.name}.yml").read_text())
+    return yaml.safe_load(find_data(site, f"{FIXTURE.name}").read_text())
 
 
 def test_golden_data_file_of_a_run_with_scenarios(built):
-    data = built / "_data" / "runs" / f"{FIXTURE.name}.yml"
+    data = find_data(built, f"{FIXTURE.name}")
     assert data.read_bytes() == (GOLDEN / f"{FIXTURE.name}.yml").read_bytes(), \
         "data differs from the golden; if intended, run `make golden`"
 
@@ -206,9 +207,9 @@ def test_each_scenario_has_its_own_ceiling_baseline_and_blocks(built):
     assert cell["intervals_csv"] == f"assets/data/{FIXTURE.name}/sleep-a-pool-r100.csv"
     assert (built / cell["intervals_csv"]).is_file()
     for sid in doc["scenarios"]:
-        assert (built / f"_reports/{FIXTURE.name}/{sid}.md").is_file()
+        assert (built / f"_reports/{FIXTURE.name}/{sid}.html").is_file()
         assert (built / f"assets/data/{FIXTURE.name}/{sid}-load-curve.csv").is_file()
-    page = (built / f"_reports/{FIXTURE.name}/cpu.md").read_text()
+    page = (built / f"_reports/{FIXTURE.name}/cpu.html").read_text()
     assert f"permalink: /reports/{FIXTURE.name}/cpu/" in page and "tags" not in page
 
 

@@ -301,7 +301,7 @@ def tagged_docs(site: Path) -> dict[str, set[str]]:
     src = site.parent / "src"
     found: dict[str, set[str]] = {}
     for folder in ("_posts", "_reports"):
-        for path in (src / folder).glob("*.md"):
+        for path in (src / folder).glob("*.*"):
             meta = yaml.safe_load(path.read_text().split("---")[1]) or {}
             for tag in meta.get("tags") or []:
                 found.setdefault(str(tag), set()).add(path.stem)

@@ -11,13 +11,14 @@ import yaml
 from analysis import vocabulary
 from analysis.write import datafiles
 from tests.conftest import REPO
+from analysis.write.paths import find_data
 
 DOCS = (REPO / "docs" / "data-format.md").read_text()
 INCLUDES = sorted((REPO / "_includes").glob("*.html"))
 TEMPLATES = INCLUDES + sorted((REPO / "_layouts").glob("*.html"))
 # Data files written by the analysis from real logs: the demo run and the golden fixture runs.
 DATA = [yaml.safe_load(p.read_text()) for p in
-        (REPO / "_data" / "runs" / "pool-vs-virtual.yml",
+        (find_data(REPO, "pool-vs-virtual"),
          REPO / "tests" / "golden" / "site" / "oracle-demo.yml",
          REPO / "tests" / "golden" / "site" / "bench-short.yml")]
 # A run with scenarios (issue 11): its document, and each scenario's block, which the includes

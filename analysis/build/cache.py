@@ -28,11 +28,25 @@ def code_version() -> str:
             h.update(path.read_bytes())
     try:
         from importlib.metadata import version
-        for dist in ("matplotlib", "numpy", "PyYAML", "Jinja2", "pandas"):
+        for dist in ("matplotlib", "numpy", "PyYAML", "Jinja2", "pandas", "python-liquid"):
             h.update(f"{dist}={version(dist)}\0".encode())
     except Exception:  # noqa: BLE001 - metadata missing: the source hash still applies
         pass
     return h.hexdigest()
+
+
+def templates_version(site_root: Path) -> str:
+    """Hash of the templates the report pages are rendered from (write/liquid_pages.py): every
+    include, and the layouts it renders."""
+    from analysis.write.liquid_pages import LAYOUTS, template_root
+    h = hashlib.sha256()
+    site = template_root(site_root)
+    files = sorted((site / "_includes").glob("*.html")) if (site / "_includes").is_dir() else []
+    files += [site / "_layouts" / name for name in sorted(LAYOUTS.values())]
+    for path in files:
+        h.update(path.relative_to(site).as_posix().encode() + b"\0")
+        h.update(path.read_bytes() if path.is_file() else b"(missing)")
+    return h.hexdigest()[:16]
 
 
 class FileHashes:

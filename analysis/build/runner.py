@@ -3,6 +3,7 @@ processes, record what each wrote, remove what a gone run left."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import multiprocessing
 import sys
@@ -13,14 +14,14 @@ from typing import Any
 
 from analysis import atomic
 from analysis.build.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, FileHashes,
-                                  code_version, run_input_hash, stray_links)
+                                  code_version, run_input_hash, stray_links, templates_version)
 from analysis.build.stages import analyse_task, chart_task
 from analysis.errors import BuildError
 from analysis.write.paths import REPORTS_DIR, data_path, repo_relative, report_path
 from analysis.write.png_use import runs_in_posts
 
 # Folders holding only generated files; a stale output is removed only if it lies in one.
-GENERATED_DIRS = ("_data/runs", "assets/charts", "assets/data", "_reports")
+GENERATED_DIRS = ("_data/runs", "_rundata", "assets/charts", "assets/data", "_reports")
 # The last build's `error:` lines, one a line (empty when none); `make site` lists them last.
 ERRORS_FILE = CACHE_DIR + "/errors.txt"
 
@@ -64,7 +65,8 @@ class Build:
     def run_outputs(self, run_id: str) -> set[str]:
         """Every generated file of a run that exists, whether recorded or not (a run that failed
         half-way through may have written some)."""
-        found = {data_path(run_id), report_path(run_id)}
+        found = {data_path(run_id), data_path(run_id, in_posts=False), report_path(run_id),
+                 report_path(run_id)[:-len(".html")] + ".md"}   # (.md: before issue 15)
         for top in ("assets/charts", "assets/data", REPORTS_DIR):   # (_reports/<id>/: scenarios)
             folder = self.site_root / top / run_id
             if folder.is_dir() and not folder.is_symlink():
@@ -156,7 +158,10 @@ class Build:
             return self.executor
         if self.jobs <= 1 or tasks <= 1:
             return None
-        # fork: workers start in milliseconds and inherit the imported modules
+        # fork: workers start in milliseconds and inherit the imported modules; frozen, those
+        # modules' objects are never scanned by the workers' garbage collector (charts: 0.17 ->
+        # 0.11 s of collection a run, bench/perf/run_cost.py)
+        gc.freeze()
         ctx = multiprocessing.get_context("fork")
         return ProcessPoolExecutor(max_workers=min(self.jobs, tasks), mp_context=ctx)
 
@@ -166,7 +171,9 @@ class Build:
         if self.remove_temp_leftovers():
             self.say("removed temporary files left by an interrupted build")
         state = self.load_state()
-        code = code_version()
+        # the pages are rendered from the site's templates (write/liquid_pages.py): a change
+        # to a layout or include re-renders every run
+        code = code_version() + templates_version(self.site_root)
         hashes = FileHashes(self.cache / "files.json")
         present = {p.name for p in run_dirs}
 
@@ -230,7 +237,11 @@ class Build:
                 self.say(f"[{order[run_dir.name]}/{n}] {run_dir.name}: analyse")
             args = [(str(d), str(self.runs_root), str(self.site_root), d.name in self.in_feed)
                     for d, _ in todo]
-            if pool is None:
+            if pool is None and n == 1 and self.jobs > 1:
+                # one run changed (a run added): its repetitions are read on every core
+                pool = self._pool(self.jobs)
+                results = [analyse_task(*args[0], map_fn=pool.map)]
+            elif pool is None:
                 results = [analyse_task(*a) for a in args]
             else:
                 results = list(pool.map(analyse_task, *zip(*args)))
@@ -307,7 +318,9 @@ class Build:
 
     def _record(self, state: dict[str, Any], run_id: str, digest: str, outputs: list[str]) -> None:
         """Remember what the run's outputs came from; remove outputs it no longer has."""
-        old = set(state["runs"].get(run_id, {}).get("outputs", {}))
+        # what the last build recorded, and any other generated file of the run (a page or
+        # data document that moved: _reports/<id>.md before issue 15, _data/runs/ <-> _rundata/)
+        old = set(state["runs"].get(run_id, {}).get("outputs", {})) | self.run_outputs(run_id)
         sizes = {}
         for rel in outputs:
             sizes[rel] = (self.site_root / rel).stat().st_size

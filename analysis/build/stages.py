@@ -26,10 +26,12 @@ def _fail(run_id: str, exc: BaseException) -> dict[str, Any]:
 
 
 def analyse_task(run_dir: str, runs_root: str, site_root: str,
-                 in_feed: bool = True) -> dict[str, Any]:
+                 in_feed: bool = True, map_fn=map) -> dict[str, Any]:
     """Validate, analyse and write one run's data files and page; return its chart jobs.
-    `in_feed`: some post names the run (png_use.runs_in_posts), so every chart gets its PNG;
-    otherwise only the og:image charts do."""
+    `in_feed`: some post names the run (png_use.runs_in_posts), so every chart gets its PNG and
+    its data document goes to _data/runs/ for the posts' includes; otherwise only the og:image
+    charts get a PNG and the document goes to _rundata/ (paths.data_path). `map_fn` reads the
+    run's repetitions (analyse.analyse_run)."""
     from analysis.write import charts, datafiles, pages, paths, png_use
     from analysis.write.yaml_text import dump_yaml
     from analysis.analyse import analyse_run
@@ -43,7 +45,7 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
             return jmh_task(manifest, Path(run_dir), site, in_feed)
         check_regular_inputs(manifest, site)
         check_no_links(Path(run_dir), site)
-        run = analyse_run(manifest, site)
+        run = analyse_run(manifest, site, map_fn)
         jobs = charts.chart_plan(run)
         doc = datafiles.run_document(run, charts.pixel_sizes(jobs))
         png_use.keep_pngs(jobs, doc, None if in_feed else pages.og_images(run))
@@ -63,8 +65,8 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
         from analysis import corpus   # the run's rows of the corpus-wide cell table
         write(paths.run_cells_csv_path(run_id), corpus.to_csv(corpus.runs_frame([run])))
         write(paths.run_spectra_csv_path(run_id), corpus.to_csv(corpus.run_spectra(run)))
-        write(paths.data_path(run_id), dump_yaml(doc))
-        outputs += pages.write_report(site, run)
+        write(paths.data_path(run_id, in_feed), dump_yaml(doc))
+        outputs += pages.write_report(site, run, doc)
         for job in jobs:
             outputs += [rel for rel in (job["svg"], job["png"], job["narrow_svg"]) if rel]
         return {"run": run_id, "ok": True, "outputs": outputs, "chart_jobs": jobs,
@@ -87,8 +89,8 @@ def jmh_task(manifest, run_dir: Path, site: Path, in_feed: bool) -> dict[str, An
     png_use.keep_pngs(jobs, doc, None if in_feed else {image.lstrip("/")} if image else set())
     outputs = []
     for rel, text in ((paths.jmh_csv_path(report.id), jmh_views.results_csv(report)),
-                      (paths.data_path(report.id), dump_yaml(doc)),
-                      (paths.report_path(report.id), jmh_views.report_text(report))):
+                      (paths.data_path(report.id, in_feed), dump_yaml(doc)),
+                      (paths.report_path(report.id), jmh_views.report_text(report, site, doc))):
         atomic.write_text(site / rel, text)
         outputs.append(rel)
     for job in jobs:

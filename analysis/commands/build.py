@@ -1,9 +1,11 @@
 """Analyse runs/ into _data, charts and report pages (only the runs whose inputs changed).
 
-For each run folder under --runs: validate run.yml, read its .hlog files, write
-_data/runs/<run-id>.yml, CSV series under assets/data/<run-id>/, charts under
-assets/charts/<run-id>/ and the page _reports/<run-id>.md. A content-hash cache (inputs, manifest
-and the analysis code) skips runs that did not change; --force redoes them all. A broken run is
+For each run folder under --runs: validate run.yml, read its .hlog files, write its data
+document (_data/runs/<run-id>.yml when a post names the run, else _rundata/<run-id>.yml), CSV
+series under assets/data/<run-id>/, charts under assets/charts/<run-id>/ and the page
+_reports/<run-id>.html, rendered from _layouts/ and _includes/. A content-hash cache (inputs,
+manifest, the analysis code and those templates) skips runs that did not change; --force redoes
+them all. A broken run is
 reported on one `error:` line and skipped; the others still build; the exit status is then 1.
 Outputs are written atomically, so an interrupted build leaves the previous files intact; a lock
 (.cache/loadcurve/build.lock) keeps two builds of one tree apart.

@@ -24,6 +24,7 @@ import sys
 
 from analysis import atomic
 from analysis.errors import HlogError, LoadcurveError
+from analysis.read.hdr.batch import TAG
 from analysis.read.hdr.log import iter_batches
 from analysis.read.hdr.processor import process
 
@@ -88,13 +89,11 @@ def _print_warnings(warnings) -> None:
 
 
 def _list_tags(source, text, warnings) -> int:
-    tags, untagged = set(), False
+    tags = set()
     for batch in iter_batches(source, warnings, text=text):
-        for iv in batch.intervals:
-            if iv.tag is None:
-                untagged = True
-            else:
-                tags.add(iv.tag)
+        tags.update(batch.column(TAG))
+    untagged = None in tags
+    tags.discard(None)
     _print_warnings(warnings)
     print("Tags found in input file:")
     if untagged:

@@ -471,5 +471,8 @@ def report_front_matter(report: jr.JmhReport) -> dict[str, Any]:
     return front
 
 
-def report_text(report: jr.JmhReport) -> str:
-    return "---\n" + dump_yaml(report_front_matter(report)) + "---\n"
+def report_text(report: jr.JmhReport, site_root, doc: dict[str, Any]) -> str:
+    """The report page: front matter and the HTML of _layouts/jmh-report.html for `doc`
+    (pages.page_text, issue 15)."""
+    from analysis.write.pages import page_text
+    return page_text(site_root, report_front_matter(report), doc, report_url(report.id))

@@ -1,11 +1,14 @@
-"""-> `_reports/<run-id>.md`: one generated report page per run (front matter only).
+"""-> `_reports/<run-id>.html`: one generated report page per run.
 
-The page carries only what Jekyll and jekyll-seo-tag need before the data is read (layout, title,
-run id, date, description, tags, image); the layout reads every number from
-`_data/runs/<run-id>.yml`; a run with scenarios also gets `_reports/<run-id>/<scenario>.md`, one
-page per scenario. Front matter is dumped by PyYAML from plain data, so any title is a
-string value. Generated pages carry `generated_by: loadcurve`; only pages with that key are
-ever replaced or removed, so a page written by a person in `_reports/` is never touched.
+The page is front matter (what Jekyll and jekyll-seo-tag need: title, run id, date,
+description, tags, image) and the report's HTML, rendered here from the run's data document by
+the site's own `_layouts/report.html` and includes (write/liquid_pages.py, issue 15): Jekyll
+only wraps it in `_layouts/default.html`. A run with scenarios also gets
+`_reports/<run-id>/<scenario>.html`, one page per scenario. Front matter is dumped by PyYAML from
+plain data, so any title is a string value. Generated pages carry `generated_by: loadcurve`;
+only pages with that key are ever replaced or removed, so a page written by a person in
+`_reports/` is never touched (such a page can still use `layout: report`: the layout reads
+`_data/runs/<run-id>.yml`, there when some post or page names the run, png_use.runs_in_posts).
 """
 from __future__ import annotations
 
@@ -16,9 +19,10 @@ import yaml
 
 from analysis import atomic
 from analysis.model import Run, Scenario
+from analysis.write import liquid_pages
 from analysis.write.yaml_text import dump_yaml
-from analysis.write.paths import (REPORTS_DIR, chart_path, report_path, scenario_report_path,
-                                  scenario_url)
+from analysis.write.paths import (REPORTS_DIR, chart_path, report_path, report_url,
+                                  scenario_report_path, scenario_url)
 
 GENERATOR = "loadcurve"
 
@@ -62,19 +66,25 @@ def og_images(run: Run) -> set[str]:
     return {front["image"].lstrip("/") for front in fronts}
 
 
-def report_text(run: Run) -> str:
-    return ("---\n" + dump_yaml(report_front_matter(run)) + "---\n")
+def page_text(site_root: Path, front: dict[str, Any], doc: dict[str, Any], url: str) -> str:
+    """A generated page: front matter, then the HTML its layout gives for the run's document.
+    The front matter names Jekyll's plain `default` layout; `layout` names the one rendered."""
+    layout = front["layout"]
+    html = liquid_pages.render_page(site_root, layout, {**front, "url": url}, front["run"], doc)
+    return "---\n" + dump_yaml({**front, "layout": "default"}) + "---\n" + html
 
 
-def write_report(site_root: Path, run: Run) -> list[str]:
+def write_report(site_root: Path, run: Run, doc: dict[str, Any]) -> list[str]:
     """The run's report page and, for a run with scenarios, one page per scenario."""
     rel = report_path(run.id)
-    atomic.write_text(Path(site_root) / rel, report_text(run))
+    atomic.write_text(Path(site_root) / rel,
+                      page_text(site_root, report_front_matter(run), doc, report_url(run.id)))
     written = [rel]
     for scenario in run.scenarios if run.has_scenarios else ():
         rel = scenario_report_path(run.id, scenario.id)
+        front = scenario_front_matter(run, scenario)
         atomic.write_text(Path(site_root) / rel,
-                          "---\n" + dump_yaml(scenario_front_matter(run, scenario)) + "---\n")
+                          page_text(site_root, front, doc, front["permalink"]))
         written.append(rel)
     return written
 
@@ -102,8 +112,9 @@ def stale_reports(site_root: Path, run_ids: set[str]) -> list[Path]:
     folder = Path(site_root) / REPORTS_DIR
     if not folder.is_dir():
         return []
-    # _reports/<run>.md, and the scenario pages _reports/<run>/<scenario>.md
-    pages = [(p, p.stem) for p in folder.glob("*.md")] + \
-        [(p, p.parent.name) for p in folder.glob("*/*.md")]
+    # _reports/<run>.html, and the scenario pages _reports/<run>/<scenario>.html (.md: the
+    # pages of builds before issue 15)
+    pages = [(p, p.stem) for ext in ("md", "html") for p in folder.glob(f"*.{ext}")] + \
+        [(p, p.parent.name) for ext in ("md", "html") for p in folder.glob(f"*/*.{ext}")]
     return [p for p, run_id in sorted(pages)
             if p.is_file() and not p.is_symlink() and run_id not in run_ids and is_generated(p)]

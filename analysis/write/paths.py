@@ -6,10 +6,22 @@ import os
 from pathlib import Path
 
 REPORTS_DIR = "_reports"
+# The data documents of runs no post names (issue 15): Jekyll never reads this folder, so a
+# build of 1,000 runs does not parse 1,000 documents; their pages are rendered by Python
+# (write/liquid_pages.py). A run some post names has its document in _data/runs/ instead.
+RUN_DATA_DIR = "_rundata"
 
 
-def data_path(run_id: str) -> str:
-    return f"_data/runs/{run_id}.yml"
+def data_path(run_id: str, in_posts: bool = True) -> str:
+    """The run's data document: under _data/runs/ (Jekyll's site.data.runs, which the includes
+    posts use read) when some post names the run, else under RUN_DATA_DIR."""
+    return f"_data/runs/{run_id}.yml" if in_posts else f"{RUN_DATA_DIR}/{run_id}.yml"
+
+
+def find_data(site_root: str | os.PathLike, run_id: str) -> Path:
+    """Where the run's data document is now (either place), for readers of a built site."""
+    named = Path(site_root) / data_path(run_id)
+    return named if named.is_file() else Path(site_root) / data_path(run_id, in_posts=False)
 
 
 def _prefix(scenario: str | None) -> str:
@@ -50,7 +62,7 @@ def report_url(run_id: str) -> str:
 
 
 def report_path(run_id: str) -> str:
-    return f"{REPORTS_DIR}/{run_id}.md"
+    return f"{REPORTS_DIR}/{run_id}.html"
 
 
 def scenario_url(run_id: str, scenario: str) -> str:
@@ -61,7 +73,7 @@ def scenario_url(run_id: str, scenario: str) -> str:
 def scenario_report_path(run_id: str, scenario: str) -> str:
     # in a folder named after the run, inside the reports collection: the page sets its
     # permalink (the collection's /reports/:name/ would give every run's `sleep` one URL)
-    return f"{REPORTS_DIR}/{run_id}/{scenario}.md"
+    return f"{REPORTS_DIR}/{run_id}/{scenario}.html"
 
 
 # The corpus-wide outputs (issue 12): written by the build's reduce step, not by one run.

@@ -17,12 +17,18 @@ WORD = re.compile(r"[A-Za-z0-9_-]+")   # a run id (manifest.ID_RE) is one such w
 
 
 def runs_in_posts(site_root: Path, run_ids: set[str]) -> set[str]:
-    """The runs whose id appears as a word in some file under _posts/ (an include's run=, an
-    `assign run = "..."`, an image path): over-inclusive by design, a PNG too many is harmless."""
+    """The runs whose id appears as a word in some file under _posts/ or _drafts/, or in a page
+    a person wrote in _reports/ (an include's run=, an `assign run = "..."`, an image path):
+    over-inclusive by design, a PNG or a data document too many is harmless. These runs' data
+    documents go to _data/runs/, where the includes read them (paths.data_path)."""
+    from analysis.write.pages import is_generated
     words: set[str] = set()
-    folder = Path(site_root) / POSTS_DIR
-    for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
-        if path.is_file() and not path.is_symlink():
+    for folder_name in (POSTS_DIR, "_drafts", "_reports"):
+        folder = Path(site_root) / folder_name
+        for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
+            if not path.is_file() or path.is_symlink() or \
+                    (folder_name == "_reports" and is_generated(path)):
+                continue
             words.update(WORD.findall(path.read_text(encoding="utf-8", errors="replace")))
     return words & set(run_ids)
 

@@ -14,6 +14,8 @@ identical, and the floor: base64 + zlib of the same payloads alone, in-process, 
 libraries hgrm uses (analysis/read/hdr/codec.py: pybase64 + isal when installed) and with the
 stdlib. `--one-core` pins ours to CPU 0 (`taskset -c 0`: no read-ahead process), and
 HistogramLogProcessor is left as it runs by default (issue 15's "x HLP on one core").
+Without --one-core, ours forks its read-ahead worker only when the 1-minute load average
+leaves half a CPU free (analysis/read/hdr/worker.py, BUSY_MARGIN): read the load beside it.
 `--numpy`: ours without its compiled inner loops (LOADCURVE_NATIVE=0; analysis/read/hdr/native.py).
 The two tools take turns (HLP, ours, HLP, ours, ...), and every timing is printed as it comes
 with the 1-minute load average before and after it: on a shared machine, read the ratio of

@@ -14,8 +14,10 @@
  * Signed arithmetic is done in uint64_t where it could wrap (compiled with -fwrapv too).
  */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
-#define LC_ABI 2
+#define LC_ABI 3
 #define INT31_MAX 2147483647LL
 #define TOTAL_LIMIT (1ULL << 62)  /* rows or totals at or past this go to the numpy path */
 #define BLOCK_BITS 5              /* lc_running's block sums: 32 counts-array entries each */
@@ -265,5 +267,157 @@ int64_t lc_running(const int64_t *restrict keys, const int64_t *restrict cnt, in
         state[N_TOTAL + j] = cum[j];
     }
     state[2 * N_TOTAL] = (int64_t)total;
+    return 0;
+}
+
+/* ---- reading: lines and payload bodies (blocks.py) ------------------------------------------
+ *
+ * lc_scan_lines  split whole lines (ended by \n, \r\n or a bare \r, as Python's universal
+ *                newlines) and recognise the plain histogram line of a normal log:
+ *                `D[.D],D[.D],D[.D],BASE64` (no tag, no sign, no exponent, no spaces, at most
+ *                15 integer digits, a payload of whole base64 quads). Everything else is left to
+ *                the Python line parser (lines.line_item), whose rules and messages stand.
+ * lc_bodies      the inflated V2 payloads of a group, joined: checks each has the group's
+ *                header and a counts body ending on a whole varint, and packs the bodies.
+ */
+
+static const uint8_t *lc_number(const uint8_t *p, const uint8_t *end, double *out)
+{
+    /* D+(.D+)? then ',': the number in *out, the byte after the comma returned; NULL for
+     * anything else. strtod is correctly rounded, as Python's float(); a locale whose radix is
+     * not '.' stops it early, which is caught below (the line then goes to Python). */
+    const uint8_t *q = p;
+    char text[64];
+    while (q < end && *q >= '0' && *q <= '9')
+        q++;
+    if (q == p || q - p > 15)
+        return NULL;
+    if (q < end && *q == '.') {
+        const uint8_t *f = ++q;
+        while (q < end && *q >= '0' && *q <= '9')
+            q++;
+        if (q == f || q - p > 60)
+            return NULL;
+    }
+    if (q >= end || *q != ',')
+        return NULL;
+    memcpy(text, p, (size_t)(q - p));
+    text[q - p] = 0;
+    char *stop;
+    *out = strtod(text, &stop);
+    if (stop != text + (q - p))
+        return NULL;
+    return q + 1;
+}
+
+static uint8_t lc_b64[256];       /* 1 for the base64 alphabet and '=' */
+
+/* Lines of buf[0 .. len): line k is buf[starts[k] .. ends[k]) without its terminator; a last
+ * line without one counts. plain[k] = 1 for a plain histogram line, with nums[3k .. 3k+2]
+ * its timestamp, length and max and its payload buf[payloads[k] .. ends[k]).
+ * Returns the number of lines, or -1 when there are more than cap. */
+int64_t lc_scan_lines(const uint8_t *restrict buf, int64_t len, int64_t cap,
+                      int64_t *restrict starts, int64_t *restrict ends, uint8_t *restrict plain,
+                      double *restrict nums, int64_t *restrict payloads)
+{
+    if (!lc_b64['A']) {
+        for (int c = 'A'; c <= 'Z'; c++)
+            lc_b64[c] = lc_b64[c + 32] = 1;
+        for (int c = '0'; c <= '9'; c++)
+            lc_b64[c] = 1;
+        lc_b64['+'] = lc_b64['/'] = lc_b64['='] = 1;
+    }
+    const uint8_t *end = buf + len, *p = buf;
+    int64_t k = 0;
+    while (p < end) {
+        if (k >= cap)
+            return -1;
+        const uint8_t *q = p, *payload = NULL;
+        int ok = 0;
+        q = lc_number(q, end, &nums[3 * k]);
+        if (q)
+            q = lc_number(q, end, &nums[3 * k + 1]);
+        if (q)
+            q = lc_number(q, end, &nums[3 * k + 2]);
+        if (q) {
+            /* the line's end by memchr; its bytes checked without a branch a byte */
+            const uint8_t *nl = memchr(q, '\n', (size_t)(end - q));
+            const uint8_t *stop = nl ? nl : end;
+            if (stop > q && stop[-1] == '\r')
+                stop--;
+            uint8_t all = 1;
+            for (const uint8_t *c = q; c < stop; c++)
+                all &= lc_b64[*c];
+            payload = q;
+            ok = all && stop > q && (stop - q) % 4 == 0;
+            q = stop;
+        }
+        if (!ok) {
+            q = p;
+            while (q < end && *q != '\n' && *q != '\r')
+                q++;
+        }
+        starts[k] = p - buf;
+        ends[k] = q - buf;
+        plain[k] = (uint8_t)ok;
+        payloads[k] = ok ? payload - buf : ends[k];
+        k++;
+        if (q < end && *q == '\r' && q + 1 < end && q[1] == '\n')
+            q++;
+        p = q < end ? q + 1 : end;
+    }
+    return k;
+}
+
+/* The inflated payloads of a group, joined: payload r is buf[offsets[r] .. offsets[r + 1]).
+ * Each must be at least 40 bytes with header[0..4) and header[8..40) equal to `header` (36
+ * bytes: the group's first payload's, checked by the Python parser), a payload length field
+ * (bytes 4..8, big-endian) >= 0, and min(limit, that length) bytes of counts after the header,
+ * the last one ending a varint (< 0x80). The counts bodies are packed at the front of buf
+ * itself, their lengths into lengths. Returns the packed size, or -1 - r for the first payload
+ * r that is otherwise (buf is then partly overwritten; the caller takes the general path). */
+int64_t lc_bodies(uint8_t *buf, const int64_t *restrict offsets, int64_t n,
+                  const uint8_t *restrict header, int64_t limit, int64_t *restrict lengths)
+{
+    int64_t o = 0;
+    for (int64_t r = 0; r < n; r++) {
+        const uint8_t *p = buf + offsets[r];
+        int64_t size = offsets[r + 1] - offsets[r];
+        if (size < 40 || memcmp(p, header, 4) || memcmp(p + 8, header + 4, 32))
+            return -1 - r;
+        int64_t length = (int32_t)((uint32_t)p[4] << 24 | (uint32_t)p[5] << 16
+                                   | (uint32_t)p[6] << 8 | p[7]);
+        if (length < 0)
+            return -1 - r;
+        int64_t body = length < limit ? length : limit;
+        if (size < 40 + body || (body && p[40 + body - 1] >= 0x80))
+            return -1 - r;
+        memmove(buf + o, p + 40, (size_t)body);     /* (o < offsets[r] + 40: in place) */
+        lengths[r] = body;
+        o += body;
+    }
+    return o;
+}
+
+/* The base64-decoded payloads of a group, joined: payload r is buf[offsets[r] .. offsets[r +
+ * 1]). Each must be what payload._parse_common_payload takes whole: a compressed V2 cookie,
+ * a compressed length of exactly the bytes after the 8-byte header and at most
+ * max_compressed, and a zlib header whose window ISA-L and zlib agree on (codec.inflate).
+ * Returns 0, or -1 - r for the first payload r that is otherwise. */
+int64_t lc_outer(const uint8_t *restrict buf, const int64_t *restrict offsets, int64_t n,
+                 int64_t max_compressed)
+{
+    for (int64_t r = 0; r < n; r++) {
+        const uint8_t *p = buf + offsets[r];
+        int64_t size = offsets[r + 1] - offsets[r];
+        if (size < 9)
+            return -1 - r;
+        uint32_t cookie = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+        int64_t compressed = (int32_t)((uint32_t)p[4] << 24 | (uint32_t)p[5] << 16
+                                       | (uint32_t)p[6] << 8 | p[7]);
+        if ((cookie & ~0xf0u) != 0x1c849304u || compressed != size - 8
+                || compressed > max_compressed || p[8] >> 4 > 7)
+            return -1 - r;
+    }
     return 0;
 }

@@ -2,15 +2,22 @@
 (see `Batch`), with the one-at-a-time codec for anything else."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import binascii
+import zlib
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysis.read.hdr import native
+from analysis.read.hdr import codec, native
 from analysis.read.hdr.lines import Interval
-from analysis.read.hdr.payload import (INT_MAX, V2_MAX_WORD_SIZE, DecodedPayload, PayloadError,
-                                       counts_from_payload, varints,
-                                       payload_from_text, payload_histogram)
+from analysis.read.hdr.payload import (INT_MAX, SMALL_COMPRESSED, V2_MAX_WORD_SIZE,
+                                       DecodedPayload, PayloadError, _parse_header_fields,
+                                       counts_from_payload, varints, payload_from_text,
+                                       payload_histogram)
+
+
+# Batch.column(k): the k-th field of every row's lines.iter_lines item
+LINE, TAG, START_S, LENGTH_S, START_MS, END_MS, LOG_START_S = range(7)
 
 
 @dataclass
@@ -19,22 +26,42 @@ class Batch:
 
     `keys[e] = row * stride + index` for every non-zero entry e (ascending), `counts[e]` its
     count; `stride` is a power of two above every row's counts-array length, so one cumulative
-    sum over a whole batch serves every interval at once."""
+    sum over a whole batch serves every interval at once.
 
-    intervals: list[Interval]
+    Each row is kept as its lines.iter_lines item; `intervals` makes their Interval objects
+    on first use, `column` reads one field of every row without them (the hgrm command)."""
+
+    items: list
     payloads: list[DecodedPayload]
     raws: list[bytes]
     keys: np.ndarray
     counts: np.ndarray
     stride_bits: int
-    totals: np.ndarray | None = None    # each interval's total count (int64), when kept
+    totals: np.ndarray                  # each interval's total count (int64)
+    is_double: list[bool]               # each interval's payload is a DoubleHistogram's
+    _intervals: list | None = field(default=None, repr=False)
+    _columns: list | None = field(default=None, repr=False)
+
+    @property
+    def intervals(self) -> list[Interval]:
+        if self._intervals is None:
+            self._intervals = [Interval(*item[:7], total_count=total, is_double=double)
+                               for item, total, double in zip(self.items, self.totals.tolist(),
+                                                              self.is_double)]
+        return self._intervals
+
+    def column(self, k: int) -> tuple:
+        """Field k (LINE, TAG, ...) of every row."""
+        if self._columns is None:
+            self._columns = list(zip(*self.items)) or [()] * 8
+        return self._columns[k]
 
     @property
     def stride(self) -> int:
         return 1 << self.stride_bits
 
     def row_bounds(self, rows=None) -> tuple[np.ndarray, np.ndarray]:
-        rows = np.arange(len(self.intervals)) if rows is None else np.asarray(rows)
+        rows = np.arange(len(self.items)) if rows is None else np.asarray(rows)
         starts = np.searchsorted(self.keys, (rows.astype(np.int64) << self.stride_bits)
                                  .astype(self.keys.dtype))
         ends = np.searchsorted(self.keys, ((rows.astype(np.int64) + 1) << self.stride_bits)
@@ -47,7 +74,7 @@ class Batch:
     def histograms(self, rows=None):
         """Yield the histograms of `rows` (default: every row), in order; the row bounds are
         found once for all of them, each histogram is built when asked for."""
-        rows = range(len(self.intervals)) if rows is None else [int(r) for r in rows]
+        rows = range(len(self.items)) if rows is None else [int(r) for r in rows]
         starts, ends = self.row_bounds(np.asarray(rows, dtype=np.int64))
         mask = self.stride - 1
         for row, a, b in zip(rows, starts.tolist(), ends.tolist()):
@@ -137,7 +164,11 @@ def _decode_v2_batch(bodies: list[bytes], cals: list[int], stride_bits: int):
 
 
 def inflate_items(items):
-    """(payloads, raws, errors) of a group of lines: base64, inflation and header parsing."""
+    """(payloads, raws, errors) of a group of lines: base64, inflation and header parsing;
+    (payloads, raws, {}, joined) when every payload is a plain one (see _inflate_plain)."""
+    plain = _inflate_plain(items)
+    if plain is not None:
+        return plain
     payloads: list = [None] * len(items)
     raws: list = [None] * len(items)
     errors: dict[int, str] = {}
@@ -149,6 +180,59 @@ def inflate_items(items):
             continue
         payloads[r], raws[r] = payload, raw
     return payloads, raws, errors
+
+
+def _inflate_plain(items):
+    """inflate_items of a group whose payloads are all compressed V2 ones with the same
+    header (every group of a normal log) -> (one shared payload per row, raws, {}, (counts
+    bodies joined, their lengths)), as worker.unpack_payloads gives: base64 and inflation one
+    call a row, the rest by the compiled checks (lc_outer, lc_bodies) on the joined bytes.
+    None for anything else: payload_from_text then takes each row, and words any error."""
+    kernels = native.get()
+    if kernels is None or not items:
+        return None
+    b64 = codec.fast_b64decode or _strict_a2b
+    inflate = codec.fast_decompress or zlib.decompress
+    try:
+        raws = [b64(item[7]) for item in items]
+    except (ValueError, TypeError):
+        return None
+    offsets = _offsets(raws)
+    joined = b"".join(raws)
+    if not kernels.outer_ok(joined, offsets, SMALL_COMPRESSED):
+        return None
+    view = memoryview(joined)
+    try:
+        inflated = [inflate(view[a + 8:b]) for a, b in zip(offsets[:-1].tolist(),
+                                                           offsets[1:].tolist())]
+    except Exception:      # (isal's IsalError is no zlib.error)
+        return None
+    first = inflated[0]
+    if len(first) < 40:
+        return None
+    header = first[:4] + first[8:40]
+    try:
+        layout, word_size, limit, ratio = _parse_header_fields(header, 40)
+    except ValueError:     # (PayloadError, LayoutError)
+        return None
+    if word_size != V2_MAX_WORD_SIZE:
+        return None
+    bodies = bytearray().join(inflated)
+    lengths = kernels.bodies(bodies, _offsets(inflated), header, limit)
+    if lengths is None:
+        return None
+    payload = DecodedPayload(layout, V2_MAX_WORD_SIZE, b"", ratio)
+    return [payload] * len(items), raws, {}, (bodies, lengths)
+
+
+def _strict_a2b(text) -> bytes:
+    return binascii.a2b_base64(text, strict_mode=True)
+
+
+def _offsets(parts) -> np.ndarray:
+    offsets = np.zeros(len(parts) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=offsets[1:])
+    return offsets
 
 
 def decode_batch(items, path: str, warnings: list[str], inflated=None) -> Batch | None:
@@ -256,18 +340,21 @@ def decode_part(items, part, payloads, raws, errors, stride_bits, joined=None) -
 
 
 def _batch(items, rows, payloads, raws, keys, counts, row_totals, stride_bits) -> Batch:
-    intervals, kept_payloads, kept_raws = [], [], []
-    row_totals = np.asarray(row_totals, np.int64)
-    for r, total in zip(rows, row_totals.tolist()):
-        line_no, tag, offset, length, start_ms, end_ms, log_start, _ = items[r]
-        payload = payloads[r]
-        intervals.append(Interval(line_no, tag, offset, length, start_ms, end_ms, log_start,
-                                  total_count=total,
-                                  is_double=payload.double_config is not None))
-        kept_payloads.append(payload)
-        kept_raws.append(raws[r])
+    if len(rows) == len(items):       # (every row: rows is 0, 1, 2, ...)
+        kept_items, kept_payloads, kept_raws = list(items), list(payloads), list(raws)
+    else:
+        kept_items = [items[r] for r in rows]
+        kept_payloads = [payloads[r] for r in rows]
+        kept_raws = [raws[r] for r in rows]
+    distinct = list({id(p): p for p in kept_payloads}.values())  # (one for a packed group)
+    for payload in distinct:
         payload.counts_bytes = b""  # decoded now; keep memory to the arrays
-    return Batch(intervals, kept_payloads, kept_raws, keys, counts, stride_bits, row_totals)
+    if len(distinct) == 1:
+        is_double = [distinct[0].double_config is not None] * len(kept_payloads)
+    else:
+        is_double = [p.double_config is not None for p in kept_payloads]
+    return Batch(kept_items, kept_payloads, kept_raws, keys, counts, stride_bits,
+                 np.asarray(row_totals, np.int64), is_double)
 
 
 def _row_totals(keys, counts, rows, errors, stride_bits):
@@ -306,9 +393,9 @@ def _concat_batches(batches: list[Batch]) -> Batch:
         rows = (b.keys >> b.stride_bits) + offset
         keys.append((rows << bits) | (b.keys & (b.stride - 1)))
         counts.append(b.counts)
-        offset += len(b.intervals)
-    return Batch([iv for b in batches for iv in b.intervals],
+        offset += len(b.items)
+    return Batch([item for b in batches for item in b.items],
                  [p for b in batches for p in b.payloads], [r for b in batches for r in b.raws],
                  np.concatenate(keys), np.concatenate(counts), bits,
-                 None if any(b.totals is None for b in batches) else
-                 np.concatenate([b.totals for b in batches]))
+                 np.concatenate([b.totals for b in batches]),
+                 [d for b in batches for d in b.is_double])

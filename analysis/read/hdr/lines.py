@@ -2,6 +2,7 @@
 them, one warning per bad line; the payload text is left for the payload codec."""
 from __future__ import annotations
 
+import io
 import math
 import os
 import stat
@@ -137,91 +138,99 @@ def iter_lines(lines, path: str, warnings: list[str], state: HeaderState):
     """Yield (line_no, tag, start_s_offset, length, start_ms, end_ms, log_start, payload_text)
     for every well-formed histogram line of `lines`, updating `state` like Java's reader."""
     for line_no, line in enumerate(lines, start=1):
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped.startswith("#"):
-            words = stripped.split()
-            if words[0] in ("#[StartTime:", "#[BaseTime:"):
-                _recognise(state, warnings)
-                which = words[0][2:-1]
-                value = _number(words[1].rstrip(",")) if len(words) > 1 else None
-                if value is None or abs(value) >= MAX_ABS_SECONDS:
-                    shown = words[1] if len(words) > 1 else "(nothing)"
-                    warnings.append(f"{path}:{line_no}: {which} {shown} is not a usable time "
-                                    "in seconds; line ignored")
-                    continue
-                if which == "StartTime":
-                    state.start_time, state.observed_start = value, True
-                    state.explicit_start = True
-                else:
-                    state.base_time, state.observed_base = value, True
-            continue
-        if stripped.startswith('"StartTimestamp"'):
+        item = line_item(line_no, line, path, warnings, state)
+        if item is not None:
+            yield item
+
+
+def line_item(line_no: int, line: str, path: str, warnings: list[str], state: HeaderState):
+    """iter_lines' item for one line (None for a line that is not a well-formed histogram
+    line), updating `state` and adding any warning to `warnings`."""
+    stripped = line.strip()
+    if not stripped:
+        return None
+    if stripped.startswith("#"):
+        words = stripped.split()
+        if words[0] in ("#[StartTime:", "#[BaseTime:"):
             _recognise(state, warnings)
-            continue
-        fields = stripped.split(",")
-        tag = None
-        if fields[0].startswith("Tag="):
-            tag = fields[0][4:]
-            fields = fields[1:]
-        if len(fields) < 4:
-            _line_problem(state, warnings, f"{path}:{line_no}: expected "
-                          f"'start,length,max,payload', found {len(fields)} field(s); line "
-                          "skipped")
-            continue
-        # Plain finite numbers (every line of a normal log) are taken at once; anything else
-        # goes through _number's exact rules, one field at a time.
-        try:
-            timestamp, length, interval_max = float(fields[0]), float(fields[1]), float(fields[2])
-            plain = (math.isfinite(timestamp + length + interval_max) and "_" not in fields[0]
-                     and "_" not in fields[1] and "_" not in fields[2])
-        except ValueError:
-            plain = False
-        if not plain:
-            timestamp, length, interval_max = (_number(f) for f in fields[:3])
-            if timestamp is None or length is None or interval_max is None:
-                bad = next(f.strip() for f, v in zip(fields[:3], (timestamp, length, interval_max))
-                           if v is None)
-                _line_problem(state, warnings, f"{path}:{line_no}: {bad[:40]!r} is not a "
-                              "finite number; line skipped")
-                continue
-        _recognise(state, warnings)
-        payload = fields[3].split()      # (split() also drops surrounding whitespace)
-        if not payload:
-            warnings.append(f"{path}:{line_no}: empty histogram payload; line skipped")
-            continue
-        if abs(timestamp) >= MAX_ABS_SECONDS or abs(length) >= MAX_ABS_SECONDS:
-            warnings.append(f"{path}:{line_no}: timestamp {fields[0].strip()[:40]} s is out of "
-                            "any plausible range; line skipped")
-            continue
-        if not state.observed_start:
-            if state.observed_base:
-                # Java takes the first (relative) timestamp itself as the start time, so that
-                # -start/-end would be compared with offsets near BaseTime (match nothing, or
-                # everything): here the axis starts at the first interval's absolute start.
-                state.start_time = timestamp + state.base_time
-                state.start_from_first_interval = True
+            which = words[0][2:-1]
+            value = _number(words[1].rstrip(",")) if len(words) > 1 else None
+            if value is None or abs(value) >= MAX_ABS_SECONDS:
+                shown = words[1] if len(words) > 1 else "(nothing)"
+                warnings.append(f"{path}:{line_no}: {which} {shown} is not a usable time "
+                                "in seconds; line ignored")
+                return None
+            if which == "StartTime":
+                state.start_time, state.observed_start = value, True
+                state.explicit_start = True
             else:
-                state.start_time = timestamp
-            state.observed_start = True
-        if not state.observed_base:
-            # Java: a timestamp more than a year before StartTime means relative timestamps.
-            state.base_time = (state.start_time
-                               if timestamp < state.start_time - (365 * 24 * 3600.0) else 0.0)
-            state.observed_base = True
-        if timestamp < 0:
-            state.negative.setdefault(tag, []).append(line_no)
-        latest = state.latest_timestamp.get(tag)
-        if latest is not None and timestamp < latest:
-            state.backwards.setdefault(tag, []).append(line_no)
+                state.base_time, state.observed_base = value, True
+        return None
+    if stripped.startswith('"StartTimestamp"'):
+        _recognise(state, warnings)
+        return None
+    fields = stripped.split(",")
+    tag = None
+    if fields[0].startswith("Tag="):
+        tag = fields[0][4:]
+        fields = fields[1:]
+    if len(fields) < 4:
+        _line_problem(state, warnings, f"{path}:{line_no}: expected "
+                      f"'start,length,max,payload', found {len(fields)} field(s); line "
+                      "skipped")
+        return None
+    # Plain finite numbers (every line of a normal log) are taken at once; anything else
+    # goes through _number's exact rules, one field at a time.
+    try:
+        timestamp, length, interval_max = float(fields[0]), float(fields[1]), float(fields[2])
+        plain = (math.isfinite(timestamp + length + interval_max) and "_" not in fields[0]
+                 and "_" not in fields[1] and "_" not in fields[2])
+    except ValueError:
+        plain = False
+    if not plain:
+        timestamp, length, interval_max = (_number(f) for f in fields[:3])
+        if timestamp is None or length is None or interval_max is None:
+            bad = next(f.strip() for f, v in zip(fields[:3], (timestamp, length, interval_max))
+                       if v is None)
+            _line_problem(state, warnings, f"{path}:{line_no}: {bad[:40]!r} is not a "
+                          "finite number; line skipped")
+            return None
+    _recognise(state, warnings)
+    payload = fields[3].split()      # (split() also drops surrounding whitespace)
+    if not payload:
+        warnings.append(f"{path}:{line_no}: empty histogram payload; line skipped")
+        return None
+    if abs(timestamp) >= MAX_ABS_SECONDS or abs(length) >= MAX_ABS_SECONDS:
+        warnings.append(f"{path}:{line_no}: timestamp {fields[0].strip()[:40]} s is out of "
+                        "any plausible range; line skipped")
+        return None
+    if not state.observed_start:
+        if state.observed_base:
+            # Java takes the first (relative) timestamp itself as the start time, so that
+            # -start/-end would be compared with offsets near BaseTime (match nothing, or
+            # everything): here the axis starts at the first interval's absolute start.
+            state.start_time = timestamp + state.base_time
+            state.start_from_first_interval = True
         else:
-            state.latest_timestamp[tag] = timestamp
-        absolute_start = timestamp + state.base_time
-        offset = absolute_start - state.start_time
-        absolute_end = absolute_start + length
-        yield (line_no, tag, offset, length, java_long(absolute_start * 1000.0),
-               java_long(absolute_end * 1000.0), state.start_time, payload[0])
+            state.start_time = timestamp
+        state.observed_start = True
+    if not state.observed_base:
+        # Java: a timestamp more than a year before StartTime means relative timestamps.
+        state.base_time = (state.start_time
+                           if timestamp < state.start_time - (365 * 24 * 3600.0) else 0.0)
+        state.observed_base = True
+    if timestamp < 0:
+        state.negative.setdefault(tag, []).append(line_no)
+    latest = state.latest_timestamp.get(tag)
+    if latest is not None and timestamp < latest:
+        state.backwards.setdefault(tag, []).append(line_no)
+    else:
+        state.latest_timestamp[tag] = timestamp
+    absolute_start = timestamp + state.base_time
+    offset = absolute_start - state.start_time
+    absolute_end = absolute_start + length
+    return (line_no, tag, offset, length, java_long(absolute_start * 1000.0),
+            java_long(absolute_end * 1000.0), state.start_time, payload[0])
 
 
 def open_lines(path: str, text):
@@ -237,7 +246,7 @@ def open_lines(path: str, text):
                 raise IsADirectoryError
             raise HlogError("not a regular file (a FIFO or device?); give the path of an "
                             ".hlog file, or - for standard input", path=path)
-        handle = open(fd, "r", encoding="latin-1", newline=None)
+        handle = open(fd, "rb")     # (read in blocks: blocks.block_groups)
     except IsADirectoryError:
         raise HlogError("is a directory, not an .hlog file", path=path) from None
     except FileNotFoundError:
@@ -248,7 +257,13 @@ def open_lines(path: str, text):
 
 
 def item_groups(lines, path: str, state: HeaderState, batch_size: int):
-    """(items, warnings raised while reading them) per group of batch_size histogram lines."""
+    """(items, warnings raised while reading them) per group of batch_size histogram lines of
+    `lines`: text lines, or open_lines' binary file (read as latin-1 text with universal
+    newlines)."""
+    if isinstance(lines, io.BufferedIOBase):
+        from analysis.read.hdr.blocks import block_groups
+        yield from block_groups(lines, path, state, batch_size)
+        return
     own: list[str] = []          # (iter_lines keeps appending to this very list)
     group = []
     for item in iter_lines(lines, path, own, state):

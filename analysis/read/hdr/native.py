@@ -30,7 +30,7 @@ CACHE = Path(os.environ.get("LOADCURVE_NATIVE_CACHE")
 # -fwrapv: int64 sums wrap as numpy's do; -ffp-contract=off: no fused multiply-add, so the
 # percentile targets are Java's double arithmetic, operation by operation.
 FLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off"]
-ABI = 2               # lc_abi() of the source this module was written against
+ABI = 3               # lc_abi() of the source this module was written against
 ROW_DEFERRED = 1      # lc_decode_v2's status of a row left to the Python decoder
 BUILD_SECONDS = 120
 POOL = 5              # output arrays kept for reuse: a batch in use, two decoded ahead
@@ -56,6 +56,12 @@ class Kernels:
         lib.lc_running.restype = _I64
         lib.lc_running.argtypes = [_i64, _i64, _I64, _i64, _i64, _I64, _I64, _i64, _I64, _i64,
                                    _I64, _i64, _f64, ctypes.c_void_p, _i64]
+        lib.lc_scan_lines.restype = _I64
+        lib.lc_scan_lines.argtypes = [_u8, _I64, _I64, _i64, _i64, _u8, _f64, _i64]
+        lib.lc_outer.restype = _I64
+        lib.lc_outer.argtypes = [ctypes.c_char_p, _i64, _I64, _I64]
+        lib.lc_bodies.restype = _I64
+        lib.lc_bodies.argtypes = [_u8, _i64, _I64, ctypes.c_char_p, _I64, _i64]
         self.lib = lib
         self._pool: list[list] = []      # [keys, counts, references when idle]: see _outputs
 
@@ -109,6 +115,38 @@ class Kernels:
             raise RuntimeError("lc_decode_v2: inconsistent arguments")
         deferred = np.flatnonzero(status[:n] == ROW_DEFERRED).tolist()
         return keys[:m], counts[:m], row_entries, totals[:n], deferred, bits.value
+
+    def scan_lines(self, block, length: int):
+        """lc_scan_lines of block[:length] (bytes or bytearray; see _native.c) -> (starts,
+        ends, plain, nums, payload starts), one entry per line."""
+        buf = np.frombuffer(block, np.uint8)
+        cap = length // 512 + 64      # (room for a log's lines; else counted, and again)
+        for _ in range(2):
+            starts, ends, payloads = (np.empty(cap, np.int64) for _ in range(3))
+            plain = np.empty(cap, np.uint8)
+            nums = np.empty((cap, 3), np.float64)
+            n = self.lib.lc_scan_lines(buf, length, cap, starts, ends, plain, nums, payloads)
+            if n >= 0:
+                return starts[:n], ends[:n], plain[:n].view(bool), nums[:n], payloads[:n]
+            cap = block.count(b"\n", 0, length) + block.count(b"\r", 0, length) + 1
+        raise RuntimeError("lc_scan_lines: more lines than line ends")
+
+    def outer_ok(self, joined: bytes, offsets, max_compressed: int) -> bool:
+        """Whether every payload of `joined` passes lc_outer."""
+        return self.lib.lc_outer(joined, offsets, offsets.size - 1, max_compressed) == 0
+
+    def bodies(self, joined: bytearray, offsets, header: bytes, limit: int):
+        """lc_bodies: the counts bodies packed at the front of `joined` (in place; it is cut
+        to them) -> their lengths, or None when some payload is not a plain one of the
+        group's header (`joined` is then spoilt)."""
+        n = offsets.size - 1
+        lengths = np.empty(n, np.int64)
+        size = self.lib.lc_bodies(np.frombuffer(joined, np.uint8), offsets, n, header, limit,
+                                  lengths)
+        if size < 0:
+            return None
+        del joined[size:]
+        return lengths
 
     def running(self, keys, counts, starts, ends, mask: int, dense, blocks, state, requested,
                 row_counts=None):

@@ -8,7 +8,8 @@ import numpy as np
 
 from analysis.errors import HlogError
 from analysis.read.hdr.distribution import java_format_fixed
-from analysis.read.hdr.lines import HeaderState, Interval, interval_matches, nothing_read_error
+from analysis.read.hdr.batch import END_MS, LINE, LOG_START_S, START_S, TAG
+from analysis.read.hdr.lines import HeaderState, nothing_read_error
 from analysis.read.hdr.log import iter_batches
 from analysis.read.hdr.running import DoubleRunning, IntegerRunning
 
@@ -53,6 +54,13 @@ def _times_text(times, width: int) -> list[str]:
     differ (a shortest repr with at most 3 decimals has no tie to round; every time of a
     normal log), java_format_fixed otherwise."""
     fmt = f"%{width}.3f" if width else "%.3f"
+    # Vectorised first: in 1e-4 <= |t| < 1e15 (repr without an exponent), the shortest repr
+    # has at most 3 decimals exactly when t is the double nearest some k / 1000.
+    values = np.asarray(times, np.float64)
+    whole = (np.round(values * 1000.0) / 1000.0 == values) & (np.abs(values) < 1e15) & \
+        ((np.abs(values) >= 1e-4) | (values == 0.0))
+    if whole.all():
+        return [fmt % t for t in times]
     return [fmt % t if 0 < s.find(".") >= len(s) - 4 else java_format_fixed(t, 3, width)
             for t, s in zip(times, map(repr, times))]
 
@@ -90,13 +98,19 @@ class _IntervalLog:
 # -- processing -------------------------------------------------------------------------------
 
 def _selected(batch, tag, start_s, end_s) -> tuple[np.ndarray, int]:
-    """-> (which intervals of the batch match, how many have the tag)."""
-    tags = [iv.tag for iv in batch.intervals]
+    """-> (which intervals of the batch match, how many have the tag): lines.interval_matches
+    of each row."""
+    tags = batch.column(TAG)
     with_tag = tags.count(tag)
     if with_tag == len(tags) and start_s is None and end_s is None:
         return np.ones(len(tags), bool), with_tag     # (a whole untagged log: every line)
-    return np.array([interval_matches(iv, tag, start_s, end_s) for iv in batch.intervals],
-                    dtype=bool), with_tag
+    chosen = np.fromiter((t == tag for t in tags), bool, len(tags))
+    starts = np.asarray(batch.column(START_S), np.float64)
+    if start_s is not None:
+        chosen &= starts >= start_s
+    if end_s is not None:
+        chosen &= starts <= end_s
+    return chosen, with_tag
 
 
 def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio=1e6, ticks=5,
@@ -125,42 +139,51 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
         if not chosen.any():
             continue
         rows = np.flatnonzero(chosen)
-        first = batch.intervals[rows[0]]
+        every_row = rows.size == len(chosen)
+        doubles = np.asarray(batch.is_double, bool)
         if kind is None:
-            kind = "double" if first.is_double else "integer"
+            kind = "double" if doubles[rows[0]] else "integer"
             acc = IntegerRunning(batch.payloads[rows[0]].layout) if kind == "integer" \
                 else DoubleRunning(batch.histogram(int(rows[0])))
-        for r in rows:
-            if batch.intervals[r].is_double != (kind == "double"):
-                iv = batch.intervals[r]
-                raise HlogError(f"a {'DoubleHistogram' if iv.is_double else 'Histogram'} line in "
-                                f"a log of {'DoubleHistograms' if kind == 'double' else 'Histograms'}; "
-                                "they cannot be added", path=source, line=iv.line)
+        other_kind = np.flatnonzero(doubles[rows] != (kind == "double"))
+        if other_kind.size:
+            r = int(rows[other_kind[0]])
+            raise HlogError(f"a {'DoubleHistogram' if doubles[r] else 'Histogram'} line in "
+                            f"a log of {'DoubleHistograms' if kind == 'double' else 'Histograms'}; "
+                            "they cannot be added", path=source, line=batch.column(LINE)[r])
         stats = acc.add_rows(batch, rows)
-        chosen_ivs: list[Interval] = [batch.intervals[r] for r in rows]
-        lowest = min(iv.start_s for iv in chosen_ivs)
+        starts = np.asarray(batch.column(START_S), np.float64)
+        if not every_row:
+            starts = starts[rows]
+        lowest = float(starts.min())
         earliest = lowest if earliest is None else min(earliest, lowest)
         if lowest < 0 and state.explicit_start:
-            early.extend(iv.line for iv in chosen_ivs if iv.start_s < 0)
+            lines = np.asarray(batch.column(LINE))[rows]
+            early.extend(lines[starts < 0].tolist())
+        # the time column: Interval.end_s of each chosen row
+        end_ms = np.asarray(batch.column(END_MS), np.int64)
+        log_starts = np.asarray(batch.column(LOG_START_S), np.float64)
+        if not every_row:
+            end_ms, log_starts = end_ms[rows], log_starts[rows]
+        times = (end_ms / 1000.0 - log_starts).tolist()
+        log_starts = log_starts.tolist()
         done = 0
         # Row by row only until the StartTime comment and the legend are placed (they go
         # before the first row that calls for them); then the batch's lines all at once.
-        while not (start_line_done and legend_done) and done < len(chosen_ivs):
-            iv = chosen_ivs[done]
-            if not start_line_done and iv.log_start_s != 0.0:
+        while not (start_line_done and legend_done) and done < len(times):
+            if not start_line_done and log_starts[done] != 0.0:
                 start_line_done = True
-                line = _start_time_line(iv.log_start_s)
+                line = _start_time_line(log_starts[done])
                 hgrm_prefix.append(line)
                 body.append(line)
             if not legend_done:
                 legend_done = True
                 body.append(ilog.legend())
             if with_interval_log:
-                body.append(ilog.row(iv.end_s, *stats.row(done)))
+                body.append(ilog.row(times[done], *stats.row(done)))
             done += 1
-        if with_interval_log and done < len(chosen_ivs):
-            body.extend(ilog.rows([iv.end_s for iv in chosen_ivs[done:]],
-                                  *stats.columns(done)))
+        if with_interval_log and done < len(times):
+            body.extend(ilog.rows(times[done:], *stats.columns(done)))
     if not seen_any:
         raise nothing_read_error(source, state, warnings)
     if kind is None:

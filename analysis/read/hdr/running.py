@@ -58,12 +58,13 @@ class IntegerRunning:
         self._state = None
 
     def add_rows(self, batch, rows):
-        layouts = [batch.payloads[r].layout for r in rows]
-        kernels = native.get()
-        if batch.totals is not None:
-            added = sum(batch.totals[rows].tolist())
+        distinct = {id(p): p for p in batch.payloads}      # (one for a packed group)
+        if len(distinct) == 1:
+            layouts = [next(iter(distinct.values())).layout] * len(rows)
         else:
-            added = sum(batch.intervals[r].total_count for r in rows)
+            layouts = [batch.payloads[r].layout for r in rows]
+        kernels = native.get()
+        added = sum(batch.totals[rows].tolist())
         if kernels is not None and all(lay is self.layout for lay in layouts) and \
                 self.total + added < NATIVE_TOTALS:
             counts, ip50, ip90, imax, totals, tps = self._add_compiled(kernels, batch, rows)
@@ -107,7 +108,7 @@ class IntegerRunning:
         ends = np.searchsorted(keys, ((rows + 1) << bits).astype(keys.dtype))
         out = kernels.running(keys, batch.counts, starts, ends, stride - 1, self.dense,
                               self._blocks, self._state, NATIVE_REQUESTED,
-                              None if batch.totals is None else batch.totals[rows])
+                              batch.totals[rows])
         index = out[:, [1, 2, 3, 5, 6, 7, 8, 9]]          # -1: an empty row or total
         values = np.where(index >= 0, self.layout.highest_value_at(np.maximum(index, 0)), 0)
         return (out[:, 0], values[:, 0], values[:, 1], values[:, 2], out[:, 4],
@@ -120,9 +121,9 @@ class IntegerRunning:
         bits = batch.stride_bits
         keys, cnt = batch.keys, batch.counts
         n = len(rows)
-        if n != len(batch.intervals):
+        if n != len(batch.items):
             # keep only the chosen rows' entries, renumbered 0..n-1
-            rank = np.full(len(batch.intervals), -1, np.int64)
+            rank = np.full(len(batch.items), -1, np.int64)
             rank[rows] = np.arange(n)
             row_of = rank[keys >> bits]
             keep = row_of >= 0

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from analysis.errors import HlogError
-from analysis.read.hdr.batch import inflate_items
+from analysis.read.hdr.batch import _unjoin, inflate_items
 from analysis.read.hdr.histogram import Layout, layout_for
 from analysis.read.hdr.lines import HeaderState, item_groups
 from analysis.read.hdr.payload import V2_MAX_WORD_SIZE, DecodedPayload
@@ -16,6 +16,17 @@ from analysis.read.hdr.payload import V2_MAX_WORD_SIZE, DecodedPayload
 # intervals of 2,000 values); below it the worker's start-up costs more than it saves.
 PARALLEL_MIN_BYTES = 8 << 20
 PIPE_BYTES = 1 << 20     # Linux's default limit for an unprivileged pipe buffer
+# No worker when the 1-minute load average leaves less than this much of a CPU free: the two
+# processes then wait for each other. Measured on 2 CPUs at load ~7 (the 24-hour log, run
+# alternately): in one process 4.7-7.0 s wall, with the worker 6.6-9.5 s.
+BUSY_MARGIN = 0.5
+
+
+def _load() -> float:
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
 
 
 def use_worker(path: str, text, parallel: bool | None) -> bool:
@@ -31,6 +42,8 @@ def use_worker(path: str, text, parallel: bool | None) -> bool:
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
     if cpus < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    if _load() > cpus - BUSY_MARGIN:
         return False
     try:
         size = len(text) if text is not None else os.path.getsize(path)
@@ -98,11 +111,19 @@ def _read_ahead(conn, lines, path: str, state: HeaderState, batch_size: int,
     then ("done", final header state), or ("error", exception)."""
     try:
         for items, read_warnings in item_groups(lines, path, state, batch_size):
-            payloads, raws, errors = inflate_items(items)
+            inflated = inflate_items(items)
+            payloads, raws, errors = inflated[:3]
+            if len(inflated) == 4 and keep_raws:
+                payloads = _unjoin(payloads, inflated[3])
             if not keep_raws:
                 raws = None
             items = [item[:7] + (None,) for item in items]   # (the payload text is done with)
-            packed = None if keep_raws or errors else pack_payloads(payloads)
+            if len(inflated) == 4 and not keep_raws:     # (inflate_items packed them already)
+                layout = payloads[0].layout
+                packed = ((layout.lowest_discernible_value, layout.highest_trackable_value,
+                           layout.significant_digits), payloads[0].double_ratio, *inflated[3])
+            else:
+                packed = None if keep_raws or errors else pack_payloads(payloads)
             if packed is not None:
                 conn.send_bytes(_dumps(("packed", items, read_warnings, packed, state)))
             else:

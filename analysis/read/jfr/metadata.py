@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import re
 import struct
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from analysis.read.jfr.wire import Damage, read_varint, read_string
+from analysis.read.jfr.wire import Damage, read_string, read_varint, skip_string
 
 _FLOAT = struct.Struct(">f")
 _DOUBLE = struct.Struct(">d")
 # What generated codecs call; each codec's namespace starts as a copy of this.
-_CODEC_ENV = {"read_varint": read_varint, "read_string": read_string, "Damage": Damage,
+_CODEC_ENV = {"read_varint": read_varint, "read_string": read_string,
+              "skip_string": skip_string, "Damage": Damage,
               "FLOAT": _FLOAT.unpack_from, "DOUBLE": _DOUBLE.unpack_from}
 
 PRIMITIVES = {"boolean", "byte", "char", "short", "int", "long", "float", "double",
@@ -83,6 +86,10 @@ class Metadata:
         self._partial: dict = {}
         self._in_progress: set = set()
         self._width_in_progress: set = set()
+        # One Metadata is shared by every recording of the same JVM build (metadata_for), and
+        # an executor may run tasks in threads: generation (which tracks the types in progress
+        # to refuse cycles) runs under this lock; reading a generated codec needs none.
+        self._lock = threading.RLock()
 
     def decoder(self, type_id: int):
         """A function (data, pos) -> (tuple of field values, new pos)."""
@@ -98,6 +105,14 @@ class Metadata:
         last wanted one that are not wanted are stepped over, not built; fields after it are
         not read at all (the event's size says where the next event starts)."""
         key = (type_id, wanted)
+        fn = self._partial.get(key)
+        if fn is not None:
+            return fn
+        with self._lock:
+            return self._generate_partial(key)
+
+    def _generate_partial(self, key):
+        type_id, wanted = key
         fn = self._partial.get(key)
         if fn is not None:
             return fn
@@ -119,7 +134,12 @@ class Metadata:
     def _codec(self, type_id: int, decode: bool):
         cache = self._decoders if decode else self._skippers
         fn = cache.get(type_id)
-        if fn is None:
+        if fn is not None:
+            return fn
+        with self._lock:
+            fn = cache.get(type_id)
+            if fn is not None:
+                return fn
             if (type_id, decode) in self._in_progress:
                 raise Damage(f"type id {type_id} contains itself inline (a cycle)")
             if len(self._in_progress) > MAX_STRUCT_DEPTH:
@@ -129,7 +149,7 @@ class Metadata:
                 fn = cache[type_id] = self._generate(type_id, decode)
             finally:
                 self._in_progress.discard((type_id, decode))
-        return fn
+            return fn
 
     def _skip_tokens(self, f: FieldInfo, depth: int = 0):
         """The run tokens that step over one value of field `f`, or None if its shape is not
@@ -311,7 +331,37 @@ def _primitive_lines(type_name: str, var: str, decode: bool):
         return [f"    {var} = DOUBLE(data, pos)[0]; pos += 8"] if decode else ["    pos += 8"]
     # java.lang.String
     return [f"    {var}, pos = read_string(data, pos)"] if decode else \
-        [f"    pos = read_string(data, pos)[1]"]
+        ["    pos = skip_string(data, pos)"]
+
+
+# Every chunk a JVM writes carries a metadata event, and every JVM of one build writes the same
+# one (about 110 KB: the type descriptions, not measurements). Parsing it and generating its
+# codecs costs about 0.1 s, more than reading a benchmark's events, so one Metadata is kept per
+# distinct event bytes for the life of the process (a worker reads many runs' recordings).
+# Keyed by the bytes themselves (dict hashing, then equality: no digest collision can share
+# types between different events), least recently used first out.
+METADATA_CACHE_SIZE = 8
+_metadata_cache: OrderedDict[bytes, Metadata] = OrderedDict()
+_metadata_cache_lock = threading.Lock()
+
+
+def metadata_for(data, pos: int, end: int) -> Metadata:
+    """parse_metadata(data, pos, end), or the Metadata already parsed from the same bytes (the
+    event's start time and duration, which differ in every chunk, excluded)."""
+    _start_time, q = read_varint(data, pos)
+    _duration, q = read_varint(data, q)
+    key = bytes(data[q:end])
+    with _metadata_cache_lock:
+        md = _metadata_cache.get(key)
+        if md is not None:
+            _metadata_cache.move_to_end(key)
+            return md
+    md = parse_metadata(data, pos, end)
+    with _metadata_cache_lock:
+        _metadata_cache[key] = md
+        while len(_metadata_cache) > METADATA_CACHE_SIZE:
+            _metadata_cache.popitem(last=False)
+    return md
 
 
 def parse_metadata(data, pos: int, end: int) -> Metadata:

@@ -17,7 +17,7 @@ import struct
 from collections import Counter
 
 from analysis.read.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
-from analysis.read.jfr.metadata import Metadata, canonical_name, parse_metadata
+from analysis.read.jfr.metadata import Metadata, canonical_name, metadata_for
 from analysis.read.jfr.summary import Summary, as_int, as_number, as_str, method_label
 from analysis.read.jfr.wire import Damage, StringRef, read_varint
 
@@ -67,7 +67,6 @@ class ChunkReader:
     def __init__(self, summary: Summary):
         self.summary = summary
         self.metadata: Metadata | None = None
-        self._metadata_raw = b""
         self._plan_for: Metadata | None = None
 
     # -- per metadata: which type ids to decode, and how ------------------------------------
@@ -247,17 +246,9 @@ class ChunkReader:
                 type_id, p = read_varint(data, p)
                 if type_id != METADATA_TYPE or pos + size > end:
                     continue
-                # Chunks of one JVM repeat the same metadata event (about 100 KB): reuse the
-                # parsed types and generated decoders when the bytes are identical.
-                # (Compared after its start time and duration, which differ in every chunk.)
-                _, q = read_varint(data, p)
-                _, q = read_varint(data, q)
-                raw = bytes(data[q:pos + size])
-                if self.metadata is not None and raw == self._metadata_raw:
-                    return self.metadata
-                md = parse_metadata(data, p, pos + size)
-                self._metadata_raw = raw
-                return md
+                # Chunks of one JVM build repeat the same metadata event: its parsed types and
+                # generated decoders are shared (metadata_for).
+                return metadata_for(data, p, pos + size)
             except DECODE_ERRORS as exc:
                 self.summary.warn(chunk.path, chunk.offset + pos, f"metadata unreadable: {exc}")
         return self.metadata  # a chunk cut before its metadata: the previous chunk's types

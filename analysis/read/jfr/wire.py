@@ -66,7 +66,11 @@ def read_varint(data, pos: int):
 
 
 def _length(data, pos):
-    n, pos = read_varint(data, pos)
+    n = data[pos]
+    if n < 128:
+        pos += 1
+    else:
+        n, pos = read_varint(data, pos)
     if n > MAX_STRING_BYTES or n > len(data) - pos:
         raise Damage(f"string claims {n} bytes, more than remain or than any JFR string holds")
     return n, pos
@@ -78,6 +82,19 @@ def read_string(data, pos: int):
     if encoding == 3:
         n, pos = _length(data, pos)
         return bytes(data[pos:pos + n]).decode("utf-8", "replace"), pos + n
+    if encoding == 4:
+        n, pos = _length(data, pos)
+        raw = bytes(data[pos:pos + n])
+        if raw.isascii():
+            # Every char below 128 is a one-byte varint: the n bytes are the text (the JVM
+            # writes most thread names and settings this way).
+            return raw.decode("ascii"), pos + n
+        chars = []
+        for _ in range(n):
+            c, pos = read_varint(data, pos)
+            chars.append(c & 0xFFFF)
+        return "".join(map(chr, chars)).encode("utf-16", "surrogatepass").decode(
+            "utf-16", "replace"), pos
     if encoding == 5:
         n, pos = _length(data, pos)
         return bytes(data[pos:pos + n]).decode("latin-1"), pos + n
@@ -88,12 +105,26 @@ def read_string(data, pos: int):
     if encoding == 2:
         key, pos = read_varint(data, pos)
         return StringRef(key), pos
+    raise Damage(f"unknown string encoding {encoding}")
+
+
+def skip_string(data, pos: int) -> int:
+    """read_string(data, pos)[1] (the same checks, the same errors) without making the
+    string: for the strings of constant-pool entries the summary steps over."""
+    encoding = data[pos]
+    pos += 1
+    if encoding == 3 or encoding == 5:
+        n, pos = _length(data, pos)
+        return pos + n
     if encoding == 4:
         n, pos = _length(data, pos)
-        chars = []
+        if bytes(data[pos:pos + n]).isascii():
+            return pos + n
         for _ in range(n):
-            c, pos = read_varint(data, pos)
-            chars.append(c & 0xFFFF)
-        return "".join(map(chr, chars)).encode("utf-16", "surrogatepass").decode(
-            "utf-16", "replace"), pos
+            pos = read_varint(data, pos)[1]
+        return pos
+    if encoding == 0 or encoding == 1:
+        return pos
+    if encoding == 2:
+        return read_varint(data, pos)[1]
     raise Damage(f"unknown string encoding {encoding}")

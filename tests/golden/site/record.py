@@ -279,13 +279,14 @@ def build_fixture(site: Path, run: Path = RUN) -> Path:
     shutil.copytree(run, site / "runs" / run.name)
     sys.path.insert(0, str(REPO))
     from analysis.commands import build
+    from analysis.write.paths import find_data
     parser = argparse.ArgumentParser()
     build.add_arguments(parser)
     rc = build.run(parser.parse_args(["--runs", str(site / "runs"), "--site", str(site), "-q",
                                       "--jobs", "1"]))
     if rc != 0:
         raise SystemExit(f"build of the fixture failed (exit {rc})")
-    return site / "_data" / "runs" / f"{run.name}.yml"
+    return find_data(site, f"{run.name}")
 
 
 def main() -> int:

@@ -1,0 +1,195 @@
+"""Report pages rendered by Python, with the site's own Liquid templates (issue 15).
+
+Jekyll parses all of `_data/` for every page of every build; at 1,000 runs that is most of a
+build. So each run's report (and scenario) page is rendered here, once, when the run changes:
+the same `_layouts/report.html` (scenario.html, jmh-report.html) and `_includes/*.html` Jekyll
+would use, run by python-liquid with Jekyll's include tag and the few Jekyll filters they use.
+The page written to `_reports/` is front matter plus that HTML; `_data/runs/<id>.yml` is then
+needed only by runs a post names (png_use.runs_in_posts). tests/test_liquid_pages.py renders
+the same runs both ways and compares the HTML with Jekyll's.
+
+Two things differ from Jekyll on purpose, both invisible in the built page:
+- the site's address is not known here (`make site URL=...`, `jekyll serve`'s localhost), so
+  absolute_url and relative_url write the Liquid `{{ "/path" | absolute_url }}` for Jekyll to
+  finish (the path percent-encoded first, as Jekyll's Addressable does: no quote or brace left);
+- every other `{` and `}` of the HTML is written as `&#123;` / `&#125;`, so no manifest string
+  can become Liquid when Jekyll renders the page (the templates print no <script> or <style>,
+  where an entity would not be decoded).
+"""
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from liquid import Environment
+from liquid.ast import Node
+from liquid.builtin.expressions import Path as LiquidPath
+from liquid.builtin.expressions._tokenize import tokenize
+from liquid.builtin.loaders.file_system_loader import FileSystemLoader
+from liquid.exceptions import LiquidSyntaxError
+from liquid.stream import TokenStream
+from liquid.tag import Tag
+from liquid.token import TOKEN_EXPRESSION, TOKEN_TAG
+
+from analysis.errors import BuildError
+
+# Jekyll's include parameters: name=value, value a quoted string or a variable path
+# (Jekyll::Tags::IncludeTag's VALID_SYNTAX / params matcher).
+PARAM = re.compile(r"""([\w-]+)\s*=\s*(?:"([^"\\]*(?:\\.[^"\\]*)*)"|'([^'\\]*(?:\\.[^'\\]*)*)'|([\w.\[\]-]+))""")
+# A URL for Jekyll to finish: marker, filter name, marker, path, marker. After the braces are
+# escaped, only markers around a filter name and a percent-encoded path become Liquid again.
+MARK = "\ue000"
+URL_MARKER = re.compile(MARK + r"(absolute_url|relative_url)" + MARK
+                        + r"([A-Za-z0-9/:@!$&'()*+,;=._~%#?-]*)" + MARK)
+LAYOUTS = {"report": "report.html", "scenario": "scenario.html", "jmh-report": "jmh-report.html"}
+# The site this package is part of: its templates render the pages of a site root that has none
+# (a build into a data-only folder, as the tests and golden recorders do).
+OWN_SITE = Path(__file__).resolve().parents[2]
+
+
+def template_root(site_root: str | Path) -> Path:
+    """The site whose _layouts and _includes render the pages: the site being built, or, when
+    it has no report layout, the one this package belongs to."""
+    site = Path(site_root)
+    return site if (site / "_layouts" / LAYOUTS["report"]).is_file() else OWN_SITE
+
+
+class _JekyllIncludeNode(Node):
+    __slots__ = ("file", "params")
+
+    def __init__(self, token, file: str, params: list[tuple[str, Any]]):
+        super().__init__(token)
+        self.file = file
+        self.params = params
+        self.blank = False
+
+    def render_to_output(self, context, buffer) -> int:
+        template = context.env.get_template(self.file, context=context, tag="include")
+        values = {name: value.evaluate(context) if isinstance(value, LiquidPath) else value
+                  for name, value in self.params}
+        # Jekyll: context.stack { context["include"] = params; partial.render }. Assigns inside
+        # still reach the page's scope, as in Liquid.
+        with context.extend({"include": values}, template=template):
+            template.render_with_context(context, buffer, partial=True)
+        return True
+
+
+class JekyllIncludeTag(Tag):
+    """`{% include file.html a="text" b=page.var %}`, as Jekyll reads it."""
+    name = "include"
+    block = False
+
+    def parse(self, stream: TokenStream) -> Node:
+        token = stream.eat(TOKEN_TAG)
+        if stream.current.kind != TOKEN_EXPRESSION:
+            raise LiquidSyntaxError("include without a file name", token=token)
+        markup = stream.current.value.strip()
+        expr_token = stream.current   # (left current: the parser moves past it)
+        file, _, rest = markup.partition(" ")
+        params: list[tuple[str, Any]] = []
+        rest = rest.strip()
+        while rest:
+            match = PARAM.match(rest)
+            if not match:
+                raise LiquidSyntaxError(f"include parameters not understood: {rest!r}",
+                                        token=token)
+            name, dq, sq, var = match.groups()
+            if dq is not None:
+                params.append((name, dq.replace('\\"', '"')))
+            elif sq is not None:
+                params.append((name, sq.replace("\\'", "'")))
+            else:
+                params.append((name, LiquidPath.parse(
+                    self.env, TokenStream(tokenize(var, parent_token=expr_token)))))
+            rest = rest[match.end():].lstrip()
+        return _JekyllIncludeNode(token, file, params)
+
+
+def _escape(value: Any) -> str:
+    """Liquid 4's escape (Ruby's CGI.escapeHTML): nil prints nothing, `"` is &quot;."""
+    if value is None:
+        return ""
+    return (_to_s(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&#39;"))
+
+
+def _to_s(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        raise BuildError(f"a template printed the float {value!r}: Ruby and Python print floats "
+                         "differently; give the view block a text field instead")
+    return str(value)
+
+
+def _url_path(value: Any) -> str:
+    """The path with a leading slash and percent-encoded as Addressable's normalisation
+    would (the characters of our ids and paths pass as they are)."""
+    text = _to_s(value)
+    if not text.startswith("/"):
+        text = "/" + text
+    return quote(text, safe="/:@!$&'()*+,;=-._~%#?")
+
+
+def _jekyll_url(kind: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", _to_s(value)):   # already absolute: as it is
+        return _to_s(value)
+    return MARK + kind + MARK + _url_path(value) + MARK
+
+
+def _relative_url(value: Any) -> str | None:
+    return _jekyll_url("relative_url", value)
+
+
+def _absolute_url(value: Any) -> str | None:
+    return _jekyll_url("absolute_url", value)
+
+
+def _slugify(value: Any) -> str:
+    """Jekyll's slugify, default mode: every run of characters other than letters, marks and
+    decimal digits becomes one hyphen, none at either end, then lower case."""
+    if value is None:
+        return ""
+    kept = "".join(c if unicodedata.category(c)[0] in "LM" or unicodedata.category(c) == "Nd"
+                   else "\0" for c in _to_s(value))
+    return re.sub("\0+", "-", kept).strip("-").lower()
+
+
+@functools.lru_cache(maxsize=4)
+def environment(site_root: str) -> Environment:
+    env = Environment(loader=FileSystemLoader(Path(site_root) / "_includes"))
+    env.add_tag(JekyllIncludeTag)
+    env.add_filter("escape", _escape)
+    env.add_filter("relative_url", _relative_url)
+    env.add_filter("absolute_url", _absolute_url)
+    env.add_filter("slugify", _slugify)
+    return env
+
+
+def _layout_body(site_root: str, layout: str) -> str:
+    text = (Path(site_root) / "_layouts" / LAYOUTS[layout]).read_text(encoding="utf-8")
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 4)
+        text = text[end + 5:]
+    return text
+
+
+@functools.lru_cache(maxsize=8)
+def _layout_template(site_root: str, layout: str):
+    return environment(site_root).from_string(_layout_body(site_root, layout))
+
+
+def render_page(site_root: Path, layout: str, page: dict[str, Any], run_id: str,
+                doc: dict[str, Any]) -> str:
+    """The HTML the layout (report, scenario or jmh-report) gives for this page and run,
+    ready to be a page's content in Jekyll: braces escaped, URLs left to Jekyll's filters."""
+    template = _layout_template(str(template_root(site_root)), layout)
+    html = template.render(page=page, site={"data": {"runs": {run_id: doc}}}, content="")
+    html = html.replace("{", "&#123;").replace("}", "&#125;")
+    return URL_MARKER.sub(lambda m: '{{ "%s" | %s }}' % (m.group(2), m.group(1)), html)

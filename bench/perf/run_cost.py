@@ -1,0 +1,169 @@
+"""What one run costs the build's map step (issue 15): CPU seconds per stage of analyse_task and
+chart_task for one run, with this checkout's code and, optionally, an older commit's.
+
+    .venv/bin/python bench/perf/run_cost.py [--run runs/pool-vs-virtual] [--before main]
+        [--repeat 3]
+
+A full build of N runs is N x (analyse_task + chart_task) spread over the worker processes, each
+of which imports the code once and then takes run after run. So each measurement is one fresh
+process that imports the modules ("imports"), builds the run once ("first": also pays what a
+worker pays once, such as the first parse of a JVM's metadata event and matplotlib's font set-up)
+and then builds a second copy of it under another run id ("next": what each further run of a
+1,000-run corpus costs). Both copies are hard links to the same files, as in the scale corpus
+(bench/perf/site_scale.py); no measured data is kept between them.
+
+Stages, CPU seconds of the worker process (time.process_time; steadier than wall time when other
+work shares the cores):
+    hlog      read_hlog and read_counts (the .hlog and counts.json of every cell)
+    jfr       summarize_jfr (every cell's recording)
+    model     the rest of analyse_run (aggregation, statistics)
+    data      the rest of analyse_task: chart plan, CSVs, the data file's YAML, the page
+    yaml      the part of `data` spent in dump_yaml
+    charts    chart_task (every SVG and PNG)
+The code trees run interleaved, --repeat times each; the best (least disturbed) CPU time is
+printed with the 1-minute load average read just before that measurement.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PY = sys.executable
+STAGES = ("hlog", "jfr", "model", "data", "yaml", "charts")
+
+CHILD = r"""
+import json, os, sys, time
+from pathlib import Path
+cpu = time.process_time
+t0 = cpu()
+import analysis.analyse, analysis.read.hdr.log, analysis.read.counts, analysis.read.jfr
+import analysis.write.charts, analysis.write.datafiles, analysis.write.pages
+import analysis.write.yaml_text, analysis.build.stages as stages
+imports = cpu() - t0
+spent = {}
+
+def timed(module, name, stage):
+    inner = getattr(module, name)
+    def wrapper(*a, **k):
+        t = cpu()
+        try:
+            return inner(*a, **k)
+        finally:
+            spent[stage] = spent.get(stage, 0.0) + cpu() - t
+    setattr(module, name, wrapper)
+
+timed(analysis.analyse, "read_hlog", "hlog")
+timed(analysis.analyse, "read_counts", "hlog")
+timed(analysis.analyse, "summarize_jfr", "jfr")
+timed(analysis.analyse, "analyse_run", "run")
+timed(analysis.write.yaml_text, "dump_yaml", "yaml")
+runs_root, site = sys.argv[1], sys.argv[2]
+out = {"imports": imports}
+for label in ("first", "next"):
+    run_dir = os.path.join(runs_root, sys.argv[3 if label == "first" else 4])
+    spent.clear()
+    t = cpu()
+    r = stages.analyse_task(run_dir, runs_root, site, False)
+    analyse = cpu() - t
+    if not r["ok"]:
+        sys.exit(r["error"])
+    t = cpu()
+    c = stages.chart_task(r["run"], r["chart_jobs"], site)
+    charts = cpu() - t
+    if not c["ok"]:
+        sys.exit(c["error"])
+    hlog, jfr, run = spent.get("hlog", 0.0), spent.get("jfr", 0.0), spent.get("run", 0.0)
+    out[label] = {"hlog": hlog, "jfr": jfr, "model": run - hlog - jfr, "data": analyse - run,
+                  "yaml": spent.get("yaml", 0.0), "charts": charts,
+                  "total": analyse + charts, "n_charts": len(r["chart_jobs"])}
+print(json.dumps(out))
+"""
+
+
+# What the build reads from the code's tree: the package, and the site's templates and
+# settings (report pages are rendered from _layouts/_includes in newer trees).
+EXPORTED = ("analysis", "_layouts", "_includes", "_config.yml")
+
+
+def export(rev: str, into: Path) -> Path:
+    """What the build needs of commit `rev` (git archive), to time an older tree's code."""
+    into.mkdir(parents=True)
+    present = subprocess.run(["git", "-C", str(REPO), "ls-tree", "--name-only", rev],
+                             capture_output=True, text=True, check=True).stdout.split()
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev,
+                              *[p for p in EXPORTED if p in present]],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def measure(code: Path, runs_root: Path, names: tuple[str, str], tmp: Path) -> dict:
+    """One fresh worker-like process: imports, the first run, the next run."""
+    site = Path(tempfile.mkdtemp(dir=tmp))
+    load = os.getloadavg()[0]
+    out = subprocess.run([PY, "-c", CHILD, str(runs_root), str(site), *names],
+                         capture_output=True, text=True, cwd=code,
+                         env={**os.environ, "PYTHONPATH": str(code), "MPLBACKEND": "Agg"})
+    shutil.rmtree(site)
+    if out.returncode != 0:
+        sys.exit(f"error: {code}: the timed build failed: {out.stderr.strip()[-400:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result["load"] = load
+    return result
+
+
+def best(results: list[dict], key: str, stage: str | None) -> tuple[float, float]:
+    """(least CPU seconds, load average then) over the repeats."""
+    pick = min(results, key=lambda r: r[key] if stage is None else r[key][stage])
+    return (pick[key] if stage is None else pick[key][stage]), pick["load"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--run", type=Path, default=REPO / "runs" / "pool-vs-virtual")
+    ap.add_argument("--before", help="a commit to compare with (its analysis/ is exported)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", action="store_true", help="print every measurement as JSON")
+    args = ap.parse_args()
+    if not (args.run / "run.yml").is_file():
+        print(f"error: {args.run}: no run.yml (give a run folder)", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        trees = {"this checkout": REPO}
+        if args.before:
+            trees = {args.before: export(args.before, tmp / "before"), **trees}
+        runs_root = tmp / "runs"
+        names = (args.run.name + "-a", args.run.name + "-b")
+        for name in names:
+            shutil.copytree(args.run.resolve(), runs_root / name, copy_function=os.link)
+        results: dict[str, list[dict]] = {label: [] for label in trees}
+        for _ in range(args.repeat):   # interleaved: load from elsewhere hits every tree alike
+            for label, code in trees.items():
+                results[label].append(measure(code, runs_root, names, tmp))
+    if args.json:
+        print(json.dumps(results, indent=1))
+    n_charts = next(iter(results.values()))[0]["next"]["n_charts"]
+    print(f"one run ({args.run.name}, {n_charts} charts): best CPU s of {args.repeat} "
+          f"interleaved fresh processes [1-min load average then]")
+    print(f"{'stage':<10}" + "".join(f"{label[:24]:>28}" for label in trees))
+    rows = [("imports", "imports", None)] + [(f"first {s}", "first", s) for s in ("total",)] + \
+        [(s, "next", s) for s in STAGES + ("total",)]
+    for title, key, stage in rows:
+        cells = [best(results[label], key, stage) for label in trees]
+        print(f"{title:<10}" + "".join(f"{f'{cpu:.3f} s [{load:.2f}]':>28}"
+                                       for cpu, load in cells))
+    print("(stages other than imports/first: the second run in the same process, as each run "
+          "after a worker's first)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""yaml_text.py: libyaml's emitter is used only where it writes the Python emitter's bytes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analysis.write import yaml_text
+from analysis.write.yaml_text import _dump, _Dumper, _FastDumper, _fast_safe, dump_yaml
+
+REPO = Path(__file__).resolve().parents[1]
+needs_libyaml = pytest.mark.skipif(yaml_text._FAST_BASE is None, reason="no libyaml")
+
+_text = st.one_of(
+    st.text(),
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=200),
+    # what decides quoting, folding and escapes: indicators, spaces, breaks, non-ASCII
+    st.text(alphabet=st.sampled_from(list(" ab:#-'\",.{}[]&*!|>%@`?\\\n\t\r\x85\u2028\ufeff×–")),
+            max_size=150),
+    st.text(alphabet=st.sampled_from(list("ab  \n-:é×")), min_size=80, max_size=400))
+_keys = st.one_of(st.text(max_size=20), st.sampled_from(["p99_ms", "1", "y", "on", "null"]))
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), _text)
+_values = st.recursive(_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=5), st.dictionaries(_keys, inner, max_size=5)), max_leaves=30)
+
+
+@needs_libyaml
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.dictionaries(_keys, _values, min_size=1, max_size=6))
+def test_libyaml_is_used_only_where_it_writes_the_same_bytes(doc):
+    python = _dump(doc, _Dumper)
+    if type(doc) is dict and _fast_safe(doc):
+        assert _dump(doc, _FastDumper) == python
+    assert dump_yaml(doc) == python
+
+
+def _committed_documents():
+    for path in sorted(REPO.glob("_data/**/*.yml")) + sorted(REPO.glob("_rundata/**/*.yml")) \
+            + sorted(REPO.glob("tests/golden/**/*.yml")):
+        yield path, yaml.safe_load(path.read_text(encoding="utf-8"))
+    for path in sorted(REPO.glob("**/*.md")):
+        if ".venv" in path.parts or "node_modules" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if text.startswith("---\n") and text.count("---\n") >= 2:
+            try:
+                yield path, yaml.safe_load(text.split("---\n")[1])
+            except yaml.YAMLError:
+                continue
+
+
+@needs_libyaml
+def test_committed_data_and_front_matter_dump_the_same_with_either_emitter():
+    fast = 0
+    for path, doc in _committed_documents():
+        if type(doc) is dict and _fast_safe(doc):
+            fast += 1
+            assert _dump(doc, _FastDumper) == _dump(doc, _Dumper), path
+    assert fast >= 5
+
+
+@pytest.mark.parametrize("doc", [{"label": "a \U0001F600 b"}, {"": 1}, {"a\rb": 1},
+                                 {1: "int key"}, {"t": (1, 2)}])
+def test_documents_libyaml_would_write_differently_take_the_python_emitter(doc):
+    assert not _fast_safe(doc)
+    if not isinstance(doc.get("t"), tuple):
+        assert dump_yaml(doc) == _dump(doc, _Dumper)
