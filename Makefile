@@ -48,8 +48,10 @@ analyse: $(VENV)/.installed
 site: $(VENV)/.installed jekyll-deps
 	LOADCURVE_URL="$(URL)" PY=$(PY) RUNS=$(RUNS) bash scripts/site.sh
 
+# runs/ and the charts are mirrored into _site/ once, at the start (scripts/build-site.sh): Jekyll's
+# watch does not see them; restart after `make analyse` to preview new runs.
 serve: analyse jekyll-deps
-	bash scripts/jekyll.sh serve --host 127.0.0.1
+	PY=$(PY) bash scripts/build-site.sh serve --host 127.0.0.1
 
 test: test-python test-bench
 

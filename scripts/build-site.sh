@@ -5,10 +5,17 @@
 #   (https://you.github.io/loadcurve -> url https://you.github.io, baseurl /loadcurve). Without it, _config.yml's `url` is used, and
 #   a loud warning is printed while that is still the placeholder: entry ids and canonical links
 #   derive from it, and changing it after readers subscribe makes every old post reappear as new.
+# `build-site.sh serve --host 127.0.0.1` (make serve): the same site, then `jekyll serve` (which
+#   sets a local url itself); runs/ and the charts are mirrored once, at the start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PLACEHOLDER="https://loadcurve.example.org"
 configs="_config.yml"
+jekyll_command=build
+if [ "${1:-}" = serve ]; then
+  jekyll_command=serve
+  shift
+fi
 url="${LOADCURVE_URL:-}"
 if [ -n "$url" ]; then
   if ! [[ "$url" =~ ^https?://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~/-]*)?$ ]] || [[ "$url" == */ ]]; then
@@ -20,7 +27,7 @@ if [ -n "$url" ]; then
   printf '# Written by scripts/build-site.sh for one build (make site URL=...).\nurl: "%s"\nbaseurl: "%s"\n' \
     "$origin" "${url#"$origin"}" > .cache/url.yml
   configs="$configs,.cache/url.yml"
-elif grep -Eq "^url: *\"?$PLACEHOLDER\"?\s*$" _config.yml; then
+elif [ "$jekyll_command" = build ] && grep -Eq "^url: *\"?$PLACEHOLDER\"?\s*$" _config.yml; then
   {
     echo "**************************************************************************************"
     echo "WARNING: url in _config.yml is the placeholder $PLACEHOLDER."
@@ -30,23 +37,6 @@ elif grep -Eq "^url: *\"?$PLACEHOLDER\"?\s*$" _config.yml; then
     echo "**************************************************************************************"
   } >&2
 fi
-# Symbolic links under runs/ are kept out of the site: Jekyll copies a link as a link, or (safe
-# mode, JEKYLL_ENV=production) copies what it points at, which may lie outside the run. The
-# analysis fails such a run with an error naming the link; here each is excluded from the build
-# (a config layered over _config.yml repeats its `exclude:` list with the links added).
-links=$(find runs -type l 2>/dev/null | sort || true)
-if [ -n "$links" ]; then
-  mkdir -p .cache
-  printf '%s\n' "$links" | ruby -ryaml -e 'c = YAML.load_file("_config.yml") || {}
-    puts "# Written by scripts/build-site.sh: _config.yml exclude + the symlinks under runs/."
-    puts({"exclude" => (c["exclude"] || []) + STDIN.read.split("\n")}.to_yaml)' \
-    > .cache/links.yml
-  configs="$configs,.cache/links.yml"
-  while IFS= read -r link; do
-    echo "warning: $link is a symbolic link: not published" >&2
-  done <<< "$links"
-fi
-bash scripts/jekyll.sh build --config "$configs" "$@"
 dest=_site
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
@@ -55,6 +45,36 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     --destination=*) dest="${args[i]#--destination=}" ;;
   esac
 done
+# The big static trees: the raw run files (published so every table cell links its data), the
+# charts and the CSVs. Jekyll would copy every file of them on every build (gigabytes at 1,000
+# runs); scripts/mirror_static.py publishes the same files into $dest itself, as hard links, only
+# what changed, and Jekyll skips them (exclude) and leaves them alone (keep_files).
+# LOADCURVE_MIRROR=0: Jekyll copies them, as GitHub Pages does with _config.yml alone.
+MIRRORED=(runs assets/charts assets/data)
+mkdir -p .cache
+# Symbolic links in them are kept out of the site: Jekyll copies a link as a link, or (safe
+# mode, JEKYLL_ENV=production) copies what it points at, which may lie outside the run. The
+# analysis fails such a run with an error naming the link; here each is excluded from the build.
+links=$(find "${MIRRORED[@]}" -type l 2>/dev/null | sort || true)
+while IFS= read -r link; do
+  [ -n "$link" ] && echo "warning: $link is a symbolic link: not published" >&2
+done <<< "$links"
+# _config.yml's exclude + those links (a layered config replaces the list: it is repeated), and
+# the include/keep_files it sets, for the mirror. JSON: a YAML file Python reads without PyYAML.
+printf '%s\n' "$links" | ruby -ryaml -rjson -e 'c = YAML.load_file("_config.yml") || {}
+  base = {"exclude" => (c["exclude"] || []) + STDIN.read.split("\n").reject(&:empty?)}
+  %w[include keep_files].each { |k| base[k] = c[k] if c.key?(k) }
+  puts "# Written by scripts/build-site.sh: _config.yml exclude + the symbolic links (JSON is YAML)"
+  puts JSON.pretty_generate(base)' > .cache/site-base.yml
+py="${PY:-python3}"
+if [ "${LOADCURVE_MIRROR:-1}" != 0 ] && command -v "$py" >/dev/null 2>&1; then
+  "$py" scripts/mirror_static.py --config .cache/site-base.yml --dest "$dest" \
+    --overlay .cache/site-mirror.yml "${MIRRORED[@]}"
+  configs="$configs,.cache/site-mirror.yml"
+else
+  configs="$configs,.cache/site-base.yml"
+fi
+bash scripts/jekyll.sh "$jekyll_command" --config "$configs" "$@"
 # Publish regular files only: Jekyll copies a symbolic link under runs/ as a link, and a deploy
 # that follows links would publish its target. The analysis refuses such runs (their error says
 # so); a link that reached _site anyway is removed here, and the build fails.

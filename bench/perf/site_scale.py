@@ -3,10 +3,14 @@ under N run ids, with the repository's site sources, built the way scripts/site.
 
     .venv/bin/python bench/perf/site_scale.py --runs 100 [--keep DIR]
     .venv/bin/python bench/perf/site_scale.py --again DIR      (a corpus kept by --keep)
+    ... [--source DIR]   site sources and analysis from DIR, e.g. `git archive main | tar -x -C
+                         DIR`: the code before a change, measured by this script (with --again:
+                         before/after on one corpus; its first no-change rebuild is the switch)
 
 Measures, each figure with the load average beside it (the machine is shared: a figure taken at
 load 3 on 2 cores is not one taken at load 0): the full build from nothing, adding one run and
-rebuilding, a no-change rebuild (each: analysis, tag feeds, Jekyll, and the three together), the
+rebuilding, a no-change rebuild (each: analysis, tag feeds, the Jekyll step - scripts/build-site.sh,
+with Jekyll's own "done in" time beside it - and the three together), the
 chart stage's wall time and the number of SVG and PNG files, Jekyll's peak RSS (/usr/bin/time -v),
 and the size of _data/. The corpus is built in a temporary folder (removed unless --keep); run 0
 keeps the id pool-vs-virtual so the post about it and comparisons/ build as in the repository;
@@ -34,6 +38,8 @@ SKIP = {"runs", "_data", "_rundata", "_reports", "_series", "_comparisons", "_dr
         "analysis", "docs", ".ci", ".github", "_site", ".venv", ".cache", ".jekyll-cache",
         "node_modules", ".git", ".pytest_cache", "__pycache__"}
 PY = sys.executable
+# The tree the site sources and the analysis package come from (--source)
+SOURCE = [REPO]
 
 
 def load() -> str:
@@ -41,10 +47,10 @@ def load() -> str:
 
 
 def site_sources(site: Path) -> None:
-    """The repository's site sources (a walk, not `git ls-files`: the script also runs from an
-    exported tree, e.g. `git archive main` to measure the code before a change)."""
-    for src in sorted(REPO.rglob("*")):
-        rel = src.relative_to(REPO).as_posix()
+    """The site sources of --source (a walk, not `git ls-files`: it may be an exported tree,
+    e.g. `git archive main`, to measure the code before a change)."""
+    for src in sorted(SOURCE[0].rglob("*")):
+        rel = src.relative_to(SOURCE[0]).as_posix()
         if rel.split("/")[0] in SKIP or rel.startswith(("assets/charts/", "feed/by_tag/")) \
                 or (rel.startswith("_posts/") and not rel.endswith(POST)) \
                 or not src.is_file() or src.is_symlink():
@@ -76,7 +82,7 @@ def add_run(site: Path, n: int) -> str:
 
 
 def timed(cmd: list[str], site: Path, lines: list[tuple[float, str]] | None = None) -> float:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(SOURCE[0])}
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=site, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
@@ -107,15 +113,19 @@ def jekyll_rss_mb(site: Path) -> float:
 def make_site(site: Path, name: str) -> None:
     """One `make site` (scripts/site.sh's three steps), each step timed."""
     lines: list[tuple[float, str]] = []
+    jekyll_lines: list[tuple[float, str]] = []
     before = load()
     t_analysis = timed([PY, "-m", "analysis", "build", "--runs", "runs"], site, lines)
     t_feeds = timed([PY, "scripts/tag_feeds.py"], site)
     (site / ".cache").mkdir(exist_ok=True)
     t_jekyll = timed(["/usr/bin/time", "-v", "-o", ".cache/jekyll-time.txt",
-                      "bash", "scripts/build-site.sh"], site)
+                      "bash", "scripts/build-site.sh"], site, jekyll_lines)
+    done = [float(m.group(1)) for _, line in jekyll_lines
+            if (m := re.search(r"done in ([0-9.]+) seconds", line))]
     total = t_analysis + t_feeds + t_jekyll
     print(f"{name:<28} total {total:7.1f} s = analysis {t_analysis:6.1f} + feeds {t_feeds:4.1f}"
-          f" + jekyll {t_jekyll:6.1f}; charts {chart_seconds(lines):6.1f} s; "
+          f" + jekyll step {t_jekyll:6.1f} (Jekyll's own {done[-1] if done else 0:6.1f}); "
+          f"charts {chart_seconds(lines):6.1f} s; "
           f"jekyll peak RSS {jekyll_rss_mb(site):6.0f} MB   [{before} -> {load()}]", flush=True)
 
 
@@ -152,8 +162,12 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="build the corpus in DIR and keep it")
     parser.add_argument("--again", type=Path, metavar="DIR",
                         help="a corpus kept by --keep: add one run, no-change, remove it")
+    parser.add_argument("--source", type=Path, default=REPO,
+                        help="site sources and analysis from DIR (default: this repository)")
     args = parser.parse_args()
+    SOURCE[0] = args.source.resolve()
     if args.again:
+        site_sources(args.again.resolve())
         return again(args.again.resolve())
     if args.keep:
         shutil.rmtree(args.keep, ignore_errors=True)

@@ -1,0 +1,252 @@
+"""Publish the big static trees (runs/, assets/charts/, assets/data/) into _site/ without Jekyll.
+
+Jekyll copies every static file on every build (StaticFile#write compares mtimes against a table
+that starts empty in each process): at 1,000 runs that is gigabytes per `make site`. For local
+builds scripts/build-site.sh keeps these trees out of Jekyll (`exclude`) and out of its cleaner
+(`keep_files`), and this script makes the same files appear in _site/: hard links where the file
+system allows (else copies), only files that changed, and files whose source is gone removed.
+
+It publishes exactly what Jekyll would: entries Jekyll skips (names starting with `.`, `_`, `#`
+or `~` or ending with `~`; symbolic links; `exclude` patterns) are skipped, `include` patterns
+override that. A tree holding a file Jekyll would take for a page (first line `---`), or a name
+ending in `.` (Jekyll 4 skips it, 3 publishes it), is left to Jekyll for that build.
+Stdlib only (no PyYAML): the config comes in as JSON, written by build-site.sh's Ruby step.
+
+    python3 scripts/mirror_static.py --config .cache/site-base.json --dest _site \\
+        --overlay .cache/site-mirror.yml runs assets/charts assets/data
+
+Writes the overlay (JSON, which Jekyll reads as YAML): the base `exclude`/`keep_files` plus the
+trees mirrored. Prints one line per tree left to Jekyll, on stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import os
+import re
+import shutil
+import stat
+import sys
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+# Utils.has_yaml_header? (Jekyll 3.10 and 4.3): the first line is `---` and blanks.
+YAML_HEADER = re.compile(rb"---[ \t\r\f\v]*\n")
+# Jekyll::Configuration::DEFAULTS["keep_files"] and ["include"]
+DEFAULT_KEEP = [".git", ".svn"]
+DEFAULT_INCLUDE = [".htaccess"]
+
+
+class NotMirrored(Exception):
+    """A file the mirror cannot publish as Jekyll would: the tree is left to Jekyll."""
+
+
+def glob_include(patterns: list[str], rel: str, is_dir: bool) -> bool:
+    """EntryFilter#glob_include? on paths relative to the source (both sides get the same
+    prefix there, so it cancels): fnmatch without FNM_PATHNAME (`*` crosses `/`, as Python's
+    fnmatchcase), a plain prefix, or `dir/` naming the directory itself."""
+    entry = "/" + rel
+    for pattern in patterns:
+        item = "/" + pattern
+        if fnmatchcase(entry, item) or entry.startswith(item) or (is_dir and item == entry + "/"):
+            return True
+    return False
+
+
+def skipped(name: str, rel: str, is_dir: bool, config: dict) -> bool:
+    """EntryFilter#filter for one entry (symbolic links are handled by the walk)."""
+    excluded = glob_include(config["exclude"], rel, is_dir)
+    if (excluded or name[0] in "._#~" or name.endswith("~")) \
+            and not glob_include(config["include"], name, is_dir):   # include wins over both
+        return True
+    if name.endswith("."):    # Jekyll 4.3 skips it, 3.x publishes it
+        raise NotMirrored(f"{rel}: a name ending in '.' (Jekyll 4 skips it, Jekyll 3 publishes it)")
+    return False
+
+
+def for_tree(config: dict, tree: str) -> dict:
+    """config with only the exclude patterns that can match inside tree/ (most name other
+    top-level folders): the test runs for every file."""
+    inside = "/" + tree + "/"
+    return {**config, "exclude": [
+        p for p in config["exclude"] if any(c in p for c in "*?[")
+        or inside.startswith("/" + p) or ("/" + p).startswith(inside)]}
+
+
+def has_yaml_header(path: str) -> bool:
+    with open(path, "rb") as f:
+        if f.read(3) != b"---":
+            return False
+        return YAML_HEADER.match(b"---" + f.readline()) is not None
+
+
+class Mirror:
+    """One tree: walks root/tree and dest/tree side by side (scandir: the inode comparison
+    needs no system call per file). Files are opened for the front-matter test when placed,
+    or all of them when `check_all` (no earlier complete run with this config)."""
+
+    def __init__(self, root: Path, dest: Path, tree: str, config: dict, check_all: bool):
+        self.root, self.dest, self.tree = str(root), str(dest), tree
+        self.config, self.check_all = for_tree(config, tree), check_all
+        self.can_link = True
+        self.placed = self.removed = 0
+
+    def run(self) -> None:
+        parts = self.tree.split("/")
+        for i in range(len(parts)):
+            # never write through a link: dest/tree is walked as a real folder or made one
+            path = os.path.join(self.dest, *parts[:i + 1])
+            if os.path.islink(path):
+                os.unlink(path)
+            # the tree and the folders above it, as Jekyll meets them
+            path = os.path.join(self.root, *parts[:i + 1])
+            if not os.path.isdir(path) or os.path.islink(path) \
+                    or skipped(parts[i], "/".join(parts[:i + 1]), True, self.config):
+                self.drop(os.path.join(self.dest, self.tree))   # nothing published there
+                return
+        self.can_link = os.stat(os.path.join(self.root, self.tree)).st_dev == \
+            os.stat(self.dest).st_dev
+        if not self.walk(self.tree):
+            self.drop(os.path.join(self.dest, self.tree))
+
+    def walk(self, rel_dir: str) -> int:
+        """Mirror one folder; the number of files published in it and below."""
+        dest_dir = os.path.join(self.dest, rel_dir)
+        try:
+            with os.scandir(dest_dir) as it:
+                there = {e.name: e for e in it}
+        except (FileNotFoundError, NotADirectoryError):
+            there = {}
+        count = 0
+        with os.scandir(os.path.join(self.root, rel_dir)) as it:
+            entries = list(it)
+        for entry in entries:
+            if entry.is_symlink():
+                continue       # build-site.sh excludes (and warns about) every link
+            name, rel = entry.name, f"{rel_dir}/{entry.name}"
+            is_dir = entry.is_dir()
+            if skipped(name, rel, is_dir, self.config):
+                continue
+            old = there.pop(name, None)
+            if is_dir:
+                if old is not None and not old.is_dir(follow_symlinks=False):
+                    self.drop(old.path)
+                count += self.walk(rel)
+            elif entry.is_file():
+                fresh = old is not None and self.same(entry, old)
+                if (not fresh or self.check_all) and has_yaml_header(entry.path):
+                    raise NotMirrored(f"{rel} starts with a '---' line: Jekyll renders it as a page")
+                if not fresh:
+                    self.place(entry.path, old, dest_dir, name)
+                count += 1
+        for old in there.values():       # no longer published
+            self.drop(old.path)
+        if not count and rel_dir != self.tree and os.path.lexists(dest_dir):
+            self.drop(dest_dir)
+        return count
+
+    def same(self, src: os.DirEntry, old: os.DirEntry) -> bool:
+        if not old.is_file(follow_symlinks=False):
+            return False
+        if self.can_link and src.inode() == old.inode():
+            return True      # our hard link; an edit in place shows through it
+        s, d = src.stat(), old.stat(follow_symlinks=False)
+        return d.st_size == s.st_size and d.st_mtime_ns == s.st_mtime_ns   # our copy (copy2)
+
+    def place(self, src: str, old: os.DirEntry | None, dest_dir: str, name: str) -> None:
+        """dest = src: a hard link when the file system allows, else a copy with src's mtime."""
+        if old is not None:
+            self.drop(old.path)
+            self.removed -= 1
+        else:
+            real_dirs(self.dest, os.path.relpath(dest_dir, self.dest))
+        target = os.path.join(dest_dir, name)
+        self.placed += 1
+        if self.can_link:
+            try:
+                os.link(src, target)
+                return
+            except OSError as e:
+                if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+                    raise
+                self.can_link = False
+        shutil.copy2(src, target)
+
+    def drop(self, path: str) -> None:
+        """Remove a file, link or folder of the mirror (a link is removed, never followed)."""
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.unlink(path)
+        else:
+            return
+        self.removed += 1
+
+
+def real_dirs(dest: str, rel: str) -> None:
+    """dest/rel as folders of their own, each level: a file or link in the way is removed."""
+    path = dest
+    for part in rel.split("/"):
+        path = os.path.join(path, part)
+        try:
+            if stat.S_ISDIR(os.lstat(path).st_mode):
+                continue
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        os.mkdir(path)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, required=True,
+                        help="JSON: the build's exclude, include and keep_files")
+    parser.add_argument("--dest", type=Path, required=True, help="the site folder (_site)")
+    parser.add_argument("--overlay", type=Path, required=True,
+                        help="where to write the Jekyll config overlay (JSON)")
+    parser.add_argument("trees", nargs="+", help="folders of the source, relative to it")
+    args = parser.parse_args()
+    text = args.config.read_text(encoding="utf-8")
+    base = json.loads("\n".join(x for x in text.splitlines() if not x.startswith("#")))
+    # a key the config sets replaces Jekyll's default (Configuration#merge), even when empty
+    config = {"exclude": base.get("exclude") or [],
+              "include": base.get("include", DEFAULT_INCLUDE) or []}
+    # Whether a run with this config finished for the tree: then every file kept was tested for
+    # front matter when placed (an edit in place that adds one shows only when the file is
+    # replaced, or in a fresh _site; a fresh clone, as in CI, tests every file).
+    state_path = args.overlay.with_name("mirror-state.json")
+    try:
+        state = json.loads(state_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        state = {}
+    root = Path.cwd()
+    args.dest.mkdir(parents=True, exist_ok=True)
+    mirrored = []
+    for tree in args.trees:
+        tree = tree.strip("/")
+        key = tree + " " + json.dumps(config, sort_keys=True)
+        job = Mirror(root, args.dest, tree, config, check_all=not state.pop(key, False))
+        state_path.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        try:
+            job.run()
+        except NotMirrored as why:
+            print(f"warning: {why}; {tree}/ is copied by Jekyll in this build (slow)",
+                  file=sys.stderr)
+            # Jekyll writes a page into its file in place: not through a link to the source
+            shutil.rmtree(args.dest / tree, ignore_errors=True)
+            continue
+        state[key] = True
+        mirrored.append(tree)
+        if job.placed or job.removed:
+            print(f"mirror {tree}/: {job.placed} placed, {job.removed} removed", file=sys.stderr)
+    overlay = {"exclude": config["exclude"] + [f"{t}/" for t in mirrored],
+               "keep_files": (base.get("keep_files", DEFAULT_KEEP) or []) + mirrored}
+    args.overlay.write_text("# Written by scripts/mirror_static.py for one build (JSON is YAML)\n"
+                            + json.dumps(overlay, indent=1) + "\n", encoding="utf-8")
+    state_path.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
