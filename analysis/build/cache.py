@@ -36,11 +36,12 @@ def code_version() -> str:
 
 
 def templates_version(site_root: Path) -> str:
-    """Hash of the templates the report pages are rendered from (write/liquid_pages.py): every
-    include, and the layouts it renders."""
-    from analysis.write.liquid_pages import LAYOUTS, template_root
+    """Hash of what the report pages are rendered from (write/liquid_pages.py): every include,
+    the layouts it renders, and _config.yml's baseurl."""
+    from analysis.write.liquid_pages import LAYOUTS, baseurl, template_root
     h = hashlib.sha256()
     site = template_root(site_root)
+    h.update(f"baseurl={baseurl(site)}\0".encode())   # in every link of every page
     files = sorted((site / "_includes").glob("*.html")) if (site / "_includes").is_dir() else []
     files += [site / "_layouts" / name for name in sorted(LAYOUTS.values())]
     for path in files:

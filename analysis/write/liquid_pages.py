@@ -9,12 +9,15 @@ needed only by runs a post names (png_use.runs_in_posts). tests/test_liquid_page
 the same runs both ways and compares the HTML with Jekyll's.
 
 Two things differ from Jekyll on purpose, both invisible in the built page:
-- the site's address is not known here (`make site URL=...`, `jekyll serve`'s localhost), so
-  absolute_url and relative_url write the Liquid `{{ "/path" | absolute_url }}` for Jekyll to
-  finish (the path percent-encoded first, as Jekyll's Addressable does: no quote or brace left);
-- every other `{` and `}` of the HTML is written as `&#123;` / `&#125;`, so no manifest string
-  can become Liquid when Jekyll renders the page (the templates print no <script> or <style>,
-  where an entity would not be decoded).
+- absolute_url gives the same root-relative URL as relative_url (`baseurl` from _config.yml +
+  the path, percent-encoded as Jekyll's Addressable does): a report page is read only on the
+  site (the feeds carry posts' content, never a report's), and root-relative links work on the
+  published site, under `jekyll serve` and whatever `make site URL=...` says. So the page holds
+  no Liquid at all: 1,000 reports cost Jekyll seconds, not the ~30 s its URL filters took;
+- every `{` and `}` of the HTML is written as `&#123;` / `&#125;`, so no manifest string can
+  become Liquid where Jekyll still runs Liquid on the page (3.10, GitHub Pages: 4.x skips it,
+  `render_with_liquid: false`); the templates print no <script> or <style>, where an entity
+  would not be decoded.
 """
 from __future__ import annotations
 
@@ -25,12 +28,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import yaml
+
 from liquid import Environment
 from liquid.ast import Node
 from liquid.builtin.expressions import Path as LiquidPath
 from liquid.builtin.expressions._tokenize import tokenize
 from liquid.builtin.loaders.file_system_loader import FileSystemLoader
 from liquid.exceptions import LiquidSyntaxError
+from liquid.filter import with_context
 from liquid.stream import TokenStream
 from liquid.tag import Tag
 from liquid.token import TOKEN_EXPRESSION, TOKEN_TAG
@@ -40,11 +46,6 @@ from analysis.errors import BuildError
 # Jekyll's include parameters: name=value, value a quoted string or a variable path
 # (Jekyll::Tags::IncludeTag's VALID_SYNTAX / params matcher).
 PARAM = re.compile(r"""([\w-]+)\s*=\s*(?:"([^"\\]*(?:\\.[^"\\]*)*)"|'([^'\\]*(?:\\.[^'\\]*)*)'|([\w.\[\]-]+))""")
-# A URL for Jekyll to finish: marker, filter name, marker, path, marker. After the braces are
-# escaped, only markers around a filter name and a percent-encoded path become Liquid again.
-MARK = "\ue000"
-URL_MARKER = re.compile(MARK + r"(absolute_url|relative_url)" + MARK
-                        + r"([A-Za-z0-9/:@!$&'()*+,;=._~%#?-]*)" + MARK)
 LAYOUTS = {"report": "report.html", "scenario": "scenario.html", "jmh-report": "jmh-report.html"}
 # The site this package is part of: its templates render the pages of a site root that has none
 # (a build into a data-only folder, as the tests and golden recorders do).
@@ -135,20 +136,13 @@ def _url_path(value: Any) -> str:
     return quote(text, safe="/:@!$&'()*+,;=-._~%#?")
 
 
-def _jekyll_url(kind: str, value: Any) -> str | None:
+def _relative_url(value: Any, *, context) -> str | None:
+    """Jekyll's relative_url: `baseurl` (no trailing slash) + the path; absolute URLs as they are."""
     if value is None:
         return None
-    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", _to_s(value)):   # already absolute: as it is
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", _to_s(value)):
         return _to_s(value)
-    return MARK + kind + MARK + _url_path(value) + MARK
-
-
-def _relative_url(value: Any) -> str | None:
-    return _jekyll_url("relative_url", value)
-
-
-def _absolute_url(value: Any) -> str | None:
-    return _jekyll_url("absolute_url", value)
+    return context.resolve("baseurl_") + _url_path(value)
 
 
 def _slugify(value: Any) -> str:
@@ -166,8 +160,8 @@ def environment(site_root: str) -> Environment:
     env = Environment(loader=FileSystemLoader(Path(site_root) / "_includes"))
     env.add_tag(JekyllIncludeTag)
     env.add_filter("escape", _escape)
-    env.add_filter("relative_url", _relative_url)
-    env.add_filter("absolute_url", _absolute_url)
+    env.add_filter("relative_url", with_context(_relative_url))
+    env.add_filter("absolute_url", with_context(_relative_url))   # root-relative (see above)
     env.add_filter("slugify", _slugify)
     return env
 
@@ -185,11 +179,23 @@ def _layout_template(site_root: str, layout: str):
     return environment(site_root).from_string(_layout_body(site_root, layout))
 
 
+def baseurl(site_root: str | Path) -> str:
+    """_config.yml's baseurl as Jekyll's URL filters use it: no trailing slash, "" for none."""
+    config = Path(site_root) / "_config.yml"
+    try:
+        value = yaml.safe_load(config.read_text(encoding="utf-8")).get("baseurl")
+    except (OSError, AttributeError, yaml.YAMLError):
+        return ""
+    text = "" if value is None else str(value).rstrip("/")
+    return text if not text or text.startswith("/") else "/" + text
+
+
 def render_page(site_root: Path, layout: str, page: dict[str, Any], run_id: str,
                 doc: dict[str, Any]) -> str:
     """The HTML the layout (report, scenario or jmh-report) gives for this page and run,
-    ready to be a page's content in Jekyll: braces escaped, URLs left to Jekyll's filters."""
-    template = _layout_template(str(template_root(site_root)), layout)
-    html = template.render(page=page, site={"data": {"runs": {run_id: doc}}}, content="")
-    html = html.replace("{", "&#123;").replace("}", "&#125;")
-    return URL_MARKER.sub(lambda m: '{{ "%s" | %s }}' % (m.group(2), m.group(1)), html)
+    ready to be a page's content in Jekyll: root-relative URLs, every brace an entity."""
+    root = template_root(site_root)
+    template = _layout_template(str(root), layout)
+    html = template.render(page=page, site={"data": {"runs": {run_id: doc}}}, content="",
+                           baseurl_=baseurl(root))
+    return html.replace("{", "&#123;").replace("}", "&#125;")

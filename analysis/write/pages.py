@@ -71,7 +71,9 @@ def page_text(site_root: Path, front: dict[str, Any], doc: dict[str, Any], url: 
     The front matter names Jekyll's plain `default` layout; `layout` names the one rendered."""
     layout = front["layout"]
     html = liquid_pages.render_page(site_root, layout, {**front, "url": url}, front["run"], doc)
-    return "---\n" + dump_yaml({**front, "layout": "default"}) + "---\n" + html
+    # (Jekyll 4 then skips Liquid on the page; 3.10 ignores the key and finds none to run)
+    return "---\n" + dump_yaml({**front, "layout": "default", "render_with_liquid": False}) + \
+        "---\n" + html
 
 
 def write_report(site_root: Path, run: Run, doc: dict[str, Any]) -> list[str]:
