@@ -164,3 +164,13 @@ def test_urls_are_root_relative_under_the_configured_baseurl(tmp_path):
                                     {"p": 'runs/a "b" {{x}}.hlog', "q": "https://x.example/c.svg"})
     assert text == '<a href="/lc/runs/a%20%22b%22%20%7B%7Bx%7D%7D.hlog"><img src="https://x.example/c.svg">'
     assert liquid_pages.baseurl(REPO) == ""
+
+
+def test_a_broken_include_is_an_error_naming_the_template(tmp_path):
+    from analysis.errors import BuildError
+    (tmp_path / "_layouts").mkdir()
+    (tmp_path / "_includes").mkdir()
+    (tmp_path / "_layouts" / "report.html").write_text("---\n---\n{% include gone.html %}")
+    with pytest.raises(BuildError, match=r"report\.html: the report page could not be "
+                                         r"rendered: .*gone\.html"):
+        liquid_pages.render_page(tmp_path, "report", {"run": "r"}, "r", {})

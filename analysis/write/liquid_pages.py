@@ -35,7 +35,7 @@ from liquid.ast import Node
 from liquid.builtin.expressions import Path as LiquidPath
 from liquid.builtin.expressions._tokenize import tokenize
 from liquid.builtin.loaders.file_system_loader import FileSystemLoader
-from liquid.exceptions import LiquidSyntaxError
+from liquid.exceptions import LiquidError, LiquidSyntaxError
 from liquid.filter import with_context
 from liquid.stream import TokenStream
 from liquid.tag import Tag
@@ -183,7 +183,16 @@ def baseurl(site_root: str | Path) -> str:
     """_config.yml's baseurl as Jekyll's URL filters use it: no trailing slash, "" for none."""
     config = Path(site_root) / "_config.yml"
     try:
-        value = yaml.safe_load(config.read_text(encoding="utf-8")).get("baseurl")
+        return _baseurl(str(config), config.stat().st_mtime_ns)
+    except OSError:
+        return ""
+
+
+@functools.lru_cache(maxsize=4)
+def _baseurl(config: str, mtime_ns: int) -> str:
+    """(once per version of the file: parsing _config.yml costs more than rendering a page)"""
+    try:
+        value = yaml.safe_load(Path(config).read_text(encoding="utf-8")).get("baseurl")
     except (OSError, AttributeError, yaml.YAMLError):
         return ""
     text = "" if value is None else str(value).rstrip("/")
@@ -195,7 +204,12 @@ def render_page(site_root: Path, layout: str, page: dict[str, Any], run_id: str,
     """The HTML the layout (report, scenario or jmh-report) gives for this page and run,
     ready to be a page's content in Jekyll: root-relative URLs, every brace an entity."""
     root = template_root(site_root)
-    template = _layout_template(str(root), layout)
-    html = template.render(page=page, site={"data": {"runs": {run_id: doc}}}, content="",
-                           baseurl_=baseurl(root))
+    try:
+        template = _layout_template(str(root), layout)
+        html = template.render(page=page, site={"data": {"runs": {run_id: doc}}}, content="",
+                               baseurl_=baseurl(root))
+    except LiquidError as exc:   # a broken include or layout: name it, as Jekyll would
+        raise BuildError(f"the report page could not be rendered: {str(exc).splitlines()[0]}",
+                         path=root / "_layouts" / LAYOUTS[layout],
+                         hint="fix the template (the error names the include and line)") from None
     return html.replace("{", "&#123;").replace("}", "&#125;")
