@@ -174,3 +174,12 @@ def test_a_broken_include_is_an_error_naming_the_template(tmp_path):
     with pytest.raises(BuildError, match=r"report\.html: the report page could not be "
                                          r"rendered: .*gone\.html"):
         liquid_pages.render_page(tmp_path, "report", {"run": "r"}, "r", {})
+
+
+def test_make_site_url_gives_the_pages_its_path(monkeypatch):
+    """`make site URL=https://host/lc` builds Jekyll with baseurl /lc (build-site.sh): the
+    pages rendered before it must link under /lc too (baseurl is in each run's cache key)."""
+    monkeypatch.setenv("LOADCURVE_URL", "https://bench.example.net/lc")
+    assert liquid_pages.baseurl(REPO) == "/lc"
+    monkeypatch.setenv("LOADCURVE_URL", "https://bench.example.net")
+    assert liquid_pages.baseurl(REPO) == ""

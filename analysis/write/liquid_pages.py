@@ -22,6 +22,7 @@ Two things differ from Jekyll on purpose, both invisible in the built page:
 from __future__ import annotations
 
 import functools
+import os
 import re
 import unicodedata
 from pathlib import Path
@@ -180,7 +181,13 @@ def _layout_template(site_root: str, layout: str):
 
 
 def baseurl(site_root: str | Path) -> str:
-    """_config.yml's baseurl as Jekyll's URL filters use it: no trailing slash, "" for none."""
+    """The baseurl Jekyll will build with, as its URL filters use it (no trailing slash, ""
+    for none): the path of `make site URL=https://host/path` (LOADCURVE_URL, as
+    scripts/build-site.sh splits it), else _config.yml's."""
+    url = os.environ.get("LOADCURVE_URL", "")
+    match = re.match(r"^https?://[^/]+(/.*)?$", url)
+    if match:
+        return (match.group(1) or "").rstrip("/")
     config = Path(site_root) / "_config.yml"
     try:
         return _baseurl(str(config), config.stat().st_mtime_ns)
