@@ -10,7 +10,6 @@ Figures are 7 x 4 inches: 700 px wide at 100 dpi, the width of a blog column.
 """
 from __future__ import annotations
 
-import functools
 import io
 import math
 import os
@@ -25,10 +24,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-from matplotlib.backends.backend_svg import RendererSVG  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FixedLocator  # noqa: E402
-from matplotlib.textpath import TextToPath  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
 from PIL import Image  # noqa: E402  (matplotlib's own PNG writer)
@@ -97,30 +94,6 @@ def _png_bytes(fig) -> bytes:
     out = io.BytesIO()
     rgb.save(out, format="png", compress_level=1, dpi=(PNG_DPI, PNG_DPI))
     return out.getvalue()
-
-
-# --- text sizes for SVG, measured once per process ------------------------------------------
-#
-# matplotlib caches text sizes per renderer, and savefig makes a new SVG renderer for every
-# file, so every tick label, title and legend entry of every SVG was measured again with
-# FreeType (the costliest single call of a chart). An SVG renderer's text size depends only on
-# the text, the font properties and the math mode (its TextToPath works at a fixed 72 dpi,
-# whatever the figure's), so one cache serves every SVG renderer of the process. The sizes,
-# hence the SVG bytes, are the same.
-
-_SVG_TEXT = TextToPath()
-
-
-@functools.lru_cache(maxsize=8192)
-def _svg_text_size(text: str, prop, ismath) -> tuple[float, float, float]:
-    return _SVG_TEXT.get_text_width_height_descent(text, prop, ismath)
-
-
-def _svg_text_width_height_descent(renderer, s, prop, ismath):
-    return _svg_text_size(s, prop.copy(), ismath)   # a copy: callers may change theirs later
-
-
-RendererSVG.get_text_width_height_descent = _svg_text_width_height_descent
 
 
 # --- one reused figure per layout (the build draws thousands of charts) ----------------------
