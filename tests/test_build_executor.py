@@ -16,7 +16,8 @@ def test_dask_executor_builds_byte_identical_outputs(tmp_path):
         out = build(site, "--jobs", "2", "--executor", executor, timeout=300)
         assert out.returncode == 0, out.stderr
         assert "built 2 of 2 runs" in out.stderr
-        # one run changed: its repetitions are read through the executor too (runner.py)
+        # one run changed: a single task on the executor (the local pool would spread its
+        # repetitions over the cores instead: runner.py), the same bytes
         manifest = site / "runs" / "run-b" / "run.yml"
         manifest.write_text(manifest.read_text().replace("Oracle fixture", "Changed fixture"))
         out = build(site, "--jobs", "2", "--executor", executor, timeout=300)
