@@ -180,20 +180,17 @@ def build(source: Path, destination: Path, *extra_config: str) -> subprocess.Com
 def rerender_reports(src: Path) -> None:
     """Every generated report page rendered again from its run's data document, as a build
     whose baseurl changed does (analysis/write/liquid_pages.py reads it when rendering)."""
-    from analysis.write import liquid_pages
-    from analysis.write.pages import is_generated
+    from analysis.write.pages import is_generated, page_text
     from analysis.write.paths import find_data
     for path in sorted((src / "_reports").rglob("*.html")):
         if not is_generated(path):
             continue
-        front_text = path.read_text().split("---\n")[1]
-        front = yaml.safe_load(front_text)
+        front = yaml.safe_load(path.read_text().split("---\n")[1])
         doc = yaml.safe_load(find_data(src, front["run"]).read_text())
         layout = "scenario" if "scenario" in front else \
             "jmh-report" if "jmh_tables" in doc else "report"
         url = front.get("permalink") or f"/reports/{front['run']}/"
-        html = liquid_pages.render_page(src, layout, {**front, "url": url}, front["run"], doc)
-        path.write_text("---\n" + front_text + "---\n" + html)
+        path.write_text(page_text(src, {**front, "layout": layout}, doc, url))
 
 
 def build_site(tmp: Path, *extra_config: str, prepare=None) -> Path:

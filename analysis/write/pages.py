@@ -91,6 +91,10 @@ def write_report(site_root: Path, run: Run, doc: dict[str, Any]) -> list[str]:
     return written
 
 
+# libyaml's safe loader where PyYAML has it (10x faster; the same safe tags)
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def is_generated(path: Path) -> bool:
     """True for a page this tool wrote: front matter with `generated_by: loadcurve`. Reads
     the front matter only (a report is tens of KB of HTML after it; the build asks this of
@@ -115,10 +119,6 @@ def is_generated(path: Path) -> bool:
     except yaml.YAMLError:
         return False
     return isinstance(front, dict) and front.get("generated_by") == GENERATOR
-
-
-# libyaml's safe loader where PyYAML has it (10x faster; the same safe tags)
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def stale_reports(site_root: Path, run_ids: set[str]) -> list[Path]:
