@@ -67,22 +67,71 @@ printf '%s\n' "$links" | ruby -ryaml -rjson -e 'c = YAML.load_file("_config.yml"
   puts "# Written by scripts/build-site.sh: _config.yml exclude + the symbolic links (JSON is YAML)"
   puts JSON.pretty_generate(base)' > .cache/site-base.yml
 py="${PY:-python3}"
+# The mirrored trees a build holds outside $dest while Jekyll runs (below)
+HOLD=.cache/site-held
+held_back() {
+  local tree
+  for tree in "${MIRRORED[@]}"; do
+    if [ -e "$HOLD/$tree" ]; then
+      if [ -e "$dest/$tree" ]; then
+        rm -rf -- "${HOLD:?}/$tree"   # hard links of a tree the mirror has published again
+      else
+        mkdir -p "$(dirname "$dest/$tree")" && mv -- "$HOLD/$tree" "$dest/$tree"
+      fi
+    fi
+  done
+  rm -rf -- "$HOLD"
+}
+held_back   # trees an interrupted build left held
+mirrored=0
 if [ "${LOADCURVE_MIRROR:-1}" != 0 ] && command -v "$py" >/dev/null 2>&1; then
   "$py" scripts/mirror_static.py --config .cache/site-base.yml --dest "$dest" \
     --overlay .cache/site-mirror.yml "${MIRRORED[@]}"
   configs="$configs,.cache/site-mirror.yml"
+  mirrored=1
 else
   configs="$configs,.cache/site-base.yml"
+fi
+held=$(IFS=,; echo "${MIRRORED[*]}")
+if [ "$jekyll_command" = build ] && [ "$mirrored" = 1 ] && [ "${LOADCURVE_SKIP_JEKYLL:-1}" != 0 ]; then
+  # Nothing Jekyll reads changed since its last build, and $dest is as it left it: skip it
+  # (scripts/site_stamp.py says what is compared). LOADCURVE_SKIP_JEKYLL=0 always builds.
+  if "$py" scripts/site_stamp.py check --dest "$dest" --filter .cache/site-mirror.yml \
+      --configs "$configs" --held "$held" -- "$@"; then
+    echo "Jekyll: nothing it reads changed since its last build of $dest; skipped"
+    exit 0
+  fi
+else
+  rm -f .cache/jekyll-stamp.json   # serve, or a build this script cannot vouch for
+fi
+# Jekyll's cleaner lists every file under $dest, the ~150,000 mirrored ones too (1.2 s of a
+# 5 s build at 1,000 runs), before keep_files spares them: a build moves the mirrored trees out
+# of $dest while Jekyll runs (a rename, when .cache is on the same file system) and back after.
+# Not for serve, which keeps running: the site would lack them meanwhile.
+if [ "$jekyll_command" = build ] && [ "$mirrored" = 1 ] && mkdir -p "$HOLD" \
+    && [ "$(stat -c %d "$dest" 2>/dev/null)" = "$(stat -c %d "$HOLD" 2>/dev/null)" ]; then
+  trap held_back EXIT
+  for tree in "${MIRRORED[@]}"; do
+    if [ -d "$dest/$tree" ]; then
+      mkdir -p "$(dirname "$HOLD/$tree")" && mv -- "$dest/$tree" "$HOLD/$tree"
+    fi
+  done
 fi
 bash scripts/jekyll.sh "$jekyll_command" --config "$configs" "$@"
 # Publish regular files only: Jekyll copies a symbolic link under runs/ as a link, and a deploy
 # that follows links would publish its target. The analysis refuses such runs (their error says
-# so); a link that reached _site anyway is removed here, and the build fails.
+# so); a link that reached _site anyway is removed here, and the build fails. (The held trees
+# are the mirror's: regular files only.)
 links=$(find "$dest" -type l 2>/dev/null || true)
+held_back
+trap - EXIT
 if [ -n "$links" ]; then
   while IFS= read -r link; do
     echo "error: $link: a symbolic link (from ${link#"$dest"/}); removed: the site publishes regular files only" >&2
     rm -f -- "$link"
   done <<< "$links"
   exit 1
+fi
+if [ "$jekyll_command" = build ] && [ "$mirrored" = 1 ]; then
+  "$py" scripts/site_stamp.py record --dest "$dest" --held "$held"
 fi

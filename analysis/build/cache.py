@@ -64,12 +64,12 @@ class FileHashes:
         self.dirty = False
         self.seen: set[str] = set()
 
-    def digest(self, real_path: str) -> str:
-        """The file's sha256; `real_path` is its resolved path (the cache's key). Raises
-        NotRegularFile for a FIFO, device or socket: reading one would block forever (a FIFO
-        with no writer) or never end (/dev/zero)."""
+    def digest(self, real_path: str, st: os.stat_result | None = None) -> str:
+        """The file's sha256; `real_path` is its resolved path (the cache's key), `st` its
+        stat when the caller has it. Raises NotRegularFile for a FIFO, device or socket:
+        reading one would block forever (a FIFO with no writer) or never end (/dev/zero)."""
         path = real_path
-        st = os.stat(path)
+        st = st or os.stat(path)
         if not stat.S_ISREG(st.st_mode):
             raise NotRegularFile(Path(path))
         key = path
@@ -125,29 +125,47 @@ def run_input_hash(run_dir: Path, site_root: Path, code: str, hashes: FileHashes
     h.update(os.path.relpath(run_dir.absolute(), site_root.absolute()).encode() + b"\0")
     root = run_dir.resolve()
     root_text = str(root)
-    for dirpath, dirnames, filenames in os.walk(run_dir):
-        dirnames.sort()
-        folder = os.path.relpath(dirpath, run_dir)
-        for name in sorted(filenames):
-            path = os.path.join(dirpath, name)
-            rel = name if folder == "." else f"{folder}/{name}".replace(os.sep, "/")
-            try:
-                if os.path.islink(path):
-                    real = Path(path).resolve()
-                    if root not in real.parents:
-                        h.update(f"{rel}\0outside\0".encode())  # the manifest check reports it
-                        continue
-                    real_text = str(real)
-                else:
-                    # os.walk does not enter linked folders: a file reached without a link is
-                    # where its path says (resolving each of 1,000 runs' files took seconds)
-                    real_text = os.path.join(root_text, rel)
-                h.update(f"{rel}\0{hashes.digest(real_text)}\0".encode())
-            except NotRegularFile:
-                raise not_regular_error(Path(path), site_root) from None
-            except OSError:
-                h.update(f"{rel}\0unreadable\0".encode())
+    for rel, entry in _walk_files(str(run_dir), ""):
+        try:
+            if entry.is_symlink():
+                real = Path(entry.path).resolve()
+                if root not in real.parents:
+                    h.update(f"{rel}\0outside\0".encode())  # the manifest check reports it
+                    continue
+                digest = hashes.digest(str(real))
+            else:
+                # a file reached without a link is where its path says (resolving each of
+                # 1,000 runs' files took seconds); not a link, so lstat is its stat
+                digest = hashes.digest(f"{root_text}/{rel}", entry.stat(follow_symlinks=False))
+            h.update(f"{rel}\0{digest}\0".encode())
+        except NotRegularFile:
+            raise not_regular_error(Path(entry.path), site_root) from None
+        except OSError:
+            h.update(f"{rel}\0unreadable\0".encode())
     return h.hexdigest()
+
+
+def _walk_files(folder: str, prefix: str):
+    """(run-relative path, DirEntry) of every file under `folder` in os.walk's order with
+    sorted names: a folder's files, then its subfolders; linked folders not entered. One
+    scandir per folder and no per-file lstat (a no-change build of 1,000 runs hashes ~110,000
+    files)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    files, folders = [], []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        (folders if is_dir else files).append(entry)
+    for entry in sorted(files, key=lambda e: e.name):
+        yield prefix + entry.name, entry
+    for entry in sorted(folders, key=lambda e: e.name):
+        if not entry.is_symlink():
+            yield from _walk_files(entry.path, f"{prefix}{entry.name}/")
 
 
 def check_regular_inputs(manifest, site_root: Path) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from analysis import atomic
-from analysis.read.comparison import COMPARISONS_DIR
-from analysis.write.paths import run_cells_csv_path, run_spectra_csv_path
+# (not from read/comparison.py: it imports pandas)
+from analysis.write.paths import COMPARISON_SPECS_DIR, run_cells_csv_path, run_spectra_csv_path
 
 STATE = "corpus.json"
 
@@ -20,7 +20,7 @@ def inputs_digest(site: Path, run_ids: list[str], code: str) -> str:
     h = hashlib.sha256(code.encode())
     files = [run_cells_csv_path(r) for r in sorted(run_ids)] + \
         [run_spectra_csv_path(r) for r in sorted(run_ids)]
-    folder = site / COMPARISONS_DIR
+    folder = site / COMPARISON_SPECS_DIR
     if folder.is_dir():
         files += sorted(p.relative_to(site).as_posix() for p in folder.glob("*.yml"))
     for rel in files:

@@ -6,6 +6,7 @@ import contextlib
 import gc
 import json
 import multiprocessing
+import os
 import sys
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -41,6 +42,8 @@ class Build:
         self.jobs = max(1, jobs)
         self.cache = site_root / CACHE_DIR
         self.state_path = self.cache / "state.json"
+        self._state_text = ""        # what save_state last wrote or load_state read
+        self._state_saved_at = 0.0
         self.failed: list[str] = []
         # The `error:` lines, printed after everything else (a long build's errors would scroll
         # away among the progress lines) and kept in ERRORS_FILE for `make site` to list last.
@@ -88,15 +91,29 @@ class Build:
 
     def load_state(self) -> dict[str, Any]:
         try:
-            state = json.loads(self.state_path.read_text())
+            text = self.state_path.read_text()
+            state = json.loads(text)
             if state.get("version") == STATE_VERSION and isinstance(state.get("runs"), dict):
+                self._state_text = text
                 return state
         except (OSError, ValueError, AttributeError):
             pass
         return {"version": STATE_VERSION, "runs": {}}
 
-    def save_state(self, state: dict[str, Any]) -> None:
-        atomic.write_text(self.state_path, json.dumps(state, sort_keys=True, indent=1))
+    def save_state(self, state: dict[str, Any], every_s: float = 0.0) -> None:
+        """Write the build state unless it is what was last written; `every_s`: not again
+        within that many seconds (the runs' records during a build: at 1,000 runs one write
+        takes 0.1-0.2 s, and a write per finished run took the main process ~100 s of the
+        workers' cores). A run done but not yet saved when the build is killed is rebuilt by
+        the next build, its outputs replaced whole."""
+        now = time.monotonic()
+        if every_s and now - self._state_saved_at < every_s:
+            return
+        text = json.dumps(state, sort_keys=True, separators=(",", ":"))
+        if text != self._state_text:
+            atomic.write_text(self.state_path, text)
+            self._state_text = text
+        self._state_saved_at = now
 
     def discover(self) -> list[Path]:
         if not self.runs_root.is_dir():
@@ -106,9 +123,10 @@ class Build:
                        if p.is_dir() and not p.name.startswith(".")), key=lambda p: p.name)
 
     def outputs_intact(self, entry: dict[str, Any]) -> bool:
+        root = f"{self.site_root}/"   # (string paths: a no-change build checks ~60,000 files)
         for rel, size in entry.get("outputs", {}).items():
             try:
-                if (self.site_root / rel).stat().st_size != size:
+                if os.stat(root + rel).st_size != size:
                     return False
             except OSError:
                 return False
@@ -203,7 +221,7 @@ class Build:
         for run_id in sorted(set(state["runs"]) - present):
             n = self.remove_outputs(state["runs"][run_id].get("outputs", {}))
             del state["runs"][run_id]
-            self.save_state(state)
+            self.save_state(state, every_s=2.0)
             self.say(f"{run_id}: run removed; deleted {n} generated files")
         from analysis.write.pages import stale_reports
         for page in stale_reports(self.site_root, present):
@@ -326,7 +344,7 @@ class Build:
             sizes[rel] = (self.site_root / rel).stat().st_size
         self.remove_outputs(old - set(sizes))
         state["runs"][run_id] = {"inputs": digest, "outputs": dict(sorted(sizes.items()))}
-        self.save_state(state)
+        self.save_state(state, every_s=2.0)
 
 
 @contextlib.contextmanager

@@ -19,9 +19,10 @@ from analysis.compare import METRICS
 from analysis.errors import ManifestError
 from analysis.read.checks import (ID_RE, Loader, Problems, line_index, show, string_at,
                                   unknown_keys)
+from analysis.write.paths import COMPARISON_SPECS_DIR
 
 KEYS = {"title", "description", "baseline", "candidate", "metric"}
-COMPARISONS_DIR = "comparisons"
+COMPARISONS_DIR = COMPARISON_SPECS_DIR
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,8 @@ HISTORY_DATA_DIR = "_data/history"
 COMPARISON_DATA_DIR = "_data/comparisons"
 SERIES_DIR = "_series"
 COMPARISONS_DIR = "_comparisons"
+# The comparison specs people write (comparisons/<id>.yml; read/comparison.py reads them)
+COMPARISON_SPECS_DIR = "comparisons"
 REGRESSIONS_DATA = "_data/regressions.yml"
 
 

@@ -1,0 +1,73 @@
+"""The build's cache key of a run (analysis/build/cache.py run_input_hash): which files it
+covers, in which order, and that it follows a change. Checked against a plain os.walk of the
+folder written here (the walk the cache used before it read folders with scandir), so the key
+neither drops nor reorders a file."""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from analysis.build.cache import FileHashes, run_input_hash
+from analysis.errors import BuildError
+
+
+def walk_hash(run_dir: Path, site: Path, code: str) -> str:
+    h = hashlib.sha256()
+    h.update(code.encode() + b"\0")
+    h.update(os.path.relpath(run_dir, site).encode() + b"\0")
+    root = run_dir.resolve()
+    for dirpath, dirnames, filenames in os.walk(run_dir):
+        dirnames.sort()
+        folder = os.path.relpath(dirpath, run_dir)
+        for name in sorted(filenames):
+            path = Path(dirpath, name)
+            rel = name if folder == "." else f"{folder}/{name}"
+            real = path.resolve()
+            if path.is_symlink() and root not in real.parents:
+                h.update(f"{rel}\0outside\0".encode())
+                continue
+            h.update(f"{rel}\0{hashlib.sha256(real.read_bytes()).hexdigest()}\0".encode())
+    return h.hexdigest()
+
+
+@pytest.fixture
+def run(tmp_path):
+    site = tmp_path / "site"
+    run_dir = site / "runs" / "r1"
+    for rel, text in {"run.yml": "a", "B.hlog": "b", "a-b/x.hlog": "c", "a/z.jfr": "d",
+                      "a/deeper/y": "e", "_under": "f", "a.b": "g"}.items():
+        (run_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (run_dir / rel).write_text(text)
+    (tmp_path / "elsewhere").write_text("secret")
+    os.symlink("run.yml", run_dir / "link-in")                  # a file link inside the run
+    os.symlink(tmp_path / "elsewhere", run_dir / "link-out")    # one leaving it
+    os.symlink("a", run_dir / "linked-folder")                  # not entered
+    return site, run_dir
+
+
+def test_same_files_and_order_as_a_plain_walk(run, tmp_path):
+    site, run_dir = run
+    hashes = FileHashes(tmp_path / "files.json")
+    assert run_input_hash(run_dir, site, "code", hashes) == walk_hash(run_dir, site, "code")
+
+
+def test_a_changed_file_changes_the_key_and_an_unchanged_one_is_not_reread(run, tmp_path):
+    site, run_dir = run
+    hashes = FileHashes(tmp_path / "files.json")
+    before = run_input_hash(run_dir, site, "code", hashes)
+    assert run_input_hash(run_dir, site, "code", hashes) == before
+    (run_dir / "a" / "deeper" / "y").write_text("changed, longer")
+    after = run_input_hash(run_dir, site, "code", hashes)
+    assert after != before and after == walk_hash(run_dir, site, "code")
+    assert run_input_hash(run_dir, site, "other code", hashes) != after
+
+
+def test_a_fifo_among_the_inputs_is_an_error_naming_it(run, tmp_path):
+    site, run_dir = run
+    os.mkfifo(run_dir / "a" / "pipe")
+    with pytest.raises(BuildError, match="not a regular file") as caught:
+        run_input_hash(run_dir, site, "code", FileHashes(tmp_path / "files.json"))
+    assert "runs/r1/a/pipe" in str(caught.value)
