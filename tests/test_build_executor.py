@@ -31,3 +31,35 @@ def test_unknown_executor_is_refused(tmp_path):
     site = make_site(tmp_path, "run-a", mini=True)
     out = build(site, "--executor", "threads")
     assert out.returncode != 0 and "invalid choice" in out.stderr
+
+
+def test_the_corpus_table_leaves_out_a_run_whose_charts_failed(tmp_path, monkeypatch):
+    """The reduce step runs while the workers draw the charts (runner._build's while_charts);
+    a run whose charts then fail is left out of the corpus table by a second reduce."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import analysis.build.runner as runner
+    from analysis.write.paths import CELLS_CSV
+
+    site = make_site(tmp_path, "run-a", "run-b", mini=True)
+    real_chart_task = runner.chart_task
+
+    def failing_for_b(run_id, jobs, site_root):
+        if run_id == "run-b":
+            return {"run": run_id, "ok": False, "error": "chart drawing failed"}
+        return real_chart_task(run_id, jobs, site_root)
+
+    monkeypatch.setattr(runner, "chart_task", failing_for_b)
+    calls = []
+    real_reduce = runner.Build._reduce
+    monkeypatch.setattr(runner.Build, "_reduce",
+                        lambda self, run_ids, code: calls.append(run_ids) or
+                        real_reduce(self, run_ids, code))
+    with ThreadPoolExecutor(1) as pool:   # (one thread: the chart figures are per process)
+        status = runner.Build(site / "runs", site, quiet=True, force=False, jobs=2,
+                              executor=pool).run()
+    assert status == 1
+    assert calls == [["run-a", "run-b"], ["run-a"]]
+    runs_in_table = {line.split(",")[0] for line in
+                     (site / CELLS_CSV).read_text().splitlines()[1:]}
+    assert runs_in_table == {"run-a"}
