@@ -1,0 +1,121 @@
+"""Generated report pages (`head: seo-report`) print their SEO tags with
+_includes/seo-report.html instead of jekyll-seo-tag's `{% seo %}` (issue 15: seo was 2 of
+Jekyll's 5 s at 1,000 runs). The include must print exactly what seo prints for each such page.
+
+The test site is built twice, once as it is and once with _layouts/default.html calling
+`{% seo %}` for every page; every page with `head: seo-report` must have the same <head> in
+both. Besides the real runs' pages and the injection fixture, pages whose front matter tries
+seo's edge cases are added (quotes, ampersands, `<`, apostrophes that seo "smartifies",
+Markdown, no image, no description, a title equal to the site's), and the pair of builds is
+repeated with a non-empty baseurl, a URL that needs normalising, an author with a URL and a
+locale with a hyphen.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.sitebuild import build_site
+
+pytestmark = pytest.mark.site
+
+HEAD = re.compile(r"<head>.*</head>", re.S)
+FAST = '{% if page.head == "seo-report" %}{% include seo-report.html %}{% else %}{% seo %}{% endif %}'
+
+EDGE_PAGES = {
+    "seo-edge-quotes": {
+        "title": "Tom's \"JDK\" & <b>bold</b> -- *em* `code` ... a < b > c",
+        "description": "JDK's built-in server's queue: \"quoted\" & 'single' -- <script>x</script> {{ site }}",
+    },
+    "seo-edge-no-image": {"title": "No image", "description": "A page with no og:image."},
+    "seo-edge-no-description": {"title": "No description"},
+    "seo-edge-empty-description": {"title": "Empty description", "description": ""},
+    "seo-edge-site-title": {"title": "loadcurve", "description": "Title equal to the site's."},
+    "seo-edge-author": {"title": "Own author", "description": "d", "author": "Ann O'Neil & co"},
+}
+EDGE_CONFIG = """\
+url: "https://Example.ORG:443"
+baseurl: "/lc/sub/"
+lang: de-CH
+author:
+  name: "Jane \\"JJ\\" Doe"
+  url: https://example.org/jane
+"""
+
+
+def add_edge_pages(source: Path) -> None:
+    for name, fields in EDGE_PAGES.items():
+        front = {"date": "2026-01-05", "head": "seo-report", **fields}
+        if name != "seo-edge-no-image":
+            front["image"] = f"/assets/charts/{name}/load-curve.png"
+        (source / "_reports" / f"{name}.html").write_text(
+            "---\n" + yaml.safe_dump({"layout": "default", **front}, allow_unicode=True) +
+            "---\n<p>First paragraph, the excerpt.</p>\n\n<p>More.</p>\n")
+
+
+def force_seo(source: Path) -> None:
+    add_edge_pages(source)
+    layout = source / "_layouts" / "default.html"
+    text = layout.read_text()
+    assert FAST in text, "default.html no longer chooses the head as this test expects"
+    layout.write_text(text.replace(FAST, "{% seo %}"))
+
+
+def fast_pages(site: Path) -> dict[str, str]:
+    """The <head> of every built page whose source had `head: seo-report`, by path."""
+    heads = {}
+    for path in sorted(site.rglob("index.html")):
+        text = path.read_text()
+        match = HEAD.search(text)
+        if match and "/reports/" in "/" + path.relative_to(site).as_posix():
+            heads[path.relative_to(site).as_posix()] = match.group(0)
+    return heads
+
+
+@pytest.fixture(scope="module", params=["default", "edge"])
+def builds(request, tmp_path_factory):
+    config = () if request.param == "default" else (EDGE_CONFIG,)
+    tmp = tmp_path_factory.mktemp(f"seo-{request.param}")
+    fast = build_site(tmp / "fast", *config, prepare=add_edge_pages)
+    seo = build_site(tmp / "seo", *config, prepare=force_seo)
+    return fast, seo
+
+
+def test_every_report_kind_takes_the_fast_head(builds):
+    """Real reports (plain, with scenarios, a scenario, JMH), the injection fixture and the edge
+    pages have `head: seo-report`: the comparison below is of the include against seo."""
+    fast, _ = builds
+    pages = ["pool-vs-virtual", "many-servers", "many-servers/cpu", "jmh-actors-streams",
+             "injection", *EDGE_PAGES]
+    heads = fast_pages(fast)
+    for page in pages:
+        assert f"reports/{page}/index.html" in heads, page
+        source = next((fast.parent / "src" / "_reports").glob(f"{page}.*"))
+        front = yaml.safe_load(source.read_text().split("---\n")[1])
+        assert front.get("head") == "seo-report", source
+
+
+def test_the_fast_head_is_what_seo_prints(builds):
+    fast, seo = builds
+    ours, theirs = fast_pages(fast), fast_pages(seo)
+    assert set(ours) == set(theirs)
+    differ = []
+    for path, head in ours.items():
+        if head != theirs[path]:
+            at = next(i for i, (a, b) in enumerate(zip(head, theirs[path] + "\0")) if a != b)
+            differ.append(f"{path}:\n ours {head[at - 100:at + 100]!r}\n seo  "
+                          f"{theirs[path][at - 100:at + 100]!r}")
+    assert differ == [], "\n".join(differ)
+
+
+def test_edge_cases_reach_the_head_as_seo_writes_them(builds):
+    """Not vacuous: the edge pages' heads hold what they test."""
+    fast, _ = builds
+    heads = fast_pages(fast)
+    quotes = heads["reports/seo-edge-quotes/index.html"]
+    assert "Tom’s “JDK” &amp;" in quotes and "<script>x" not in quotes
+    assert 'name="twitter:card" content="summary"' in heads["reports/seo-edge-no-image/index.html"]
+    assert "First paragraph, the excerpt." in heads["reports/seo-edge-no-description/index.html"]
