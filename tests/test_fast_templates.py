@@ -1,10 +1,13 @@
-"""Generated report pages (`head: seo-report`) print their SEO tags with
-_includes/seo-report.html instead of jekyll-seo-tag's `{% seo %}` (issue 15: seo was 2 of
-Jekyll's 5 s at 1,000 runs). The include must print exactly what seo prints for each such page.
+"""Templates made cheap for 1,000 runs (issue 15) print what the costly ones printed.
 
-The test site is built twice, once as it is and once with _layouts/default.html calling
-`{% seo %}` for every page; every page with `head: seo-report` must have the same <head> in
-both. Besides the real runs' pages and the injection fixture, pages whose front matter tries
+- Generated report pages (`head: seo-report`) print their SEO tags with
+  _includes/seo-report.html instead of jekyll-seo-tag's `{% seo %}` (seo was 2 of Jekyll's 5 s).
+- tags.html lists tags in linear time; tests/fixtures/templates/tags-quadratic.html is the
+  template it replaced (a loop concatenating arrays, then every document for every tag).
+
+The test site is built twice: as it is, and with _layouts/default.html calling `{% seo %}` for
+every page and the old tags.html. Every page with `head: seo-report` must have the same <head>
+in both, and /tags/ must be the same page. Besides the real runs' pages and the injection fixture, pages whose front matter tries
 seo's edge cases are added (quotes, ampersands, `<`, apostrophes that seo "smartifies",
 Markdown, no image, no description, a title equal to the site's), and the pair of builds is
 repeated with a non-empty baseurl, a URL that needs normalising, an author with a URL and a
@@ -18,11 +21,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.sitebuild import build_site
+from tests.sitebuild import REPO, build_site
 
 pytestmark = pytest.mark.site
 
 HEAD = re.compile(r"<head>.*</head>", re.S)
+TAGS_BEFORE = REPO / "tests" / "fixtures" / "templates" / "tags-quadratic.html"
 FAST = '{% if page.head == "seo-report" %}{% include seo-report.html %}{% else %}{% seo %}{% endif %}'
 
 EDGE_PAGES = {
@@ -30,8 +34,9 @@ EDGE_PAGES = {
         "title": "Tom's \"JDK\" & <b>bold</b> -- *em* `code` ... a < b > c",
         "description": "JDK's built-in server's queue: \"quoted\" & 'single' -- <script>x</script> {{ site }}",
     },
-    "seo-edge-no-image": {"title": "No image", "description": "A page with no og:image."},
-    "seo-edge-no-description": {"title": "No description"},
+    "seo-edge-no-image": {"title": "No image", "description": "A page with no og:image.",
+                          "tags": ["jvm", "b & <c>", "jvm", "Zeta"]},
+    "seo-edge-no-description": {"title": "No description", "tags": "spaced tags jvm"},
     "seo-edge-empty-description": {"title": "Empty description", "description": ""},
     "seo-edge-site-title": {"title": "loadcurve", "description": "Title equal to the site's."},
     "seo-edge-author": {"title": "Own author", "description": "d", "author": "Ann O'Neil & co"},
@@ -46,6 +51,15 @@ author:
 """
 
 
+def force_seo_and_old_tags(source: Path) -> None:
+    add_edge_pages(source)
+    layout = source / "_layouts" / "default.html"
+    text = layout.read_text()
+    assert FAST in text, "default.html no longer chooses the head as this test expects"
+    layout.write_text(text.replace(FAST, "{% seo %}"))
+    (source / "tags.html").write_text(TAGS_BEFORE.read_text())
+
+
 def add_edge_pages(source: Path) -> None:
     for name, fields in EDGE_PAGES.items():
         front = {"date": "2026-01-05", "head": "seo-report", **fields}
@@ -54,14 +68,6 @@ def add_edge_pages(source: Path) -> None:
         (source / "_reports" / f"{name}.html").write_text(
             "---\n" + yaml.safe_dump({"layout": "default", **front}, allow_unicode=True) +
             "---\n<p>First paragraph, the excerpt.</p>\n\n<p>More.</p>\n")
-
-
-def force_seo(source: Path) -> None:
-    add_edge_pages(source)
-    layout = source / "_layouts" / "default.html"
-    text = layout.read_text()
-    assert FAST in text, "default.html no longer chooses the head as this test expects"
-    layout.write_text(text.replace(FAST, "{% seo %}"))
 
 
 def fast_pages(site: Path) -> dict[str, str]:
@@ -80,7 +86,7 @@ def builds(request, tmp_path_factory):
     config = () if request.param == "default" else (EDGE_CONFIG,)
     tmp = tmp_path_factory.mktemp(f"seo-{request.param}")
     fast = build_site(tmp / "fast", *config, prepare=add_edge_pages)
-    seo = build_site(tmp / "seo", *config, prepare=force_seo)
+    seo = build_site(tmp / "seo", *config, prepare=force_seo_and_old_tags)
     return fast, seo
 
 
@@ -119,3 +125,11 @@ def test_edge_cases_reach_the_head_as_seo_writes_them(builds):
     assert "Tom’s “JDK” &amp;" in quotes and "<script>x" not in quotes
     assert 'name="twitter:card" content="summary"' in heads["reports/seo-edge-no-image/index.html"]
     assert "First paragraph, the excerpt." in heads["reports/seo-edge-no-description/index.html"]
+
+
+def test_the_tags_page_is_the_one_the_quadratic_template_gave(builds):
+    fast, before = builds
+    page = (fast / "tags" / "index.html").read_text()
+    assert page == (before / "tags" / "index.html").read_text()
+    for tag in ("jvm", "b &amp; &lt;c&gt;", "Zeta", "spaced", "&lt;script&gt;alert(1)&lt;/script&gt;"):
+        assert f">{tag}</h2>" in page, tag
