@@ -57,7 +57,8 @@ def force_seo_and_old_tags(source: Path) -> None:
     text = layout.read_text()
     assert FAST in text, "default.html no longer chooses the head as this test expects"
     layout.write_text(text.replace(FAST, "{% seo %}"))
-    (source / "tags.html").write_text(TAGS_BEFORE.read_text())
+    front = (source / "tags.html").read_text().split("---\n")[1]
+    (source / "tags.html").write_text("---\n" + front + "---\n" + TAGS_BEFORE.read_text())
 
 
 def add_edge_pages(source: Path) -> None:
