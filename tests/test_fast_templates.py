@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from analysis.write import pages
 from tests.sitebuild import REPO, build_site
 
 pytestmark = pytest.mark.site
@@ -134,3 +135,13 @@ def test_the_tags_page_is_the_one_the_quadratic_template_gave(builds):
     assert page == (before / "tags" / "index.html").read_text()
     for tag in ("jvm", "b &amp; &lt;c&gt;", "Zeta", "spaced", "&lt;script&gt;alert(1)&lt;/script&gt;"):
         assert f">{tag}</h2>" in page, tag
+
+
+def test_the_fast_head_is_given_only_where_the_include_is_exact():
+    front = {"title": "t", "date": "2026-01-05", "description": "d", "image": "/assets/charts/r/x.png"}
+    assert pages.seo_head(front, "/reports/r/") == {"head": "seo-report"}
+    assert pages.seo_head({k: v for k, v in front.items() if k != "image"}, "/reports/r/s/")
+    for url, image in [("/reports/R%20x/", front["image"]), ("/reports/r/", "https://cdn/x.png"),
+                       ("/reports/r/", "assets/x.png"), ("/reports/../r/", front["image"])]:
+        assert pages.seo_head({**front, "image": image}, url) == {}, (url, image)
+    assert pages.seo_head({**front, "description": None}, "/reports/r/") == {}
