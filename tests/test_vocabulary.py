@@ -96,7 +96,10 @@ def test_front_matter_fields_are_the_vocabularys(tmp_path):
 def test_includes_only_loop_and_print(path):
     text = path.read_text()
     lines = text.count("\n")
-    assert lines <= 30, f"{path.name}: {lines} lines (the limit is 30)"
+    # seo-report.html is jekyll-seo-tag's template for one kind of page, reproduced byte for
+    # byte (issue 15): seo's 24 output lines and the string filters seo applies, no data
+    limit = 42 if path.name == "seo-report.html" else 30
+    assert lines <= limit, f"{path.name}: {lines} lines (the limit is {limit})"
     for banned in (r"\|\s*where", r"\|\s*where_exp", r"\|\s*split", r"{%-?\s*case\b",
                    r"\|\s*replace", r"\|\s*plus", r"\|\s*append"):
         if path.name == "stat.html" and banned == r"\|\s*append":
