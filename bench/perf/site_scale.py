@@ -123,8 +123,10 @@ def make_site(site: Path, name: str) -> None:
     done = [float(m.group(1)) for _, line in jekyll_lines
             if (m := re.search(r"done in ([0-9.]+) seconds", line))]
     total = t_analysis + t_feeds + t_jekyll
+    skipped = any("Jekyll: nothing it reads changed" in line for _, line in jekyll_lines)
+    own = "skipped" if skipped else f"{done[-1] if done else 0:7.1f}"
     print(f"{name:<28} total {total:7.1f} s = analysis {t_analysis:6.1f} + feeds {t_feeds:4.1f}"
-          f" + jekyll step {t_jekyll:6.1f} (Jekyll's own {done[-1] if done else 0:6.1f}); "
+          f" + jekyll step {t_jekyll:6.1f} (Jekyll's own {own}); "
           f"charts {chart_seconds(lines):6.1f} s; "
           f"jekyll peak RSS {jekyll_rss_mb(site):6.0f} MB   [{before} -> {load()}]", flush=True)
 
