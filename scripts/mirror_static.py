@@ -65,6 +65,19 @@ def skipped(name: str, rel: str, is_dir: bool, config: dict) -> bool:
     return False
 
 
+def read_config(path: Path) -> dict:
+    """A JSON config written by build-site.sh or this script (`#` comment lines, then JSON)."""
+    text = path.read_text(encoding="utf-8")
+    return json.loads("\n".join(x for x in text.splitlines() if not x.startswith("#")))
+
+
+def entry_filter(config: dict) -> dict:
+    """The config's exclude and include; a key the config sets replaces Jekyll's default
+    (Configuration#merge), even when empty."""
+    return {"exclude": config.get("exclude") or [],
+            "include": config.get("include", DEFAULT_INCLUDE) or []}
+
+
 def for_tree(config: dict, tree: str) -> dict:
     """config with only the exclude patterns that can match inside tree/ (most name other
     top-level folders): the test runs for every file."""
@@ -207,11 +220,8 @@ def main() -> int:
                         help="where to write the Jekyll config overlay (JSON)")
     parser.add_argument("trees", nargs="+", help="folders of the source, relative to it")
     args = parser.parse_args()
-    text = args.config.read_text(encoding="utf-8")
-    base = json.loads("\n".join(x for x in text.splitlines() if not x.startswith("#")))
-    # a key the config sets replaces Jekyll's default (Configuration#merge), even when empty
-    config = {"exclude": base.get("exclude") or [],
-              "include": base.get("include", DEFAULT_INCLUDE) or []}
+    base = read_config(args.config)
+    config = entry_filter(base)
     # Whether a run with this config finished for the tree: then every file kept was tested for
     # front matter when placed (an edit in place that adds one shows only when the file is
     # replaced, or in a fresh _site; a fresh clone, as in CI, tests every file).

@@ -29,18 +29,11 @@ import os
 import sys
 from pathlib import Path
 
-from mirror_static import glob_include   # (this folder is on sys.path: a script's own)
+# (this folder is on sys.path: a script's own)
+from mirror_static import entry_filter, glob_include, read_config
 
 STAMP = Path(".cache/jekyll-stamp.json")
 PENDING = Path(".cache/jekyll-stamp.pending")
-
-
-def load_filter(path: Path) -> dict:
-    """exclude/include of a JSON config written by build-site.sh or mirror_static.py."""
-    text = path.read_text(encoding="utf-8")
-    config = json.loads("\n".join(x for x in text.splitlines() if not x.startswith("#")))
-    return {"exclude": config.get("exclude") or [],
-            "include": config.get("include", [".htaccess"]) or []}
 
 
 def unseen(name: str, rel: str, is_dir: bool, config: dict) -> bool:
@@ -129,7 +122,7 @@ def main() -> int:
         PENDING.unlink(missing_ok=True)
         if opts.filter is None:
             parser.error("check needs --filter")
-        inputs = inputs_digest(source, opts.dest, load_filter(opts.filter),
+        inputs = inputs_digest(source, opts.dest, entry_filter(read_config(opts.filter)),
                                opts.configs.split(","), opts.args)
         stamp = read_json(STAMP)
         if stamp.get("inputs") == inputs and opts.dest.is_dir() \
