@@ -33,6 +33,8 @@ from PIL import Image  # noqa: E402  (matplotlib's own PNG writer)
 from analysis import atomic  # noqa: E402
 from analysis.gc_tail import gc_tail_points  # noqa: E402
 from analysis.model import Cell, LoadPoint, Run, Scenario, System  # noqa: E402
+from analysis.write import svgcharts  # noqa: E402
+from analysis.write.svgdraw import figure_size_in, render_svg  # noqa: E402
 from analysis.write.chartset import MANY_SYSTEMS, chart_set, load_text, scenario_suffix  # noqa: E402
 from analysis.write.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
                                   MARGINS, NARROW_FIGSIZE_IN, NARROW_MARGINS_IN, NARROW_TEXT_PT,
@@ -270,7 +272,9 @@ def pixel_sizes(jobs: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
     but not drawn, on this process's reused figure to find out."""
     sizes = {}
     for job in jobs:
-        if job["kind"] == "spectrum_panels":
+        if job["kind"] in svgcharts.BUILDERS:
+            width_in, height_in = figure_size_in(svgcharts.BUILDERS[job["kind"]](job["data"]))
+        elif job["kind"] == "spectrum_panels":
             width_in, height_in = panel_layout(len(job["data"]["curves"]), False)["figsize"]
         elif legend_below(job):
             fig, ax = _reused_figure(True)
@@ -356,14 +360,21 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
             _write_figure(draw_panels(job, narrow=True), root / job["narrow_svg"], None)
         return
     below = legend_below(job)
+    if kind in svgcharts.BUILDERS:    # written straight to SVG; matplotlib only for the PNG
+        plot = svgcharts.BUILDERS[kind](job["data"])
+        atomic.write_text(root / job["svg"], render_svg(plot))
+        if job.get("narrow_svg"):
+            atomic.write_text(root / job["narrow_svg"], render_svg(plot, narrow=True))
+        if png is None:
+            return
     fig, ax = _reused_figure(below)
     try:
         draw_chart(fig, ax, job)
-        _write_figure(fig, root / job["svg"], png)
+        _write_figure(fig, None if kind in svgcharts.BUILDERS else root / job["svg"], png)
     except BaseException:
         _REUSED.pop(below, None)  # half-drawn: start the next chart on a new figure
         raise
-    if job.get("narrow_svg"):
+    if job.get("narrow_svg") and kind not in svgcharts.BUILDERS:
         fig, ax = _reused_figure(below, narrow=True)
         try:
             draw_chart(fig, ax, job, narrow=True)

@@ -1,0 +1,251 @@
+"""The load-run chart kinds as svgdraw Plots: what plots.py draws with matplotlib, described as
+plain data so it can be written straight to SVG (charts.render_job: SVG for pages; the PNG a
+feed needs still comes from plots.py). Each builder takes a chart job's `data`
+(charts.chart_plan) and returns a Plot; the legend labels, line widths, markers and axis rules
+are those of the plots.py function named in its docstring."""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+from analysis.write.plots import _percent_label, _plain, _spectrum_censored, _spectrum_xy
+from analysis.write.svgdraw import Axis, Bars, Entry, Note, Plot, Rule, Series, Style
+
+
+def auto_y(label: str, values: Sequence[float | None]) -> Axis:
+    """plots._auto_log_y: a log axis when the values span more than 20x (1-2-5 ticks below four
+    decades), else linear from zero."""
+    positive = [v for v in values if v is not None and v == v and v > 0]
+    if positive and max(positive) / min(positive) > 20:
+        subs = (1.0, 2.0, 5.0) if max(positive) / min(positive) < 1e4 else (1.0,)
+        return Axis(label, "log", subs=subs, formatter=_plain)
+    if positive:
+        return Axis(label, limits=(0.0, None))
+    return Axis(label)
+
+
+def spectrum_axis(curves: Sequence[dict[str, Any]]) -> Axis:
+    """plots._spectrum_x_axis: 1/(1-p) on a log axis from p0 to past the largest max, ticks
+    at 0 %, 50 % and each decade (90 %, 99 %, ...)."""
+    top = max([2.0] + [max(_spectrum_xy(c)[0]) for c in curves if c["points"]])
+    right = top * 1.5
+    decades = [10.0 ** k for k in range(1, 19) if 10.0 ** k <= right]
+    return Axis("percentile (log scale of 1/(1 − p))", "log", limits=(1.0, right),
+                ticks=[1.0, 2.0] + decades, formatter=_percent_label)
+
+
+def spectrum(data: dict[str, Any]) -> Plot:
+    """plots.plot_spectrum: each curve as steps up to its censored part, that part dotted at
+    the timeout with a line and a note."""
+    curves = data["curves"]
+    plot = Plot(x=spectrum_axis(curves),
+                y=auto_y(data.get("ylabel", "latency (ms)"),
+                         [pt[1] for c in curves for pt in c["points"]]),
+                title=data.get("title") or "", thin_x_ticks=True)
+    for curve in curves:
+        if not curve["points"]:
+            continue
+        xs, ys, first = _spectrum_xy(curve)
+        solid = Style(curve["color"], 1.6, curve.get("linestyle", "-"))
+        if first > 0:
+            end = min(first + 1, len(xs))
+            plot.series.append(Series(xs[:end], ys[:first] + ys[first:end], solid, steps=True))
+            plot.entries.append(Entry(curve["label"], solid))
+        if first < len(xs):
+            dotted = Style(curve["color"], 2.4, ":")
+            plot.series.append(Series(xs[first:], ys[first:], dotted, steps=True))
+            plot.entries.append(Entry(f"{curve['label']}: no answer (> timeout)" if first > 0
+                                      else f"{curve['label']} (> timeout)", dotted))
+    timeout = data.get("timeout_ms")
+    if _spectrum_censored(curves) and timeout:
+        plot.rules.append(Rule(timeout, False, Style("#000000", 0.8, "--")))
+        plot.notes.append(Note(1.05, timeout, f"timeout: beyond it, > {timeout / 1000:g} s "
+                                              f"(off the scale)"))
+    if not curves:
+        plot.legend = None
+    return plot
+
+
+def latency_over_time(data: dict[str, Any]) -> Plot:
+    """plots.plot_latency_over_time: per interval p99 (solid) and max (thin) per system, GC
+    pauses as ticks along the bottom, the legend below."""
+    plot = Plot(x=Axis("time since start of measurement (s)"), y=Axis(""),
+                title=data.get("title") or "", legend="below")
+    values: list[float] = []
+    for s in data["systems"]:
+        none = "" if any(v is not None for v in s["p99_ms"]) else " (no request answered)"
+        p99 = Style(s["color"], 1.6, s.get("linestyle", "-"))
+        top = Style(s["color"], 0.8, alpha=0.7)
+        plot.series += [Series(s["t_s"], s["p99_ms"], p99, steps=True),
+                        Series(s["t_s"], s["max_ms"], top, steps=True)]
+        plot.entries += [Entry(f"{s['label']} p99{none}", p99), Entry(f"{s['label']} max", top)]
+        values += [v for v in list(s["p99_ms"]) + list(s["max_ms"]) if v is not None]
+    plot.y = auto_y("latency per interval (ms)", values)
+    pauses = data.get("gc_pauses")
+    if pauses:
+        tick = Style("#000000", 1.0)
+        plot.rules += [Rule(p["t_s"], True, tick, (0.0, 0.04)) for p in pauses]
+        plot.entries.append(Entry("GC pause", tick))
+    if not plot.entries:
+        plot.legend = None
+    return plot
+
+
+def throughput_over_time(data: dict[str, Any]) -> Plot:
+    """plots.plot_throughput_over_time: achieved requests/s per interval per system against
+    the offered rate (dashed)."""
+    offered = data["offered_rate"]
+    top = offered
+    offered_style = Style("#000000", 1.0, "--")
+    plot = Plot(x=Axis("time since start of measurement (s)"), y=Axis("throughput (requests/s)"),
+                rules=[Rule(offered, False, offered_style)],
+                entries=[Entry(f"offered ({offered:,.0f}/s)", offered_style)],
+                title=data.get("title") or "",
+                legend="below" if data.get("legend") == "below" else "inside", legend_size=8)
+    for s in data["systems"]:
+        style = Style(s["color"], 1.4, s.get("linestyle", "-"))
+        plot.series.append(Series(s["t_s"], s["achieved_rate"], style, steps=True))
+        plot.entries.append(Entry(f"{s['label']} achieved", style))
+        top = max([top] + [v for v in s["achieved_rate"] if v is not None])
+    plot.y.limits = (0.0, top * 1.15)
+    return plot
+
+
+def load_curve(data: dict[str, Any]) -> Plot:
+    """plots.plot_load_curve: p99 (solid, circles) and p50 (dashed, squares) against offered
+    load, the repetitions' range as error bars, saturated points ringed, censored points as
+    triangles at the timeout, each system's predicted ceiling dotted."""
+    plot = Plot(x=Axis("offered load (requests/s)"), y=Axis(""),
+                title=data.get("title") or "", legend="below")
+    all_x: list[float] = []
+    all_y: list[float] = []
+    censored_any = saturated_any = ranged_any = False
+    rings: list[Series] = []
+    marks: list[Series] = []
+    for s in data["systems"]:
+        n = len(s["offered"])
+        pts = [i for i in range(n) if s["p99_ms"][i] is not None]
+        if not pts:
+            continue
+        xs = [s["offered"][i] for i in pts]
+        all_x += xs
+        for key, width, dash, marker, size in (("p99", 1.8, s.get("linestyle", "-"), "o", 6),
+                                                ("p50", 1.2, "--", "s", 4)):
+            values = s[f"{key}_ms"]
+            ys = [values[i] for i in pts]
+            all_y += [y for y in ys if y is not None]
+            style = Style(s["color"], width, dash, marker=marker, marker_size=size)
+            plot.series.append(Series(xs, ys, style))
+            plot.entries.append(Entry(f"{s['label']} {key}", style))
+            ranges = s.get(f"{key}_range") or [None] * n
+            ranged = [(s["offered"][i], values[i], ranges[i]) for i in pts
+                      if ranges[i] is not None and values[i] is not None]
+            if ranged:
+                ranged_any = True
+                plot.bars.append(Bars([x for x, _, _ in ranged],
+                                      [min(r[0], y) for _, y, r in ranged],
+                                      [max(r[1], y) for _, y, r in ranged], s["color"]))
+                all_y += [r[0] for _, _, r in ranged] + [r[1] for _, _, r in ranged]
+            flags = s.get(f"{key}_censored") or [False] * n
+            cens = [(s["offered"][i], values[i]) for i in pts if flags[i]]
+            if cens:
+                censored_any = True
+                marks.append(Series([x for x, _ in cens], [y for _, y in cens],
+                                    Style(s["color"], 0, marker="^", marker_size=math.sqrt(70),
+                                          edge="#000000", edge_width=0.8)))
+        sat = [i for i in pts if s["saturated"][i]]
+        if sat:
+            saturated_any = True
+            rings.append(Series([s["offered"][i] for i in sat], [s["p99_ms"][i] for i in sat],
+                                Style("#000000", 0, marker="o", marker_size=math.sqrt(110),
+                                      face="none", edge_width=1.2)))
+    plot.series += rings + marks        # drawn over the lines, as plots.py's zorder has them
+    for s in data["systems"]:
+        if s.get("ceiling_rps"):
+            style = Style(s["color"], 1.4, ":")
+            plot.rules.append(Rule(s["ceiling_rps"], True, style))
+            plot.entries.append(Entry(f"{s['label']} predicted ceiling "
+                                      f"({s['ceiling_rps']:,.0f}/s)", style))
+            all_x.append(s["ceiling_rps"])
+    if all_x and max(all_x) / max(min(all_x), 1e-9) > 20:
+        plot.x = Axis("offered load (requests/s)", "log", subs=(1.0, 2.0, 5.0), formatter=_plain)
+    plot.y = auto_y("latency (ms)", all_y)
+    timeout = data.get("timeout_ms")
+    if censored_any and timeout:
+        plot.rules.append(Rule(timeout, False, Style("#000000", 0.8, "--")))
+        plot.entries.append(Entry(f"> {timeout / 1000:g} s: no answer within the timeout "
+                                  f"(drawn at it)",
+                                  Style("grey", 0, marker="^", marker_size=8, edge="#000000"),
+                                  line=False))
+    if saturated_any:
+        plot.entries.append(Entry("saturated (see the table's rules)",
+                                  Style("#000000", 0, marker="o", marker_size=9, face="none"),
+                                  line=False))
+    if ranged_any:
+        plot.entries.append(Entry("bars: range of the repetitions",
+                                  Style("grey", 1.0, marker="|", marker_size=8)))
+    if not plot.entries:
+        plot.legend = None
+    return plot
+
+
+def gc_tail(data: dict[str, Any]) -> Plot:
+    """plots.plot_gc_tail: each cell's longest GC pause against its p99.9 (filled circle) and
+    max (hollow diamond), joined by a thin line; y = x dashed for reference; censored values at
+    the timeout with a black edge."""
+    points = data["points"]
+    plot = Plot(x=Axis("longest GC pause in the window (ms)"), y=Axis(""),
+                title=data.get("title") or "", legend="below")
+    by_system: dict[str, list[dict[str, Any]]] = {}
+    for pt in points:
+        by_system.setdefault(pt["label"], []).append(pt)
+    xs = [pt["pause_ms"] for pt in points]
+    ys = [v for pt in points for v in (pt["p999_ms"], pt["max_ms"]) if v is not None]
+    censored = False
+    joins: list[Series] = []
+    dots: list[Series] = []
+    for label, pts in by_system.items():
+        colour = pts[0]["color"]
+        for pt in pts:
+            pair = [v for v in (pt["p999_ms"], pt["max_ms"]) if v is not None]
+            if len(pair) == 2:
+                joins.append(Series([pt["pause_ms"]] * 2, pair, Style(colour, 0.8, alpha=0.7)))
+        for key, marker, size, filled in (("p999", "o", 30, True), ("max", "D", 26, False)):
+            shown = [pt for pt in pts if pt[f"{key}_ms"] is not None]
+            if not shown:
+                continue
+            edges = ["#000000" if pt[f"{key}_censored"] else colour for pt in shown]
+            censored = censored or any(pt[f"{key}_censored"] for pt in shown)
+            style = Style(colour, 0, marker=marker, marker_size=math.sqrt(size),
+                          face=None if filled else "none", edge_width=1.2)
+            dots.append(Series([pt["pause_ms"] for pt in shown],
+                               [pt[f"{key}_ms"] for pt in shown], style, edges=edges))
+            if key == "p999":
+                plot.entries.append(Entry(label, style, line=False))
+    positive = [x for x in xs if x > 0]
+    diagonal: list[Series] = []
+    if positive:
+        lo, hi = min(positive), max(positive)
+        style = Style("grey", 0.9, "--")
+        diagonal.append(Series([lo, hi], [lo, hi], style))
+        plot.entries.append(Entry("latency = longest pause", style))
+    plot.series = diagonal + joins + dots
+    right = max(xs, default=0) * 1.08 or 1.0
+    plot.x.limits = (-0.03 * right, right)
+    plot.y = auto_y("latency (ms)", ys)
+    plot.entries.append(Entry("p99.9 (filled)", Style("grey", 0, marker="o", marker_size=5),
+                              line=False))
+    plot.entries.append(Entry("max (hollow)", Style("grey", 0, marker="D", marker_size=5,
+                                                    face="none"), line=False))
+    if censored:
+        plot.entries.append(Entry("black edge: no answer within the timeout (drawn at it)",
+                                  Style("grey", 0, marker="o", marker_size=5, edge="#000000"),
+                                  line=False))
+    if not points:
+        plot.legend = None
+    return plot
+
+
+BUILDERS: dict[str, Callable[[dict[str, Any]], Plot]] = {
+    "spectrum": spectrum, "latency_over_time": latency_over_time,
+    "throughput_over_time": throughput_over_time, "load_curve": load_curve, "gc_tail": gc_tail}

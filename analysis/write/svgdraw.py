@@ -1,0 +1,678 @@
+"""Line charts written straight to SVG text: a chart described as plain data (`Plot`), laid
+out on a figure of fixed size (`render_svg`), with no plotting library in between.
+
+Why: a build draws 40 SVGs per run (20 charts, each at 700 px and in the phone layout), and
+matplotlib took ~40 ms for each, two thirds of a run's CPU (bench/perf/run_cost.py). The charts
+are a few polylines, markers and text; written directly they cost about a millisecond. The look
+follows the house style of plots.py (same figure sizes and margins, colours, DejaVu Sans at the
+same point sizes, grey grid, outward ticks), and the SVG keeps the ids the tests and the
+browser check read back (plots.PLOT_AREA_ID, LEGEND_ID, LEGEND_INSIDE_ID: a group whose first
+path is the box). The PNG a feed or og:image needs is still drawn by matplotlib (charts.py).
+
+Units are points (1/72 in), as in matplotlib's SVG: a 7-inch figure is 504 units wide, and a
+font size of 10 is 10 units. Every number is printed with at most two decimals, so two builds
+of the same data write the same bytes.
+"""
+from __future__ import annotations
+
+import math
+import textwrap
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable, Sequence
+
+from analysis.write.plots import LEGEND_ID, LEGEND_INSIDE_ID, PLOT_AREA_ID
+
+FONT_FAMILY = ("'DejaVu Sans', 'Bitstream Vera Sans', 'Verdana', 'Geneva', 'Arial', "
+               "'Helvetica', sans-serif")
+GRID = "#b0b0b0"
+TICK_PT = 3.5        # tick length, and the gap between a tick and its label
+LINE_H = 1.17        # DejaVu Sans: ascent + descent per point of font size
+ASCENT = 0.76        # baseline below the top of a line, per point of font size (cap height-ish)
+
+
+# --- text -------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def _font():
+    """DejaVu Sans (matplotlib ships it) for advance widths: the SVG names the same font, so a
+    legend box fits its text where the reader has it (and roughly anywhere else)."""
+    from matplotlib import font_manager, ft2font
+    font = ft2font.FT2Font(font_manager.findfont("DejaVu Sans"))
+    font.set_size(100, 72)
+    return font
+
+
+@lru_cache(maxsize=4096)
+def _advance(ch: str) -> float:
+    """The advance width of one character at 1 pt."""
+    from matplotlib import ft2font
+    flags = getattr(ft2font, "LoadFlags", None)
+    flags = flags.NO_HINTING if flags is not None else ft2font.LOAD_NO_HINTING
+    try:
+        glyph = _font().load_char(ord(ch), flags=flags)
+    except (RuntimeError, ValueError):
+        return 0.6
+    return glyph.linearHoriAdvance / 65536 / 100
+
+
+def text_width(text: str, size: float) -> float:
+    """The width of one line of `text` at `size` points."""
+    return sum(_advance(ch) for ch in text) * size
+
+
+def escape(text: str) -> str:
+    """Text for an SVG element or attribute: markup escaped, characters XML 1.0 forbids
+    replaced (a label from a manifest may hold anything)."""
+    text = "".join(ch if ch >= " " or ch in "\t\n" else "\ufffd" for ch in str(text))
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;"))
+
+
+NAMED_COLOURS = {"grey": "#808080", "gray": "#808080", "black": "#000000", "white": "#ffffff"}
+
+
+def colour(name: str) -> str:
+    """A colour as matplotlib writes it in SVG: lower-case #rrggbb (tests and the browser
+    check read the strokes back)."""
+    return NAMED_COLOURS.get(name, name).lower()
+
+
+def num(v: float) -> str:
+    """A coordinate with at most two decimals and no trailing zeros ("-0" as "0")."""
+    text = f"{v:.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+# --- what a chart is ----------------------------------------------------------------------------
+
+@dataclass
+class Style:
+    """How a line, a marker or a legend handle looks. `dash`: None (solid), ":" or "--", or
+    matplotlib's (offset, (on, off, ...)) in multiples of the line width."""
+    color: str
+    width: float = 1.5
+    dash: object = None
+    alpha: float = 1.0
+    marker: str | None = None         # "o" "s" "^" "D" "|"
+    marker_size: float = 6.0          # points across
+    face: str | None = None           # marker fill: None = the colour, "none" = hollow
+    edge: str | None = None           # marker edge: None = the colour
+    edge_width: float = 1.0
+
+
+@dataclass
+class Series:
+    """A polyline in data coordinates; None or NaN values break it. `steps`: steps-post (each
+    value holds until the next x). A width of 0 draws only the markers."""
+    xs: Sequence[float]
+    ys: Sequence[float | None]
+    style: Style
+    steps: bool = False
+    edges: Sequence[str] | None = None    # per-point marker edge colours
+
+
+@dataclass
+class Bars:
+    """Vertical error bars with caps: from lo to hi at each x."""
+    xs: Sequence[float]
+    lo: Sequence[float]
+    hi: Sequence[float]
+    color: str
+    width: float = 1.0
+    cap: float = 3.0
+
+
+@dataclass
+class Rule:
+    """A line across the plot area: horizontal at y=`at`, or vertical at x=`at`; `span`: the
+    part of the axes it covers (0..1 from the bottom or left)."""
+    at: float
+    vertical: bool
+    style: Style
+    span: tuple[float, float] = (0.0, 1.0)
+
+
+@dataclass
+class Note:
+    """Text at a data point, `dy` points above it, left-aligned."""
+    x: float
+    y: float
+    text: str
+    size: float = 8.0
+    dy: float = 3.0
+
+
+@dataclass
+class Entry:
+    """A legend row: its handle's style and its label."""
+    label: str
+    style: Style
+    line: bool = True
+
+
+@dataclass
+class Axis:
+    label: str
+    scale: str = "linear"                 # or "log"
+    limits: tuple[float | None, float | None] = (None, None)   # None: from the data
+    ticks: Sequence[float] | None = None  # fixed ticks, else chosen (nice numbers / decades)
+    subs: Sequence[float] = (1.0,)        # a log axis: ticks at these multiples of decades
+    formatter: Callable[[float], str] | None = None
+
+
+@dataclass
+class Plot:
+    """One chart: what is drawn (in drawing order within each list: rules, bars, series, notes),
+    its axes, title and legend ("inside": the emptiest spot of the plot area; "below": under the
+    x axis; None)."""
+    x: Axis
+    y: Axis
+    series: list[Series] = field(default_factory=list)
+    bars: list[Bars] = field(default_factory=list)
+    rules: list[Rule] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
+    title: str = ""
+    legend: str | None = "inside"
+    thin_x_ticks: bool = False           # the phone layout shows every other x tick
+    legend_size: float | None = None     # the inside legend's font size (default 9 pt)
+
+
+# --- layouts (the figure sizes of plots.py) ---------------------------------------------------
+
+@dataclass(frozen=True)
+class Layout:
+    width_in: float
+    left_in: float
+    right_in: float
+    top_in: float
+    plot_in: float          # the plot area's height
+    bottom_in: float        # below the plot area, before any legend under it
+    tick_pt: float
+    label_pt: float
+    title_pt: float
+    legend_pt: float
+    legend_row_in: float
+    narrow: bool = False
+
+
+# The 700 px figure: 7 x 4 in, axes from 12.5 % to 95.5 % across and 13 % to 91 % up
+# (plots.MARGINS); with the legend below, 7 x (0.36 + 3.05 + 0.62 + rows x 0.17) in
+# (charts._fit_legend_below).
+WIDE = Layout(width_in=7.0, left_in=0.875, right_in=0.315, top_in=0.36, plot_in=3.12,
+              bottom_in=0.52, tick_pt=10, label_pt=10, title_pt=11, legend_pt=9,
+              legend_row_in=0.17)
+WIDE_BELOW = Layout(width_in=7.0, left_in=0.875, right_in=0.315, top_in=0.36, plot_in=3.05,
+                    bottom_in=0.62, tick_pt=10, label_pt=10, title_pt=11, legend_pt=8,
+                    legend_row_in=0.17)
+# The phone figure (plots.NARROW_*): 3.6 in wide, a 2.2 in plot area, text at least 8 pt, the
+# title wrapped, the legend below in one column (charts._narrow_layout).
+NARROW = Layout(width_in=3.6, left_in=0.62, right_in=0.12, top_in=0.62, plot_in=2.2,
+                bottom_in=0.5, tick_pt=8, label_pt=9, title_pt=10, legend_pt=8,
+                legend_row_in=0.16, narrow=True)
+NARROW_TITLE_CHARS = 36
+BELOW_TWO_COLUMNS_CHARS = 42   # plots.legend_below: two columns when every label fits
+
+
+def layout_for(plot: Plot, narrow: bool) -> Layout:
+    if narrow:
+        return NARROW
+    return WIDE_BELOW if plot.legend == "below" else WIDE
+
+
+def legend_columns(plot: Plot, layout: Layout) -> int:
+    if layout.narrow or plot.legend != "below":
+        return 1
+    return 2 if max((len(e.label) for e in plot.entries), default=0) <= BELOW_TWO_COLUMNS_CHARS \
+        else 1
+
+
+def _below_rows(plot: Plot, layout: Layout) -> int:
+    """Rows of a legend under the axes (0 when the legend is inside or absent)."""
+    below = plot.entries and (plot.legend == "below" or (layout.narrow and plot.legend))
+    if not below:
+        return 0
+    return math.ceil(len(plot.entries) / legend_columns(plot, layout))
+
+
+def figure_size_in(plot: Plot, narrow: bool = False) -> tuple[float, float]:
+    """The figure's width and height in inches: fixed, plus a row of legend under the axes per
+    `legend_row_in` (the same sizes charts.py gives matplotlib's figures)."""
+    layout = layout_for(plot, narrow)
+    rows = _below_rows(plot, layout)
+    extra = (0.12 + rows * layout.legend_row_in if rows else 0.0) if layout.narrow \
+        else rows * layout.legend_row_in
+    return layout.width_in, layout.top_in + layout.plot_in + layout.bottom_in + extra
+
+
+# --- scales and ticks -------------------------------------------------------------------------
+
+class Scale:
+    """Data -> position along one axis (points), linear or log10."""
+
+    def __init__(self, kind: str, lo: float, hi: float, p0: float, p1: float):
+        self.kind, self.lo, self.hi = kind, lo, hi
+        self._f = math.log10 if kind == "log" else float
+        a, b = self._f(lo), self._f(hi)
+        self._k = (p1 - p0) / ((b - a) or 1.0)
+        self._a, self._p0 = a, p0
+
+    def __call__(self, v: float) -> float:
+        return self._p0 + (self._f(v) - self._a) * self._k
+
+    def inside(self, v: float) -> bool:
+        lo, hi = min(self.lo, self.hi), max(self.lo, self.hi)
+        return lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9) if self.kind == "log" \
+            else lo - 1e-9 * abs(hi - lo) <= v <= hi + 1e-9 * abs(hi - lo)
+
+
+def _finite(v) -> bool:
+    return v is not None and v == v and not math.isinf(v)
+
+
+def view_limits(axis: Axis, values: list[float]) -> tuple[float, float]:
+    """The axis's range: its fixed limits, else the data's with 5 % margins on each side (in
+    log space on a log axis), as matplotlib's autoscale does."""
+    lo, hi = axis.limits
+    data = [v for v in values if _finite(v) and (axis.scale != "log" or v > 0)]
+    if axis.scale == "log":
+        data_lo, data_hi = (min(data), max(data)) if data else (1.0, 10.0)
+        if data_lo == data_hi:
+            data_lo, data_hi = data_lo / 10, data_hi * 10
+        a, b = math.log10(data_lo), math.log10(data_hi)
+        m = 0.05 * (b - a)
+        auto = (10 ** (a - m), 10 ** (b + m))
+    else:
+        data_lo, data_hi = (min(data), max(data)) if data else (0.0, 1.0)
+        if data_lo == data_hi:
+            pad = abs(data_lo) * 0.05 or 0.05
+            data_lo, data_hi = data_lo - pad, data_hi + pad
+        m = 0.05 * (data_hi - data_lo)
+        auto = (data_lo - m, data_hi + m)
+    lo = auto[0] if lo is None else lo
+    hi = auto[1] if hi is None else hi
+    if hi <= lo:
+        hi = lo + (abs(lo) or 1.0)
+    return lo, hi
+
+
+NICE_STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)
+
+
+def linear_ticks(lo: float, hi: float, max_bins: int) -> list[float]:
+    """Ticks at multiples of the smallest nice step (1, 2, 2.5, 5 x 10^k) that gives at most
+    `max_bins` intervals across [lo, hi] (matplotlib's MaxNLocator)."""
+    span = hi - lo
+    raw = span / max(1, max_bins)
+    scale = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
+    for mult in NICE_STEPS + tuple(s * 10 for s in NICE_STEPS[1:]):
+        step = mult * scale
+        # counted as matplotlib's MaxNLocator does: the bins from the tick at or below lo to
+        # the tick at or above hi
+        first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
+        if math.ceil(hi / step - 1e-9) - math.floor(lo / step + 1e-9) <= max_bins:
+            break
+    ticks = [k * step for k in range(first, last + 1)]
+    # values like 0.30000000000000004 print as the step's decimals
+    digits = max(0, -math.floor(math.log10(step)) + (1 if mult in (2.5, 25.0) else 0))
+    return [round(t, digits + 1) for t in ticks]
+
+
+def log_ticks(lo: float, hi: float, subs: Sequence[float], max_ticks: int) -> list[float]:
+    """Decades times `subs` inside [lo, hi]; when the range holds more decades than
+    `max_ticks`, every n-th decade alone (matplotlib's LogLocator)."""
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    every = max(1, math.ceil((last - first) / max(1, max_ticks)))
+    use = tuple(subs) if every == 1 else (1.0,)
+    return [s * 10.0 ** k for k in range(first, last + 1) if (k - first) % every == 0
+            for s in use if lo * (1 - 1e-9) <= s * 10.0 ** k <= hi * (1 + 1e-9)]
+
+
+def plain(value: float) -> str:
+    """Tick labels as plain numbers with thousands separators (0.1, 1, 10, 1,000)."""
+    if value == 0:
+        return "0"
+    if abs(value) < 1:
+        return f"{value:,.6f}".rstrip("0").rstrip(".")
+    text = f"{value:,.6f}".rstrip("0").rstrip(".")
+    return text
+
+
+# --- the writer ---------------------------------------------------------------------------------
+
+def _dasharray(dash, width: float) -> str | None:
+    """matplotlib's dash patterns scaled by the line width (lines.scale_dashes)."""
+    if dash is None or dash == "-":
+        return None
+    if dash == "--":
+        pattern = (3.7, 1.6)
+    elif dash == ":":
+        pattern = (1.0, 1.65)
+    elif dash == "-.":
+        pattern = (6.4, 1.6, 1.0, 1.6)
+    else:
+        pattern = dash[1]
+    return ",".join(num(p * max(width, 1.0)) for p in pattern)
+
+
+def _stroke(style: Style, width: float | None = None) -> str:
+    w = style.width if width is None else width
+    parts = [f"fill: none; stroke: {colour(style.color)}; stroke-width: {num(w)}"]
+    if style.alpha < 1:
+        parts.append(f"stroke-opacity: {num(style.alpha)}")
+    dashes = _dasharray(style.dash, w)
+    if dashes:
+        parts.append(f"stroke-dasharray: {dashes}")
+    return "; ".join(parts)
+
+
+def _marker_path(marker: str, x: float, y: float, size: float) -> str:
+    r = size / 2
+    if marker == "o":
+        return (f"M {num(x - r)} {num(y)} A {num(r)} {num(r)} 0 1 0 {num(x + r)} {num(y)} "
+                f"A {num(r)} {num(r)} 0 1 0 {num(x - r)} {num(y)} z")
+    if marker == "s":
+        return (f"M {num(x - r)} {num(y - r)} H {num(x + r)} V {num(y + r)} H {num(x - r)} z")
+    if marker == "^":
+        return (f"M {num(x)} {num(y - r)} L {num(x + r)} {num(y + r)} L {num(x - r)} "
+                f"{num(y + r)} z")
+    if marker == "D":
+        r = size * 0.7071  # matplotlib's D: a square of side `size` turned 45 degrees
+        return (f"M {num(x)} {num(y - r)} L {num(x + r)} {num(y)} L {num(x)} {num(y + r)} "
+                f"L {num(x - r)} {num(y)} z")
+    if marker == "|":
+        return f"M {num(x)} {num(y - r)} V {num(y + r)}"
+    raise ValueError(f"unknown marker {marker!r}")
+
+
+class Canvas:
+    """The SVG document being written: elements appended as text."""
+
+    def __init__(self, width_pt: float, height_pt: float):
+        self.width, self.height = width_pt, height_pt
+        self.out: list[str] = []
+
+    def path(self, d: str, style: str, clip: bool = False) -> None:
+        attr = ' clip-path="url(#plot-clip)"' if clip else ""
+        self.out.append(f'<path d="{d}"{attr} style="{style}"/>')
+
+    def text(self, x: float, y: float, text: str, size: float, anchor: str = "middle",
+             rotate: bool = False, gid: str | None = None) -> None:
+        transform = f' transform="rotate(-90 {num(x)} {num(y)})"' if rotate else ""
+        ident = f' id="{gid}"' if gid else ""
+        self.out.append(f'<text{ident} x="{num(x)}" y="{num(y)}"{transform} style="font-size: '
+                        f'{num(size)}px; text-anchor: {anchor}">{escape(text)}</text>')
+
+    def lines(self, x: float, y: float, lines: Sequence[str], size: float, anchor: str,
+              gid: str | None = None) -> None:
+        """Lines of text whose first baseline is at y."""
+        for i, line in enumerate(lines):
+            self.text(x, y + i * size * LINE_H, line, size, anchor, gid=gid if i == 0 else None)
+
+    def document(self, clip_box: tuple[float, float, float, float]) -> str:
+        x0, y0, x1, y1 = clip_box
+        return (f'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n'
+                f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" '
+                f'width="{num(self.width)}pt" height="{num(self.height)}pt" '
+                f'viewBox="0 0 {num(self.width)} {num(self.height)}">\n'
+                f'<defs><style type="text/css">*{{stroke-linejoin: round; stroke-linecap: butt}}'
+                f' text{{font-family: {FONT_FAMILY}; fill: #000000}}</style>'
+                f'<clipPath id="plot-clip"><rect x="{num(x0)}" y="{num(y0)}" '
+                f'width="{num(x1 - x0)}" height="{num(y1 - y0)}"/></clipPath></defs>\n'
+                f'<rect width="100%" height="100%" style="fill: #ffffff"/>\n'
+                + "\n".join(self.out) + "\n</svg>\n")
+
+
+def _rect(x0: float, y0: float, x1: float, y1: float) -> str:
+    return f"M {num(x0)} {num(y1)} L {num(x1)} {num(y1)} L {num(x1)} {num(y0)} L {num(x0)} {num(y0)} z"
+
+
+def _polyline(xs: Sequence[float], ys: Sequence[float | None], sx: Scale, sy: Scale,
+              steps: bool) -> str:
+    """Path data of a polyline broken at missing values; steps-post when `steps`."""
+    parts: list[str] = []
+    pen = False
+    last_y = None
+    n = len(xs)
+    for i in range(n):
+        y = ys[i]
+        x = xs[i]
+        if not _finite(y) or not _finite(x) or (sy.kind == "log" and y <= 0) \
+                or (sx.kind == "log" and x <= 0):
+            if steps and pen and last_y is not None:
+                parts.append(f"H {num(sx(x))}" if _finite(x) and (sx.kind != "log" or x > 0)
+                             else "")
+            pen = False
+            continue
+        px, py = sx(x), sy(y)
+        if not pen:
+            parts.append(f"M {num(px)} {num(py)}")
+            pen = True
+        elif steps:
+            parts.append(f"H {num(px)} V {num(py)}")
+        else:
+            parts.append(f"L {num(px)} {num(py)}")
+        last_y = py
+    return " ".join(p for p in parts if p)
+
+
+def _values(plot: Plot) -> tuple[list[float], list[float]]:
+    xs: list[float] = []
+    ys: list[float] = []
+    for s in plot.series:
+        pts = [(x, y) for x, y in zip(s.xs, s.ys) if _finite(y)]
+        xs += [x for x, _ in pts]
+        ys += [y for _, y in pts]
+        if s.steps:     # a step holds its value up to the next x, even where that one is a gap
+            xs += [s.xs[i + 1] for i in range(len(s.xs) - 1)
+                   if _finite(s.ys[i]) and not _finite(s.ys[i + 1])]
+    for b in plot.bars:
+        xs += list(b.xs)
+        ys += list(b.lo) + list(b.hi)
+    for r in plot.rules:
+        (xs if r.vertical else ys).append(r.at)
+    return xs, ys
+
+
+def _ticks(axis: Axis, scale: Scale, length_pt: float, font_pt: float, per_label: float) -> list[float]:
+    if axis.ticks is not None:
+        return [t for t in axis.ticks if scale.inside(t)]
+    lo, hi = scale.lo, scale.hi
+    room = max(2, min(9, int(length_pt / (font_pt * per_label))))
+    if axis.scale == "log":
+        return log_ticks(lo, hi, axis.subs, room + 1)
+    return [t for t in linear_ticks(lo, hi, room) if scale.inside(t)]
+
+
+def _legend_box(entries: Sequence[Entry], size: float, cols: int,
+                row_h: float | None = None) -> tuple[float, float, list]:
+    """Width and height of a legend (matplotlib's paddings, in font sizes: border 0.4, row
+    spacing 0.5, handle 2.0, handle-text 0.8, columns 2.0) and its columns of entries.
+    `row_h`: the pitch of the rows (a legend under the axes has the figure's row height)."""
+    rows = math.ceil(len(entries) / cols)
+    columns = [list(entries[c * rows:(c + 1) * rows]) for c in range(cols)]
+    widths = [max(text_width(e.label, size) for e in col) + 2.8 * size for col in columns if col]
+    width = sum(widths) + 2.0 * size * (len(widths) - 1) + 0.8 * size
+    row_h = row_h or size * LINE_H + 0.5 * size
+    height = rows * row_h - (row_h - size * LINE_H) + 0.8 * size
+    return width, height, [(col, w) for col, w in zip(columns, widths)]
+
+
+def _draw_legend(c: Canvas, entries: Sequence[Entry], x0: float, y0: float, size: float,
+                 cols: int, framed: bool, gid: str, row_h: float | None = None) -> None:
+    width, height, columns = _legend_box(entries, size, cols, row_h)
+    frame = "fill: #ffffff; fill-opacity: 0.85; stroke: #cccccc; stroke-width: 1" if framed \
+        else "fill: none; stroke: none"
+    c.out.append(f'<g id="{gid}">')
+    c.path(_rect(x0, y0, x0 + width, y0 + height), frame)
+    row_h = row_h or size * LINE_H + 0.5 * size
+    x = x0 + 0.4 * size
+    for col, col_w in columns:
+        for i, e in enumerate(col):
+            mid = y0 + 0.4 * size + i * row_h + size * LINE_H / 2
+            s = e.style
+            if e.line and s.width > 0:
+                c.path(f"M {num(x)} {num(mid)} H {num(x + 2.0 * size)}", _stroke(s))
+            if s.marker:
+                _marker(c, s, x + 1.0 * size, mid, s.edge)
+            c.text(x + 2.8 * size, mid + size * 0.36, e.label, size, "start")
+        x += col_w + 2.0 * size
+    c.out.append("</g>")
+
+
+def _marker(c: Canvas, s: Style, x: float, y: float, edge: str | None) -> None:
+    face = s.color if s.face is None else s.face
+    edge = colour(edge or s.edge or s.color)
+    fill = "none" if face == "none" else colour(face)
+    style = f"fill: {fill}; stroke: {edge}; stroke-width: {num(s.edge_width)}"
+    if s.alpha < 1:
+        style += f"; fill-opacity: {num(s.alpha)}; stroke-opacity: {num(s.alpha)}"
+    c.path(_marker_path(s.marker, x, y, s.marker_size), style)
+
+
+def _best_spot(plot: Plot, box: tuple[float, float, float, float], size_wh: tuple[float, float],
+               sx: Scale, sy: Scale, pad: float) -> tuple[float, float]:
+    """Where a legend inside the plot area covers the fewest data points and line segments,
+    trying matplotlib's order of spots (upper right first) and keeping the first best."""
+    x0, y0, x1, y1 = box
+    w, h = size_wh
+    left, right, cx = x0 + pad, x1 - pad - w, (x0 + x1 - w) / 2
+    top, bottom, cy = y0 + pad, y1 - pad - h, (y0 + y1 - h) / 2
+    spots = [(right, top), (left, top), (left, bottom), (right, bottom), (right, cy),
+             (left, cy), (right, cy), (cx, bottom), (cx, top), (cx, cy)]
+    points: list[tuple[float, float]] = []
+    for s in plot.series:
+        prev = None
+        for x, y in zip(s.xs, s.ys):
+            if not (_finite(x) and _finite(y)) or (sy.kind == "log" and y <= 0) \
+                    or (sx.kind == "log" and x <= 0):
+                prev = None
+                continue
+            p = (sx(x), sy(y))
+            if prev is not None:
+                # sample the segment (and the step's corner) so long segments count too
+                corner = (p[0], prev[1]) if s.steps else None
+                for a, b in ((prev, corner), (corner, p)) if corner else ((prev, p),):
+                    for k in range(1, 4):
+                        points.append((a[0] + (b[0] - a[0]) * k / 4, a[1] + (b[1] - a[1]) * k / 4))
+            points.append(p)
+            prev = p
+    for r in plot.rules:
+        for k in range(21):
+            t = k / 20
+            points.append((sx(r.at), y1 + (y0 - y1) * t) if r.vertical else
+                          (x0 + (x1 - x0) * t, sy(r.at)))
+    best, best_score = spots[0], None
+    for sxp, syp in spots:
+        score = sum(1 for px, py in points if sxp <= px <= sxp + w and syp <= py <= syp + h)
+        if best_score is None or score < best_score:
+            best, best_score = (sxp, syp), score
+    return best
+
+
+def render_svg(plot: Plot, narrow: bool = False) -> str:
+    """The chart as an SVG document: the wide (700 px) layout, or the phone one."""
+    layout = layout_for(plot, narrow)
+    width_in, height_in = figure_size_in(plot, narrow)
+    W, H = width_in * 72, height_in * 72
+    x0 = layout.left_in * 72
+    x1 = W - layout.right_in * 72
+    y0 = layout.top_in * 72
+    y1 = y0 + layout.plot_in * 72
+    c = Canvas(W, H)
+    xs, ys = _values(plot)
+    sx = Scale(plot.x.scale, *view_limits(plot.x, xs), x0, x1)
+    sy = Scale(plot.y.scale, *view_limits(plot.y, ys), y1, y0)
+    tick_pt = layout.tick_pt
+    xticks = _ticks(plot.x, sx, x1 - x0, tick_pt, 3)
+    if layout.narrow and plot.thin_x_ticks and len(xticks) > 5:
+        xticks = xticks[::2]
+    yticks = _ticks(plot.y, sy, y1 - y0, tick_pt, 2)
+    xfmt = plot.x.formatter or plain
+    yfmt = plot.y.formatter or plain
+
+    c.out.append(f'<g id="{PLOT_AREA_ID}">')
+    c.path(_rect(x0, y0, x1, y1), "fill: #ffffff")
+    c.out.append("</g>")
+    grid = f"fill: none; stroke: {GRID}; stroke-opacity: 0.3; stroke-width: 0.8"
+    tick = "fill: none; stroke: #000000; stroke-width: 0.8"
+    c.out.append('<g id="grid">')
+    c.path(" ".join(f"M {num(sx(t))} {num(y1)} V {num(y0)}" for t in xticks), grid)
+    c.path(" ".join(f"M {num(x0)} {num(sy(t))} H {num(x1)}" for t in yticks), grid)
+    c.out.append("</g>")
+
+    # what is drawn, clipped to the plot area
+    c.out.append('<g id="data">')
+    for r in plot.rules:
+        if r.vertical:
+            px = sx(r.at)
+            d = f"M {num(px)} {num(y1 + (y0 - y1) * r.span[0])} V {num(y1 + (y0 - y1) * r.span[1])}"
+        else:
+            py = sy(r.at)
+            d = f"M {num(x0 + (x1 - x0) * r.span[0])} {num(py)} H {num(x0 + (x1 - x0) * r.span[1])}"
+        c.path(d, _stroke(r.style), clip=True)
+    for b in plot.bars:
+        style = f"fill: none; stroke: {colour(b.color)}; stroke-width: {num(b.width)}"
+        d = []
+        for x, lo, hi in zip(b.xs, b.lo, b.hi):
+            if sy.kind == "log" and lo <= 0:
+                lo = sy.lo
+            px, plo, phi = sx(x), sy(lo), sy(hi)
+            d.append(f"M {num(px)} {num(plo)} V {num(phi)}")
+            for py in (plo, phi):
+                d.append(f"M {num(px - b.cap)} {num(py)} H {num(px + b.cap)}")
+        c.path(" ".join(d), style, clip=True)
+    for s in plot.series:
+        if s.style.width > 0:
+            d = _polyline(s.xs, s.ys, sx, sy, s.steps)
+            if d:
+                c.path(d, _stroke(s.style), clip=True)
+        if s.style.marker:
+            for i, (x, y) in enumerate(zip(s.xs, s.ys)):
+                if _finite(x) and _finite(y) and sx.inside(x) and sy.inside(y):
+                    _marker(c, s.style, sx(x), sy(y), s.edges[i] if s.edges else None)
+    for n in plot.notes:
+        c.text(sx(n.x), sy(n.y) - n.dy, n.text, n.size, "start")
+    c.out.append("</g>")
+
+    # the frame, ticks and their labels
+    c.path(_rect(x0, y0, x1, y1), "fill: none; stroke: #000000; stroke-width: 0.8; "
+                                  "stroke-linecap: square")
+    c.path(" ".join(f"M {num(sx(t))} {num(y1)} v {TICK_PT}" for t in xticks)
+           + " " + " ".join(f"M {num(x0)} {num(sy(t))} h -{TICK_PT}" for t in yticks), tick)
+    label_y = y1 + 2 * TICK_PT + tick_pt * ASCENT
+    for t in xticks:
+        c.text(sx(t), label_y, xfmt(t), tick_pt)
+    ylabels = [yfmt(t) for t in yticks]
+    for t, text in zip(yticks, ylabels):
+        c.text(x0 - 2 * TICK_PT, sy(t) + tick_pt * 0.36, text, tick_pt, "end")
+    label_pt = layout.label_pt
+    xlabel_y = label_y + tick_pt * (LINE_H - ASCENT) + TICK_PT + label_pt * ASCENT
+    c.text((x0 + x1) / 2, xlabel_y, plot.x.label, label_pt)
+    widest = max((text_width(t, tick_pt) for t in ylabels), default=0.0)
+    ylabel_x = max(label_pt * ASCENT, x0 - 2 * TICK_PT - widest - TICK_PT - label_pt * 0.24)
+    c.text(ylabel_x, (y0 + y1) / 2, plot.y.label, label_pt, rotate=True)
+
+    if plot.title:
+        lines = textwrap.wrap(plot.title, NARROW_TITLE_CHARS) if layout.narrow else [plot.title]
+        first = y0 - 6 - (len(lines) - 1) * layout.title_pt * LINE_H - layout.title_pt * 0.24
+        c.lines((x0 + x1) / 2, first, lines, layout.title_pt, "middle")
+
+    if plot.entries and plot.legend:
+        if plot.legend == "below" or layout.narrow:
+            size = layout.legend_pt
+            if not layout.narrow and legend_columns(plot, layout) == 1:
+                size = 7.5
+            cols = legend_columns(plot, layout)
+            row_h = layout.legend_row_in * 72
+            w, h, _ = _legend_box(plot.entries, size, cols, row_h)
+            top = xlabel_y + label_pt * (LINE_H - ASCENT) + (0.12 * 72 if layout.narrow else 6)
+            _draw_legend(c, plot.entries, (x0 + x1 - w) / 2, top, size, cols, False, LEGEND_ID,
+                         row_h)
+        else:
+            size = layout.legend_pt if plot.legend_size is None else plot.legend_size
+            w, h, _ = _legend_box(plot.entries, size, 1)
+            lx, ly = _best_spot(plot, (x0, y0, x1, y1), (w, h), sx, sy, 0.5 * size)
+            _draw_legend(c, plot.entries, lx, ly, size, 1, True, LEGEND_INSIDE_ID)
+    return c.document((x0, y0, x1, y1))
