@@ -301,32 +301,34 @@ NICE_STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)
 
 
 def linear_ticks(lo: float, hi: float, max_bins: int) -> list[float]:
-    """Ticks at multiples of the smallest nice step (1, 2, 2.5, 5 x 10^k) that gives at most
-    `max_bins` intervals across [lo, hi] (matplotlib's MaxNLocator)."""
-    span = hi - lo
-    raw = span / max(1, max_bins)
+    """Ticks at multiples of the smallest nice step (1, 2, 2.5, 5 x 10^k) at least
+    (hi - lo) / max_bins, inside [lo, hi] (matplotlib's MaxNLocator)."""
+    raw = (hi - lo) / max(1, max_bins)
     scale = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
-    for mult in NICE_STEPS + tuple(s * 10 for s in NICE_STEPS[1:]):
-        step = mult * scale
-        # counted as matplotlib's MaxNLocator does: the bins from the tick at or below lo to
-        # the tick at or above hi
-        first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
-        if math.ceil(hi / step - 1e-9) - math.floor(lo / step + 1e-9) <= max_bins:
-            break
-    ticks = [k * step for k in range(first, last + 1)]
-    # values like 0.30000000000000004 print as the step's decimals
-    digits = max(0, -math.floor(math.log10(step)) + (1 if mult in (2.5, 25.0) else 0))
-    return [round(t, digits + 1) for t in ticks]
+    step = next((m * scale for m in NICE_STEPS if m * scale >= raw * (1 - 1e-12)), 10 * scale)
+    first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
+    # printed from the step's decimals, so 0.30000000000000004 is 0.3
+    digits = max(0, 2 - math.floor(math.log10(step)))
+    return [round(k * step, digits) for k in range(first, last + 1)]
 
 
-def log_ticks(lo: float, hi: float, subs: Sequence[float], max_ticks: int) -> list[float]:
-    """Decades times `subs` inside [lo, hi]; when the range holds more decades than
-    `max_ticks`, every n-th decade alone (matplotlib's LogLocator)."""
+def log_ticks(lo: float, hi: float, subs: Sequence[float], numticks: int) -> list[float]:
+    """Decades times `subs` inside [lo, hi]; decades alone, every n-th, when the range holds
+    more decades than `numticks`; linear ticks when at most one would show (matplotlib's
+    LogLocator)."""
     first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    every = max(1, math.ceil((last - first) / max(1, max_ticks)))
-    use = tuple(subs) if every == 1 else (1.0,)
-    return [s * 10.0 ** k for k in range(first, last + 1) if (k - first) % every == 0
-            for s in use if lo * (1 - 1e-9) <= s * 10.0 ** k <= hi * (1 + 1e-9)]
+    numdec = math.floor(math.log10(hi)) - math.ceil(math.log10(lo))
+    stride = numdec // max(1, numticks) + 1
+    if stride >= numdec:       # never so wide a stride that one tick is left
+        stride = max(1, numdec - 1)
+    # (matplotlib draws no tick at all for subs with a stride over 1; plots.py never asks for
+    # that, and decades are the sensible answer)
+    use = tuple(subs) if stride == 1 else (1.0,)
+    ticks = [s * 10.0 ** k for k in range(first - stride, last + 2 * stride, stride)
+             for s in use if lo * (1 - 1e-9) <= s * 10.0 ** k <= hi * (1 + 1e-9)]
+    if len(use) > 1 and len(ticks) <= 1:
+        return linear_ticks(lo, hi, numticks)
+    return ticks
 
 
 def plain(value: float) -> str:
@@ -481,7 +483,7 @@ def _ticks(axis: Axis, scale: Scale, length_pt: float, font_pt: float, per_label
     lo, hi = scale.lo, scale.hi
     room = max(2, min(9, int(length_pt / (font_pt * per_label))))
     if axis.scale == "log":
-        return log_ticks(lo, hi, axis.subs, room + 1)
+        return log_ticks(lo, hi, axis.subs, room)
     return [t for t in linear_ticks(lo, hi, room) if scale.inside(t)]
 
 

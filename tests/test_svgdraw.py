@@ -1,0 +1,136 @@
+"""svgdraw.py / svgcharts.py: the load-run charts written straight to SVG. What they must keep
+from the matplotlib drawing (plots.py) they replaced on pages: the same legend rows, the same
+figure size as the PNG drawn for feeds, matplotlib's tick choices; and what any generated file
+must be: well-formed, escaped, byte-identical for the same data."""
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+from matplotlib.ticker import LogLocator, MaxNLocator
+
+from analysis.write import charts, svgcharts, svgdraw
+from tests.test_charts import varied_jobs
+
+SVG_JOBS = [job for job in varied_jobs() if job["kind"] in svgcharts.BUILDERS]
+
+
+def _ids(job):
+    return f"{job['kind']}-{job['svg']}"
+
+
+@pytest.mark.parametrize("job", SVG_JOBS, ids=_ids)
+def test_legend_rows_and_figure_size_are_matplotlibs(job):
+    """The page's <img> carries the PNG's size (charts.pixel_sizes), the PNG is drawn by
+    matplotlib and the SVG by svgdraw: both must have the same legend and the same size."""
+    fig, ax = charts.new_figure(legend_below=charts.legend_below(job))
+    try:
+        charts.draw_chart(fig, ax, job)
+        legend = ax.get_legend()
+        texts = [t.get_text() for t in legend.get_texts()] if legend else []
+        size = tuple(fig.get_size_inches())
+    finally:
+        charts.plt.close(fig)
+    plot = svgcharts.BUILDERS[job["kind"]](job["data"])
+    assert [e.label for e in plot.entries] == texts
+    assert svgdraw.figure_size_in(plot) == pytest.approx(size)
+
+
+@pytest.mark.parametrize("lo,hi", [(-1.35, 28.3), (0.0, 230.0), (-0.58, 19.6), (95.0, 105.0),
+                                   (0.0, 1.0), (-1250.0, 26250.0), (0.001, 0.0042)])
+@pytest.mark.parametrize("bins", [9, 8, 5])
+def test_linear_ticks_are_matplotlibs(lo, hi, bins):
+    ref = [t for t in MaxNLocator(nbins=bins, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
+           if lo - 1e-9 <= t <= hi + 1e-9]
+    assert svgdraw.linear_ticks(lo, hi, bins) == pytest.approx(ref)
+
+
+@pytest.mark.parametrize("lo,hi", [(150.0, 16000.0), (6.5, 21000.0), (0.02, 3.0),
+                                   (0.5, 2e7), (180.0, 260.0)])
+def test_log_ticks_are_matplotlibs(lo, hi):
+    # plots.py asks for 1-2-5 ticks only below four decades, where the stride is 1: the
+    # combination of subs and a wider stride (matplotlib: no tick at all) is not compared
+    for subs, numticks in (((1.0, 2.0, 5.0), 9), ((1.0,), 9), ((1.0,), 4), ((1.0,), 2)):
+        ref = [t for t in LogLocator(base=10, subs=subs, numticks=numticks).tick_values(lo, hi)
+               if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
+        assert svgdraw.log_ticks(lo, hi, subs, numticks) == pytest.approx(ref), (subs, numticks)
+
+
+HOSTILE = 'A <script>alert("x")</script> & {{ site }} \x07 label'
+
+
+@pytest.mark.parametrize("narrow", [False, True])
+@pytest.mark.parametrize("job", SVG_JOBS, ids=_ids)
+def test_every_string_is_escaped_and_the_document_parses(job, narrow):
+    data = job["data"]
+    data = {**data, "title": HOSTILE}
+    for key in ("systems", "curves", "points"):
+        if key in data:
+            data[key] = [{**item, "label": HOSTILE} for item in data[key]]
+    text = svgdraw.render_svg(svgcharts.BUILDERS[job["kind"]](data), narrow=narrow)
+    root = ET.fromstring(text.encode())           # well-formed XML
+    assert "<script" not in text and "&lt;script&gt;" in text
+    assert "\x07" not in text
+    shown = " ".join("".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text"))
+    assert 'alert("x")' in shown          # the label is shown as text
+    assert text == svgdraw.render_svg(svgcharts.BUILDERS[job["kind"]](data), narrow=narrow)
+
+
+def _legend_and_area(text: str):
+    boxes = {}
+    for m in re.finditer(r'<g id="(plot-area|legend[\w-]*)">\s*<path d="([^"]+)"', text):
+        n = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", m.group(2))]
+        boxes[m.group(1)] = (min(n[0::2]), min(n[1::2]), max(n[0::2]), max(n[1::2]))
+    return boxes
+
+
+@pytest.mark.parametrize("narrow", [False, True])
+@pytest.mark.parametrize("job", SVG_JOBS, ids=_ids)
+def test_legends_fit_the_figure_and_stay_off_the_plot_area_when_below(job, narrow):
+    plot = svgcharts.BUILDERS[job["kind"]](job["data"])
+    text = svgdraw.render_svg(plot, narrow=narrow)
+    width, height = (float(v) for v in re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"',
+                                                   text).groups())
+    boxes = _legend_and_area(text)
+    area = boxes["plot-area"]
+    legend = boxes.get("legend") or boxes.get("legend-inside")
+    assert legend is not None
+    assert 0 <= legend[0] and legend[2] <= width + 0.5 and 0 <= legend[1] \
+        and legend[3] <= height + 0.5, (legend, width, height)
+    if "legend" in boxes:
+        assert legend[1] >= area[3] + 20          # under the tick labels and the axis label
+    else:
+        assert area[0] <= legend[0] and legend[2] <= area[2] and area[1] <= legend[1] \
+            and legend[3] <= area[3]
+
+
+def test_the_inside_legend_takes_the_emptiest_corner():
+    """Lines along the top: the legend goes to the bottom (matplotlib's loc="best")."""
+    data = {"title": "t", "offered_rate": 100.0,
+            "systems": [{"label": "A", "color": "#0072B2", "t_s": [0.0, 1.0, 2.0, 3.0],
+                         "achieved_rate": [100.0, 100.0, 100.0, 100.0]}]}
+    text = svgdraw.render_svg(svgcharts.throughput_over_time(data))
+    boxes = _legend_and_area(text)
+    area, legend = boxes["plot-area"], boxes["legend-inside"]
+    assert legend[1] > (area[1] + area[3]) / 2        # in the lower half
+
+
+def test_steps_hold_until_the_next_interval_and_gaps_break_the_line():
+    plot = svgdraw.Plot(x=svgdraw.Axis("s"), y=svgdraw.Axis("ms", limits=(0.0, 10.0)),
+                        series=[svgdraw.Series([0.0, 1.0, 2.0, 3.0, 4.0],
+                                               [1.0, 2.0, None, 5.0, 5.0],
+                                               svgdraw.Style("#000000"), steps=True)],
+                        legend=None)
+    d = re.search(r'<path d="(M [^"]+)" clip-path', svgdraw.render_svg(plot)).group(1)
+    # two pieces: 0..2 (the value at 1 held up to 2, where the gap starts) and 3..4
+    assert d.count("M ") == 2
+    first, second = d.split(" M ")
+    assert first.count("H ") == 2 and second.count("H ") == 1
+
+
+def test_number_format_is_short_and_stable():
+    assert [svgdraw.num(v) for v in (0.0, -0.001, 1.5, 2.0, 3.14159, 250.56)] == \
+        ["0", "0", "1.5", "2", "3.14", "250.56"]
+    assert math.isclose(svgdraw.text_width("10,000", 10), 34.99, abs_tol=0.01)
