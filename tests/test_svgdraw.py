@@ -134,3 +134,42 @@ def test_number_format_is_short_and_stable():
     assert [svgdraw.num(v) for v in (0.0, -0.001, 1.5, 2.0, 3.14159, 250.56)] == \
         ["0", "0", "1.5", "2", "3.14", "250.56"]
     assert math.isclose(svgdraw.text_width("10,000", 10), 34.99, abs_tol=0.01)
+
+
+def panels_job(n: int) -> dict:
+    from tests.test_charts import spectrum_curves
+    base = spectrum_curves()
+    curves = [dict(base[i % 2], label=f"Server {i} with a rather long label", color=f"#00{i:02d}00")
+              for i in range(n)]
+    curves[-1] = dict(curves[-1], label="Idle", points=[])    # a system without samples
+    return {"kind": "spectrum_panels", "svg": "p.svg", "png": None,
+            "data": {"title": "Latency by percentile at 1,000 requests/s offered",
+                     "curves": curves, "timeout_ms": None}}
+
+
+@pytest.mark.parametrize("narrow", [False, True])
+@pytest.mark.parametrize("n", [7, 12, 13])
+def test_small_multiples_sit_where_matplotlibs_subplots_put_them(n, narrow):
+    """The panel grid is charts.panel_layout's, as matplotlib lays it out (the PNG): each
+    plot area where matplotlib puts that axes, titles named, hidden panels absent."""
+    job = panels_job(n)
+    fig = charts.draw_panels(job, narrow=narrow)
+    try:
+        width, height = (v * 72 for v in fig.get_size_inches())
+        expected = [(ax.get_position().x0 * width, (1 - ax.get_position().y1) * height,
+                     ax.get_position().x1 * width, (1 - ax.get_position().y0) * height)
+                    for ax in fig.axes if ax.get_visible()]
+    finally:
+        charts.plt.close(fig)
+    text = svgcharts.spectrum_panels(job["data"], narrow=narrow)
+    ET.fromstring(text.encode())
+    boxes = {}
+    for m in re.finditer(r'<g id="(plot-area-\d+)">\s*<path d="([^"]+)"', text):
+        v = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", m.group(2))]
+        boxes[m.group(1)] = (min(v[0::2]), min(v[1::2]), max(v[0::2]), max(v[1::2]))
+    assert list(boxes) == [f"plot-area-{i + 1}" for i in range(n)]
+    for got, want in zip(boxes.values(), expected):
+        assert got == pytest.approx(want, abs=0.02)
+    assert all(f'id="panel-title-{i + 1}"' in text for i in range(n))
+    assert "Idle (no samples)" in text
+    assert f'viewBox="0 0 {svgdraw.num(width)} {svgdraw.num(height)}"' in text

@@ -34,7 +34,7 @@ from analysis import atomic  # noqa: E402
 from analysis.gc_tail import gc_tail_points  # noqa: E402
 from analysis.model import Cell, LoadPoint, Run, Scenario, System  # noqa: E402
 from analysis.write import svgcharts  # noqa: E402
-from analysis.write.svgdraw import figure_size_in, render_svg  # noqa: E402
+from analysis.write.svgdraw import figure_size_in, panel_layout, render_svg  # noqa: E402
 from analysis.write.chartset import MANY_SYSTEMS, chart_set, load_text, scenario_suffix  # noqa: E402
 from analysis.write.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
                                   MARGINS, NARROW_FIGSIZE_IN, NARROW_MARGINS_IN, NARROW_TEXT_PT,
@@ -354,10 +354,13 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
         raise ValueError(f"unknown chart kind {kind!r}")
     root = Path(site_root)
     png = root / job["png"] if job["png"] else None    # png_use: only where a feed or og:image uses it
-    if kind == "spectrum_panels":    # a figure of its own: the grid depends on the systems
-        _write_figure(draw_panels(job), root / job["svg"], png)
+    if kind == "spectrum_panels":    # SVG written directly; a figure of its own for the PNG
+        atomic.write_text(root / job["svg"], svgcharts.spectrum_panels(job["data"]))
         if job.get("narrow_svg"):
-            _write_figure(draw_panels(job, narrow=True), root / job["narrow_svg"], None)
+            atomic.write_text(root / job["narrow_svg"],
+                              svgcharts.spectrum_panels(job["data"], narrow=True))
+        if png is not None:
+            _write_figure(draw_panels(job), None, png)
         return
     below = legend_below(job)
     if kind in svgcharts.BUILDERS:    # written straight to SVG; matplotlib only for the PNG
@@ -450,32 +453,6 @@ def draw_chart(fig, ax, job: dict[str, Any], narrow: bool = False) -> None:
 
 
 # --- small multiples: one panel per system ---------------------------------------------------
-
-def panel_layout(n: int, narrow: bool, title_lines: int = 1) -> dict[str, Any]:
-    """The grid of n panels: 3 columns (4 above 12 systems) at 700 px, 2 on a phone; sizes in
-    inches, so the panels keep their size whatever the count and the figure grows instead.
-    Between rows: room for a two-line panel title (the x tick labels show on the bottom row
-    only: the panels share their axes). `title_lines`: the figure title's (wrapped on a
-    phone)."""
-    cols = 2 if narrow else (3 if n <= 12 else 4)
-    rows = max(1, math.ceil(n / cols))
-    width = NARROW_FIGSIZE_IN[0] if narrow else FIGSIZE_IN[0]
-    panel_h, gap_h, gap_w = (1.15, 0.42, 0.14) if narrow else (1.3, 0.42, 0.16)
-    left, right = (0.7, 0.12) if narrow else (0.8, 0.15)
-    top = 0.45 + 0.19 * title_lines     # the title, then the first row's (two-line) panel titles
-    bottom = 0.72 if narrow else 0.62   # x tick labels and the x label (two lines on a phone)
-    height = top + rows * panel_h + (rows - 1) * gap_h + bottom
-    # whole pixels plus a quarter, so Agg's int() and pixel_sizes' round() agree
-    height = (round(height * PNG_DPI) + 0.25) / PNG_DPI
-    panel_w = (width - left - right - (cols - 1) * gap_w) / cols
-    return {"cols": cols, "rows": rows, "figsize": (width, height),
-            "adjust": {"left": left / width, "right": 1 - right / width,
-                       "bottom": bottom / height, "top": 1 - top / height,
-                       "hspace": gap_h / panel_h, "wspace": gap_w / panel_w},
-            # 8.5 pt titles are about 4.8 pt a character; x labels like "99.99%" ~ 0.45 in
-            "title_chars": max(8, int(panel_w * 72 / 4.8)),
-            "max_ticks": max(2, int(panel_w / 0.42))}
-
 
 def draw_panels(job: dict[str, Any], narrow: bool = False) -> Figure:
     """A spectrum_panels job drawn on a new figure (panel_layout; not pyplot's, so nothing to

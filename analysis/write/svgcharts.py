@@ -6,10 +6,13 @@ are those of the plots.py function named in its docstring."""
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any, Callable, Sequence
 
-from analysis.write.plots import _percent_label, _plain, _spectrum_censored, _spectrum_xy
-from analysis.write.svgdraw import Axis, Bars, Entry, Note, Plot, Rule, Series, Style
+from analysis.write.plots import (OTHERS_GREY, _percent_label, _plain, _spectrum_censored,
+                                  _spectrum_xy, panel_title)
+from analysis.write.svgdraw import (NARROW_TITLE_CHARS, Axis, Bars, Entry, Note, Panels, Plot,
+                                    Rule, Series, Style, panel_layout, render_panels)
 
 
 def auto_y(label: str, values: Sequence[float | None]) -> Axis:
@@ -34,6 +37,26 @@ def spectrum_axis(curves: Sequence[dict[str, Any]]) -> Axis:
                 ticks=[1.0, 2.0] + decades, formatter=_percent_label)
 
 
+def _spectrum_curve(curve: dict[str, Any], color: str | None = None,
+                    width: float = 1.6) -> tuple[list[Series], list[Entry]]:
+    """plots._draw_spectrum_curve: steps up to where the censored part starts, that part
+    dotted (and thicker)."""
+    xs, ys, first = _spectrum_xy(curve)
+    color = color or curve["color"]
+    series, entries = [], []
+    if first > 0:
+        solid = Style(color, width, curve.get("linestyle", "-"))
+        end = min(first + 1, len(xs))
+        series.append(Series(xs[:end], ys[:first] + ys[first:end], solid, steps=True))
+        entries.append(Entry(curve["label"], solid))
+    if first < len(xs):
+        dotted = Style(color, width + 0.8, ":")
+        series.append(Series(xs[first:], ys[first:], dotted, steps=True))
+        entries.append(Entry(f"{curve['label']}: no answer (> timeout)" if first > 0
+                             else f"{curve['label']} (> timeout)", dotted))
+    return series, entries
+
+
 def spectrum(data: dict[str, Any]) -> Plot:
     """plots.plot_spectrum: each curve as steps up to its censored part, that part dotted at
     the timeout with a line and a note."""
@@ -43,19 +66,10 @@ def spectrum(data: dict[str, Any]) -> Plot:
                          [pt[1] for c in curves for pt in c["points"]]),
                 title=data.get("title") or "", thin_x_ticks=True)
     for curve in curves:
-        if not curve["points"]:
-            continue
-        xs, ys, first = _spectrum_xy(curve)
-        solid = Style(curve["color"], 1.6, curve.get("linestyle", "-"))
-        if first > 0:
-            end = min(first + 1, len(xs))
-            plot.series.append(Series(xs[:end], ys[:first] + ys[first:end], solid, steps=True))
-            plot.entries.append(Entry(curve["label"], solid))
-        if first < len(xs):
-            dotted = Style(curve["color"], 2.4, ":")
-            plot.series.append(Series(xs[first:], ys[first:], dotted, steps=True))
-            plot.entries.append(Entry(f"{curve['label']}: no answer (> timeout)" if first > 0
-                                      else f"{curve['label']} (> timeout)", dotted))
+        if curve["points"]:
+            series, entries = _spectrum_curve(curve)
+            plot.series += series
+            plot.entries += entries
     timeout = data.get("timeout_ms")
     if _spectrum_censored(curves) and timeout:
         plot.rules.append(Rule(timeout, False, Style("#000000", 0.8, "--")))
@@ -64,6 +78,45 @@ def spectrum(data: dict[str, Any]) -> Plot:
     if not curves:
         plot.legend = None
     return plot
+
+
+def spectrum_panels(data: dict[str, Any], narrow: bool = False) -> str:
+    """plots.plot_spectrum_panels as charts.draw_panels lays it out: one panel per system, its
+    curve in colour over the others in grey, on shared axes; the SVG text."""
+    curves = data["curves"]
+    title = data["title"]
+    lines = textwrap.wrap(title, NARROW_TITLE_CHARS) if narrow else [title]
+    layout = panel_layout(len(curves), narrow, len(lines))
+    drawn = [c for c in curves if c["points"]]
+    timeout = data.get("timeout_ms")
+    censored = _spectrum_censored(drawn) and timeout
+    x = spectrum_axis(drawn or curves)
+    if drawn:
+        decades = [t for t in x.ticks if t >= 10]
+        every = max(1, math.ceil(len(decades) / max(1, layout["max_ticks"] - 1)))
+        x.ticks = [1.0] + decades[::-1][::every][::-1]
+    values = [pt[1] for c in drawn for pt in c["points"]]
+    y = auto_y("latency (ms)", values)
+    positive = [v for v in values if v is not None and v > 0]
+    if y.scale == "log" and max(positive) / min(positive) >= 100:
+        y.subs = (1.0,)     # decades only: 1-2-5 steps crowd a 1.3-inch panel
+    plots, titles = [], []
+    for own in curves:
+        plot = Plot(x=x, y=y, legend=None)
+        for other in drawn:
+            if other is not own:
+                plot.series += _spectrum_curve(other, OTHERS_GREY, 0.9)[0]
+        if censored:
+            plot.rules.append(Rule(timeout, False, Style("#000000", 0.7, "--")))
+        if own["points"]:
+            plot.series += _spectrum_curve(own, width=1.8)[0]
+        plots.append(plot)
+        label = own["label"] if own["points"] else f"{own['label']} (no samples)"
+        titles.append(panel_title(label, layout["title_chars"]).split("\n"))
+    xlabel = ("percentile (log of 1/(1 − p));\nits system in colour, others grey" if narrow else
+              "percentile (log scale of 1/(1 − p)); each panel: one system in colour, the "
+              "others grey")
+    return render_panels(Panels(plots, titles, title, xlabel, "latency (ms)"), layout, narrow)
 
 
 def latency_over_time(data: dict[str, Any]) -> Plot:

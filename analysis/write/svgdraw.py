@@ -19,9 +19,10 @@ import math
 import textwrap
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
-from analysis.write.plots import LEGEND_ID, LEGEND_INSIDE_ID, PLOT_AREA_ID
+from analysis.write.plots import (FIGSIZE_IN, LEGEND_ID, LEGEND_INSIDE_ID, NARROW_FIGSIZE_IN,
+                                  PANEL_TITLE_ID, PLOT_AREA_ID, PNG_DPI)
 
 FONT_FAMILY = ("'DejaVu Sans', 'Bitstream Vera Sans', 'Verdana', 'Geneva', 'Arial', "
                "'Helvetica', sans-serif")
@@ -389,14 +390,16 @@ def _marker_path(marker: str, x: float, y: float, size: float) -> str:
 
 
 class Canvas:
-    """The SVG document being written: elements appended as text."""
+    """The SVG document being written: elements appended as text; one clip path per plot
+    area (`clip` names it by its number)."""
 
     def __init__(self, width_pt: float, height_pt: float):
         self.width, self.height = width_pt, height_pt
         self.out: list[str] = []
+        self.clips: list[tuple[float, float, float, float]] = []
 
-    def path(self, d: str, style: str, clip: bool = False) -> None:
-        attr = ' clip-path="url(#plot-clip)"' if clip else ""
+    def path(self, d: str, style: str, clip: int | None = None) -> None:
+        attr = f' clip-path="url(#clip-{clip})"' if clip is not None else ""
         self.out.append(f'<path d="{d}"{attr} style="{style}"/>')
 
     def text(self, x: float, y: float, text: str, size: float, anchor: str = "middle",
@@ -407,21 +410,24 @@ class Canvas:
                         f'{num(size)}px; text-anchor: {anchor}">{escape(text)}</text>')
 
     def lines(self, x: float, y: float, lines: Sequence[str], size: float, anchor: str,
-              gid: str | None = None) -> None:
-        """Lines of text whose first baseline is at y."""
+              rotate: bool = False) -> None:
+        """Lines of text whose first baseline is at y (at x, rotated: lines go right)."""
         for i, line in enumerate(lines):
-            self.text(x, y + i * size * LINE_H, line, size, anchor, gid=gid if i == 0 else None)
+            if rotate:
+                self.text(x + i * size * LINE_H, y, line, size, anchor, rotate=True)
+            else:
+                self.text(x, y + i * size * LINE_H, line, size, anchor)
 
-    def document(self, clip_box: tuple[float, float, float, float]) -> str:
-        x0, y0, x1, y1 = clip_box
+    def document(self) -> str:
+        clips = "".join(f'<clipPath id="clip-{i}"><rect x="{num(x0)}" y="{num(y0)}" '
+                        f'width="{num(x1 - x0)}" height="{num(y1 - y0)}"/></clipPath>'
+                        for i, (x0, y0, x1, y1) in enumerate(self.clips))
         return (f'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n'
                 f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" '
                 f'width="{num(self.width)}pt" height="{num(self.height)}pt" '
                 f'viewBox="0 0 {num(self.width)} {num(self.height)}">\n'
                 f'<defs><style type="text/css">*{{stroke-linejoin: round; stroke-linecap: butt}}'
-                f' text{{font-family: {FONT_FAMILY}; fill: #000000}}</style>'
-                f'<clipPath id="plot-clip"><rect x="{num(x0)}" y="{num(y0)}" '
-                f'width="{num(x1 - x0)}" height="{num(y1 - y0)}"/></clipPath></defs>\n'
+                f' text{{font-family: {FONT_FAMILY}; fill: #000000}}</style>{clips}</defs>\n'
                 f'<rect width="100%" height="100%" style="fill: #ffffff"/>\n'
                 + "\n".join(self.out) + "\n</svg>\n")
 
@@ -573,39 +579,47 @@ def _best_spot(plot: Plot, box: tuple[float, float, float, float], size_wh: tupl
     return best
 
 
-def render_svg(plot: Plot, narrow: bool = False) -> str:
-    """The chart as an SVG document: the wide (700 px) layout, or the phone one."""
-    layout = layout_for(plot, narrow)
-    width_in, height_in = figure_size_in(plot, narrow)
-    W, H = width_in * 72, height_in * 72
-    x0 = layout.left_in * 72
-    x1 = W - layout.right_in * 72
-    y0 = layout.top_in * 72
-    y1 = y0 + layout.plot_in * 72
-    c = Canvas(W, H)
-    xs, ys = _values(plot)
-    sx = Scale(plot.x.scale, *view_limits(plot.x, xs), x0, x1)
-    sy = Scale(plot.y.scale, *view_limits(plot.y, ys), y1, y0)
-    tick_pt = layout.tick_pt
+@dataclass
+class Frame:
+    """One plot area on the canvas: its box (points, y down), scales and ticks."""
+    box: tuple[float, float, float, float]
+    sx: Scale
+    sy: Scale
+    xticks: list[float]
+    yticks: list[float]
+    clip: int
+
+
+def _frame(c: Canvas, plot: Plot, box: tuple[float, float, float, float], tick_pt: float,
+           limits: tuple[tuple[float, float], tuple[float, float]] | None = None,
+           thin_x: bool = False, max_x_ticks: int | None = None) -> Frame:
+    """Scales and ticks for `plot` in `box` (`limits`: shared ones, else from its data)."""
+    x0, y0, x1, y1 = box
+    if limits is None:
+        xs, ys = _values(plot)
+        limits = (view_limits(plot.x, xs), view_limits(plot.y, ys))
+    sx = Scale(plot.x.scale, *limits[0], x0, x1)
+    sy = Scale(plot.y.scale, *limits[1], y1, y0)
     xticks = _ticks(plot.x, sx, x1 - x0, tick_pt, 3)
-    if layout.narrow and plot.thin_x_ticks and len(xticks) > 5:
+    if thin_x and len(xticks) > 5:
         xticks = xticks[::2]
     yticks = _ticks(plot.y, sy, y1 - y0, tick_pt, 2)
-    xfmt = plot.x.formatter or plain
-    yfmt = plot.y.formatter or plain
+    c.clips.append(box)
+    return Frame(box, sx, sy, xticks, yticks, len(c.clips) - 1)
 
-    c.out.append(f'<g id="{PLOT_AREA_ID}">')
+
+def _draw_area(c: Canvas, plot: Plot, f: Frame, area_id: str) -> None:
+    """The plot area's background (with its id), grid, then what the plot draws, clipped."""
+    x0, y0, x1, y1 = f.box
+    sx, sy = f.sx, f.sy
+    c.out.append(f'<g id="{area_id}">')
     c.path(_rect(x0, y0, x1, y1), "fill: #ffffff")
     c.out.append("</g>")
     grid = f"fill: none; stroke: {GRID}; stroke-opacity: 0.3; stroke-width: 0.8"
-    tick = "fill: none; stroke: #000000; stroke-width: 0.8"
-    c.out.append('<g id="grid">')
-    c.path(" ".join(f"M {num(sx(t))} {num(y1)} V {num(y0)}" for t in xticks), grid)
-    c.path(" ".join(f"M {num(x0)} {num(sy(t))} H {num(x1)}" for t in yticks), grid)
-    c.out.append("</g>")
-
-    # what is drawn, clipped to the plot area
-    c.out.append('<g id="data">')
+    lines = [f"M {num(sx(t))} {num(y1)} V {num(y0)}" for t in f.xticks] + \
+        [f"M {num(x0)} {num(sy(t))} H {num(x1)}" for t in f.yticks]
+    if lines:
+        c.path(" ".join(lines), grid)
     for r in plot.rules:
         if r.vertical:
             px = sx(r.at)
@@ -613,7 +627,7 @@ def render_svg(plot: Plot, narrow: bool = False) -> str:
         else:
             py = sy(r.at)
             d = f"M {num(x0 + (x1 - x0) * r.span[0])} {num(py)} H {num(x0 + (x1 - x0) * r.span[1])}"
-        c.path(d, _stroke(r.style), clip=True)
+        c.path(d, _stroke(r.style), clip=f.clip)
     for b in plot.bars:
         style = f"fill: none; stroke: {colour(b.color)}; stroke-width: {num(b.width)}"
         d = []
@@ -624,35 +638,64 @@ def render_svg(plot: Plot, narrow: bool = False) -> str:
             d.append(f"M {num(px)} {num(plo)} V {num(phi)}")
             for py in (plo, phi):
                 d.append(f"M {num(px - b.cap)} {num(py)} H {num(px + b.cap)}")
-        c.path(" ".join(d), style, clip=True)
+        c.path(" ".join(d), style, clip=f.clip)
     for s in plot.series:
         if s.style.width > 0:
             d = _polyline(s.xs, s.ys, sx, sy, s.steps)
             if d:
-                c.path(d, _stroke(s.style), clip=True)
+                c.path(d, _stroke(s.style), clip=f.clip)
         if s.style.marker:
             for i, (x, y) in enumerate(zip(s.xs, s.ys)):
                 if _finite(x) and _finite(y) and sx.inside(x) and sy.inside(y):
                     _marker(c, s.style, sx(x), sy(y), s.edges[i] if s.edges else None)
     for n in plot.notes:
         c.text(sx(n.x), sy(n.y) - n.dy, n.text, n.size, "start")
-    c.out.append("</g>")
 
-    # the frame, ticks and their labels
+
+def _draw_ticks(c: Canvas, plot: Plot, f: Frame, tick_pt: float, x_labels: bool = True,
+                y_labels: bool = True) -> float:
+    """The frame, the ticks and their labels; returns the widest y tick label (points)."""
+    x0, y0, x1, y1 = f.box
     c.path(_rect(x0, y0, x1, y1), "fill: none; stroke: #000000; stroke-width: 0.8; "
                                   "stroke-linecap: square")
-    c.path(" ".join(f"M {num(sx(t))} {num(y1)} v {TICK_PT}" for t in xticks)
-           + " " + " ".join(f"M {num(x0)} {num(sy(t))} h -{TICK_PT}" for t in yticks), tick)
-    label_y = y1 + 2 * TICK_PT + tick_pt * ASCENT
-    for t in xticks:
-        c.text(sx(t), label_y, xfmt(t), tick_pt)
-    ylabels = [yfmt(t) for t in yticks]
-    for t, text in zip(yticks, ylabels):
-        c.text(x0 - 2 * TICK_PT, sy(t) + tick_pt * 0.36, text, tick_pt, "end")
+    ticks = [f"M {num(f.sx(t))} {num(y1)} v {TICK_PT}" for t in f.xticks] + \
+        [f"M {num(x0)} {num(f.sy(t))} h -{TICK_PT}" for t in f.yticks]
+    if ticks:
+        c.path(" ".join(ticks), "fill: none; stroke: #000000; stroke-width: 0.8")
+    if x_labels:
+        xfmt = plot.x.formatter or plain
+        label_y = y1 + 2 * TICK_PT + tick_pt * ASCENT
+        for t in f.xticks:
+            c.text(f.sx(t), label_y, xfmt(t), tick_pt)
+    widest = 0.0
+    if y_labels:
+        yfmt = plot.y.formatter or plain
+        for t in f.yticks:
+            text = yfmt(t)
+            widest = max(widest, text_width(text, tick_pt))
+            c.text(x0 - 2 * TICK_PT, f.sy(t) + tick_pt * 0.36, text, tick_pt, "end")
+    return widest
+
+
+def render_svg(plot: Plot, narrow: bool = False) -> str:
+    """The chart as an SVG document: the wide (700 px) layout, or the phone one."""
+    layout = layout_for(plot, narrow)
+    width_in, height_in = figure_size_in(plot, narrow)
+    W, H = width_in * 72, height_in * 72
+    x0 = layout.left_in * 72
+    x1 = W - layout.right_in * 72
+    y0 = layout.top_in * 72
+    y1 = y0 + layout.plot_in * 72
+    c = Canvas(W, H)
+    tick_pt = layout.tick_pt
+    f = _frame(c, plot, (x0, y0, x1, y1), tick_pt, thin_x=layout.narrow and plot.thin_x_ticks)
+    _draw_area(c, plot, f, PLOT_AREA_ID)
+    widest = _draw_ticks(c, plot, f, tick_pt)
+
     label_pt = layout.label_pt
+    label_y = y1 + 2 * TICK_PT + tick_pt * ASCENT
     xlabel_y = label_y + tick_pt * (LINE_H - ASCENT) + TICK_PT + label_pt * ASCENT
     c.text((x0 + x1) / 2, xlabel_y, plot.x.label, label_pt)
-    widest = max((text_width(t, tick_pt) for t in ylabels), default=0.0)
     ylabel_x = max(label_pt * ASCENT, x0 - 2 * TICK_PT - widest - TICK_PT - label_pt * 0.24)
     c.text(ylabel_x, (y0 + y1) / 2, plot.y.label, label_pt, rotate=True)
 
@@ -675,6 +718,93 @@ def render_svg(plot: Plot, narrow: bool = False) -> str:
         else:
             size = layout.legend_pt if plot.legend_size is None else plot.legend_size
             w, h, _ = _legend_box(plot.entries, size, 1)
-            lx, ly = _best_spot(plot, (x0, y0, x1, y1), (w, h), sx, sy, 0.5 * size)
+            lx, ly = _best_spot(plot, (x0, y0, x1, y1), (w, h), f.sx, f.sy, 0.5 * size)
             _draw_legend(c, plot.entries, lx, ly, size, 1, True, LEGEND_INSIDE_ID)
-    return c.document((x0, y0, x1, y1))
+    return c.document()
+
+
+# --- small multiples ----------------------------------------------------------------------------
+
+def panel_layout(n: int, narrow: bool, title_lines: int = 1) -> dict[str, Any]:
+    """The grid of n panels: 3 columns (4 above 12 systems) at 700 px, 2 on a phone; sizes in
+    inches, so the panels keep their size whatever the count and the figure grows instead.
+    Between rows: room for a two-line panel title (the x tick labels show on the bottom row
+    only: the panels share their axes). `title_lines`: the figure title's (wrapped on a
+    phone)."""
+    cols = 2 if narrow else (3 if n <= 12 else 4)
+    rows = max(1, math.ceil(n / cols))
+    width = NARROW_FIGSIZE_IN[0] if narrow else FIGSIZE_IN[0]
+    panel_h, gap_h, gap_w = (1.15, 0.42, 0.14) if narrow else (1.3, 0.42, 0.16)
+    left, right = (0.7, 0.12) if narrow else (0.8, 0.15)
+    top = 0.45 + 0.19 * title_lines     # the title, then the first row's (two-line) panel titles
+    bottom = 0.72 if narrow else 0.62   # x tick labels and the x label (two lines on a phone)
+    height = top + rows * panel_h + (rows - 1) * gap_h + bottom
+    # whole pixels plus a quarter, so Agg's int() and pixel_sizes' round() agree
+    height = (round(height * PNG_DPI) + 0.25) / PNG_DPI
+    panel_w = (width - left - right - (cols - 1) * gap_w) / cols
+    return {"cols": cols, "rows": rows, "figsize": (width, height),
+            "adjust": {"left": left / width, "right": 1 - right / width,
+                       "bottom": bottom / height, "top": 1 - top / height,
+                       "hspace": gap_h / panel_h, "wspace": gap_w / panel_w},
+            # 8.5 pt titles are about 4.8 pt a character; x labels like "99.99%" ~ 0.45 in
+            "title_chars": max(8, int(panel_w * 72 / 4.8)),
+            "max_ticks": max(2, int(panel_w / 0.42))}
+
+
+
+@dataclass
+class Panels:
+    """Small multiples: one Plot per panel on shared axes (the first panel's Axis objects
+    give the scales and labels' formats), each titled (`titles`: lines), under a figure title
+    with the axis labels written once."""
+    plots: list[Plot]
+    titles: list[list[str]]
+    title: str
+    xlabel: str
+    ylabel: str
+
+
+def render_panels(p: Panels, layout: dict, narrow: bool = False) -> str:
+    """The panels on the grid of `layout` (charts.panel_layout: columns, rows, figure size in
+    inches, matplotlib's subplots_adjust fractions); x tick labels on each column's lowest
+    panel, y tick labels on the first column, as matplotlib's shared axes show them."""
+    W, H = layout["figsize"][0] * 72, layout["figsize"][1] * 72
+    adjust = layout["adjust"]
+    cols, rows = layout["cols"], layout["rows"]
+    left, right = adjust["left"] * W, adjust["right"] * W
+    top, bottom = (1 - adjust["top"]) * H, (1 - adjust["bottom"]) * H
+    panel_w = (right - left) / (cols + (cols - 1) * adjust["wspace"])
+    panel_h = (bottom - top) / (rows + (rows - 1) * adjust["hspace"])
+    c = Canvas(W, H)
+    tick_pt = NARROW.tick_pt if narrow else 7.5
+    xs: list[float] = []
+    ys: list[float] = []
+    for plot in p.plots:
+        px, py = _values(plot)
+        xs += px
+        ys += py
+    shared = p.plots[0]
+    limits = (view_limits(shared.x, xs), view_limits(shared.y, ys))
+    n = len(p.plots)
+    for i, plot in enumerate(p.plots):
+        row, col = divmod(i, cols)
+        x0 = left + col * panel_w * (1 + adjust["wspace"])
+        y0 = top + row * panel_h * (1 + adjust["hspace"])
+        plot.x, plot.y = shared.x, shared.y
+        f = _frame(c, plot, (x0, y0, x0 + panel_w, y0 + panel_h), tick_pt, limits)
+        _draw_area(c, plot, f, f"{PLOT_AREA_ID}-{i + 1}")
+        _draw_ticks(c, plot, f, tick_pt, x_labels=i + cols >= n, y_labels=col == 0)
+        c.out.append(f'<g id="{PANEL_TITLE_ID}-{i + 1}">')
+        lines = p.titles[i]
+        c.lines(x0 + panel_w / 2, y0 - 3 - 8.5 * (LINE_H - ASCENT)
+                - (len(lines) - 1) * 8.5 * LINE_H, lines, 8.5, "middle")
+        c.out.append("</g>")
+    title_pt = 10 if narrow else 11
+    lines = textwrap.wrap(p.title, NARROW_TITLE_CHARS) if narrow else [p.title]
+    c.lines(W / 2, 0.1 * 72 + title_pt * ASCENT, lines, title_pt, "middle")
+    label_pt = NARROW.tick_pt if narrow else 9
+    xlabel = p.xlabel.split("\n")
+    c.lines(W / 2, H - 0.08 * 72 - label_pt * (LINE_H - ASCENT)
+            - (len(xlabel) - 1) * label_pt * LINE_H, xlabel, label_pt, "middle")
+    c.text(0.06 * 72 + label_pt * ASCENT, H / 2, p.ylabel, label_pt, rotate=True)
+    return c.document()
