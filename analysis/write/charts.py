@@ -1,11 +1,13 @@
 """-> `assets/charts/<run-id>/*.svg|png`: percentile spectrum (small multiples for many systems),
-load curve, latency and throughput over time, GC pause against tail; per scenario.
+load curve, latency and throughput over time, GC pause against tail, JMH sweeps; per scenario.
 
-The drawing itself is in plots.py; this module turns a run into chart jobs and figures into
-files. `_write_figure` (behind `save_figure`, which also
-closes the figure, and `render_job`, which reuses one figure per layout) is the one place figures
-become files: it fixes every source of byte-level variation (SVG ids and date, PNG text chunks)
-and writes through analysis.atomic, so two builds give byte-identical charts.
+This module turns a run into chart jobs (chart_plan) and jobs into files (render_job). Every
+SVG - the 700 px chart and its phone layout - is written straight from the job's data by
+svgcharts/svgdraw (about a millisecond a chart; matplotlib took ~40 ms). The PNG, drawn only
+where a feed or an og:image uses it (png_use), is matplotlib's drawing of the same data
+(plots.py) at the SVG's size; `_write_figure` (behind `save_figure`, which also closes the
+figure, and `render_job`, which reuses one figure per layout) strips its volatile metadata.
+Both go through analysis.atomic, so two builds give byte-identical charts.
 Figures are 7 x 4 inches: 700 px wide at 100 dpi, the width of a blog column.
 """
 from __future__ import annotations
@@ -25,7 +27,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import FixedLocator  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
 from PIL import Image  # noqa: E402  (matplotlib's own PNG writer)
@@ -34,11 +35,10 @@ from analysis import atomic  # noqa: E402
 from analysis.gc_tail import gc_tail_points  # noqa: E402
 from analysis.model import Cell, LoadPoint, Run, Scenario, System  # noqa: E402
 from analysis.write import svgcharts  # noqa: E402
-from analysis.write.svgdraw import figure_size_in, panel_layout, render_svg  # noqa: E402
+from analysis.write.svgdraw import WIDE_BELOW, figure_size_in, panel_layout, render_svg  # noqa: E402
 from analysis.write.chartset import MANY_SYSTEMS, chart_set, load_text, scenario_suffix  # noqa: E402
 from analysis.write.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
-                                  MARGINS, NARROW_FIGSIZE_IN, NARROW_MARGINS_IN, NARROW_TEXT_PT,
-                                  NARROW_TITLE_CHARS, PNG_DPI, STYLE, mark_legend,
+                                  MARGINS, NARROW_TEXT_PT, NARROW_TITLE_CHARS, PNG_DPI, STYLE,
                                   plot_gc_tail, plot_latency_over_time, plot_load_curve,
                                   plot_spectrum, plot_spectrum_panels, plot_sweep,
                                   plot_throughput_over_time, system_style)
@@ -107,7 +107,7 @@ def _png_bytes(fig) -> bytes:
 # and clears it between charts; a cleared figure draws byte-identical files to a fresh one
 # (tests/test_charts.py checks this in several orders, so no chart depends on the one before).
 
-_REUSED: dict[bool | str, tuple[Any, Any]] = {}
+_REUSED: dict[bool, tuple[Any, Any]] = {}
 
 
 def _keep_ticks() -> None:
@@ -118,12 +118,10 @@ def _keep_ticks() -> None:
     and saves re-creating them on every chart."""
 
 
-def _reused_figure(legend_below: bool, narrow: bool = False):
-    """This process's figure and axes for one layout, cleared to the state of a new_figure()
-    (`narrow`: the phone layout's figure, which _narrow_layout sizes and lays out)."""
-    figsize = NARROW_FIGSIZE_IN if narrow else \
-        LEGEND_BELOW_FIGSIZE_IN if legend_below else FIGSIZE_IN
-    key = "narrow" if narrow else legend_below
+def _reused_figure(legend_below: bool):
+    """This process's figure and axes for one layout, cleared to the state of a new_figure()."""
+    figsize = LEGEND_BELOW_FIGSIZE_IN if legend_below else FIGSIZE_IN
+    key = legend_below
     entry = _REUSED.get(key)
     with plt.rc_context(STYLE):
         if entry is None:
@@ -298,13 +296,11 @@ def _fit_legend_below(fig, ax) -> None:
     if legend is None:
         return
     rows = math.ceil(len(legend.get_texts()) / max(1, legend._ncols))
-    row_in = 0.17                     # one 8 pt legend row
-    plot_in = 3.05                    # the axes' own height
-    bottom_in = 0.62 + rows * row_in  # tick labels + x label + legend
-    top_in = 0.36                     # title
-    height = plot_in + bottom_in + top_in
+    below = WIDE_BELOW    # the SVG's layout (svgdraw), so the PNG has the SVG's size
+    bottom_in = below.bottom_in + rows * below.legend_row_in   # tick labels, x label, legend
+    height = below.top_in + below.plot_in + bottom_in
     fig.set_size_inches(FIGSIZE_IN[0], height)
-    fig.subplots_adjust(bottom=bottom_in / height, top=1 - top_in / height)
+    fig.subplots_adjust(bottom=bottom_in / height, top=1 - below.top_in / height)
 
 
 def _step_times(rows) -> list[float]:
@@ -362,65 +358,26 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
         if png is not None:
             _write_figure(draw_panels(job), None, png)
         return
+    plot = svgcharts.BUILDERS[kind](job["data"])
+    atomic.write_text(root / job["svg"], render_svg(plot))
+    if job.get("narrow_svg"):
+        atomic.write_text(root / job["narrow_svg"], render_svg(plot, narrow=True))
+    if png is None:
+        return
     below = legend_below(job)
-    if kind in svgcharts.BUILDERS:    # written straight to SVG; matplotlib only for the PNG
-        plot = svgcharts.BUILDERS[kind](job["data"])
-        atomic.write_text(root / job["svg"], render_svg(plot))
-        if job.get("narrow_svg"):
-            atomic.write_text(root / job["narrow_svg"], render_svg(plot, narrow=True))
-        if png is None:
-            return
     fig, ax = _reused_figure(below)
     try:
         draw_chart(fig, ax, job)
-        _write_figure(fig, None if kind in svgcharts.BUILDERS else root / job["svg"], png)
+        _write_figure(fig, None, png)
     except BaseException:
         _REUSED.pop(below, None)  # half-drawn: start the next chart on a new figure
         raise
-    if job.get("narrow_svg") and kind not in svgcharts.BUILDERS:
-        fig, ax = _reused_figure(below, narrow=True)
-        try:
-            draw_chart(fig, ax, job, narrow=True)
-            _write_figure(fig, root / job["narrow_svg"], None)
-        except BaseException:
-            _REUSED.pop("narrow", None)
-            raise
 
 
-def _narrow_layout(fig, ax, kind: str) -> None:
-    """The phone layout of a drawn chart: the title wrapped, every label at least
-    NARROW_TEXT_PT, the legend below in one column, fewer x ticks; margins in inches, the
-    figure as tall as its legend needs."""
-    title = ax.get_title()
-    if title:
-        ax.set_title(textwrap.fill(title, NARROW_TITLE_CHARS), y=1.0, pad=6, fontsize=10)
-    ax.tick_params(labelsize=NARROW_TEXT_PT)
-    ax.xaxis.label.set_size(NARROW_TEXT_PT + 1)
-    ax.yaxis.label.set_size(NARROW_TEXT_PT + 1)
-    ticks = ax.get_xticks()
-    if kind in ("spectrum", "jmh_spectrum") and len(ticks) > 5:     # 0% 90% 99.9% ...: every other label
-        ax.xaxis.set_major_locator(FixedLocator(list(ticks[::2])))
-    legend = ax.get_legend()
-    rows = 0
-    if legend is not None:
-        handles, labels = ax.get_legend_handles_labels()
-        legend.remove()
-        mark_legend(ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.2),
-                              ncol=1, fontsize=NARROW_TEXT_PT, frameon=False))
-        rows = len(labels)
-    width_in, plot_in = NARROW_FIGSIZE_IN[0], 2.2
-    m = NARROW_MARGINS_IN
-    bottom_in = m["bottom"] + (0.12 + rows * 0.16 if rows else 0)
-    height = plot_in + bottom_in + m["top"]
-    fig.set_size_inches(width_in, height)
-    fig.subplots_adjust(left=m["left"] / width_in, right=1 - m["right"] / width_in,
-                        bottom=bottom_in / height, top=1 - m["top"] / height)
-
-
-def draw_chart(fig, ax, job: dict[str, Any], narrow: bool = False) -> None:
-    """Draw a chart job's data on `ax` (of a new_figure(legend_below=legend_below(job))),
-    growing the figure to fit a legend under the axes; `narrow`: the phone layout
-    (_narrow_layout) on a NARROW_FIGSIZE_IN figure. Small multiples: draw_panels."""
+def draw_chart(fig, ax, job: dict[str, Any]) -> None:
+    """Draw a chart job's data on `ax` (of a new_figure(legend_below=legend_below(job))) with
+    matplotlib, for its PNG, growing the figure to fit a legend under the axes. Small
+    multiples: draw_panels."""
     data = job["data"]
     kind = job["kind"]
     with plt.rc_context(STYLE):
@@ -445,10 +402,7 @@ def draw_chart(fig, ax, job: dict[str, Any], narrow: bool = False) -> None:
             plot_spectrum(ax, data["curves"], title=data["title"], ylabel=data["ylabel"])
         else:
             raise ValueError(f"unknown chart kind {kind!r}")
-    if narrow:
-        with plt.rc_context(STYLE):
-            _narrow_layout(fig, ax, kind)
-    elif legend_below(job):
+    if legend_below(job):
         _fit_legend_below(fig, ax)
 
 

@@ -299,6 +299,40 @@ def gc_tail(data: dict[str, Any]) -> Plot:
     return plot
 
 
+def jmh_sweep(data: dict[str, Any]) -> Plot:
+    """plots.plot_sweep: a JMH score against one param, a line per variant with JMH's 99.9 %
+    confidence interval as error bars, ticks at the param's values."""
+    plot = Plot(x=Axis(data["xlabel"]), y=Axis(data["ylabel"]), title=data.get("title") or "",
+                legend="below")
+    values: list[float] = []
+    xs_all: set[float] = set()
+    for line in data["lines"]:
+        xs_all.update(line["x"])
+        style = Style(line["color"], 1.6, marker="o", marker_size=5)
+        plot.series.append(Series(line["x"], line["y"], style))
+        plot.entries.append(Entry(line["label"], style))
+        bars = [(x, y, e) for x, y, e in zip(line["x"], line["y"], line["error"])
+                if y is not None and e is not None]
+        if bars:
+            # a bar reaching below zero stops just above it (a log axis has no zero)
+            low = [min(e, y * 0.99) if y > 0 else e for _, y, e in bars]
+            plot.bars.append(Bars([x for x, _, _ in bars], [y - lo for (_, y, _), lo in
+                                                             zip(bars, low)],
+                                  [y + e for _, y, e in bars], line["color"]))
+            values += [y - lo for (_, y, _), lo in zip(bars, low)] + [y + e for _, y, e in bars]
+        values += [y for y in line["y"] if y is not None]
+    plot.x = Axis(data["xlabel"], "log" if data.get("log_x") else "linear",
+                  ticks=sorted(xs_all), formatter=_plain)
+    plot.y = auto_y(data["ylabel"], values)
+    if plot.bars:
+        plot.entries.append(Entry("bars: JMH's 99.9 % confidence interval",
+                                  Style("grey", 1.0, marker="|", marker_size=8)))
+    if not plot.entries:
+        plot.legend = None
+    return plot
+
+
 BUILDERS: dict[str, Callable[[dict[str, Any]], Plot]] = {
     "spectrum": spectrum, "latency_over_time": latency_over_time,
-    "throughput_over_time": throughput_over_time, "load_curve": load_curve, "gc_tail": gc_tail}
+    "throughput_over_time": throughput_over_time, "load_curve": load_curve, "gc_tail": gc_tail,
+    "jmh_sweep": jmh_sweep, "jmh_spectrum": spectrum}

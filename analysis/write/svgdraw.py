@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
-from analysis.write.plots import (FIGSIZE_IN, LEGEND_ID, LEGEND_INSIDE_ID, NARROW_FIGSIZE_IN,
-                                  PANEL_TITLE_ID, PLOT_AREA_ID, PNG_DPI)
+from analysis.write.plots import (FIGSIZE_IN, LEGEND_ID, LEGEND_INSIDE_ID, MARGINS,
+                                  NARROW_FIGSIZE_IN, NARROW_MARGINS_IN, NARROW_TEXT_PT,
+                                  NARROW_TITLE_CHARS, PANEL_TITLE_ID, PLOT_AREA_ID, PNG_DPI)
 
 FONT_FAMILY = ("'DejaVu Sans', 'Bitstream Vera Sans', 'Verdana', 'Geneva', 'Arial', "
                "'Helvetica', sans-serif")
@@ -198,21 +199,25 @@ class Layout:
     narrow: bool = False
 
 
-# The 700 px figure: 7 x 4 in, axes from 12.5 % to 95.5 % across and 13 % to 91 % up
-# (plots.MARGINS); with the legend below, 7 x (0.36 + 3.05 + 0.62 + rows x 0.17) in
-# (charts._fit_legend_below).
-WIDE = Layout(width_in=7.0, left_in=0.875, right_in=0.315, top_in=0.36, plot_in=3.12,
-              bottom_in=0.52, tick_pt=10, label_pt=10, title_pt=11, legend_pt=9,
-              legend_row_in=0.17)
-WIDE_BELOW = Layout(width_in=7.0, left_in=0.875, right_in=0.315, top_in=0.36, plot_in=3.05,
-                    bottom_in=0.62, tick_pt=10, label_pt=10, title_pt=11, legend_pt=8,
-                    legend_row_in=0.17)
-# The phone figure (plots.NARROW_*): 3.6 in wide, a 2.2 in plot area, text at least 8 pt, the
-# title wrapped, the legend below in one column (charts._narrow_layout).
-NARROW = Layout(width_in=3.6, left_in=0.62, right_in=0.12, top_in=0.62, plot_in=2.2,
-                bottom_in=0.5, tick_pt=8, label_pt=9, title_pt=10, legend_pt=8,
+# The 700 px figure: 7 x 4 in with plots.MARGINS; with the legend below, the plot area 3.05 in
+# high and the figure 0.36 + 3.05 + 0.62 in plus 0.17 in per legend row (charts.py grows
+# matplotlib's figure for the PNG by the same numbers: _fit_legend_below).
+_W, _H = FIGSIZE_IN
+WIDE = Layout(width_in=_W, left_in=MARGINS["left"] * _W, right_in=(1 - MARGINS["right"]) * _W,
+              top_in=(1 - MARGINS["top"]) * _H, plot_in=(MARGINS["top"] - MARGINS["bottom"]) * _H,
+              bottom_in=MARGINS["bottom"] * _H, tick_pt=10, label_pt=10, title_pt=11,
+              legend_pt=9, legend_row_in=0.17)
+WIDE_BELOW = Layout(width_in=_W, left_in=WIDE.left_in, right_in=WIDE.right_in, top_in=0.36,
+                    plot_in=3.05, bottom_in=0.62, tick_pt=10, label_pt=10, title_pt=11,
+                    legend_pt=8, legend_row_in=0.17)
+# The phone figure (plots.NARROW_*): 3.6 in wide, a 2.2 in plot area, text at least
+# NARROW_TEXT_PT, the title wrapped, the legend below in one column, 0.16 in a row after a
+# 0.12 in gap.
+NARROW = Layout(width_in=NARROW_FIGSIZE_IN[0], left_in=NARROW_MARGINS_IN["left"],
+                right_in=NARROW_MARGINS_IN["right"], top_in=NARROW_MARGINS_IN["top"],
+                plot_in=2.2, bottom_in=NARROW_MARGINS_IN["bottom"], tick_pt=NARROW_TEXT_PT,
+                label_pt=NARROW_TEXT_PT + 1, title_pt=10, legend_pt=NARROW_TEXT_PT,
                 legend_row_in=0.16, narrow=True)
-NARROW_TITLE_CHARS = 36
 BELOW_TWO_COLUMNS_CHARS = 42   # plots.legend_below: two columns when every label fits
 
 
