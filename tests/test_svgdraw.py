@@ -173,3 +173,16 @@ def test_small_multiples_sit_where_matplotlibs_subplots_put_them(n, narrow):
     assert all(f'id="panel-title-{i + 1}"' in text for i in range(n))
     assert "Idle (no samples)" in text
     assert f'viewBox="0 0 {svgdraw.num(width)} {svgdraw.num(height)}"' in text
+
+
+@pytest.mark.parametrize("job", SVG_JOBS + [dict(panels_job(7), png="p.png")], ids=_ids)
+def test_the_img_size_is_the_pngs_pixels_and_the_svgs_aspect(job, tmp_path):
+    """charts.pixel_sizes (the <img> width and height, from svgdraw's layout) must be the PNG
+    matplotlib writes, pixel for pixel, and the SVG's shape."""
+    assert charts.render_job(job, str(tmp_path)) == []
+    png = (tmp_path / job["png"]).read_bytes()
+    real = (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big"))
+    assert charts.pixel_sizes([job])[job["png"]] == real
+    svg = (tmp_path / job["svg"]).read_text()
+    w, h = (float(v) for v in re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg).groups())
+    assert abs(w / 72 * 100 - real[0]) <= 1 and abs(h / 72 * 100 - real[1]) <= 1

@@ -298,7 +298,7 @@ def _fit_legend_below(fig, ax) -> None:
     rows = math.ceil(len(legend.get_texts()) / max(1, legend._ncols))
     below = WIDE_BELOW    # the SVG's layout (svgdraw), so the PNG has the SVG's size
     bottom_in = below.bottom_in + rows * below.legend_row_in   # tick labels, x label, legend
-    height = below.top_in + below.plot_in + bottom_in
+    height = below.plot_in + bottom_in + below.top_in
     fig.set_size_inches(FIGSIZE_IN[0], height)
     fig.subplots_adjust(bottom=bottom_in / height, top=1 - below.top_in / height)
 

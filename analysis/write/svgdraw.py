@@ -249,7 +249,9 @@ def figure_size_in(plot: Plot, narrow: bool = False) -> tuple[float, float]:
     rows = _below_rows(plot, layout)
     extra = (0.12 + rows * layout.legend_row_in if rows else 0.0) if layout.narrow \
         else rows * layout.legend_row_in
-    return layout.width_in, layout.top_in + layout.plot_in + layout.bottom_in + extra
+    # summed in the order matplotlib's figure is sized (charts._fit_legend_below): the
+    # PNG's pixels are the float's int(), so 4.539999 and 4.54 differ by a row
+    return layout.width_in, layout.plot_in + (layout.bottom_in + extra) + layout.top_in
 
 
 # --- scales and ticks -------------------------------------------------------------------------
