@@ -81,8 +81,14 @@ def spectrum(data: dict[str, Any]) -> Plot:
 
 
 def spectrum_panels(data: dict[str, Any], narrow: bool = False) -> str:
-    """plots.plot_spectrum_panels as charts.draw_panels lays it out: one panel per system, its
-    curve in colour over the others in grey, on shared axes; the SVG text."""
+    """The small multiples' SVG text (spectrum_panels_plot on svgdraw.render_panels)."""
+    return render_panels(*spectrum_panels_plot(data, narrow), narrow)
+
+
+def spectrum_panels_plot(data: dict[str, Any], narrow: bool = False) -> tuple[Panels, dict]:
+    """Small multiples of the percentile spectrum, with their grid (svgdraw.panel_layout): one
+    panel per system, its curve in colour over the others in grey, on shared axes; a system
+    without samples keeps its panel, titled so."""
     curves = data["curves"]
     title = data["title"]
     lines = textwrap.wrap(title, NARROW_TITLE_CHARS) if narrow else [title]
@@ -116,7 +122,7 @@ def spectrum_panels(data: dict[str, Any], narrow: bool = False) -> str:
     xlabel = ("percentile (log of 1/(1 − p));\nits system in colour, others grey" if narrow else
               "percentile (log scale of 1/(1 − p)); each panel: one system in colour, the "
               "others grey")
-    return render_panels(Panels(plots, titles, title, xlabel, "latency (ms)"), layout, narrow)
+    return Panels(plots, titles, title, xlabel, "latency (ms)"), layout
 
 
 def latency_over_time(data: dict[str, Any]) -> Plot:

@@ -599,7 +599,7 @@ class Frame:
 
 def _frame(c: Canvas, plot: Plot, box: tuple[float, float, float, float], tick_pt: float,
            limits: tuple[tuple[float, float], tuple[float, float]] | None = None,
-           thin_x: bool = False, max_x_ticks: int | None = None) -> Frame:
+           thin_x: bool = False) -> Frame:
     """Scales and ticks for `plot` in `box` (`limits`: shared ones, else from its data)."""
     x0, y0, x1, y1 = box
     if limits is None:
@@ -684,8 +684,24 @@ def _draw_ticks(c: Canvas, plot: Plot, f: Frame, tick_pt: float, x_labels: bool 
     return widest
 
 
-def render_svg(plot: Plot, narrow: bool = False) -> str:
-    """The chart as an SVG document: the wide (700 px) layout, or the phone one."""
+@dataclass
+class Geometry:
+    """Where everything of a single-axes chart goes, in points (y down): the figure, the plot
+    area, the axes' ranges and ticks, and the legend (`legend`: None, or (kind, x, y, size,
+    columns, row height) with (x, y) its top-left corner; kind "inside" or "below"). The SVG
+    is drawn from it, and matplotlib's PNG of the same chart is laid out by it."""
+    width: float
+    height: float
+    box: tuple[float, float, float, float]
+    xlim: tuple[float, float]
+    ylim: tuple[float, float]
+    xticks: list[float]
+    yticks: list[float]
+    layout: Layout
+    legend: tuple | None = None
+
+
+def geometry(plot: Plot, narrow: bool = False) -> Geometry:
     layout = layout_for(plot, narrow)
     width_in, height_in = figure_size_in(plot, narrow)
     W, H = width_in * 72, height_in * 72
@@ -693,40 +709,60 @@ def render_svg(plot: Plot, narrow: bool = False) -> str:
     x1 = W - layout.right_in * 72
     y0 = layout.top_in * 72
     y1 = y0 + layout.plot_in * 72
-    c = Canvas(W, H)
-    tick_pt = layout.tick_pt
-    f = _frame(c, plot, (x0, y0, x1, y1), tick_pt, thin_x=layout.narrow and plot.thin_x_ticks)
-    _draw_area(c, plot, f, PLOT_AREA_ID)
-    widest = _draw_ticks(c, plot, f, tick_pt)
+    xs, ys = _values(plot)
+    xlim, ylim = view_limits(plot.x, xs), view_limits(plot.y, ys)
+    sx = Scale(plot.x.scale, *xlim, x0, x1)
+    sy = Scale(plot.y.scale, *ylim, y1, y0)
+    xticks = _ticks(plot.x, sx, x1 - x0, layout.tick_pt, 3)
+    if layout.narrow and plot.thin_x_ticks and len(xticks) > 5:
+        xticks = xticks[::2]
+    yticks = _ticks(plot.y, sy, y1 - y0, layout.tick_pt, 2)
+    g = Geometry(W, H, (x0, y0, x1, y1), xlim, ylim, xticks, yticks, layout)
+    if plot.entries and plot.legend:
+        if plot.legend == "below" or layout.narrow:
+            cols = legend_columns(plot, layout)
+            size = 7.5 if not layout.narrow and cols == 1 else layout.legend_pt
+            row_h = layout.legend_row_in * 72
+            w, _, _ = _legend_box(plot.entries, size, cols, row_h)
+            g.legend = ("below", (x0 + x1 - w) / 2, _xlabel_y(g) + layout.label_pt *
+                        (LINE_H - ASCENT) + (0.12 * 72 if layout.narrow else 6), size, cols, row_h)
+        else:
+            size = layout.legend_pt if plot.legend_size is None else plot.legend_size
+            w, h, _ = _legend_box(plot.entries, size, 1)
+            lx, ly = _best_spot(plot, g.box, (w, h), sx, sy, 0.5 * size)
+            g.legend = ("inside", lx, ly, size, 1, None)
+    return g
 
+
+def _xlabel_y(g: Geometry) -> float:
+    """The x axis label's baseline: under the tick labels."""
+    label_y = g.box[3] + 2 * TICK_PT + g.layout.tick_pt * ASCENT
+    return label_y + g.layout.tick_pt * (LINE_H - ASCENT) + TICK_PT + g.layout.label_pt * ASCENT
+
+
+def render_svg(plot: Plot, narrow: bool = False) -> str:
+    """The chart as an SVG document: the wide (700 px) layout, or the phone one."""
+    g = geometry(plot, narrow)
+    layout = g.layout
+    x0, y0, x1, y1 = g.box
+    c = Canvas(g.width, g.height)
+    c.clips.append(g.box)
+    f = Frame(g.box, Scale(plot.x.scale, *g.xlim, x0, x1), Scale(plot.y.scale, *g.ylim, y1, y0),
+              g.xticks, g.yticks, 0)
+    _draw_area(c, plot, f, PLOT_AREA_ID)
+    widest = _draw_ticks(c, plot, f, layout.tick_pt)
     label_pt = layout.label_pt
-    label_y = y1 + 2 * TICK_PT + tick_pt * ASCENT
-    xlabel_y = label_y + tick_pt * (LINE_H - ASCENT) + TICK_PT + label_pt * ASCENT
-    c.text((x0 + x1) / 2, xlabel_y, plot.x.label, label_pt)
+    c.text((x0 + x1) / 2, _xlabel_y(g), plot.x.label, label_pt)
     ylabel_x = max(label_pt * ASCENT, x0 - 2 * TICK_PT - widest - TICK_PT - label_pt * 0.24)
     c.text(ylabel_x, (y0 + y1) / 2, plot.y.label, label_pt, rotate=True)
-
     if plot.title:
         lines = textwrap.wrap(plot.title, NARROW_TITLE_CHARS) if layout.narrow else [plot.title]
         first = y0 - 6 - (len(lines) - 1) * layout.title_pt * LINE_H - layout.title_pt * 0.24
         c.lines((x0 + x1) / 2, first, lines, layout.title_pt, "middle")
-
-    if plot.entries and plot.legend:
-        if plot.legend == "below" or layout.narrow:
-            size = layout.legend_pt
-            if not layout.narrow and legend_columns(plot, layout) == 1:
-                size = 7.5
-            cols = legend_columns(plot, layout)
-            row_h = layout.legend_row_in * 72
-            w, h, _ = _legend_box(plot.entries, size, cols, row_h)
-            top = xlabel_y + label_pt * (LINE_H - ASCENT) + (0.12 * 72 if layout.narrow else 6)
-            _draw_legend(c, plot.entries, (x0 + x1 - w) / 2, top, size, cols, False, LEGEND_ID,
-                         row_h)
-        else:
-            size = layout.legend_pt if plot.legend_size is None else plot.legend_size
-            w, h, _ = _legend_box(plot.entries, size, 1)
-            lx, ly = _best_spot(plot, (x0, y0, x1, y1), (w, h), f.sx, f.sy, 0.5 * size)
-            _draw_legend(c, plot.entries, lx, ly, size, 1, True, LEGEND_INSIDE_ID)
+    if g.legend:
+        kind, lx, ly, size, cols, row_h = g.legend
+        _draw_legend(c, plot.entries, lx, ly, size, cols, kind == "inside",
+                     LEGEND_INSIDE_ID if kind == "inside" else LEGEND_ID, row_h)
     return c.document()
 
 
@@ -771,6 +807,35 @@ class Panels:
     ylabel: str
 
 
+def panel_tick_pt(narrow: bool) -> float:
+    return NARROW.tick_pt if narrow else 7.5
+
+
+def shared_limits(p: Panels) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The panels' common x and y ranges (the first panel's axes, every panel's data)."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for plot in p.plots:
+        px, py = _values(plot)
+        xs += px
+        ys += py
+    return view_limits(p.plots[0].x, xs), view_limits(p.plots[0].y, ys)
+
+
+def panel_ticks(p: Panels, layout: dict, narrow: bool) -> tuple[list[float], list[float]]:
+    """The panels' x and y ticks (every panel has the same box size and ranges)."""
+    W, H = layout["figsize"][0] * 72, layout["figsize"][1] * 72
+    adjust = layout["adjust"]
+    panel_w = (adjust["right"] - adjust["left"]) * W / (layout["cols"] + (layout["cols"] - 1)
+                                                        * adjust["wspace"])
+    panel_h = (adjust["top"] - adjust["bottom"]) * H / (layout["rows"] + (layout["rows"] - 1)
+                                                        * adjust["hspace"])
+    c = Canvas(W, H)
+    f = _frame(c, p.plots[0], (0.0, 0.0, panel_w, panel_h), panel_tick_pt(narrow),
+               shared_limits(p))
+    return f.xticks, f.yticks
+
+
 def render_panels(p: Panels, layout: dict, narrow: bool = False) -> str:
     """The panels on the grid of `layout` (charts.panel_layout: columns, rows, figure size in
     inches, matplotlib's subplots_adjust fractions); x tick labels on each column's lowest
@@ -783,21 +848,13 @@ def render_panels(p: Panels, layout: dict, narrow: bool = False) -> str:
     panel_w = (right - left) / (cols + (cols - 1) * adjust["wspace"])
     panel_h = (bottom - top) / (rows + (rows - 1) * adjust["hspace"])
     c = Canvas(W, H)
-    tick_pt = NARROW.tick_pt if narrow else 7.5
-    xs: list[float] = []
-    ys: list[float] = []
-    for plot in p.plots:
-        px, py = _values(plot)
-        xs += px
-        ys += py
-    shared = p.plots[0]
-    limits = (view_limits(shared.x, xs), view_limits(shared.y, ys))
+    tick_pt = panel_tick_pt(narrow)
+    limits = shared_limits(p)
     n = len(p.plots)
     for i, plot in enumerate(p.plots):
         row, col = divmod(i, cols)
         x0 = left + col * panel_w * (1 + adjust["wspace"])
         y0 = top + row * panel_h * (1 + adjust["hspace"])
-        plot.x, plot.y = shared.x, shared.y
         f = _frame(c, plot, (x0, y0, x0 + panel_w, y0 + panel_h), tick_pt, limits)
         _draw_area(c, plot, f, f"{PLOT_AREA_ID}-{i + 1}")
         _draw_ticks(c, plot, f, tick_pt, x_labels=i + cols >= n, y_labels=col == 0)
