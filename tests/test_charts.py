@@ -1,5 +1,6 @@
-"""charts.py: plotting functions draw what they are given on an Axes; save_figure writes
-byte-identical SVG/PNG without volatile metadata."""
+"""The charts: what each kind draws (svgcharts' descriptions, from which both the SVG and the
+PNG are made), and render_job's files: byte-identical SVG and PNG without volatile metadata,
+the same whatever was drawn before in the process, the phone variant readable."""
 from __future__ import annotations
 
 import hashlib
@@ -10,13 +11,6 @@ import pytest
 from analysis.write import charts, plots, svgcharts, svgdraw
 
 
-@pytest.fixture
-def ax():
-    fig, ax = charts.new_figure()
-    yield ax
-    charts.plt.close(fig)
-
-
 def spectrum_curves():
     return [{"label": "Pool", "color": plots.color(0), "count": 20_000,
              "points": [(0.0, 0.1), (50.0, 0.2), (90.0, 0.4), (99.0, 1.5), (99.9, 30.0),
@@ -25,92 +19,100 @@ def spectrum_curves():
              "points": [(0.0, 0.1), (50.0, 0.25), (99.0, 0.9), (100.0, 2.0)]}]
 
 
-def test_spectrum_x_axis_is_one_over_one_minus_p(ax):
-    artists = plots.plot_spectrum(ax, spectrum_curves(), title="t")
-    line = artists[0]
-    xs = list(line.get_xdata())
+def test_spectrum_x_axis_is_one_over_one_minus_p():
+    plot = svgcharts.spectrum({"title": "t", "curves": spectrum_curves()})
+    xs = list(plot.series[0].xs)
     assert xs[:4] == pytest.approx([1.0, 2.0, 10.0, 100.0])
     assert xs[-1] == 20_000            # the max sits where one sample lies beyond
-    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
-    labels = [plots._percent_label(x) for x in ax.get_xticks()]
+    assert plot.x.scale == "log" and plot.y.scale == "log"
+    g = svgdraw.geometry(plot)
+    labels = [plots._percent_label(x) for x in g.xticks]
     assert labels[:6] == ["0%", "50%", "90%", "99%", "99.9%", "99.99%"]
-    assert "ms" in ax.get_ylabel() and ax.get_xlabel()
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Pool", "Virtual"]
+    assert "ms" in plot.y.label and plot.x.label
+    assert [e.label for e in plot.entries] == ["Pool", "Virtual"]
 
 
-def test_load_curve_marks_ceilings_and_saturation(ax):
+def test_load_curve_marks_ceilings_and_saturation():
     systems = [{"label": "Pool", "color": plots.color(0), "offered": [10, 100, 1000],
                 "p50_ms": [0.2, 0.3, 900.0], "p99_ms": [0.5, 2.0, 2000.0],
                 "saturated": [False, False, True], "ceiling_rps": 100.0},
                {"label": "Virtual", "color": plots.color(1), "offered": [10, 100, 1000],
                 "p50_ms": [0.2, 0.2, 0.3], "p99_ms": [0.5, 0.6, 0.9],
                 "saturated": [False, False, False], "ceiling_rps": None}]
-    plots.plot_load_curve(ax, systems)
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    plot = svgcharts.load_curve({"title": "t", "systems": systems})
+    legend = [e.label for e in plot.entries]
     assert "Pool predicted ceiling (100/s)" in legend
     assert "saturated (see the table's rules)" in legend
     assert "Virtual predicted ceiling" not in " ".join(legend)
-    assert ax.get_xscale() == "log" and "requests/s" in ax.get_xlabel() and "ms" in ax.get_ylabel()
-    p99_pool = next(l for l in ax.get_lines() if l.get_label() == "Pool p99")
-    assert list(p99_pool.get_ydata()) == [0.5, 2.0, 2000.0]
+    assert plot.x.scale == "log" and "requests/s" in plot.x.label and "ms" in plot.y.label
+    assert [r.at for r in plot.rules if r.vertical] == [100.0]
+    pool_p99 = plot.series[legend.index("Pool p99")]
+    assert list(pool_p99.ys) == [0.5, 2.0, 2000.0] and pool_p99.style.marker == "o"
+    (ring,) = [s for s in plot.series if s.style.face == "none"]   # saturated: ringed
+    assert list(ring.xs) == [1000] and list(ring.ys) == [2000.0]
 
 
-def test_censored_points_sit_at_the_timeout_and_are_marked(ax):
+def test_censored_points_sit_at_the_timeout_and_are_marked():
     systems = [{"label": "Pool", "color": plots.color(0), "offered": [10, 100, 1000],
                 "p50_ms": [200.0, 300.0, 2000.0], "p99_ms": [210.0, 900.0, 2000.0],
                 "p50_censored": [False, False, True], "p99_censored": [False, False, True],
                 "p50_range": [[199.0, 204.0], None, None], "p99_range": [None, None, None],
                 "saturated": [False, False, True], "ceiling_rps": None}]
-    plots.plot_load_curve(ax, systems, timeout_ms=2000.0)
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    plot = svgcharts.load_curve({"title": "t", "systems": systems, "timeout_ms": 2000.0})
+    legend = [e.label for e in plot.entries]
     assert "> 2 s: no answer within the timeout (drawn at it)" in legend
     assert "bars: range of the repetitions" in legend
-    assert any(abs(l.get_ydata()[0] - 2000.0) < 1e-9 for l in ax.get_lines()
-               if len(l.get_ydata()) == 2 and l.get_linestyle() == "--")   # the timeout line
+    assert [(r.at, r.style.dash) for r in plot.rules if not r.vertical] == [(2000.0, "--")]
+    triangles = [s for s in plot.series if s.style.marker == "^"]
+    assert [list(s.ys) for s in triangles] == [[2000.0], [2000.0]]       # p99 and p50
+    (bars,) = plot.bars
+    assert (list(bars.xs), list(bars.lo), list(bars.hi)) == ([10], [199.0], [204.0])
 
 
-def test_spectrum_draws_the_censored_tail_dotted_at_the_timeout(ax):
+def test_spectrum_draws_the_censored_tail_dotted_at_the_timeout():
     curves = [{"label": "Pool", "color": plots.color(0), "count": 100,
                "points": [(0.0, 100.0, False), (50.0, 150.0, False), (90.0, 2000.0, True),
                           (100.0, 2000.0, True)]}]
-    artists = plots.plot_spectrum(ax, curves, timeout_ms=2000.0)
-    dotted = [a for a in artists if getattr(a, "get_linestyle", lambda: "")() == ":"]
-    assert dotted and list(dotted[0].get_ydata()) == [2000.0, 2000.0]
-    assert "Pool: no answer (> timeout)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    plot = svgcharts.spectrum({"title": "t", "curves": curves, "timeout_ms": 2000.0})
+    dotted = [s for s in plot.series if s.style.dash == ":"]
+    assert dotted and list(dotted[0].ys) == [2000.0, 2000.0]
+    assert "Pool: no answer (> timeout)" in [e.label for e in plot.entries]
+    assert [r.at for r in plot.rules] == [2000.0] and "> 2 s" in plot.notes[0].text
 
 
-def test_latency_over_time_draws_gaps_and_gc_hook(ax):
+def test_latency_over_time_draws_gaps_and_gc_hook():
     systems = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0, 2.0],
                 "p99_ms": [1.0, None, 3.0], "max_ms": [2.0, None, 250.0]}]
-    artists = plots.plot_latency_over_time(ax, systems, gc_pauses=[{"t_s": 2.0, "duration_ms": 200}])
-    p99 = artists[0].get_ydata()
-    assert p99[1] != p99[1]             # NaN: an empty interval is a gap, not a zero
-    assert any(a.get_label() == "GC pause" for a in artists)
-    assert "(s)" in ax.get_xlabel() and "(ms)" in ax.get_ylabel()
+    plot = svgcharts.latency_over_time({"title": "t", "systems": systems,
+                                        "gc_pauses": [{"t_s": 2.0, "duration_ms": 200}]})
+    assert plot.series[0].ys[1] is None     # an empty interval is a gap, not a zero
+    assert "GC pause" in [e.label for e in plot.entries]
+    assert [(r.at, r.vertical, r.span) for r in plot.rules] == [(2.0, True, (0.0, 0.04))]
+    assert "(s)" in plot.x.label and "(ms)" in plot.y.label
 
 
-def test_latency_over_time_says_when_nothing_was_answered(ax):
+def test_latency_over_time_says_when_nothing_was_answered():
     systems = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0, 2.0],
                 "p99_ms": [None, None, None], "max_ms": [None, None, None]}]
-    plots.plot_latency_over_time(ax, systems)
-    assert "Pool p99 (no request answered)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    plot = svgcharts.latency_over_time({"title": "t", "systems": systems})
+    assert "Pool p99 (no request answered)" in [e.label for e in plot.entries]
 
 
-def test_throughput_over_time_shows_offered_line(ax):
+def test_throughput_over_time_shows_offered_line():
     systems = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0],
                 "achieved_rate": [480.0, 300.0]}]
-    artists = plots.plot_throughput_over_time(ax, systems, offered_rate=500)
-    assert list(artists[0].get_ydata()) == [500, 500]
-    assert ax.get_ylim()[1] >= 500 and "requests/s" in ax.get_ylabel()
+    plot = svgcharts.throughput_over_time({"title": "t", "systems": systems,
+                                           "offered_rate": 500})
+    assert [r.at for r in plot.rules] == [500] and plot.entries[0].label == "offered (500/s)"
+    assert plot.y.limits == (0.0, 500 * 1.15) and "requests/s" in plot.y.label
 
 
 def render(tmp_path, name):
-    fig, ax = charts.new_figure()
-    plots.plot_spectrum(ax, spectrum_curves(), title="Latency by percentile")
-    svg, png = tmp_path / f"{name}.svg", tmp_path / f"{name}.png"
-    charts.save_figure(fig, svg, png)
-    assert not charts.plt.get_fignums(), "save_figure must close the figure"
-    return svg.read_bytes(), png.read_bytes()
+    job = {"kind": "spectrum", "svg": f"{name}.svg", "png": f"{name}.png",
+           "data": {"title": "Latency by percentile", "curves": spectrum_curves()}}
+    assert charts.render_job(job, str(tmp_path)) == []
+    assert not charts.plt.get_fignums(), "render_job leaves no pyplot figure open"
+    return (tmp_path / f"{name}.svg").read_bytes(), (tmp_path / f"{name}.png").read_bytes()
 
 
 def test_saved_charts_are_byte_identical_and_free_of_volatile_metadata(tmp_path):

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import re
 import subprocess
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from analysis.gc_tail import GcTailPoint, gc_tail_points, gc_tail_statement, longest_window_pause
 from analysis.model import Jvm, JvmWindow, Percentile
-from analysis.write import charts, chartset, plots
+from analysis.write import charts, chartset, plots, svgcharts
 
 SYSTEMS = 12
 
@@ -191,20 +190,21 @@ def test_panel_titles_and_legends_clear_the_plot_areas_in_matplotlibs_own_boxes(
 def test_same_system_same_colour_in_every_chart(many_run, tmp_path):
     run, _ = many_run
     jobs = {j["kind"]: j for j in charts.chart_plan(run)}
-    panels = charts.draw_panels(jobs["spectrum_panels"])
-    own = [max(ax.get_lines(), key=lambda line: line.get_zorder()).get_color()
-           for ax in panels.axes if ax.get_visible()]
-    fig, ax = charts.new_figure(legend_below=True)
-    charts.draw_chart(fig, ax, jobs["load_curve"])
-    by_label = {line.get_label(): line.get_color() for line in ax.get_lines()}
-    charts.plt.close(fig)
-    fig, ax = charts.new_figure(legend_below=True)
-    charts.draw_chart(fig, ax, jobs["throughput_over_time"])
-    achieved = {line.get_label(): line.get_color() for line in ax.get_lines()}
-    charts.plt.close(fig)
+    panels, _ = svgcharts.spectrum_panels_plot(jobs["spectrum_panels"]["data"])
+    own = [plot.series[-1].style.color for plot in panels.plots]     # its own curve, on top
+    by_label = {e.label: e.style.color
+                for e in svgcharts.load_curve(jobs["load_curve"]["data"]).entries}
+    achieved = {e.label: e.style.color
+                for e in svgcharts.throughput_over_time(jobs["throughput_over_time"]["data"]).entries}
     for i in range(SYSTEMS):
         assert own[i] == by_label[f"{label(i)} p99"] == achieved[f"{label(i)} achieved"] \
             == plots.color(i)
+    # the PNG's drawing (matplotlib) uses them too
+    fig, ax = charts.new_figure(legend_below=True)
+    charts.draw_chart(fig, ax, jobs["load_curve"])
+    drawn = {line.get_color() for line in ax.get_lines()}
+    charts.plt.close(fig)
+    assert {plots.color(i) for i in range(SYSTEMS)} <= drawn
     # and in the files: every system's colour is drawn in both
     for kind in ("load_curve", "spectrum_panels"):
         charts.render_job(jobs[kind], str(tmp_path))
@@ -341,14 +341,12 @@ def test_named_scenarios_prefix_their_charts_and_say_which(many_run):
         chartset.chart_section(two)
 
 
-def test_the_svg_check_sees_a_legend_on_the_plot_area(tmp_path):
+def test_the_svg_check_sees_a_legend_on_the_plot_area():
     """The check above can fail: a legend marked as outside but drawn in the middle of the
     axes is caught in the written SVG."""
+    from analysis.write import svgdraw
     from tests.test_charts import spectrum_curves
-    fig, ax = charts.new_figure()
-    plots.plot_spectrum(ax, spectrum_curves())
-    ax.get_legend().remove()
-    plots.mark_legend(ax.legend(loc="center"))
-    charts.save_figure(fig, tmp_path / "c.svg", None)
+    text = svgdraw.render_svg(svgcharts.spectrum({"title": "t", "curves": spectrum_curves()}))
+    assert 'id="legend-inside"' in text
     with pytest.raises(AssertionError, match="plot-area"):
-        assert_no_legend_on_plot_areas((tmp_path / "c.svg").read_text(), "c.svg")
+        assert_no_legend_on_plot_areas(text.replace('id="legend-inside"', 'id="legend"'), "c.svg")

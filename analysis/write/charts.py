@@ -13,7 +13,6 @@ Figures are 7 x 4 inches: 700 px wide at 100 dpi, the width of a blog column.
 from __future__ import annotations
 
 import io
-import math
 import os
 import re
 import textwrap
@@ -34,14 +33,15 @@ from PIL import Image  # noqa: E402  (matplotlib's own PNG writer)
 from analysis import atomic  # noqa: E402
 from analysis.gc_tail import gc_tail_points  # noqa: E402
 from analysis.model import Cell, LoadPoint, Run, Scenario, System  # noqa: E402
-from analysis.write import svgcharts  # noqa: E402
-from analysis.write.svgdraw import WIDE_BELOW, figure_size_in, panel_layout, render_svg  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+
+from analysis.write import svgcharts, svgdraw  # noqa: E402
+from analysis.write.svgdraw import figure_size_in, panel_layout, render_svg  # noqa: E402
 from analysis.write.chartset import MANY_SYSTEMS, chart_set, load_text, scenario_suffix  # noqa: E402
 from analysis.write.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
-                                  MARGINS, NARROW_TEXT_PT, NARROW_TITLE_CHARS, PNG_DPI, STYLE,
-                                  plot_gc_tail, plot_latency_over_time, plot_load_curve,
-                                  plot_spectrum, plot_spectrum_panels, plot_sweep,
-                                  plot_throughput_over_time, system_style)
+                                  MARGINS, NARROW_TEXT_PT, NARROW_TITLE_CHARS, PANEL_TITLE_ID,
+                                  PNG_DPI, STYLE, mark_legend, mark_plot_area, system_style)
 
 
 # --- files ----------------------------------------------------------------------------------
@@ -139,7 +139,7 @@ def _reused_figure(legend_below: bool):
             # cla() leaves the data limits of the last chart; an axhline (updates y only)
             # would then inherit the previous chart's x range.
             ax.dataLim.set(Bbox.null())
-            fig.set_size_inches(figsize)  # _fit_legend_below may have grown it
+            fig.set_size_inches(figsize)  # draw_chart sizes it to the chart
     fig.subplots_adjust(**(LEGEND_BELOW_MARGINS if legend_below else MARGINS))
     return fig, ax
 
@@ -265,42 +265,17 @@ CHART_DATA = {"spectrum": _spectrum_data, "spectrum_panels": _spectrum_data,
 
 
 def pixel_sizes(jobs: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
-    """Each job's PNG size in pixels by its png path (the <img> width and height). A chart
-    with the legend below grows with its legend (_fit_legend_below), so its artists are made,
-    but not drawn, on this process's reused figure to find out."""
+    """Each job's PNG size in pixels by its png path (the <img> width and height): the
+    chart's layout (svgdraw), which both its SVG and its PNG follow."""
     sizes = {}
     for job in jobs:
-        if job["kind"] in svgcharts.BUILDERS:
-            width_in, height_in = figure_size_in(svgcharts.BUILDERS[job["kind"]](job["data"]))
-        elif job["kind"] == "spectrum_panels":
+        if job["kind"] == "spectrum_panels":
             width_in, height_in = panel_layout(len(job["data"]["curves"]), False)["figsize"]
-        elif legend_below(job):
-            fig, ax = _reused_figure(True)
-            try:
-                draw_chart(fig, ax, job)
-            except BaseException:
-                _REUSED.pop(True, None)
-                raise
-            width_in, height_in = fig.get_size_inches()
         else:
-            width_in, height_in = FIGSIZE_IN
+            width_in, height_in = figure_size_in(svgcharts.BUILDERS[job["kind"]](job["data"]))
         # as the Agg canvas rounds the figure to whole pixels
         sizes[job["png"]] = (int(round(width_in * PNG_DPI)), int(round(height_in * PNG_DPI)))
     return sizes
-
-
-def _fit_legend_below(fig, ax) -> None:
-    """Grow the figure so a legend under the axes keeps every row (many systems, long labels)
-    while the plot area stays the same size."""
-    legend = ax.get_legend()
-    if legend is None:
-        return
-    rows = math.ceil(len(legend.get_texts()) / max(1, legend._ncols))
-    below = WIDE_BELOW    # the SVG's layout (svgdraw), so the PNG has the SVG's size
-    bottom_in = below.bottom_in + rows * below.legend_row_in   # tick labels, x label, legend
-    height = below.plot_in + bottom_in + below.top_in
-    fig.set_size_inches(FIGSIZE_IN[0], height)
-    fig.subplots_adjust(bottom=bottom_in / height, top=1 - below.top_in / height)
 
 
 def _step_times(rows) -> list[float]:
@@ -375,62 +350,123 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
 
 
 def draw_chart(fig, ax, job: dict[str, Any]) -> None:
-    """Draw a chart job's data on `ax` (of a new_figure(legend_below=legend_below(job))) with
-    matplotlib, for its PNG, growing the figure to fit a legend under the axes. Small
-    multiples: draw_panels."""
-    data = job["data"]
-    kind = job["kind"]
+    """Draw a chart job on `ax` with matplotlib, for its PNG: the job's svgcharts Plot, laid
+    out by svgdraw.geometry (figure size, plot area, ranges, ticks, legend spot), so the PNG
+    is the SVG's chart. Small multiples: draw_panels."""
+    plot = svgcharts.BUILDERS[job["kind"]](job["data"])
+    g = svgdraw.geometry(plot)
+    fig.set_size_inches(figure_size_in(plot))    # inches as pixel_sizes has them
+    x0, y0, x1, y1 = g.box
+    fig.subplots_adjust(left=x0 / g.width, right=x1 / g.width, top=1 - y0 / g.height,
+                        bottom=1 - y1 / g.height)
     with plt.rc_context(STYLE):
-        if kind == "spectrum":
-            plot_spectrum(ax, data["curves"], title=data["title"],
-                          timeout_ms=data.get("timeout_ms"))
-        elif kind == "load_curve":
-            plot_load_curve(ax, data["systems"], title=data["title"],
-                            timeout_ms=data.get("timeout_ms"))
-        elif kind == "latency_over_time":
-            plot_latency_over_time(ax, data["systems"], title=data["title"],
-                                   gc_pauses=data.get("gc_pauses"))
-        elif kind == "throughput_over_time":
-            plot_throughput_over_time(ax, data["systems"], offered_rate=data["offered_rate"],
-                                      title=data["title"], legend=data.get("legend", "inside"))
-        elif kind == "gc_tail":
-            plot_gc_tail(ax, data["points"], title=data["title"])
-        elif kind == "jmh_sweep":
-            plot_sweep(ax, data["lines"], xlabel=data["xlabel"], ylabel=data["ylabel"],
-                       log_x=data["log_x"], title=data["title"])
-        elif kind == "jmh_spectrum":
-            plot_spectrum(ax, data["curves"], title=data["title"], ylabel=data["ylabel"])
+        mark_plot_area(ax)
+        _draw_content(ax, plot, g.xlim, g.ylim, g.xticks, g.yticks)
+        if plot.title:
+            ax.set_title(plot.title, y=1.0, pad=6)
+        ax.set_xlabel(plot.x.label)
+        ax.set_ylabel(plot.y.label)
+        if g.legend:
+            kind, lx, ly, size, cols, _ = g.legend
+            anchor = ((lx - x0) / (x1 - x0), (y1 - ly) / (y1 - y0))   # top-left, axes fraction
+            legend = ax.legend(_handles(plot), [e.label for e in plot.entries], loc="upper left",
+                               bbox_to_anchor=anchor, borderaxespad=0, ncol=cols, fontsize=size,
+                               framealpha=0.85, frameon=kind == "inside")
+            mark_legend(legend, inside=kind == "inside")
+
+
+def _draw_content(ax, plot, xlim, ylim, xticks, yticks) -> None:
+    """A Plot's rules, bars, series and notes on `ax`, with the given ranges and ticks."""
+    ax.set_xscale(plot.x.scale)
+    ax.set_yscale(plot.y.scale)
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    for axis, ticks, spec in ((ax.xaxis, xticks, plot.x), (ax.yaxis, yticks, plot.y)):
+        axis.set_major_locator(FixedLocator(ticks))
+        axis.set_minor_locator(NullLocator())
+        fmt = spec.formatter or svgdraw.plain
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos, fmt=fmt: fmt(v)))
+    for r in plot.rules:
+        line = _line_kwargs(r.style)
+        if r.vertical:
+            ax.axvline(r.at, ymin=r.span[0], ymax=r.span[1], **line)
         else:
-            raise ValueError(f"unknown chart kind {kind!r}")
-    if legend_below(job):
-        _fit_legend_below(fig, ax)
+            ax.axhline(r.at, xmin=r.span[0], xmax=r.span[1], **line)
+    for b in plot.bars:
+        ax.errorbar(b.xs, b.lo, yerr=[[0.0] * len(b.lo), [h - lo for lo, h in zip(b.lo, b.hi)]],
+                    fmt="none", ecolor=b.color, elinewidth=b.width, capsize=b.cap)
+    for s in plot.series:
+        ys = [float("nan") if v is None else v for v in s.ys]
+        st = s.style
+        if st.width > 0:
+            ax.plot(s.xs, ys, drawstyle="steps-post" if s.steps else "default",
+                    **_line_kwargs(st), **_marker_kwargs(st))
+        elif st.marker:
+            face = st.color if st.face is None else st.face
+            ax.scatter(s.xs, ys, s=st.marker_size ** 2, marker=st.marker, facecolors=face,
+                       edgecolors=list(s.edges) if s.edges else (st.edge or st.color),
+                       linewidths=st.edge_width, zorder=4)
+    for n in plot.notes:
+        ax.annotate(n.text, (n.x, n.y), textcoords="offset points", xytext=(0, n.dy),
+                    fontsize=n.size)
+
+
+def _line_kwargs(st) -> dict[str, Any]:
+    return {"color": st.color, "linewidth": st.width, "alpha": st.alpha if st.alpha < 1 else None,
+            "linestyle": st.dash if st.dash is not None else "-"}
+
+
+def _marker_kwargs(st) -> dict[str, Any]:
+    if not st.marker:
+        return {}
+    return {"marker": st.marker, "markersize": st.marker_size,
+            "markerfacecolor": st.color if st.face is None else st.face,
+            "markeredgecolor": st.edge or st.color, "markeredgewidth": st.edge_width}
+
+
+def _handles(plot) -> list:
+    """Legend handles drawn as the SVG's legend draws each entry: a line and/or a marker."""
+    handles = []
+    for e in plot.entries:
+        st = e.style
+        kwargs = _line_kwargs(st) if e.line and st.width > 0 else {"linestyle": "none",
+                                                                   "color": st.color}
+        handles.append(Line2D([], [], **kwargs, **_marker_kwargs(st)))
+    return handles
 
 
 # --- small multiples: one panel per system ---------------------------------------------------
 
 def draw_panels(job: dict[str, Any], narrow: bool = False) -> Figure:
-    """A spectrum_panels job drawn on a new figure (panel_layout; not pyplot's, so nothing to
-    close): plots.plot_spectrum_panels, the title above and the axis labels once."""
-    data = job["data"]
-    title = textwrap.fill(data["title"], NARROW_TITLE_CHARS) if narrow else data["title"]
-    layout = panel_layout(len(data["curves"]), narrow, title.count("\n") + 1)
+    """A spectrum_panels job drawn with matplotlib on a new figure (not pyplot's, so nothing
+    to close), for its PNG: svgcharts.spectrum_panels_plot on its panel_layout grid, with
+    svgdraw's shared ranges and ticks; x tick labels on each column's lowest panel."""
+    panels, layout = svgcharts.spectrum_panels_plot(job["data"], narrow)
+    xlim, ylim = svgdraw.shared_limits(panels)
+    xticks, yticks = svgdraw.panel_ticks(panels, layout, narrow)
     text_pt = NARROW_TEXT_PT if narrow else 9
+    n = len(panels.plots)
     with plt.rc_context(STYLE):
         fig = Figure(figsize=layout["figsize"])
         FigureCanvasAgg(fig)
         axes = fig.subplots(layout["rows"], layout["cols"], sharex=True, sharey=True,
                             squeeze=False).ravel().tolist()
         fig.subplots_adjust(**layout["adjust"])
-        plot_spectrum_panels(axes, data["curves"], timeout_ms=data.get("timeout_ms"),
-                             max_ticks=layout["max_ticks"], title_chars=layout["title_chars"])
-        if narrow:
-            for ax in axes:
-                ax.tick_params(labelsize=NARROW_TEXT_PT)
+        for i, ax in enumerate(axes):
+            if i >= n:
+                ax.set_visible(False)
+                continue
+            mark_plot_area(ax, i + 1)
+            _draw_content(ax, panels.plots[i], xlim, ylim, xticks, yticks)
+            ax.set_title("\n".join(panels.titles[i]), y=1.0, pad=3, fontsize=8.5)
+            ax.title.set_gid(f"{PANEL_TITLE_ID}-{i + 1}")
+            ax.tick_params(labelsize=svgdraw.panel_tick_pt(narrow))
+            if i + layout["cols"] >= n:    # the lowest panel of its column shows the x labels
+                ax.xaxis.set_tick_params(labelbottom=True)
         height = layout["figsize"][1]
+        title = "\n".join(textwrap.wrap(panels.title, NARROW_TITLE_CHARS)) if narrow \
+            else panels.title
         fig.suptitle(title, y=1 - 0.1 / height, va="top", fontsize=10 if narrow else 11)
-        fig.supxlabel("percentile (log scale of 1/(1 − p)); each panel: one system in colour, "
-                      "the others grey" if not narrow else
-                      "percentile (log of 1/(1 − p));\nits system in colour, others grey",
-                      y=0.08 / height, va="bottom", fontsize=text_pt)
-        fig.supylabel("latency (ms)", x=0.06 / layout["figsize"][0], fontsize=text_pt)
+        fig.supxlabel(panels.xlabel, y=0.08 / height, va="bottom", fontsize=text_pt)
+        fig.supylabel(panels.ylabel, x=0.06 / layout["figsize"][0], fontsize=text_pt)
     return fig
