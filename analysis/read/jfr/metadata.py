@@ -330,8 +330,19 @@ def _primitive_lines(type_name: str, var: str, decode: bool):
     if type_name == "double":
         return [f"    {var} = DOUBLE(data, pos)[0]; pos += 8"] if decode else ["    pos += 8"]
     # java.lang.String
-    return [f"    {var}, pos = read_string(data, pos)"] if decode else \
-        ["    pos = skip_string(data, pos)"]
+    if not decode:
+        return ["    pos = skip_string(data, pos)"]
+    # Settings, thread and class names are short ASCII strings: UTF-8 (3), a char array (4)
+    # and Latin-1 (5) of ASCII are the bytes themselves, read here without read_string's call;
+    # anything else, or a length read_string refuses, goes to read_string.
+    return ["    sb = data[pos]",
+            "    if 3 <= sb <= 5 and data[pos + 1] < 128 and \\",
+            "            data[pos + 1] <= len(data) - pos - 2:",
+            "        sv = data[pos + 2:pos + 2 + data[pos + 1]]",
+            "        if sv.isascii():",
+            f"            {var} = sv.decode('ascii'); pos += 2 + len(sv)",
+            f"        else: {var}, pos = read_string(data, pos)",
+            f"    else: {var}, pos = read_string(data, pos)"]
 
 
 # Every chunk a JVM writes carries a metadata event, and every JVM of one build writes the same

@@ -10,14 +10,21 @@ without its end still give every whole event before the damage.
 
 Values that refer to constant pools are resolved when the chunk ends, because the JVM writes a
 segment's constants after the events that use them.
+
+With the compiled walk (native.py) the checkpoints are stepped through in C before the events
+are read, and of the pools the summary resolves only each entry's key and offset are kept; an
+entry is decoded when the summary looks it up (a few hundred of tens of thousands). A checkpoint
+the walk leaves (anything damaged or unusual) is read here as without it, so the summaries and
+warnings are the same either way.
 """
 from __future__ import annotations
 
 import struct
 from collections import Counter
 
+from analysis.read.jfr import native
 from analysis.read.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
-from analysis.read.jfr.metadata import Metadata, canonical_name, metadata_for
+from analysis.read.jfr.metadata import PRIMITIVES, Metadata, canonical_name, metadata_for
 from analysis.read.jfr.summary import Summary, as_int, as_number, as_str, method_label
 from analysis.read.jfr.wire import Damage, StringRef, read_varint
 
@@ -89,6 +96,11 @@ class ChunkReader:
             self.event_plans_timed[cls.type_id] = (name, timed, handler)
             self.event_plans[cls.type_id] = (name, untimed, handler)
         self.pool_plans = {}
+        # Pools the compiled walk may index (True) or must leave to _checkpoint (False): a
+        # stack trace whose frames are not structs would make _keep fail, and an entry
+        # decoded late must not fail where the one decoded in its checkpoint would have.
+        self.pool_indexable = {}
+        self.lazy_plans = {}
         for name, wanted in POOL_FIELDS.items():
             cls = md.by_name.get(name)
             if cls is None:
@@ -99,6 +111,9 @@ class ChunkReader:
                 frame_cls = md.classes.get(cls.fields[idx[1]].type_id)
                 extra = frame_cls.field_index("method") if frame_cls else None
             self.pool_plans[cls.type_id] = (name, md.decoder(cls.type_id), idx, extra)
+            self.pool_indexable[cls.type_id] = extra is None or _frames_are_structs(
+                md, cls.fields[idx[1]])
+            self.lazy_plans[cls.type_id] = _lazy_plan(md, cls, name, wanted, idx, extra)
         self.first_field_is_start_time = {
             c.type_id for c in md.classes.values()
             if c.fields and c.fields[0].name == "startTime" and c.super_type == "jdk.jfr.Event"}
@@ -133,6 +148,12 @@ class ChunkReader:
         start_nanos, start_ticks, tps = h.start_nanos, h.start_ticks, h.ticks_per_second
         self._clock = (start_nanos, start_ticks, tps)
         pools: dict[int, dict] = {tid: {} for tid in self.pool_plans}
+        # Entries the compiled walk indexed: key -> offset of the value, per pool. A key is in
+        # `pools` or here, not both (the later checkpoint's entry wins, as in one dict).
+        offsets: dict[int, dict] = {tid: {} for tid in self.pool_plans}
+        kernels = native.get()
+        walked = kernels.checkpoints(data, native.program_for(md, self.pool_indexable)) \
+            if kernels is not None else {}
         # Execution samples by stack trace key, per summary they count in (window, warm-up).
         self._samples: dict[Summary, Counter] = {}
         need_times = not chunk.complete
@@ -208,8 +229,17 @@ class ChunkReader:
                     if last_ticks is None or t > last_ticks:
                         last_ticks = t
             elif type_id == CHECKPOINT_TYPE:
+                indexed = walked.get(p)
+                if indexed is not None:
+                    for tid, keys, at in indexed:
+                        offsets[tid].update(zip(keys, at))
+                        decoded = pools[tid]
+                        if decoded:
+                            for key in keys:
+                                decoded.pop(key, None)
+                    continue
                 try:
-                    self._checkpoint(data, p, pos, pools)
+                    self._checkpoint(data, p, pos, pools, offsets)
                 except DECODE_ERRORS as exc:
                     s.warn(chunk.path, chunk.offset + event_start,
                            f"constant pool checkpoint skipped: {exc}")
@@ -229,7 +259,7 @@ class ChunkReader:
             s.cover_until(start_nanos + h.duration_nanos)
         elif last_ticks is not None:
             s.cover_until(start_nanos + (last_ticks - start_ticks) * 1_000_000_000 // tps)
-        self._resolve_samples(pools)
+        self._resolve_samples(pools, offsets, data)
 
     def _find_metadata(self, chunk: Chunk, end: int) -> Metadata | None:
         data = chunk.data
@@ -270,7 +300,7 @@ class ChunkReader:
         return None
 
     # -- constant pools -------------------------------------------------------------------------
-    def _checkpoint(self, data, p, end, pools):
+    def _checkpoint(self, data, p, end, pools, offsets):
         md = self.metadata
         _start, p = read_varint(data, p)
         _duration, p = read_varint(data, p)
@@ -299,10 +329,13 @@ class ChunkReader:
                 continue
             name, decode, idx, frame_method = plan
             pool = pools[type_id]
+            indexed = offsets[type_id]
             for _ in range(count):
                 key, p = read_varint(data, p)
                 value, p = decode(data, p)
                 pool[key] = _keep(name, value, idx, frame_method)
+                if indexed:
+                    indexed.pop(key, None)
             if p > end:
                 raise Damage("pool entries run past the checkpoint's size")
 
@@ -382,21 +415,23 @@ class ChunkReader:
     def _on_JVMInformation(self, v):
         self.summary.jvm(as_str(v[1]), as_str(v[2]))
 
-    def _resolve_samples(self, pools):
+    def _resolve_samples(self, pools, offsets, data):
         by_name = {}
         for type_id, (name, *_rest) in self.pool_plans.items():
-            by_name[name] = pools.get(type_id, {})
-        strings = by_name.get("java.lang.String", {})
+            by_name[name] = _lookup(pools[type_id], offsets[type_id], data,
+                                    self.lazy_plans[type_id])
+        missing = {}.get
+        strings = by_name.get("java.lang.String", missing)
 
         def text(v):
             if isinstance(v, StringRef):
-                v = strings.get(v.key) if type(v.key) is int else None
+                v = strings(v.key) if type(v.key) is int else None
             return v if isinstance(v, str) else None
 
-        symbols = by_name.get("jdk.types.Symbol", {})
-        classes = by_name.get("java.lang.Class", {})
-        methods = by_name.get("jdk.types.Method", {})
-        traces = by_name.get("jdk.types.StackTrace", {})
+        symbols = by_name.get("jdk.types.Symbol", missing)
+        classes = by_name.get("java.lang.Class", missing)
+        methods = by_name.get("jdk.types.Method", missing)
+        traces = by_name.get("jdk.types.StackTrace", missing)
         method_names: dict = {}
 
         def method_name(key):
@@ -404,29 +439,67 @@ class ChunkReader:
                 return "<unknown method>"
             n = method_names.get(key)
             if n is None:
-                m = methods.get(key)
-                cls_sym = classes.get(m[0]) if m and type(m[0]) is int else None
-                cls_name = text(symbols.get(cls_sym)) if type(cls_sym) is int else None
-                meth = text(symbols.get(m[1])) if m and type(m[1]) is int else None
+                m = methods(key)
+                cls_sym = classes(m[0]) if m and type(m[0]) is int else None
+                cls_name = text(symbols(cls_sym)) if type(cls_sym) is int else None
+                meth = text(symbols(m[1])) if m and type(m[1]) is int else None
                 n = method_label(cls_name, meth)
                 method_names[key] = n
             return n
 
-        when = by_name.get("jdk.types.GCWhen", {})
+        when = by_name.get("jdk.types.GCWhen", missing)
         for target in (self.summary, self.summary.warmup):
             if target is None:
                 continue
             samples = self._samples.get(target, {})
             for key, count in sorted(samples.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
-                trace = traces.get(key)
+                trace = traces(key)
                 if trace is None:
                     target.samples(None, count)
                     continue
                 target.samples(tuple(method_name(m) for m in trace[1]), count,
                                truncated=trace[0] == 1)
             # The GCWhen strings of heap summaries read in this chunk.
-            target.resolve_heap_when(lambda key: text(when.get(key)) if type(key) is int
+            target.resolve_heap_when(lambda key: text(when(key)) if type(key) is int
                                      else None)
+
+
+def _lazy_plan(md: Metadata, cls, name, wanted, idx, frame_method):
+    """How an indexed entry is decoded: only the fields _keep takes (a Method's type and name,
+    not its descriptor, modifiers ...), unless a decoder of those cannot be made."""
+    if cls.name in PRIMITIVES:
+        return name, md.decoder(cls.type_id), idx, frame_method
+    try:
+        decode = md.partial_decoder(cls.type_id, wanted)
+    except DECODE_ERRORS:
+        return name, md.decoder(cls.type_id), idx, frame_method
+    # The partial decoder gives the wanted fields in order, None for those this JDK lacks.
+    return name, decode, tuple(None if i is None else k for k, i in enumerate(idx)), \
+        frame_method
+
+
+def _lookup(decoded: dict, indexed: dict, data, plan):
+    """A pool's `get`: an entry decoded in its checkpoint, or one the compiled walk indexed,
+    decoded now (and kept decoded)."""
+    if not indexed:
+        return decoded.get
+    name, decode, idx, frame_method = plan
+
+    def get(key):
+        at = indexed.pop(key, None)
+        if at is None:
+            return decoded.get(key)
+        value = decoded[key] = _keep(name, decode(data, at)[0], idx, frame_method)
+        return value
+    return get
+
+
+def _frames_are_structs(md: Metadata, frames) -> bool:
+    """Whether _keep can take the method of every frame of a stack trace: the frames are an
+    array of (inline) structs."""
+    cls = md.classes.get(frames.type_id)
+    return frames.array and not frames.constant_pool and cls is not None and \
+        cls.name not in PRIMITIVES
 
 
 def _keep(name, value, idx, frame_method):

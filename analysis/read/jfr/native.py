@@ -1,0 +1,314 @@
+"""The JFR reader's checkpoint walk, compiled (_native.c): built with the system C compiler on
+first use (or by `make`'s install step: `python -m analysis.read.jfr.native`) into
+.cache/native/ beside hgrm's kernels (analysis/read/hdr/native.py, whose pattern this follows),
+loaded with ctypes. Without a compiler, or when the build or the load fails, `get()` is None and
+the pure-Python reader runs alone, with the same summaries (tested); `LOADCURVE_NATIVE=0` in the
+environment forces that. `describe()` says which path runs.
+
+Why: constant-pool checkpoints are a third of a recording's bytes (a thread pool entry per
+virtual thread, every symbol and method of every stack) and stepping through them entry by
+entry was two thirds of the reader's time, though the summary resolves a few hundred of the
+tens of thousands of entries. The walk here gives, for the pools the summary resolves, each
+entry's key and where its value starts; reader.py decodes an entry only when an event refers
+to it.
+
+The program handed to C describes each class of a chunk's metadata as a list of field kinds
+(program_for). Classes whose shape the Python reader refuses or treats specially (an unknown
+field type, a struct that contains itself, deep nesting, arrays of empty structs, a stack
+trace whose frames the summary could not index) get no program, and any checkpoint with a
+pool of them is read by the Python code as before.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from analysis.read.hdr.native import BUILD_SECONDS, CACHE
+from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
+
+SOURCE = Path(__file__).with_name("_native.c")
+FLAGS = ["-O2", "-shared", "-fPIC"]
+ABI = 1               # lc_jfr_abi() of the source this module was written against
+CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
+
+KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
+KIND_ARRAY = 16
+PRIMITIVE_KIND = {"boolean": KIND_BYTE, "byte": KIND_BYTE, "char": KIND_VARINT,
+                  "short": KIND_VARINT, "int": KIND_VARINT, "long": KIND_VARINT,
+                  "float": KIND_FLOAT, "double": KIND_DOUBLE, "java.lang.String": KIND_STRING}
+# Nesting the program allows: JDK types nest two deep; well below metadata.MAX_STRUCT_DEPTH,
+# so that no struct given a program is one whose codec generation the Python reader refuses.
+MAX_NESTING = 8
+
+_i64 = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
+_u64 = np.ctypeslib.ndpointer(np.uint64, flags="C_CONTIGUOUS")
+_I64 = ctypes.c_int64
+
+
+class Program:
+    """A metadata's classes as lc_jfr_checkpoints reads them, and which pools are kept (slot s
+    is the pool type id slot_types[s])."""
+
+    def __init__(self, cls_ops, ops, cls_prefix, cls_slot, type_ids, type_cls, slot_types):
+        self.cls_ops = np.asarray(cls_ops, np.int64)
+        self.ops = np.asarray(ops or [0], np.int64)
+        self.cls_prefix = np.asarray(cls_prefix or [0], np.int64)
+        self.cls_slot = np.asarray(cls_slot or [0], np.int64)
+        self.n_classes = len(cls_prefix)
+        self.type_ids = np.asarray(type_ids or [0], np.uint64)
+        self.type_cls = np.asarray(type_cls or [0], np.int64)
+        self.n_types = len(type_ids)
+        self.slot_types = slot_types
+
+
+_programs: dict = {}       # (id(metadata), kept pools) -> (metadata, Program)
+_programs_lock = threading.Lock()
+
+
+def program_for(md: Metadata, kept: dict[int, bool]) -> Program:
+    """The program of `md` (cached while `md` lives), keeping the pools of `kept`'s type ids;
+    a type id mapped to False may not be walked here (its pool's entries are not indexable)."""
+    key = (id(md), tuple(sorted(kept.items())))
+    with _programs_lock:
+        hit = _programs.get(key)
+        if hit is not None and hit[0] is md:
+            return hit[1]
+    program = _build_program(md, kept)
+    with _programs_lock:
+        # Metadata objects are few (metadata.METADATA_CACHE_SIZE): drop those no longer cached
+        # by keeping only this one's and the most recent others'.
+        if len(_programs) >= 16:
+            _programs.clear()
+        _programs[key] = (md, program)
+    return program
+
+
+def _build_program(md: Metadata, kept: dict[int, bool]) -> Program:
+    index: dict[int, int] = {}     # type id -> class index, for classes with a program
+    state: dict[int, None] = {}    # type ids being built, or refused
+    ops_of: list[list[int]] = []
+
+    height: dict[int, int] = {}    # type id -> how many structs deep its values nest
+
+    def field_op(f):
+        """The op of field `f`, or None when its class gets no program."""
+        if f.constant_pool:
+            kind = KIND_VARINT
+        else:
+            cls = md.classes.get(f.type_id)
+            if cls is None:
+                return None
+            kind = PRIMITIVE_KIND.get(cls.name) if cls.name in PRIMITIVES else None
+            if kind is None:
+                c = build(cls)
+                if c is None:
+                    return None
+                kind = KIND_STRUCT | c << 8
+        if f.array:
+            if kind & 15 == KIND_STRUCT and min_width(md.classes[f.type_id]) < 1:
+                return None      # an array of empty structs: refused by the Python reader
+            kind |= KIND_ARRAY
+        return kind
+
+    def min_width(cls: ClassInfo) -> int:
+        """Fewest bytes a value of `cls` takes (metadata.Metadata._min_width; no cycles here:
+        `cls` has a program)."""
+        total = 0
+        for g in cls.fields:
+            sub = md.classes.get(g.type_id)
+            if g.array or g.constant_pool or sub is None:
+                total += 1
+            elif sub.name in PRIMITIVES:
+                total += 4 if sub.name == "float" else 8 if sub.name == "double" else 1
+            else:
+                total += min_width(sub)
+        return total
+
+    def build(cls: ClassInfo):
+        tid = cls.type_id
+        if tid in index:
+            return index[tid]
+        if tid in state:
+            return None      # refused, or a struct that contains itself (being built)
+        state[tid] = None
+        ops = []
+        deepest = 0
+        for f in cls.fields:
+            op = field_op(f)
+            if op is None:
+                return None
+            if op & 15 == KIND_STRUCT:
+                deepest = max(deepest, height[f.type_id])
+            ops.append(op)
+        if deepest + 1 > MAX_NESTING:
+            return None
+        del state[tid]
+        height[tid] = deepest + 1
+        index[tid] = len(ops_of)
+        ops_of.append(ops)
+        return index[tid]
+
+    for tid in sorted(md.classes):
+        if kept.get(tid, True):
+            build(md.classes[tid])
+    slot_types = sorted(t for t, ok in kept.items() if ok and t in index)
+    slot_of = {t: s for s, t in enumerate(slot_types)}
+    by_index = {c: t for t, c in index.items()}
+    cls_ops, ops, cls_prefix, cls_slot = [0], [], [], []
+    for c, class_ops in enumerate(ops_of):
+        tid = by_index[c]
+        ops += class_ops
+        cls_ops.append(len(ops))
+        name = md.classes[tid].name
+        cls_prefix.append(PRIMITIVE_KIND[name] if name in PRIMITIVES else 0)
+        cls_slot.append(slot_of.get(tid, -1))
+    # Pools of a type the reader keeps but cannot index here are not walked at all.
+    pool_types = sorted(t for t in index if kept.get(t, True))
+    return Program(cls_ops, ops, cls_prefix, cls_slot, pool_types,
+                   [index[t] for t in pool_types], slot_types)
+
+
+class Kernels:
+    """The loaded shared object."""
+
+    def __init__(self, lib):
+        lib.lc_jfr_abi.restype = _I64
+        lib.lc_jfr_abi.argtypes = []
+        if lib.lc_jfr_abi() != ABI:
+            raise OSError(f"{SOURCE.name} ABI {lib.lc_jfr_abi()}, expected {ABI}")
+        lib.lc_jfr_checkpoints.restype = _I64
+        lib.lc_jfr_checkpoints.argtypes = [
+            ctypes.c_char_p, _I64, _i64, _i64, _i64, _i64, _I64, _u64, _i64, _I64,
+            _I64, _i64, _i64, _i64, _I64, _i64, _i64, _I64, _u64, _i64,
+            ctypes.POINTER(_I64), ctypes.POINTER(_I64)]
+        self.lib = lib
+
+    def checkpoints(self, data: bytes, program: Program) -> dict:
+        """The checkpoints of a chunk's `data` walked here: {payload offset: [(pool type id,
+        keys, value offsets), ...] in the order they came}; a checkpoint left to the Python
+        reader is not in it."""
+        if type(data) is not bytes:
+            return {}        # (ctypes passes bytes without a copy; others are read in Python)
+        n = len(data)
+        # Room for what such chunks hold (checkpoints are a few per MB, a kept entry takes
+        # two bytes or more); a chunk with more is walked again with room for all of it.
+        caps = (n // 4096 + 64, n // 256 + 256, n // 16 + 1024)
+        for _ in range(2):
+            cap_cps, cap_groups, cap_entries = caps
+            cp_pos, cp_status, cp_groups = (np.empty(cap_cps, np.int64) for _ in range(3))
+            g_slot, g_end = np.empty(cap_groups, np.int64), np.empty(cap_groups, np.int64)
+            e_key, e_off = np.empty(cap_entries, np.uint64), np.empty(cap_entries, np.int64)
+            n_groups, n_entries = _I64(0), _I64(0)
+            p = program
+            n_cps = self.lib.lc_jfr_checkpoints(
+                data, n, p.cls_ops, p.ops, p.cls_prefix, p.cls_slot, p.n_classes,
+                p.type_ids, p.type_cls, p.n_types, cap_cps, cp_pos, cp_status, cp_groups,
+                cap_groups, g_slot, g_end, cap_entries, e_key, e_off,
+                ctypes.byref(n_groups), ctypes.byref(n_entries))
+            if n_cps < 0:
+                raise RuntimeError("lc_jfr_checkpoints: inconsistent arguments")
+            needed = (n_cps, n_groups.value, n_entries.value)
+            if all(need <= cap for need, cap in zip(needed, caps)):
+                break
+            caps = needed
+        else:
+            raise RuntimeError("lc_jfr_checkpoints: counts changed between two walks")
+        keys = e_key[:n_entries.value].tolist()
+        offsets = e_off[:n_entries.value].tolist()
+        slot_types = program.slot_types
+        ends = g_end[:n_groups.value].tolist()
+        slots = g_slot[:n_groups.value].tolist()
+        out = {}
+        g = start = 0
+        for pos, status, g_stop in zip(cp_pos[:n_cps].tolist(), cp_status[:n_cps].tolist(),
+                                       cp_groups[:n_cps].tolist()):
+            if status != CP_READ:
+                continue
+            pools = []
+            while g < g_stop:
+                pools.append((slot_types[slots[g]], keys[start:ends[g]], offsets[start:ends[g]]))
+                start = ends[g]
+                g += 1
+            out[pos] = pools
+        return out
+
+
+_loaded: list = []       # [(Kernels or None, description)] once get() has run
+
+
+def get() -> Kernels | None:
+    """The compiled walk, built and loaded on first call; None when it cannot be."""
+    if not _loaded:
+        _loaded.append(_load())
+    return _loaded[0][0]
+
+
+def describe() -> str:
+    get()
+    return _loaded[0][1]
+
+
+def _load():
+    if os.environ.get("LOADCURVE_NATIVE") == "0":
+        return None, "Python (LOADCURVE_NATIVE=0)"
+    try:
+        path = build()
+        kernels = Kernels(ctypes.CDLL(str(path)))
+        _self_check(kernels)
+        return kernels, f"compiled ({path.name})"
+    except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
+        return None, f"Python (no compiled walk: {exc})"
+
+
+def _self_check(kernels: Kernels) -> None:
+    """A miscompiled object goes no further: one checkpoint with a kept pool of two entries
+    (a string, and a string with a two-byte length) and a pool of an int, walked."""
+    md = Metadata({20: ClassInfo(20, "java.lang.String", None), 21: ClassInfo(21, "int", None)})
+    payload = (b"\x01\x01\x01\x00\x02" + b"\x14\x02" + b"\x05\x03\x03abc" + b"\x86\x01\x01"
+               + b"\x15\x01" + b"\x07\xff\x01")
+    event = bytes([len(payload) + 2, 1]) + payload
+    got = kernels.checkpoints(bytes(68) + event + b"\x00", program_for(md, {20: True}))
+    if got != {70: [(20, [5, 134], [78, 85])]}:
+        raise RuntimeError(f"{SOURCE.name} fails its self-check")
+
+
+def build() -> Path:
+    """The shared object for this source, compiled now unless already in the cache.
+    Raises OSError/RuntimeError/SubprocessError when it cannot be."""
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise RuntimeError("no C compiler (cc)")
+    source = SOURCE.read_bytes()
+    key = hashlib.sha256(b"\0".join([source, cc.encode(), " ".join(FLAGS).encode(),
+                                     platform.machine().encode(), sys.platform.encode()]))
+    target = CACHE / f"jfr-{key.hexdigest()[:16]}.so"
+    if target.exists():
+        return target
+    CACHE.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=CACHE)
+    os.close(fd)
+    try:
+        proc = subprocess.run([cc, *FLAGS, "-o", tmp, str(SOURCE)], capture_output=True,
+                              text=True, timeout=BUILD_SECONDS)
+        if proc.returncode != 0:
+            first = (proc.stderr.strip().splitlines() or ["?"])[0]
+            raise RuntimeError(f"{cc} failed: {first}")
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
+
+
+if __name__ == "__main__":     # make's install step: build now, never fail the install
+    print(f"JFR checkpoint walk: {describe()}")
