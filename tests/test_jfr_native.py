@@ -117,18 +117,20 @@ def test_damaged_checkpoints_are_left_to_the_python_reader(monkeypatch, tmp_path
 def test_walk_indexes_the_entries_and_defers_the_damaged():
     md = Metadata({20: ClassInfo(20, "java.lang.String", None),
                    21: ClassInfo(21, "int", None)})
-    program = native.program_for(md, {20: True})
+    program = native.program_for(md, {20: (True, ())})
     good = event(1, varint(1) * 3 + b"\x00" + varint(2) + varint(20) + varint(2)
                  + varint(5) + b"\x03\x03abc" + varint(300) + b"\x01"
                  + varint(21) + varint(1) + varint(7) + varint(1 << 40), padded=False)
     bad = event(1, varint(1) * 3 + b"\x00" + varint(1) + varint(20) + varint(1)
                 + varint(5) + b"\x07", padded=False)
     data = bytes(68) + good + bad + b"\x00"
-    got = KERNELS.checkpoints(data, program)
+    walked, entries = KERNELS.checkpoints(data, program)
     p = 70
-    assert got == {p: [(20, [5, 300], [p + 8, p + 15])]}
+    # the offsets of the values, and as captures the same (where each string starts)
+    assert walked == {p: [(20, [5, 300], range(0, 2))]}
+    assert entries == ([p + 8, p + 15], [1, 2], [p + 8, p + 15])
     # Types not given a program (here none: nothing kept) make the checkpoint deferred.
-    assert KERNELS.checkpoints(data, native.program_for(Metadata({}), {})) == {}
+    assert KERNELS.checkpoints(data, native.program_for(Metadata({}), {}))[0] == {}
 
 
 def test_program_refuses_what_the_python_reader_refuses():
@@ -145,14 +147,14 @@ def test_program_refuses_what_the_python_reader_refuses():
     chain[-1].fields = [FieldInfo("a", 1, False, False)]
     md = Metadata({c.type_id: c for c in [long_, cyclic, empty, arrays_of_empty, unknown, fine,
                                           *chain]})
-    program = native.program_for(md, {6: True})
+    program = native.program_for(md, {6: (False, ((0, -1),))})
     walked = set(program.type_ids[:program.n_types].tolist())
     assert {1, 3, 6} <= walked
     assert not walked & {2, 4, 5, 10}
     assert 11 in walked      # the chain less its first link nests MAX_NESTING deep
     assert program.slot_types == [6]
     # A pool kept but not indexable is not walked: its checkpoints go to the Python reader.
-    refused = native.program_for(md, {6: False})
+    refused = native.program_for(md, {6: None})
     assert 6 not in refused.type_ids[:refused.n_types].tolist() and refused.slot_types == []
 
 
@@ -188,3 +190,19 @@ def test_unpadded_events_and_a_gc_beside_checkpoints(monkeypatch, tmp_path):
                                               + b"\x02" + varint(5) + varint(5) + varint(5))))
     with_walk, without = both_ways(monkeypatch, path)
     assert with_walk == without and with_walk["gc"]["count"] == 1
+
+
+def test_the_pools_the_summary_resolves_are_captured():
+    """A JDK's stack traces, methods, classes, symbols and strings are read back from what the
+    walk captured, not decoded again (which would be correct but slower)."""
+    from analysis.read.jfr.chunks import iter_chunks
+    from analysis.read.jfr.reader import ChunkReader
+    from analysis.read.jfr.summary import Summary
+    for fixture in ("jdk17-profile.jfr", "jdk25-default.jfr"):
+        reader = ChunkReader(Summary(None, None))
+        for c in iter_chunks(FIXTURES / fixture):
+            reader.read(c)
+        captured = {plan[0]: plan[4] is not None for plan in reader.lazy_plans.values()}
+        assert set(captured) == {"jdk.types.StackTrace", "jdk.types.Method", "java.lang.Class",
+                                 "jdk.types.Symbol", "jdk.types.GCWhen", "java.lang.String"}
+        assert all(captured.values()), captured

@@ -4,8 +4,10 @@
  *   lc_jfr_checkpoints  walk a chunk's events as reader.ChunkReader.read does and step through
  *                       every constant-pool checkpoint in it, entry by entry, with the types of
  *                       the chunk's metadata; for the pools the summary resolves, hand back each
- *                       entry's key and the offset of its value, which the reader decodes (in
- *                       Python, with its generated decoders) only if an event refers to it.
+ *                       entry's key, the offset of its value and the values of the fields the
+ *                       summary takes from it ("captures": a method's class and name keys, a
+ *                       stack trace's frames' methods, where a string starts), which the reader
+ *                       turns into its entry only if an event refers to it.
  *
  * No Python headers: buffers arrive as pointers (ctypes). Nothing here judges damage: every
  * read is checked against the checkpoint's end, and a checkpoint with anything the Python
@@ -16,16 +18,18 @@
  */
 #include <stdint.h>
 
-#define LC_JFR_ABI 1
+#define LC_JFR_ABI 2
 #define HEADER_SIZE 68
 #define CHECKPOINT_TYPE 1
 #define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
 #define MAX_DEPTH 64                 /* the program's structs nest less (native.py) */
 
-/* Field kinds of the program (native.py: KIND_*); bit 4 marks an array, bits 8.. a struct's
- * class index. */
+/* Field kinds of the program (native.py: KIND_*); bit 4 marks an array, bit 5 a field whose
+ * value is captured (a byte or varint: its value; a string: its offset; an array: its length,
+ * then its items' captures), bits 8.. a struct's class index. */
 enum { K_BYTE = 1, K_VARINT = 2, K_FLOAT = 3, K_DOUBLE = 4, K_STRING = 5, K_STRUCT = 6 };
 #define K_ARRAY 16
+#define K_CAPTURE 32
 
 enum { CP_READ = 0, CP_DEFERRED = 1 };
 
@@ -37,7 +41,18 @@ typedef struct {
     const int64_t *cls_ops;      /* class c's fields are ops[cls_ops[c] .. cls_ops[c + 1]) */
     const int64_t *ops;
     int64_t n_classes;
+    uint64_t *caps;              /* captured values: while walking a kept entry, else NULL */
+    int64_t n_caps, cap_caps;    /* (counted past cap_caps, written below it) */
 } Walk;
+
+static inline void capture(Walk *w, int64_t op, uint64_t value)
+{
+    if (!(op & K_CAPTURE) || !w->caps)
+        return;
+    if (w->n_caps < w->cap_caps)
+        w->caps[w->n_caps] = value;
+    w->n_caps += 1;
+}
 
 /* An unsigned LEB128 as wire.read_varint reads it (at most 9 bytes, the 9th of 8 bits). */
 static inline int varint(const Walk *w, int64_t *pos, uint64_t *out)
@@ -91,19 +106,23 @@ static int skip_string(const Walk *w, int64_t *pos)
     }
 }
 
-static int skip_class(const Walk *w, int64_t c, int64_t *pos, int depth);
+static int skip_class(Walk *w, int64_t c, int64_t *pos, int depth);
 
-static int skip_value(const Walk *w, int64_t op, int64_t *pos, int depth)
+static int skip_value(Walk *w, int64_t op, int64_t *pos, int depth)
 {
     uint64_t v;
     switch (op & 15) {
     case K_BYTE:
         if (*pos >= w->end)
             return -1;
+        capture(w, op, w->d[*pos]);
         *pos += 1;
         return 0;
     case K_VARINT:
-        return varint(w, pos, &v);
+        if (varint(w, pos, &v))
+            return -1;
+        capture(w, op, v);
+        return 0;
     case K_FLOAT:
         if (w->end - *pos < 4)
             return -1;
@@ -115,6 +134,7 @@ static int skip_value(const Walk *w, int64_t op, int64_t *pos, int depth)
         *pos += 8;
         return 0;
     case K_STRING:
+        capture(w, op, (uint64_t)*pos);
         return skip_string(w, pos);
     case K_STRUCT:
         return skip_class(w, op >> 8, pos, depth + 1);
@@ -123,7 +143,7 @@ static int skip_value(const Walk *w, int64_t op, int64_t *pos, int depth)
     }
 }
 
-static int skip_class(const Walk *w, int64_t c, int64_t *pos, int depth)
+static int skip_class(Walk *w, int64_t c, int64_t *pos, int depth)
 {
     if (c < 0 || c >= w->n_classes || depth > MAX_DEPTH)
         return -1;
@@ -134,6 +154,7 @@ static int skip_class(const Walk *w, int64_t c, int64_t *pos, int depth)
             /* every item takes a byte or more (native.py refuses arrays of empty structs) */
             if (varint(w, pos, &n) || n > (uint64_t)(w->end - *pos))
                 return -1;
+            capture(w, op, n);
             for (uint64_t k = 0; k < n; k++)
                 if (skip_value(w, op, pos, depth))
                     return -1;
@@ -165,7 +186,8 @@ static int64_t find_class(const uint64_t *type_ids, const int64_t *type_cls, int
 static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_t *type_cls,
                       int64_t n_types, const int64_t *cls_prefix, const int64_t *cls_slot,
                       int64_t *n_groups, int64_t cap_groups, int64_t *g_slot, int64_t *g_end,
-                      int64_t *n_entries, int64_t cap_entries, uint64_t *e_key, int64_t *e_off)
+                      int64_t *n_entries, int64_t cap_entries, uint64_t *e_key, int64_t *e_off,
+                      int64_t *e_caps, uint64_t *caps)
 {
     uint64_t v, pool_count;
     for (int i = 0; i < 3; i++)        /* start time, duration, delta to the previous one */
@@ -189,6 +211,7 @@ static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_
             if (varint(w, &p, &key))
                 return -1;
             int64_t at = p;
+            w->caps = slot >= 0 ? caps : 0;
             /* a pool of a primitive type (java.lang.String): the value, then any fields */
             if (prefix && skip_value(w, prefix, &p, 0))
                 return -1;
@@ -198,6 +221,7 @@ static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_
                 if (*n_entries < cap_entries) {
                     e_key[*n_entries] = key;
                     e_off[*n_entries] = at;
+                    e_caps[*n_entries] = w->n_caps;
                 }
                 *n_entries += 1;
             }
@@ -222,11 +246,12 @@ static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_
  *                 cp_groups[i]
  * Group j is one kept pool of a checkpoint: g_slot[j] its slot (which pool, numbered by the
  * caller), g_end[j] the end of its entries, which start at g_end[j - 1] (0 for the first);
- * entry e is e_key[e] and e_off[e], the offset of its value.
+ * entry e is e_key[e] and e_off[e], the offset of its value; its captures are caps[e_caps[e - 1]
+ * (0 for the first) .. e_caps[e]).
  * The program: cls_ops, ops, cls_prefix (the kind of a primitive pool type's value, else 0),
  * cls_slot (-1 for pools not kept) per class index; type_ids (sorted) -> type_cls.
- * Returns the number of checkpoints, and *n_groups_out, *n_entries_out their groups and
- * entries; when any count exceeds its capacity only the counts are right (call again with room
+ * Returns the number of checkpoints, and *n_groups_out, *n_entries_out, *n_caps_out their
+ * groups, entries and captures; when any count exceeds its capacity only the counts are right (call again with room
  * for them). Returns -1 when the arguments are inconsistent. */
 int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                            const int64_t *cls_ops, const int64_t *ops, const int64_t *cls_prefix,
@@ -236,16 +261,18 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                            int64_t *cp_groups,
                            int64_t cap_groups, int64_t *g_slot, int64_t *g_end,
                            int64_t cap_entries, uint64_t *e_key, int64_t *e_off,
-                           int64_t *n_groups_out, int64_t *n_entries_out)
+                           int64_t *e_caps, int64_t cap_caps, uint64_t *caps,
+                           int64_t *n_groups_out, int64_t *n_entries_out, int64_t *n_caps_out)
 {
     if (len < 0 || n_classes < 0 || n_types < 0 || cap_cps < 0 || cap_groups < 0 ||
-        cap_entries < 0 || cls_ops[0] != 0)
+        cap_entries < 0 || cap_caps < 0 || cls_ops[0] != 0)
         return -1;
     for (int64_t c = 0; c < n_classes; c++)
         if (cls_ops[c + 1] < cls_ops[c])
             return -1;
     int64_t n_cps = 0, n_groups = 0, n_entries = 0, pos = HEADER_SIZE;
-    Walk all = {data, len, cls_ops, ops, n_classes};
+    int64_t n_caps = 0;
+    Walk all = {data, len, cls_ops, ops, n_classes, 0, 0, 0};
     while (pos < len) {
         uint64_t size, type_id;
         int64_t p = pos;
@@ -262,13 +289,15 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
             continue;
         }
         if (type_id == CHECKPOINT_TYPE) {
-            Walk w = {data, next, cls_ops, ops, n_classes};
+            Walk w = {data, next, cls_ops, ops, n_classes, 0, n_caps, cap_caps};
             int64_t groups_before = n_groups, entries_before = n_entries;
             int status = checkpoint(&w, p, type_ids, type_cls, n_types, cls_prefix, cls_slot,
                                     &n_groups, cap_groups, g_slot, g_end,
-                                    &n_entries, cap_entries, e_key, e_off) ? CP_DEFERRED
-                                                                           : CP_READ;
-            if (status == CP_DEFERRED) {
+                                    &n_entries, cap_entries, e_key, e_off,
+                                    e_caps, caps) ? CP_DEFERRED : CP_READ;
+            if (status == CP_READ)
+                n_caps = w.n_caps;
+            else {
                 n_groups = groups_before;
                 n_entries = entries_before;
             }
@@ -283,5 +312,6 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
     }
     *n_groups_out = n_groups;
     *n_entries_out = n_entries;
+    *n_caps_out = n_caps;
     return n_cps;
 }

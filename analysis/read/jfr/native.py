@@ -38,11 +38,12 @@ from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]
-ABI = 1               # lc_jfr_abi() of the source this module was written against
+ABI = 2               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
 KIND_ARRAY = 16
+KIND_CAPTURE = 32
 PRIMITIVE_KIND = {"boolean": KIND_BYTE, "byte": KIND_BYTE, "char": KIND_VARINT,
                   "short": KIND_VARINT, "int": KIND_VARINT, "long": KIND_VARINT,
                   "float": KIND_FLOAT, "double": KIND_DOUBLE, "java.lang.String": KIND_STRING}
@@ -75,9 +76,12 @@ _programs: dict = {}       # (id(metadata), kept pools) -> (metadata, Program)
 _programs_lock = threading.Lock()
 
 
-def program_for(md: Metadata, kept: dict[int, bool]) -> Program:
-    """The program of `md` (cached while `md` lives), keeping the pools of `kept`'s type ids;
-    a type id mapped to False may not be walked here (its pool's entries are not indexable)."""
+def program_for(md: Metadata, kept: dict[int, tuple | None]) -> Program:
+    """The program of `md` (cached while `md` lives), keeping the pools of `kept`'s type ids.
+    kept[type id] is (capture the value of a primitive pool type, ((field index, item field
+    index or -1), ...)): the fields whose values are captured, of each item of an array of
+    structs when an item field is given; None: that pool may not be walked here (a checkpoint
+    with it is left to the Python reader)."""
     key = (id(md), tuple(sorted(kept.items())))
     with _programs_lock:
         hit = _programs.get(key)
@@ -93,7 +97,7 @@ def program_for(md: Metadata, kept: dict[int, bool]) -> Program:
     return program
 
 
-def _build_program(md: Metadata, kept: dict[int, bool]) -> Program:
+def _build_program(md: Metadata, kept: dict[int, tuple | None]) -> Program:
     index: dict[int, int] = {}     # type id -> class index, for classes with a program
     state: dict[int, None] = {}    # type ids being built, or refused
     ops_of: list[list[int]] = []
@@ -159,23 +163,44 @@ def _build_program(md: Metadata, kept: dict[int, bool]) -> Program:
         return index[tid]
 
     for tid in sorted(md.classes):
-        if kept.get(tid, True):
+        if kept.get(tid, ()) is not None:
             build(md.classes[tid])
-    slot_types = sorted(t for t, ok in kept.items() if ok and t in index)
-    slot_of = {t: s for s, t in enumerate(slot_types)}
-    by_index = {c: t for t, c in index.items()}
-    cls_ops, ops, cls_prefix, cls_slot = [0], [], [], []
-    for c, class_ops in enumerate(ops_of):
-        tid = by_index[c]
-        ops += class_ops
-        cls_ops.append(len(ops))
+    # A kept pool's type is walked as a copy of its class whose captured fields are marked
+    # (and, for an array of structs, a copy of the item's class), so that the same class met
+    # inline elsewhere captures nothing.
+    classes = [(by_tid, ops, 0, -1) for by_tid, ops in
+               zip(sorted(index, key=index.get), ops_of)]
+    slot_types = sorted(t for t, spec in kept.items() if spec is not None and t in index)
+    pool_class = {t: index[t] for t in index if kept.get(t, ()) is not None}
+    for slot, tid in enumerate(slot_types):
+        prefix_capture, marks = kept[tid]
+        ops = list(ops_of[index[tid]])
+        for field, item_field in marks:
+            ops[field] |= KIND_CAPTURE
+            if item_field >= 0:
+                item = ops[field] >> 8
+                item_ops = list(ops_of[item])
+                item_ops[item_field] |= KIND_CAPTURE
+                classes.append((None, item_ops, 0, -1))
+                ops[field] = ops[field] & 255 | (len(classes) - 1) << 8
         name = md.classes[tid].name
-        cls_prefix.append(PRIMITIVE_KIND[name] if name in PRIMITIVES else 0)
-        cls_slot.append(slot_of.get(tid, -1))
-    # Pools of a type the reader keeps but cannot index here are not walked at all.
-    pool_types = sorted(t for t in index if kept.get(t, True))
-    return Program(cls_ops, ops, cls_prefix, cls_slot, pool_types,
-                   [index[t] for t in pool_types], slot_types)
+        prefix = PRIMITIVE_KIND[name] if name in PRIMITIVES else 0
+        if prefix and prefix_capture:
+            prefix |= KIND_CAPTURE
+        classes.append((tid, ops, prefix, slot))
+        pool_class[tid] = len(classes) - 1
+    cls_ops, all_ops, cls_prefix, cls_slot = [0], [], [], []
+    for tid, ops, prefix, slot in classes:
+        all_ops += ops
+        cls_ops.append(len(all_ops))
+        if slot < 0 and tid is not None:
+            name = md.classes[tid].name
+            prefix = PRIMITIVE_KIND[name] if name in PRIMITIVES else 0
+        cls_prefix.append(prefix)
+        cls_slot.append(slot)
+    pool_types = sorted(pool_class)
+    return Program(cls_ops, all_ops, cls_prefix, cls_slot, pool_types,
+                   [pool_class[t] for t in pool_types], slot_types)
 
 
 class Kernels:
@@ -189,46 +214,48 @@ class Kernels:
         lib.lc_jfr_checkpoints.restype = _I64
         lib.lc_jfr_checkpoints.argtypes = [
             ctypes.c_char_p, _I64, _i64, _i64, _i64, _i64, _I64, _u64, _i64, _I64,
-            _I64, _i64, _i64, _i64, _I64, _i64, _i64, _I64, _u64, _i64,
-            ctypes.POINTER(_I64), ctypes.POINTER(_I64)]
+            _I64, _i64, _i64, _i64, _I64, _i64, _i64, _I64, _u64, _i64, _i64, _I64, _u64,
+            ctypes.POINTER(_I64), ctypes.POINTER(_I64), ctypes.POINTER(_I64)]
         self.lib = lib
 
-    def checkpoints(self, data: bytes, program: Program) -> dict:
-        """The checkpoints of a chunk's `data` walked here: {payload offset: [(pool type id,
-        keys, value offsets), ...] in the order they came}; a checkpoint left to the Python
-        reader is not in it."""
+    def checkpoints(self, data: bytes, program: Program):
+        """The checkpoints of a chunk's `data` walked here -> (walked, entries). walked:
+        {payload offset: [(pool type id, keys, range of entry numbers), ...] in the order they
+        came}; a checkpoint left to the Python reader is not in it. entries: (offsets, ends,
+        captures): entry e's value starts at offsets[e], its captures are
+        captures[ends[e - 1] (0 for the first):ends[e]]."""
         if type(data) is not bytes:
-            return {}        # (ctypes passes bytes without a copy; others are read in Python)
+            return {}, None  # (ctypes passes bytes without a copy; others are read in Python)
         n = len(data)
         # Room for what such chunks hold (checkpoints are a few per MB, a kept entry takes
         # two bytes or more); a chunk with more is walked again with room for all of it.
-        caps = (n // 4096 + 64, n // 256 + 256, n // 16 + 1024)
+        caps = (n // 4096 + 64, n // 256 + 256, n // 16 + 1024, n // 4 + 1024)
         for _ in range(2):
-            cap_cps, cap_groups, cap_entries = caps
+            cap_cps, cap_groups, cap_entries, cap_caps = caps
             cp_pos, cp_status, cp_groups = (np.empty(cap_cps, np.int64) for _ in range(3))
             g_slot, g_end = np.empty(cap_groups, np.int64), np.empty(cap_groups, np.int64)
             e_key, e_off = np.empty(cap_entries, np.uint64), np.empty(cap_entries, np.int64)
-            n_groups, n_entries = _I64(0), _I64(0)
+            e_caps, captured = np.empty(cap_entries, np.int64), np.empty(cap_caps, np.uint64)
+            n_groups, n_entries, n_caps = _I64(0), _I64(0), _I64(0)
             p = program
             n_cps = self.lib.lc_jfr_checkpoints(
                 data, n, p.cls_ops, p.ops, p.cls_prefix, p.cls_slot, p.n_classes,
                 p.type_ids, p.type_cls, p.n_types, cap_cps, cp_pos, cp_status, cp_groups,
-                cap_groups, g_slot, g_end, cap_entries, e_key, e_off,
-                ctypes.byref(n_groups), ctypes.byref(n_entries))
+                cap_groups, g_slot, g_end, cap_entries, e_key, e_off, e_caps, cap_caps,
+                captured, ctypes.byref(n_groups), ctypes.byref(n_entries), ctypes.byref(n_caps))
             if n_cps < 0:
                 raise RuntimeError("lc_jfr_checkpoints: inconsistent arguments")
-            needed = (n_cps, n_groups.value, n_entries.value)
+            needed = (n_cps, n_groups.value, n_entries.value, n_caps.value)
             if all(need <= cap for need, cap in zip(needed, caps)):
                 break
             caps = needed
         else:
             raise RuntimeError("lc_jfr_checkpoints: counts changed between two walks")
         keys = e_key[:n_entries.value].tolist()
-        offsets = e_off[:n_entries.value].tolist()
         slot_types = program.slot_types
         ends = g_end[:n_groups.value].tolist()
         slots = g_slot[:n_groups.value].tolist()
-        out = {}
+        walked = {}
         g = start = 0
         for pos, status, g_stop in zip(cp_pos[:n_cps].tolist(), cp_status[:n_cps].tolist(),
                                        cp_groups[:n_cps].tolist()):
@@ -236,11 +263,12 @@ class Kernels:
                 continue
             pools = []
             while g < g_stop:
-                pools.append((slot_types[slots[g]], keys[start:ends[g]], offsets[start:ends[g]]))
+                pools.append((slot_types[slots[g]], keys[start:ends[g]], range(start, ends[g])))
                 start = ends[g]
                 g += 1
-            out[pos] = pools
-        return out
+            walked[pos] = pools
+        return walked, (e_off[:n_entries.value].tolist(), e_caps[:n_entries.value].tolist(),
+                        captured[:n_caps.value].tolist())
 
 
 _loaded: list = []       # [(Kernels or None, description)] once get() has run
@@ -277,8 +305,9 @@ def _self_check(kernels: Kernels) -> None:
     payload = (b"\x01\x01\x01\x00\x02" + b"\x14\x02" + b"\x05\x03\x03abc" + b"\x86\x01\x01"
                + b"\x15\x01" + b"\x07\xff\x01")
     event = bytes([len(payload) + 2, 1]) + payload
-    got = kernels.checkpoints(bytes(68) + event + b"\x00", program_for(md, {20: True}))
-    if got != {70: [(20, [5, 134], [78, 85])]}:
+    walked, entries = kernels.checkpoints(bytes(68) + event + b"\x00",
+                                          program_for(md, {20: (True, ())}))
+    if walked != {70: [(20, [5, 134], range(0, 2))]} or entries != ([78, 85], [1, 2], [78, 85]):
         raise RuntimeError(f"{SOURCE.name} fails its self-check")
 
 

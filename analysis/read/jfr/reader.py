@@ -26,7 +26,7 @@ from analysis.read.jfr import native
 from analysis.read.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
 from analysis.read.jfr.metadata import PRIMITIVES, Metadata, canonical_name, metadata_for
 from analysis.read.jfr.summary import Summary, as_int, as_number, as_str, method_label
-from analysis.read.jfr.wire import Damage, StringRef, read_varint
+from analysis.read.jfr.wire import Damage, StringRef, read_string, read_varint
 
 METADATA_TYPE = 0
 CHECKPOINT_TYPE = 1
@@ -96,10 +96,11 @@ class ChunkReader:
             self.event_plans_timed[cls.type_id] = (name, timed, handler)
             self.event_plans[cls.type_id] = (name, untimed, handler)
         self.pool_plans = {}
-        # Pools the compiled walk may index (True) or must leave to _checkpoint (False): a
-        # stack trace whose frames are not structs would make _keep fail, and an entry
-        # decoded late must not fail where the one decoded in its checkpoint would have.
-        self.pool_indexable = {}
+        # Per pool, what the compiled walk captures of each entry (native.program_for), or
+        # None: it must leave the pool's checkpoints to _checkpoint (a stack trace whose
+        # frames are not structs would make _keep fail, and an entry decoded late must not
+        # fail where the one decoded in its checkpoint would have).
+        self.pool_captures = {}
         self.lazy_plans = {}
         for name, wanted in POOL_FIELDS.items():
             cls = md.by_name.get(name)
@@ -111,9 +112,13 @@ class ChunkReader:
                 frame_cls = md.classes.get(cls.fields[idx[1]].type_id)
                 extra = frame_cls.field_index("method") if frame_cls else None
             self.pool_plans[cls.type_id] = (name, md.decoder(cls.type_id), idx, extra)
-            self.pool_indexable[cls.type_id] = extra is None or _frames_are_structs(
-                md, cls.fields[idx[1]])
-            self.lazy_plans[cls.type_id] = _lazy_plan(md, cls, name, wanted, idx, extra)
+            if extra is None or _frames_are_structs(md, cls.fields[idx[1]]):
+                captures, steps = _capture_plan(md, cls, name, idx, extra)
+                self.pool_captures[cls.type_id] = captures
+                self.lazy_plans[cls.type_id] = _lazy_plan(md, cls, name, wanted, idx, extra,
+                                                          steps)
+            else:
+                self.pool_captures[cls.type_id] = None
         self.first_field_is_start_time = {
             c.type_id for c in md.classes.values()
             if c.fields and c.fields[0].name == "startTime" and c.super_type == "jdk.jfr.Event"}
@@ -152,8 +157,8 @@ class ChunkReader:
         # `pools` or here, not both (the later checkpoint's entry wins, as in one dict).
         offsets: dict[int, dict] = {tid: {} for tid in self.pool_plans}
         kernels = native.get()
-        walked = kernels.checkpoints(data, native.program_for(md, self.pool_indexable)) \
-            if kernels is not None else {}
+        walked, entries = kernels.checkpoints(data, native.program_for(
+            md, self.pool_captures)) if kernels is not None else ({}, None)
         # Execution samples by stack trace key, per summary they count in (window, warm-up).
         self._samples: dict[Summary, Counter] = {}
         need_times = not chunk.complete
@@ -231,8 +236,8 @@ class ChunkReader:
             elif type_id == CHECKPOINT_TYPE:
                 indexed = walked.get(p)
                 if indexed is not None:
-                    for tid, keys, at in indexed:
-                        offsets[tid].update(zip(keys, at))
+                    for tid, keys, numbers in indexed:
+                        offsets[tid].update(zip(keys, numbers))
                         decoded = pools[tid]
                         if decoded:
                             for key in keys:
@@ -259,7 +264,7 @@ class ChunkReader:
             s.cover_until(start_nanos + h.duration_nanos)
         elif last_ticks is not None:
             s.cover_until(start_nanos + (last_ticks - start_ticks) * 1_000_000_000 // tps)
-        self._resolve_samples(pools, offsets, data)
+        self._resolve_samples(pools, offsets, data, entries)
 
     def _find_metadata(self, chunk: Chunk, end: int) -> Metadata | None:
         data = chunk.data
@@ -415,11 +420,11 @@ class ChunkReader:
     def _on_JVMInformation(self, v):
         self.summary.jvm(as_str(v[1]), as_str(v[2]))
 
-    def _resolve_samples(self, pools, offsets, data):
+    def _resolve_samples(self, pools, offsets, data, entries):
         by_name = {}
         for type_id, (name, *_rest) in self.pool_plans.items():
-            by_name[name] = _lookup(pools[type_id], offsets[type_id], data,
-                                    self.lazy_plans[type_id])
+            by_name[name] = _lookup(pools[type_id], offsets[type_id], data, entries,
+                                    self.lazy_plans.get(type_id))
         missing = {}.get
         strings = by_name.get("java.lang.String", missing)
 
@@ -464,32 +469,110 @@ class ChunkReader:
                                      else None)
 
 
-def _lazy_plan(md: Metadata, cls, name, wanted, idx, frame_method):
-    """How an indexed entry is decoded: only the fields _keep takes (a Method's type and name,
-    not its descriptor, modifiers ...), unless a decoder of those cannot be made."""
+# How a captured value becomes what the field's generated decoder gives: as it is (a pool key,
+# a byte, a char), its offset read as a string, or the bits of a signed integer.
+_CAPTURED = {"boolean": "raw", "byte": "raw", "char": "raw", "short": 16, "int": 32, "long": 64,
+             "java.lang.String": "string"}
+
+
+def _captured_as(md: Metadata, f):
+    """How field `f`'s captured value is read (see _CAPTURED), or None: not captured (an array,
+    a float, a struct)."""
+    if f.array:
+        return None
+    if f.constant_pool:
+        return "raw"
+    cls = md.classes.get(f.type_id)
+    return _CAPTURED.get(cls.name) if cls is not None and cls.name in PRIMITIVES else None
+
+
+def _capture_plan(md: Metadata, cls, name, idx, frame_method):
+    """-> (what the compiled walk captures of an entry, native.program_for's form; the steps
+    that read the captures back: (wanted position, how read, a stack trace's frames?) in field
+    order), or steps None when the fields _keep takes cannot all be captured: the entry is then
+    decoded from its offset."""
     if cls.name in PRIMITIVES:
-        return name, md.decoder(cls.type_id), idx, frame_method
+        return ((True, ()), [(0, "string", False)]) if cls.name == "java.lang.String" \
+            else ((False, ()), None)
+    marks, steps = [], []
+    for k, i in enumerate(idx):
+        if i is None:
+            continue
+        f = cls.fields[i]
+        if name == "jdk.types.StackTrace" and k == 1:
+            if frame_method is None or not f.array:
+                continue                     # _keep takes no frames
+            how = _captured_as(md, md.classes[f.type_id].fields[frame_method])
+            mark = (i, frame_method)
+        else:
+            how = _captured_as(md, f)
+            mark = (i, -1)
+        if how is None or (mark[1] >= 0 and how == "string"):
+            return (False, ()), None
+        marks.append(mark)
+        steps.append((i, k, how, mark[1] >= 0))
+    steps.sort()
+    return (False, tuple(sorted(marks))), [step[1:] for step in steps]
+
+
+def _signed(value, how):
+    if how == "raw":
+        return value
+    value &= (1 << how) - 1
+    return value - (1 << how) if value >= 1 << (how - 1) else value
+
+
+def _lazy_plan(md: Metadata, cls, name, wanted, idx, frame_method, steps):
+    """How an indexed entry becomes what _keep gives: from its captures (steps), or decoded
+    from its offset, only the fields _keep takes (a Method's type and name, not its
+    descriptor, modifiers ...) unless a decoder of those cannot be made."""
+    if steps is not None:
+        return name, None, idx, frame_method, steps
+    if cls.name in PRIMITIVES:
+        return name, md.decoder(cls.type_id), idx, frame_method, None
     try:
         decode = md.partial_decoder(cls.type_id, wanted)
     except DECODE_ERRORS:
-        return name, md.decoder(cls.type_id), idx, frame_method
+        return name, md.decoder(cls.type_id), idx, frame_method, None
     # The partial decoder gives the wanted fields in order, None for those this JDK lacks.
     return name, decode, tuple(None if i is None else k for k, i in enumerate(idx)), \
-        frame_method
+        frame_method, None
 
 
-def _lookup(decoded: dict, indexed: dict, data, plan):
+def _lookup(decoded: dict, indexed: dict, data, entries, plan):
     """A pool's `get`: an entry decoded in its checkpoint, or one the compiled walk indexed,
-    decoded now (and kept decoded)."""
+    made now from its captures or its bytes (and kept)."""
     if not indexed:
         return decoded.get
-    name, decode, idx, frame_method = plan
+    name, decode, idx, frame_method, steps = plan
+    at, ends, caps = entries
+
+    def from_bytes(e):
+        return _keep(name, decode(data, at[e])[0], idx, frame_method)
+
+    def from_captures(e):
+        a = ends[e - 1] if e else 0
+        out = [None, None]
+        for k, how, frames in steps:
+            v = caps[a]
+            a += 1
+            if frames:
+                out[k] = tuple(caps[a:a + v]) if how == "raw" else \
+                    tuple(_signed(m, how) for m in caps[a:a + v])
+                a += v
+            else:
+                out[k] = read_string(data, v)[0] if how == "string" else _signed(v, how)
+        if name == "jdk.types.StackTrace":
+            return (0 if out[0] is None else out[0], () if out[1] is None else out[1])
+        return (out[0], out[1]) if name == "jdk.types.Method" else out[0]
+
+    make = from_bytes if steps is None else from_captures
 
     def get(key):
-        at = indexed.pop(key, None)
-        if at is None:
+        e = indexed.pop(key, None)
+        if e is None:
             return decoded.get(key)
-        value = decoded[key] = _keep(name, decode(data, at)[0], idx, frame_method)
+        value = decoded[key] = make(e)
         return value
     return get
 
