@@ -251,8 +251,8 @@ static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_
  * The program: cls_ops, ops, cls_prefix (the kind of a primitive pool type's value, else 0),
  * cls_slot (-1 for pools not kept) per class index; type_ids (sorted) -> type_cls.
  * Returns the number of checkpoints, and *n_groups_out, *n_entries_out, *n_caps_out their
- * groups, entries and captures; when any count exceeds its capacity only the counts are right (call again with room
- * for them). Returns -1 when the arguments are inconsistent. */
+ * groups, entries and captures; when any count exceeds its capacity only the counts are
+ * right (call again with room for them). Returns -1 when the arguments are inconsistent. */
 int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                            const int64_t *cls_ops, const int64_t *ops, const int64_t *cls_prefix,
                            const int64_t *cls_slot, int64_t n_classes,

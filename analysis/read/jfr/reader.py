@@ -20,12 +20,14 @@ warnings are the same either way.
 from __future__ import annotations
 
 import struct
+import threading
 from collections import Counter
 
 from analysis.read.jfr import native
 from analysis.read.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
 from analysis.read.jfr.metadata import PRIMITIVES, Metadata, canonical_name, metadata_for
-from analysis.read.jfr.summary import Summary, as_int, as_number, as_str, method_label
+from analysis.read.jfr.summary import (SETTINGS_REPORTED, Summary, as_int, as_number, as_str,
+                                       method_label)
 from analysis.read.jfr.wire import Damage, StringRef, read_string, read_varint
 
 METADATA_TYPE = 0
@@ -80,48 +82,21 @@ class ChunkReader:
     def _plan(self, md: Metadata):
         if self._plan_for is md:
             return
+        plan = _metadata_plan(md)
         # Two decoders per event type: with startTime (for a chunk without its end, where the
         # latest event time is what "covered until" means) and, for whole chunks, without it
         # where the summary does not use it (one timestamp less to decode per event).
         self.event_plans = {}
         self.event_plans_timed = {}
-        for name, wanted in EVENT_FIELDS.items():
-            cls = md.by_name.get(name)
-            if cls is None:
-                continue
+        for type_id, (name, timed, untimed) in plan.events.items():
             handler = getattr(self, "_on_" + name.split(".")[-1])
-            timed = md.partial_decoder(cls.type_id, wanted)
-            untimed = timed if name in USES_START_TIME else \
-                md.partial_decoder(cls.type_id, ("",) + wanted[1:])
-            self.event_plans_timed[cls.type_id] = (name, timed, handler)
-            self.event_plans[cls.type_id] = (name, untimed, handler)
-        self.pool_plans = {}
-        # Per pool, what the compiled walk captures of each entry (native.program_for), or
-        # None: it must leave the pool's checkpoints to _checkpoint (a stack trace whose
-        # frames are not structs would make _keep fail, and an entry decoded late must not
-        # fail where the one decoded in its checkpoint would have).
-        self.pool_captures = {}
-        self.lazy_plans = {}
-        for name, wanted in POOL_FIELDS.items():
-            cls = md.by_name.get(name)
-            if cls is None:
-                continue
-            idx = tuple(cls.field_index(f) for f in wanted)
-            extra = None
-            if name == "jdk.types.StackTrace" and idx[1] is not None:
-                frame_cls = md.classes.get(cls.fields[idx[1]].type_id)
-                extra = frame_cls.field_index("method") if frame_cls else None
-            self.pool_plans[cls.type_id] = (name, md.decoder(cls.type_id), idx, extra)
-            if extra is None or _frames_are_structs(md, cls.fields[idx[1]]):
-                captures, steps = _capture_plan(md, cls, name, idx, extra)
-                self.pool_captures[cls.type_id] = captures
-                self.lazy_plans[cls.type_id] = _lazy_plan(md, cls, name, wanted, idx, extra,
-                                                          steps)
-            else:
-                self.pool_captures[cls.type_id] = None
-        self.first_field_is_start_time = {
-            c.type_id for c in md.classes.values()
-            if c.fields and c.fields[0].name == "startTime" and c.super_type == "jdk.jfr.Event"}
+            self.event_plans_timed[type_id] = (name, timed, handler)
+            self.event_plans[type_id] = (name, untimed, handler)
+        self.pool_plans = plan.pools
+        self.pool_captures = plan.pool_captures
+        self.lazy_plans = plan.lazy_pools
+        self.setting_events = plan.setting_events
+        self.first_field_is_start_time = plan.first_field_is_start_time
         self._plan_for = md
 
     # -- one chunk ----------------------------------------------------------------------------
@@ -362,16 +337,23 @@ class ChunkReader:
         s = self.summary
         return s if s.window is None else s.route(self._epoch_ns(ticks))
 
+    # The three most frequent events route inline (_route's work, without its calls).
     def _on_ExecutionSample(self, v):
-        target = self._route(v[0])
-        if target is not None:
-            key = v[1]
-            self._samples.setdefault(target, Counter())[key if type(key) is int else None] += 1
+        target = self.summary
+        if target.window is not None:
+            target = target.route(self._epoch_ns(v[0]))
+            if target is None:
+                return
+        key = v[1]
+        self._samples.setdefault(target, Counter())[key if type(key) is int else None] += 1
 
     def _on_ObjectAllocationSample(self, v):
-        target = self._route(v[0])
-        if target is not None:
-            target.allocation(as_int(v[1]))
+        target = self.summary
+        if target.window is not None:
+            target = target.route(self._epoch_ns(v[0]))
+            if target is None:
+                return
+        target.allocation(as_int(v[1]))
 
     def _on_CPULoad(self, v):
         target = self._route(v[0])
@@ -403,9 +385,13 @@ class ChunkReader:
             target.safepoint(start, self._span_ns(v[1]))
 
     def _on_ThreadPark(self, v):
-        target = self._route(v[0])
-        if target is not None:
-            target.park(self._span_ns(v[1]))
+        target = self.summary
+        if target.window is not None:
+            target = target.route(self._epoch_ns(v[0]))
+            if target is None:
+                return
+        ticks = v[1]
+        target.park(ticks * 1_000_000_000 // self._clock[2] if type(ticks) is int else None)
 
     def _on_JavaMonitorEnter(self, v):
         target = self._route(v[0])
@@ -413,9 +399,9 @@ class ChunkReader:
             target.monitor_enter(self._span_ns(v[1]))
 
     def _on_ActiveSetting(self, v):
-        cls = self.metadata.classes.get(v[1]) if type(v[1]) is int else None
-        if cls is not None:
-            self.summary.setting(canonical_name(cls.name), as_str(v[2]), as_str(v[3]))
+        event_name = self.setting_events.get(v[1]) if type(v[1]) is int else None
+        if event_name is not None:
+            self.summary.setting(event_name, as_str(v[2]), as_str(v[3]))
 
     def _on_JVMInformation(self, v):
         self.summary.jvm(as_str(v[1]), as_str(v[2]))
@@ -467,6 +453,73 @@ class ChunkReader:
             # The GCWhen strings of heap summaries read in this chunk.
             target.resolve_heap_when(lambda key: text(when(key)) if type(key) is int
                                      else None)
+
+
+class _MetadataPlan:
+    """What ChunkReader._plan derives from a chunk's metadata: the same for every recording of
+    a JVM build (one Metadata is shared by them: metadata_for), so made once per Metadata."""
+
+    def __init__(self, md: Metadata):
+        # Event type id -> (name, decoder with startTime, decoder without it where unused).
+        self.events = {}
+        for name, wanted in EVENT_FIELDS.items():
+            cls = md.by_name.get(name)
+            if cls is None:
+                continue
+            timed = md.partial_decoder(cls.type_id, wanted)
+            untimed = timed if name in USES_START_TIME else \
+                md.partial_decoder(cls.type_id, ("",) + wanted[1:])
+            self.events[cls.type_id] = (name, timed, untimed)
+        self.pools = {}
+        # Per pool, what the compiled walk captures of each entry (native.program_for), or
+        # None: it must leave the pool's checkpoints to _checkpoint (a stack trace whose
+        # frames are not structs would make _keep fail, and an entry decoded late must not
+        # fail where the one decoded in its checkpoint would have).
+        self.pool_captures = {}
+        self.lazy_pools = {}
+        for name, wanted in POOL_FIELDS.items():
+            cls = md.by_name.get(name)
+            if cls is None:
+                continue
+            idx = tuple(cls.field_index(f) for f in wanted)
+            extra = None
+            if name == "jdk.types.StackTrace" and idx[1] is not None:
+                frame_cls = md.classes.get(cls.fields[idx[1]].type_id)
+                extra = frame_cls.field_index("method") if frame_cls else None
+            self.pools[cls.type_id] = (name, md.decoder(cls.type_id), idx, extra)
+            if extra is None or _frames_are_structs(md, cls.fields[idx[1]]):
+                captures, steps = _capture_plan(md, cls, name, idx, extra)
+                self.pool_captures[cls.type_id] = captures
+                self.lazy_pools[cls.type_id] = _lazy_plan(md, cls, name, wanted, idx, extra,
+                                                          steps)
+            else:
+                self.pool_captures[cls.type_id] = None
+        # Event type id -> its name, for the types whose settings the summary reports.
+        self.setting_events = {}
+        for c in md.classes.values():
+            event_name = canonical_name(c.name)
+            if event_name in SETTINGS_REPORTED:
+                self.setting_events[c.type_id] = event_name
+        self.first_field_is_start_time = {
+            c.type_id for c in md.classes.values()
+            if c.fields and c.fields[0].name == "startTime" and c.super_type == "jdk.jfr.Event"}
+
+
+_plans: dict[int, tuple[Metadata, _MetadataPlan]] = {}   # id(metadata) -> (it, its plan)
+_plans_lock = threading.Lock()
+
+
+def _metadata_plan(md: Metadata) -> _MetadataPlan:
+    with _plans_lock:
+        hit = _plans.get(id(md))
+    if hit is not None and hit[0] is md:
+        return hit[1]
+    plan = _MetadataPlan(md)
+    with _plans_lock:
+        if len(_plans) >= 16:        # (Metadata objects are few: metadata_for keeps 8)
+            _plans.clear()
+        _plans[id(md)] = (md, plan)
+    return plan
 
 
 # How a captured value becomes what the field's generated decoder gives: as it is (a pool key,
@@ -560,6 +613,8 @@ def _lookup(decoded: dict, indexed: dict, data, entries, plan):
                 out[k] = tuple(caps[a:a + v]) if how == "raw" else \
                     tuple(_signed(m, how) for m in caps[a:a + v])
                 a += v
+            elif how == "raw":
+                out[k] = v
             else:
                 out[k] = read_string(data, v)[0] if how == "string" else _signed(v, how)
         if name == "jdk.types.StackTrace":
