@@ -7,18 +7,22 @@
  *                       entry's key, the offset of its value and the values of the fields the
  *                       summary takes from it ("captures": a method's class and name keys, a
  *                       stack trace's frames' methods, where a string starts), which the reader
- *                       turns into its entry only if an event refers to it.
+ *                       turns into its entry only if an event refers to it; and on the way,
+ *                       list the values of the events whose wanted fields are all integers
+ *                       (thread parks, allocation and execution samples, GC ...), which the
+ *                       reader then hands to its handlers without decoding them.
  *
  * No Python headers: buffers arrive as pointers (ctypes). Nothing here judges damage: every
- * read is checked against the checkpoint's end, and a checkpoint with anything the Python
- * reader could refuse or word differently (a value past its end, an unknown type, a string
- * encoding or length out of range, an array longer than the bytes left) is marked deferred and
- * read again by the Python code, whose warning stands. So a checkpoint passed here is one the
- * Python reader reads without an error, and the entries it gives are the ones it would keep.
+ * read is checked against the checkpoint's (or event's) end, and a checkpoint with anything the
+ * Python reader could refuse or word differently (a value past its end, an unknown type, a
+ * string encoding or length out of range, an array longer than the bytes left) is marked
+ * deferred and read again by the Python code, whose warning stands; an event so is not listed.
+ * So a checkpoint passed here is one the Python reader reads without an error, and the entries
+ * it gives are the ones it would keep; a listed event's values are the ones it would decode.
  */
 #include <stdint.h>
 
-#define LC_JFR_ABI 2
+#define LC_JFR_ABI 3
 #define HEADER_SIZE 68
 #define CHECKPOINT_TYPE 1
 #define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
@@ -30,6 +34,9 @@
 enum { K_BYTE = 1, K_VARINT = 2, K_FLOAT = 3, K_DOUBLE = 4, K_STRING = 5, K_STRUCT = 6 };
 #define K_ARRAY 16
 #define K_CAPTURE 32
+#define K_CONV_SHIFT 6            /* bits 6-7: how an event's captured varint is read */
+enum { K_CONV_RAW = 0, K_CONV_LONG = 1, K_CONV_INT = 2, K_CONV_SHORT = 3 };
+#define EVENT_VALUES 3            /* the most fields the reader wants of an event it lists */
 
 enum { CP_READ = 0, CP_DEFERRED = 1 };
 
@@ -143,26 +150,76 @@ static int skip_value(Walk *w, int64_t op, int64_t *pos, int depth)
     }
 }
 
+static int skip_field(Walk *w, int64_t op, int64_t *pos, int depth)
+{
+    if (op & K_ARRAY) {
+        uint64_t n;
+        /* every item takes a byte or more (native.py refuses arrays of empty structs) */
+        if (varint(w, pos, &n) || n > (uint64_t)(w->end - *pos))
+            return -1;
+        capture(w, op, n);
+        for (uint64_t k = 0; k < n; k++)
+            if (skip_value(w, op, pos, depth))
+                return -1;
+        return 0;
+    }
+    return skip_value(w, op, pos, depth);
+}
+
 static int skip_class(Walk *w, int64_t c, int64_t *pos, int depth)
 {
     if (c < 0 || c >= w->n_classes || depth > MAX_DEPTH)
         return -1;
+    for (int64_t i = w->cls_ops[c]; i < w->cls_ops[c + 1]; i++)
+        if (skip_field(w, w->ops[i], pos, depth))
+            return -1;
+    return 0;
+}
+
+/* An event's fields as the reader's partial decoder reads them: class c is the event's fields
+ * up to the last one wanted, the wanted ones marked captured, each a byte or a varint turned
+ * into the Java type's value (K_CONV_*: a long, int or short is signed; others as they are).
+ * Writes them to vals[] in field order; -1 (left to the Python decoder) for anything else,
+ * or a value the Python decoder would give as an integer of 2^63 or more. */
+static int event_values(Walk *w, int64_t c, int64_t p, int64_t *vals, int64_t n_vals)
+{
+    int64_t n = 0;
+    if (c < 0 || c >= w->n_classes)
+        return -1;
     for (int64_t i = w->cls_ops[c]; i < w->cls_ops[c + 1]; i++) {
         int64_t op = w->ops[i];
-        if (op & K_ARRAY) {
-            uint64_t n;
-            /* every item takes a byte or more (native.py refuses arrays of empty structs) */
-            if (varint(w, pos, &n) || n > (uint64_t)(w->end - *pos))
+        uint64_t v;
+        if (!(op & K_CAPTURE)) {
+            if (skip_field(w, op, &p, 0))
                 return -1;
-            capture(w, op, n);
-            for (uint64_t k = 0; k < n; k++)
-                if (skip_value(w, op, pos, depth))
-                    return -1;
-        } else if (skip_value(w, op, pos, depth)) {
+            continue;
+        }
+        if (n >= n_vals || (op & K_ARRAY))
+            return -1;
+        if ((op & 15) == K_BYTE) {
+            if (p >= w->end)
+                return -1;
+            v = w->d[p++];
+        } else if ((op & 15) != K_VARINT || varint(w, &p, &v)) {
             return -1;
         }
+        switch ((op >> K_CONV_SHIFT) & 3) {
+        case K_CONV_LONG:
+            vals[n++] = (int64_t)v;
+            break;
+        case K_CONV_INT:
+            vals[n++] = (int32_t)(uint32_t)v;
+            break;
+        case K_CONV_SHORT:
+            vals[n++] = (int16_t)(uint16_t)v;
+            break;
+        default:
+            if (v >> 63)
+                return -1;
+            vals[n++] = (int64_t)v;
+        }
     }
-    return 0;
+    return n == n_vals ? 0 : -1;
 }
 
 /* The class index of a pool's type id: type_ids[] is sorted ascending, type_cls[] gives the
@@ -239,7 +296,10 @@ static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_
 
 /* Walk the events of a chunk (data[0 .. len), header included) from its first as
  * ChunkReader.read does, stopping where it stops (an event header cut short, a size below 2 or
- * past the data), and read every checkpoint event. For checkpoint i:
+ * past the data), read every checkpoint event and list the events of the types ev_type_ids
+ * (sorted; ev_type_cls: the class of the fields wanted, marked captured; ev_type_n: how many):
+ * event i of them is ev_pos[i], the offset of its payload, and ev_vals[3 i ..] the values.
+ * For checkpoint i:
  *   cp_pos[i]     the offset of its payload (after size and type id), the reader's `p`
  *   cp_status[i]  CP_READ, or CP_DEFERRED: left to the Python reader (nothing kept from it)
  *   cp_groups[i]  the end of its groups: groups cp_groups[i - 1] (0 for the first) ..
@@ -251,8 +311,9 @@ static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_
  * The program: cls_ops, ops, cls_prefix (the kind of a primitive pool type's value, else 0),
  * cls_slot (-1 for pools not kept) per class index; type_ids (sorted) -> type_cls.
  * Returns the number of checkpoints, and *n_groups_out, *n_entries_out, *n_caps_out their
- * groups, entries and captures; when any count exceeds its capacity only the counts are
- * right (call again with room for them). Returns -1 when the arguments are inconsistent. */
+ * groups, entries and captures, *n_events_out the events listed; when any count exceeds its
+ * capacity only the counts are right (call again with room for them). Returns -1 when the
+ * arguments are inconsistent. */
 int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                            const int64_t *cls_ops, const int64_t *ops, const int64_t *cls_prefix,
                            const int64_t *cls_slot, int64_t n_classes,
@@ -262,16 +323,20 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                            int64_t cap_groups, int64_t *g_slot, int64_t *g_end,
                            int64_t cap_entries, uint64_t *e_key, int64_t *e_off,
                            int64_t *e_caps, int64_t cap_caps, uint64_t *caps,
-                           int64_t *n_groups_out, int64_t *n_entries_out, int64_t *n_caps_out)
+                           const uint64_t *ev_type_ids, const int64_t *ev_type_cls,
+                           const int64_t *ev_type_n, int64_t n_ev_types,
+                           int64_t cap_events, int64_t *ev_pos, int64_t *ev_vals,
+                           int64_t *n_groups_out, int64_t *n_entries_out, int64_t *n_caps_out,
+                           int64_t *n_events_out)
 {
     if (len < 0 || n_classes < 0 || n_types < 0 || cap_cps < 0 || cap_groups < 0 ||
-        cap_entries < 0 || cap_caps < 0 || cls_ops[0] != 0)
+        cap_entries < 0 || cap_caps < 0 || n_ev_types < 0 || cap_events < 0 || cls_ops[0] != 0)
         return -1;
     for (int64_t c = 0; c < n_classes; c++)
         if (cls_ops[c + 1] < cls_ops[c])
             return -1;
     int64_t n_cps = 0, n_groups = 0, n_entries = 0, pos = HEADER_SIZE;
-    int64_t n_caps = 0;
+    int64_t n_caps = 0, n_events = 0;
     Walk all = {data, len, cls_ops, ops, n_classes, 0, 0, 0};
     while (pos < len) {
         uint64_t size, type_id;
@@ -307,11 +372,25 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                 cp_groups[n_cps] = n_groups;
             }
             n_cps += 1;
+        } else if (n_ev_types) {
+            int64_t k = find_class(ev_type_ids, ev_type_n, n_ev_types, type_id), vals[EVENT_VALUES];
+            Walk w = {data, next, cls_ops, ops, n_classes, 0, 0, 0};
+            if (k >= 0 && k <= EVENT_VALUES &&
+                    !event_values(&w, find_class(ev_type_ids, ev_type_cls, n_ev_types, type_id),
+                                  p, vals, k)) {
+                if (n_events < cap_events) {
+                    ev_pos[n_events] = p;
+                    for (int64_t i = 0; i < EVENT_VALUES; i++)
+                        ev_vals[n_events * EVENT_VALUES + i] = i < k ? vals[i] : 0;
+                }
+                n_events += 1;
+            }
         }
         pos = next;
     }
     *n_groups_out = n_groups;
     *n_entries_out = n_entries;
     *n_caps_out = n_caps;
+    *n_events_out = n_events;
     return n_cps;
 }

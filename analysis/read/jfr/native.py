@@ -7,10 +7,12 @@ environment forces that. `describe()` says which path runs.
 
 Why: constant-pool checkpoints are a third of a recording's bytes (a thread pool entry per
 virtual thread, every symbol and method of every stack) and stepping through them entry by
-entry was two thirds of the reader's time, though the summary resolves a few hundred of the
-tens of thousands of entries. The walk here gives, for the pools the summary resolves, each
-entry's key and where its value starts; reader.py decodes an entry only when an event refers
-to it.
+entry was two thirds of the reader's time, though the summary resolves about a tenth of the
+entries. The walk here gives, for the pools the summary resolves, each
+entry's key and where its value starts (and the fields the summary takes from it); reader.py
+makes an entry only when an event refers to it. On the way the walk lists the values of the
+frequent integer-only events (thread parks, allocation and execution samples, GC), which
+reader.py then hands to its handlers without decoding them in Python.
 
 The program handed to C describes each class of a chunk's metadata as a list of field kinds
 (program_for). Classes whose shape the Python reader refuses or treats specially (an unknown
@@ -38,12 +40,16 @@ from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]
-ABI = 2               # lc_jfr_abi() of the source this module was written against
+ABI = 3               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
 KIND_ARRAY = 16
 KIND_CAPTURE = 32
+# How an event's captured varint becomes the value its decoder gives (bits 6-7 of its op).
+CONV_SHIFT = 6
+CONV = {"long": 1, "int": 2, "short": 3}    # others (a pool key, char, byte): as they are
+EVENT_VALUES = 3      # _native.c: the most fields of an event it lists
 PRIMITIVE_KIND = {"boolean": KIND_BYTE, "byte": KIND_BYTE, "char": KIND_VARINT,
                   "short": KIND_VARINT, "int": KIND_VARINT, "long": KIND_VARINT,
                   "float": KIND_FLOAT, "double": KIND_DOUBLE, "java.lang.String": KIND_STRING}
@@ -60,7 +66,8 @@ class Program:
     """A metadata's classes as lc_jfr_checkpoints reads them, and which pools are kept (slot s
     is the pool type id slot_types[s])."""
 
-    def __init__(self, cls_ops, ops, cls_prefix, cls_slot, type_ids, type_cls, slot_types):
+    def __init__(self, cls_ops, ops, cls_prefix, cls_slot, type_ids, type_cls, slot_types,
+                 events=None):
         self.cls_ops = np.asarray(cls_ops, np.int64)
         self.ops = np.asarray(ops or [0], np.int64)
         self.cls_prefix = np.asarray(cls_prefix or [0], np.int64)
@@ -70,24 +77,35 @@ class Program:
         self.type_cls = np.asarray(type_cls or [0], np.int64)
         self.n_types = len(type_ids)
         self.slot_types = slot_types
+        # Event types whose wanted fields the walk lists: type id -> (class, how many).
+        events = events or {}
+        self.events = frozenset(events)
+        ev_types = sorted(events)
+        self.ev_type_ids = np.asarray(ev_types or [0], np.uint64)
+        self.ev_type_cls = np.asarray([events[t][0] for t in ev_types] or [0], np.int64)
+        self.ev_type_n = np.asarray([events[t][1] for t in ev_types] or [0], np.int64)
+        self.n_ev_types = len(ev_types)
 
 
 _programs: dict = {}       # (id(metadata), kept pools) -> (metadata, Program)
 _programs_lock = threading.Lock()
 
 
-def program_for(md: Metadata, kept: dict[int, tuple | None]) -> Program:
+def program_for(md: Metadata, kept: dict[int, tuple | None],
+                events: dict[int, tuple[int, ...]] | None = None) -> Program:
     """The program of `md` (cached while `md` lives), keeping the pools of `kept`'s type ids.
     kept[type id] is (capture the value of a primitive pool type, ((field index, item field
     index or -1), ...)): the fields whose values are captured, of each item of an array of
     structs when an item field is given; None: that pool may not be walked here (a checkpoint
-    with it is left to the Python reader)."""
-    key = (id(md), tuple(sorted(kept.items())))
+    with it is left to the Python reader). events[type id]: the indices, ascending, of the
+    fields of that event type to list (each a varint or a byte); a type whose fields are not
+    all that is not listed."""
+    key = (id(md), tuple(sorted(kept.items())), tuple(sorted((events or {}).items())))
     with _programs_lock:
         hit = _programs.get(key)
         if hit is not None and hit[0] is md:
             return hit[1]
-    program = _build_program(md, kept)
+    program = _build_program(md, kept, events or {})
     with _programs_lock:
         # Metadata objects are few (metadata.METADATA_CACHE_SIZE): drop those no longer cached
         # by keeping only this one's and the most recent others'.
@@ -97,7 +115,7 @@ def program_for(md: Metadata, kept: dict[int, tuple | None]) -> Program:
     return program
 
 
-def _build_program(md: Metadata, kept: dict[int, tuple | None]) -> Program:
+def _build_program(md: Metadata, kept: dict[int, tuple | None], events: dict) -> Program:
     index: dict[int, int] = {}     # type id -> class index, for classes with a program
     state: dict[int, None] = {}    # type ids being built, or refused
     ops_of: list[list[int]] = []
@@ -189,6 +207,26 @@ def _build_program(md: Metadata, kept: dict[int, tuple | None]) -> Program:
             prefix |= KIND_CAPTURE
         classes.append((tid, ops, prefix, slot))
         pool_class[tid] = len(classes) - 1
+    # An event type is listed as a copy of its class up to the last field wanted, those fields
+    # marked captured with how their value is read.
+    listed = {}
+    for tid, fields in events.items():
+        if tid not in index or not fields or len(fields) > EVENT_VALUES or \
+                list(fields) != sorted(set(fields)):
+            continue
+        cls = md.classes[tid]
+        ops = list(ops_of[index[tid]][:fields[-1] + 1])
+        if len(ops) <= fields[-1]:
+            continue
+        for i in fields:
+            f = cls.fields[i]
+            if ops[i] & 15 not in (KIND_VARINT, KIND_BYTE) or ops[i] & KIND_ARRAY:
+                break
+            conv = 0 if f.constant_pool else CONV.get(md.classes[f.type_id].name, 0)
+            ops[i] |= KIND_CAPTURE | conv << CONV_SHIFT
+        else:
+            classes.append((None, ops, 0, -1))
+            listed[tid] = (len(classes) - 1, len(fields))
     cls_ops, all_ops, cls_prefix, cls_slot = [0], [], [], []
     for tid, ops, prefix, slot in classes:
         all_ops += ops
@@ -200,7 +238,7 @@ def _build_program(md: Metadata, kept: dict[int, tuple | None]) -> Program:
         cls_slot.append(slot)
     pool_types = sorted(pool_class)
     return Program(cls_ops, all_ops, cls_prefix, cls_slot, pool_types,
-                   [pool_class[t] for t in pool_types], slot_types)
+                   [pool_class[t] for t in pool_types], slot_types, listed)
 
 
 class Kernels:
@@ -215,37 +253,46 @@ class Kernels:
         lib.lc_jfr_checkpoints.argtypes = [
             ctypes.c_char_p, _I64, _i64, _i64, _i64, _i64, _I64, _u64, _i64, _I64,
             _I64, _i64, _i64, _i64, _I64, _i64, _i64, _I64, _u64, _i64, _i64, _I64, _u64,
-            ctypes.POINTER(_I64), ctypes.POINTER(_I64), ctypes.POINTER(_I64)]
+            _u64, _i64, _i64, _I64, _I64, _i64, _i64,
+            ctypes.POINTER(_I64), ctypes.POINTER(_I64), ctypes.POINTER(_I64),
+            ctypes.POINTER(_I64)]
         self.lib = lib
 
     def checkpoints(self, data: bytes, program: Program):
-        """The checkpoints of a chunk's `data` walked here -> (walked, entries). walked:
-        {payload offset: [(pool type id, keys, range of entry numbers), ...] in the order they
-        came}; a checkpoint left to the Python reader is not in it. entries: (offsets, ends,
-        captures): entry e's value starts at offsets[e], its captures are
-        captures[ends[e - 1] (0 for the first):ends[e]]."""
+        """The checkpoints of a chunk's `data` walked here, and its events listed -> (walked,
+        entries, events). walked: {payload offset: [(pool type id, keys, range of entry
+        numbers), ...] in the order they came}; a checkpoint left to the Python reader is not
+        in it. entries: (offsets, ends, captures): entry e's value starts at offsets[e], its
+        captures are captures[ends[e - 1] (0 for the first):ends[e]]. events: {payload offset:
+        the wanted fields' values (a list; past their number, zeros)} of the events of
+        program.events, but those left to the Python decoder."""
         if type(data) is not bytes:
-            return {}, None  # (ctypes passes bytes without a copy; others are read in Python)
+            return {}, None, {}  # (ctypes passes bytes without a copy; others: Python's)
         n = len(data)
         # Room for what such chunks hold (checkpoints are a few per MB, a kept entry takes
         # two bytes or more); a chunk with more is walked again with room for all of it.
-        caps = (n // 4096 + 64, n // 256 + 256, n // 16 + 1024, n // 4 + 1024)
+        caps = (n // 4096 + 64, n // 256 + 256, n // 16 + 1024, n // 4 + 1024,
+                n // 32 + 1024 if program.n_ev_types else 0)
         for _ in range(2):
-            cap_cps, cap_groups, cap_entries, cap_caps = caps
+            cap_cps, cap_groups, cap_entries, cap_caps, cap_events = caps
             cp_pos, cp_status, cp_groups = (np.empty(cap_cps, np.int64) for _ in range(3))
             g_slot, g_end = np.empty(cap_groups, np.int64), np.empty(cap_groups, np.int64)
             e_key, e_off = np.empty(cap_entries, np.uint64), np.empty(cap_entries, np.int64)
             e_caps, captured = np.empty(cap_entries, np.int64), np.empty(cap_caps, np.uint64)
-            n_groups, n_entries, n_caps = _I64(0), _I64(0), _I64(0)
+            ev_pos = np.empty(max(cap_events, 1), np.int64)
+            ev_vals = np.empty(max(cap_events, 1) * EVENT_VALUES, np.int64)
+            n_groups, n_entries, n_caps, n_events = _I64(0), _I64(0), _I64(0), _I64(0)
             p = program
             n_cps = self.lib.lc_jfr_checkpoints(
                 data, n, p.cls_ops, p.ops, p.cls_prefix, p.cls_slot, p.n_classes,
                 p.type_ids, p.type_cls, p.n_types, cap_cps, cp_pos, cp_status, cp_groups,
                 cap_groups, g_slot, g_end, cap_entries, e_key, e_off, e_caps, cap_caps,
-                captured, ctypes.byref(n_groups), ctypes.byref(n_entries), ctypes.byref(n_caps))
+                captured, p.ev_type_ids, p.ev_type_cls, p.ev_type_n, p.n_ev_types, cap_events,
+                ev_pos, ev_vals, ctypes.byref(n_groups), ctypes.byref(n_entries),
+                ctypes.byref(n_caps), ctypes.byref(n_events))
             if n_cps < 0:
                 raise RuntimeError("lc_jfr_checkpoints: inconsistent arguments")
-            needed = (n_cps, n_groups.value, n_entries.value, n_caps.value)
+            needed = (n_cps, n_groups.value, n_entries.value, n_caps.value, n_events.value)
             if all(need <= cap for need, cap in zip(needed, caps)):
                 break
             caps = needed
@@ -267,8 +314,11 @@ class Kernels:
                 start = ends[g]
                 g += 1
             walked[pos] = pools
+        n_ev = n_events.value
+        events = dict(zip(ev_pos[:n_ev].tolist(),
+                          ev_vals[:n_ev * EVENT_VALUES].reshape(n_ev, EVENT_VALUES).tolist()))
         return walked, (e_off[:n_entries.value].tolist(), e_caps[:n_entries.value].tolist(),
-                        captured[:n_caps.value].tolist())
+                        captured[:n_caps.value].tolist()), events
 
 
 _loaded: list = []       # [(Kernels or None, description)] once get() has run
@@ -305,8 +355,8 @@ def _self_check(kernels: Kernels) -> None:
     payload = (b"\x01\x01\x01\x00\x02" + b"\x14\x02" + b"\x05\x03\x03abc" + b"\x86\x01\x01"
                + b"\x15\x01" + b"\x07\xff\x01")
     event = bytes([len(payload) + 2, 1]) + payload
-    walked, entries = kernels.checkpoints(bytes(68) + event + b"\x00",
-                                          program_for(md, {20: (True, ())}))
+    walked, entries, _ = kernels.checkpoints(bytes(68) + event + b"\x00",
+                                             program_for(md, {20: (True, ())}))
     if walked != {70: [(20, [5, 134], range(0, 2))]} or entries != ([78, 85], [1, 2], [78, 85]):
         raise RuntimeError(f"{SOURCE.name} fails its self-check")
 

@@ -13,9 +13,11 @@ segment's constants after the events that use them.
 
 With the compiled walk (native.py) the checkpoints are stepped through in C before the events
 are read, and of the pools the summary resolves only each entry's key and offset are kept; an
-entry is decoded when the summary looks it up (a few hundred of tens of thousands). A checkpoint
-the walk leaves (anything damaged or unusual) is read here as without it, so the summaries and
-warnings are the same either way.
+entry is made when the summary looks it up (about a tenth of them), from the fields the walk
+captured. The walk also lists the values of the events whose wanted fields are all integers;
+the loop hands those to the handlers without decoding them. A checkpoint or event the walk
+leaves (anything damaged or unusual) is read here as without it, so the summaries and warnings
+are the same either way.
 """
 from __future__ import annotations
 
@@ -97,6 +99,7 @@ class ChunkReader:
         self.lazy_plans = plan.lazy_pools
         self.setting_events = plan.setting_events
         self.first_field_is_start_time = plan.first_field_is_start_time
+        self.listed_fields = plan.listed
         self._plan_for = md
 
     # -- one chunk ----------------------------------------------------------------------------
@@ -132,8 +135,8 @@ class ChunkReader:
         # `pools` or here, not both (the later checkpoint's entry wins, as in one dict).
         offsets: dict[int, dict] = {tid: {} for tid in self.pool_plans}
         kernels = native.get()
-        walked, entries = kernels.checkpoints(data, native.program_for(
-            md, self.pool_captures)) if kernels is not None else ({}, None)
+        walked, entries, listed = kernels.checkpoints(data, native.program_for(
+            md, self.pool_captures, self.listed_fields)) if kernels is not None else ({}, None, {})
         # Execution samples by stack trace key, per summary they count in (window, warm-up).
         self._samples: dict[Summary, Counter] = {}
         need_times = not chunk.complete
@@ -197,9 +200,11 @@ class ChunkReader:
             plan = plans.get(type_id)
             if plan is not None:
                 try:
-                    values, q = plan[1](data, p)
-                    if q > pos:
-                        raise Damage("event fields run past its size")
+                    values = listed.get(p)
+                    if values is None:
+                        values, q = plan[1](data, p)
+                        if q > pos:
+                            raise Damage("event fields run past its size")
                     plan[2](values)
                 except DECODE_ERRORS as exc:
                     s.warn(chunk.path, chunk.offset + event_start, f"{plan[0]} skipped: {exc}")
@@ -462,6 +467,7 @@ class _MetadataPlan:
     def __init__(self, md: Metadata):
         # Event type id -> (name, decoder with startTime, decoder without it where unused).
         self.events = {}
+        self.listed = {}
         for name, wanted in EVENT_FIELDS.items():
             cls = md.by_name.get(name)
             if cls is None:
@@ -470,6 +476,12 @@ class _MetadataPlan:
             untimed = timed if name in USES_START_TIME else \
                 md.partial_decoder(cls.type_id, ("",) + wanted[1:])
             self.events[cls.type_id] = (name, timed, untimed)
+            # The compiled walk lists the values of events whose wanted fields are all there
+            # (and varints or bytes: native.program_for checks), with startTime: a handler
+            # that does not use it (untimed) is given it all the same.
+            fields = [cls.field_index(f) for f in wanted]
+            if None not in fields and fields == sorted(set(fields)):
+                self.listed[cls.type_id] = tuple(fields)
         self.pools = {}
         # Per pool, what the compiled walk captures of each entry (native.program_for), or
         # None: it must leave the pool's checkpoints to _checkpoint (a stack trace whose
