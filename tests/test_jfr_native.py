@@ -117,7 +117,7 @@ def test_damaged_checkpoints_are_left_to_the_python_reader(monkeypatch, tmp_path
 def test_events_are_listed_with_their_java_values():
     """A long, int or short is signed as the generated decoder makes it; a pool key or a byte
     as it is, and one of 2^63 or more (not an int64) is left to the Python decoder; so is an
-    event whose fields run past its size."""
+    event whose fields run past its size. A string is listed as its offset."""
     md = Metadata({1: ClassInfo(1, "long", None), 2: ClassInfo(2, "int", None),
                    3: ClassInfo(3, "short", None), 4: ClassInfo(4, "boolean", None),
                    5: ClassInfo(5, "java.lang.String", None),
@@ -125,17 +125,21 @@ def test_events_are_listed_with_their_java_values():
                        FieldInfo("a", 1, False, False), FieldInfo("s", 5, False, False),
                        FieldInfo("b", 2, False, False), FieldInfo("c", 3, True, False)]),
                    101: ClassInfo(101, "Flags", None, [FieldInfo("f", 4, False, False),
-                                                       FieldInfo("h", 3, False, False)])})
-    program = native.program_for(md, {}, {100: (0, 2, 3), 101: (0, 1)})
-    assert program.events == {100, 101}
+                                                       FieldInfo("h", 3, False, False)]),
+                   102: ClassInfo(102, "Named", None, [FieldInfo("a", 1, False, False),
+                                                       FieldInfo("s", 5, False, False)])})
+    program = native.program_for(md, {}, {100: (0, 2, 3), 101: (0, 1), 102: (0, 1)})
+    assert program.events == {100, 101, 102}
     events = [event(100, varint(2**64 - 1) + b"\x03\x01x" + varint(0xFFFFFFFF) + varint(5)),
               event(100, varint(7) + b"\x01" + varint(2**31 - 1) + varint(2**63)),
               event(101, b"\x01" + varint(0xFFFF)),
-              event(100, varint(1) + b"\x03\x09x")]
+              event(100, varint(1) + b"\x03\x09x"),
+              event(102, varint(3) + b"\x04\x02ab"),
+              event(102, varint(3) + b"\x09\x02ab")]
     data = bytes(68) + b"".join(events) + b"\x00"
     listed = KERNELS.checkpoints(data, program)[2]
     at = [68 + sum(map(len, events[:i])) + 5 for i in range(len(events))]
-    assert listed == {at[0]: [-1, -1, 5], at[2]: [1, -1, 0]}
+    assert listed == {at[0]: [-1, -1, 5, 0], at[2]: [1, -1, 0, 0], at[4]: [3, at[4] + 1, 0, 0]}
 
 
 @needs_kernels

@@ -9,8 +9,9 @@
  *                       stack trace's frames' methods, where a string starts), which the reader
  *                       turns into its entry only if an event refers to it; and on the way,
  *                       list the values of the events whose wanted fields are all integers
- *                       (thread parks, allocation and execution samples, GC ...), which the
- *                       reader then hands to its handlers without decoding them.
+ *                       or strings (thread parks, allocation and execution samples, GC,
+ *                       settings ...), which the reader hands to its handlers without decoding
+ *                       them (a string as its offset: decoded only if the summary uses it).
  *
  * No Python headers: buffers arrive as pointers (ctypes). Nothing here judges damage: every
  * read is checked against the checkpoint's (or event's) end, and a checkpoint with anything the
@@ -22,7 +23,7 @@
  */
 #include <stdint.h>
 
-#define LC_JFR_ABI 3
+#define LC_JFR_ABI 4
 #define HEADER_SIZE 68
 #define CHECKPOINT_TYPE 1
 #define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
@@ -36,7 +37,7 @@ enum { K_BYTE = 1, K_VARINT = 2, K_FLOAT = 3, K_DOUBLE = 4, K_STRING = 5, K_STRU
 #define K_CAPTURE 32
 #define K_CONV_SHIFT 6            /* bits 6-7: how an event's captured varint is read */
 enum { K_CONV_RAW = 0, K_CONV_LONG = 1, K_CONV_INT = 2, K_CONV_SHORT = 3 };
-#define EVENT_VALUES 3            /* the most fields the reader wants of an event it lists */
+#define EVENT_VALUES 4            /* the most fields the reader wants of an event it lists */
 
 enum { CP_READ = 0, CP_DEFERRED = 1 };
 
@@ -178,9 +179,10 @@ static int skip_class(Walk *w, int64_t c, int64_t *pos, int depth)
 
 /* An event's fields as the reader's partial decoder reads them: class c is the event's fields
  * up to the last one wanted, the wanted ones marked captured, each a byte or a varint turned
- * into the Java type's value (K_CONV_*: a long, int or short is signed; others as they are).
- * Writes them to vals[] in field order; -1 (left to the Python decoder) for anything else,
- * or a value the Python decoder would give as an integer of 2^63 or more. */
+ * into the Java type's value (K_CONV_*: a long, int or short is signed; others as they are),
+ * or a string: its offset (the reader decodes it if it needs it). Writes them to vals[] in
+ * field order; -1 (left to the Python decoder) for anything else, or a value the Python
+ * decoder would give as an integer of 2^63 or more. */
 static int event_values(Walk *w, int64_t c, int64_t p, int64_t *vals, int64_t n_vals)
 {
     int64_t n = 0;
@@ -196,6 +198,12 @@ static int event_values(Walk *w, int64_t c, int64_t p, int64_t *vals, int64_t n_
         }
         if (n >= n_vals || (op & K_ARRAY))
             return -1;
+        if ((op & 15) == K_STRING) {
+            vals[n++] = p;
+            if (skip_string(w, &p))
+                return -1;
+            continue;
+        }
         if ((op & 15) == K_BYTE) {
             if (p >= w->end)
                 return -1;
@@ -298,7 +306,7 @@ static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_
  * ChunkReader.read does, stopping where it stops (an event header cut short, a size below 2 or
  * past the data), read every checkpoint event and list the events of the types ev_type_ids
  * (sorted; ev_type_cls: the class of the fields wanted, marked captured; ev_type_n: how many):
- * event i of them is ev_pos[i], the offset of its payload, and ev_vals[3 i ..] the values.
+ * event i of them is ev_pos[i], the offset of its payload, and ev_vals[4 i ..] the values.
  * For checkpoint i:
  *   cp_pos[i]     the offset of its payload (after size and type id), the reader's `p`
  *   cp_status[i]  CP_READ, or CP_DEFERRED: left to the Python reader (nothing kept from it)

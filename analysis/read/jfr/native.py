@@ -40,7 +40,7 @@ from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]
-ABI = 3               # lc_jfr_abi() of the source this module was written against
+ABI = 4               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
@@ -49,7 +49,7 @@ KIND_CAPTURE = 32
 # How an event's captured varint becomes the value its decoder gives (bits 6-7 of its op).
 CONV_SHIFT = 6
 CONV = {"long": 1, "int": 2, "short": 3}    # others (a pool key, char, byte): as they are
-EVENT_VALUES = 3      # _native.c: the most fields of an event it lists
+EVENT_VALUES = 4      # _native.c: the most fields of an event it lists
 PRIMITIVE_KIND = {"boolean": KIND_BYTE, "byte": KIND_BYTE, "char": KIND_VARINT,
                   "short": KIND_VARINT, "int": KIND_VARINT, "long": KIND_VARINT,
                   "float": KIND_FLOAT, "double": KIND_DOUBLE, "java.lang.String": KIND_STRING}
@@ -98,8 +98,8 @@ def program_for(md: Metadata, kept: dict[int, tuple | None],
     index or -1), ...)): the fields whose values are captured, of each item of an array of
     structs when an item field is given; None: that pool may not be walked here (a checkpoint
     with it is left to the Python reader). events[type id]: the indices, ascending, of the
-    fields of that event type to list (each a varint or a byte); a type whose fields are not
-    all that is not listed."""
+    fields of that event type to list (each a varint, a byte or a string, listed as its
+    offset); a type whose fields are not all that is not listed."""
     key = (id(md), tuple(sorted(kept.items())), tuple(sorted((events or {}).items())))
     with _programs_lock:
         hit = _programs.get(key)
@@ -220,7 +220,7 @@ def _build_program(md: Metadata, kept: dict[int, tuple | None], events: dict) ->
             continue
         for i in fields:
             f = cls.fields[i]
-            if ops[i] & 15 not in (KIND_VARINT, KIND_BYTE) or ops[i] & KIND_ARRAY:
+            if ops[i] & 15 not in (KIND_VARINT, KIND_BYTE, KIND_STRING) or ops[i] & KIND_ARRAY:
                 break
             conv = 0 if f.constant_pool else CONV.get(md.classes[f.type_id].name, 0)
             ops[i] |= KIND_CAPTURE | conv << CONV_SHIFT

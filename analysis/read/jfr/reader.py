@@ -92,8 +92,13 @@ class ChunkReader:
         self.event_plans_timed = {}
         for type_id, (name, timed, untimed) in plan.events.items():
             handler = getattr(self, "_on_" + name.split(".")[-1])
-            self.event_plans_timed[type_id] = (name, timed, handler)
-            self.event_plans[type_id] = (name, untimed, handler)
+            # What takes a listed event's values (native.py): its strings are offsets.
+            strings = plan.listed_strings.get(type_id)
+            listed = handler if not strings else self._on_ActiveSetting_listed \
+                if name == "jdk.ActiveSetting" and strings == (2, 3) else \
+                self._with_strings(handler, strings)
+            self.event_plans_timed[type_id] = (name, timed, handler, listed)
+            self.event_plans[type_id] = (name, untimed, handler, listed)
         self.pool_plans = plan.pools
         self.pool_captures = plan.pool_captures
         self.lazy_plans = plan.lazy_pools
@@ -130,6 +135,7 @@ class ChunkReader:
 
         start_nanos, start_ticks, tps = h.start_nanos, h.start_ticks, h.ticks_per_second
         self._clock = (start_nanos, start_ticks, tps)
+        self._data = data
         pools: dict[int, dict] = {tid: {} for tid in self.pool_plans}
         # Entries the compiled walk indexed: key -> offset of the value, per pool. A key is in
         # `pools` or here, not both (the later checkpoint's entry wins, as in one dict).
@@ -205,7 +211,9 @@ class ChunkReader:
                         values, q = plan[1](data, p)
                         if q > pos:
                             raise Damage("event fields run past its size")
-                    plan[2](values)
+                        plan[2](values)
+                    else:
+                        plan[3](values)
                 except DECODE_ERRORS as exc:
                     s.warn(chunk.path, chunk.offset + event_start, f"{plan[0]} skipped: {exc}")
                     continue
@@ -408,6 +416,22 @@ class ChunkReader:
         if event_name is not None:
             self.summary.setting(event_name, as_str(v[2]), as_str(v[3]))
 
+    def _on_ActiveSetting_listed(self, v):
+        # name and value are offsets: decoded only for the settings the summary reports
+        event_name = self.setting_events.get(v[1])
+        if event_name is not None:
+            data = self._data
+            self.summary.setting(event_name, as_str(read_string(data, v[2])[0]),
+                                 as_str(read_string(data, v[3])[0]))
+
+    def _with_strings(self, handler, strings):
+        def listed(v):
+            v = list(v)
+            for k in strings:
+                v[k] = read_string(self._data, v[k])[0]
+            handler(v)
+        return listed
+
     def _on_JVMInformation(self, v):
         self.summary.jvm(as_str(v[1]), as_str(v[2]))
 
@@ -468,6 +492,7 @@ class _MetadataPlan:
         # Event type id -> (name, decoder with startTime, decoder without it where unused).
         self.events = {}
         self.listed = {}
+        self.listed_strings = {}
         for name, wanted in EVENT_FIELDS.items():
             cls = md.by_name.get(name)
             if cls is None:
@@ -482,6 +507,11 @@ class _MetadataPlan:
             fields = [cls.field_index(f) for f in wanted]
             if None not in fields and fields == sorted(set(fields)):
                 self.listed[cls.type_id] = tuple(fields)
+                # strings are listed as their offsets
+                self.listed_strings[cls.type_id] = tuple(
+                    k for k, i in enumerate(fields) if not cls.fields[i].constant_pool
+                    and getattr(md.classes.get(cls.fields[i].type_id), "name", None)
+                    == "java.lang.String")
         self.pools = {}
         # Per pool, what the compiled walk captures of each entry (native.program_for), or
         # None: it must leave the pool's checkpoints to _checkpoint (a stack trace whose
