@@ -260,14 +260,16 @@ class Kernels:
 
     def checkpoints(self, data: bytes, program: Program):
         """The checkpoints of a chunk's `data` walked here, and its events listed -> (walked,
-        entries, events). walked: {payload offset: [(pool type id, keys, range of entry
-        numbers), ...] in the order they came}; a checkpoint left to the Python reader is not
-        in it. entries: (offsets, ends, captures): entry e's value starts at offsets[e], its
-        captures are captures[ends[e - 1] (0 for the first):ends[e]]. events: {payload offset:
-        the wanted fields' values (a list; past their number, zeros)} of the events of
-        program.events, but those left to the Python decoder."""
+        entries, events). walked: {payload offset: [(pool type id, first entry, end), ...] in
+        the order they came}; a checkpoint left to the Python reader is not in it. entries:
+        (keys, offsets, ends, captures): entry e is keys[e], its value starts at offsets[e],
+        its captures are captures[ends[e - 1] (0 for the first):ends[e]]. events: (offsets,
+        values): the payload offsets of the events of program.events, but those left to the
+        Python decoder, in order, and event i's values at values[EVENT_VALUES * i:] (past
+        their number, zeros). Sequences are memoryviews of the arrays C wrote: a number
+        becomes a Python int only when read (most are never read)."""
         if type(data) is not bytes:
-            return {}, None, {}  # (ctypes passes bytes without a copy; others: Python's)
+            return {}, None, None  # (ctypes passes bytes without a copy; others: Python's)
         n = len(data)
         # Room for what such chunks hold (checkpoints are a few per MB, a kept entry takes
         # two bytes or more); a chunk with more is walked again with room for all of it.
@@ -298,7 +300,6 @@ class Kernels:
             caps = needed
         else:
             raise RuntimeError("lc_jfr_checkpoints: counts changed between two walks")
-        keys = e_key[:n_entries.value].tolist()
         slot_types = program.slot_types
         ends = g_end[:n_groups.value].tolist()
         slots = g_slot[:n_groups.value].tolist()
@@ -310,15 +311,14 @@ class Kernels:
                 continue
             pools = []
             while g < g_stop:
-                pools.append((slot_types[slots[g]], keys[start:ends[g]], range(start, ends[g])))
+                pools.append((slot_types[slots[g]], start, ends[g]))
                 start = ends[g]
                 g += 1
             walked[pos] = pools
-        n_ev = n_events.value
-        events = dict(zip(ev_pos[:n_ev].tolist(),
-                          ev_vals[:n_ev * EVENT_VALUES].reshape(n_ev, EVENT_VALUES).tolist()))
-        return walked, (e_off[:n_entries.value].tolist(), e_caps[:n_entries.value].tolist(),
-                        captured[:n_caps.value].tolist()), events
+        n_ev, n_e = n_events.value, n_entries.value
+        return walked, (memoryview(e_key[:n_e]), memoryview(e_off[:n_e]),
+                        memoryview(e_caps[:n_e]), memoryview(captured[:n_caps.value])), \
+            (memoryview(ev_pos[:n_ev]), memoryview(ev_vals[:n_ev * EVENT_VALUES]))
 
 
 _loaded: list = []       # [(Kernels or None, description)] once get() has run
@@ -357,7 +357,8 @@ def _self_check(kernels: Kernels) -> None:
     event = bytes([len(payload) + 2, 1]) + payload
     walked, entries, _ = kernels.checkpoints(bytes(68) + event + b"\x00",
                                              program_for(md, {20: (True, ())}))
-    if walked != {70: [(20, [5, 134], range(0, 2))]} or entries != ([78, 85], [1, 2], [78, 85]):
+    if walked != {70: [(20, 0, 2)]} or [m.tolist() for m in entries] != [[5, 134], [78, 85],
+                                                                         [1, 2], [78, 85]]:
         raise RuntimeError(f"{SOURCE.name} fails its self-check")
 
 

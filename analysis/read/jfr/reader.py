@@ -142,7 +142,14 @@ class ChunkReader:
         offsets: dict[int, dict] = {tid: {} for tid in self.pool_plans}
         kernels = native.get()
         walked, entries, listed = kernels.checkpoints(data, native.program_for(
-            md, self.pool_captures, self.listed_fields)) if kernels is not None else ({}, None, {})
+            md, self.pool_captures, self.listed_fields)) if kernels is not None else \
+            ({}, None, None)
+        # The listed events come in the order the loop meets them: the next one's offset.
+        listed_at, listed_values = listed or ((), ())
+        n_listed = len(listed_at)
+        li = 0
+        next_listed = listed_at[0] if n_listed else -1
+        width = native.EVENT_VALUES
         # Execution samples by stack trace key, per summary they count in (window, warm-up).
         self._samples: dict[Summary, Counter] = {}
         need_times = not chunk.complete
@@ -206,14 +213,19 @@ class ChunkReader:
             plan = plans.get(type_id)
             if plan is not None:
                 try:
-                    values = listed.get(p)
-                    if values is None:
+                    if p == next_listed:
+                        values = listed_values[li * width:li * width + width]
+                        li += 1
+                        next_listed = listed_at[li] if li < n_listed else -1
+                        plan[3](values)
+                    else:
+                        while 0 <= next_listed < p:    # (only if the walk read otherwise)
+                            li += 1
+                            next_listed = listed_at[li] if li < n_listed else -1
                         values, q = plan[1](data, p)
                         if q > pos:
                             raise Damage("event fields run past its size")
                         plan[2](values)
-                    else:
-                        plan[3](values)
                 except DECODE_ERRORS as exc:
                     s.warn(chunk.path, chunk.offset + event_start, f"{plan[0]} skipped: {exc}")
                     continue
@@ -224,8 +236,10 @@ class ChunkReader:
             elif type_id == CHECKPOINT_TYPE:
                 indexed = walked.get(p)
                 if indexed is not None:
-                    for tid, keys, numbers in indexed:
-                        offsets[tid].update(zip(keys, numbers))
+                    all_keys = entries[0]
+                    for tid, first, stop in indexed:
+                        keys = all_keys[first:stop]
+                        offsets[tid].update(zip(keys, range(first, stop)))
                         decoded = pools[tid]
                         if decoded:
                             for key in keys:
@@ -640,7 +654,7 @@ def _lookup(decoded: dict, indexed: dict, data, entries, plan):
     if not indexed:
         return decoded.get
     name, decode, idx, frame_method, steps = plan
-    at, ends, caps = entries
+    _keys, at, ends, caps = entries
 
     def from_bytes(e):
         return _keep(name, decode(data, at[e])[0], idx, frame_method)
