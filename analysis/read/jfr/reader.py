@@ -372,7 +372,10 @@ class ChunkReader:
             if target is None:
                 return
         key = v[1]
-        self._samples.setdefault(target, Counter())[key if type(key) is int else None] += 1
+        counts = self._samples.get(target)
+        if counts is None:
+            counts = self._samples[target] = Counter()
+        counts[key if type(key) is int else None] += 1
 
     def _on_ObjectAllocationSample(self, v):
         target = self.summary
@@ -467,6 +470,7 @@ class ChunkReader:
         methods = by_name.get("jdk.types.Method", missing)
         traces = by_name.get("jdk.types.StackTrace", missing)
         method_names: dict = {}
+        class_names: dict = {}
 
         def method_name(key):
             if type(key) is not int:
@@ -474,8 +478,13 @@ class ChunkReader:
             n = method_names.get(key)
             if n is None:
                 m = methods(key)
-                cls_sym = classes(m[0]) if m and type(m[0]) is int else None
-                cls_name = text(symbols(cls_sym)) if type(cls_sym) is int else None
+                cls_key = m[0] if m and type(m[0]) is int else None
+                if cls_key in class_names:       # (a class's methods are many)
+                    cls_name = class_names[cls_key]
+                else:
+                    cls_sym = classes(cls_key) if cls_key is not None else None
+                    cls_name = text(symbols(cls_sym)) if type(cls_sym) is int else None
+                    class_names[cls_key] = cls_name
                 meth = text(symbols(m[1])) if m and type(m[1]) is int else None
                 n = method_label(cls_name, meth)
                 method_names[key] = n
@@ -661,7 +670,7 @@ def _lookup(decoded: dict, indexed: dict, data, entries, plan):
 
     def from_captures(e):
         a = ends[e - 1] if e else 0
-        out = [None, None]
+        out = [None] * width
         for k, how, frames in steps:
             v = caps[a]
             a += 1
@@ -677,7 +686,30 @@ def _lookup(decoded: dict, indexed: dict, data, entries, plan):
             return (0 if out[0] is None else out[0], () if out[1] is None else out[1])
         return (out[0], out[1]) if name == "jdk.types.Method" else out[0]
 
-    make = from_bytes if steps is None else from_captures
+    width = max(len(idx), 1)
+    # The shapes every JDK writes, read without from_captures' loop (a few thousand methods,
+    # classes and symbols a run): one pool key, one string, a method's two keys.
+    def one_key(e):
+        return caps[ends[e - 1] if e else 0]
+
+    def one_string(e):
+        return read_string(data, caps[ends[e - 1] if e else 0])[0]
+
+    def two_keys(e):
+        a = ends[e - 1] if e else 0
+        return caps[a], caps[a + 1]
+
+    shape = [(k, how, frames) for k, how, frames in steps or ()]
+    if steps is None:
+        make = from_bytes
+    elif name != "jdk.types.StackTrace" and shape == [(0, "raw", False)]:
+        make = one_key
+    elif name != "jdk.types.StackTrace" and shape == [(0, "string", False)]:
+        make = one_string
+    elif name == "jdk.types.Method" and shape == [(0, "raw", False), (1, "raw", False)]:
+        make = two_keys
+    else:
+        make = from_captures
 
     def get(key):
         e = indexed.pop(key, None)
