@@ -26,6 +26,8 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	@# hgrm's compiled inner loops (.cache/native/; rebuilt on first use when the source
 	@# changes); without a C compiler the numpy code runs, with the same output
 	-$(VENV)/bin/python -m analysis.read.hdr.native
+	@# the JFR reader's compiled checkpoint walk (the same; without it the Python reader)
+	-$(VENV)/bin/python -m analysis.read.jfr.native
 	touch $@
 
 jekyll-deps:

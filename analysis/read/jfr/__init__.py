@@ -1,4 +1,4 @@
-"""Read JDK Flight Recorder recordings in pure Python and summarise what the JVM did.
+"""Read JDK Flight Recorder recordings (in Python, no JDK) and summarise what the JVM did.
 
     from analysis.read.jfr import summarize_jfr
     s = summarize_jfr(path, attribution=[(regex, label), ...] or None)
@@ -6,7 +6,9 @@
 `path` is a `.jfr` file, a `.jfr.gz`, a JFR repository folder of chunk files (what a JVM killed
 mid-run leaves; read in file-name order), or a small `jfr print --json` export (`.json`).
 Raises `analysis.errors.JfrError` (naming the file and byte offset) when nothing can be read.
-No JDK is needed.
+The constant pools and the frequent events are walked by a small compiled helper where the
+system has a C compiler (native.py; `LOADCURVE_NATIVE=0` turns it off), with the same results as
+the Python reader alone.
 
 The result is plain JSON-serialisable data, the same for the same input:
 

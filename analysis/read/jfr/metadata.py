@@ -306,8 +306,10 @@ def _flush_run(tokens: list, env: dict) -> list[str]:
 
 def _varint_lines(var: str, decode: bool):
     if decode:
+        # Type ids, durations and sizes mostly take one or two bytes: both inline.
         return [f"    b = data[pos]",
                 f"    if b < 128: {var} = b; pos += 1",
+                f"    elif data[pos + 1] < 128: {var} = b & 127 | data[pos + 1] << 7; pos += 2",
                 f"    else: {var}, pos = read_varint(data, pos)"]
     return ["    if data[pos] < 128: pos += 1",
             "    else: pos = read_varint(data, pos)[1]"]
@@ -330,8 +332,19 @@ def _primitive_lines(type_name: str, var: str, decode: bool):
     if type_name == "double":
         return [f"    {var} = DOUBLE(data, pos)[0]; pos += 8"] if decode else ["    pos += 8"]
     # java.lang.String
-    return [f"    {var}, pos = read_string(data, pos)"] if decode else \
-        ["    pos = skip_string(data, pos)"]
+    if not decode:
+        return ["    pos = skip_string(data, pos)"]
+    # Settings, thread and class names are short ASCII strings: UTF-8 (3), a char array (4)
+    # and Latin-1 (5) of ASCII are the bytes themselves, read here without read_string's call;
+    # anything else, or a length read_string refuses, goes to read_string.
+    return ["    sb = data[pos]",
+            "    if 3 <= sb <= 5 and data[pos + 1] < 128 and \\",
+            "            data[pos + 1] <= len(data) - pos - 2:",
+            "        sv = data[pos + 2:pos + 2 + data[pos + 1]]",
+            "        if sv.isascii():",
+            f"            {var} = sv.decode('ascii'); pos += 2 + len(sv)",
+            f"        else: {var}, pos = read_string(data, pos)",
+            f"    else: {var}, pos = read_string(data, pos)"]
 
 
 # Every chunk a JVM writes carries a metadata event, and every JVM of one build writes the same

@@ -10,16 +10,27 @@ without its end still give every whole event before the damage.
 
 Values that refer to constant pools are resolved when the chunk ends, because the JVM writes a
 segment's constants after the events that use them.
+
+With the compiled walk (native.py) the checkpoints are stepped through in C before the events
+are read, and of the pools the summary resolves only each entry's key and offset are kept; an
+entry is made when the summary looks it up (about a tenth of them), from the fields the walk
+captured. The walk also lists the values of the events whose wanted fields are all integers;
+the loop hands those to the handlers without decoding them. A checkpoint or event the walk
+leaves (anything damaged or unusual) is read here as without it, so the summaries and warnings
+are the same either way.
 """
 from __future__ import annotations
 
 import struct
+import threading
 from collections import Counter
 
+from analysis.read.jfr import native
 from analysis.read.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
-from analysis.read.jfr.metadata import Metadata, canonical_name, metadata_for
-from analysis.read.jfr.summary import Summary, as_int, as_number, as_str, method_label
-from analysis.read.jfr.wire import Damage, StringRef, read_varint
+from analysis.read.jfr.metadata import PRIMITIVES, Metadata, canonical_name, metadata_for
+from analysis.read.jfr.summary import (SETTINGS_REPORTED, Summary, as_int, as_number, as_str,
+                                       method_label)
+from analysis.read.jfr.wire import Damage, StringRef, read_string, read_varint
 
 METADATA_TYPE = 0
 CHECKPOINT_TYPE = 1
@@ -73,35 +84,27 @@ class ChunkReader:
     def _plan(self, md: Metadata):
         if self._plan_for is md:
             return
+        plan = _metadata_plan(md)
         # Two decoders per event type: with startTime (for a chunk without its end, where the
         # latest event time is what "covered until" means) and, for whole chunks, without it
         # where the summary does not use it (one timestamp less to decode per event).
         self.event_plans = {}
         self.event_plans_timed = {}
-        for name, wanted in EVENT_FIELDS.items():
-            cls = md.by_name.get(name)
-            if cls is None:
-                continue
+        for type_id, (name, timed, untimed) in plan.events.items():
             handler = getattr(self, "_on_" + name.split(".")[-1])
-            timed = md.partial_decoder(cls.type_id, wanted)
-            untimed = timed if name in USES_START_TIME else \
-                md.partial_decoder(cls.type_id, ("",) + wanted[1:])
-            self.event_plans_timed[cls.type_id] = (name, timed, handler)
-            self.event_plans[cls.type_id] = (name, untimed, handler)
-        self.pool_plans = {}
-        for name, wanted in POOL_FIELDS.items():
-            cls = md.by_name.get(name)
-            if cls is None:
-                continue
-            idx = tuple(cls.field_index(f) for f in wanted)
-            extra = None
-            if name == "jdk.types.StackTrace" and idx[1] is not None:
-                frame_cls = md.classes.get(cls.fields[idx[1]].type_id)
-                extra = frame_cls.field_index("method") if frame_cls else None
-            self.pool_plans[cls.type_id] = (name, md.decoder(cls.type_id), idx, extra)
-        self.first_field_is_start_time = {
-            c.type_id for c in md.classes.values()
-            if c.fields and c.fields[0].name == "startTime" and c.super_type == "jdk.jfr.Event"}
+            # What takes a listed event's values (native.py): its strings are offsets.
+            strings = plan.listed_strings.get(type_id)
+            listed = handler if not strings else self._on_ActiveSetting_listed \
+                if name == "jdk.ActiveSetting" and strings == (2, 3) else \
+                self._with_strings(handler, strings)
+            self.event_plans_timed[type_id] = (name, timed, handler, listed)
+            self.event_plans[type_id] = (name, untimed, handler, listed)
+        self.pool_plans = plan.pools
+        self.pool_captures = plan.pool_captures
+        self.lazy_plans = plan.lazy_pools
+        self.setting_events = plan.setting_events
+        self.first_field_is_start_time = plan.first_field_is_start_time
+        self.listed_fields = plan.listed
         self._plan_for = md
 
     # -- one chunk ----------------------------------------------------------------------------
@@ -132,7 +135,21 @@ class ChunkReader:
 
         start_nanos, start_ticks, tps = h.start_nanos, h.start_ticks, h.ticks_per_second
         self._clock = (start_nanos, start_ticks, tps)
+        self._data = data
         pools: dict[int, dict] = {tid: {} for tid in self.pool_plans}
+        # Entries the compiled walk indexed: key -> offset of the value, per pool. A key is in
+        # `pools` or here, not both (the later checkpoint's entry wins, as in one dict).
+        offsets: dict[int, dict] = {tid: {} for tid in self.pool_plans}
+        kernels = native.get()
+        walked, entries, listed = kernels.checkpoints(data, native.program_for(
+            md, self.pool_captures, self.listed_fields)) if kernels is not None else \
+            ({}, None, None)
+        # The listed events come in the order the loop meets them: the next one's offset.
+        listed_at, listed_values = listed or ((), ())
+        n_listed = len(listed_at)
+        li = 0
+        next_listed = listed_at[0] if n_listed else -1
+        width = native.EVENT_VALUES
         # Execution samples by stack trace key, per summary they count in (window, warm-up).
         self._samples: dict[Summary, Counter] = {}
         need_times = not chunk.complete
@@ -196,10 +213,19 @@ class ChunkReader:
             plan = plans.get(type_id)
             if plan is not None:
                 try:
-                    values, q = plan[1](data, p)
-                    if q > pos:
-                        raise Damage("event fields run past its size")
-                    plan[2](values)
+                    if p == next_listed:
+                        values = listed_values[li * width:li * width + width]
+                        li += 1
+                        next_listed = listed_at[li] if li < n_listed else -1
+                        plan[3](values)
+                    else:
+                        while 0 <= next_listed < p:    # (only if the walk read otherwise)
+                            li += 1
+                            next_listed = listed_at[li] if li < n_listed else -1
+                        values, q = plan[1](data, p)
+                        if q > pos:
+                            raise Damage("event fields run past its size")
+                        plan[2](values)
                 except DECODE_ERRORS as exc:
                     s.warn(chunk.path, chunk.offset + event_start, f"{plan[0]} skipped: {exc}")
                     continue
@@ -208,8 +234,19 @@ class ChunkReader:
                     if last_ticks is None or t > last_ticks:
                         last_ticks = t
             elif type_id == CHECKPOINT_TYPE:
+                indexed = walked.get(p)
+                if indexed is not None:
+                    all_keys = entries[0]
+                    for tid, first, stop in indexed:
+                        keys = all_keys[first:stop]
+                        offsets[tid].update(zip(keys, range(first, stop)))
+                        decoded = pools[tid]
+                        if decoded:
+                            for key in keys:
+                                decoded.pop(key, None)
+                    continue
                 try:
-                    self._checkpoint(data, p, pos, pools)
+                    self._checkpoint(data, p, pos, pools, offsets)
                 except DECODE_ERRORS as exc:
                     s.warn(chunk.path, chunk.offset + event_start,
                            f"constant pool checkpoint skipped: {exc}")
@@ -229,7 +266,7 @@ class ChunkReader:
             s.cover_until(start_nanos + h.duration_nanos)
         elif last_ticks is not None:
             s.cover_until(start_nanos + (last_ticks - start_ticks) * 1_000_000_000 // tps)
-        self._resolve_samples(pools)
+        self._resolve_samples(pools, offsets, data, entries)
 
     def _find_metadata(self, chunk: Chunk, end: int) -> Metadata | None:
         data = chunk.data
@@ -270,7 +307,7 @@ class ChunkReader:
         return None
 
     # -- constant pools -------------------------------------------------------------------------
-    def _checkpoint(self, data, p, end, pools):
+    def _checkpoint(self, data, p, end, pools, offsets):
         md = self.metadata
         _start, p = read_varint(data, p)
         _duration, p = read_varint(data, p)
@@ -299,10 +336,13 @@ class ChunkReader:
                 continue
             name, decode, idx, frame_method = plan
             pool = pools[type_id]
+            indexed = offsets[type_id]
             for _ in range(count):
                 key, p = read_varint(data, p)
                 value, p = decode(data, p)
                 pool[key] = _keep(name, value, idx, frame_method)
+                if indexed:
+                    indexed.pop(key, None)
             if p > end:
                 raise Damage("pool entries run past the checkpoint's size")
 
@@ -324,16 +364,26 @@ class ChunkReader:
         s = self.summary
         return s if s.window is None else s.route(self._epoch_ns(ticks))
 
+    # The three most frequent events route inline (_route's work, without its calls).
     def _on_ExecutionSample(self, v):
-        target = self._route(v[0])
-        if target is not None:
-            key = v[1]
-            self._samples.setdefault(target, Counter())[key if type(key) is int else None] += 1
+        target = self.summary
+        if target.window is not None:
+            target = target.route(self._epoch_ns(v[0]))
+            if target is None:
+                return
+        key = v[1]
+        counts = self._samples.get(target)
+        if counts is None:
+            counts = self._samples[target] = Counter()
+        counts[key if type(key) is int else None] += 1
 
     def _on_ObjectAllocationSample(self, v):
-        target = self._route(v[0])
-        if target is not None:
-            target.allocation(as_int(v[1]))
+        target = self.summary
+        if target.window is not None:
+            target = target.route(self._epoch_ns(v[0]))
+            if target is None:
+                return
+        target.allocation(as_int(v[1]))
 
     def _on_CPULoad(self, v):
         target = self._route(v[0])
@@ -365,9 +415,13 @@ class ChunkReader:
             target.safepoint(start, self._span_ns(v[1]))
 
     def _on_ThreadPark(self, v):
-        target = self._route(v[0])
-        if target is not None:
-            target.park(self._span_ns(v[1]))
+        target = self.summary
+        if target.window is not None:
+            target = target.route(self._epoch_ns(v[0]))
+            if target is None:
+                return
+        ticks = v[1]
+        target.park(ticks * 1_000_000_000 // self._clock[2] if type(ticks) is int else None)
 
     def _on_JavaMonitorEnter(self, v):
         target = self._route(v[0])
@@ -375,58 +429,303 @@ class ChunkReader:
             target.monitor_enter(self._span_ns(v[1]))
 
     def _on_ActiveSetting(self, v):
-        cls = self.metadata.classes.get(v[1]) if type(v[1]) is int else None
-        if cls is not None:
-            self.summary.setting(canonical_name(cls.name), as_str(v[2]), as_str(v[3]))
+        event_name = self.setting_events.get(v[1]) if type(v[1]) is int else None
+        if event_name is not None:
+            self.summary.setting(event_name, as_str(v[2]), as_str(v[3]))
+
+    def _on_ActiveSetting_listed(self, v):
+        # name and value are offsets: decoded only for the settings the summary reports
+        event_name = self.setting_events.get(v[1])
+        if event_name is not None:
+            data = self._data
+            self.summary.setting(event_name, as_str(read_string(data, v[2])[0]),
+                                 as_str(read_string(data, v[3])[0]))
+
+    def _with_strings(self, handler, strings):
+        def listed(v):
+            v = list(v)
+            for k in strings:
+                v[k] = read_string(self._data, v[k])[0]
+            handler(v)
+        return listed
 
     def _on_JVMInformation(self, v):
         self.summary.jvm(as_str(v[1]), as_str(v[2]))
 
-    def _resolve_samples(self, pools):
+    def _resolve_samples(self, pools, offsets, data, entries):
         by_name = {}
         for type_id, (name, *_rest) in self.pool_plans.items():
-            by_name[name] = pools.get(type_id, {})
-        strings = by_name.get("java.lang.String", {})
+            by_name[name] = _lookup(pools[type_id], offsets[type_id], data, entries,
+                                    self.lazy_plans.get(type_id))
+        missing = {}.get
+        strings = by_name.get("java.lang.String", missing)
 
         def text(v):
             if isinstance(v, StringRef):
-                v = strings.get(v.key) if type(v.key) is int else None
+                v = strings(v.key) if type(v.key) is int else None
             return v if isinstance(v, str) else None
 
-        symbols = by_name.get("jdk.types.Symbol", {})
-        classes = by_name.get("java.lang.Class", {})
-        methods = by_name.get("jdk.types.Method", {})
-        traces = by_name.get("jdk.types.StackTrace", {})
+        symbols = by_name.get("jdk.types.Symbol", missing)
+        classes = by_name.get("java.lang.Class", missing)
+        methods = by_name.get("jdk.types.Method", missing)
+        traces = by_name.get("jdk.types.StackTrace", missing)
         method_names: dict = {}
+        class_names: dict = {}
 
         def method_name(key):
             if type(key) is not int:
                 return "<unknown method>"
             n = method_names.get(key)
             if n is None:
-                m = methods.get(key)
-                cls_sym = classes.get(m[0]) if m and type(m[0]) is int else None
-                cls_name = text(symbols.get(cls_sym)) if type(cls_sym) is int else None
-                meth = text(symbols.get(m[1])) if m and type(m[1]) is int else None
+                m = methods(key)
+                cls_key = m[0] if m and type(m[0]) is int else None
+                if cls_key in class_names:       # (a class's methods are many)
+                    cls_name = class_names[cls_key]
+                else:
+                    cls_sym = classes(cls_key) if cls_key is not None else None
+                    cls_name = text(symbols(cls_sym)) if type(cls_sym) is int else None
+                    class_names[cls_key] = cls_name
+                meth = text(symbols(m[1])) if m and type(m[1]) is int else None
                 n = method_label(cls_name, meth)
                 method_names[key] = n
             return n
 
-        when = by_name.get("jdk.types.GCWhen", {})
+        when = by_name.get("jdk.types.GCWhen", missing)
         for target in (self.summary, self.summary.warmup):
             if target is None:
                 continue
             samples = self._samples.get(target, {})
             for key, count in sorted(samples.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
-                trace = traces.get(key)
+                trace = traces(key)
                 if trace is None:
                     target.samples(None, count)
                     continue
                 target.samples(tuple(method_name(m) for m in trace[1]), count,
                                truncated=trace[0] == 1)
             # The GCWhen strings of heap summaries read in this chunk.
-            target.resolve_heap_when(lambda key: text(when.get(key)) if type(key) is int
+            target.resolve_heap_when(lambda key: text(when(key)) if type(key) is int
                                      else None)
+
+
+class _MetadataPlan:
+    """What ChunkReader._plan derives from a chunk's metadata: the same for every recording of
+    a JVM build (one Metadata is shared by them: metadata_for), so made once per Metadata."""
+
+    def __init__(self, md: Metadata):
+        # Event type id -> (name, decoder with startTime, decoder without it where unused).
+        self.events = {}
+        self.listed = {}
+        self.listed_strings = {}
+        for name, wanted in EVENT_FIELDS.items():
+            cls = md.by_name.get(name)
+            if cls is None:
+                continue
+            timed = md.partial_decoder(cls.type_id, wanted)
+            untimed = timed if name in USES_START_TIME else \
+                md.partial_decoder(cls.type_id, ("",) + wanted[1:])
+            self.events[cls.type_id] = (name, timed, untimed)
+            # The compiled walk lists the values of events whose wanted fields are all there
+            # (and varints or bytes: native.program_for checks), with startTime: a handler
+            # that does not use it (untimed) is given it all the same.
+            fields = [cls.field_index(f) for f in wanted]
+            if None not in fields and fields == sorted(set(fields)):
+                self.listed[cls.type_id] = tuple(fields)
+                # strings are listed as their offsets
+                self.listed_strings[cls.type_id] = tuple(
+                    k for k, i in enumerate(fields) if not cls.fields[i].constant_pool
+                    and getattr(md.classes.get(cls.fields[i].type_id), "name", None)
+                    == "java.lang.String")
+        self.pools = {}
+        # Per pool, what the compiled walk captures of each entry (native.program_for), or
+        # None: it must leave the pool's checkpoints to _checkpoint (a stack trace whose
+        # frames are not structs would make _keep fail, and an entry decoded late must not
+        # fail where the one decoded in its checkpoint would have).
+        self.pool_captures = {}
+        self.lazy_pools = {}
+        for name, wanted in POOL_FIELDS.items():
+            cls = md.by_name.get(name)
+            if cls is None:
+                continue
+            idx = tuple(cls.field_index(f) for f in wanted)
+            extra = None
+            if name == "jdk.types.StackTrace" and idx[1] is not None:
+                frame_cls = md.classes.get(cls.fields[idx[1]].type_id)
+                extra = frame_cls.field_index("method") if frame_cls else None
+            self.pools[cls.type_id] = (name, md.decoder(cls.type_id), idx, extra)
+            if extra is None or _frames_are_structs(md, cls.fields[idx[1]]):
+                captures, steps = _capture_plan(md, cls, name, idx, extra)
+                self.pool_captures[cls.type_id] = captures
+                self.lazy_pools[cls.type_id] = _lazy_plan(md, cls, name, wanted, idx, extra,
+                                                          steps)
+            else:
+                self.pool_captures[cls.type_id] = None
+        # Event type id -> its name, for the types whose settings the summary reports.
+        self.setting_events = {}
+        for c in md.classes.values():
+            event_name = canonical_name(c.name)
+            if event_name in SETTINGS_REPORTED:
+                self.setting_events[c.type_id] = event_name
+        self.first_field_is_start_time = {
+            c.type_id for c in md.classes.values()
+            if c.fields and c.fields[0].name == "startTime" and c.super_type == "jdk.jfr.Event"}
+
+
+_plans: dict[int, tuple[Metadata, _MetadataPlan]] = {}   # id(metadata) -> (it, its plan)
+_plans_lock = threading.Lock()
+
+
+def _metadata_plan(md: Metadata) -> _MetadataPlan:
+    with _plans_lock:
+        hit = _plans.get(id(md))
+    if hit is not None and hit[0] is md:
+        return hit[1]
+    plan = _MetadataPlan(md)
+    with _plans_lock:
+        if len(_plans) >= 16:        # (Metadata objects are few: metadata_for keeps 8)
+            _plans.clear()
+        _plans[id(md)] = (md, plan)
+    return plan
+
+
+# How a captured value becomes what the field's generated decoder gives: as it is (a pool key,
+# a byte, a char), its offset read as a string, or the bits of a signed integer.
+_CAPTURED = {"boolean": "raw", "byte": "raw", "char": "raw", "short": 16, "int": 32, "long": 64,
+             "java.lang.String": "string"}
+
+
+def _captured_as(md: Metadata, f):
+    """How field `f`'s captured value is read (see _CAPTURED), or None: not captured (an array,
+    a float, a struct)."""
+    if f.array:
+        return None
+    if f.constant_pool:
+        return "raw"
+    cls = md.classes.get(f.type_id)
+    return _CAPTURED.get(cls.name) if cls is not None and cls.name in PRIMITIVES else None
+
+
+def _capture_plan(md: Metadata, cls, name, idx, frame_method):
+    """-> (what the compiled walk captures of an entry, native.program_for's form; the steps
+    that read the captures back: (wanted position, how read, a stack trace's frames?) in field
+    order), or steps None when the fields _keep takes cannot all be captured: the entry is then
+    decoded from its offset."""
+    if cls.name in PRIMITIVES:
+        return ((True, ()), [(0, "string", False)]) if cls.name == "java.lang.String" \
+            else ((False, ()), None)
+    marks, steps = [], []
+    for k, i in enumerate(idx):
+        if i is None:
+            continue
+        f = cls.fields[i]
+        if name == "jdk.types.StackTrace" and k == 1:
+            if frame_method is None or not f.array:
+                continue                     # _keep takes no frames
+            how = _captured_as(md, md.classes[f.type_id].fields[frame_method])
+            mark = (i, frame_method)
+        else:
+            how = _captured_as(md, f)
+            mark = (i, -1)
+        if how is None or (mark[1] >= 0 and how == "string"):
+            return (False, ()), None
+        marks.append(mark)
+        steps.append((i, k, how, mark[1] >= 0))
+    steps.sort()
+    return (False, tuple(sorted(marks))), [step[1:] for step in steps]
+
+
+def _signed(value, how):
+    if how == "raw":
+        return value
+    value &= (1 << how) - 1
+    return value - (1 << how) if value >= 1 << (how - 1) else value
+
+
+def _lazy_plan(md: Metadata, cls, name, wanted, idx, frame_method, steps):
+    """How an indexed entry becomes what _keep gives: from its captures (steps), or decoded
+    from its offset, only the fields _keep takes (a Method's type and name, not its
+    descriptor, modifiers ...) unless a decoder of those cannot be made."""
+    if steps is not None:
+        return name, None, idx, frame_method, steps
+    if cls.name in PRIMITIVES:
+        return name, md.decoder(cls.type_id), idx, frame_method, None
+    try:
+        decode = md.partial_decoder(cls.type_id, wanted)
+    except DECODE_ERRORS:
+        return name, md.decoder(cls.type_id), idx, frame_method, None
+    # The partial decoder gives the wanted fields in order, None for those this JDK lacks.
+    return name, decode, tuple(None if i is None else k for k, i in enumerate(idx)), \
+        frame_method, None
+
+
+def _lookup(decoded: dict, indexed: dict, data, entries, plan):
+    """A pool's `get`: an entry decoded in its checkpoint, or one the compiled walk indexed,
+    made now from its captures or its bytes (and kept)."""
+    if not indexed:
+        return decoded.get
+    name, decode, idx, frame_method, steps = plan
+    _keys, at, ends, caps = entries
+
+    def from_bytes(e):
+        return _keep(name, decode(data, at[e])[0], idx, frame_method)
+
+    def from_captures(e):
+        a = ends[e - 1] if e else 0
+        out = [None] * width
+        for k, how, frames in steps:
+            v = caps[a]
+            a += 1
+            if frames:
+                out[k] = tuple(caps[a:a + v]) if how == "raw" else \
+                    tuple(_signed(m, how) for m in caps[a:a + v])
+                a += v
+            elif how == "raw":
+                out[k] = v
+            else:
+                out[k] = read_string(data, v)[0] if how == "string" else _signed(v, how)
+        if name == "jdk.types.StackTrace":
+            return (0 if out[0] is None else out[0], () if out[1] is None else out[1])
+        return (out[0], out[1]) if name == "jdk.types.Method" else out[0]
+
+    width = max(len(idx), 1)
+    # The shapes every JDK writes, read without from_captures' loop (a few thousand methods,
+    # classes and symbols a run): one pool key, one string, a method's two keys.
+    def one_key(e):
+        return caps[ends[e - 1] if e else 0]
+
+    def one_string(e):
+        return read_string(data, caps[ends[e - 1] if e else 0])[0]
+
+    def two_keys(e):
+        a = ends[e - 1] if e else 0
+        return caps[a], caps[a + 1]
+
+    shape = [(k, how, frames) for k, how, frames in steps or ()]
+    if steps is None:
+        make = from_bytes
+    elif name != "jdk.types.StackTrace" and shape == [(0, "raw", False)]:
+        make = one_key
+    elif name != "jdk.types.StackTrace" and shape == [(0, "string", False)]:
+        make = one_string
+    elif name == "jdk.types.Method" and shape == [(0, "raw", False), (1, "raw", False)]:
+        make = two_keys
+    else:
+        make = from_captures
+
+    def get(key):
+        e = indexed.pop(key, None)
+        if e is None:
+            return decoded.get(key)
+        value = decoded[key] = make(e)
+        return value
+    return get
+
+
+def _frames_are_structs(md: Metadata, frames) -> bool:
+    """Whether _keep can take the method of every frame of a stack trace: the frames are an
+    array of (inline) structs."""
+    cls = md.classes.get(frames.type_id)
+    return frames.array and not frames.constant_pool and cls is not None and \
+        cls.name not in PRIMITIVES
 
 
 def _keep(name, value, idx, frame_method):

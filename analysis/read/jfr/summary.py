@@ -14,6 +14,10 @@ NS_PER_MS = 1_000_000
 MIB = 1 << 20
 HOT_METHODS = 20
 UNMATCHED_LABEL = "other"
+# The event types whose recording settings (jdk.ActiveSetting) the summary reports: result()
+# reads their thresholds and whether they were enabled, and no other's (so the readers may
+# leave the others' settings out: a recording has some 400).
+SETTINGS_REPORTED = frozenset({"jdk.SafepointBegin", "jdk.ThreadPark", "jdk.JavaMonitorEnter"})
 
 
 def percentile_nearest_rank(values: list[float], pct: float) -> float | None:

@@ -1,0 +1,404 @@
+/* The JFR reader's costliest loop, compiled (see native.py, which builds and loads this file,
+ * and falls back to the pure-Python reader when it cannot):
+ *
+ *   lc_jfr_checkpoints  walk a chunk's events as reader.ChunkReader.read does and step through
+ *                       every constant-pool checkpoint in it, entry by entry, with the types of
+ *                       the chunk's metadata; for the pools the summary resolves, hand back each
+ *                       entry's key, the offset of its value and the values of the fields the
+ *                       summary takes from it ("captures": a method's class and name keys, a
+ *                       stack trace's frames' methods, where a string starts), which the reader
+ *                       turns into its entry only if an event refers to it; and on the way,
+ *                       list the values of the events whose wanted fields are all integers
+ *                       or strings (thread parks, allocation and execution samples, GC,
+ *                       settings ...), which the reader hands to its handlers without decoding
+ *                       them (a string as its offset: decoded only if the summary uses it).
+ *
+ * No Python headers: buffers arrive as pointers (ctypes). Nothing here judges damage: every
+ * read is checked against the checkpoint's (or event's) end, and a checkpoint with anything the
+ * Python reader could refuse or word differently (a value past its end, an unknown type, a
+ * string encoding or length out of range, an array longer than the bytes left) is marked
+ * deferred and read again by the Python code, whose warning stands; an event so is not listed.
+ * So a checkpoint passed here is one the Python reader reads without an error, and the entries
+ * it gives are the ones it would keep; a listed event's values are the ones it would decode.
+ */
+#include <stdint.h>
+
+#define LC_JFR_ABI 4
+#define HEADER_SIZE 68
+#define CHECKPOINT_TYPE 1
+#define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
+#define MAX_DEPTH 64                 /* the program's structs nest less (native.py) */
+
+/* Field kinds of the program (native.py: KIND_*); bit 4 marks an array, bit 5 a field whose
+ * value is captured (a byte or varint: its value; a string: its offset; an array: its length,
+ * then its items' captures), bits 8.. a struct's class index. */
+enum { K_BYTE = 1, K_VARINT = 2, K_FLOAT = 3, K_DOUBLE = 4, K_STRING = 5, K_STRUCT = 6 };
+#define K_ARRAY 16
+#define K_CAPTURE 32
+#define K_CONV_SHIFT 6            /* bits 6-7: how an event's captured varint is read */
+enum { K_CONV_RAW = 0, K_CONV_LONG = 1, K_CONV_INT = 2, K_CONV_SHORT = 3 };
+#define EVENT_VALUES 4            /* the most fields the reader wants of an event it lists */
+
+enum { CP_READ = 0, CP_DEFERRED = 1 };
+
+int64_t lc_jfr_abi(void) { return LC_JFR_ABI; }
+
+typedef struct {
+    const uint8_t *d;
+    int64_t end;                 /* the checkpoint's end: nothing at or past it is read */
+    const int64_t *cls_ops;      /* class c's fields are ops[cls_ops[c] .. cls_ops[c + 1]) */
+    const int64_t *ops;
+    int64_t n_classes;
+    uint64_t *caps;              /* captured values: while walking a kept entry, else NULL */
+    int64_t n_caps, cap_caps;    /* (counted past cap_caps, written below it) */
+} Walk;
+
+static inline void capture(Walk *w, int64_t op, uint64_t value)
+{
+    if (!(op & K_CAPTURE) || !w->caps)
+        return;
+    if (w->n_caps < w->cap_caps)
+        w->caps[w->n_caps] = value;
+    w->n_caps += 1;
+}
+
+/* An unsigned LEB128 as wire.read_varint reads it (at most 9 bytes, the 9th of 8 bits). */
+static inline int varint(const Walk *w, int64_t *pos, uint64_t *out)
+{
+    int64_t p = *pos;
+    uint64_t r = 0;
+    for (int i = 0; i < 8; i++) {
+        if (p >= w->end)
+            return -1;
+        uint8_t b = w->d[p++];
+        r |= (uint64_t)(b & 0x7F) << (7 * i);
+        if (b < 0x80) {
+            *pos = p;
+            *out = r;
+            return 0;
+        }
+    }
+    if (p >= w->end)
+        return -1;
+    r |= (uint64_t)w->d[p++] << 56;
+    *pos = p;
+    *out = r;
+    return 0;
+}
+
+/* wire.skip_string: encodings 0-5; a char array (4) is n varints (all one byte when ASCII). */
+static int skip_string(const Walk *w, int64_t *pos)
+{
+    uint64_t n, v;
+    if (*pos >= w->end)
+        return -1;
+    uint8_t encoding = w->d[(*pos)++];
+    switch (encoding) {
+    case 0: case 1:
+        return 0;
+    case 2:
+        return varint(w, pos, &n);
+    case 3: case 4: case 5:
+        if (varint(w, pos, &n) || n > MAX_STRING_BYTES || n > (uint64_t)(w->end - *pos))
+            return -1;
+        if (encoding != 4) {
+            *pos += (int64_t)n;
+            return 0;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            if (varint(w, pos, &v))
+                return -1;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static int skip_class(Walk *w, int64_t c, int64_t *pos, int depth);
+
+static int skip_value(Walk *w, int64_t op, int64_t *pos, int depth)
+{
+    uint64_t v;
+    switch (op & 15) {
+    case K_BYTE:
+        if (*pos >= w->end)
+            return -1;
+        capture(w, op, w->d[*pos]);
+        *pos += 1;
+        return 0;
+    case K_VARINT:
+        if (varint(w, pos, &v))
+            return -1;
+        capture(w, op, v);
+        return 0;
+    case K_FLOAT:
+        if (w->end - *pos < 4)
+            return -1;
+        *pos += 4;
+        return 0;
+    case K_DOUBLE:
+        if (w->end - *pos < 8)
+            return -1;
+        *pos += 8;
+        return 0;
+    case K_STRING:
+        capture(w, op, (uint64_t)*pos);
+        return skip_string(w, pos);
+    case K_STRUCT:
+        return skip_class(w, op >> 8, pos, depth + 1);
+    default:
+        return -1;
+    }
+}
+
+static int skip_field(Walk *w, int64_t op, int64_t *pos, int depth)
+{
+    if (op & K_ARRAY) {
+        uint64_t n;
+        /* every item takes a byte or more (native.py refuses arrays of empty structs) */
+        if (varint(w, pos, &n) || n > (uint64_t)(w->end - *pos))
+            return -1;
+        capture(w, op, n);
+        for (uint64_t k = 0; k < n; k++)
+            if (skip_value(w, op, pos, depth))
+                return -1;
+        return 0;
+    }
+    return skip_value(w, op, pos, depth);
+}
+
+static int skip_class(Walk *w, int64_t c, int64_t *pos, int depth)
+{
+    if (c < 0 || c >= w->n_classes || depth > MAX_DEPTH)
+        return -1;
+    for (int64_t i = w->cls_ops[c]; i < w->cls_ops[c + 1]; i++)
+        if (skip_field(w, w->ops[i], pos, depth))
+            return -1;
+    return 0;
+}
+
+/* An event's fields as the reader's partial decoder reads them: class c is the event's fields
+ * up to the last one wanted, the wanted ones marked captured, each a byte or a varint turned
+ * into the Java type's value (K_CONV_*: a long, int or short is signed; others as they are),
+ * or a string: its offset (the reader decodes it if it needs it). Writes them to vals[] in
+ * field order; -1 (left to the Python decoder) for anything else, or a value the Python
+ * decoder would give as an integer of 2^63 or more. */
+static int event_values(Walk *w, int64_t c, int64_t p, int64_t *vals, int64_t n_vals)
+{
+    int64_t n = 0;
+    if (c < 0 || c >= w->n_classes)
+        return -1;
+    for (int64_t i = w->cls_ops[c]; i < w->cls_ops[c + 1]; i++) {
+        int64_t op = w->ops[i];
+        uint64_t v;
+        if (!(op & K_CAPTURE)) {
+            if (skip_field(w, op, &p, 0))
+                return -1;
+            continue;
+        }
+        if (n >= n_vals || (op & K_ARRAY))
+            return -1;
+        if ((op & 15) == K_STRING) {
+            vals[n++] = p;
+            if (skip_string(w, &p))
+                return -1;
+            continue;
+        }
+        if ((op & 15) == K_BYTE) {
+            if (p >= w->end)
+                return -1;
+            v = w->d[p++];
+        } else if ((op & 15) != K_VARINT || varint(w, &p, &v)) {
+            return -1;
+        }
+        switch ((op >> K_CONV_SHIFT) & 3) {
+        case K_CONV_LONG:
+            vals[n++] = (int64_t)v;
+            break;
+        case K_CONV_INT:
+            vals[n++] = (int32_t)(uint32_t)v;
+            break;
+        case K_CONV_SHORT:
+            vals[n++] = (int16_t)(uint16_t)v;
+            break;
+        default:
+            if (v >> 63)
+                return -1;
+            vals[n++] = (int64_t)v;
+        }
+    }
+    return n == n_vals ? 0 : -1;
+}
+
+/* The class index of a pool's type id: type_ids[] is sorted ascending, type_cls[] gives the
+ * class index, -1 for a type whose shape is left to the Python reader. */
+static int64_t find_class(const uint64_t *type_ids, const int64_t *type_cls, int64_t n,
+                          uint64_t type_id)
+{
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (type_ids[mid] < type_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && type_ids[lo] == type_id ? type_cls[lo] : -1;
+}
+
+/* One checkpoint's payload, [p, end), as ChunkReader._checkpoint reads it. Returns 0 and
+ * appends the kept pools' groups, or -1 (the caller drops what was appended). */
+static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_t *type_cls,
+                      int64_t n_types, const int64_t *cls_prefix, const int64_t *cls_slot,
+                      int64_t *n_groups, int64_t cap_groups, int64_t *g_slot, int64_t *g_end,
+                      int64_t *n_entries, int64_t cap_entries, uint64_t *e_key, int64_t *e_off,
+                      int64_t *e_caps, uint64_t *caps)
+{
+    uint64_t v, pool_count;
+    for (int i = 0; i < 3; i++)        /* start time, duration, delta to the previous one */
+        if (varint(w, &p, &v))
+            return -1;
+    if (p >= w->end)                   /* the checkpoint's kind flags */
+        return -1;
+    p += 1;
+    if (varint(w, &p, &pool_count) || pool_count > (uint64_t)(w->end - p))
+        return -1;
+    for (uint64_t k = 0; k < pool_count; k++) {
+        uint64_t type_id, count;
+        if (varint(w, &p, &type_id) || varint(w, &p, &count) || count > (uint64_t)(w->end - p))
+            return -1;
+        int64_t c = find_class(type_ids, type_cls, n_types, type_id);
+        if (c < 0 || c >= w->n_classes)
+            return -1;
+        int64_t slot = cls_slot[c], prefix = cls_prefix[c];
+        for (uint64_t e = 0; e < count; e++) {
+            uint64_t key;
+            if (varint(w, &p, &key))
+                return -1;
+            int64_t at = p;
+            w->caps = slot >= 0 ? caps : 0;
+            /* a pool of a primitive type (java.lang.String): the value, then any fields */
+            if (prefix && skip_value(w, prefix, &p, 0))
+                return -1;
+            if (skip_class(w, c, &p, 0))
+                return -1;
+            if (slot >= 0) {
+                if (*n_entries < cap_entries) {
+                    e_key[*n_entries] = key;
+                    e_off[*n_entries] = at;
+                    e_caps[*n_entries] = w->n_caps;
+                }
+                *n_entries += 1;
+            }
+        }
+        if (slot >= 0) {
+            if (*n_groups < cap_groups) {
+                g_slot[*n_groups] = slot;
+                g_end[*n_groups] = *n_entries;
+            }
+            *n_groups += 1;
+        }
+    }
+    return 0;
+}
+
+/* Walk the events of a chunk (data[0 .. len), header included) from its first as
+ * ChunkReader.read does, stopping where it stops (an event header cut short, a size below 2 or
+ * past the data), read every checkpoint event and list the events of the types ev_type_ids
+ * (sorted; ev_type_cls: the class of the fields wanted, marked captured; ev_type_n: how many):
+ * event i of them is ev_pos[i], the offset of its payload, and ev_vals[4 i ..] the values.
+ * For checkpoint i:
+ *   cp_pos[i]     the offset of its payload (after size and type id), the reader's `p`
+ *   cp_status[i]  CP_READ, or CP_DEFERRED: left to the Python reader (nothing kept from it)
+ *   cp_groups[i]  the end of its groups: groups cp_groups[i - 1] (0 for the first) ..
+ *                 cp_groups[i]
+ * Group j is one kept pool of a checkpoint: g_slot[j] its slot (which pool, numbered by the
+ * caller), g_end[j] the end of its entries, which start at g_end[j - 1] (0 for the first);
+ * entry e is e_key[e] and e_off[e], the offset of its value; its captures are caps[e_caps[e - 1]
+ * (0 for the first) .. e_caps[e]).
+ * The program: cls_ops, ops, cls_prefix (the kind of a primitive pool type's value, else 0),
+ * cls_slot (-1 for pools not kept) per class index; type_ids (sorted) -> type_cls.
+ * Returns the number of checkpoints, and *n_groups_out, *n_entries_out, *n_caps_out their
+ * groups, entries and captures, *n_events_out the events listed; when any count exceeds its
+ * capacity only the counts are right (call again with room for them). Returns -1 when the
+ * arguments are inconsistent. */
+int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
+                           const int64_t *cls_ops, const int64_t *ops, const int64_t *cls_prefix,
+                           const int64_t *cls_slot, int64_t n_classes,
+                           const uint64_t *type_ids, const int64_t *type_cls, int64_t n_types,
+                           int64_t cap_cps, int64_t *cp_pos, int64_t *cp_status,
+                           int64_t *cp_groups,
+                           int64_t cap_groups, int64_t *g_slot, int64_t *g_end,
+                           int64_t cap_entries, uint64_t *e_key, int64_t *e_off,
+                           int64_t *e_caps, int64_t cap_caps, uint64_t *caps,
+                           const uint64_t *ev_type_ids, const int64_t *ev_type_cls,
+                           const int64_t *ev_type_n, int64_t n_ev_types,
+                           int64_t cap_events, int64_t *ev_pos, int64_t *ev_vals,
+                           int64_t *n_groups_out, int64_t *n_entries_out, int64_t *n_caps_out,
+                           int64_t *n_events_out)
+{
+    if (len < 0 || n_classes < 0 || n_types < 0 || cap_cps < 0 || cap_groups < 0 ||
+        cap_entries < 0 || cap_caps < 0 || n_ev_types < 0 || cap_events < 0 || cls_ops[0] != 0)
+        return -1;
+    for (int64_t c = 0; c < n_classes; c++)
+        if (cls_ops[c + 1] < cls_ops[c])
+            return -1;
+    int64_t n_cps = 0, n_groups = 0, n_entries = 0, pos = HEADER_SIZE;
+    int64_t n_caps = 0, n_events = 0;
+    Walk all = {data, len, cls_ops, ops, n_classes, 0, 0, 0};
+    while (pos < len) {
+        uint64_t size, type_id;
+        int64_t p = pos;
+        if (varint(&all, &p, &size) || p >= len)
+            break;
+        if (size < 2 || size > (uint64_t)(len - pos))
+            break;
+        int64_t next = pos + (int64_t)size;
+        if (data[p] < 128) {
+            type_id = data[p];
+            p += 1;
+        } else if (varint(&all, &p, &type_id)) {
+            pos = next;
+            continue;
+        }
+        if (type_id == CHECKPOINT_TYPE) {
+            Walk w = {data, next, cls_ops, ops, n_classes, 0, n_caps, cap_caps};
+            int64_t groups_before = n_groups, entries_before = n_entries;
+            int status = checkpoint(&w, p, type_ids, type_cls, n_types, cls_prefix, cls_slot,
+                                    &n_groups, cap_groups, g_slot, g_end,
+                                    &n_entries, cap_entries, e_key, e_off,
+                                    e_caps, caps) ? CP_DEFERRED : CP_READ;
+            if (status == CP_READ)
+                n_caps = w.n_caps;
+            else {
+                n_groups = groups_before;
+                n_entries = entries_before;
+            }
+            if (n_cps < cap_cps) {
+                cp_pos[n_cps] = p;
+                cp_status[n_cps] = status;
+                cp_groups[n_cps] = n_groups;
+            }
+            n_cps += 1;
+        } else if (n_ev_types) {
+            int64_t k = find_class(ev_type_ids, ev_type_n, n_ev_types, type_id), vals[EVENT_VALUES];
+            Walk w = {data, next, cls_ops, ops, n_classes, 0, 0, 0};
+            if (k >= 0 && k <= EVENT_VALUES &&
+                    !event_values(&w, find_class(ev_type_ids, ev_type_cls, n_ev_types, type_id),
+                                  p, vals, k)) {
+                if (n_events < cap_events) {
+                    ev_pos[n_events] = p;
+                    for (int64_t i = 0; i < EVENT_VALUES; i++)
+                        ev_vals[n_events * EVENT_VALUES + i] = i < k ? vals[i] : 0;
+                }
+                n_events += 1;
+            }
+        }
+        pos = next;
+    }
+    *n_groups_out = n_groups;
+    *n_entries_out = n_entries;
+    *n_caps_out = n_caps;
+    *n_events_out = n_events;
+    return n_cps;
+}

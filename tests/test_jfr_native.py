@@ -1,0 +1,238 @@
+"""The JFR reader's compiled checkpoint walk (analysis/read/jfr/_native.c) against the reader
+without it: the same summaries, warnings and errors for every fixture, the fuzz corpus, damaged
+and built recordings; the program's refusals; and the fallback when the walk cannot be built or
+loaded. Run with LOADCURVE_NATIVE=0 too (the walk off: every JFR test on the Python path)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analysis.errors import JfrError
+from analysis.read.jfr import native, summarize_jfr
+from analysis.read.jfr.metadata import ClassInfo, FieldInfo, Metadata
+from tests.conftest import REPO
+from tests.test_hardening_corpus import CORPUS
+from tests.test_jfr_fuzz import GC, META_AT, REAL, START_TICKS, chunk, event, gc_event, varint
+
+FIXTURES = REPO / "tests" / "fixtures" / "jfr"
+KERNELS = native.get()
+needs_kernels = pytest.mark.skipif(KERNELS is None, reason=native.describe())
+
+
+def both_ways(monkeypatch, path, **kw):
+    """(with the walk, without it): each a summary or the JfrError's text."""
+    out = []
+    for use in (True, False):
+        with monkeypatch.context() as m:
+            if not use:
+                m.setattr(native, "get", lambda: None)
+            try:
+                out.append(summarize_jfr(path, **kw))
+            except JfrError as exc:
+                out.append(str(exc))
+    return out
+
+
+def test_walk_is_built_wherever_there_is_a_compiler():
+    """So that a silent fallback (and a 2x slower JFR reader) cannot go unnoticed."""
+    if os.environ.get("LOADCURVE_NATIVE") == "0" or not (os.environ.get("CC")
+                                                          or shutil.which("cc")):
+        pytest.skip("no C compiler, or the walk is switched off")
+    assert KERNELS is not None, native.describe()
+
+
+@needs_kernels
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.iterdir()
+                                        if p.name not in ("src", "record")))
+def test_fixtures_read_the_same(monkeypatch, name):
+    with_walk, without = both_ways(monkeypatch, FIXTURES / name,
+                                   attribution=[(r"java\..*", "jdk"), (r".*", "rest")])
+    assert with_walk == without
+
+
+@needs_kernels
+def test_windowed_read_is_the_same(monkeypatch):
+    s = summarize_jfr(FIXTURES / "jdk17-profile.jfr")
+    start = int(s["start_epoch_s"] * 1e9)
+    window = (start + 2 * 10**9, start + int(s["duration_s"] * 1e9) - 10**9)
+    with_walk, without = both_ways(monkeypatch, FIXTURES / "jdk17-profile.jfr", window=window)
+    assert with_walk == without and with_walk["samples"]["count"]
+
+
+@needs_kernels
+@pytest.mark.parametrize("path", sorted((CORPUS / "jfr").glob("*")), ids=lambda p: p.name)
+def test_fuzz_corpus_reads_the_same(monkeypatch, path):
+    with_walk, without = both_ways(monkeypatch, path)
+    assert with_walk == without
+
+
+@needs_kernels
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, len(REAL) - 1), st.integers(0, 255)),
+                min_size=1, max_size=8),
+       st.sampled_from(["anywhere", "metadata", "events"]), st.integers(0, len(REAL)))
+def test_damaged_recordings_read_the_same(monkeypatch, tmp_path_factory, changes, region, cut):
+    """Changed bytes anywhere (the walk must defer every checkpoint the Python reader warns
+    about, and index the same entries of the others), and recordings cut short."""
+    data = bytearray(REAL)
+    for pos, value in changes:
+        if region == "metadata":
+            pos = META_AT + pos % 90_000
+        elif region == "events":
+            pos = 110_000 + pos % (len(REAL) - 110_000)
+        data[pos] = value
+    path = tmp_path_factory.mktemp("mut") / "m.jfr"
+    path.write_bytes(bytes(data[:max(cut, 200)]))
+    with_walk, without = both_ways(monkeypatch, path)
+    assert with_walk == without
+
+
+@needs_kernels
+def test_damaged_checkpoints_are_left_to_the_python_reader(monkeypatch, tmp_path):
+    """Pools the walk cannot step through: of a type the metadata does not describe, or
+    claiming more entries or items than bytes remain: the Python reader's warning stands."""
+    cases = [event(1, varint(0) * 3 + b"\x00" + varint(1) + varint(9999) + varint(1) + b"\x01"),
+             event(1, varint(0) * 3 + b"\x00" + varint(1) + varint(23) + varint(1 << 40)),
+             event(1, varint(0) * 3 + b"\x00" + varint(1 << 50)),
+             event(1, varint(0) * 3 + b"\x00" + varint(1) + varint(23) + varint(1) + varint(5)
+                   + b"\x03" + varint(200) + b"abc"),
+             event(1, varint(0) * 3)]
+    for i, checkpoint in enumerate(cases):
+        path = tmp_path / f"r{i}.jfr"
+        path.write_bytes(chunk(checkpoint + gc_event(START_TICKS, 5, 5)))
+        with_walk, without = both_ways(monkeypatch, path)
+        assert with_walk == without and "checkpoint" in with_walk["warnings"][0], i
+
+
+@needs_kernels
+def test_events_are_listed_with_their_java_values():
+    """A long, int or short is signed as the generated decoder makes it; a pool key or a byte
+    as it is, and one of 2^63 or more (not an int64) is left to the Python decoder; so is an
+    event whose fields run past its size. A string is listed as its offset."""
+    md = Metadata({1: ClassInfo(1, "long", None), 2: ClassInfo(2, "int", None),
+                   3: ClassInfo(3, "short", None), 4: ClassInfo(4, "boolean", None),
+                   5: ClassInfo(5, "java.lang.String", None),
+                   100: ClassInfo(100, "Ev", None, [
+                       FieldInfo("a", 1, False, False), FieldInfo("s", 5, False, False),
+                       FieldInfo("b", 2, False, False), FieldInfo("c", 3, True, False)]),
+                   101: ClassInfo(101, "Flags", None, [FieldInfo("f", 4, False, False),
+                                                       FieldInfo("h", 3, False, False)]),
+                   102: ClassInfo(102, "Named", None, [FieldInfo("a", 1, False, False),
+                                                       FieldInfo("s", 5, False, False)])})
+    program = native.program_for(md, {}, {100: (0, 2, 3), 101: (0, 1), 102: (0, 1)})
+    assert program.events == {100, 101, 102}
+    events = [event(100, varint(2**64 - 1) + b"\x03\x01x" + varint(0xFFFFFFFF) + varint(5)),
+              event(100, varint(7) + b"\x01" + varint(2**31 - 1) + varint(2**63)),
+              event(101, b"\x01" + varint(0xFFFF)),
+              event(100, varint(1) + b"\x03\x09x"),
+              event(102, varint(3) + b"\x04\x02ab"),
+              event(102, varint(3) + b"\x09\x02ab")]
+    data = bytes(68) + b"".join(events) + b"\x00"
+    listed_at, values = KERNELS.checkpoints(data, program)[2]
+    at = [68 + sum(map(len, events[:i])) + 5 for i in range(len(events))]
+    assert listed_at.tolist() == [at[0], at[2], at[4]]
+    assert values.tolist() == [-1, -1, 5, 0] + [1, -1, 0, 0] + [3, at[4] + 1, 0, 0]
+
+
+@needs_kernels
+def test_walk_indexes_the_entries_and_defers_the_damaged():
+    md = Metadata({20: ClassInfo(20, "java.lang.String", None),
+                   21: ClassInfo(21, "int", None)})
+    program = native.program_for(md, {20: (True, ())})
+    good = event(1, varint(1) * 3 + b"\x00" + varint(2) + varint(20) + varint(2)
+                 + varint(5) + b"\x03\x03abc" + varint(300) + b"\x01"
+                 + varint(21) + varint(1) + varint(7) + varint(1 << 40), padded=False)
+    bad = event(1, varint(1) * 3 + b"\x00" + varint(1) + varint(20) + varint(1)
+                + varint(5) + b"\x07", padded=False)
+    data = bytes(68) + good + bad + b"\x00"
+    walked, entries, _ = KERNELS.checkpoints(data, program)
+    p = 70
+    # the offsets of the values, and as captures the same (where each string starts)
+    assert walked == {p: [(20, 0, 2)]}
+    assert [m.tolist() for m in entries] == [[5, 300], [p + 8, p + 15], [1, 2], [p + 8, p + 15]]
+    # Types not given a program (here none: nothing kept) make the checkpoint deferred.
+    assert KERNELS.checkpoints(data, native.program_for(Metadata({}), {}))[0] == {}
+
+
+def test_program_refuses_what_the_python_reader_refuses():
+    long_ = ClassInfo(1, "long", None)
+    cyclic = ClassInfo(2, "Cyclic", None, [FieldInfo("self", 2, False, False)])
+    empty = ClassInfo(3, "Empty", None)
+    arrays_of_empty = ClassInfo(4, "Arrays", None, [FieldInfo("e", 3, False, True)])
+    unknown = ClassInfo(5, "Unknown", None, [FieldInfo("x", 99, False, False)])
+    fine = ClassInfo(6, "Fine", None, [FieldInfo("a", 1, False, False),
+                                       FieldInfo("b", 3, False, False),
+                                       FieldInfo("c", 1, True, True)])
+    chain = [ClassInfo(10 + i, f"Nest{i}", None, [FieldInfo("n", 11 + i, False, False)])
+             for i in range(native.MAX_NESTING + 1)]
+    chain[-1].fields = [FieldInfo("a", 1, False, False)]
+    md = Metadata({c.type_id: c for c in [long_, cyclic, empty, arrays_of_empty, unknown, fine,
+                                          *chain]})
+    program = native.program_for(md, {6: (False, ((0, -1),))})
+    walked = set(program.type_ids[:program.n_types].tolist())
+    assert {1, 3, 6} <= walked
+    assert not walked & {2, 4, 5, 10}
+    assert 11 in walked      # the chain less its first link nests MAX_NESTING deep
+    assert program.slot_types == [6]
+    # A pool kept but not indexable is not walked: its checkpoints go to the Python reader.
+    refused = native.program_for(md, {6: None})
+    assert 6 not in refused.type_ids[:refused.n_types].tolist() and refused.slot_types == []
+
+
+def test_an_unloadable_object_means_the_python_reader(tmp_path, monkeypatch):
+    broken = tmp_path / "broken.so"
+    broken.write_bytes(b"not an ELF file")
+    monkeypatch.setattr(native, "build", lambda: broken)
+    monkeypatch.setattr(native, "_loaded", [])
+    assert native.get() is None
+    assert native.describe().startswith("Python")
+
+
+@pytest.mark.parametrize("env", [{"LOADCURVE_NATIVE": "0"}, {"CC": "false"}])
+def test_python_reader_alone_in_a_fresh_interpreter(tmp_path, env):
+    """Switched off, or the compiler failing: the Python reader alone, the same summary."""
+    code = ("import json, sys\n"
+            "from analysis.read.jfr import native, summarize_jfr\n"
+            "assert native.get() is None, native.describe()\n"
+            "print(json.dumps(summarize_jfr(sys.argv[1]), sort_keys=True))\n")
+    full_env = {**os.environ, "LOADCURVE_NATIVE_CACHE": str(tmp_path / "cache"), **env}
+    path = FIXTURES / "jdk25-default.jfr"
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                         text=True, cwd=REPO, env=full_env, check=True).stdout
+    assert json.loads(out) == json.loads(json.dumps(summarize_jfr(path)))
+
+
+@needs_kernels
+def test_unpadded_events_and_a_gc_beside_checkpoints(monkeypatch, tmp_path):
+    path = tmp_path / "r.jfr"
+    checkpoint = event(1, varint(0) * 3 + b"\x00" + varint(1) + varint(23) + varint(1)
+                       + varint(5) + b"\x03\x02ok", padded=False)
+    path.write_bytes(chunk(checkpoint + event(GC, varint(START_TICKS) + varint(5) + varint(7)
+                                              + b"\x02" + varint(5) + varint(5) + varint(5))))
+    with_walk, without = both_ways(monkeypatch, path)
+    assert with_walk == without and with_walk["gc"]["count"] == 1
+
+
+def test_the_pools_the_summary_resolves_are_captured():
+    """A JDK's stack traces, methods, classes, symbols and strings are read back from what the
+    walk captured, not decoded again (which would be correct but slower)."""
+    from analysis.read.jfr.chunks import iter_chunks
+    from analysis.read.jfr.reader import ChunkReader
+    from analysis.read.jfr.summary import Summary
+    for fixture in ("jdk17-profile.jfr", "jdk25-default.jfr"):
+        reader = ChunkReader(Summary(None, None))
+        for c in iter_chunks(FIXTURES / fixture):
+            reader.read(c)
+        captured = {plan[0]: plan[4] is not None for plan in reader.lazy_plans.values()}
+        assert set(captured) == {"jdk.types.StackTrace", "jdk.types.Method", "java.lang.Class",
+                                 "jdk.types.Symbol", "jdk.types.GCWhen", "java.lang.String"}
+        assert all(captured.values()), captured
