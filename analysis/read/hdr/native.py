@@ -13,26 +13,21 @@ renamed into place, so concurrent first uses are safe.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import platform
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from analysis.native_build import compile_shared
+
 SOURCE = Path(__file__).with_name("_native.c")
-CACHE = Path(os.environ.get("LOADCURVE_NATIVE_CACHE")
-             or Path(__file__).resolve().parents[3] / ".cache" / "native")
 # -fwrapv: int64 sums wrap as numpy's do; -ffp-contract=off: no fused multiply-add, so the
 # percentile targets are Java's double arithmetic, operation by operation.
 FLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off"]
 ABI = 3               # lc_abi() of the source this module was written against
 ROW_DEFERRED = 1      # lc_decode_v2's status of a row left to the Python decoder
-BUILD_SECONDS = 120
 POOL = 5              # output arrays kept for reuse: a batch in use, two decoded ahead
                       # (log._decoded_ahead), the next being decoded, one spare
 
@@ -202,31 +197,8 @@ def _load():
 
 
 def build() -> Path:
-    """The shared object for this source, compiled now unless already in the cache.
-    Raises OSError/RuntimeError/SubprocessError when it cannot be."""
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        raise RuntimeError("no C compiler (cc)")
-    source = SOURCE.read_bytes()
-    key = hashlib.sha256(b"\0".join([source, cc.encode(), " ".join(FLAGS).encode(),
-                                     platform.machine().encode(), sys.platform.encode()]))
-    target = CACHE / f"hdr-{key.hexdigest()[:16]}.so"
-    if target.exists():
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=CACHE)
-    os.close(fd)
-    try:
-        proc = subprocess.run([cc, *FLAGS, "-o", tmp, str(SOURCE)], capture_output=True,
-                              text=True, timeout=BUILD_SECONDS)
-        if proc.returncode != 0:
-            first = (proc.stderr.strip().splitlines() or ["?"])[0]
-            raise RuntimeError(f"{cc} failed: {first}")
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
+    """The shared object for this source (analysis.native_build: compiled once, cached)."""
+    return compile_shared(SOURCE, FLAGS, "hdr")
 
 
 if __name__ == "__main__":     # make's install step: build now, never fail the install

@@ -23,19 +23,14 @@ pool of them is read by the Python code as before.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import platform
-import shutil
 import subprocess
-import sys
-import tempfile
 import threading
 from pathlib import Path
 
 import numpy as np
 
-from analysis.read.hdr.native import BUILD_SECONDS, CACHE
+from analysis.native_build import compile_shared
 from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
@@ -363,31 +358,8 @@ def _self_check(kernels: Kernels) -> None:
 
 
 def build() -> Path:
-    """The shared object for this source, compiled now unless already in the cache.
-    Raises OSError/RuntimeError/SubprocessError when it cannot be."""
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        raise RuntimeError("no C compiler (cc)")
-    source = SOURCE.read_bytes()
-    key = hashlib.sha256(b"\0".join([source, cc.encode(), " ".join(FLAGS).encode(),
-                                     platform.machine().encode(), sys.platform.encode()]))
-    target = CACHE / f"jfr-{key.hexdigest()[:16]}.so"
-    if target.exists():
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=CACHE)
-    os.close(fd)
-    try:
-        proc = subprocess.run([cc, *FLAGS, "-o", tmp, str(SOURCE)], capture_output=True,
-                              text=True, timeout=BUILD_SECONDS)
-        if proc.returncode != 0:
-            first = (proc.stderr.strip().splitlines() or ["?"])[0]
-            raise RuntimeError(f"{cc} failed: {first}")
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
+    """The shared object for this source (analysis.native_build: compiled once, cached)."""
+    return compile_shared(SOURCE, FLAGS, "jfr")
 
 
 if __name__ == "__main__":     # make's install step: build now, never fail the install
