@@ -67,9 +67,19 @@ def line_index(text: str) -> dict[tuple, int]:
 
 
 class Problems:
-    def __init__(self, lines: dict[tuple, int]):
-        self.lines = lines
+    """The problems found in a document, each placed on its line. `lines` is line_index's map,
+    or the document's text: indexing it is a second parse, as costly as loading the document,
+    so it is done when the first problem is added (a valid document never needs it)."""
+
+    def __init__(self, lines: dict[tuple, int] | str):
+        self._lines = lines
         self.items: list[tuple[int, str]] = []
+
+    @property
+    def lines(self) -> dict[tuple, int]:
+        if isinstance(self._lines, str):
+            self._lines = line_index(self._lines)
+        return self._lines
 
     def add(self, path: tuple, message: str) -> None:
         line = None

@@ -17,7 +17,7 @@ import yaml
 
 from analysis.compare import METRICS
 from analysis.errors import ManifestError
-from analysis.read.checks import (ID_RE, Loader, Problems, line_index, show, string_at,
+from analysis.read.checks import (ID_RE, Loader, Problems, show, string_at,
                                   unknown_keys)
 from analysis.write.paths import COMPARISON_SPECS_DIR
 
@@ -57,7 +57,7 @@ def load_comparison(path: Path, shown: str) -> ComparisonSpec:
                             path=shown) from None
     if not isinstance(data, dict):
         raise ManifestError(["must be a mapping with baseline and candidate"], path=shown)
-    problems = Problems(line_index(text))
+    problems = Problems(text)
     unknown_keys(data, KEYS, (), problems)
     baseline, candidate = _side(data, "baseline", problems), _side(data, "candidate", problems)
     metric = data.get("metric", "p99")

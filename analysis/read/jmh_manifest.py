@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.errors import ManifestError
-from analysis.read.checks import (Problems, header_at, ident_at, line_index, list_at,
+from analysis.read.checks import (Problems, header_at, ident_at, list_at,
                                   relpath_at, scalar_map_at, show, string_at, unknown_keys)
 from analysis.vocabulary import ENVIRONMENT_LABELS
 
@@ -61,7 +61,8 @@ class JmhManifest:
     files: list[JmhFileSpec]
     tags: list[str] = field(default_factory=list)
     environment: dict[str, Any] = field(default_factory=dict)
-    lines: dict[tuple, int] = field(default_factory=dict)
+    # run.yml's text, indexed into lines only when a late problem needs one (checks.Problems)
+    lines: dict[tuple, int] | str = ""
     kind: str = "jmh"
 
     def resolve(self, relpath: str) -> Path:
@@ -76,7 +77,7 @@ class JmhManifest:
 
 
 def load_jmh_manifest(data: dict, text: str, run_dir: Path, path: Path) -> JmhManifest:
-    problems = Problems(line_index(text))
+    problems = Problems(text)
     kind = data.get("kind")
     if kind not in KINDS:
         problems.add(("kind",), f"must be load or jmh, not {show(kind)}")
@@ -97,7 +98,7 @@ def load_jmh_manifest(data: dict, text: str, run_dir: Path, path: Path) -> JmhMa
         raise ManifestError(problems.messages(), path=path)
     return JmhManifest(run_id=run_dir.name, run_dir=run_dir, path=path, title=title, date=date,
                        description=description, files=files, tags=tags,
-                       environment=environment, lines=problems.lines)
+                       environment=environment, lines=text)
 
 
 def _file_spec(entry, i: int, run_dir: Path, problems: Problems) -> JmhFileSpec | None:

@@ -18,7 +18,7 @@ import yaml
 from analysis.errors import ManifestError
 from analysis.vocabulary import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS
 from analysis.read.checks import (ID_RE, Loader, Problems, check_relpath, date_at, ident_at,  # noqa: F401
-                                  header_at, line_index, list_at, number_at, relpath_at,
+                                  header_at, list_at, number_at, relpath_at,
                                   scalar_map_at, show, string_at, unknown_keys)
 
 # 1: the first format (per-cell counts copied into run.yml); 2 (issue 10, bench/README.md):
@@ -182,7 +182,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
         from analysis.read.jmh_manifest import load_jmh_manifest
         return load_jmh_manifest(data, text, run_dir, path)
 
-    problems = Problems(line_index(text))
+    problems = Problems(text)
     # (`kind: load` may be said; it is the default, not one of the keys listed in errors)
     unknown_keys({k: v for k, v in data.items() if k != "kind"}, TOP_KEYS, (), problems)
 
