@@ -35,7 +35,7 @@ from liquid import Environment
 from liquid.ast import Node
 from liquid.builtin.expressions import Path as LiquidPath
 from liquid.builtin.expressions._tokenize import tokenize
-from liquid.builtin.loaders.file_system_loader import FileSystemLoader
+from liquid.builtin.loaders.caching_file_system_loader import CachingFileSystemLoader
 from liquid.exceptions import LiquidError, LiquidSyntaxError
 from liquid.filter import with_context
 from liquid.stream import TokenStream
@@ -158,7 +158,11 @@ def _slugify(value: Any) -> str:
 
 @functools.lru_cache(maxsize=4)
 def environment(site_root: str) -> Environment:
-    env = Environment(loader=FileSystemLoader(Path(site_root) / "_includes"))
+    # A report page includes ~47 templates: uncached, each was read and parsed again for every
+    # page of every run, three quarters of a page's cost. auto_reload: an include edited while
+    # the process lives (a test session) is read again (one stat per include).
+    env = Environment(loader=CachingFileSystemLoader(Path(site_root) / "_includes",
+                                                     auto_reload=True))
     env.add_tag(JekyllIncludeTag)
     env.add_filter("escape", _escape)
     env.add_filter("relative_url", with_context(_relative_url))
