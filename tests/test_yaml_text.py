@@ -68,3 +68,27 @@ def test_documents_libyaml_would_write_differently_take_the_python_emitter(doc):
     assert not _fast_safe(doc)
     if not isinstance(doc.get("t"), tuple):
         assert dump_yaml(doc) == _dump(doc, _Dumper)
+
+
+def test_shared_containers_get_the_representers_anchors():
+    shared = {"a": [1, 2]}
+    doc = {"one": shared, "two": shared, "list": shared["a"]}
+    assert "&id002" in dump_yaml(doc)
+    assert dump_yaml(doc) == _dump(doc, _Dumper)
+
+
+class _Label(str):
+    pass
+
+
+@pytest.mark.parametrize("doc", [{"t": (1, 2)}, {"s": _Label("x")}, {"b": b"\x00"}])
+def test_values_the_node_builder_does_not_know_go_through_the_representer(doc):
+    with pytest.raises(yaml_text._Unlisted):
+        yaml_text._node_tree(doc)
+    try:
+        expected = _dump(doc, _Dumper)
+    except yaml.YAMLError as exc:
+        with pytest.raises(type(exc)):
+            dump_yaml(doc)
+    else:
+        assert dump_yaml(doc) == expected

@@ -3,11 +3,13 @@ never pasted strings, so a title like `"><script>` or `{{ site }}` stays a strin
 strings Jekyll's YAML reader (Ruby's Psych) would take for numbers are quoted."""
 from __future__ import annotations
 
+import io
 import math
 import re
 from typing import Any
 
 import yaml
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 
 class _Dumper(yaml.SafeDumper):
@@ -72,12 +74,23 @@ _PSYCH_NUMBER = re.compile(r"""[-+]?(?:0b[0-1_,]+|0[0-7_,]+|(?:0|[1-9](?:[0-9]|,
                               |[-+]?(?:[0-9][0-9_,]*)?\.[0-9]*(?:[eE][-+][0-9]+)?""", re.X)
 
 
-def _represent_str(dumper, value):
-    if any(ch in _UNSAFE_PLAIN or (ch < " " and ch not in "\n") for ch in value):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+# _UNSAFE_PLAIN or a control character other than a line feed: the string is double-quoted
+_DOUBLE_QUOTED = re.compile("[\x00-\x09\x0b-\x1f" + "".join(sorted(_UNSAFE_PLAIN)) + "]")
+
+
+def _str_style(value: str) -> str | None:
+    if _DOUBLE_QUOTED.search(value):
+        return '"'
     if _PSYCH_NUMBER.fullmatch(value):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="'")
-    return yaml.SafeDumper.represent_str(dumper, value)
+        return "'"
+    return None     # the emitter's choice, as SafeRepresenter.represent_str leaves it
+
+
+def _represent_str(dumper, value):
+    style = _str_style(value)
+    if style is None:
+        return yaml.SafeDumper.represent_str(dumper, value)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
 for _cls in (_Dumper, _FastDumper):
@@ -85,14 +98,88 @@ for _cls in (_Dumper, _FastDumper):
     _cls.add_representer(type(None), _represent_none)
     _cls.add_representer(float, _represent_float)
 
+_OPTIONS = {"sort_keys": False, "allow_unicode": True, "default_flow_style": False,
+            "width": 100, "indent": 2}
+
 
 def dump_yaml(doc: Any) -> str:
     fast = _FAST_BASE is not None and type(doc) is dict and _fast_safe(doc)
-    return _dump(doc, _FastDumper if fast else _Dumper)
+    dumper = _FastDumper if fast else _Dumper
+    try:
+        node = _node_tree(doc)
+    except _Unlisted:
+        return _dump(doc, dumper)
+    return _serialize(node, dumper)
 
 
 def _dump(doc: Any, dumper: type) -> str:
-    return yaml.dump(doc, Dumper=dumper, sort_keys=False, allow_unicode=True,
-                     default_flow_style=False, width=100, indent=2)
+    """PyYAML's own path: its representer builds the nodes (the reference for _node_tree)."""
+    return yaml.dump(doc, Dumper=dumper, **_OPTIONS)
+
+
+# A run's data document is ~9,000 values. PyYAML's representer spent half of a dump's time on
+# its per-value generality (alias bookkeeping, a walk of the type's MRO, several method calls
+# per node). The document holds only dicts, lists and scalars of exact built-in types, for
+# which _node_tree builds the same node tree directly; the dumper then only serializes and
+# emits it (the emitter, libyaml's or Python's, is unchanged, and so are its bytes).
+# tests/test_yaml_text.py compares it with _dump on generated documents and the committed ones.
+_NULL, _BOOL, _INT = "tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int"
+_FLOAT, _STR = "tag:yaml.org,2002:float", "tag:yaml.org,2002:str"
+_SEQ, _MAP = "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
+
+
+class _Unlisted(Exception):
+    """A value of a type _node_tree leaves to PyYAML's representer (a subclass, a tuple, a
+    date, ...): it represents it, or refuses it, as before."""
+
+
+def _node_tree(doc: Any):
+    """The node tree _Dumper's representer would build for `doc`, or _Unlisted."""
+    containers: dict[int, Any] = {}   # id -> node: the representer's aliases (&id001)
+
+    def node(data):
+        t = type(data)
+        if t is str:
+            return ScalarNode(_STR, data, style=_str_style(data))
+        if t is dict or t is list:
+            if id(data) in containers:
+                return containers[id(data)]
+            items: list = []
+            out = containers[id(data)] = (MappingNode(_MAP, items, flow_style=False) if t is dict
+                                          else SequenceNode(_SEQ, items, flow_style=False))
+            if t is dict:
+                items.extend([(node(k), node(v)) for k, v in data.items()])
+            else:
+                items.extend([node(v) for v in data])
+            return out
+        if t is int:
+            return ScalarNode(_INT, str(data))
+        if t is float:
+            if math.isnan(data) or math.isinf(data):
+                return ScalarNode(_NULL, "null")
+            text = repr(data).lower()
+            if "." not in text and "e" in text:   # (SafeRepresenter.represent_float: 1e17)
+                text = text.replace("e", ".0e", 1)
+            return ScalarNode(_FLOAT, text)
+        if t is bool:
+            return ScalarNode(_BOOL, "true" if data else "false")
+        if data is None:
+            return ScalarNode(_NULL, "null")
+        raise _Unlisted
+
+    return node(doc)
+
+
+def _serialize(node, dumper: type) -> str:
+    """yaml.dump's steps (open, serialize, close) for a node tree instead of the data."""
+    stream = io.StringIO()
+    d = dumper(stream, **_OPTIONS)
+    try:
+        d.open()
+        d.serialize(node)
+        d.close()
+    finally:
+        d.dispose()
+    return stream.getvalue()
 
 
