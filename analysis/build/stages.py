@@ -63,8 +63,8 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
         if run.has_scenarios:
             write(paths.summary_csv_path(run_id), datafiles.summary_csv(run))
         from analysis import corpus   # the run's rows of the corpus-wide cell table
-        write(paths.run_cells_csv_path(run_id), corpus.to_csv(corpus.runs_frame([run])))
-        write(paths.run_spectra_csv_path(run_id), corpus.to_csv(corpus.run_spectra(run)))
+        write(paths.run_cells_csv_path(run_id), corpus.run_cells_csv(run))
+        write(paths.run_spectra_csv_path(run_id), corpus.run_spectra_csv(run))
         write(paths.data_path(run_id, in_feed), dump_yaml(doc))
         outputs += pages.write_report(site, run, doc)
         for job in jobs:

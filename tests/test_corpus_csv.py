@@ -1,0 +1,86 @@
+"""corpus.run_cells_csv / run_spectra_csv: the bytes pandas' to_csv writes for the same rows,
+without building a DataFrame (or through one, for values the direct writer leaves to it)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analysis import corpus
+from analysis.analyse import analyse_run
+from analysis.read.manifest import load_manifest
+
+REPO = Path(__file__).resolve().parents[1]
+
+_text = st.one_of(st.text(max_size=12),
+                  st.text(alphabet=st.sampled_from(list('a,"\n\r ;\'x1.-')), max_size=8))
+_float = st.one_of(st.floats(), st.integers(-2 ** 60, 2 ** 60),
+                   st.sampled_from([0.0, -0.0, 1e16, 1e-5, 25, 2 ** 53, 2 ** 53 + 1]))
+# what each column type may hold; None is a missing value in every nullable one
+_BY_KIND = {"string": _text, "int": st.integers(-2 ** 62, 2 ** 62), "boolean": st.booleans(),
+            "float": _float, "bool": st.booleans()}
+# values the direct writer leaves to pandas (it must then give up, not write something else)
+_ODD = st.sampled_from([1.5, 3.0, True, 7, "text", float("nan"), 2 ** 70])
+
+
+def _rows(kinds: dict[str, str]):
+    def value(kind):
+        plain = _BY_KIND[kind] if kind == "bool" else st.one_of(st.none(), _BY_KIND[kind])
+        return st.one_of(plain, plain, plain, _ODD)
+    return st.lists(st.fixed_dictionaries({col: value(kind) for col, kind in kinds.items()}),
+                    max_size=4)
+
+
+def _same_as_pandas(rows, kinds, frame):
+    direct = corpus._direct_csv(rows, kinds)
+    try:
+        expected = corpus.to_csv(frame(rows))
+    except (ValueError, TypeError, OverflowError):
+        assert direct is None   # pandas refuses the rows: so must the direct writer
+        return
+    if direct is not None:
+        assert direct == expected
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_rows(corpus.CELL_KINDS))
+def test_cell_rows_are_written_as_pandas_writes_them(rows):
+    _same_as_pandas(rows, corpus.CELL_KINDS, corpus.frame)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_rows(corpus.SPECTRA_KINDS))
+def test_spectra_rows_are_written_as_pandas_writes_them(rows):
+    _same_as_pandas(rows, corpus.SPECTRA_KINDS, corpus.spectra_frame)
+
+
+@pytest.mark.parametrize("row, written", [
+    ({"percentile": 25, "value_ms": float("nan")}, "25.0,"),
+    ({"percentile": 1e16, "value_ms": 1e-5}, "1e+16,1e-05"),
+])
+def test_floats_as_pandas_writes_them(row, written):
+    kinds = {"percentile": "float", "value_ms": "float"}
+    assert corpus._direct_csv([row], kinds) == "percentile,value_ms\n" + written + "\n"
+
+
+def test_values_it_does_not_know_are_left_to_pandas():
+    row = {col: None for col in corpus.CELL_KINDS}
+    assert corpus._direct_csv([row], corpus.CELL_KINDS) is not None
+    for col, odd in (("count", 3.0), ("offered_rate", True), ("run", 5), ("saturated", 1)):
+        assert corpus._direct_csv([{**row, col: odd}], corpus.CELL_KINDS) is None
+    del row["run"]   # a missing key is NaN to pandas
+    assert corpus._direct_csv([row], corpus.CELL_KINDS) is None
+    spectra = {"run": "r", "scenario": "s", "system": "a", "load": "l", "count": 1,
+               "percentile": 50.0, "value_ms": 1.0, "censored": None}   # bool(None): pandas'
+    assert corpus._direct_csv([spectra], corpus.SPECTRA_KINDS) is None
+
+
+def test_a_bundled_run_gives_the_bytes_of_its_dataframes(tmp_path):
+    manifest = load_manifest(REPO / "runs" / "pool-vs-virtual", REPO / "runs")
+    run = analyse_run(manifest, tmp_path)
+    assert corpus.run_cells_csv(run) == corpus.to_csv(corpus.runs_frame([run]))
+    assert corpus.run_spectra_csv(run) == corpus.to_csv(corpus.run_spectra(run))
+    assert corpus._direct_csv(corpus.run_rows(run), corpus.CELL_KINDS) is not None
+    assert corpus._direct_csv(corpus.spectra_rows(run), corpus.SPECTRA_KINDS) is not None
