@@ -44,4 +44,4 @@ def up_to_date(cache: Path, site: Path, digest: str) -> bool:
 
 def record(cache: Path, site: Path, digest: str, outputs: set[str]) -> None:
     sizes = {rel: (site / rel).stat().st_size for rel in sorted(outputs) if (site / rel).is_file()}
-    atomic.write_text(cache / STATE, json.dumps({"inputs": digest, "outputs": sizes}, indent=1))
+    atomic.write_record(cache / STATE, json.dumps({"inputs": digest, "outputs": sizes}, indent=1))

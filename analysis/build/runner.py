@@ -112,7 +112,7 @@ class Build:
             return
         text = json.dumps(state, sort_keys=True, separators=(",", ":"))
         if text != self._state_text:
-            atomic.write_text(self.state_path, text)
+            atomic.write_record(self.state_path, text)   # (after its outputs reach the disk)
             self._state_text = text
         self._state_saved_at = now
 
