@@ -9,7 +9,7 @@ What that costs depends on the file:
 - generated outputs (write_bytes, write_text) can be made again by the next build; they are
   not flushed one by one. A build writes ~60 files a run: flushing each (median 0.5-6.5 ms
   of waiting on this project's machine, the busier the disk the slower) kept a 10-run build's
-  workers waiting 0.9-4.5 s in all; 90-450 s at 1,000 runs (issue 15);
+  workers waiting 0.9-4.5 s in all, and the build took 9.1 s instead of 8.7 (issue 15);
 - the records that say which outputs a build made (write_record: the build state, the corpus
   cache) are written after one flush of everything written before them (os.sync), then
   flushed themselves. So after a crash the record on disk names only outputs that reached the
