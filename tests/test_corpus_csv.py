@@ -44,12 +44,16 @@ def _same_as_pandas(rows, kinds, frame):
         assert direct == expected
 
 
+# (pandas warns as it casts the odd values it then refuses)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_rows(corpus.CELL_KINDS))
 def test_cell_rows_are_written_as_pandas_writes_them(rows):
     _same_as_pandas(rows, corpus.CELL_KINDS, corpus.frame)
 
 
+# (pandas warns as it casts the odd values it then refuses)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_rows(corpus.SPECTRA_KINDS))
 def test_spectra_rows_are_written_as_pandas_writes_them(rows):
