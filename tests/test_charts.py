@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from analysis.write import charts, plots, svgcharts, svgdraw
+from analysis.write import chartlayout, charts, plots, svgcharts, svgdraw
 
 
 def spectrum_curves():
@@ -25,7 +25,7 @@ def test_spectrum_x_axis_is_one_over_one_minus_p():
     assert xs[:4] == pytest.approx([1.0, 2.0, 10.0, 100.0])
     assert xs[-1] == 20_000            # the max sits where one sample lies beyond
     assert plot.x.scale == "log" and plot.y.scale == "log"
-    g = svgdraw.geometry(plot)
+    g = chartlayout.geometry(plot)
     labels = [plots._percent_label(x) for x in g.xticks]
     assert labels[:6] == ["0%", "50%", "90%", "99%", "99.9%", "99.99%"]
     assert "ms" in plot.y.label and plot.x.label

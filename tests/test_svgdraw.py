@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from matplotlib.ticker import LogLocator, MaxNLocator
 
-from analysis.write import charts, svgcharts, svgdraw
+from analysis.write import chartlayout, charts, chartspec, svgcharts, svgdraw
 from tests.test_charts import varied_jobs
 
 SVG_JOBS = [job for job in varied_jobs() if job["kind"] in svgcharts.BUILDERS]
@@ -35,7 +35,7 @@ def test_legend_rows_and_figure_size_are_matplotlibs(job):
         charts.plt.close(fig)
     plot = svgcharts.BUILDERS[job["kind"]](job["data"])
     assert [e.label for e in plot.entries] == texts
-    assert svgdraw.figure_size_in(plot) == pytest.approx(size)
+    assert chartlayout.figure_size_in(plot) == pytest.approx(size)
 
 
 @pytest.mark.parametrize("lo,hi", [(-1.35, 28.3), (0.0, 230.0), (-0.58, 19.6), (95.0, 105.0),
@@ -44,7 +44,7 @@ def test_legend_rows_and_figure_size_are_matplotlibs(job):
 def test_linear_ticks_are_matplotlibs(lo, hi, bins):
     ref = [t for t in MaxNLocator(nbins=bins, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
            if lo - 1e-9 <= t <= hi + 1e-9]
-    assert svgdraw.linear_ticks(lo, hi, bins) == pytest.approx(ref)
+    assert chartlayout.linear_ticks(lo, hi, bins) == pytest.approx(ref)
 
 
 @pytest.mark.parametrize("lo,hi", [(150.0, 16000.0), (6.5, 21000.0), (0.02, 3.0),
@@ -55,7 +55,7 @@ def test_log_ticks_are_matplotlibs(lo, hi):
     for subs, numticks in (((1.0, 2.0, 5.0), 9), ((1.0,), 9), ((1.0,), 4), ((1.0,), 2)):
         ref = [t for t in LogLocator(base=10, subs=subs, numticks=numticks).tick_values(lo, hi)
                if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
-        assert svgdraw.log_ticks(lo, hi, subs, numticks) == pytest.approx(ref), (subs, numticks)
+        assert chartlayout.log_ticks(lo, hi, subs, numticks) == pytest.approx(ref), (subs, numticks)
 
 
 HOSTILE = 'A <script>alert("x")</script> & {{ site }} \x07 label'
@@ -118,10 +118,10 @@ def test_the_inside_legend_takes_the_emptiest_corner():
 
 
 def test_steps_hold_until_the_next_interval_and_gaps_break_the_line():
-    plot = svgdraw.Plot(x=svgdraw.Axis("s"), y=svgdraw.Axis("ms", limits=(0.0, 10.0)),
-                        series=[svgdraw.Series([0.0, 1.0, 2.0, 3.0, 4.0],
+    plot = chartspec.Plot(x=chartspec.Axis("s"), y=chartspec.Axis("ms", limits=(0.0, 10.0)),
+                        series=[chartspec.Series([0.0, 1.0, 2.0, 3.0, 4.0],
                                                [1.0, 2.0, None, 5.0, 5.0],
-                                               svgdraw.Style("#000000"), steps=True)],
+                                               chartspec.Style("#000000"), steps=True)],
                         legend=None)
     d = re.search(r'<path d="(M [^"]+)" clip-path', svgdraw.render_svg(plot)).group(1)
     # two pieces: 0..2 (the value at 1 held up to 2, where the gap starts) and 3..4
@@ -133,7 +133,7 @@ def test_steps_hold_until_the_next_interval_and_gaps_break_the_line():
 def test_number_format_is_short_and_stable():
     assert [svgdraw.num(v) for v in (0.0, -0.001, 1.5, 2.0, 3.14159, 250.56)] == \
         ["0", "0", "1.5", "2", "3.14", "250.56"]
-    assert math.isclose(svgdraw.text_width("10,000", 10), 34.99, abs_tol=0.01)
+    assert math.isclose(chartlayout.text_width("10,000", 10), 34.99, abs_tol=0.01)
 
 
 def panels_job(n: int) -> dict:

@@ -36,8 +36,9 @@ from analysis.model import Cell, LoadPoint, Run, Scenario, System  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
-from analysis.write import svgcharts, svgdraw  # noqa: E402
-from analysis.write.svgdraw import figure_size_in, panel_layout, render_svg  # noqa: E402
+from analysis.write import chartlayout, svgcharts  # noqa: E402
+from analysis.write.chartlayout import figure_size_in, panel_layout  # noqa: E402
+from analysis.write.svgdraw import render_svg  # noqa: E402
 from analysis.write.chartset import MANY_SYSTEMS, chart_set, load_text, scenario_suffix  # noqa: E402
 from analysis.write.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
                                   MARGINS, NARROW_TEXT_PT, NARROW_TITLE_CHARS, PANEL_TITLE_ID,
@@ -266,7 +267,7 @@ CHART_DATA = {"spectrum": _spectrum_data, "spectrum_panels": _spectrum_data,
 
 def pixel_sizes(jobs: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
     """Each job's PNG size in pixels by its png path (the <img> width and height): the
-    chart's layout (svgdraw), which both its SVG and its PNG follow."""
+    chart's layout (chartlayout), which both its SVG and its PNG follow."""
     sizes = {}
     for job in jobs:
         if job["kind"] == "spectrum_panels":
@@ -351,10 +352,10 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
 
 def draw_chart(fig, ax, job: dict[str, Any]) -> None:
     """Draw a chart job on `ax` with matplotlib, for its PNG: the job's svgcharts Plot, laid
-    out by svgdraw.geometry (figure size, plot area, ranges, ticks, legend spot), so the PNG
+    out by chartlayout.geometry (figure size, plot area, ranges, ticks, legend spot), so the PNG
     is the SVG's chart. Small multiples: draw_panels."""
     plot = svgcharts.BUILDERS[job["kind"]](job["data"])
-    g = svgdraw.geometry(plot)
+    g = chartlayout.geometry(plot)
     fig.set_size_inches(figure_size_in(plot))    # inches as pixel_sizes has them
     x0, y0, x1, y1 = g.box
     fig.subplots_adjust(left=x0 / g.width, right=x1 / g.width, top=1 - y0 / g.height,
@@ -384,7 +385,7 @@ def _draw_content(ax, plot, xlim, ylim, xticks, yticks) -> None:
     for axis, ticks, spec in ((ax.xaxis, xticks, plot.x), (ax.yaxis, yticks, plot.y)):
         axis.set_major_locator(FixedLocator(ticks))
         axis.set_minor_locator(NullLocator())
-        fmt = spec.formatter or svgdraw.plain
+        fmt = spec.formatter or chartlayout.plain
         axis.set_major_formatter(FuncFormatter(lambda v, _pos, fmt=fmt: fmt(v)))
     for r in plot.rules:
         line = _line_kwargs(r.style)
@@ -440,10 +441,10 @@ def _handles(plot) -> list:
 def draw_panels(job: dict[str, Any], narrow: bool = False) -> Figure:
     """A spectrum_panels job drawn with matplotlib on a new figure (not pyplot's, so nothing
     to close), for its PNG: svgcharts.spectrum_panels_plot on its panel_layout grid, with
-    svgdraw's shared ranges and ticks; x tick labels on each column's lowest panel."""
+    chartlayout's shared ranges and ticks; x tick labels on each column's lowest panel."""
     panels, layout = svgcharts.spectrum_panels_plot(job["data"], narrow)
-    xlim, ylim = svgdraw.shared_limits(panels)
-    xticks, yticks = svgdraw.panel_ticks(panels, layout, narrow)
+    xlim, ylim = chartlayout.shared_limits(panels)
+    xticks, yticks = chartlayout.panel_ticks(panels, layout, narrow)
     text_pt = NARROW_TEXT_PT if narrow else 9
     n = len(panels.plots)
     with plt.rc_context(STYLE):
@@ -460,7 +461,7 @@ def draw_panels(job: dict[str, Any], narrow: bool = False) -> Figure:
             _draw_content(ax, panels.plots[i], xlim, ylim, xticks, yticks)
             ax.set_title("\n".join(panels.titles[i]), y=1.0, pad=3, fontsize=8.5)
             ax.title.set_gid(f"{PANEL_TITLE_ID}-{i + 1}")
-            ax.tick_params(labelsize=svgdraw.panel_tick_pt(narrow))
+            ax.tick_params(labelsize=chartlayout.panel_tick_pt(narrow))
             if i + layout["cols"] >= n:    # the lowest panel of its column shows the x labels
                 ax.xaxis.set_tick_params(labelbottom=True)
         height = layout["figsize"][1]

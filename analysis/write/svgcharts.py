@@ -1,8 +1,7 @@
-"""The load-run chart kinds as svgdraw Plots: what plots.py draws with matplotlib, described as
-plain data so it can be written straight to SVG (charts.render_job: SVG for pages; the PNG a
-feed needs still comes from plots.py). Each builder takes a chart job's `data`
-(charts.chart_plan) and returns a Plot; the legend labels, line widths, markers and axis rules
-are those of the plots.py function named in its docstring."""
+"""Each chart kind described once, as a chartspec Plot built from a chart job's data
+(charts.chart_plan): its lines, markers, error bars, rules, notes, legend entries and axes.
+svgdraw writes it as SVG and charts.draw_chart draws it with matplotlib for the PNG, in
+chartlayout's layout, so a chart's two files show the same thing."""
 from __future__ import annotations
 
 import math
@@ -11,12 +10,14 @@ from typing import Any, Callable, Sequence
 
 from analysis.write.plots import (OTHERS_GREY, _percent_label, _plain, _spectrum_censored,
                                   _spectrum_xy, panel_title)
-from analysis.write.svgdraw import (NARROW_TITLE_CHARS, Axis, Bars, Entry, Note, Panels, Plot,
-                                    Rule, Series, Style, panel_layout, render_panels)
+from analysis.write.chartlayout import panel_layout
+from analysis.write.chartspec import Axis, Bars, Entry, Note, Panels, Plot, Rule, Series, Style
+from analysis.write.plots import NARROW_TITLE_CHARS
+from analysis.write.svgdraw import render_panels
 
 
 def auto_y(label: str, values: Sequence[float | None]) -> Axis:
-    """plots._auto_log_y: a log axis when the values span more than 20x (1-2-5 ticks below four
+    """A log axis when the values span more than 20x (1-2-5 ticks below four
     decades), else linear from zero."""
     positive = [v for v in values if v is not None and v == v and v > 0]
     if positive and max(positive) / min(positive) > 20:
@@ -28,7 +29,7 @@ def auto_y(label: str, values: Sequence[float | None]) -> Axis:
 
 
 def spectrum_axis(curves: Sequence[dict[str, Any]]) -> Axis:
-    """plots._spectrum_x_axis: 1/(1-p) on a log axis from p0 to past the largest max, ticks
+    """1/(1-p) on a log axis from p0 to past the largest max, ticks
     at 0 %, 50 % and each decade (90 %, 99 %, ...)."""
     top = max([2.0] + [max(_spectrum_xy(c)[0]) for c in curves if c["points"]])
     right = top * 1.5
@@ -39,7 +40,7 @@ def spectrum_axis(curves: Sequence[dict[str, Any]]) -> Axis:
 
 def _spectrum_curve(curve: dict[str, Any], color: str | None = None,
                     width: float = 1.6) -> tuple[list[Series], list[Entry]]:
-    """plots._draw_spectrum_curve: steps up to where the censored part starts, that part
+    """Steps up to where the censored part starts, that part
     dotted (and thicker)."""
     xs, ys, first = _spectrum_xy(curve)
     color = color or curve["color"]
@@ -58,7 +59,7 @@ def _spectrum_curve(curve: dict[str, Any], color: str | None = None,
 
 
 def spectrum(data: dict[str, Any]) -> Plot:
-    """plots.plot_spectrum: each curve as steps up to its censored part, that part dotted at
+    """Each curve as steps up to its censored part, that part dotted at
     the timeout with a line and a note."""
     curves = data["curves"]
     plot = Plot(x=spectrum_axis(curves),
@@ -86,7 +87,7 @@ def spectrum_panels(data: dict[str, Any], narrow: bool = False) -> str:
 
 
 def spectrum_panels_plot(data: dict[str, Any], narrow: bool = False) -> tuple[Panels, dict]:
-    """Small multiples of the percentile spectrum, with their grid (svgdraw.panel_layout): one
+    """Small multiples of the percentile spectrum, with their grid (chartlayout.panel_layout): one
     panel per system, its curve in colour over the others in grey, on shared axes; a system
     without samples keeps its panel, titled so."""
     curves = data["curves"]
@@ -126,7 +127,7 @@ def spectrum_panels_plot(data: dict[str, Any], narrow: bool = False) -> tuple[Pa
 
 
 def latency_over_time(data: dict[str, Any]) -> Plot:
-    """plots.plot_latency_over_time: per interval p99 (solid) and max (thin) per system, GC
+    """Per interval p99 (solid) and max (thin) per system, GC
     pauses as ticks along the bottom, the legend below."""
     plot = Plot(x=Axis("time since start of measurement (s)"), y=Axis(""),
                 title=data.get("title") or "", legend="below")
@@ -151,7 +152,7 @@ def latency_over_time(data: dict[str, Any]) -> Plot:
 
 
 def throughput_over_time(data: dict[str, Any]) -> Plot:
-    """plots.plot_throughput_over_time: achieved requests/s per interval per system against
+    """Achieved requests/s per interval per system against
     the offered rate (dashed)."""
     offered = data["offered_rate"]
     top = offered
@@ -171,7 +172,7 @@ def throughput_over_time(data: dict[str, Any]) -> Plot:
 
 
 def load_curve(data: dict[str, Any]) -> Plot:
-    """plots.plot_load_curve: p99 (solid, circles) and p50 (dashed, squares) against offered
+    """P99 (solid, circles) and p50 (dashed, squares) against offered
     load, the repetitions' range as error bars, saturated points ringed, censored points as
     triangles at the timeout, each system's predicted ceiling dotted."""
     plot = Plot(x=Axis("offered load (requests/s)"), y=Axis(""),
@@ -249,7 +250,7 @@ def load_curve(data: dict[str, Any]) -> Plot:
 
 
 def gc_tail(data: dict[str, Any]) -> Plot:
-    """plots.plot_gc_tail: each cell's longest GC pause against its p99.9 (filled circle) and
+    """Each cell's longest GC pause against its p99.9 (filled circle) and
     max (hollow diamond), joined by a thin line; y = x dashed for reference; censored values at
     the timeout with a black edge."""
     points = data["points"]
@@ -306,7 +307,7 @@ def gc_tail(data: dict[str, Any]) -> Plot:
 
 
 def jmh_sweep(data: dict[str, Any]) -> Plot:
-    """plots.plot_sweep: a JMH score against one param, a line per variant with JMH's 99.9 %
+    """A JMH score against one param, a line per variant with JMH's 99.9 %
     confidence interval as error bars, ticks at the param's values."""
     plot = Plot(x=Axis(data["xlabel"]), y=Axis(data["ylabel"]), title=data.get("title") or "",
                 legend="below")
