@@ -175,7 +175,18 @@ def test_small_multiples_sit_where_matplotlibs_subplots_put_them(n, narrow):
     assert f'viewBox="0 0 {svgdraw.num(width)} {svgdraw.num(height)}"' in text
 
 
-@pytest.mark.parametrize("job", SVG_JOBS + [dict(panels_job(7), png="p.png")], ids=_ids)
+def many_rows_job() -> dict:
+    """A latency chart of 25 systems: 51 legend entries in 26 rows, a height (8.45 in) whose
+    float is just under its whole pixels."""
+    systems = [{"label": f"S{i}", "color": "#0072B2", "t_s": [0.0, 1.0], "p99_ms": [1.0, 2.0],
+                "max_ms": [2.0, 3.0]} for i in range(25)]
+    return {"kind": "latency_over_time", "svg": "m.svg", "png": "m.png",
+            "data": {"title": "t", "systems": systems,
+                     "gc_pauses": [{"t_s": 0.5, "duration_ms": 1.0}]}}
+
+
+@pytest.mark.parametrize("job", SVG_JOBS + [dict(panels_job(7), png="p.png"), many_rows_job()],
+                         ids=_ids)
 def test_the_img_size_is_the_pngs_pixels_and_the_svgs_aspect(job, tmp_path):
     """charts.pixel_sizes (the <img> width and height, from svgdraw's layout) must be the PNG
     matplotlib writes, pixel for pixel, and the SVG's shape."""

@@ -70,8 +70,7 @@ class Layout:
 
 
 # The 700 px figure: 7 x 4 in with plots.MARGINS; with the legend below, the plot area 3.05 in
-# high and the figure 0.36 + 3.05 + 0.62 in plus 0.17 in per legend row (charts.py grows
-# matplotlib's figure for the PNG by the same numbers: _fit_legend_below).
+# high and the figure 0.36 + 3.05 + 0.62 in plus 0.17 in per legend row.
 _W, _H = FIGSIZE_IN
 WIDE = Layout(width_in=_W, left_in=MARGINS["left"] * _W, right_in=(1 - MARGINS["right"]) * _W,
               top_in=(1 - MARGINS["top"]) * _H, plot_in=(MARGINS["top"] - MARGINS["bottom"]) * _H,
@@ -114,14 +113,15 @@ def _below_rows(plot: Plot, layout: Layout) -> int:
 
 def figure_size_in(plot: Plot, narrow: bool = False) -> tuple[float, float]:
     """The figure's width and height in inches: fixed, plus a row of legend under the axes per
-    `legend_row_in` (the same sizes charts.py gives matplotlib's figures)."""
+    `legend_row_in` (charts.py gives matplotlib's figure for the PNG the same size)."""
     layout = layout_for(plot, narrow)
     rows = _below_rows(plot, layout)
     extra = (0.12 + rows * layout.legend_row_in if rows else 0.0) if layout.narrow \
         else rows * layout.legend_row_in
-    # summed in the order matplotlib's figure is sized (charts._fit_legend_below): the
-    # PNG's pixels are the float's int(), so 4.539999 and 4.54 differ by a row
-    return layout.width_in, layout.plot_in + (layout.bottom_in + extra) + layout.top_in
+    height = layout.plot_in + (layout.bottom_in + extra) + layout.top_in
+    # whole pixels plus a quarter: Agg makes the PNG int(height x dpi) pixels high and
+    # pixel_sizes (the <img> size) rounds, and 8.279999 in would be 827 against 828
+    return layout.width_in, (round(height * PNG_DPI) + 0.25) / PNG_DPI
 
 
 # --- scales and ticks -------------------------------------------------------------------------
