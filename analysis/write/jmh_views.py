@@ -19,7 +19,6 @@ from analysis.vocabulary import ENVIRONMENT_LABELS, fmt_ms, labelled
 from analysis.write.chartset import Chart
 from analysis.write.paths import jmh_csv_path, report_url
 from analysis.write.plots import color
-from analysis.write.yaml_text import dump_yaml
 
 GENERATOR = "loadcurve"      # = pages.GENERATOR: the report page is replaced only when ours
 JMH_CSV_COLUMNS = ("table", "benchmark", "mode", "params", "threads", "forks", "samples",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from analysis.model import Cell, LoadPoint, Percentile, Run, Scenario, System
-from analysis.vocabulary import (RATE_UNIT, SUMMARY_CSV_COLUMNS, fmt_censored, fmt_count,
+from analysis.vocabulary import (RATE_UNIT, fmt_censored, fmt_count,
                                  fmt_number, fmt_rate, r3)
 from analysis.write.paths import scenario_url, summary_csv_path
 
