@@ -197,3 +197,36 @@ def test_the_img_size_is_the_pngs_pixels_and_the_svgs_aspect(job, tmp_path):
     svg = (tmp_path / job["svg"]).read_text()
     w, h = (float(v) for v in re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg).groups())
     assert abs(w / 72 * 100 - real[0]) <= 1 and abs(h / 72 * 100 - real[1]) <= 1
+
+
+def test_a_phone_legend_wraps_a_label_wider_than_the_figure():
+    """On a phone a label that would run off the 3.6-inch figure is written on more lines (the
+    figure grows by a row for each); the wide chart keeps it on one."""
+    long = "Fixed pool of 20 platform threads predicted ceiling (100/s) with a longer tail"
+    data = {"title": "t", "systems": [
+        {"label": "A", "color": "#0072B2", "offered": [10, 100, 1000], "p50_ms": [1.0, 2.0, 3.0],
+         "p99_ms": [2.0, 3.0, 4.0], "saturated": [False] * 3, "ceiling_rps": None},
+        {"label": long, "color": "#D55E00", "offered": [10, 100, 1000],
+         "p50_ms": [1.0, 2.0, 3.0], "p99_ms": [2.0, 3.0, 5.0], "saturated": [False] * 3,
+         "ceiling_rps": None}]}
+    plot = svgcharts.load_curve(data)
+    layout = chartlayout.layout_for(plot, narrow=True)
+    labels = chartlayout.legend_labels(plot, layout)
+    wrapped = [lines for lines in labels if len(lines) > 1]
+    assert wrapped and " ".join(wrapped[0]) == f"{long} p99"
+    text = svgdraw.render_svg(plot, narrow=True)
+    width, height = (float(v) for v in re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"',
+                                                   text).groups())
+    legend = _legend_and_area(text)["legend"]
+    assert legend[2] <= width and legend[3] <= height
+    for m in re.finditer(r'<text x="([\d.]+)" y="[\d.]+" style="font-size: ([\d.]+)px; '
+                         r'text-anchor: start">([^<]*)</text>', text):
+        x, size, words = float(m.group(1)), float(m.group(2)), m.group(3)
+        assert x + chartlayout.text_width(words, size) <= width, words
+    assert sum(len(lines) for lines in labels) > len(plot.entries)
+    one_row_less = dict(data, systems=[data["systems"][0],
+                                       dict(data["systems"][1], label="B")])
+    assert chartlayout.figure_size_in(plot, narrow=True)[1] > \
+        chartlayout.figure_size_in(svgcharts.load_curve(one_row_less), narrow=True)[1]
+    assert [[e.label] for e in plot.entries] == chartlayout.legend_labels(
+        plot, chartlayout.layout_for(plot, narrow=False))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
-from analysis.write.chartspec import Axis, Entry, Panels, Plot
+from analysis.write.chartspec import Axis, Panels, Plot
 from analysis.write.plots import (FIGSIZE_IN, MARGINS, NARROW_FIGSIZE_IN, NARROW_MARGINS_IN,
                                   NARROW_TEXT_PT, PNG_DPI)
 
@@ -103,12 +103,46 @@ def legend_columns(plot: Plot, layout: Layout) -> int:
         else 1
 
 
+def legend_size(plot: Plot, layout: Layout) -> float:
+    """The legend's font size: the layout's; 7.5 pt for a one-column legend below a wide chart
+    (labels too long for two columns)."""
+    if plot.legend == "below" and not layout.narrow and legend_columns(plot, layout) == 1:
+        return 7.5
+    if plot.legend == "inside" and not layout.narrow and plot.legend_size is not None:
+        return plot.legend_size
+    return layout.legend_pt
+
+
+def legend_labels(plot: Plot, layout: Layout) -> list[list[str]]:
+    """Each legend entry's label as the lines it is written on: one line, except on a phone,
+    where a label wider than the figure (beside its handle) is wrapped at spaces."""
+    if not layout.narrow:
+        return [[e.label] for e in plot.entries]
+    size = legend_size(plot, layout)
+    room = layout.width_in * 72 - 8 - 3.6 * size      # the figure less margins, border, handle
+    out = []
+    for e in plot.entries:
+        lines: list[str] = []
+        for word in e.label.split(" "):
+            if lines and text_width(f"{lines[-1]} {word}", size) <= room:
+                lines[-1] = f"{lines[-1]} {word}"
+            else:
+                lines.append(word)
+        out.append(lines or [""])
+    return out
+
+
 def _below_rows(plot: Plot, layout: Layout) -> int:
-    """Rows of a legend under the axes (0 when the legend is inside or absent)."""
+    """Rows of a legend under the axes (0 when the legend is inside or absent): a row per line
+    of the tallest column."""
     below = plot.entries and (plot.legend == "below" or (layout.narrow and plot.legend))
     if not below:
         return 0
-    return math.ceil(len(plot.entries) / legend_columns(plot, layout))
+    cols = legend_columns(plot, layout)
+    labels = legend_labels(plot, layout)
+    per_col = math.ceil(len(labels) / cols)
+    return max(sum(len(lines) for lines in labels[c * per_col:(c + 1) * per_col])
+               for c in range(cols))
 
 
 def figure_size_in(plot: Plot, narrow: bool = False) -> tuple[float, float]:
@@ -250,18 +284,23 @@ def axis_ticks(axis: Axis, scale: Scale, length_pt: float, font_pt: float,
     return [t for t in linear_ticks(lo, hi, room) if scale.inside(t)]
 
 
-def legend_box(entries: Sequence[Entry], size: float, cols: int,
-                row_h: float | None = None) -> tuple[float, float, list]:
-    """Width and height of a legend (matplotlib's paddings, in font sizes: border 0.4, row
-    spacing 0.5, handle 2.0, handle-text 0.8, columns 2.0) and its columns of entries.
-    `row_h`: the pitch of the rows (a legend under the axes has the figure's row height)."""
-    rows = math.ceil(len(entries) / cols)
-    columns = [list(entries[c * rows:(c + 1) * rows]) for c in range(cols)]
-    widths = [max(text_width(e.label, size) for e in col) + 2.8 * size for col in columns if col]
+def legend_box(labels: Sequence[Sequence[str]], size: float, cols: int,
+               row_h: float | None = None) -> tuple[float, float, list]:
+    """Width and height of a legend whose entries have these label lines (matplotlib's
+    paddings, in font sizes: border 0.4, row spacing 0.5, handle 2.0, handle-text 0.8, columns
+    2.0), and its columns: (the entries' indexes, the column's width). `row_h`: the pitch of
+    the lines (a legend under the axes has the figure's row height)."""
+    per_col = math.ceil(len(labels) / cols)
+    columns = [list(range(c * per_col, min(len(labels), (c + 1) * per_col)))
+               for c in range(cols)]
+    columns = [col for col in columns if col]
+    widths = [max(text_width(line, size) for i in col for line in labels[i]) + 2.8 * size
+              for col in columns]
     width = sum(widths) + 2.0 * size * (len(widths) - 1) + 0.8 * size
     row_h = row_h or size * LINE_H + 0.5 * size
+    rows = max((sum(len(labels[i]) for i in col) for col in columns), default=0)
     height = rows * row_h - (row_h - size * LINE_H) + 0.8 * size
-    return width, height, [(col, w) for col, w in zip(columns, widths)]
+    return width, height, list(zip(columns, widths))
 
 
 def best_spot(plot: Plot, box: tuple[float, float, float, float], size_wh: tuple[float, float],
@@ -308,7 +347,8 @@ def best_spot(plot: Plot, box: tuple[float, float, float, float], size_wh: tuple
 class Geometry:
     """Where everything of a single-axes chart goes, in points (y down): the figure, the plot
     area, the axes' ranges and ticks, and the legend (`legend`: None, or (kind, x, y, size,
-    columns, row height) with (x, y) its top-left corner; kind "inside" or "below"). The SVG
+    columns, row height, each entry's label lines) with (x, y) its top-left corner; kind
+    "inside" or "below"). The SVG
     is drawn from it, and matplotlib's PNG of the same chart is laid out by it."""
     width: float
     height: float
@@ -339,18 +379,21 @@ def geometry(plot: Plot, narrow: bool = False) -> Geometry:
     yticks = axis_ticks(plot.y, sy, y1 - y0, layout.tick_pt, 2)
     g = Geometry(W, H, (x0, y0, x1, y1), xlim, ylim, xticks, yticks, layout)
     if plot.entries and plot.legend:
+        size = legend_size(plot, layout)
+        labels = legend_labels(plot, layout)
         if plot.legend == "below" or layout.narrow:
             cols = legend_columns(plot, layout)
-            size = 7.5 if not layout.narrow and cols == 1 else layout.legend_pt
             row_h = layout.legend_row_in * 72
-            w, _, _ = legend_box(plot.entries, size, cols, row_h)
-            g.legend = ("below", (x0 + x1 - w) / 2, xlabel_y(g) + layout.label_pt *
-                        (LINE_H - ASCENT) + (0.12 * 72 if layout.narrow else 6), size, cols, row_h)
+            w, _, _ = legend_box(labels, size, cols, row_h)
+            # centred under the plot area, moved left as far as it must to stay in the figure
+            lx = max(4.0, min((x0 + x1 - w) / 2, W - w - 4.0))
+            g.legend = ("below", lx, xlabel_y(g) + layout.label_pt *
+                        (LINE_H - ASCENT) + (0.12 * 72 if layout.narrow else 6), size, cols,
+                        row_h, labels)
         else:
-            size = layout.legend_pt if plot.legend_size is None else plot.legend_size
-            w, h, _ = legend_box(plot.entries, size, 1)
+            w, h, _ = legend_box(labels, size, 1)
             lx, ly = best_spot(plot, g.box, (w, h), sx, sy, 0.5 * size)
-            g.legend = ("inside", lx, ly, size, 1, None)
+            g.legend = ("inside", lx, ly, size, 1, None, labels)
     return g
 
 

@@ -368,7 +368,7 @@ def draw_chart(fig, ax, job: dict[str, Any]) -> None:
         ax.set_xlabel(plot.x.label)
         ax.set_ylabel(plot.y.label)
         if g.legend:
-            kind, lx, ly, size, cols, _ = g.legend
+            kind, lx, ly, size, cols, _, _ = g.legend
             anchor = ((lx - x0) / (x1 - x0), (y1 - ly) / (y1 - y0))   # top-left, axes fraction
             legend = ax.legend(_handles(plot), [e.label for e in plot.entries], loc="upper left",
                                bbox_to_anchor=anchor, borderaxespad=0, ncol=cols, fontsize=size,

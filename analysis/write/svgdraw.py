@@ -177,9 +177,12 @@ def _polyline(xs: Sequence[float], ys: Sequence[float | None], sx: Scale, sy: Sc
     return " ".join(p for p in parts if p)
 
 
-def _draw_legend(c: Canvas, entries: Sequence[Entry], x0: float, y0: float, size: float,
-                 cols: int, framed: bool, gid: str, row_h: float | None = None) -> None:
-    width, height, columns = legend_box(entries, size, cols, row_h)
+def _draw_legend(c: Canvas, entries: Sequence[Entry], labels: Sequence[Sequence[str]],
+                 x0: float, y0: float, size: float, cols: int, framed: bool, gid: str,
+                 row_h: float | None = None) -> None:
+    """The legend's group: its box first (invisible without a frame), then each entry's
+    handle and its label's lines, column by column."""
+    width, height, columns = legend_box(labels, size, cols, row_h)
     frame = "fill: #ffffff; fill-opacity: 0.85; stroke: #cccccc; stroke-width: 1" if framed \
         else "fill: none; stroke: none"
     c.out.append(f'<g id="{gid}">')
@@ -187,14 +190,17 @@ def _draw_legend(c: Canvas, entries: Sequence[Entry], x0: float, y0: float, size
     row_h = row_h or size * LINE_H + 0.5 * size
     x = x0 + 0.4 * size
     for col, col_w in columns:
-        for i, e in enumerate(col):
-            mid = y0 + 0.4 * size + i * row_h + size * LINE_H / 2
-            s = e.style
-            if e.line and s.width > 0:
+        line = 0
+        for i in col:
+            mid = y0 + 0.4 * size + line * row_h + size * LINE_H / 2
+            s = entries[i].style
+            if entries[i].line and s.width > 0:
                 c.path(f"M {num(x)} {num(mid)} H {num(x + 2.0 * size)}", _stroke(s))
             if s.marker:
                 _marker(c, s, x + 1.0 * size, mid, s.edge)
-            c.text(x + 2.8 * size, mid + size * 0.36, e.label, size, "start")
+            for k, text in enumerate(labels[i]):
+                c.text(x + 2.8 * size, mid + size * 0.36 + k * row_h, text, size, "start")
+            line += len(labels[i])
         x += col_w + 2.0 * size
     c.out.append("</g>")
 
@@ -327,8 +333,8 @@ def render_svg(plot: Plot, narrow: bool = False) -> str:
         first = y0 - 6 - (len(lines) - 1) * layout.title_pt * LINE_H - layout.title_pt * 0.24
         c.lines((x0 + x1) / 2, first, lines, layout.title_pt, "middle")
     if g.legend:
-        kind, lx, ly, size, cols, row_h = g.legend
-        _draw_legend(c, plot.entries, lx, ly, size, cols, kind == "inside",
+        kind, lx, ly, size, cols, row_h, labels = g.legend
+        _draw_legend(c, plot.entries, labels, lx, ly, size, cols, kind == "inside",
                      LEGEND_INSIDE_ID if kind == "inside" else LEGEND_ID, row_h)
     return c.document()
 
