@@ -1,14 +1,14 @@
 """-> `assets/charts/<run-id>/*.svg|png`: percentile spectrum (small multiples for many systems),
 load curve, latency and throughput over time, GC pause against tail, JMH sweeps; per scenario.
 
-This module turns a run into chart jobs (chart_plan) and jobs into files (render_job). Every
-SVG - the 700 px chart and its phone layout - is written straight from the job's data by
-svgcharts/svgdraw (about a millisecond a chart; matplotlib took ~40 ms). The PNG, drawn only
-where a feed or an og:image uses it (png_use), is matplotlib's drawing of the same data
-(plots.py) at the SVG's size; `_write_figure` (behind `save_figure`, which also closes the
-figure, and `render_job`, which reuses one figure per layout) strips its volatile metadata.
-Both go through analysis.atomic, so two builds give byte-identical charts.
-Figures are 7 x 4 inches: 700 px wide at 100 dpi, the width of a blog column.
+This module turns a run into chart jobs (chart_plan) and jobs into files (render_job). Each
+job's chart is described once (svgcharts: a chartspec Plot) and laid out once (chartlayout).
+Every SVG - the 700 px chart and its phone layout - is written from that by svgdraw (about a
+millisecond a chart; matplotlib took ~40 ms). The PNG, drawn only where a feed or an og:image
+uses it (png_use), is matplotlib's drawing of the same Plot in the same layout (draw_chart,
+draw_panels); `_write_figure` (behind `save_figure`, which also closes the figure, and
+`render_job`, which reuses one figure per layout) strips its volatile metadata. Both go
+through analysis.atomic, so two builds give byte-identical charts.
 """
 from __future__ import annotations
 
@@ -294,17 +294,18 @@ def _step_values(rows, key: str) -> list:
 def render_job(job: dict[str, Any], site_root: str) -> list[str]:
     """Draw one chart job (see chart_plan) into its SVG and PNG files under `site_root`.
 
-    Returns the problems to report as warnings: matplotlib would print its own multi-line
-    `UserWarning` for every glyph the font lacks (CJK, emoji in a label), outside the build's
-    `warning:` format; the chart is still drawn, with boxes for those characters."""
+    Returns the problems to report as warnings: drawing the PNG, matplotlib would print its
+    own multi-line `UserWarning` for every glyph its font lacks (CJK, emoji in a label),
+    outside the build's `warning:` format; the PNG is still drawn, with boxes for those
+    characters (the SVG leaves them to the reader's fonts)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _draw_job(job, site_root)
     missing = sorted({m.group(1) for w in caught
                       if (m := re.search(r"Glyph \d+ \((.*?)\) missing", str(w.message)))})
     if missing:
-        return [f"chart {job['svg']}: the font has no glyph for {' '.join(missing)}; "
-                f"those characters show as boxes"]
+        return [f"chart {job['png']}: the font has no glyph for {' '.join(missing)}; "
+                f"those characters show as boxes in the PNG"]
     return []
 
 
