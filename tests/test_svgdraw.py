@@ -134,6 +134,8 @@ def test_number_format_is_short_and_stable():
     assert [svgdraw.num(v) for v in (0.0, -0.001, 1.5, 2.0, 3.14159, 250.56)] == \
         ["0", "0", "1.5", "2", "3.14", "250.56"]
     assert math.isclose(chartlayout.text_width("10,000", 10), 34.99, abs_tol=0.01)
+    # characters DejaVu Sans lacks are drawn from the reader's other fonts: CJK a whole em
+    assert chartlayout.text_width("日本語", 10) == 30.0
 
 
 def panels_job(n: int) -> dict:

@@ -8,6 +8,7 @@ Units are points (1/72 in): a 7-inch figure is 504 wide; a font size of 10 is 10
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
@@ -39,9 +40,14 @@ def _advance(ch: str) -> float:
     from matplotlib import ft2font
     flags = getattr(ft2font, "LoadFlags", None)
     flags = flags.NO_HINTING if flags is not None else ft2font.LOAD_NO_HINTING
+    font = _font()
     try:
-        glyph = _font().load_char(ord(ch), flags=flags)
-    except (RuntimeError, ValueError):
+        if font.get_char_index(ord(ch)) == 0:
+            # not in DejaVu Sans: the reader's browser draws it from another font; wide (CJK)
+            # characters take a whole em there
+            return 1.0 if unicodedata.east_asian_width(ch) in ("W", "F") else 0.6
+        glyph = font.load_char(ord(ch), flags=flags)
+    except (RuntimeError, ValueError, OverflowError):
         return 0.6
     return glyph.linearHoriAdvance / 65536 / 100
 
