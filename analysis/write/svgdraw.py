@@ -30,6 +30,8 @@ from analysis.write.plots import (LEGEND_ID, LEGEND_INSIDE_ID, NARROW_TITLE_CHAR
 FONT_FAMILY = ("'DejaVu Sans', 'Bitstream Vera Sans', 'Verdana', 'Geneva', 'Arial', "
                "'Helvetica', sans-serif")
 GRID = "#b0b0b0"
+
+
 def escape(text: str) -> str:
     """Text for an SVG element or attribute: markup escaped, characters XML 1.0 forbids
     replaced (a label from a manifest may hold anything)."""
