@@ -1,10 +1,12 @@
 """Compiling a module's small C file (hgrm's inner loops, the JFR checkpoint walk) into a
 shared object in .cache/native/, keyed by the source, compiler, flags and platform, so that
-each source is built once and a changed one is built again. The loaders (read/hdr/native.py,
-read/jfr/native.py) call `compile_shared` and fall back to their pure-Python code when it
-raises; `make`'s install step builds both ahead of time."""
+each source is built once and a changed one is built again, and loading it. The modules
+(read/hdr/native.py, read/jfr/native.py) call `compile_shared` and `load`, and fall back to
+their pure-Python code when the object cannot be had; `make`'s install step builds both ahead
+of time."""
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
 import platform
@@ -13,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any, Callable
 
 CACHE = Path(os.environ.get("LOADCURVE_NATIVE_CACHE")
              or Path(__file__).resolve().parents[1] / ".cache" / "native")
@@ -45,3 +48,26 @@ def compile_shared(source: Path, flags: list[str], prefix: str) -> Path:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return target
+
+
+def load(build: Callable[[], Path], wrap: Callable[[ctypes.CDLL], Any],
+         check: Callable[[Any, Path], None], fallback: str, what: str) -> tuple[Any, str]:
+    """(the wrapped object, how it runs) when it builds, loads and passes `check`; else (None,
+    why not, naming the `fallback` that runs instead). LOADCURVE_NATIVE=0 always falls back."""
+    if os.environ.get("LOADCURVE_NATIVE") == "0":
+        return None, f"{fallback} (LOADCURVE_NATIVE=0)"
+    try:
+        path = build()
+        kernels = wrap(ctypes.CDLL(str(path)))
+        check(kernels, path)
+        return kernels, f"compiled ({path.name})"
+    except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
+        return None, f"{fallback} (no {what}: {exc})"
+
+
+def once(cache: list, load: Callable[[], tuple[Any, str]]) -> tuple[Any, str]:
+    """`load()`'s result, computed on the first call and kept in `cache` (a module's list, which
+    tests empty to load again)."""
+    if not cache:
+        cache.append(load())
+    return cache[0]

@@ -13,13 +13,12 @@ renamed into place, so concurrent first uses are safe.
 from __future__ import annotations
 
 import ctypes
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from analysis import native_build
 from analysis.native_build import compile_shared
 
 SOURCE = Path(__file__).with_name("_native.c")
@@ -171,29 +170,23 @@ _loaded: list = []       # [(Kernels or None, description)] once get() has run
 
 def get() -> Kernels | None:
     """The compiled kernels, built and loaded on first call; None when they cannot be."""
-    if not _loaded:
-        _loaded.append(_load())
-    return _loaded[0][0]
+    return native_build.once(_loaded, _load)[0]
 
 
 def describe() -> str:
-    get()
-    return _loaded[0][1]
+    return native_build.once(_loaded, _load)[1]
 
 
 def _load():
-    if os.environ.get("LOADCURVE_NATIVE") == "0":
-        return None, "numpy (LOADCURVE_NATIVE=0)"
-    try:
-        path = build()
-        kernels = Kernels(ctypes.CDLL(str(path)))
-        # a count of 1, a run of 2 zeros, a count of 2: a miscompiled object goes no further
-        keys, counts, _, totals, deferred, _ = kernels.decode_v2([b"\x02\x03\x04"], [10], 6)
-        if keys.tolist() != [0, 3] or counts.tolist() != [1, 2] or deferred or totals[0] != 3:
-            raise RuntimeError(f"{path.name} fails its self-check")
-        return kernels, f"compiled ({path.name})"
-    except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
-        return None, f"numpy (no compiled kernels: {exc})"
+    # build through the module's name: tests replace it
+    return native_build.load(lambda: build(), Kernels, _self_check, "numpy", "compiled kernels")
+
+
+def _self_check(kernels: Kernels, path: Path) -> None:
+    """A count of 1, a run of 2 zeros, a count of 2: a miscompiled object goes no further."""
+    keys, counts, _, totals, deferred, _ = kernels.decode_v2([b"\x02\x03\x04"], [10], 6)
+    if keys.tolist() != [0, 3] or counts.tolist() != [1, 2] or deferred or totals[0] != 3:
+        raise RuntimeError(f"{path.name} fails its self-check")
 
 
 def build() -> Path:

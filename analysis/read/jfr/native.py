@@ -23,13 +23,12 @@ pool of them is read by the Python code as before.
 from __future__ import annotations
 
 import ctypes
-import os
-import subprocess
 import threading
 from pathlib import Path
 
 import numpy as np
 
+from analysis import native_build
 from analysis.native_build import compile_shared
 from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
@@ -321,29 +320,19 @@ _loaded: list = []       # [(Kernels or None, description)] once get() has run
 
 def get() -> Kernels | None:
     """The compiled walk, built and loaded on first call; None when it cannot be."""
-    if not _loaded:
-        _loaded.append(_load())
-    return _loaded[0][0]
+    return native_build.once(_loaded, _load)[0]
 
 
 def describe() -> str:
-    get()
-    return _loaded[0][1]
+    return native_build.once(_loaded, _load)[1]
 
 
 def _load():
-    if os.environ.get("LOADCURVE_NATIVE") == "0":
-        return None, "Python (LOADCURVE_NATIVE=0)"
-    try:
-        path = build()
-        kernels = Kernels(ctypes.CDLL(str(path)))
-        _self_check(kernels)
-        return kernels, f"compiled ({path.name})"
-    except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
-        return None, f"Python (no compiled walk: {exc})"
+    # build through the module's name: tests replace it
+    return native_build.load(lambda: build(), Kernels, _self_check, "Python", "compiled walk")
 
 
-def _self_check(kernels: Kernels) -> None:
+def _self_check(kernels: Kernels, path: Path) -> None:
     """A miscompiled object goes no further: one checkpoint with a kept pool of two entries
     (a string, and a string with a two-byte length) and a pool of an int, walked."""
     md = Metadata({20: ClassInfo(20, "java.lang.String", None), 21: ClassInfo(21, "int", None)})
@@ -354,7 +343,7 @@ def _self_check(kernels: Kernels) -> None:
                                              program_for(md, {20: (True, ())}))
     if walked != {70: [(20, 0, 2)]} or [m.tolist() for m in entries] != [[5, 134], [78, 85],
                                                                          [1, 2], [78, 85]]:
-        raise RuntimeError(f"{SOURCE.name} fails its self-check")
+        raise RuntimeError(f"{path.name} fails its self-check")
 
 
 def build() -> Path:
