@@ -99,7 +99,7 @@ def _png_bytes(fig) -> bytes:
     return out.getvalue()
 
 
-# --- one reused figure per layout (the build draws thousands of charts) ----------------------
+# --- one reused figure (the build draws thousands of charts) -------------------------------
 #
 # Profiled on the synthetic 200-run corpus, a fresh figure per chart spent about a fifth of a
 # chart's time outside drawing: building the Figure and Axes, and creating the Tick objects
@@ -108,7 +108,7 @@ def _png_bytes(fig) -> bytes:
 # and clears it between charts; a cleared figure draws byte-identical files to a fresh one
 # (tests/test_charts.py checks this in several orders, so no chart depends on the one before).
 
-_REUSED: dict[bool, tuple[Any, Any]] = {}
+_REUSED: list[tuple[Any, Any]] = []    # [(figure, axes)] once made
 
 
 def _keep_ticks() -> None:
@@ -119,29 +119,24 @@ def _keep_ticks() -> None:
     and saves re-creating them on every chart."""
 
 
-def _reused_figure(legend_below: bool):
-    """This process's figure and axes for one layout, cleared to the state of a new_figure()."""
-    figsize = LEGEND_BELOW_FIGSIZE_IN if legend_below else FIGSIZE_IN
-    key = legend_below
-    entry = _REUSED.get(key)
+def _reused_figure():
+    """This process's figure and axes, cleared to the state of a new figure."""
     with plt.rc_context(STYLE):
-        if entry is None:
-            # Not through pyplot: its figure registry would keep these open "figures" visible
+        if not _REUSED:
+            # Not through pyplot: its figure registry would keep this open "figure" visible
             # (plt.get_fignums) and add a manager we never use.
-            fig = Figure(figsize=figsize)
+            fig = Figure(figsize=FIGSIZE_IN)
             FigureCanvasAgg(fig)  # kept, so the PNG renderer and its text-size cache are reused
             ax = fig.add_subplot()
             for axis in (ax.xaxis, ax.yaxis):
                 axis.reset_ticks = _keep_ticks
-            entry = _REUSED[key] = (fig, ax)
-        else:
-            fig, ax = entry
-            ax.cla()
-            # cla() leaves the data limits of the last chart; an axhline (updates y only)
-            # would then inherit the previous chart's x range.
-            ax.dataLim.set(Bbox.null())
-            fig.set_size_inches(figsize)  # draw_chart sizes it to the chart
-    fig.subplots_adjust(**(LEGEND_BELOW_MARGINS if legend_below else MARGINS))
+            _REUSED.append((fig, ax))
+            return fig, ax
+        fig, ax = _REUSED[0]
+        ax.cla()
+        # cla() leaves the data limits of the last chart; an axhline (updates y only) would
+        # then inherit the previous chart's x range.
+        ax.dataLim.set(Bbox.null())
     return fig, ax
 
 
@@ -312,13 +307,13 @@ def render_job(job: dict[str, Any], site_root: str) -> list[str]:
 CHART_KINDS = ("spectrum", "spectrum_panels", "load_curve", "latency_over_time",
                "throughput_over_time", "gc_tail",
                "jmh_sweep", "jmh_spectrum")    # jmh_*: a JMH run's (write/jmh_views.py)
-LEGEND_BELOW_KINDS = ("load_curve", "latency_over_time", "gc_tail", "jmh_sweep")
 
 
 def legend_below(job: dict[str, Any]) -> bool:
-    """Whether the job's chart has its legend under the axes (the taller layout): always for
-    some kinds, and for a throughput chart of many systems."""
-    return job["kind"] in LEGEND_BELOW_KINDS or job["data"].get("legend") == "below"
+    """Whether the job's chart has its legend under the axes (the taller layout), as its
+    description (svgcharts) says."""
+    return job["kind"] in svgcharts.BUILDERS and \
+        svgcharts.BUILDERS[job["kind"]](job["data"]).legend == "below"
 
 
 def _draw_job(job: dict[str, Any], site_root: str) -> None:
@@ -341,13 +336,12 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
         atomic.write_text(root / job["narrow_svg"], render_svg(plot, narrow=True))
     if png is None:
         return
-    below = legend_below(job)
-    fig, ax = _reused_figure(below)
+    fig, ax = _reused_figure()
     try:
-        draw_chart(fig, ax, job)
+        _draw_plot(fig, ax, plot)
         _write_figure(fig, None, png)
     except BaseException:
-        _REUSED.pop(below, None)  # half-drawn: start the next chart on a new figure
+        _REUSED.clear()  # half-drawn: start the next chart on a new figure
         raise
 
 
@@ -355,7 +349,10 @@ def draw_chart(fig, ax, job: dict[str, Any]) -> None:
     """Draw a chart job on `ax` with matplotlib, for its PNG: the job's svgcharts Plot, laid
     out by chartlayout.geometry (figure size, plot area, ranges, ticks, legend spot), so the PNG
     is the SVG's chart. Small multiples: draw_panels."""
-    plot = svgcharts.BUILDERS[job["kind"]](job["data"])
+    _draw_plot(fig, ax, svgcharts.BUILDERS[job["kind"]](job["data"]))
+
+
+def _draw_plot(fig, ax, plot) -> None:
     g = chartlayout.geometry(plot)
     fig.set_size_inches(figure_size_in(plot))    # inches as pixel_sizes has them
     x0, y0, x1, y1 = g.box

@@ -152,19 +152,17 @@ def _rect(x0: float, y0: float, x1: float, y1: float) -> str:
 
 def _polyline(xs: Sequence[float], ys: Sequence[float | None], sx: Scale, sy: Scale,
               steps: bool) -> str:
-    """Path data of a polyline broken at missing values; steps-post when `steps`."""
+    """Path data of a polyline broken at missing values (and at values a log axis cannot
+    show); steps-post when `steps`: a value holds up to the next x, even a missing one's."""
+    def shown(v: float | None, scale: Scale) -> bool:
+        return finite(v) and (scale.kind != "log" or v > 0)
+
     parts: list[str] = []
     pen = False
-    last_y = None
-    n = len(xs)
-    for i in range(n):
-        y = ys[i]
-        x = xs[i]
-        if not finite(y) or not finite(x) or (sy.kind == "log" and y <= 0) \
-                or (sx.kind == "log" and x <= 0):
-            if steps and pen and last_y is not None:
-                parts.append(f"H {num(sx(x))}" if finite(x) and (sx.kind != "log" or x > 0)
-                             else "")
+    for x, y in zip(xs, ys):
+        if not (shown(x, sx) and shown(y, sy)):
+            if steps and pen and shown(x, sx):
+                parts.append(f"H {num(sx(x))}")
             pen = False
             continue
         px, py = sx(x), sy(y)
@@ -175,8 +173,7 @@ def _polyline(xs: Sequence[float], ys: Sequence[float | None], sx: Scale, sy: Sc
             parts.append(f"H {num(px)} V {num(py)}")
         else:
             parts.append(f"L {num(px)} {num(py)}")
-        last_y = py
-    return " ".join(p for p in parts if p)
+    return " ".join(parts)
 
 
 def _draw_legend(c: Canvas, entries: Sequence[Entry], labels: Sequence[Sequence[str]],
