@@ -175,7 +175,7 @@ def varied_jobs() -> list[dict]:
 
 
 def test_reused_figures_draw_the_same_bytes_as_fresh_ones_in_any_order(tmp_path):
-    """render_job keeps one figure per layout and clears it between charts (speed); a chart
+    """render_job keeps one figure and clears it between charts (speed); a chart
     must not depend on the charts drawn before it in the same process."""
     jobs = varied_jobs()
     fresh = {}

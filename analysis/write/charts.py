@@ -7,7 +7,7 @@ Every SVG - the 700 px chart and its phone layout - is written from that by svgd
 millisecond a chart; matplotlib took ~40 ms). The PNG, drawn only where a feed or an og:image
 uses it (png_use), is matplotlib's drawing of the same Plot in the same layout (draw_chart,
 draw_panels); `_write_figure` (behind `save_figure`, which also closes the figure, and
-`render_job`, which reuses one figure per layout) strips its volatile metadata. Both go
+`render_job`, which reuses one figure) strips its volatile metadata. Both go
 through analysis.atomic, so two builds give byte-identical charts.
 """
 from __future__ import annotations
@@ -104,8 +104,8 @@ def _png_bytes(fig) -> bytes:
 # Profiled on the synthetic 200-run corpus, a fresh figure per chart spent about a fifth of a
 # chart's time outside drawing: building the Figure and Axes, and creating the Tick objects
 # (each tick is five artists; a figure makes 20-30 of them, also for locations outside the
-# view) on the first draw. render_job therefore keeps one figure per layout in each process
-# and clears it between charts; a cleared figure draws byte-identical files to a fresh one
+# view) on the first draw. render_job therefore keeps one figure in each process and clears
+# it between charts (draw_chart sizes it to each chart); a cleared figure draws byte-identical files to a fresh one
 # (tests/test_charts.py checks this in several orders, so no chart depends on the one before).
 
 _REUSED: list[tuple[Any, Any]] = []    # [(figure, axes)] once made
