@@ -57,3 +57,8 @@ class BuildError(LoadcurveError):
 
 class CountsError(LoadcurveError):
     """A generator `.counts.json` that cannot be read, has wrong types, or breaks an identity."""
+
+
+class ResultsError(LoadcurveError):
+    """A load tool's result file (JMeter, Gatling, k6, vegeta, hey, wrk, Locust, .hgrm, CSV)
+    that cannot be read, or holds nothing usable."""
