@@ -119,7 +119,7 @@ def cell_in_flight(repetitions: Sequence[Repetition], goodput: float, mean: Perc
         goodput, mean, saturated)
 
 
-def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: float,
+def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: float | None,
                repetitions: list[Repetition], spectrum: list[tuple[float, float, bool]],
                baseline_p50_ms: float | None, service_time_ms: float | None,
                baseline_p50: Percentile | None = None,
@@ -164,7 +164,7 @@ def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: fl
                 host=cell_host(repetitions), server_completion_rate=server,
                 time_split=None if service is None else overload.where_the_time_went(
                     stats.mean, stats.get("p99"), service),
-                timeout_ms=first.timeout_ms)
+                timeout_ms=first.timeout_ms, imported=first.imported)
 
 
 def predicted_ceiling(concurrency_limit: int | None, service_time_ms: float | None) -> float | None:
@@ -270,7 +270,8 @@ def build_run(manifest, measured: dict[tuple[str, ...], list[tuple[Repetition, A
     cell's spectrum. Without `measured`: the run's shape only (systems, load points), as
     new-post drafts it before any analysis."""
     measured = measured or {}
-    points = {lp.id: LoadPoint(lp.id, lp.offered_rate, lp.clients, lp.duration_s)
+    points = {lp.id: LoadPoint(lp.id, lp.offered_rate, lp.clients, lp.duration_s,
+                               getattr(lp, "connections", None))
               for lp in manifest.load_points}
     declared = list(getattr(manifest, "scenarios", None) or [])
     shapes = [(sc.id, sc.label, sc.description, sc.service_time_ms, sc.load_points,
@@ -322,9 +323,14 @@ def build_scenario(scenario: Scenario, measured: dict, combine, unit: str,
             if not pairs:
                 continue
             reps = [rep for rep, _ in pairs]
-            merged_h = combine([h for _, h in pairs])
-            spectrum = percentile_spectrum(merged_h, unit, sum(r.stats.timed_out for r in reps),
-                                           reps[0].timeout_ms)
+            if any(h is None for _, h in pairs):
+                # a load tool's summary (issue 23): its own spectrum, when it printed one
+                spectrum = list(reps[0].imported.spectrum) if reps[0].imported else []
+            else:
+                merged_h = combine([h for _, h in pairs])
+                spectrum = percentile_spectrum(merged_h, unit,
+                                               sum(r.stats.timed_out for r in reps),
+                                               reps[0].timeout_ms)
             cell = build_cell(scenario=scenario.id, system=system.id, load=lp.id,
                               offered_rate=lp.offered_rate, repetitions=reps, spectrum=spectrum,
                               baseline_p50_ms=baseline.value_ms, baseline_p50=baseline,

@@ -126,6 +126,9 @@ def analyse_run(manifest: Manifest, site_root: Path, map_fn=map) -> Run:
         warnings.append(f"{repo_relative(manifest.path, site_root)}:1: starts with a '---' line: "
                         f"Jekyll 3.10 (GitHub Pages) would publish it as a page and run Liquid in "
                         f"it; delete that line (YAML does not need it)")
+    if manifest.value_unit is None:
+        from analysis.imported import value_unit_for
+        manifest.value_unit = value_unit_for(manifest)
     missing: list[Missing] = []
     present = []
     for cell in manifest.cells:
@@ -160,6 +163,9 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
                     warnings: list[str]) -> tuple[Repetition, Any]:
     """One cell repetition: its log, counts (schema 2) and JFR -> (Repetition, histogram of
     the completed requests)."""
+    if cell.results:
+        from analysis.imported import read_imported
+        return read_imported(manifest, cell, path, rel, site_root, warnings)
     unit = manifest.value_unit
     lp = manifest.load_point(cell.load)
     counts = read_counts(manifest.resolve(cell.counts)) if cell.counts else None

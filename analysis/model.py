@@ -260,6 +260,31 @@ class JmhResult:
 
 
 @dataclass
+class Imported:
+    """Where a cell's numbers came from when it was read from a load tool's file (issue 23):
+    the tool and what it timed, the load model and its evidence, what the file holds."""
+
+    format: str                             # analysis.read.loadtools.FORMATS name
+    tool: str
+    version: str | None
+    measure: str                            # the span a latency covers, in a phrase
+    load_model: str                         # open | closed | unknown (file, else run.yml)
+    load_model_evidence: str | None         # what shows it ("run.yml load_generator.model")
+    per_request: bool                       # False: the tool's summary, shown as it is
+    source: str                             # the tool's file, repo-relative
+    converted: str | None = None            # the .hlog recorded from it (per-request files)
+    window_text: str | None = None          # the cut applied (`window:`), in a sentence
+    corrected: LatencyStats | None = None   # coordinated-omission corrected estimate
+    co_interval_ms: float | None = None     # the expected interval of that correction
+    has_series: bool = True                 # per-interval data (latency over time)
+    has_spectrum: bool = True               # a percentile spectrum (per request or the file's)
+    skipped: int = 0                        # unreadable lines skipped
+    duration_s: float | None = None         # what the file covers (after the window)
+    spectrum: list[tuple[float, float, bool]] = field(default_factory=list)  # a summary's own
+    hlog_text: str | None = field(default=None, repr=False)   # the converted .hlog, to write
+
+
+@dataclass
 class Repetition:
     index: int                              # 1-based, as run.yml's `repetition`
     source: str                             # the .hlog, repo-relative
@@ -274,6 +299,7 @@ class Repetition:
     server_completion_rate: float | None = None   # every reply during the window / s
     queue: Any = None                       # overload.QueueTest on the window's intervals
     timeout_ms: float | None = None         # the generator's timeout (censored values' bound)
+    imported: Imported | None = None        # issue 23: read from a load tool's file
 
 
 @dataclass
@@ -306,6 +332,13 @@ class Cell:
     in_flight_cap: float | None = None      # load_generator.connections, when given
     kind: str = "load"
     jmh: JmhResult | None = None
+    imported: Imported | None = None        # issue 23: the first repetition's
+
+    @property
+    def load_model(self) -> str | None:
+        """open | closed | unknown for a cell read from a load tool's file; None otherwise
+        (the run's load_generator.model says)."""
+        return self.imported.load_model if self.imported else None
 
     @property
     def sources(self) -> list[str]:
@@ -337,9 +370,10 @@ class System:
 @dataclass
 class LoadPoint:
     id: str
-    offered_rate: float
+    offered_rate: float | None              # None: a closed-loop point (connections)
     clients: int | None
     duration_s: float
+    connections: int | None = None          # issue 23: a closed loop's connections or users
 
 
 @dataclass

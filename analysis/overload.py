@@ -187,7 +187,7 @@ def queue_growth_from_p50(t_s: list[float], p50_ms: list[float],
     return queue_growth(t_s, [offered_rate * v / 1000.0 for v in p50_ms], offered_rate)
 
 
-def saturation(goodput_rps: float, offered_rate: float, queue: QueueTest | None,
+def saturation(goodput_rps: float, offered_rate: float | None, queue: QueueTest | None,
                p50: Percentile, baseline_p50_ms: float | None,
                delivered_rps: float | None = None,
                predicted_ceiling_rps: float | None = None) -> Saturation:
@@ -199,7 +199,8 @@ def saturation(goodput_rps: float, offered_rate: float, queue: QueueTest | None,
     utilisation - the rate the server delivered >= UTILISATION_SHARE x the system's predicted
                   ceiling (Little's law, N / S; not tested without one)."""
     reasons, sentences = [], []
-    if offered_rate > 0 and goodput_rps < THROUGHPUT_SHARE * offered_rate:
+    # a closed loop (offered_rate None) offers no rate: its throughput is what it achieved
+    if offered_rate and goodput_rps < THROUGHPUT_SHARE * offered_rate:
         reasons.append("throughput")
         sentences.append(f"{goodput_rps:.1f} of {offered_rate:g} req/s offered were answered "
                          f"within the timeout (under {THROUGHPUT_SHARE:.0%})")

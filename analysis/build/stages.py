@@ -58,6 +58,9 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
         for c in run.cells():
             write(paths.series_csv_path(run_id, c.system, c.load, c.scenario),
                   datafiles.series_csv([r.series for r in c.repetitions]))
+            for r in c.repetitions:     # issue 23: a load tool's requests, as an .hlog
+                if r.imported is not None and r.imported.hlog_text is not None:
+                    write(r.imported.converted, r.imported.hlog_text)
         for scenario in run.scenarios:
             write(paths.table_csv_path(run_id, scenario.id), datafiles.table_csv(run, scenario))
         if run.has_scenarios:

@@ -29,15 +29,23 @@ UNITS_PER_MS = {"ns": 1_000_000.0, "us": 1_000.0, "ms": 1.0}
 
 TOP_KEYS = {"schema_version", "title", "date", "description", "tags", "value_unit",
             "service_time_ms", "systems", "load_points", "environment", "load_generator",
-            "jfr_attribution", "cells", "method", "series", "version", "scenarios"}
+            "jfr_attribution", "cells", "method", "series", "version", "scenarios",
+            "window", "co_correction"}
 SYSTEM_KEYS = {"id", "label", "concurrency_limit", "description", "family", "model"}
 # issue 11: a scenario is one workload (endpoint, service time) at its own load points
 SCENARIO_KEYS = {"id", "label", "endpoint", "service_time_ms", "description", "load_points",
                  "headline"}
-LOAD_KEYS = {"id", "offered_rate", "clients", "duration_s"}
+LOAD_KEYS = {"id", "offered_rate", "clients", "duration_s", "connections", "users"}
 JFR_ATTRIBUTION_KEYS = {"pattern", "label"}
 CELL_KEYS = {"system", "load", "hlog", "tag", "jfr", "sent", "errors", "timeouts", "repetition",
-             "counts", "scenario"}
+             "counts", "scenario", "results", "format", "options", "window", "co_correction"}
+# issue 23: a load tool's file instead of an .hlog (`results:`), cut by `window:`, and
+# HdrHistogram's coordinated-omission correction (`co_correction:`), per run or per cell
+WINDOW_KEYS = {"skip_s", "duration_s"}
+CO_CORRECTION_KEYS = {"expected_interval_ms"}
+# what a plain CSV (`format: csv`) cannot say about itself (analysis/read/loadtools/plaincsv.py)
+RESULT_OPTION_KEYS = {"timestamp", "timestamp_unit", "latency", "latency_unit", "status", "ok",
+                      "delimiter", "value_unit_ms"}
 METHOD_KEYS = {"repetitions", "order", "order_seed", "drain", "host_check", "pool_threads",
                "jfr_repetitions"}
 HOST_CHECK_KEYS = {"threshold", "action", "busy_wait_s"}
@@ -68,10 +76,13 @@ class Scenario:
 
 @dataclass(frozen=True)
 class LoadPoint:
+    """A load point: an offered rate (open loop), or a number of connections/users (closed
+    loop, issue 23: its load is how many wait for replies; offered_rate is then None)."""
     id: str
-    offered_rate: float
+    offered_rate: float | None
     duration_s: float
     clients: int | None = None
+    connections: int | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +99,12 @@ class Cell:
     timeouts: int | None = None
     counts: str | None = None   # schema 2: the generator's <load>.<rep>.counts.json
     scenario: str | None = None  # issue 11: the scenario id (None: a run without scenarios)
+    # issue 23: `hlog` is then a load tool's results file, read by analysis/read/loadtools
+    results: bool = False
+    format: str | None = None    # forced format name; None: detected from the content
+    options: tuple = ()          # (key, value) pairs for the reader (plain CSV columns, units)
+    window: tuple[float, float | None] | None = None   # (skip_s, duration_s or None)
+    co_interval_ms: float | None = None   # coordinated-omission correction's expected interval
 
 
 @dataclass(frozen=True)
@@ -196,7 +213,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
 
     value_unit = data.get("value_unit")
     if value_unit is None:
-        problems.add(("value_unit",), "required: ns, us or ms (the unit the .hlog values are in)")
+        pass        # required unless every cell is a load tool's file (checked with the cells)
     elif not isinstance(value_unit, str) or value_unit not in UNITS_PER_MS:
         problems.add(("value_unit",), f"must be ns, us or ms, not {show(value_unit)}")
         value_unit = None
@@ -224,17 +241,20 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
     load_points: list[LoadPoint] = []
     declared_loads: list[str] = []
     for p, entry in _mappings(data, "load_points", LOAD_KEYS,
-                              "id, offered_rate and duration_s", problems, required=True):
+                              "id, offered_rate (or connections) and duration_s", problems,
+                              required=True):
         lid = ident_at(entry, "id", p, problems)
-        offered = number_at(entry, "offered_rate", p, problems, required=True)
+        connections = _connections_at(entry, p, problems)
+        offered = number_at(entry, "offered_rate", p, problems,
+                            required=connections is None)
         duration = number_at(entry, "duration_s", p, problems, required=True)
         clients = number_at(entry, "clients", p, problems, integer=True)
         if lid:
             declared_loads.append(lid)
         if lid and any(lp.id == lid for lp in load_points):
             problems.add(p + ("id",), f"duplicate load point id {show(lid)}")
-        elif lid and offered is not None and duration is not None:
-            load_points.append(LoadPoint(lid, offered, duration, clients))
+        elif lid and (offered is not None or connections is not None) and duration is not None:
+            load_points.append(LoadPoint(lid, offered, duration, clients, connections))
 
     environment = scalar_map_at(data, "environment", ENVIRONMENT_LABELS, (), problems)
     load_generator = scalar_map_at(data, "load_generator", LOAD_GENERATOR_LABELS, (), problems)
@@ -267,8 +287,11 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
             attribution.append({"pattern": pattern, "label": label})
 
     scenarios = _scenarios(data, declared_loads, service_time_ms, problems)
+    defaults = (_window_at(data, (), problems), _co_interval_at(data, (), problems))
     cells = _cells(data, run_dir, systems, load_points, problems,
-                   declared_systems, declared_loads, scenarios)
+                   declared_systems, declared_loads, scenarios, defaults)
+    if value_unit is None and "value_unit" not in data and not all(c.results for c in cells):
+        problems.add(("value_unit",), "required: ns, us or ms (the unit the .hlog values are in)")
 
     if problems.items:
         raise ManifestError(problems.messages(), path=path)
@@ -369,7 +392,7 @@ def _version_at(data, problems) -> str | None:
 
 
 def _cells(data, run_dir, systems, load_points, problems, declared_systems,
-           declared_loads, scenarios=()) -> list[Cell]:
+           declared_loads, scenarios=(), defaults=(None, None)) -> list[Cell]:
     """Every ([scenario,] system, load point) gets the default cell unless the manifest lists
     its own. With scenarios, a cell names its scenario (it may leave it out when there is only
     one) and its load must be one of that scenario's load points."""
@@ -406,6 +429,9 @@ def _cells(data, run_dir, systems, load_points, problems, declared_systems,
         counts = {k: number_at(entry, k, p, problems, positive=False, integer=True)
                   for k in ("sent", "errors", "timeouts")}
         counts["counts"] = relpath_at(entry, "counts", p, problems, run_dir)
+        imported = _results_at(entry, p, problems, run_dir, defaults)
+        if imported and hlog:
+            problems.add(p + ("results",), "a cell reads either `hlog:` or `results:`, not both")
         if system not in system_ids or load not in load_ids or not known:
             continue
         cells = given.setdefault((scenario, system, load), [])
@@ -413,6 +439,10 @@ def _cells(data, run_dir, systems, load_points, problems, declared_systems,
         if any(c.repetition == rep for c in cells):
             where = "/".join(x for x in (scenario, system, load) if x)
             problems.add(p + ("repetition",), f"repetition {rep} of {where} given twice")
+            continue
+        if imported:
+            cells.append(Cell(system, load, rep, imported.pop("hlog"), tag, jfr, **counts,
+                              scenario=scenario, **imported))
             continue
         cells.append(Cell(system, load, rep,
                           hlog or _default_hlog(system, load, run_dir, problems, p, scenario),
@@ -473,3 +503,63 @@ def default_jfr(manifest: Manifest, cell: Cell) -> str | None:
 def _cell_folder(scenario: str | None, system: str) -> str:
     """Where a cell's files are by default: <system>/, or <scenario>/<system>/ (bench/)."""
     return system if scenario is None else f"{scenario}/{system}"
+
+
+def _connections_at(entry, p, problems) -> int | None:
+    """A closed-loop load point's size: `connections:` or `users:` (one of them)."""
+    if "connections" in entry and "users" in entry:
+        problems.add(p + ("users",), "give connections or users, not both")
+    key = "users" if "users" in entry else "connections"
+    n = number_at(entry, key, p, problems, integer=True)
+    if n is not None and "offered_rate" in entry and entry["offered_rate"] is not None:
+        # a closed loop's rate is what it achieved, not what was asked: say one or the other
+        problems.add(p + ("offered_rate",), f"a load point of {key} (closed loop) has no "
+                     f"offered rate: remove one of the two")
+    return n
+
+
+def _window_at(block, p, problems) -> tuple[float, float | None] | None:
+    """`window: {skip_s, duration_s}`: the part of an imported file measured (issue 23)."""
+    w = block.get("window")
+    if w is None:
+        return None
+    if not isinstance(w, dict):
+        problems.add(p + ("window",), "must be a mapping {skip_s, duration_s}")
+        return None
+    unknown_keys(w, WINDOW_KEYS, p + ("window",), problems)
+    skip = number_at(w, "skip_s", p + ("window",), problems, positive=False)
+    duration = number_at(w, "duration_s", p + ("window",), problems)
+    return (skip or 0.0, duration)
+
+
+def _co_interval_at(block, p, problems) -> float | None:
+    c = block.get("co_correction")
+    if c is None:
+        return None
+    if not isinstance(c, dict):
+        problems.add(p + ("co_correction",), "must be a mapping {expected_interval_ms}")
+        return None
+    unknown_keys(c, CO_CORRECTION_KEYS, p + ("co_correction",), problems)
+    return number_at(c, "expected_interval_ms", p + ("co_correction",), problems, required=True)
+
+
+def _results_at(entry, p, problems, run_dir, defaults) -> dict | None:
+    """A cell's `results:` (a load tool's file) with its format, options, window and
+    correction, as Cell fields; None for an .hlog cell."""
+    from analysis.read.loadtools import FORMATS     # (only runs that import need the readers)
+    rel = relpath_at(entry, "results", p, problems, run_dir)
+    for key in ("format", "options", "window", "co_correction"):
+        if key in entry and "results" not in entry:
+            problems.add(p + (key,), "goes with `results:` (a load tool's file)")
+    if rel is None:
+        return None
+    fmt = string_at(entry, "format", p, problems)
+    if fmt is not None and fmt not in FORMATS:
+        problems.add(p + ("format",), f"unknown format {show(fmt)}; one of "
+                     + ", ".join(FORMATS))
+        fmt = None
+    options = scalar_map_at(entry, "options", {k: k for k in RESULT_OPTION_KEYS}, p, problems)
+    window = _window_at(entry, p, problems) if "window" in entry else defaults[0]
+    co = _co_interval_at(entry, p, problems) if "co_correction" in entry else defaults[1]
+    return {"hlog": rel, "results": True, "format": fmt,
+            "options": tuple(sorted(options.items())), "window": window, "co_interval_ms": co}

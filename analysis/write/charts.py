@@ -39,7 +39,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: 
 from analysis.write import chartlayout, svgcharts  # noqa: E402
 from analysis.write.chartlayout import figure_size_in, panel_layout  # noqa: E402
 from analysis.write.svgdraw import render_svg  # noqa: E402
-from analysis.write.chartset import MANY_SYSTEMS, chart_set, load_text, scenario_suffix  # noqa: E402
+from analysis.write.chartset import (MANY_SYSTEMS, chart_set, drawn_in, load_text,  # noqa: E402
+                                     scenario_suffix)
 from analysis.write.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
                                   MARGINS, NARROW_TEXT_PT, NARROW_TITLE_CHARS, PANEL_TITLE_ID,
                                   PNG_DPI, STYLE, mark_legend, mark_plot_area, system_style)
@@ -170,7 +171,8 @@ def chart_plan(run: Run) -> list[dict[str, Any]]:
         elif chart.kind == "gc_tail":
             data = _gc_tail_data(scenario, styles, of)
         else:
-            present = [(s, c) for s, c in rows[(scenario.id, chart.load.id)] if c]
+            present = [(s, c) for s, c in rows[(scenario.id, chart.load.id)]
+                       if c and drawn_in(c, chart.kind)]
             data = CHART_DATA[chart.kind](chart.load, present, styles, of)
         jobs.append({"kind": chart.kind, "data": data, **chart.files(run.id)})
     return jobs

@@ -69,11 +69,12 @@ def scenario_charts(scenario: Scenario) -> list[Chart]:
                     f"(requests/s) for {names}, with predicted ceilings where known.",
                     scenario=sid)]
     for lp, row in scenario.grid():
-        present = [s.label for s, c in row if c]
-        if not present:
-            continue
+        present = [s.label for s, c in row if c and drawn_in(c, "spectrum")]
+        over_time = [s.label for s, c in row if c and drawn_in(c, "latency_over_time")]
         text = load_text(lp)
-        if len(present) > MANY_SYSTEMS:
+        if not present:
+            pass
+        elif len(present) > MANY_SYSTEMS:
             spectrum = Chart("spectrum_panels", f"{prefix}spectrum-{lp.id}",
                              f"Percentile spectrum{of} at {text}: one panel per system "
                              f"({', '.join(present)}), each drawing its system's latency (ms) "
@@ -82,21 +83,56 @@ def scenario_charts(scenario: Scenario) -> list[Chart]:
         else:
             spectrum = Chart("spectrum", f"{prefix}spectrum-{lp.id}",
                              f"Percentile spectrum{of} at {text}: latency (ms) from p0 to the "
-                             f"max, for {names}.", lp, sid)
+                             f"max, for {', '.join(present)}.", lp, sid)
+        if present:
+            charts.append(spectrum)
+        if not over_time:
+            continue
+        names_t = ", ".join(over_time)
         charts += [
-            spectrum,
             Chart("latency_over_time", f"{prefix}latency-{lp.id}",
                   f"Latency over time{of} at {text}: p99 and max per interval (ms) against "
-                  f"seconds since the start of measurement, for {names}.", lp, sid),
+                  f"seconds since the start of measurement, for {names_t}.", lp, sid),
             Chart("throughput_over_time", f"{prefix}throughput-{lp.id}",
                   f"Throughput over time{of} at {text}: achieved requests/s per interval "
-                  f"against the offered rate, for {names}.", lp, sid)]
+                  f"against the offered rate, for {names_t}.", lp, sid)]
     if gc_tail_points(scenario):
         charts.append(Chart("gc_tail", f"{prefix}gc-tail",
                             f"GC pause against tail{of}: each cell's longest GC pause inside "
                             f"the measured window (ms) against its p99.9 and max latency (ms), "
                             f"for {names}.", scenario=sid))
     return charts
+
+
+def drawn_in(c, kind: str) -> bool:
+    """Whether a cell has the data a chart kind draws: a cell read from a load tool's summary
+    (issue 23) may have no spectrum or no per-interval rows; every other cell has both."""
+    imported = getattr(c, "imported", None)
+    if imported is None:
+        return True
+    if kind in ("spectrum", "spectrum_panels"):
+        return imported.has_spectrum and bool(c.spectrum)
+    if kind in ("latency_over_time", "throughput_over_time"):
+        return imported.has_series and bool(c.repetitions[0].series)
+    return True
+
+
+def chart_gaps(scenario: Scenario) -> dict[str, list[str]]:
+    """Per chart kind, a sentence for each cell a chart leaves out because its file does not
+    hold that data (a load tool's summary): the page says so instead of drawing nothing."""
+    what = {"spectrum": "a percentile spectrum", "latency_over_time": "per-interval latencies",
+            "throughput_over_time": "per-interval counts"}
+    gaps: dict[str, list[str]] = {kind: [] for kind in what}
+    for lp, row in scenario.grid():
+        for s, c in row:
+            if c is None or c.imported is None:
+                continue
+            for kind, data in what.items():
+                if not drawn_in(c, kind):
+                    gaps[kind].append(f"{s.label} at {load_text(lp)}: not drawn, the "
+                                      f"{c.imported.tool} file ({c.imported.format}) holds no "
+                                      f"{data}.")
+    return gaps
 
 
 def caption(kind: str, lp: LoadPoint) -> str:
@@ -129,7 +165,11 @@ def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None,
             section[kind].append({"load": chart.load.id, **entry,
                                   "caption": caption(kind, chart.load)})
     by_load = {e["load"]: dict(e) for e in section["spectrum"]}
-    return {"load_curve": section.pop("load_curve"), **section, "spectrum_by_load": by_load}
+    gaps = chart_gaps(scenario)
+    out = {"load_curve": section.pop("load_curve"), **section, "spectrum_by_load": by_load}
+    if any(gaps.values()):
+        out["gaps"] = gaps
+    return out
 
 
 def _rounded(value: Any) -> Any:

@@ -103,3 +103,9 @@ def comparison_url(comparison_id: str) -> str:
 def run_spectra_csv_path(run_id: str) -> str:
     """One run's percentile spectra, per cell (comparison pages overlay them)."""
     return f"assets/data/{run_id}/spectra.csv"
+
+
+def converted_hlog_path(run_id: str, results_rel: str) -> str:
+    """The .hlog recorded from a load tool's per-request file (issue 23), published beside
+    the run's data: the file's path inside the run folder, with `.hlog` added."""
+    return f"assets/data/{run_id}/imported/{results_rel}.hlog"

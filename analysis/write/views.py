@@ -123,8 +123,14 @@ def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
     in_time = None
     if a.completed is not None and a.sent and a.completed < a.sent:
         in_time = f"{fmt_pct(100.0 * a.completed / a.sent)} % answered in time"
+    imported = c.imported
     return {
         "system": s.id, "missing": False, "source": c.sources[0],
+        # issue 23: read from a load tool's file (only then, so other runs' data stay as were)
+        **({"source_title": f"the {imported.tool} file it was read from",
+            "converted": imported.converted,
+            "closed_loop": imported.load_model == "closed",
+            "corrected_text": _corrected_text(c)} if imported else {}),
         "latency": [{"name": name, "ms": r3(c.stats.value(f"{name}_ms")),
                      "text": _with_range(c, name)} for name in TABLE_LATENCY],
         "achieved_rate": r3(delivered), "achieved_text": fmt_rate(delivered),
@@ -143,6 +149,52 @@ def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
                     if gc_max else None),
         "failures_text": failures,
     }
+
+
+def _corrected_text(c: Cell) -> str | None:
+    """The coordinated-omission corrected p99 (an estimate) printed under the measured one."""
+    corrected = c.imported.corrected if c.imported else None
+    if corrected is None:
+        return None
+    p99 = corrected.get("p99").value_ms
+    return f"corrected estimate: p99 {fmt_ms(p99)}, max {fmt_ms(corrected.max.value_ms)}"
+
+
+def load_model_note(run: Run, scenario: Scenario) -> dict[str, Any] | None:
+    """What the table's cells read from load tools' files measured: closed loop (and so
+    coordinated omission) or open, by which tool (issue 23). None for the harness's runs, whose
+    methodology states their load model."""
+    cells = [c for c in scenario.measured() if c.imported]
+    if not cells:
+        return None
+    by_model: dict[str, list[str]] = {}
+    for c in cells:
+        label = next(s.label for s in scenario.systems if s.id == c.system)
+        tool = c.imported.tool
+        names = by_model.setdefault(c.imported.load_model, [])
+        if f"{label} ({tool})" not in names:
+            names.append(f"{label} ({tool})")
+    sentences = []
+    if "closed" in by_model:
+        corrected = any(c.imported.corrected for c in cells)
+        sentences.append(
+            "Closed loop: coordinated omission. " + "; ".join(by_model["closed"])
+            + ": each connection waits for its reply before it sends again, so while the "
+            "server stalls, requests are not sent and the time they would have waited is in "
+            "no latency here. These percentiles understate the tail, most at p99 and above."
+            + (" The corrected estimates (HdrHistogram's correction for the expected "
+               "interval in run.yml) rebuild the missing requests assuming a steady send "
+               "rate: estimates, shown beside the measured numbers." if corrected else ""))
+    if "open" in by_model:
+        sentences.append("Open loop: " + "; ".join(by_model["open"]) + ": requests were sent "
+                         "at their scheduled times whatever the server did, so waiting is in "
+                         "the latencies.")
+    if "unknown" in by_model:
+        sentences.append("Load model not known: " + "; ".join(by_model["unknown"])
+                         + ": the file does not show whether the tool waited for replies "
+                         "(set load_generator.model in run.yml). If it did (a closed loop), "
+                         "the tail is understated.")
+    return {"closed": "closed" in by_model, "sentences": sentences}
 
 
 def block_id(run: Run, scenario: Scenario) -> str:
@@ -180,6 +232,7 @@ def load_curve_table(run: Run, scenario: Scenario | None = None) -> dict[str, An
         "systems": [{"id": s.id, "label": s.label} for s in scenario.systems],
         "rows": rows,
         "rules": table_rules(timeout, counted),
+        **({"load_model": note} if (note := load_model_note(run, scenario)) else {}),
         "missing": [{"load": x.load, "system": x.system, "file": x.file} for x in scenario.missing],
     }
 
@@ -308,8 +361,52 @@ def methodology(run: Run) -> dict[str, Any]:
     shared_text = display_value("shared_host", shared) if shared is not None else None
     return {"value_unit_text": UNIT_TEXT.get(run.value_unit, run.value_unit),
             "latency_unit": LATENCY_UNIT,
+            **({"load_tools": tools} if (tools := load_tools(run)) else {}),
             # one machine for generator and server: true, false, or null when not recorded
             "shared_host": {"yes": True, "no": False}.get(shared_text)}
+
+
+def load_tools(run: Run) -> list[dict[str, Any]]:
+    """Per system whose cells were read from a load tool's files (issue 23): the tool, what
+    its latency covers, the load model and how it is known, the window cut and the
+    correction, in the order of run.yml's systems."""
+    out = []
+    for scenario in run.scenarios:
+        for s in scenario.systems:
+            cells = [c for c in scenario.measured() if c.system == s.id and c.imported]
+            if not cells:
+                continue
+            first = cells[0].imported
+            tool = first.tool + (f" {first.version}" if first.version else "")
+            files = sorted({r.imported.source for c in cells for r in c.repetitions
+                            if r.imported})
+            skipped = sum(r.imported.skipped for c in cells for r in c.repetitions
+                          if r.imported)
+            model = {"open": "open loop", "closed": "closed loop (coordinated omission: "
+                     "latencies leave out the time a request waited to be sent)",
+                     "unknown": "not known"}[first.load_model]
+            entry = {
+                "label": s.label + (f" ({scenario.label})" if scenario.id else ""),
+                "tool_text": tool, "format": first.format,
+                "measure_text": first.measure or "not stated by the tool",
+                "load_model_text": model + (f"; from {first.load_model_evidence}"
+                                            if first.load_model_evidence else ""),
+                "content_text": ("every request (exact, recorded into one-second HdrHistogram "
+                                 "intervals; the converted .hlog is linked from each cell)"
+                                 if first.per_request else
+                                 "the tool's summary, shown as it printed it"
+                                 + ("" if first.has_spectrum else "; no percentile spectrum")
+                                 + ("" if first.has_series else "; no latency over time")),
+                "files_text": f"{len(files)} file{'s' if len(files) != 1 else ''}",
+                "window_text": first.window_text,
+                "correction_text": (f"coordinated-omission correction for an expected "
+                                    f"interval of {fmt_number(first.co_interval_ms)} ms "
+                                    f"(estimates, shown beside the measured numbers)"
+                                    if first.co_interval_ms else None),
+                "skipped_text": (f"{fmt_count(skipped)} unreadable lines skipped (listed in "
+                                 f"the build's warnings)" if skipped else None)}
+            out.append(entry)
+    return out
 
 
 # --- jvm-table.html -------------------------------------------------------------------------

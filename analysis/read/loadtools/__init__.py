@@ -43,6 +43,10 @@ FORMATS: dict[str, tuple[str, str]] = {
     "csv": ("plaincsv", "a plain CSV: timestamp, latency, optional status (units in run.yml)"),
 }
 SNIFF_BYTES = 64 * 1024
+# The unit a per-request format's latencies are whole numbers in (None: a summary, never
+# recorded into histograms). A plain CSV's is its `latency_unit` (seconds: microseconds).
+NATIVE_UNITS = {"jmeter-jtl": "ms", "jmeter-xml": "ms", "gatling-log": "ms", "k6-json": "us",
+                "k6-csv": "us", "vegeta-csv": "ns", "vegeta-json": "ns", "hey-csv": "us"}
 READER_MODULES = tuple(dict.fromkeys(module for module, _ in FORMATS.values()))
 
 
@@ -77,3 +81,11 @@ def read_results(path: str | os.PathLike, format: str | None = None,
                            hint="one of " + ", ".join(FORMATS))
     fmt = format or detect_format(path)
     return _module(FORMATS[fmt][0]).read(path, fmt, dict(options or {}))
+
+
+def native_unit(fmt: str, options: Mapping[str, Any] | None = None) -> str | None:
+    """The histogram unit of a per-request format (NATIVE_UNITS), None for a summary."""
+    if fmt == "csv":
+        unit = (options or {}).get("latency_unit", "ms")
+        return {"s": "us"}.get(unit, unit)
+    return NATIVE_UNITS.get(fmt)

@@ -1,0 +1,177 @@
+"""One cell repetition read from a load tool's file (issue 23): the I/O side, beside analyse.py.
+
+A per-request file (`RequestSamples`) is recorded into one-second HdrHistogram intervals
+(analysis/read/loadtools/record.py) and from there is treated as an `.hlog` is: the same
+statistics (Java's percentiles), series, spectrum and saturation rules. The population is the
+requests sent in the window; answered ones have a latency, errors are counted apart, and
+requests the tool says timed out censor the percentiles at the shortest time any of them ran
+(a lower bound, as the harness's timeouts do). The recorded intervals are published as an
+`.hlog` beside the run's data.
+
+A summary (`ResultSummary`) is shown as it is: the percentiles the tool printed, its counts,
+its spectrum when it printed one, and no series (the page says the file has none).
+
+The load model is the file's where it shows one, else run.yml's `load_generator.model`, else
+unknown; a closed loop's latencies leave out the time requests waited to be sent.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from analysis import aggregate, overload
+from analysis.errors import ResultsError
+from analysis.model import Accounting, Imported, LatencyStats, Percentile, Repetition
+from analysis.read.hdr.histogram import Histogram, layout_for, sum_histograms
+from analysis.read.loadtools import detect_format, native_unit, read_results
+from analysis.read.loadtools.results import RequestSamples, ResultSummary
+from analysis.read.manifest import UNITS_PER_MS, Manifest
+from analysis.vocabulary import PERCENTILES
+from analysis.write.paths import converted_hlog_path, repo_relative
+
+# percentile -> the vocabulary's name ("p999"), for the percentiles a summary prints
+_NAME_OF = {p: name for name, p, _ in PERCENTILES}
+
+
+def load_model(info, manifest: Manifest) -> tuple[str, str | None]:
+    """The load model and its evidence: the file's, else run.yml's, else unknown."""
+    if info.load_model in ("open", "closed"):
+        return info.load_model, info.load_model_evidence
+    stated = manifest.load_generator.get("model")
+    if stated in ("open", "closed"):
+        return stated, "run.yml load_generator.model"
+    return "unknown", None
+
+
+def _relative_warnings(messages, path: Path, rel: str) -> list[str]:
+    """A reader names the file by the path it was given; the pages name it repo-relative."""
+    absolute = os.fspath(path)
+    return [rel + m[len(absolute):] if m.startswith(absolute) else m for m in messages]
+
+
+def value_unit_for(manifest: Manifest) -> str:
+    """The unit a run of load tools' files records its histograms in, when run.yml gives
+    none: the finest native unit of its per-request files (a tool's whole milliseconds stay
+    exact; a mix of tools is recorded in the finest), ms when every file is a summary."""
+    units = set()
+    for cell in manifest.cells:
+        path = manifest.resolve(cell.hlog)
+        if cell.results and path.is_file():
+            fmt = cell.format or detect_format(path)
+            unit = native_unit(fmt, dict(cell.options))
+            if unit is not None:
+                units.add(unit)
+    return next((u for u in ("ns", "us", "ms") if u in units), "ms")
+
+
+def read_imported(manifest: Manifest, cell, path: Path, rel: str, site_root: Path,
+                  warnings: list[str]) -> tuple[Repetition, object]:
+    """One repetition of a `results:` cell -> (Repetition, histogram of the answered requests,
+    or None for a summary)."""
+    result = read_results(path, cell.format, dict(cell.options))
+    warnings.extend(_relative_warnings(result.warnings, path, rel))
+    model, evidence = load_model(result.info, manifest)
+    info = result.info
+    imported = Imported(format=info.format, tool=info.tool, version=info.version,
+                        measure=info.measure, load_model=model, load_model_evidence=evidence,
+                        per_request=isinstance(result, RequestSamples), source=rel,
+                        skipped=result.skipped, co_interval_ms=cell.co_interval_ms)
+    if isinstance(result, RequestSamples):
+        return _from_samples(manifest, cell, result, imported, site_root)
+    return _from_summary(manifest, cell, result, imported, rel), None
+
+
+def _from_samples(manifest: Manifest, cell, samples: RequestSamples, imported: Imported,
+                  site_root: Path) -> tuple[Repetition, Histogram]:
+    from analysis.read.loadtools.record import record_intervals
+    from analysis.write.hlog_writer import format_hlog
+    unit = manifest.value_unit
+    rec = record_intervals(samples, unit, window=cell.window,
+                           expected_interval_ms=cell.co_interval_ms)
+    answered = [iv for iv in rec.intervals if iv.tag is None]
+    histogram = _merged(answered)
+    timeout_ms = rec.timeout_bound_ms
+    stats = overload.censored_stats(histogram, rec.timed_out, timeout_ms or 0.0,
+                                    1.0 / UNITS_PER_MS[unit], rec.errors)
+    lp = manifest.load_point(cell.load)
+    duration = rec.duration_s or lp.duration_s
+    series = aggregate.interval_series(answered, unit)
+    queue = None
+    if lp.offered_rate:
+        p50s = [(r["t_s"], r["p50_ms"]) for r in series if r["p50_ms"] is not None]
+        queue = overload.queue_growth_from_p50([t for t, _ in p50s], [v for _, v in p50s],
+                                               lp.offered_rate)
+    corrected = None
+    if rec.corrected:
+        corrected = aggregate.histogram_stats(_merged(rec.corrected), unit)
+    converted = converted_hlog_path(manifest.run_id, os.path.relpath(
+        manifest.resolve(cell.hlog), manifest.run_dir).replace(os.sep, "/"))
+    imported.converted = converted
+    imported.corrected = corrected
+    imported.window_text = rec.window_text
+    imported.duration_s = duration
+    imported.has_series = bool(series)
+    imported.hlog_text = format_hlog(rec.intervals, rec.start_time_s)
+    rep = Repetition(
+        index=cell.repetition, source=imported.source, stats=stats,
+        achieved_rate=rec.answered / duration if duration else 0.0,
+        accounting=Accounting(sent=rec.requests, completed=rec.answered,
+                              timed_out=rec.timed_out, errors=rec.errors),
+        series=series, timeout_ms=timeout_ms, queue=queue, imported=imported)
+    return rep, histogram
+
+
+def _merged(intervals) -> Histogram:
+    if not intervals:
+        return Histogram.empty(layout_for(1, 2, 3))
+    return sum_histograms([iv.histogram for iv in intervals])
+
+
+def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Imported,
+                  rel: str) -> Repetition:
+    if summary.requests is None and not summary.percentiles_ms and not summary.spectrum:
+        raise ResultsError("the file gives neither a request count nor any latency",
+                           path=rel)
+    if cell.window is not None:
+        raise ResultsError(f"`window:` cuts per-request files by time; a {imported.tool} "
+                           f"summary holds no times", path=rel,
+                           hint="remove `window:` for this cell")
+    if cell.co_interval_ms is not None:
+        raise ResultsError("`co_correction:` needs per-request latencies; this file is a "
+                           "summary", path=rel, hint="remove `co_correction:` for this cell")
+    percentiles = dict(summary.percentiles_ms)
+    for point in summary.spectrum or ():
+        percentiles.setdefault(point.percentile, point.value_ms)
+    stats = LatencyStats(
+        count=summary.requests or 0,
+        percentiles={name: Percentile(percentiles.get(p)) for name, p, _ in PERCENTILES},
+        max=Percentile(summary.max_ms), mean=Percentile(summary.mean_ms),
+        stddev_ms=summary.stddev_ms, completed=summary.requests,
+        timed_out=summary.timeouts or 0, errors=summary.errors or 0)
+    lp = manifest.load_point(cell.load)
+    duration = summary.duration_s or lp.duration_s
+    rate = summary.rate_rps
+    if rate is None and summary.requests is not None and duration:
+        rate = summary.requests / duration
+    imported.duration_s = duration
+    imported.has_series = bool(summary.intervals)
+    imported.has_spectrum = bool(summary.spectrum)
+    series = [_summary_interval(row) for row in summary.intervals or ()]
+    imported.spectrum = [(pt.percentile, pt.value_ms, False) for pt in summary.spectrum or ()]
+    sent = answered = None
+    if summary.requests is not None:
+        # a tool's request count includes the failed ones; the accounting's answered does not
+        answered = summary.requests - (summary.errors or 0)
+        sent = summary.requests + (summary.timeouts or 0)
+    return Repetition(
+        index=cell.repetition, source=rel, stats=stats, achieved_rate=rate or 0.0,
+        accounting=Accounting(sent=sent, completed=answered,
+                              timed_out=summary.timeouts, errors=summary.errors),
+        series=series, imported=imported)
+
+
+def _summary_interval(row: dict) -> dict:
+    """A summary's per-interval row (Locust's history) in interval_series' shape."""
+    return {"t_s": row.get("t_s"), "length_s": row.get("length_s"), "count": row.get("count"),
+            "achieved_rate": row.get("rate_rps"), "p50_ms": row.get("p50_ms"),
+            "p99_ms": row.get("p99_ms"), "max_ms": row.get("max_ms")}
