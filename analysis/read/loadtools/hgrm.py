@@ -138,8 +138,8 @@ def parse_spectrum(lines: list[str], header: int, path: str, unit_ms: float,
             continue
         match = row_re.match(text)
         if match is None:
-            if csv_form or out.points:
-                break      # the distribution ended: what follows is the caller's
+            if csv_form and out.points:
+                break      # the CSV form has no footer: what follows is not the distribution
             skips.skip(number + 1, "not a distribution row")
         else:
             point = _point(match, unit_ms)

@@ -41,6 +41,7 @@ from analysis.read.loadtools.textfile import SkipLog, binary_line
 
 FORMAT = "csv"
 NS_PER = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+MS_PER = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}      # ms stays exact: no scaling
 TIMESTAMP_UNITS = ("s", "ms", "us", "ns", "iso8601")
 HEADER_NAMES = {
     "timestamp": ("timestamp", "time", "ts", "start", "timestamp_ms"),
@@ -204,7 +205,7 @@ def _timestamp_ms(text: str, unit: str) -> float:
         return when.timestamp() * 1000.0
     if not _is_number(text):
         raise ValueError(f"timestamp {text!r} is not a number")
-    return float(text) * NS_PER[unit] / 1e6
+    return float(text) * MS_PER[unit]
 
 
 def _status(text: str) -> int | None:
