@@ -95,3 +95,6 @@ class ResultSummary:
     intervals: list[dict] | None = None
     warnings: list[str] = field(default_factory=list)
     skipped: int = 0
+    # the same run without the correction, where the tool printed both (wrk2 -U): percentiles,
+    # spectrum, mean/stddev/max of the latencies timed from the actual send
+    uncorrected: ResultSummary | None = None
