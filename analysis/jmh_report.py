@@ -26,7 +26,7 @@ from pathlib import Path
 
 from analysis.errors import LoadcurveError
 from analysis.model import JmhResult
-from analysis.read.jmh import JmhError, read_jmh
+from analysis.read.jmh import JmhError, JmhFailure, read_jmh
 from analysis.read.jmh_manifest import JmhFileSpec, JmhManifest
 from analysis.write.paths import repo_relative
 
@@ -138,6 +138,8 @@ class JmhReport:
     manifest_path: str
     tables: list[Table]
     warnings: list[str] = field(default_factory=list)
+    # benchmarks that threw, from the result files and console outputs: (file, failure)
+    failures: list[tuple[str, JmhFailure]] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -161,20 +163,32 @@ def _read(path: Path, display: str):
 
 def build_report(manifest: JmhManifest, site_root: Path) -> JmhReport:
     """Read every file of the run and lay its results out (raises LoadcurveError)."""
-    tables, warnings = [], []
+    tables, warnings, failures = [], [], []
+    reported: set[str] = set()              # files whose failures are reported (once each)
+
+    def report_failures(source: str, jmh_file) -> None:
+        if source not in reported:
+            reported.add(source)
+            failures.extend((source, f) for f in jmh_file.failures)
+            warnings.extend(f"{source}: {w}" for w in jmh_file.failure_warnings())
+
     for spec in manifest.files:
         display = repo_relative(manifest.resolve(spec.file), site_root)
         read = _read(manifest.resolve(spec.file), display)
-        warnings += [f"{display}: {w}" for w in read.warnings]
+        report_failures(display, read)
+        failed = set(read.failure_warnings())
+        warnings += [f"{display}: {w}" for w in read.warnings if w not in failed]
         console = None
         blackhole: list[str] = []
         if spec.console:
             console = repo_relative(manifest.resolve(spec.console), site_root)
-            blackhole = sorted({r.settings.blackhole_mode
-                                for r in _read(manifest.resolve(spec.console), console).results
+            console_read = _read(manifest.resolve(spec.console), console)
+            blackhole = sorted({r.settings.blackhole_mode for r in console_read.results
                                 if r.settings.blackhole_mode})
+            report_failures(console, console_read)
         if not read.results:
-            warnings.append(f"{display}: no results (an empty array); table {spec.id} left out")
+            why = "every benchmark failed" if read.failures else "an empty array"
+            warnings.append(f"{display}: no results ({why}); table {spec.id} left out")
             continue
         table = lay_out(manifest, spec, read.results, display, read.format)
         table.console_source = console
@@ -183,7 +197,8 @@ def build_report(manifest: JmhManifest, site_root: Path) -> JmhReport:
     if not tables:
         raise LoadcurveError("no JMH results in any file of the run", path=repo_relative(
             manifest.path, site_root))
-    return JmhReport(manifest, repo_relative(manifest.path, site_root), tables, warnings)
+    return JmhReport(manifest, repo_relative(manifest.path, site_root), tables, warnings,
+                     failures)
 
 
 # --- the table ------------------------------------------------------------------------------

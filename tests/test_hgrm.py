@@ -114,6 +114,51 @@ def test_intervals_before_start_time_are_kept_and_reported(tmp_path):
     assert hgrm_text.startswith("#[Overall percentile distribution between -0.005 and <Infinite>")
 
 
+def test_basetime_window_java_cannot_select_counts_from_the_first_interval(tmp_path):
+    """In a log with #[BaseTime] and no #[StartTime], Java's offsets are about BaseTime, so
+    -start 3 -end 9.5 selects nothing (HistogramLogProcessor throws). We count the window from
+    the first interval's absolute start instead: exactly what Java prints when that start is
+    the log's StartTime (the golden basetime-late-window, recorded from such a copy)."""
+    flags = ["-start", "3", "-end", "9.5", "-outputValueUnitRatio", "1000"]
+    code, _, err = hgrm("-i", str(FIXTURES / "basetime-late.hlog"), *flags,
+                        "-o", str(tmp_path / "out"))
+    assert code == 0 and err == ""
+    for suffix in ("log", "hgrm"):
+        ours = (tmp_path / ("out" if suffix == "log" else "out.hgrm")).read_text()
+        java = (GOLDEN / "expected" / f"basetime-late-window.{suffix}").read_text()
+        assert _normalise(ours) == _normalise(java)
+    rows = (tmp_path / "out").read_text().count(": I:")
+    assert rows == 7            # the untagged intervals 3, 4, ... 9 s after the first
+
+
+def test_basetime_window_read_twice_warns_once(tmp_path):
+    """The second reading (window on the first interval's axis) reports a bad line once."""
+    lines = (FIXTURES / "basetime-only.hlog").read_text().splitlines(keepends=True)
+    lines[8] = "not a histogram line\n"
+    bad = tmp_path / "bad.hlog"
+    bad.write_text("".join(lines))
+    code, out, err = hgrm("-i", str(bad), "-start", "2", "-end", "6")
+    assert code == 0
+    assert err == f"warning: {bad}:9: expected 'start,length,max,payload', found 1 field(s); " \
+                  "line skipped\n"
+    # intervals 2..6 s after the first, less the one on line 9 (timestamp 4.000)
+    assert "Total count    =" in out and out.startswith("#[StartTime: 1795306954.757 ")
+    log = read_hlog(bad)
+    assert out.splitlines()[-2].endswith(f"{log.merged(None, 2, 6).total_count:13d}]")
+
+
+def test_basetime_window_selecting_everything_on_javas_axis_is_javas_output(tmp_path):
+    """-start 5 alone selects every interval on Java's axis (offsets about BaseTime): Java's
+    output (golden basetime-only-start-all), and a warning naming the axis."""
+    code, _, err = hgrm("-i", str(FIXTURES / "basetime-only.hlog"), "-start", "5",
+                        "-o", str(tmp_path / "out"))
+    assert code == 0
+    assert (tmp_path / "out.hgrm").read_text() == \
+        (GOLDEN / "expected" / "basetime-only-start-all.hgrm").read_text()
+    assert "selects all 24 untagged intervals (times are seconds since the first interval's " \
+           "bare timestamp, as HistogramLogProcessor counts them" in err
+
+
 def test_unparsable_line_is_skipped_with_a_warning_and_reading_goes_on(tmp_path):
     lines = (FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog").read_text().splitlines(keepends=True)
     lines[10] = "this is not a histogram line\n"   # Java stops reading here, exit 0

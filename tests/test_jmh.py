@@ -410,3 +410,90 @@ def test_command_warns_about_holes(tmp_path):
     out = run_cli(write(tmp_path, grid))
     assert out.returncode == 0
     assert out.stderr.startswith("warning: ") and "parameter combinations" in out.stderr
+
+
+# ---- failed benchmarks (issue 22): real console output of FlakyBenchmark.java -------------------
+
+FAILED_ITERATIONS = FIXTURES / "failed-iterations-console.txt"
+FLAKY = "loadcurve.jmhfail.FlakyBenchmark"
+
+
+def test_console_output_with_failed_iterations_reads_every_result():
+    """JMH's table has the four benchmarks that finished (failsInSecondIteration size=64 from
+    the one iteration before it threw), as the JSON of the same run has them; the two
+    alwaysFails runs have neither a row nor an entry."""
+    jmh = read_jmh(FAILED_ITERATIONS)
+    assert jmh.format == "text"
+    entries = raw(FIXTURES / "failed-iterations.json")
+    got = [(r.benchmark, r.params, r.score, r.primary.raw_data) for r in jmh.results]
+    assert got == [(e["benchmark"], e["params"], round(e["primaryMetric"]["score"], 3),
+                    [[round(v, 3) for v in fork] for fork in e["primaryMetric"]["rawData"]])
+                   for e in entries]
+    assert [len(fork) for r in jmh.results for fork in r.primary.raw_data] == [2, 1, 2, 2]
+    assert {r.settings.measurement_iterations for r in jmh.results} == {2}
+    # the JSON alone cannot name the failures: it has no entry for alwaysFails
+    assert read_jmh(FIXTURES / "failed-iterations.json").failures == []
+
+
+def test_failed_benchmarks_are_named_with_iteration_and_exception():
+    jmh = read_jmh(FAILED_ITERATIONS)
+    failed = [(f.benchmark, f.params, f.line, f.iteration, f.fork, f.exception, f.has_result)
+              for f in jmh.failures]
+    assert failed == [
+        (f"{FLAKY}.alwaysFails", {"size": "8"}, 16, "warm-up iteration 1", 1,
+         "java.lang.UnsupportedOperationException: not implemented for size 8", False),
+        (f"{FLAKY}.alwaysFails", {"size": "64"}, 51, "warm-up iteration 1", 1,
+         "java.lang.UnsupportedOperationException: not implemented for size 64", False),
+        (f"{FLAKY}.failsInSecondIteration", {"size": "64"}, 112, "iteration 2", 1,
+         "java.lang.IllegalStateException: iteration 3 of size 64 broke", True)]
+    assert jmh.warnings == [
+        f"line 16: {FLAKY}.alwaysFails size=8 (avgt) failed in warm-up iteration 1 of fork 1: "
+        "java.lang.UnsupportedOperationException: not implemented for size 8; it has no result",
+        f"line 51: {FLAKY}.alwaysFails size=64 (avgt) failed in warm-up iteration 1 of fork 1: "
+        "java.lang.UnsupportedOperationException: not implemented for size 64; it has no "
+        "result",
+        f"line 112: {FLAKY}.failsInSecondIteration size=64 (avgt) failed in iteration 2 of "
+        "fork 1: java.lang.IllegalStateException: iteration 3 of size 64 broke; JMH's result "
+        "for it comes from the iterations before the failure"]
+
+
+def test_command_on_failed_iterations_prints_the_results_and_a_warning_per_failure():
+    out = run_cli(FAILED_ITERATIONS)
+    assert out.returncode == 0, out.stderr
+    warnings = out.stderr.splitlines()
+    assert len(warnings) == 3 and all(w.startswith(f"warning: {FAILED_ITERATIONS}: line ")
+                                      for w in warnings)
+    assert [w.split(": ")[3].split()[0] for w in warnings] == [
+        f"{FLAKY}.alwaysFails", f"{FLAKY}.alwaysFails", f"{FLAKY}.failsInSecondIteration"]
+    rows = [line.split()[:4] for line in out.stdout.splitlines()[2:]]
+    assert rows == [[e["benchmark"].removeprefix("loadcurve.jmhfail."),
+                     f"size={e['params']['size']}", "avgt",
+                     f"{e['primaryMetric']['score']:.3f}"]
+                    for e in raw(FIXTURES / "failed-iterations.json")]
+    doc = json.loads(run_cli(FAILED_ITERATIONS, "--json").stdout)
+    assert [f["line"] for f in doc["failures"]] == [16, 51, 112]
+
+
+def test_a_run_where_every_benchmark_failed_is_one_error_after_the_warnings():
+    """JMH prints the table's header and no row, and exits 0."""
+    path = FIXTURES / "all-failed-console.txt"
+    out = run_cli(path)
+    assert out.returncode == 1 and out.stdout == ""
+    lines = out.stderr.splitlines()
+    assert [line.split(": ")[0] for line in lines] == ["warning", "warning", "error"]
+    assert "alwaysFails size=8 (avgt) failed in warm-up iteration 1" in lines[0]
+    assert "alwaysFails size=64 (avgt) failed in warm-up iteration 1" in lines[1]
+    assert lines[2] == f"error: {path}: no benchmark results: every benchmark failed (2, each " \
+                       "in a warning)"
+
+
+def test_output_stopped_by_fail_on_error_names_the_failure():
+    """-foe true: JMH stops at the first failure, without a table, and exits 1."""
+    path = FIXTURES / "fail-on-error-console.txt"
+    out = run_cli(path)
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.count("\n") == 1
+    assert out.stderr.startswith(
+        f"error: {path}:16: JMH's console output stops before its results table: "
+        f"{FLAKY}.alwaysFails size=8 (avgt) failed in warm-up iteration 1 of fork 1: "
+        "java.lang.UnsupportedOperationException: not implemented for size 8"), out.stderr

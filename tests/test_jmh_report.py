@@ -181,3 +181,48 @@ def test_no_results_at_all_is_an_error(tmp_path):
     (run / "empty.json").write_text("[]\n")
     with pytest.raises(LoadcurveError, match="no JMH results"):
         jr.build_report(load_manifest(run, run.parent), run.parents[1])
+
+
+def test_failed_benchmarks_are_reported_by_name_in_the_run(tmp_path):
+    """A run of JMH's JSON with the console output of the same run (two benchmarks threw in
+    every iteration, one in its second), and the console output alone as a result file: each
+    failure is a build warning and an item of the methodology's warnings."""
+    run = copy_run(tmp_path, """\
+        kind: jmh
+        title: t
+        date: 2026-11-24
+        description: d
+        jmh:
+        - id: flaky
+          file: flaky.json
+          console: flaky.txt
+          title: Flaky
+          columns: benchmark
+          baseline: sums
+        - id: text
+          file: flaky.txt
+          title: Flaky (console)
+        """)
+    jmh_fixtures = REPO / "tests" / "fixtures" / "jmh"
+    shutil.copy(jmh_fixtures / "failed-iterations.json", run / "flaky.json")
+    shutil.copy(jmh_fixtures / "failed-iterations-console.txt", run / "flaky.txt")
+    report = jr.build_report(load_manifest(run, run.parent), run.parents[1])
+    assert [len(t.results) for t in report.tables] == [4, 4]
+    failed = [w for w in report.warnings if " failed in " in w]
+    assert len(failed) == 3        # (the file is named twice: reported once)
+    assert all(w.startswith("runs/jmh-short/flaky.txt: line ") for w in failed)
+    warnings = jmh_views.methodology(report)["warnings"]
+    assert warnings[0]["id"] == "failed"
+    assert warnings[0]["text"].startswith("Failed: 3 benchmark(s) threw during the run. JMH has "
+                                          "no result for 2 of them;")
+    flaky = "loadcurve.jmhfail.FlakyBenchmark"
+    assert warnings[0]["items"] == [
+        f"{flaky}.alwaysFails size=8 (avgt) failed in warm-up iteration 1 of fork 1: "
+        "java.lang.UnsupportedOperationException: not implemented for size 8 "
+        "(runs/jmh-short/flaky.txt, line 16)",
+        f"{flaky}.alwaysFails size=64 (avgt) failed in warm-up iteration 1 of fork 1: "
+        "java.lang.UnsupportedOperationException: not implemented for size 64 "
+        "(runs/jmh-short/flaky.txt, line 51)",
+        f"{flaky}.failsInSecondIteration size=64 (avgt) failed in iteration 2 of fork 1: "
+        "java.lang.IllegalStateException: iteration 3 of size 64 broke "
+        "(runs/jmh-short/flaky.txt, line 112)"]

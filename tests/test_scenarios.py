@@ -5,6 +5,7 @@ fixture run's golden data, checked against HdrHistogram's Java."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -142,13 +143,44 @@ def test_reads_the_form_bench_writes(tmp_path):
     assert len(m.cells) == 12 and m.cells[-1].scenario == "json"
 
 
-def test_reads_the_corpus_being_recorded_when_it_is_there():
-    """The lead's recording of the real corpus (not committed): its run.yml must load."""
-    path = Path("/tmp/rec/many-servers")
-    if not (path / "run.yml").is_file():
-        pytest.skip("no /tmp/rec/many-servers/run.yml on this machine")
-    m = load_manifest(path)
-    assert m.scenarios and all(c.scenario for c in m.cells)
+MANY_SERVERS = REPO / "runs" / "many-servers"
+
+
+def test_reads_the_committed_many_servers_run():
+    """The committed recording of the real corpus (bench/run.sh many-servers): its run.yml
+    loads with every scenario, system and cell the file lists (read here with PyYAML alone),
+    and every file a cell names is in the run folder."""
+    raw = yaml.safe_load((MANY_SERVERS / "run.yml").read_text())
+    m = load_manifest(MANY_SERVERS, MANY_SERVERS.parent)
+    assert m.run_id == "many-servers"
+    assert [(s.id, s.load_points) for s in m.scenarios] == \
+        [(s["id"], tuple(s["load_points"])) for s in raw["scenarios"]]
+    assert [s.id for s in m.systems] == [s["id"] for s in raw["systems"]]
+    assert len(m.systems) == 7 and len(m.scenarios) == 5
+    # every system at every load point of every scenario, each repetition
+    repetitions = raw["method"]["repetitions"]
+    assert repetitions == 3
+    expected = {(sc["id"], lp, sy["id"], rep) for sc in raw["scenarios"]
+                for lp in sc["load_points"] for sy in raw["systems"]
+                for rep in range(1, repetitions + 1)}
+    assert len(expected) == 7 * (4 + 1 + 1 + 1 + 1) * 3
+    got = {(c.scenario, c.load, c.system, c.repetition) for c in m.cells}
+    assert got == expected and len(m.cells) == len(expected)
+    named = [c.hlog for c in m.cells] + [c.counts for c in m.cells] + \
+        [c.jfr for c in m.cells if c.jfr]
+    assert len(named) == 168 * 2 + 56        # a JFR recording for one repetition in three
+    assert [n for n in named if not (MANY_SERVERS / n).is_file()] == []
+    assert m.method.pool_threads == 100 and m.method.jfr_repetitions == 1
+
+
+def test_no_test_reads_a_machine_local_path():
+    """A test that needs a file from one machine (/tmp/...) skips everywhere else and so checks
+    nothing: committed inputs only."""
+    machine_local = re.compile(r"""Path\(\s*["']/tmp/""")
+    local = [f"{p.name}:{n}" for p in sorted((REPO / "tests").glob("*.py"))
+             for n, line in enumerate(p.read_text().splitlines(), 1)
+             if machine_local.search(line)]
+    assert local == []
 
 
 # --- the fixture: model, data file, golden ----------------------------------------------------

@@ -245,9 +245,17 @@ def test_window_selecting_all_intervals_warns_and_none_is_an_error(tmp_path):
     assert re.search(r"warning: .*base\.hlog: the window -start -5.0 -end 1000000.0 selects all "
                      r"62 untagged intervals \(times are seconds since the first interval's "
                      r"start \(timestamp \+ #\[BaseTime\]\)\)", err), err
+    # -start alone selects every interval on HistogramLogProcessor's axis (offsets about
+    # BaseTime): its output, and a warning that says which axis that was
     code, _, err = hgrm("-i", str(path), "-start", "1e6")
+    assert code == 0
+    assert re.search(r"warning: .*base\.hlog: the window -start 1000000.0 -end inf selects all "
+                     r"62 untagged intervals \(times are seconds since the first interval's "
+                     r"bare timestamp, as HistogramLogProcessor counts them", err), err
+    code, _, err = hgrm("-i", str(path), "-start", "1e10")
     assert code == 1
-    assert "no untagged interval starting between 1000000.0 and inf s after the first" in err
+    assert "no untagged interval starting between 10000000000.0 and inf s after the first " \
+           "interval's start (timestamp + #[BaseTime])" in err
 
 
 # -- tagged intervals going backwards --------------------------------------------------------------

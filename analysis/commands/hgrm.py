@@ -10,11 +10,17 @@ unparsable line, corrupt payload) is skipped with one `warning: file:line: reaso
 reading goes on; intervals that start before #[StartTime] are kept (and reported) unless -start
 excludes them; a tag or window that matches nothing is an error, and a window that selects every
 interval a warning; negative or backward-going timestamps are reported once per tag; a file that
-is not an interval log at all is one error. In a log with `#[BaseTime]` but no `#[StartTime]`,
--start/-end count from the first interval's start (Java compares them with offsets near BaseTime,
-so they match nothing or everything); the time column and the StartTime line follow. Exit
-status: 0 on success, 1 with one `error: ...` line when nothing usable remains or an argument is
-invalid.
+is not an interval log at all is one error.
+
+A log with `#[BaseTime]` but no `#[StartTime]` gets HistogramLogProcessor's bytes too: absolute
+times, and no StartTime line unless the first timestamp is not 0. Java's -start/-end offsets
+there are about BaseTime, so a window in seconds selects nothing (Java throws) or everything.
+Only where it selects nothing does this command differ: the window then counts from the first
+interval's absolute start (timestamp + BaseTime), and the output is Java's for that log with
+its StartTime line set to that start (the line printed, times relative to it).
+
+Exit status: 0 on success, 1 with one `error: ...` line when nothing usable remains or an
+argument is invalid.
 """
 from __future__ import annotations
 
@@ -40,11 +46,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read only the lines with this tag (default: untagged lines)")
     parser.add_argument("-start", dest="start", type=float, metavar="SEC",
                         help="skip intervals that start before SEC seconds after #[StartTime] "
-                             "(without one: after the first interval's start; default: keep "
+                             "(without one: after the first interval's timestamp; with "
+                             "#[BaseTime] and no #[StartTime], a window that selects nothing "
+                             "that way counts from the first interval's start; default: keep "
                              "all)")
     parser.add_argument("-end", dest="end", type=float, metavar="SEC",
                         help="skip intervals that start after SEC seconds after #[StartTime] "
-                             "(or the first interval's start, as for -start)")
+                             "(or the first interval's timestamp, as for -start)")
     parser.add_argument("-outputValueUnitRatio", dest="ratio", type=float, default=1000000.0,
                         metavar="R", help="divide recorded values by R in the output "
                                           "(default 1000000.0: ns recorded, ms shown)")

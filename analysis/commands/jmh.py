@@ -9,8 +9,12 @@ as in JMH's own table. The first line says what ran: JMH and JDK versions, forks
 measurement iterations.
 
 --json prints the same as one JSON document (numbers unrounded; null where JMH wrote NaN).
-Warnings (holes in a parameter grid: a benchmark that failed leaves no entry) go to standard
-error. Exit status: 0; 1 with one `error:` line for a damaged file or one without results.
+Warnings go to standard error: each benchmark that threw, by name, params, iteration and
+exception (JMH's console output shows them: "<failure>" and the stack trace; JMH leaves such a
+benchmark out of its table, or keeps the iterations before the failure), and holes in a
+parameter grid (the result formats only leave a failed benchmark out). Exit status: 0; 1 with
+one `error:` line for a damaged file or one without results (every benchmark failed, or the
+output stops before JMH's table, as with -foe true).
 """
 from __future__ import annotations
 
@@ -33,8 +37,7 @@ def run(args) -> int:
     for warning in jmh.warnings:
         print(f"warning: {jmh.path}: {warning}", file=sys.stderr)
     if not jmh.results:
-        raise JmhError("no benchmark results (an empty array: every benchmark failed, or "
-                       "none was selected)", path=jmh.path)
+        raise JmhError(no_results_message(jmh), path=jmh.path)
     if args.json:
         json.dump(as_json(jmh), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
@@ -42,6 +45,14 @@ def run(args) -> int:
         sys.stdout.write(as_table(jmh))
     sys.stdout.flush()
     return 0
+
+
+def no_results_message(jmh: JmhFile) -> str:
+    if jmh.failures:
+        return (f"no benchmark results: every benchmark failed ({len(jmh.failures)}, each in a "
+                "warning)")
+    empty = "an empty array" if jmh.format == "json" else "no rows"
+    return f"no benchmark results ({empty}: every benchmark failed, or none was selected)"
 
 
 def as_json(jmh: JmhFile) -> dict:
@@ -66,7 +77,7 @@ def as_json(jmh: JmhFile) -> dict:
             "source": r.source,
         })
     return {"file": jmh.path, "format": jmh.format, "results": results,
-            "warnings": jmh.warnings}
+            "failures": [asdict(f) for f in jmh.failures], "warnings": jmh.warnings}
 
 
 def number(value: float | None) -> str:

@@ -28,6 +28,13 @@ NaN, "NaN", null, infinities and missing numbers read as None: JMH writes NaN fo
 a single iteration and for metrics that did not happen. Failed benchmarks leave no entry; a
 parameter grid with holes is reported in `warnings`. An empty array is an empty result list.
 A damaged file raises one `JmhError` naming the file and where (line:column in JSON).
+
+Failed benchmarks in the console output: an iteration that threw prints "<failure>" and the
+exception's stack trace. JMH leaves such a benchmark out of its table, or (1.37) keeps the
+measured iterations done before the failure. Each becomes a `JmhFailure` (`JmhFile.failures`)
+and a warning naming the benchmark, its params, the iteration and the exception; the other
+results are read as usual. A console output that stops before its table (`-foe true`) is one
+error naming what failed.
 """
 from __future__ import annotations
 
@@ -69,11 +76,44 @@ class JmhError(LoadcurveError):
 
 
 @dataclass
+class JmhFailure:
+    """A benchmark (x params x mode) that threw in JMH's console output."""
+    benchmark: str
+    mode: str | None
+    params: dict[str, str]
+    line: int                               # the first "<failure>" line
+    iteration: str                          # "warm-up iteration 1", "iteration 2"
+    fork: int | None
+    exception: str                          # the stack trace's first line
+    failed_forks: int = 1
+    has_result: bool = False                # JMH's table has a row for it
+
+    def name(self) -> str:
+        params = " ".join(f"{k}={v}" for k, v in self.params.items())
+        return self.benchmark + (f" {params}" if params else "") + \
+            (f" ({self.mode})" if self.mode else "")
+
+    def what(self) -> str:
+        where = self.iteration + (f" of fork {self.fork}" if self.fork else "")
+        more = f" (and in {self.failed_forks - 1} more fork(s))" if self.failed_forks > 1 else ""
+        return f"{self.name()} failed in {where}{more}: {self.exception}"
+
+    def warning(self) -> str:
+        outcome = ("JMH's result for it comes from the iterations before the failure"
+                   if self.has_result else "it has no result")
+        return f"line {self.line}: {self.what()}; {outcome}"
+
+
+@dataclass
 class JmhFile:
     path: str
     format: str                             # json, csv or text
     results: list[JmhResult]
     warnings: list[str] = field(default_factory=list)
+    failures: list[JmhFailure] = field(default_factory=list)
+
+    def failure_warnings(self) -> list[str]:
+        return [f.warning() for f in self.failures]
 
 
 def read_jmh(path: str | os.PathLike, text: str | None = None) -> JmhFile:
@@ -91,17 +131,34 @@ def read_jmh(path: str | os.PathLike, text: str | None = None) -> JmhFile:
     start = text.lstrip()
     if not start:
         raise JmhError("empty file (JMH writes at least [] to a JSON result)", path=path)
+    failures: list[JmhFailure] = []
     if start[0] == "[":
         fmt, results = "json", _read_json(path, text)
     elif start.startswith('"Benchmark"'):
         fmt, results = "csv", _read_csv(path, text)
     elif _text_header(text.splitlines()) is not None:
-        fmt, results = "text", _read_text(path, text)
+        fmt, (results, failures) = "text", _read_text(path, text)
     else:
-        raise JmhError("neither a JMH JSON array, a JMH CSV header (\"Benchmark\",\"Mode\",...) "
-                       "nor a JMH results table (Benchmark ... Mode ... Units)", path=path,
-                       line=1, hint="write results with -rf json, -rf csv or -rf text")
-    return JmhFile(path, fmt, results, _grid_warnings(results))
+        raise _no_table_error(path, text.splitlines())
+    jmh = JmhFile(path, fmt, results, failures=failures)
+    jmh.warnings = jmh.failure_warnings() + _grid_warnings(results)
+    return jmh
+
+
+def _no_table_error(path: str, lines: list[str]) -> JmhError:
+    runs = _console_runs(lines, path)
+    if not runs:
+        return JmhError("neither a JMH JSON array, a JMH CSV header (\"Benchmark\",\"Mode\","
+                        "...) nor a JMH results table (Benchmark ... Mode ... Units)", path=path,
+                        line=1, hint="write results with -rf json, -rf csv or -rf text")
+    failures = _failures(runs, [])
+    if failures:
+        return JmhError(f"JMH's console output stops before its results table: "
+                        f"{failures[-1].what()}", path=path, line=failures[-1].line,
+                        hint="JMH stops at the first failure with -foe true; fix the benchmark "
+                             "or run without -foe to get the other results")
+    return JmhError("JMH's console output without its results table (the run was cut short?)",
+                    path=path, line=len(lines), hint="give the whole output, or -rf json")
 
 
 # ---- JSON ----------------------------------------------------------------------------------
@@ -471,6 +528,8 @@ def _text_header(lines: list[str]) -> int | None:
 def _text_number(tokens: list[str], path: str, line: int) -> tuple[float | None, bool]:
     """A score as the table prints it: "12.345", "≈ 0", or "≈ 10⁻⁴" (JMH's way with tiny
     values)."""
+    if not tokens:
+        raise JmhError("expected a score, got nothing", path=path, line=line)
     approximate = tokens[0] == "≈"
     text = "".join(tokens[1:] if approximate else tokens)
     if approximate and text.startswith("10") and len(text) > 2:
@@ -487,7 +546,7 @@ def _text_number(tokens: list[str], path: str, line: int) -> tuple[float | None,
     return (value if math.isfinite(value) else None), approximate
 
 
-def _read_text(path: str, text: str) -> list[JmhResult]:
+def _read_text(path: str, text: str) -> tuple[list[JmhResult], list[JmhFailure]]:
     lines = text.splitlines()
     start = _text_header(lines)
     header = lines[start].split()
@@ -521,8 +580,9 @@ def _read_text(path: str, text: str) -> list[JmhResult]:
                            approximate=approximate)
         row_params = {k: v for k, v in zip(params, values) if v != "N/A"}
         rows.add(line_no, name, mode, row_params, metric, None)
-    _add_console_runs(rows.results, lines[:start], path)
-    return rows.results
+    runs = _console_runs(lines[:start], path)
+    _add_console_runs(rows.results, runs)
+    return rows.results, _failures(runs, rows.results)
 
 
 # ---- JMH's console output: the run headers and iteration lines before the table -------------
@@ -539,6 +599,13 @@ class _ConsoleRun:
     benchmark: str | None = None
     params: dict[str, str] = field(default_factory=dict)
     raw: list[list[float]] = field(default_factory=list)
+    # (line, "iteration 2" or "warm-up iteration 1", fork, exception) per "<failure>"
+    failures: list[list] = field(default_factory=list)
+
+    def matches(self, result: JmhResult) -> bool:
+        return (self.mode == result.mode and self.params == result.params
+                and (self.benchmark == result.benchmark
+                     or self.benchmark.endswith("." + result.benchmark)))
 
 
 def _console_header(settings: JmhSettings, key: str, value: str, run: _ConsoleRun) -> None:
@@ -575,15 +642,29 @@ def _console_header(settings: JmhSettings, key: str, value: str, run: _ConsoleRu
             run.params[name] = v
 
 
+_FAILED_ITERATION = re.compile(r"^(# Warmup )?Iteration\s+(\d+):\s*<failure>")
+
+
 def _console_runs(lines: list[str], path: str) -> list[_ConsoleRun]:
     runs: list[_ConsoleRun] = []
     run = None
+    awaiting_exception = None               # a failure whose stack trace comes next
     for line_no, line in enumerate(lines, 1):
+        failed = _FAILED_ITERATION.match(line)
+        if awaiting_exception is not None and line.strip():
+            # (JMH prints the exception's toString() first, after a blank line)
+            awaiting_exception[3] = line.strip()[:300]
+            awaiting_exception = None
+            continue
         if line.startswith("# JMH version: "):
             run = _ConsoleRun(JmhSettings(jmh_version=line.split(": ", 1)[1].strip()))
             runs.append(run)
         elif run is None:
             continue
+        elif failed:
+            iteration = ("warm-up iteration " if failed[1] else "iteration ") + failed[2]
+            awaiting_exception = [line_no, iteration, len(run.raw) or None, "(no stack trace)"]
+            run.failures.append(awaiting_exception)
         elif line.startswith("# Fork: "):   # "# Fork: 1 of 3"
             run.raw.append([])
             total = line.split(" of ")[-1].strip()
@@ -601,17 +682,30 @@ def _console_runs(lines: list[str], path: str) -> list[_ConsoleRun]:
     return runs
 
 
-def _add_console_runs(results: list[JmhResult], lines: list[str], path: str) -> None:
+def _add_console_runs(results: list[JmhResult], runs: list[_ConsoleRun]) -> None:
     """Settings and per-fork data from the console output above the table, when it is there."""
-    runs = [r for r in _console_runs(lines, path) if r.benchmark and r.mode]
+    runs = [r for r in runs if r.benchmark and r.mode]
     for result in results:
         for run in runs:
-            if (run.mode == result.mode and run.params == result.params
-                    and (run.benchmark == result.benchmark
-                         or run.benchmark.endswith("." + result.benchmark))):
+            if run.matches(result):
                 result.benchmark = run.benchmark  # the table drops the common package
                 result.settings = run.settings
                 if result.mode != "sample":
                     result.primary.raw_data = [fork for fork in run.raw if fork]
                     result.forks = fork_means(result.primary)
                 break
+
+
+def _failures(runs: list[_ConsoleRun], results: list[JmhResult]) -> list[JmhFailure]:
+    """One JmhFailure per console run that printed "<failure>", in the output's order."""
+    out = []
+    for run in runs:
+        if not run.failures:
+            continue
+        line, iteration, fork, exception = run.failures[0]
+        out.append(JmhFailure(
+            benchmark=run.benchmark or "(unnamed benchmark)", mode=run.mode,
+            params=dict(sorted(run.params.items())), line=line, iteration=iteration,
+            fork=fork, exception=exception, failed_forks=len(run.failures),
+            has_result=bool(run.benchmark and any(run.matches(r) for r in results))))
+    return out

@@ -127,6 +127,16 @@ def _settings(table: jr.Table) -> list[dict[str, str]]:
     return [{"label": k, "value": v} for k, v in rows]
 
 
+def _failed_warning(failures) -> dict[str, Any]:
+    """The benchmarks that threw, as JMH's console output shows them."""
+    without = sum(1 for _, f in failures if not f.has_result)
+    return {"id": "failed",
+            "text": (f"Failed: {len(failures)} benchmark(s) threw during the run. JMH has no "
+                     f"result for {without} of them; the others' results come only from the "
+                     f"iterations before the failure."),
+            "items": [f"{f.what()} ({source}, line {f.line})" for source, f in failures]}
+
+
 def methodology(report: jr.JmhReport) -> dict[str, Any]:
     warnings = []
     checks = (
@@ -146,6 +156,8 @@ def methodology(report: jr.JmhReport) -> dict[str, Any]:
     )
     total = sum(len(t.entries()) for t in report.tables)
     counts = {}
+    if report.failures:
+        warnings.append(_failed_warning(report.failures))
     for find, key, head, item in checks:
         items = [item(t, e) for t in report.tables for e in find(t)]
         counts[key] = len(items)

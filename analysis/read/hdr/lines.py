@@ -74,9 +74,11 @@ class HeaderState:
     base_time: float = 0.0
     observed_base: bool = False
     explicit_start: bool = False     # a #[StartTime] line was seen (not deduced)
-    # A #[BaseTime] but no #[StartTime] before the first interval: the time axis (and so
-    # -start/-end) is seconds since that interval's absolute start (see iter_lines).
-    start_from_first_interval: bool = False
+    # A #[BaseTime] but no #[StartTime] before the first interval (see line_item).
+    base_without_start: bool = False
+    # The start time of such a log: Java's (False), or its first interval's absolute start
+    # (True: an axis that -start/-end and per-interval times can use).
+    axis_from_first_interval: bool = False
     # Whether some line was a histogram line or a log header: until then, warnings about lines
     # that are not interval-log lines are held here (a README given as a log is one error, not a
     # warning per line); the first recognised line releases them.
@@ -205,14 +207,15 @@ def line_item(line_no: int, line: str, path: str, warnings: list[str], state: He
                         "any plausible range; line skipped")
         return None
     if not state.observed_start:
+        state.start_time = timestamp
         if state.observed_base:
-            # Java takes the first (relative) timestamp itself as the start time, so that
-            # -start/-end would be compared with offsets near BaseTime (match nothing, or
-            # everything): here the axis starts at the first interval's absolute start.
-            state.start_time = timestamp + state.base_time
-            state.start_from_first_interval = True
-        else:
-            state.start_time = timestamp
+            # Java takes the bare relative timestamp as the start time: every offset is then
+            # about BaseTime (a -start/-end window selects nothing or everything), and
+            # HistogramLogProcessor prints absolute times, with no StartTime line when that
+            # timestamp is 0. The other axis starts at the first interval's absolute start.
+            state.base_without_start = True
+            if state.axis_from_first_interval:
+                state.start_time += state.base_time
         state.observed_start = True
     if not state.observed_base:
         # Java: a timestamp more than a year before StartTime means relative timestamps.

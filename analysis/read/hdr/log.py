@@ -16,10 +16,12 @@ allows (as Java does), and a claimed length or count that cannot be real is refu
 
 Time axis: `Interval.start_s` is seconds since the log's start time exactly as Java computes it
 for HistogramLogProcessor's `-start/-end` (absolute start - `#[StartTime]`, or - the first
-interval's timestamp when there is no StartTime line), with one exception: a log with a
-`#[BaseTime]` but no `#[StartTime]` before its first interval starts its axis at that interval's
-absolute start (timestamp + BaseTime). Java takes the bare relative timestamp as the start time
-there, so every offset is about BaseTime and a window matches nothing or everything.
+interval's timestamp when there is no StartTime line), with one exception in `read_hlog`: a log
+with a `#[BaseTime]` but no `#[StartTime]` before its first interval starts its axis at that
+interval's absolute start (timestamp + BaseTime). Java takes the bare relative timestamp as the
+start time there, so every offset is about BaseTime and a window matches nothing or everything.
+`iter_batches` keeps Java's axis unless its HeaderState asks for the other
+(`axis_from_first_interval`): HistogramLogProcessor's output is printed on Java's.
 
 Also reported, once per tag (Java says nothing): intervals with a negative timestamp, and
 intervals that start before the one above them. A file none of whose lines is a histogram line
@@ -259,7 +261,7 @@ def read_hlog(path) -> HlogLog:
     Raises HlogError when the file holds no usable interval."""
     path = os.fspath(path)
     warnings: list[str] = []
-    state = HeaderState()
+    state = HeaderState(axis_from_first_interval=True)
     intervals: list[Interval] = []
     kept_entries = 0
     for batch in iter_batches(path, warnings, state):

@@ -113,12 +113,38 @@ def _selected(batch, tag, start_s, end_s) -> tuple[np.ndarray, int]:
     return chosen, with_tag
 
 
+class _NothingOnJavasAxis(Exception):
+    """A window selected nothing in a log with #[BaseTime] and no #[StartTime], on Java's
+    axis (where HistogramLogProcessor throws): read again on the first interval's."""
+
+
 def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio=1e6, ticks=5,
             csv=False, with_interval_log=True, parallel=None):
     """-> (interval log text, .hgrm text). Raises HlogError when no interval matches.
     `parallel`: read ahead in a second process (None: when the input is large enough; see
-    log.iter_batches)."""
-    state = HeaderState()
+    log.iter_batches).
+
+    Java's time axis (HistogramLogProcessor's bytes) unless the log has a #[BaseTime] and no
+    #[StartTime] and the window selects nothing on it: then the window counts from the first
+    interval's absolute start, and the output shows that axis (its StartTime line, times
+    relative to it). Only that case reads the input twice."""
+    settings = dict(tag=tag, start_s=start_s, end_s=end_s, ratio=ratio, ticks=ticks, csv=csv,
+                    with_interval_log=with_interval_log, parallel=parallel)
+    first_pass: list[str] = []      # (the second pass warns about the same lines again)
+    try:
+        outputs = _process(source, text, HeaderState(), first_pass, **settings)
+    except _NothingOnJavasAxis:
+        return _process(source, text, HeaderState(axis_from_first_interval=True), warnings,
+                        **settings)
+    except BaseException:
+        warnings.extend(first_pass)
+        raise
+    warnings.extend(first_pass)
+    return outputs
+
+
+def _process(source, text, state, warnings, *, tag, start_s, end_s, ratio, ticks, csv,
+             with_interval_log, parallel):
     ilog = _IntervalLog(csv, ratio)
     body: list[str] = []         # interval rows, with the StartTime line where Java puts it
     hgrm_prefix: list[str] = []
@@ -187,6 +213,8 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
     if not seen_any:
         raise nothing_read_error(source, state, warnings)
     if kind is None:
+        if state.base_without_start and not state.axis_from_first_interval and with_tag:
+            raise _NothingOnJavasAxis
         raise HlogError(_no_match_message(tag, start_s, end_s, state), path=source)
     if (start_s is not None or end_s is not None) and selected == with_tag:
         warnings.append(f"{source}: the window -start {_or(start_s, '-inf')} -end "
@@ -212,11 +240,16 @@ def _or(value, default):
 
 
 def _axis(state) -> str:
-    """What -start/-end count from (see lines.iter_lines)."""
+    """What -start/-end count from (see lines.line_item)."""
     if state.explicit_start:
         return "#[StartTime]"
-    return "the first interval's start" + (" (timestamp + #[BaseTime])"
-                                           if state.start_from_first_interval else "")
+    if not state.base_without_start:
+        return "the first interval's start"
+    if state.axis_from_first_interval:
+        return "the first interval's start (timestamp + #[BaseTime])"
+    return ("the first interval's bare timestamp, as HistogramLogProcessor counts them: each "
+            "interval is about #[BaseTime] s after it; a window that selects nothing there "
+            "counts from the first interval's start (timestamp + #[BaseTime])")
 
 
 def _no_match_message(tag, start_s, end_s, state) -> str:
