@@ -46,7 +46,9 @@ def low_sample_percentiles(count: int) -> list[str]:
             if round(count * (100.0 - p) / 100.0, 6) < LOW_SAMPLE_BEYOND]
 
 
-def achieved_rate(count: int, duration_s: float) -> float:
+def recorded_rate(count: int, duration_s: float) -> float:
+    """Schema 1's one rate, its throughput: the values the log recorded (by completion time)
+    in the window, per second of it."""
     return count / duration_s
 
 
@@ -107,7 +109,7 @@ def cell_host(repetitions: Sequence[Repetition]) -> HostHealth | None:
         send_lag_p99_ms=_median(h.send_lag_p99_ms for h in hosts))
 
 
-def cell_in_flight(repetitions: Sequence[Repetition], goodput: float, mean: Percentile,
+def cell_in_flight(repetitions: Sequence[Repetition], answered_rps: float, mean: Percentile,
                    saturated: bool) -> InFlight:
     """Measured in flight (medians of the repetitions' window mean, start and end; the largest
     max) with overload.in_flight's Little's-law check (only on cells not saturated)."""
@@ -116,7 +118,7 @@ def cell_in_flight(repetitions: Sequence[Repetition], goodput: float, mean: Perc
     return overload.in_flight(
         _median(f.measured_mean for f in measured), max(maxima) if maxima else None,
         _median(f.at_window_start for f in measured), _median(f.at_window_end for f in measured),
-        goodput, mean, saturated)
+        answered_rps, mean, saturated)
 
 
 def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: float | None,
@@ -133,9 +135,14 @@ def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: fl
     n = len(repetitions)
     stats = cell_stats(repetitions)
     spreads = overload.repetition_spreads([r.stats for r in repetitions]) if n > 1 else {}
-    rate_spread = overload.number_spread([r.achieved_rate for r in repetitions])
-    goodput = rate_spread[1]
-    server = _median(r.server_completion_rate for r in repetitions)
+    throughput_spread = overload.number_spread([r.throughput_rps for r in repetitions])
+    goodputs = [r.goodput_rps for r in repetitions]
+    goodput_spread = (None if any(g is None for g in goodputs)
+                      else overload.number_spread(goodputs))
+    throughput = throughput_spread[1]
+    # the rate the offered load was answered at, for the goodput rule and Little's law;
+    # schema 1 records one rate only
+    answered = throughput if goodput_spread is None else goodput_spread[1]
     accounting = total_accounting([r.accounting for r in repetitions])
     drops = drop_pct = None
     if accounting.completed is not None:
@@ -145,23 +152,24 @@ def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: fl
         drops = max(accounting.sent - stats.count, 0)
     if drops is not None and accounting.sent is not None:
         drop_pct = 100.0 * drops / accounting.sent if accounting.sent else 0.0
-    sat = overload.saturation(goodput, offered_rate, queue_verdict(repetitions),
-                              stats.get("p50"), baseline_p50_ms,
-                              delivered_rps=server if server is not None else goodput,
+    sat = overload.saturation(answered, offered_rate, queue_verdict(repetitions),
+                              stats.get("p50"), baseline_p50_ms, throughput_rps=throughput,
                               predicted_ceiling_rps=predicted_ceiling_rps)
     sat = Saturation(sat.saturated, sat.reasons, sat.sentences)
     service = overload.service_time(service_time_ms, baseline_p50 or Percentile())
     first = repetitions[0]
     return Cell(scenario=scenario, system=system, load=load, repetitions=repetitions,
-                stats=stats, achieved_rate=goodput, saturation=sat,
+                stats=stats, throughput_rps=throughput, saturation=sat,
                 low_sample=low_sample_percentiles(min(r.stats.count for r in repetitions)),
                 accounting=accounting, drops=drops, drop_pct=drop_pct, spread=spreads,
-                rate_spread=rate_spread if n > 1 else None,
+                throughput_spread=throughput_spread if n > 1 else None,
+                goodput_spread=goodput_spread if n > 1 else None,
                 repetitions_disagree=overload.repetitions_disagree(spreads, sat.saturated)
                 if spreads else False,
-                in_flight=cell_in_flight(repetitions, goodput, stats.mean, sat.saturated),
+                in_flight=cell_in_flight(repetitions, answered, stats.mean, sat.saturated),
                 spectrum=spectrum, jvm=first.jvm, gc_pauses=first.gc_pauses,
-                host=cell_host(repetitions), server_completion_rate=server,
+                host=cell_host(repetitions),
+                goodput_rps=None if goodput_spread is None else goodput_spread[1],
                 time_split=None if service is None else overload.where_the_time_went(
                     stats.mean, stats.get("p99"), service),
                 timeout_ms=first.timeout_ms, imported=first.imported)
@@ -175,11 +183,11 @@ def predicted_ceiling(concurrency_limit: int | None, service_time_ms: float | No
 
 
 def fill_system(system: System, *, service_time_ms: float | None,
-                achieved_rates: Sequence[float | None]) -> None:
-    """The system's predicted ceiling, its measured peak (the highest server completion rate;
-    schema 1: achieved rate) and how far apart they are."""
+                throughput_rps: Sequence[float | None]) -> None:
+    """The system's predicted ceiling, its measured peak (the highest throughput) and how far
+    apart they are."""
     predicted = predicted_ceiling(system.concurrency_limit, service_time_ms)
-    peak = overload.measured_ceiling(list(achieved_rates))
+    peak = overload.measured_ceiling(list(throughput_rps))
     vs = None
     if predicted is not None and peak is not None:
         vs = (peak - predicted) / predicted * 100.0
@@ -189,7 +197,9 @@ def fill_system(system: System, *, service_time_ms: float | None,
 
 
 def interval_series(intervals: Iterable, value_unit: str) -> list[dict[str, Any]]:
-    """Per-interval count, achieved rate, p50, p99 and max, time relative to the first interval."""
+    """Per-interval count, throughput, p50, p99 and max, time relative to the first interval.
+    The throughput is the log's count per second (schema 1's, by completion time); a schema-2
+    reader replaces it with the counts file's every reply (analyse.read_repetition)."""
     rows = []
     t0 = None
     for iv in intervals:
@@ -202,7 +212,7 @@ def interval_series(intervals: Iterable, value_unit: str) -> list[dict[str, Any]
             "t_s": iv.start_s - t0,
             "length_s": iv.length_s,
             "count": count,
-            "achieved_rate": count / iv.length_s if iv.length_s > 0 else None,
+            "throughput_rps": count / iv.length_s if iv.length_s > 0 else None,
             **{f"{name}_ms": None if empty else to_ms(h.value_at_percentile(p), value_unit)
                for name, p in SERIES_PERCENTILES},
             "max_ms": None if empty else to_ms(h.max, value_unit),
@@ -339,4 +349,4 @@ def build_scenario(scenario: Scenario, measured: dict, combine, unit: str,
             scenario.cells[(lp.id, system.id)] = cell
         cells = [c for c in scenario.measured() if c.system == system.id]
         fill_system(system, service_time_ms=service,
-                    achieved_rates=[c.delivered_rate for c in cells])
+                    throughput_rps=[c.throughput_rps for c in cells])

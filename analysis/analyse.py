@@ -192,6 +192,9 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
             c = by_t.get(round(iv.start_s, 1))
             row["timed_out"] = c.timed_out if c else None
             row["in_flight_mean"] = c.in_flight_mean if c else None
+            # throughput: every reply in the interval, as the cell's; the log's count is only
+            # the window's requests answered in time
+            row["throughput_rps"] = c.completed / c.length_s if c and c.length_s > 0 else None
     span_s = sum(iv.length_s for iv in intervals)
     jvm = gc_pauses = None
     summary = None
@@ -211,7 +214,7 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
         p50s = [(r["t_s"], r["p50_ms"]) for r in series if r["p50_ms"] is not None]
         return Repetition(
             index=cell.repetition, source=rel, stats=stats,
-            achieved_rate=aggregate.achieved_rate(stats.count, lp.duration_s),
+            throughput_rps=aggregate.recorded_rate(stats.count, lp.duration_s),
             accounting=Accounting(sent=cell.sent, errors=cell.errors, timed_out=cell.timeouts),
             series=series, jvm=jvm, gc_pauses=gc_pauses, timeout_ms=tmo,
             queue=overload.queue_growth_from_p50([t for t, _ in p50s], [v for _, v in p50s],
@@ -223,7 +226,7 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
     stats = overload.censored_stats(histogram, w.timed_out, tmo, 1.0 / UNITS_PER_MS[unit],
                                     w.errors)
     window_s = w.duration_s or lp.duration_s
-    rates = overload.achieved_rates(w.completed, window_s, counts.server_completions_window)
+    rates = overload.window_rates(w.completed, window_s, counts.server_completions_window)
     win = counts.window_intervals()
     queue = overload.queue_growth([iv.t_s for iv in win], [iv.in_flight_mean for iv in win],
                                   lp.offered_rate)
@@ -235,10 +238,10 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
     host = replace(host, send_lag_p99_ms=None if lag is None else lag / 1000.0)
     fl = counts.in_flight
     return Repetition(
-        index=cell.repetition, source=rel, stats=stats, achieved_rate=rates.goodput_rps,
+        index=cell.repetition, source=rel, stats=stats, throughput_rps=rates.throughput_rps,
         accounting=Accounting(sent=w.sent, completed=w.completed, timed_out=w.timed_out,
                               errors=w.errors, not_sent=w.not_sent),
         series=series, jvm=jvm, gc_pauses=gc_pauses, host=host,
         in_flight=InFlight(fl.window_mean, fl.window_max, fl.at_window_start, fl.at_window_end),
-        server_completion_rate=rates.server_completion_rps, queue=queue,
+        goodput_rps=rates.goodput_rps, queue=queue,
         timeout_ms=tmo), histogram

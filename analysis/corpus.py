@@ -26,7 +26,7 @@ AT_LEAST_COLUMNS = tuple(f"{name}_at_least_ms" for name in PERCENTILE_NAMES)
 FLAG_COLUMNS = ("saturated", "saturation", "host_busy", "censored")
 # The run's environment, one column per run.yml key: compare lists the differences.
 ENV_COLUMNS = tuple(f"env_{key}" for key in ENVIRONMENT_LABELS)
-COLUMNS = (KEY_COLUMNS + ("offered_rate", "count", "achieved_rate") + LATENCY_KEYS
+COLUMNS = (KEY_COLUMNS + ("offered_rate", "count", "throughput_rps", "goodput_rps") + LATENCY_KEYS
            + AT_LEAST_COLUMNS + ACCOUNTING + FLAG_COLUMNS + ENV_COLUMNS)
 TEXT_COLUMNS = ("run", "series", "version", "date", "scenario", "system", "load", "saturation",
                 *ENV_COLUMNS)
@@ -48,7 +48,7 @@ def run_rows(run: Run) -> list[dict]:
                        "date": run.date, "scenario": scenario.id, "system": cell.system,
                        "load": cell.load, "repetition": rep.index,
                        "offered_rate": offered.get(cell.load), "count": rep.stats.count,
-                       "achieved_rate": rep.achieved_rate}
+                       "throughput_rps": rep.throughput_rps, "goodput_rps": rep.goodput_rps}
                 for key in LATENCY_KEYS:
                     row[key] = rep.stats.value(key)
                 censored = False

@@ -114,7 +114,10 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples, imported: I
     imported.hlog_text = format_hlog(rec.intervals, rec.start_time_s)
     rep = Repetition(
         index=cell.repetition, source=imported.source, stats=stats,
-        achieved_rate=rec.answered / duration if duration else 0.0,
+        # the tool times each request from its send: the window's requests that got a reply
+        # (any status) per second, and those answered successfully
+        throughput_rps=(rec.answered + rec.errors) / duration if duration else 0.0,
+        goodput_rps=rec.answered / duration if duration else None,
         accounting=Accounting(sent=rec.requests, completed=rec.answered,
                               timed_out=rec.timed_out, errors=rec.errors),
         series=series, timeout_ms=timeout_ms, queue=queue, imported=imported)
@@ -164,7 +167,7 @@ def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Im
         answered = summary.requests - (summary.errors or 0)
         sent = summary.requests + (summary.timeouts or 0)
     return Repetition(
-        index=cell.repetition, source=rel, stats=stats, achieved_rate=rate or 0.0,
+        index=cell.repetition, source=rel, stats=stats, throughput_rps=rate or 0.0,
         accounting=Accounting(sent=sent, completed=answered,
                               timed_out=summary.timeouts, errors=summary.errors),
         series=series, imported=imported)
@@ -173,5 +176,5 @@ def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Im
 def _summary_interval(row: dict) -> dict:
     """A summary's per-interval row (Locust's history) in interval_series' shape."""
     return {"t_s": row.get("t_s"), "length_s": row.get("length_s"), "count": row.get("count"),
-            "achieved_rate": row.get("rate_rps"), "p50_ms": row.get("p50_ms"),
+            "throughput_rps": row.get("rate_rps"), "p50_ms": row.get("p50_ms"),
             "p99_ms": row.get("p99_ms"), "max_ms": row.get("max_ms")}

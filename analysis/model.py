@@ -19,6 +19,16 @@ scenario's predicted ceiling, measured peak and latency baseline). Issue 10 fill
 in flight as measured, host health, per-window JVM figures, repetitions' spread); the rules
 that fill them are analysis/overload.py's.
 docs/data-format.md ("The run model") says where each slot is serialised.
+
+Two rates, one meaning each (docs/data-format.md, "Rates"):
+- `throughput_rps`: replies the server sent during the measured window, per second of window
+  (schema 2: every reply, to earlier requests too; schema 1, which records no goodput: the
+  values the log recorded in the window, by completion time). What the server delivered; the
+  load-curve table's `throughput` column and the measured ceiling.
+- `goodput_rps` (schema 2 only): the window's own requests answered within the timeout, counted
+  through the drain, per second of window: the offered rate x the share answered in time. Past
+  the ceiling it exceeds `throughput_rps` (the drain answers window requests after the window
+  closes), so it is never shown as a throughput.
 """
 from __future__ import annotations
 
@@ -26,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 CELL_KINDS = ("load", "jmh")
-SATURATION_REASONS = ("throughput", "queue", "latency", "utilisation")
+SATURATION_REASONS = ("goodput", "queue", "latency", "utilisation")
 
 
 @dataclass(frozen=True)
@@ -289,14 +299,14 @@ class Repetition:
     index: int                              # 1-based, as run.yml's `repetition`
     source: str                             # the .hlog, repo-relative
     stats: LatencyStats
-    achieved_rate: float                    # goodput: window requests answered in time / s
+    throughput_rps: float                   # see "Two rates" above
     accounting: Accounting
     series: list[dict[str, Any]]            # per interval: aggregate.interval_series
     jvm: Jvm | None = None
     gc_pauses: list[dict[str, float]] | None = None   # on the series' time axis, in its span
     host: HostHealth | None = None
     in_flight: InFlight | None = None
-    server_completion_rate: float | None = None   # every reply during the window / s
+    goodput_rps: float | None = None        # schema 2; see "Two rates" above
     queue: Any = None                       # overload.QueueTest on the window's intervals
     timeout_ms: float | None = None         # the generator's timeout (censored values' bound)
     imported: Imported | None = None        # issue 23: read from a load tool's file
@@ -312,21 +322,22 @@ class Cell:
     load: str
     repetitions: list[Repetition]
     stats: LatencyStats
-    achieved_rate: float                    # median goodput of the repetitions
+    throughput_rps: float                   # median of the repetitions'
     saturation: Saturation
     low_sample: list[str]                   # percentile names resting on < 10 samples
     accounting: Accounting
     drops: int | None = None                # timed_out + errors (schema 1: sent - count)
     drop_pct: float | None = None           # of sent
     spread: dict[str, Spread] = field(default_factory=dict)   # "p99" -> min / median / max
-    rate_spread: tuple[float, float, float] | None = None     # goodput min / median / max
+    throughput_spread: tuple[float, float, float] | None = None   # min / median / max
+    goodput_spread: tuple[float, float, float] | None = None
     repetitions_disagree: bool = False
     in_flight: InFlight | None = None
     spectrum: list[tuple[float, float, bool]] = field(default_factory=list)  # (p, ms, censored)
     jvm: Jvm | None = None                  # the first repetition's (not additive)
     gc_pauses: list[dict[str, float]] | None = None
     host: HostHealth | None = None
-    server_completion_rate: float | None = None   # median over the repetitions
+    goodput_rps: float | None = None        # schema 2: median of the repetitions'
     time_split: Any = None                  # overload.TimeAccount: where the time went
     timeout_ms: float | None = None
     in_flight_cap: float | None = None      # load_generator.connections, when given
@@ -344,13 +355,6 @@ class Cell:
     def sources(self) -> list[str]:
         return [r.source for r in self.repetitions]
 
-    @property
-    def delivered_rate(self) -> float:
-        """What the server delivered: every reply in the window per second (schema 1: the
-        achieved rate), the rate a reader compares with the offered one."""
-        return (self.server_completion_rate if self.server_completion_rate is not None
-                else self.achieved_rate)
-
 
 @dataclass
 class System:
@@ -360,8 +364,8 @@ class System:
     concurrency_limit: int | None = None
     description: str | None = None
     predicted_ceiling_rps: float | None = None
-    measured_peak_rps: float | None = None  # highest server completion rate (schema 1:
-    peak_vs_predicted_pct: float | None = None   # achieved rate) over the load points
+    measured_peak_rps: float | None = None  # highest throughput_rps over the load points
+    peak_vs_predicted_pct: float | None = None
     baseline_p50_ms: float | None = None    # p50 at the lowest load (the latency rule's base)
     family: str | None = None               # the server, e.g. "Jetty 12" (issue 11)
     model: str | None = None                # pool | virtual | event-loop (issue 11)

@@ -25,7 +25,7 @@ from analysis.vocabulary import PERCENTILES
 STAT_KEYS = tuple(name for name, _, _ in PERCENTILES) + ("max", "mean")
 
 # Saturation rules (see `saturation`).
-THROUGHPUT_SHARE = 0.95        # throughput: achieved < 95 % of offered
+GOODPUT_SHARE = 0.95           # goodput: < 95 % of offered (window requests answered)
 QUEUE_MIN_SLOPE_SHARE = 0.005  # queue: in-flight grows by > 0.5 % of the offered rate per second
                                #   (demo: unsaturated cells within +-0.01 %, the pool at its
                                #   ceiling 0.75 %, past it 50-86 %)
@@ -108,29 +108,28 @@ def _mean_with_timeouts(h, timed_out: int, timeout_ms: float, ms_per_unit: float
     return (h.mean * h.total_count + timeout_units * timed_out) / total * ms_per_unit
 
 
-# -- achieved rates -----------------------------------------------------------------------------
+# -- the window's rates ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class AchievedRates:
+class WindowRates:
+    throughput_rps: float          # every reply during the window / window s
     goodput_rps: float             # window requests answered within the timeout / window s
-    server_completion_rps: float | None   # all completions during the window / window s
 
 
-def achieved_rates(completed: int, window_s: float,
-                   server_completions_window: int | None) -> AchievedRates:
-    """Two rates, not to be confused. Goodput: the window's own requests answered within the
-    timeout, per second of window - what the offered load got. Server completion rate: every
-    reply that arrived during the window (warm-up requests included), per second - what the
-    server delivered; the measured ceiling is the highest of these over the load points."""
+def window_rates(completed: int, window_s: float, server_completions_window: int) -> WindowRates:
+    """Two rates, not to be confused (analysis/model.py, "Two rates"). Throughput: every reply
+    that arrived during the window (warm-up requests' too), per second - what the server
+    delivered; the measured ceiling is the highest of these over the load points. Goodput: the
+    window's own requests answered within the timeout, whenever in the window or the drain
+    they were answered, per second of window - what the offered load got."""
     if window_s <= 0:
         raise ValueError("window length must be positive")
-    server = None if server_completions_window is None else server_completions_window / window_s
-    return AchievedRates(completed / window_s, server)
+    return WindowRates(server_completions_window / window_s, completed / window_s)
 
 
-def measured_ceiling(server_completion_rps: list[float | None]) -> float | None:
-    """The highest server completion rate over a system's load points (None when none known)."""
-    known = [r for r in server_completion_rps if r is not None]
+def measured_ceiling(throughput_rps: list[float | None]) -> float | None:
+    """The highest throughput over a system's load points (None when none known)."""
+    known = [r for r in throughput_rps if r is not None]
     return max(known) if known else None
 
 
@@ -189,10 +188,10 @@ def queue_growth_from_p50(t_s: list[float], p50_ms: list[float],
 
 def saturation(goodput_rps: float, offered_rate: float | None, queue: QueueTest | None,
                p50: Percentile, baseline_p50_ms: float | None,
-               delivered_rps: float | None = None,
+               throughput_rps: float | None = None,
                predicted_ceiling_rps: float | None = None) -> Saturation:
     """Saturated when any rule holds, with the reasons in fixed order:
-    throughput  - goodput < THROUGHPUT_SHARE x offered;
+    goodput     - goodput < GOODPUT_SHARE x offered: the window's requests went unanswered;
     queue       - `queue.grows` (see `queue_growth`);
     latency     - p50 > LATENCY_FACTOR x the same system's p50 at its lowest load (a censored
                   p50 counts as above; no baseline, or a censored one: not tested);
@@ -200,10 +199,10 @@ def saturation(goodput_rps: float, offered_rate: float | None, queue: QueueTest 
                   ceiling (Little's law, N / S; not tested without one)."""
     reasons, sentences = [], []
     # a closed loop (offered_rate None) offers no rate: its throughput is what it achieved
-    if offered_rate and goodput_rps < THROUGHPUT_SHARE * offered_rate:
-        reasons.append("throughput")
+    if offered_rate and goodput_rps < GOODPUT_SHARE * offered_rate:
+        reasons.append("goodput")
         sentences.append(f"{goodput_rps:.1f} of {offered_rate:g} req/s offered were answered "
-                         f"within the timeout (under {THROUGHPUT_SHARE:.0%})")
+                         f"within the timeout (under {GOODPUT_SHARE:.0%})")
     if queue is not None and queue.grows:
         reasons.append("queue")
         sentences.append(f"requests in flight grew by {queue.slope_per_s:.1f} per second "
@@ -215,11 +214,11 @@ def saturation(goodput_rps: float, offered_rate: float | None, queue: QueueTest 
             shown = f"over {p50.at_least_ms:g}" if p50.censored else f"{p50.value_ms:.3g}"
             sentences.append(f"p50 {shown} ms is more than {LATENCY_FACTOR:g} x the "
                              f"{baseline_p50_ms:.3g} ms at the lowest load")
-    if (predicted_ceiling_rps and delivered_rps is not None
-            and delivered_rps >= UTILISATION_SHARE * predicted_ceiling_rps):
+    if (predicted_ceiling_rps and throughput_rps is not None
+            and throughput_rps >= UTILISATION_SHARE * predicted_ceiling_rps):
         reasons.append("utilisation")
-        sentences.append(f"the server delivered {delivered_rps:.1f} req/s, "
-                         f"{100.0 * delivered_rps / predicted_ceiling_rps:.0f} % of its predicted "
+        sentences.append(f"the server delivered {throughput_rps:.1f} req/s, "
+                         f"{100.0 * throughput_rps / predicted_ceiling_rps:.0f} % of its predicted "
                          f"ceiling of {predicted_ceiling_rps:g} req/s")
     return Saturation(bool(reasons), tuple(reasons), tuple(sentences))
 

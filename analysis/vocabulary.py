@@ -61,30 +61,32 @@ REPORT_FRONT_MATTER = ("layout", "title", "run", "date", "description", "tags", 
                        "generated_by")
 POST_FRONT_MATTER = ("layout", "title", "date", "description", "tags", "run", "image")
 # Columns of assets/data/<run>/<system>-<load>.csv (one row per interval)
-# (of the completed requests; timed_out and in_flight_mean from the counts file, schema 2)
-SERIES_COLUMNS = ("repetition", "t_s", "length_s", "count", "achieved_rate", "p50_ms", "p99_ms",
+# (count and latencies of the completed requests; throughput_rps, timed_out and in_flight_mean
+# from the counts file, schema 2)
+SERIES_COLUMNS = ("repetition", "t_s", "length_s", "count", "throughput_rps", "p50_ms", "p99_ms",
                   "max_ms", "timed_out", "in_flight_mean")
 # Columns of assets/data/<run>/load-curve.csv (one row per cell)
 # (a censored statistic: its column empty, its bound in <name>_at_least_ms)
 AT_LEAST_KEYS = tuple(f"{name}_at_least_ms" for name in PERCENTILE_NAMES) + (
     "max_at_least_ms", "mean_at_least_ms")
-TABLE_CSV_COLUMNS = ("load", "offered_rate", "clients", "system", "count", "achieved_rate",
-                     "server_completion_rate", "saturated", "saturation", *LATENCY_KEYS,
+TABLE_CSV_COLUMNS = ("load", "offered_rate", "clients", "system", "count", "throughput_rps",
+                     "goodput_rps", "saturated", "saturation", *LATENCY_KEYS,
                      *AT_LEAST_KEYS, "sent", "completed", "timed_out", "errors", "not_sent",
                      "drops", "in_flight", "host_busy", "repetitions", "source")
 # Columns of assets/data/<run>/summary.csv (issue 11; one row per scenario and target at the
 # scenario's summary load point; a censored statistic: empty, its bound in <name>_at_least_ms)
 SUMMARY_CSV_COLUMNS = ("scenario", "load", "offered_rate", "system", "family", "model",
-                       "achieved_rate", "p50_ms", "p99_ms", "max_ms", "p50_at_least_ms",
+                       "throughput_rps", "p50_ms", "p99_ms", "max_ms", "p50_at_least_ms",
                        "p99_at_least_ms", "max_at_least_ms", "errors_timed_out", "saturated")
 # Fields of a cell that also carry their printed text as `<field>_text` (what stat.html prints
 # for field=<field>): data key -> text name
 CELL_TEXT_FIELDS = {**{f"{name}_ms": name for name in PERCENTILE_NAMES},
-                    "max_ms": "max", "mean_ms": "mean", "achieved_rate": "achieved",
+                    "max_ms": "max", "mean_ms": "mean", "throughput_rps": "throughput",
+                    "goodput_rps": "goodput",
                     "count": "count", "drops": "drops", "in_flight": "in_flight",
                     "in_flight_max": "in_flight_max", "littles_law": "littles_law",
                     "sent": "sent", "completed": "completed", "timed_out": "timed_out",
-                    "server_completion_rate": "server_rate", "saturation": "saturation",
+                    "saturation": "saturation",
                     "in_flight_at_window_start": "in_flight_start",
                     "in_flight_at_window_end": "in_flight_end",
                     "time_split.mean.waiting_ms": "waiting",

@@ -62,7 +62,7 @@ def cell_rows(seed: int, *, versions: int = VERSIONS, noise: float = NOISE, chan
                                  "version": version_name(v), "date": f"2026-10-{1 + v // 2:02d}",
                                  "scenario": None, "system": system, "load": load,
                                  "repetition": rep, "offered_rate": float(rate),
-                                 "count": 1000, "achieved_rate": float(rate),
+                                 "count": 1000, "throughput_rps": float(rate),
                                  "p50_ms": p99 / 3, "p99_ms": p99, "max_ms": p99 * 2,
                                  "saturated": False, "host_busy": False, "censored": False})
     return rows

@@ -96,7 +96,7 @@ def test_low_sample_flags(count, flags):
 
 def rep(values, sent=None, errors=None, timeouts=None, duration_s=1):
     st = aggregate.histogram_stats(Exact(values), "ms")
-    return Repetition(1, "x.hlog", st, aggregate.achieved_rate(st.count, duration_s),
+    return Repetition(1, "x.hlog", st, aggregate.recorded_rate(st.count, duration_s),
                       Accounting(sent=sent, errors=errors, timed_out=timeouts), [])
 
 
@@ -109,15 +109,15 @@ def cell(offered_rate, reps, baseline_p50_ms=None):
 def test_cell_rates_saturation_and_drops():
     values = list(range(1, 751))
     c = cell(25, [rep(values, sent=760, errors=2, timeouts=8, duration_s=30)])
-    assert c.stats.count == 750 and c.achieved_rate == 25.0
+    assert c.stats.count == 750 and c.throughput_rps == 25.0 and c.goodput_rps is None
     assert c.saturation.saturated is False and c.saturation.reasons == ()
     assert c.accounting.sent == 760 and c.drops == 10 and c.drop_pct == pytest.approx(10 / 7.6)
     assert c.accounting.errors == 2 and c.accounting.timed_out == 8 and len(c.repetitions) == 1
-    assert c.spread == {} and c.rate_spread is None
+    assert c.spread == {} and c.throughput_spread is None and c.goodput_spread is None
 
 
-def test_throughput_rule_is_95_percent_of_offered():
-    assert cell(100, [rep(list(range(1, 95)))]).saturation.reasons == ("throughput",)
+def test_goodput_rule_is_95_percent_of_offered():
+    assert cell(100, [rep(list(range(1, 95)))]).saturation.reasons == ("goodput",)
     assert not cell(100, [rep(list(range(1, 96)))]).saturation.saturated
 
 
@@ -130,14 +130,14 @@ def test_latency_rule_against_the_lowest_load_p50():
 def test_cell_without_sent_has_no_drops():
     c = cell(10, [rep([1, 2])])
     assert c.drops is None and c.accounting.sent is None and c.accounting.errors is None
-    assert c.saturation.saturated is True and c.saturation.reasons == ("throughput",)  # 2 of 10/s
+    assert c.saturation.saturated is True and c.saturation.reasons == ("goodput",)  # 2 of 10/s
 
 
 def test_repetitions_give_medians_and_spread():
     reps = [rep(list(range(1, 101))), rep(list(range(1, 201))), rep(list(range(1, 151)))]
     c = cell(150, reps)
     assert len(c.repetitions) == 3 and c.stats.count == 450
-    assert c.achieved_rate == 150 and c.rate_spread == (100, 150, 200)
+    assert c.throughput_rps == 150 and c.throughput_spread == (100, 150, 200)
     assert c.spread["p99"] == Spread(Percentile(99), Percentile(149), Percentile(198))
     assert c.stats.value("p99_ms") == 149 and c.stats.value("max_ms") == 150
     assert c.low_sample == aggregate.low_sample_percentiles(100)
@@ -157,11 +157,11 @@ def test_predicted_ceiling_is_workers_over_service_time(limit, service_ms, ceili
 
 def test_system_measured_vs_predicted():
     s = System("pool", "Pool", 0, concurrency_limit=20)
-    aggregate.fill_system(s, service_time_ms=200, achieved_rates=[25.0, 50.0, 98.7])
+    aggregate.fill_system(s, service_time_ms=200, throughput_rps=[25.0, 50.0, 98.7])
     assert s.predicted_ceiling_rps == 100.0 and s.measured_peak_rps == 98.7
     assert s.peak_vs_predicted_pct == pytest.approx(-1.3)
     none = System("virt", "Virtual", 1)
-    aggregate.fill_system(none, service_time_ms=200, achieved_rates=[])
+    aggregate.fill_system(none, service_time_ms=200, throughput_rps=[])
     assert (none.predicted_ceiling_rps, none.measured_peak_rps, none.peak_vs_predicted_pct) == (
         None, None, None)
 
@@ -182,7 +182,7 @@ def test_interval_series_relative_time_rate_and_empty_intervals():
     rows = aggregate.interval_series(ivs, "us")
     assert [r["t_s"] for r in rows] == [0.0, 1.0, 2.0]
     assert [r["count"] for r in rows] == [3, 0, 1]
-    assert [r["achieved_rate"] for r in rows] == [3.0, 0.0, 2.0]
+    assert [r["throughput_rps"] for r in rows] == [3.0, 0.0, 2.0]
     assert rows[0]["p99_ms"] == 3.0 and rows[0]["max_ms"] == 3.0 and rows[0]["p50_ms"] == 2.0
     assert rows[1]["p99_ms"] is None and rows[1]["max_ms"] is None
 

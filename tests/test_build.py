@@ -118,12 +118,12 @@ def test_censored_numbers_equal_java_on_each_repetition(built_short, tmp_path):
     pool = doc["cells"]["r200"]["pool2"]
     assert pool["p50_ms"] is None and pool["p50_at_least_ms"] == 2000.0
     assert pool["sent"] == pool["completed"] + pool["timed_out"] + pool["errors"]
-    assert "throughput" in pool["saturation"]
+    assert "goodput" in pool["saturation"]
 
 
 def test_data_file_shape(built):
     doc = yaml.safe_load(find_data(built, "oracle-demo").read_text())
-    assert list(doc)[:3] == ["schema_version", "id", "title"] and doc["schema_version"] == 4
+    assert list(doc)[:3] == ["schema_version", "id", "title"] and doc["schema_version"] == 5
     pool = next(s for s in doc["systems"] if s["id"] == "pool")
     assert pool["predicted_ceiling_rps"] == 400.0                 # 2 workers / 5 ms
     assert pool["measured_peak_rps"] == 304.4

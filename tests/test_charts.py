@@ -88,7 +88,7 @@ def test_latency_over_time_draws_gaps_and_gc_hook():
     assert plot.series[0].ys[1] is None     # an empty interval is a gap, not a zero
     assert "GC pause" in [e.label for e in plot.entries]
     assert [(r.at, r.vertical, r.span) for r in plot.rules] == [(2.0, True, (0.0, 0.04))]
-    assert "(s)" in plot.x.label and "(ms)" in plot.y.label
+    assert "(s since" in plot.x.label and "(ms)" in plot.y.label
 
 
 def test_latency_over_time_says_when_nothing_was_answered():
@@ -100,7 +100,7 @@ def test_latency_over_time_says_when_nothing_was_answered():
 
 def test_throughput_over_time_shows_offered_line():
     systems = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0],
-                "achieved_rate": [480.0, 300.0]}]
+                "throughput_rps": [480.0, 300.0]}]
     plot = svgcharts.throughput_over_time({"title": "t", "systems": systems,
                                            "offered_rate": 500})
     assert [r.at for r in plot.rules] == [500] and plot.entries[0].label == "offered (500/s)"
@@ -149,7 +149,7 @@ def varied_jobs() -> list[dict]:
             "p99_ms": [1.0 + i, None, 3.0, 3.0], "max_ms": [2.0, None, 250.0, 250.0]}
            for i in range(4)]
     tput = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0, 2.0],
-             "achieved_rate": [480.0, 300.0, 300.0]}]
+             "throughput_rps": [480.0, 300.0, 300.0]}]
     gc = [{"label": f"System {i}", "color": plots.color(i), "pause_ms": 3.0 * i,
            "p999_ms": 2.0 + i, "p999_censored": False, "max_ms": 50.0, "max_censored": False}
           for i in range(4)]
@@ -233,7 +233,7 @@ def test_phone_variant_text_is_at_least_9_css_px_at_390_px(tmp_path, kind):
                                  "offered_rate": 1000.0,
                                  "systems": [{"label": label, "color": plots.color(i),
                                               "t_s": [0.0, 1.0, 2.0],
-                                              "achieved_rate": [990.0, 1000.0, 1000.0]}
+                                              "throughput_rps": [990.0, 1000.0, 1000.0]}
                                              for i, label in enumerate(many)]},
         "spectrum_panels": {"title": "Latency by percentile at 1,000 requests/s offered",
                             "curves": [dict(c, label=label, color=plots.color(i)) for i, (c, label)

@@ -194,10 +194,10 @@ def test_same_system_same_colour_in_every_chart(many_run, tmp_path):
     own = [plot.series[-1].style.color for plot in panels.plots]     # its own curve, on top
     by_label = {e.label: e.style.color
                 for e in svgcharts.load_curve(jobs["load_curve"]["data"]).entries}
-    achieved = {e.label: e.style.color
-                for e in svgcharts.throughput_over_time(jobs["throughput_over_time"]["data"]).entries}
+    throughput = {e.label: e.style.color
+                  for e in svgcharts.throughput_over_time(jobs["throughput_over_time"]["data"]).entries}
     for i in range(SYSTEMS):
-        assert own[i] == by_label[f"{label(i)} p99"] == achieved[f"{label(i)} achieved"] \
+        assert own[i] == by_label[f"{label(i)} p99"] == throughput[label(i)] \
             == plots.color(i)
     # the PNG's drawing (matplotlib) uses them too
     fig, ax = charts.new_figure(legend_below=True)

@@ -107,8 +107,12 @@ def test_a_side_censored_beyond_every_value_of_the_other_gets_a_bound_verdict():
     result = compare.compare_frames(a, b)
     hit = [c for c in result if c.b_censored]
     assert len(hit) == 1 and hit[0].bound and hit[0].ci_pct is None
-    assert hit[0].verdict == compare.SLOWER and hit[0].change_pct > 1000
+    assert hit[0].verdict == compare.SLOWER_BY_BOUNDS and hit[0].change_pct > 1000
     assert compare.row_texts(hit[0])["change"].startswith("at least +")
+    # the ratio of the geometric means, 15 s standing in for every censored repetition
+    a_cell = hit[0].a
+    want = 100.0 * (15000.0 / math.exp(sum(map(math.log, a_cell)) / len(a_cell)) - 1.0)
+    assert hit[0].change_pct == pytest.approx(want)
     # one bound below a value of the other side: the direction is not certain, no test
     b.loc[b.index[cell & (b["system"] == b["system"].iloc[0])][0], "p99_at_least_ms"] = 1.0
     again = [c for c in compare.compare_frames(a, b) if c.b_censored]
@@ -184,5 +188,35 @@ def test_demo_pool_against_virtual(repo):
         return
     # the pool's p99 at 800 req/s is censored (> 15 s) in every repetition, above every
     # repetition of virtual threads: a bound verdict
-    assert result["r800"].verdict == compare.FASTER and result["r800"].bound
+    assert result["r800"].verdict == compare.FASTER_BY_BOUNDS and result["r800"].bound
+    assert result["r800"].p_value is None and result["r800"].mann_whitney_p is None
     assert result["r25"].verdict == compare.SAME
+
+
+def test_a_side_censored_in_every_repetition_gets_no_p(tmp_path):
+    """A t-test on lower bounds means nothing (issue 22): no Welch or Mann-Whitney p for such a
+    cell in the model, the JSON, the text table or a comparison page's rows; its verdict says
+    the direction comes from the bounds, and it is outside the Holm family."""
+    df = corpus.frame(series_gen.cell_rows(5, versions=2))
+    censored = (df["run"] == "v002") & (df["system"] == "pool") & (df["load"] == "r200")
+    df.loc[censored, "p99_ms"] = float("nan")
+    df.loc[censored, "p99_at_least_ms"] = 15000.0
+    a, b = df[df["run"] == "v001"], df[df["run"] == "v002"]
+    hit = next(c for c in compare.compare_frames(a, b) if c.b_censored)
+    assert (hit.p_value, hit.mann_whitney_p, hit.significant) == (None, None, False)
+    assert hit.verdict == "slower (direction from the bounds)"
+    row = compare.row_texts(hit)
+    assert row["p"] == row["mann_whitney_p"] == "–"
+    assert compare.regressions([hit], 1000.0) == [hit]
+    for run in ("v001", "v002"):
+        path = tmp_path / run_cells_csv_path(run)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(corpus.to_csv(df[df["run"] == run]))
+    data = json.loads(run_compare(tmp_path, "v001", "v002", "--json").stdout)
+    cell = next(c for c in data["cells"] if c["b_censored"])
+    assert cell["p_value"] is None and cell["mann_whitney_p"] is None and cell["bound"]
+    text = run_compare(tmp_path, "v001", "v002").stdout
+    line = next(x for x in text.splitlines() if x.startswith("r200") and "pool" in x
+                and "> " in x)
+    assert "direction from the bounds" in line and "e-" not in line
+    assert "the direction comes from the bounds (no p)" in text

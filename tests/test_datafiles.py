@@ -73,7 +73,7 @@ def cell(load, system, count, rate, saturated, *, sent=None, drops=None, drop_pc
     st = stats(count, **values)
     rep = Repetition(1, f"runs/demo/{system}/{load}.hlog", st, rate, Accounting(sent=sent), [])
     return Cell(None, system, load, [rep], st, rate,
-                Saturation(saturated, ("throughput",) if saturated else ()), ["p999"],
+                Saturation(saturated, ("goodput",) if saturated else ()), ["p999"],
                 Accounting(sent=sent), drops, drop_pct, in_flight=in_flight,
                 jvm=Jvm(f"runs/demo/{system}/{load}.jfr", jvm) if jvm else None)
 
@@ -103,7 +103,7 @@ def test_run_document_follows_the_contract(tmp_path):
                          "manifest", "value_unit", "service_time_ms", "environment",
                          "load_generator", "systems", "load_points", "cells", "stat",
                          "load_curve_table", "ceiling", "methodology", "jvm_table", "charts"]
-    assert doc["schema_version"] == 4 and doc["url"] == "/reports/demo/"
+    assert doc["schema_version"] == 5 and doc["url"] == "/reports/demo/"
     assert doc["load_generator"][0]["value"] == "open loop (latency from intended send time)"
     assert doc["load_generator"][1]["value"] == "15 s"
     assert doc["load_points"][0] == {"id": "r25", "offered_rate": 25, "clients": 5,
@@ -145,9 +145,9 @@ def test_run_document_is_deterministic(tmp_path):
 
 
 def test_series_csv_full_precision_with_repetitions():
-    rows = [{"t_s": 0.0, "length_s": 1.0, "count": 3, "achieved_rate": 3.0, "p50_ms": 0.1234567,
+    rows = [{"t_s": 0.0, "length_s": 1.0, "count": 3, "throughput_rps": 3.0, "p50_ms": 0.1234567,
              "p99_ms": 0.5, "max_ms": 0.75},
-            {"t_s": 1.0, "length_s": 1.0, "count": 0, "achieved_rate": 0.0, "p50_ms": None,
+            {"t_s": 1.0, "length_s": 1.0, "count": 0, "throughput_rps": 0.0, "p50_ms": None,
              "p99_ms": None, "max_ms": None}]
     text = datafiles.series_csv([rows, rows[:1]])
     parsed = list(csv.reader(io.StringIO(text)))

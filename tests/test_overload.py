@@ -20,7 +20,7 @@ from analysis.read.hdr.histogram import Histogram, layout_for
 from analysis.read.hdr.log import read_hlog
 from analysis.model import Percentile
 from analysis.overload import (
-    achieved_rates, censored_stats, host_figures, host_health, in_flight,
+    window_rates, censored_stats, host_figures, host_health, in_flight,
     measured_ceiling, number_spread, queue_growth, queue_growth_from_p50, repetition_spreads,
     repetitions_disagree, saturation, service_time, spread, where_the_time_went)
 from tests.conftest import REPO
@@ -108,7 +108,7 @@ def cell(tmp_path, name, *args, baseline_p50_ms=None):
     c = read_counts(path)
     hist = Histogram.from_values(LAYOUT, latencies_us)
     stats = censored_stats(hist, c.window.timed_out, c.timeout_s * 1000, US, c.window.errors)
-    rates = achieved_rates(c.window.completed, c.window.duration_s, c.server_completions_window)
+    rates = window_rates(c.window.completed, c.window.duration_s, c.server_completions_window)
     win = c.window_intervals()
     queue = queue_growth([iv.t_s for iv in win], [iv.in_flight_mean for iv in win],
                          c.offered_rate)
@@ -134,8 +134,8 @@ def test_fifo_at_8x_its_ceiling_answers_no_window_request(tmp_path):
     assert data["p99_ms"] is None and data["p99_at_least_ms"] == 15000.0
     assert data["population"] == 960 and data["timed_out"] == 960
     # the server still completes 10 req/s during the window: warm-up requests
-    assert rates.server_completion_rps == pytest.approx(10.0, abs=0.2)
-    assert sat.saturated and sat.reasons == ("throughput", "queue", "latency")
+    assert rates.throughput_rps == pytest.approx(10.0, abs=0.2)
+    assert sat.saturated and sat.reasons == ("goodput", "queue", "latency")
     assert c.in_flight.at_window_end - c.in_flight.at_window_start > 800
     check = in_flight(c.in_flight.window_mean, c.in_flight.window_max, c.in_flight.at_window_start,
                       c.in_flight.at_window_end, rates.goodput_rps, stats.mean, sat.saturated)
@@ -152,7 +152,7 @@ def test_fifo_at_its_ceiling_with_overhead_queues(tmp_path):
                                        baseline_p50_ms=200.0)
     assert (c.window.completed, c.window.timed_out) == (1200, 0)
     assert rates.goodput_rps == pytest.approx(100.0)
-    assert rates.server_completion_rps == pytest.approx(98.0, abs=1.5)
+    assert rates.throughput_rps == pytest.approx(98.0, abs=1.5)
     assert queue.grows and queue.slope_per_s == pytest.approx(2.0, rel=0.15)
     assert queue.rise > 3 * queue.residual_std
     assert sat.reasons == ("queue", "latency")
@@ -231,7 +231,7 @@ def test_empty_population_has_no_data_and_errors_stay_apart():
 
 def test_throughput_rule_boundary():
     assert saturation(95.0, 100.0, None, Percentile(200.0), 200.0).reasons == ()
-    assert saturation(94.9, 100.0, None, Percentile(200.0), 200.0).reasons == ("throughput",)
+    assert saturation(94.9, 100.0, None, Percentile(200.0), 200.0).reasons == ("goodput",)
 
 
 def test_latency_rule():
@@ -245,15 +245,15 @@ def test_utilisation_rule():
     """A pool of 20 x 200 ms (ceiling 100 req/s) offered its ceiling: it delivers 99.7 req/s,
     every request answered, p50 well under 2 x the unloaded one - and still it is saturated."""
     at_ceiling = saturation(99.7, 100.0, None, Percentile(253.0), 202.0,
-                            delivered_rps=99.7, predicted_ceiling_rps=100.0)
+                            throughput_rps=99.7, predicted_ceiling_rps=100.0)
     assert at_ceiling.reasons == ("utilisation",)
     assert "99.7 req/s, 100 % of its predicted ceiling of 100 req/s" in at_ceiling.sentences[0]
-    assert saturation(50.0, 50.0, None, Percentile(201.0), 202.0, delivered_rps=94.9,
+    assert saturation(50.0, 50.0, None, Percentile(201.0), 202.0, throughput_rps=94.9,
                       predicted_ceiling_rps=100.0).reasons == ()
-    assert saturation(50.0, 50.0, None, Percentile(201.0), 202.0, delivered_rps=95.0,
+    assert saturation(50.0, 50.0, None, Percentile(201.0), 202.0, throughput_rps=95.0,
                       predicted_ceiling_rps=100.0).reasons == ("utilisation",)
     # no predicted ceiling (virtual threads): not tested
-    assert saturation(800.0, 800.0, None, Percentile(201.0), 202.0, delivered_rps=800.0,
+    assert saturation(800.0, 800.0, None, Percentile(201.0), 202.0, throughput_rps=800.0,
                       predicted_ceiling_rps=None).reasons == ()
 
 
@@ -340,11 +340,11 @@ def test_where_the_time_went():
     assert faster.mean.waiting_ms == 0.0 and faster.mean.service_pct == 100.0
 
 
-def test_measured_ceiling_uses_server_completions():
+def test_measured_ceiling_is_the_highest_throughput():
     assert measured_ceiling([24.9, 49.8, 97.1, None, 98.4]) == 98.4
     assert measured_ceiling([None]) is None
     with pytest.raises(ValueError):
-        achieved_rates(1, 0.0, None)
+        window_rates(1, 0.0, 1)
 
 
 def test_double_histogram_without_timeouts_is_javas():

@@ -222,7 +222,7 @@ def test_scenario_numbers_equal_hdrhistogram_java(built):
 
 def test_each_scenario_has_its_own_ceiling_baseline_and_blocks(built):
     doc = doc_of(built)
-    assert doc["schema_version"] == 4 and list(doc["scenarios"]) == ["sleep", "cpu", "json"]
+    assert doc["schema_version"] == 5 and list(doc["scenarios"]) == ["sleep", "cpu", "json"]
     assert "cells" not in doc and doc["service_time_ms"] is None
     ceilings = {sid: {s["id"]: s["predicted_ceiling_rps"] for s in block["systems"]}
                 for sid, block in doc["scenarios"].items()}
@@ -235,7 +235,7 @@ def test_each_scenario_has_its_own_ceiling_baseline_and_blocks(built):
     assert sleep["charts"]["load_curve"]["svg"].endswith("/sleep-load-curve.svg")
     cell = sleep["cells"]["r100"]["a-pool"]
     # 80 of 100 req/s recorded, 2 repetitions of 6 s: 240 of 1,200 sent got no answer
-    assert cell["saturated"] and "throughput" in cell["saturation"] and cell["drops"] == 240
+    assert cell["saturated"] and "goodput" in cell["saturation"] and cell["drops"] == 240
     assert cell["intervals_csv"] == f"assets/data/{FIXTURE.name}/sleep-a-pool-r100.csv"
     assert (built / cell["intervals_csv"]).is_file()
     for sid in doc["scenarios"]:
@@ -273,7 +273,7 @@ def test_summary_table_picks_a_point_per_scenario_and_marks_the_best(built):
     p99 = {s: doc["scenarios"]["cpu"]["cells"]["r100"][s]["p99_ms"] for s in by_cpu}
     assert [p99[s] for s in by_cpu] == sorted(p99.values())
     csv = (built / st["csv"]).read_text().splitlines()
-    assert csv[0].startswith("scenario,load,offered_rate,system,family,model,achieved_rate")
+    assert csv[0].startswith("scenario,load,offered_rate,system,family,model,throughput_rps")
     assert len(csv) == 1 + 3 * 12 and csv[1].startswith("sleep,r50,50")
 
 

@@ -110,7 +110,7 @@ def test_the_inside_legend_takes_the_emptiest_corner():
     """Lines along the top: the legend goes to the bottom (matplotlib's loc="best")."""
     data = {"title": "t", "offered_rate": 100.0,
             "systems": [{"label": "A", "color": "#0072B2", "t_s": [0.0, 1.0, 2.0, 3.0],
-                         "achieved_rate": [100.0, 100.0, 100.0, 100.0]}]}
+                         "throughput_rps": [100.0, 100.0, 100.0, 100.0]}]}
     text = svgdraw.render_svg(svgcharts.throughput_over_time(data))
     boxes = _legend_and_area(text)
     area, legend = boxes["plot-area"], boxes["legend-inside"]

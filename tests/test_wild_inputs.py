@@ -308,7 +308,7 @@ def test_bad_lines_before_the_first_log_line_are_reported_once_one_parses(tmp_pa
 # -- per-interval CSV times --------------------------------------------------------------------------
 
 def test_series_csv_times_are_rounded_to_the_logs_precision():
-    row = {"length_s": 1.0, "count": 1, "achieved_rate": 1.0, "p50_ms": 1.0, "p99_ms": 1.0,
+    row = {"length_s": 1.0, "count": 1, "throughput_rps": 1.0, "p50_ms": 1.0, "p99_ms": 1.0,
            "max_ms": 1.0}
     ms = [{**row, "t_s": t} for t in (0.0, 0.01399993896484375, 1.0070002079010010,
                                       2.0129999999999910)]

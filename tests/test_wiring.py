@@ -24,14 +24,14 @@ def repetition(index, latencies_us, timed_out=0, *, offered=5.0, window_s=2.0,
     h = Histogram.from_values(LAYOUT, latencies_us)
     stats = overload.censored_stats(h, timed_out, TIMEOUT_MS, US)
     completed = h.total_count
-    rates = overload.achieved_rates(completed, window_s, server_completions
-                                    if server_completions is not None else completed)
+    rates = overload.window_rates(completed, window_s, server_completions
+                                  if server_completions is not None else completed)
     host = overload.host_health(machine, server, generator)
     queue = overload.QueueTest(5.0 if grows else 0.0, 10.0 if grows else 0.0, 0.1, 6, grows, "")
-    rep = Repetition(index, f"runs/t/s/l.{index}.hlog", stats, rates.goodput_rps,
+    rep = Repetition(index, f"runs/t/s/l.{index}.hlog", stats, rates.throughput_rps,
                      Accounting(completed + timed_out, completed, timed_out, 0, 0), [],
                      host=host, in_flight=InFlight(*in_flight),
-                     server_completion_rate=rates.server_completion_rps, queue=queue,
+                     goodput_rps=rates.goodput_rps, queue=queue,
                      timeout_ms=TIMEOUT_MS)
     return rep, h
 
@@ -89,7 +89,7 @@ def test_saturation_reasons_each_rule():
     slow = [repetition(i, [900_000] * 10, offered=200.0) for i in (1, 2)]    # p50 4.5x base
     run = run_of({("r5", "pool2"): base, ("r200", "pool2"): slow})
     cell = run.scenario.cell("r200", "pool2")
-    assert cell.saturation.reasons == ("throughput", "latency")
+    assert cell.saturation.reasons == ("goodput", "latency")
     assert len(cell.saturation.sentences) == 2
     queued = [repetition(i, [210_000] * 10, grows=True) for i in (1, 2)]
     run = run_of({("r5", "pool2"): base, ("r200", "pool2"): queued},

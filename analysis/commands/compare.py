@@ -6,12 +6,14 @@
 A and B are run ids (folders of runs/) or `run:system`. Per cell present in both: A's and B's
 median (range) over the repetitions, the change of B against A with its confidence interval, and
 a verdict - faster, slower or no significant difference (method and alpha are printed; see
-analysis/compare.py). Fewer than 3 repetitions a side: "not enough repetitions". Differences in
+analysis/compare.py). Fewer than 3 repetitions a side: "not enough repetitions". A side censored
+in every repetition, beyond every repetition of the other: no test and no p, the direction
+comes from the bounds ("slower (direction from the bounds)"). Differences in
 the runs' environments (CPU, JDK, flags, GC, busy host) are listed as warnings.
 
 Reads the cell table the build writes (`assets/data/<run>/cells.csv`): run `python -m analysis
-build` first. Exit status 0; with --fail-on-regression PCT, 3 when a cell is significantly
-slower by more than PCT %, so a CI job can fail on it.
+build` first. Exit status 0; with --fail-on-regression PCT, 3 when a cell is significantly (or,
+by its bounds, certainly) slower by more than PCT %, so a CI job can fail on it.
 """
 from __future__ import annotations
 

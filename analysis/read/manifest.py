@@ -44,8 +44,8 @@ CELL_KEYS = {"system", "load", "hlog", "tag", "jfr", "sent", "errors", "timeouts
 WINDOW_KEYS = {"skip_s", "duration_s"}
 CO_CORRECTION_KEYS = {"expected_interval_ms"}
 # what a plain CSV (`format: csv`) cannot say about itself (analysis/read/loadtools/plaincsv.py)
-RESULT_OPTION_KEYS = {"timestamp", "timestamp_unit", "latency", "latency_unit", "status", "ok",
-                      "delimiter", "value_unit_ms"}
+RESULT_OPTION_KEYS = {"timestamp", "timestamp_unit", "timestamp_marks", "latency",
+                      "latency_unit", "status", "ok", "delimiter", "value_unit_ms"}
 METHOD_KEYS = {"repetitions", "order", "order_seed", "drain", "host_check", "pool_threads",
                "jfr_repetitions"}
 HOST_CHECK_KEYS = {"threshold", "action", "busy_wait_s"}

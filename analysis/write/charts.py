@@ -233,11 +233,21 @@ def _spectrum_data(lp: LoadPoint, present: list[tuple[System, Cell]],
                         "count": c.stats.count, "points": c.spectrum} for s, c in present]}
 
 
+def _time_axis(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
+    """Where the series' time 0 is and the window's end. With counts (schema 2) the series
+    start at the window's start and run on through the drain, so a line may begin late (no
+    window request answered yet) or end late (answered in the drain): the end is drawn. A
+    schema-1 log's first interval is the only origin known."""
+    windowed = any(c.accounting.completed is not None for _, c in present)
+    return {"origin": "the window's start" if windowed else "the first interval",
+            "window_end_s": lp.duration_s if windowed else None}
+
+
 def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]],
                   styles: dict[str, dict[str, Any]], of: str = "") -> dict[str, Any]:
     # the first repetition over time; JFR's pauses of the first system that has them (one JVM
     # per system)
-    return {"title": f"Latency per interval at {load_text(lp)}{of}",
+    return {"title": f"Latency per interval at {load_text(lp)}{of}", **_time_axis(lp, present),
             "systems": [{"label": s.label, **styles[s.id],
                          "t_s": _step_times(c.repetitions[0].series),
                          "p99_ms": _step_values(c.repetitions[0].series, "p99_ms"),
@@ -248,13 +258,13 @@ def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]],
 
 def _throughput_data(lp: LoadPoint, present: list[tuple[System, Cell]],
                      styles: dict[str, dict[str, Any]], of: str = "") -> dict[str, Any]:
-    return {"title": f"Throughput per interval at {load_text(lp)}{of}",
+    return {"title": f"Throughput per interval at {load_text(lp)}{of}", **_time_axis(lp, present),
             "offered_rate": lp.offered_rate,
             # a legend of many systems inside the axes would cover their lines
             "legend": "below" if len(present) > MANY_SYSTEMS else "inside",
             "systems": [{"label": s.label, **styles[s.id],
                          "t_s": _step_times(c.repetitions[0].series),
-                         "achieved_rate": _step_values(c.repetitions[0].series, "achieved_rate")}
+                         "throughput_rps": _step_values(c.repetitions[0].series, "throughput_rps")}
                         for s, c in present]}
 
 

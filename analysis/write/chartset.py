@@ -92,9 +92,9 @@ def scenario_charts(scenario: Scenario) -> list[Chart]:
         charts += [
             Chart("latency_over_time", f"{prefix}latency-{lp.id}",
                   f"Latency over time{of} at {text}: p99 and max per interval (ms) against "
-                  f"seconds since the start of measurement, for {names_t}.", lp, sid),
+                  f"the time the requests completed, for {names_t}.", lp, sid),
             Chart("throughput_over_time", f"{prefix}throughput-{lp.id}",
-                  f"Throughput over time{of} at {text}: achieved requests/s per interval "
+                  f"Throughput over time{of} at {text}: replies per second per interval "
                   f"against the offered rate, for {names_t}.", lp, sid)]
     if gc_tail_points(scenario):
         charts.append(Chart("gc_tail", f"{prefix}gc-tail",

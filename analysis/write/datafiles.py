@@ -21,6 +21,15 @@ from analysis.write import summary, views
 from analysis.write.chartset import chart_section
 from analysis.write.paths import report_url, series_csv_path
 
+# Version 5 (issue 22): one name per rate. A cell's `achieved_rate` (the goodput in schema 2,
+# count / duration in schema 1) and `server_completion_rate` are replaced by `throughput_rps`
+# (every reply during the window / s; schema 1: the recorded values / s) and `goodput_rps`
+# (schema 2: window requests answered in time, through the drain, / window s); likewise
+# `throughput_rps_spread`, `goodput_rps_spread`, `throughput_text`, `goodput_text` (for
+# `achieved_rate_spread`, `achieved_text`, `server_rate_text`); the load-curve table cell's
+# `achieved_rate`/`achieved_text` (which held the throughput) are `throughput_rps`/
+# `throughput_text`; the summary column `achieved` is `throughput`; the saturation reason
+# `throughput` is `goodput`.
 # Version 4 (issue 11): a run with `scenarios:` keeps its run-wide fields, lists and
 # `methodology` at the top, and puts each scenario's data and view blocks (systems with this
 # scenario's ceilings, load_points, cells, stat, load_curve_table, ceiling, where_the_time_went,
@@ -43,7 +52,7 @@ from analysis.write.paths import report_url, series_csv_path
 # (the old flattened columns were read by no template); the charts lists carry `caption`.
 # Version 1: the first published shape. Bump it, and say what changed here, when a key is
 # renamed or removed; adding a key does not need a bump.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
@@ -197,9 +206,9 @@ def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
     entry: dict[str, Any] = {"load": c.load, "system": c.system}
     if c.scenario is not None:
         entry["scenario"] = c.scenario
-    entry.update(kind=c.kind, count=c.stats.count, achieved_rate=r3(c.achieved_rate))
-    if c.server_completion_rate is not None:
-        entry["server_completion_rate"] = r3(c.server_completion_rate)
+    entry.update(kind=c.kind, count=c.stats.count, throughput_rps=r3(c.throughput_rps))
+    if c.goodput_rps is not None:
+        entry["goodput_rps"] = r3(c.goodput_rps)
     entry["saturated"] = c.saturation.saturated
     entry["saturation"] = list(c.saturation.reasons)
     entry["saturation_sentences"] = list(c.saturation.sentences)
@@ -224,7 +233,9 @@ def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
         entry["spread"] = spread
         if at_least:
             entry["spread_at_least"] = at_least
-        entry["achieved_rate_spread"] = [r3(v) for v in c.rate_spread]
+        entry["throughput_rps_spread"] = [r3(v) for v in c.throughput_spread]
+        if c.goodput_spread is not None:
+            entry["goodput_rps_spread"] = [r3(v) for v in c.goodput_spread]
         entry["repetitions_disagree"] = c.repetitions_disagree
     flight = c.in_flight
     if flight is not None:
@@ -302,7 +313,7 @@ def table_csv(run: Run, scenario: Scenario | None = None) -> str:
             a = c.accounting
             names = (*PERCENTILE_NAMES, "max", "mean")
             rows.append([c.load, lp.offered_rate, lp.clients, c.system, c.stats.count,
-                         r3(c.achieved_rate), r3(c.server_completion_rate),
+                         r3(c.throughput_rps), r3(c.goodput_rps),
                          str(c.saturation.saturated).lower(), " ".join(c.saturation.reasons),
                          *[r3(c.stats.value(k)) for k in LATENCY_KEYS],
                          *[r3(c.stats.get(n).at_least_ms) for n in names],

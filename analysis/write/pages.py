@@ -36,12 +36,23 @@ def report_front_matter(run: Run) -> dict[str, Any]:
         "title": run.title,
         "run": run.id,
         "date": run.date,
-        "description": run.description,
+        "description": run.description + _closed_loop_note(run),
         "tags": list(run.tags),
         # jekyll-seo-tag's og:image and the feed: a PNG, site-relative
         "image": "/" + chart_path(run.id, f"{first}-load-curve" if first else "load-curve", "png"),
         "generated_by": GENERATOR,
     }
+
+
+def _closed_loop_note(run: Run) -> str:
+    """Said in the description too, which the tag feeds carry as the report's summary: some
+    cells were read from a closed-loop tool's files (issue 23)."""
+    closed = sorted({c.imported.tool for c in run.cells()
+                     if c.imported and c.imported.load_model == "closed"})
+    if not closed:
+        return ""
+    return (f" Closed loop ({', '.join(closed)}): coordinated omission, the latencies leave "
+            f"out the time requests waited to be sent.")
 
 
 def scenario_front_matter(run: Run, scenario: Scenario) -> dict[str, Any]:

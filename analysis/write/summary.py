@@ -1,5 +1,5 @@
 """The scenario x target summary table of a run with scenarios (issue 11): one row per target,
-per scenario its achieved rate, p50 / p99 / max and errors at one load point, the best value of
+per scenario its throughput, p50 / p99 / max and errors at one load point, the best value of
 each column marked; pre-rendered in several orders (grouped by server, grouped by model, sorted
 by each scenario's p99), so that a reader can sort without JavaScript.
 
@@ -19,7 +19,7 @@ from analysis.write.paths import scenario_url, summary_csv_path
 # How a target's model (run.yml `model:`) is named in the table; other words print as given.
 MODEL_TEXT = {"pool": "thread pool", "virtual": "virtual threads", "event-loop": "event loop"}
 # The columns of each scenario, in order: (key, header, unit)
-COLUMNS = (("achieved", "achieved", RATE_UNIT), ("p50", "p50", "ms"), ("p99", "p99", "ms"),
+COLUMNS = (("throughput", "throughput", RATE_UNIT), ("p50", "p50", "ms"), ("p99", "p99", "ms"),
            ("max", "max", "ms"), ("errors", "errors + timed out", "requests"))
 SORT_STAT = "p99"
 
@@ -48,9 +48,9 @@ def _values(c: Cell | None, offered_rate: float) -> dict[str, tuple[tuple, str]]
     if c is None:
         return {key: ((2, 0.0), "–") for key, _, _ in COLUMNS}
     # At a fixed offered rate every target that keeps up delivers it, give or take the
-    # window's edges (999.9 vs 1,000.1 req/s): achieved rates tie within 1 % of the offered.
-    share = round(100.0 * c.delivered_rate / offered_rate) if offered_rate else 0
-    out = {"achieved": ((0, -share), fmt_rate(c.delivered_rate))}
+    # window's edges (999.9 vs 1,000.1 req/s): throughputs tie within 1 % of the offered.
+    share = round(100.0 * c.throughput_rps / offered_rate) if offered_rate else 0
+    out = {"throughput": ((0, -share), fmt_rate(c.throughput_rps))}
     for name in ("p50", "p99", "max"):
         p: Percentile = c.stats.get(name)
         out[name] = (p.sort_key(), fmt_censored(p.value_ms, p.at_least_ms, table=True))
@@ -103,7 +103,7 @@ def summary_table(run: Run) -> dict[str, Any] | None:
     for sc in run.scenarios:
         for col, _, _ in COLUMNS:
             winners = _best([values[(sc.id, s.id)][col] for s in systems],
-                            by_key=col == "achieved")
+                            by_key=col == "throughput")
             for i, s in enumerate(systems):
                 best[(sc.id, s.id, col)] = i in winners
 
@@ -140,13 +140,13 @@ def summary_table(run: Run) -> dict[str, Any] | None:
                             for x in scenarios)
     return {
         "caption": (f"Each target in each scenario at one offered rate - {points_text}. "
-                    f"Achieved: the replies the server sent per second in the window; latencies "
+                    f"Throughput: the replies the server sent per second in the window; latencies "
                     f"the median of the repetitions; errors + timed out: the window's requests "
                     f"that got no answer in time, summed over the repetitions."),
         "csv": summary_csv_path(run.id),
         "best_note": ("Bold, with the words \"(best)\": the best value of its column within a "
-                      "scenario (highest achieved rate, lowest latency or errors), marked only "
-                      "where the values differ as printed (achieved rates: by more than 1 % "
+                      "scenario (highest throughput, lowest latency or errors), marked only "
+                      "where the values differ as printed (throughputs: by more than 1 % "
                       "of the offered rate); a censored latency (\">\": only a "
                       "lower bound) is never best. Saturated: a saturation rule of the "
                       "load-curve table holds for the cell, so its latencies describe a queue."),
@@ -168,7 +168,7 @@ def summary_rows(run: Run) -> list[list[Any]]:
                 continue
             stats = [c.stats.get(n) for n in ("p50", "p99", "max")]
             rows.append([sc.id, lp.id, lp.offered_rate, s.id, s.family, s.model,
-                         r3(c.delivered_rate), *[r3(p.value_ms) for p in stats],
+                         r3(c.throughput_rps), *[r3(p.value_ms) for p in stats],
                          *[r3(p.at_least_ms) for p in stats], c.drops,
                          str(c.saturation.saturated).lower()])
     return rows

@@ -126,10 +126,28 @@ def spectrum_panels_plot(data: dict[str, Any], narrow: bool = False) -> tuple[Pa
     return Panels(plots, titles, title, xlabel, "latency (ms)"), layout
 
 
+WINDOW_END = Style("#000000", 1.0, ":")
+
+
+def _window_end(plot: Plot, data: dict[str, Any]) -> None:
+    """A dotted line where the measured window ends (schema 2): the lines after it are the
+    drain's, the window's requests still being answered."""
+    end = data.get("window_end_s")
+    if end is not None:
+        plot.rules.append(Rule(end, True, WINDOW_END))
+        plot.entries.append(Entry("end of the window (the drain follows)", WINDOW_END))
+
+
+def _time_label(data: dict[str, Any], event: str) -> str:
+    return f"{event} (s since {data.get('origin') or 'the first interval'})"
+
+
 def latency_over_time(data: dict[str, Any]) -> Plot:
     """Per interval p99 (solid) and max (thin) per system, GC
-    pauses as ticks along the bottom, the legend below."""
-    plot = Plot(x=Axis("time since start of measurement (s)"), y=Axis(""),
+    pauses as ticks along the bottom, the legend below. Intervals hold the requests completed
+    in them, so the x axis is the time of completion: a system that answers no window request
+    in time until its backlog clears starts late, which the axis label says."""
+    plot = Plot(x=Axis(_time_label(data, "time of completion")), y=Axis(""),
                 title=data.get("title") or "", legend="below")
     values: list[float] = []
     for s in data["systems"]:
@@ -146,27 +164,29 @@ def latency_over_time(data: dict[str, Any]) -> Plot:
         tick = Style("#000000", 1.0)
         plot.rules += [Rule(p["t_s"], True, tick, (0.0, 0.04)) for p in pauses]
         plot.entries.append(Entry("GC pause", tick))
+    _window_end(plot, data)
     if not plot.entries:
         plot.legend = None
     return plot
 
 
 def throughput_over_time(data: dict[str, Any]) -> Plot:
-    """Achieved requests/s per interval per system against
+    """Throughput (every reply, requests/s) per interval per system against
     the offered rate (dashed)."""
     offered = data["offered_rate"]
     top = offered
     offered_style = Style("#000000", 1.0, "--")
-    plot = Plot(x=Axis("time since start of measurement (s)"), y=Axis("throughput (requests/s)"),
+    plot = Plot(x=Axis(_time_label(data, "time")), y=Axis("throughput (requests/s)"),
                 rules=[Rule(offered, False, offered_style)],
                 entries=[Entry(f"offered ({offered:,.0f}/s)", offered_style)],
                 title=data.get("title") or "",
                 legend="below" if data.get("legend") == "below" else "inside", legend_size=8)
     for s in data["systems"]:
         style = Style(s["color"], 1.4, s.get("linestyle", "-"))
-        plot.series.append(Series(s["t_s"], s["achieved_rate"], style, steps=True))
-        plot.entries.append(Entry(f"{s['label']} achieved", style))
-        top = max([top] + [v for v in s["achieved_rate"] if v is not None])
+        plot.series.append(Series(s["t_s"], s["throughput_rps"], style, steps=True))
+        plot.entries.append(Entry(s["label"], style))
+        top = max([top] + [v for v in s["throughput_rps"] if v is not None])
+    _window_end(plot, data)
     plot.y.limits = (0.0, top * 1.15)
     return plot
 

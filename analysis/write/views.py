@@ -32,21 +32,21 @@ def _stat_text(c: Cell, name: str, *, table: bool = False) -> str:
 
 def cell_texts(c: Cell) -> dict[str, str]:
     """The printed text of a cell's statistics (vocabulary.CELL_TEXT_FIELDS): what stat.html
-    prints for field=p99, achieved, count, ... A censored statistic prints as "> 15,000" (ms,
+    prints for field=p99, throughput, count, ... A censored statistic prints as "> 15,000" (ms,
     the lower bound); "–" when unknown."""
     drops = "–"
     if c.drops is not None:
         drops = fmt_count(c.drops) + (f" ({c.drop_pct:.1f} %)" if c.drops else "")
     flight = c.in_flight
     a = c.accounting
-    special = {"achieved_rate": fmt_rate(c.achieved_rate), "count": fmt_count(c.stats.count),
+    special = {"throughput_rps": fmt_rate(c.throughput_rps),
+               "goodput_rps": fmt_rate(c.goodput_rps), "count": fmt_count(c.stats.count),
                "drops": drops,
                "in_flight": fmt_ms(flight.measured_mean if flight else None),
                "in_flight_max": fmt_count(flight.measured_max if flight else None),
                "littles_law": fmt_ms(flight.littles_law if flight else None),
                "sent": fmt_count(a.sent), "completed": fmt_count(a.completed),
                "timed_out": fmt_count(a.timed_out),
-               "server_completion_rate": fmt_rate(c.server_completion_rate),
                "saturation": ", ".join(c.saturation.reasons) or "none",
                "in_flight_at_window_start": fmt_count(_whole(flight.at_window_start
                                                             if flight else None)),
@@ -101,7 +101,7 @@ def _with_range(c: Cell, name: str) -> str:
 def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
     if c is None:
         return {"system": s.id, "missing": True, "source": None, "latency": [],
-                "achieved_text": "–", "requests_text": "–", "count_text": "–",
+                "throughput_text": "–", "requests_text": "–", "count_text": "–",
                 "saturated": False, "host_busy": False}
     texts = cell_texts(c)
     window = c.jvm.window if c.jvm else None
@@ -117,9 +117,8 @@ def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
         failures = f"{fmt_count(a.errors or 0)} errors, {fmt_count(a.not_sent or 0)} not sent"
     elif a.completed is None and (a.timed_out or 0) > 0:
         failures = f"{fmt_count(a.timed_out)} timeouts"
-    # the table's achieved: what the server delivered (every reply in the window, per
-    # second), the rate a reader compares with the offered one; the answered share under it
-    delivered = c.delivered_rate
+    # the table's rate is the throughput, what the server delivered, which a reader compares
+    # with the offered one; the goodput shows only as the share answered in time under it
     in_time = None
     if a.completed is not None and a.sent and a.completed < a.sent:
         in_time = f"{fmt_pct(100.0 * a.completed / a.sent)} % answered in time"
@@ -133,7 +132,7 @@ def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
             "corrected_text": _corrected_text(c)} if imported else {}),
         "latency": [{"name": name, "ms": r3(c.stats.value(f"{name}_ms")),
                      "text": _with_range(c, name)} for name in TABLE_LATENCY],
-        "achieved_rate": r3(delivered), "achieved_text": fmt_rate(delivered),
+        "throughput_rps": r3(c.throughput_rps), "throughput_text": fmt_rate(c.throughput_rps),
         "in_time_text": in_time,
         "requests_text": requests,
         "count": c.stats.count, "count_text": texts["count_text"],
@@ -222,7 +221,7 @@ def load_curve_table(run: Run, scenario: Scenario | None = None) -> dict[str, An
         "caption_id": f"load-curve-{block_id(run, scenario)}",
         "caption": ((f"{scenario.label}: " if scenario.id is not None else "")
                     + f"Latency in ms as {latency_header()} per offered load (requests/s), "
-                    f"with achieved rate, requests and sample count: {names}."
+                    f"with throughput, requests and sample count: {names}."
                     + (f" Each latency is the median of {reps} repetitions, their range in "
                        f"brackets." if reps > 1 else "")),
         "csv": table_csv_path(run.id, scenario.id),
@@ -240,8 +239,8 @@ def load_curve_table(run: Run, scenario: Scenario | None = None) -> dict[str, An
 def table_rules(timeout_ms: float | None, counted: bool) -> list[str]:
     """The table's rules, stated under it (overload.py's constants)."""
     rules = [
-        "saturated, by one or more rules: throughput - fewer than "
-        f"{overload.THROUGHPUT_SHARE:.0%} of the window's requests answered in time; "
+        "saturated, by one or more rules: goodput - fewer than "
+        f"{overload.GOODPUT_SHARE:.0%} of the window's requests answered in time; "
         "queue - " + overload.QUEUE_RULE.format(share=overload.QUEUE_MIN_SLOPE_SHARE * 100,
                                                 sig=overload.QUEUE_SIGNIFICANCE)
         + (" (in more than half of the repetitions)" if counted else
@@ -255,8 +254,10 @@ def table_rules(timeout_ms: float | None, counted: bool) -> list[str]:
     if counted:
         rules.append(
             "The requests are those whose intended send time fell in the measured window; "
-            "answered: a reply within the timeout. achieved: every reply the server sent "
+            "answered: a reply within the timeout. throughput: every reply the server sent "
             "during the window (to earlier requests too) per second, what it delivered.")
+    else:
+        rules.append("throughput: the replies the log recorded during the window, per second.")
     if timeout_ms:
         rules.append(f"> {fmt_timeout(timeout_ms)}: the percentile falls among requests that "
                      f"got no answer within the {fmt_timeout(timeout_ms)} timeout, so it is "
@@ -330,6 +331,7 @@ def host_health(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | 
 
 
 def _share(x: float | None) -> str:
+    """A share of the whole machine (0..1) as every page prints CPU: "8.4 %"."""
     return "–" if x is None else f"{x * 100:.1f} %"
 
 
@@ -443,8 +445,9 @@ def _jvm_row(offered_rate: float, label: str, c: Cell) -> dict[str, Any]:
         "gc_pause_total_text": plain(gc.get("pause_total_ms")),
         "gc_pause_max_text": plain(gc.get("pause_max_ms")),
         "safepoints_text": plain(sp.get("total_ms")) if sp.get("total_ms") is not None else "–",
-        "cpu_jvm_text": f"{plain(cpu.get('jvm_user'))} / {plain(cpu.get('jvm_system'))}",
-        "cpu_machine_text": plain(cpu.get("machine")),
+        # percent, as the host-health table on the same page prints the machine's CPU
+        "cpu_jvm_text": f"{_share(cpu.get('jvm_user'))} / {_share(cpu.get('jvm_system'))}",
+        "cpu_machine_text": _share(cpu.get("machine")),
         "allocation_text": plain(j.get("allocation_rate_mb_s")),
         "truncated": bool(j.get("truncated"))}
 
