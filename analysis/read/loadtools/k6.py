@@ -49,7 +49,6 @@ machine-readable summary names k6's version.
 """
 from __future__ import annotations
 
-import array
 import csv
 import io
 import json
@@ -70,6 +69,7 @@ CLOSED_EXECUTORS = ("constant-vus", "ramping-vus", "per-vu-iterations", "shared-
 DEFAULT_SCENARIO = "default"
 TIMEOUT_ERROR_CODE = "1050"
 DURATION = "http_req_duration"
+_METADATA = b',"metadata":'
 CHUNK_BYTES = 16 << 20
 
 # the two serialisations of a request's duration point (k6 >= v0.40, and older), whole line:
@@ -157,9 +157,10 @@ class _Tags:
 
 class _Columns:
     def __init__(self):
-        self.end_ns = array.array("q")
-        self.latency_ns = array.array("q")
-        self.tag_index = array.array("i")
+        # one int64/int32 array per chunk, joined at the end
+        self.end_ns: list[np.ndarray] = []
+        self.latency_ns: list[np.ndarray] = []
+        self.tag_index: list[np.ndarray] = []
         self.tags: list[_Tags] = []
         self.tag_ids: dict[bytes, int] = {}
         self.first_error: str | None = None
@@ -172,23 +173,38 @@ class _Columns:
             self.tags.append(tags)
         return i
 
+    def tag_ids_of(self, tags: list[bytes]) -> list[int]:
+        """The ids of the fast path's tags objects (bytes as k6 wrote them)."""
+        new = set(tags).difference(self.tag_ids)
+        if any(_METADATA in t for t in new):   # vu/iter metadata differ on every line: cut off
+            tags = [t.split(_METADATA, 1)[0] for t in tags]
+            new = set(tags).difference(self.tag_ids)
+        for t in new:
+            self.tag_id(t, lambda t=t: _tags_object(t))
+        ids = self.tag_ids
+        return [ids[t] for t in tags]
+
     def add(self, end_ns, latency_ns, tag_ids) -> None:
-        self.end_ns.extend(end_ns)
-        self.latency_ns.extend(latency_ns)
-        self.tag_index.extend(tag_ids)
+        if len(tag_ids):
+            self.end_ns.append(np.asarray(end_ns, dtype=np.int64))
+            self.latency_ns.append(np.asarray(latency_ns, dtype=np.int64))
+            self.tag_index.append(np.asarray(tag_ids, dtype=np.int32))
+
+    def joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return tuple(np.concatenate(parts) for parts in
+                     (self.end_ns, self.latency_ns, self.tag_index))
 
 
 def _samples(path: str, fmt: str, points, options: dict) -> RequestSamples:
     cols, skips = _Columns(), SkipLog(path)
     for batch in points(cols, skips):
         cols.add(*batch)
-    if not cols.latency_ns:
+    if not cols.tag_index:
         first = skips.warnings()[0] if skips.count else f"the file has no {DURATION} points"
         raise ResultsError(f"no {DURATION} points could be read", path=path,
                            hint=f"first problem: {first}; expected `k6 run --out "
                                 f"{fmt.split('-')[1]}=FILE` output")
-    latency = np.frombuffer(cols.latency_ns, dtype=np.int64).copy()
-    index = np.frombuffer(cols.tag_index, dtype=np.int32)
+    end_ns, latency, index = cols.joined()
     per_tag = {name: np.array([getattr(t, name) for t in cols.tags])
                for name in ("status", "expected", "timed_out")}
     status = per_tag["status"].astype(np.int32)[index]
@@ -203,7 +219,7 @@ def _samples(path: str, fmt: str, points, options: dict) -> RequestSamples:
     scenarios = {cols.tags[i].scenario for i in used if cols.tags[i].scenario}
     return RequestSamples(
         path=path, info=_info(fmt, scenarios, options),
-        start_ms=(np.frombuffer(cols.end_ns, dtype=np.int64) - latency) / 1e6,
+        start_ms=(end_ns - latency) / 1e6,
         latency_ns=latency, ok=ok,
         timed_out=per_tag["timed_out"].astype(bool)[index], status=status,
         native_unit=native_unit(latency), epoch=True,
@@ -266,30 +282,27 @@ def _json_points(path: str):
     return points
 
 
-def _json_chunk(path, chunk: bytes, first_line: int, cols: _Columns, skips: SkipLog,
+def _json_chunk(path, chunk: memoryview, first_line: int, cols: _Columns, skips: SkipLog,
                 old_order: bool):
-    """One chunk's duration points, and its number of lines. A regex pass over the whole chunk
-    takes the points as k6 writes them. When every line then starts with '{"' and ends with
-    '}', and there were as many points as lines that start as a duration point, the chunk is
-    done: k6's other metrics are passed over without a Python step per line. Otherwise each
-    line is sorted by its first and last bytes, and what is neither a point taken nor another
-    k6 line (another spelling of a point, a cut or foreign line) is parsed on its own."""
-    times, values, tag_ids, matched = [], [], [], []
-    for pattern in _POINT[:2 if old_order else 1]:
-        for m in pattern.finditer(chunk):
-            matched.append(m.start())
-            times.append(m.group(1))
-            values.append(m.group(2))
-            tags = m.group(3)
-            if b',"metadata":' in tags:   # vu/iter metadata differ on every line: not in the key
-                tags = tags.split(b',"metadata":', 1)[0]
-            tag_ids.append(cols.tag_id(tags, lambda t=tags: _tags_object(t)))
+    """One chunk's duration points, and its number of lines. One regex pass over the whole
+    chunk takes the points as k6 writes them. When every line then is a whole
+    `{"metric":"...}` or `{"type":"Metric",...}` line, and there were as many points as lines
+    that may start as a duration point, the chunk is done: k6's other metrics are passed over
+    without a Python step per line. Otherwise each line is sorted by its first and last bytes,
+    and what is neither a point taken nor another k6 line (another spelling of a point, a cut
+    or foreign line) is parsed on its own."""
+    patterns = _POINT if old_order else _POINT[:1]
+    found = [point for pattern in patterns for point in pattern.findall(chunk)]
+    times = [t for t, _, _ in found]
+    values = [v for _, v, _ in found]
+    tag_ids = cols.tag_ids_of([tags for _, _, tags in found])
     data = np.frombuffer(chunk, dtype=np.uint8)
     ends = np.flatnonzero(data == 10)
     starts = np.concatenate(([0], ends[:-1] + 1))
-    plain = (not old_order and len(matched) == _duration_line_bound(data, starts)
-             and _all_plain_k6_lines(data, starts, ends))
+    plain = (not old_order and _all_plain_k6_lines(data, starts, ends)
+             and len(found) == np.count_nonzero(_may_start_a_duration(data, starts)))
     if not plain:
+        matched = [m.start() for pattern in patterns for m in pattern.finditer(chunk)]
         _parse_the_rest(chunk, data, starts, ends, matched, first_line, cols, skips,
                         (times, values, tag_ids))
     if not times:
@@ -299,17 +312,13 @@ def _json_chunk(path, chunk: bytes, first_line: int, cols: _Columns, skips: Skip
     return (end_ns, latency, tag_ids), ends.size
 
 
-# (offset, byte) pairs of '{"metric":"http_req_duration"': the brace, the metric's h, d and
-# closing quote
-_DURATION_PROBE = np.array([(i, b'{"metric":"http_req_duration"'[i]) for i in (0, 11, 20, 28)],
-                           dtype=np.int64)
-
-
-def _duration_line_bound(data: np.ndarray, starts: np.ndarray) -> int:
-    """How many lines may start as a duration point, by a few of the prefix's bytes: never
-    fewer than do (so equal to the points taken means none was missed)."""
-    at = np.minimum(starts[:, None] + _DURATION_PROBE[:, 0], data.size - 1)
-    return int(np.count_nonzero(np.all(data[at] == _DURATION_PROBE[:, 1], axis=1)))
+def _may_start_a_duration(data: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The lines that may start as a duration point, by a few of the prefix's bytes: every one
+    that does, and seldom another (so as many points taken means none was missed)."""
+    maybe = np.ones(starts.size, dtype=bool)
+    for offset, byte in _DURATION_PROBE:
+        maybe &= _byte_at(data, starts, offset) == byte
+    return maybe
 
 
 def _parse_the_rest(chunk, data, starts, ends, matched, first_line, cols, skips, out) -> None:
@@ -333,6 +342,8 @@ _V1_POINT = b'{"metric":"'
 _METRIC_LINE = b'{"type":"Metric",'
 _OLD_POINT = b'{"type":"Point",'
 _OLD_DURATION_END = b',"metric":"http_req_duration"}'
+# (offset, byte) pairs of _DURATION_START: the brace, the metric's h, d and closing quote
+_DURATION_PROBE = tuple((i, _DURATION_START[i]) for i in (0, 11, 20, 28))
 
 
 def _starting(data: np.ndarray, starts: np.ndarray, prefix: bytes) -> np.ndarray:
@@ -347,11 +358,19 @@ def _ending(data: np.ndarray, ends: np.ndarray, suffix: bytes) -> np.ndarray:
     return np.all(data[at] == np.frombuffer(suffix, np.uint8), axis=1)
 
 
+def _byte_at(data: np.ndarray, starts: np.ndarray, offset: int) -> np.ndarray:
+    return data[np.minimum(starts + offset, data.size - 1)]
+
+
 def _all_plain_k6_lines(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bool:
-    """Every line a whole `{"metric":"...}` point or `{"type":"Metric",...}` line."""
-    return bool(np.all(ends > starts) and np.all(data[ends - 1] == ord("}"))
-                and np.all(_starting(data, starts, _V1_POINT)
-                           | _starting(data, starts, _METRIC_LINE)))
+    """Every line a whole `{"metric":"...}` point or `{"type":"Metric",...}` line, as far as a
+    few bytes of each tell (one column of bytes at a time: cheap on a million lines)."""
+    if not np.all(ends > starts) or not np.all(data[ends - 1] == ord("}")):
+        return False
+    at = {offset: _byte_at(data, starts, offset) for offset in (0, 1, 2, 9, 10)}
+    point = (at[2] == ord("m")) & (at[10] == ord('"'))     # {"metric":"
+    metric = (at[2] == ord("t")) & (at[9] == ord("M"))      # {"type":"Metric"
+    return bool(np.all((at[0] == ord("{")) & (at[1] == ord('"')) & (point | metric)))
 
 
 def _classify_lines(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
