@@ -28,6 +28,8 @@ import numpy as np
 LOAD_MODELS = ("open", "closed", "unknown")
 UNITS = ("ns", "us", "ms")
 NS_PER_UNIT = {"ns": 1, "us": 1_000, "ms": 1_000_000}
+# the longest latency int64 nanoseconds hold (292 years): beyond it a value is damage
+MAX_LATENCY_MS = (2**63 - 1) // NS_PER_UNIT["ms"]
 
 
 @dataclass(frozen=True)
