@@ -5,9 +5,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 from analysis.errors import ResultsError
+from analysis.read.loadtools import read_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadtools"
 
@@ -65,3 +68,33 @@ def assert_each_unusable_variant_fails(reader, src: Path, fmt: str, tmp: Path,
         with pytest.raises(ResultsError) as e:
             reader.read(str(path), fmt, {})
         assert str(path) in str(e.value), variant
+
+
+def assert_one_clear_error(path: Path, content: bytes, fmt: str, what: str) -> None:
+    """`content` written to `path` and read as `fmt`: one ResultsError naming the file and
+    saying `what`."""
+    path.write_bytes(content)
+    with pytest.raises(ResultsError) as err:
+        read_results(path, format=fmt)
+    assert str(path) in str(err.value) and what in str(err.value)
+
+
+def damaged(data, original: bytes) -> bytes:
+    """For hypothesis: `original` cut at a drawn length, with drawn bytes put in before it."""
+    cut = data.draw(st.integers(0, len(original)))
+    at = data.draw(st.integers(0, cut))
+    return original[:at] + data.draw(st.binary(max_size=40)) + original[at:cut]
+
+
+def assert_reads_or_raises(path: Path, fmt: str) -> None:
+    """A damaged file gives one ResultsError naming it, or samples that are still sane, with
+    every skipped line counted."""
+    try:
+        result = read_results(path, format=fmt)
+    except ResultsError as err:
+        assert str(path) in str(err)
+    else:
+        assert len(result) >= 1 and (result.latency_ns >= 0).all()
+        assert np.isfinite(result.start_ms).all()
+        listed = [w for w in result.warnings if w.endswith("(skipped)")]
+        assert result.skipped == len(listed) or result.skipped > len(listed) == 20

@@ -15,9 +15,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from analysis.errors import ResultsError
 from analysis.read.loadtools import detect_format, read_results
 from analysis.read.loadtools import gatling, jmeter
-from tests.loadtools_cases import assert_one_clear_error, assert_reads_or_raises, damaged
+from tests.loadtools_fixtures import (FIXTURES, assert_each_unusable_variant_fails,
+                                      assert_one_clear_error, assert_reads_or_raises,
+                                      damaged, nearest_rank)
 
-GA = Path(__file__).parent / "fixtures" / "loadtools" / "gatling"
+GA = FIXTURES / "gatling"
 TEXT_RUNS = {"gatling-2.3.1": None, "gatling-3.12.0-open": "3.12.0",
              "gatling-3.12.0-closed": "3.12.0"}
 # REQUEST fields of each layout: start, end, status (Gatling's LogFileDataWriter)
@@ -34,11 +36,6 @@ def raw_requests(run: str) -> list[tuple[int, int, str]]:
             out.append((int(fields[begin]), int(fields[end]) - int(fields[begin]),
                         fields[status]))
     return out
-
-
-def nearest_rank(values, p: float) -> int:
-    ordered = sorted(values)
-    return ordered[max(1, math.ceil(p / 100 * len(ordered))) - 1]
 
 
 def console_errors(run: str, pattern: str) -> int:
@@ -63,7 +60,7 @@ def test_text_logs_match_gatlings_own_statistics(run):
     assert round(values.mean()) == stats["meanResponseTime"]["total"]
     assert round(values.std()) == stats["standardDeviation"]["total"]
     for p in (50, 90, 99, 99.9):
-        assert nearest_rank(values, p) == nearest_rank([r[1] for r in raw], p)
+        assert nearest_rank(sorted(values), p) == nearest_rank(sorted(r[1] for r in raw), p)
     assert result.start_ms.tolist() == [float(r[0]) for r in raw]
     assert result.ok.tolist() == [r[2] == "OK" for r in raw]
     assert int(result.timed_out.sum()) == console_errors(run, "Request timeout") > 0
@@ -173,6 +170,13 @@ def test_a_latency_beyond_int64_nanoseconds_is_skipped(tmp_path):
     result = read_results(path)
     assert (result.latency_ns // 1_000_000).tolist() == [606] and result.skipped == 1
     assert "more than any latency can" in result.warnings[0]
+
+
+@pytest.mark.parametrize("run", ["gatling-2.3.1", "gatling-3.12.0-open"])
+def test_the_shared_unusable_variants_fail_clearly(tmp_path, run):
+    # the log is tab-separated: commas (in messages) turned to ';' leave a good file
+    assert_each_unusable_variant_fails(gatling, GA / run / "simulation.log", "gatling-log",
+                                       tmp_path, skip=("wrong_delimiter",))
 
 
 @pytest.mark.parametrize("content, what", [

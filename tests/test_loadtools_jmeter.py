@@ -18,9 +18,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from analysis.errors import ResultsError
 from analysis.read.loadtools import detect_format, read_results
 from analysis.read.loadtools import gatling, jmeter
-from tests.loadtools_cases import assert_one_clear_error, assert_reads_or_raises, damaged
+from tests.loadtools_fixtures import (FIXTURES, assert_each_unusable_variant_fails,
+                                      assert_one_clear_error, assert_reads_or_raises,
+                                      damaged, nearest_rank)
 
-FIXTURES = Path(__file__).parent / "fixtures" / "loadtools"
 JM = FIXTURES / "jmeter"
 CSV_FILES = ["jmeter213-noheader", "jmeter213-header", "jmeter5-default", "jmeter5-noheader",
              "jmeter5-reduced", "jmeter5-reduced-noheader"]
@@ -53,11 +54,6 @@ def summariser(name: str) -> dict:
     count, avg, low, high, errors = map(int, SUMMARY.search(
         (JM / f"{name}.summariser.txt").read_text()).groups())
     return dict(count=count, avg=avg, min=low, max=high, errors=errors)
-
-
-def nearest_rank(values, p: float) -> int:
-    ordered = sorted(values)
-    return ordered[max(1, math.ceil(p / 100 * len(ordered))) - 1]
 
 
 def commons_math_percentile(values, p: float) -> float:
@@ -93,7 +89,7 @@ def test_csv_matches_the_raw_columns_and_jmeters_summariser(name):
     assert ms(result).max() == max(elapsed) == summary["max"]
     assert int(ms(result).sum()) // len(result) == summary["avg"]    # JMeter's long division
     for p in (50, 90, 99, 99.9):
-        assert nearest_rank(ms(result), p) == nearest_rank(elapsed, p)
+        assert nearest_rank(sorted(ms(result)), p) == nearest_rank(sorted(elapsed), p)
     assert result.start_ms.tolist() == [float(r["timeStamp"]) for r in rows]
     assert ms(result).tolist() == elapsed
     assert result.timed_out.sum() == sum("SocketTimeoutException" in r["responseCode"]
@@ -162,6 +158,16 @@ def test_xml_sub_results_are_not_samples(tmp_path):
     result = read_results(path)
     assert ms(result).tolist() == [30, 5] and result.labels.tolist() == ["a", "b"]
     assert result.ok.tolist() == [True, False]
+
+
+def test_an_xml_sample_without_times_is_skipped_with_its_line(tmp_path):
+    lines = (JM / "jmeter213.xml.jtl").read_text().splitlines(keepends=True)
+    lines[4] = lines[4].replace(' t="', ' t="x')
+    path = tmp_path / "bad.xml.jtl"
+    path.write_text("".join(lines))
+    result = read_results(path)
+    assert len(result) == 175 and result.skipped == 1
+    assert result.warnings[0].startswith(f"{path}:5: sample without whole-ms t and ts")
 
 
 def test_every_fixture_is_claimed_by_the_right_reader_only():
@@ -245,6 +251,15 @@ def test_another_delimiter_reads_the_same(tmp_path):
         csv.writer(f, delimiter="\t").writerows(rows)
     a, b = read_results(JM / "jmeter5-default.jtl"), read_results(path)
     assert (a.latency_ns == b.latency_ns).all() and (a.ok == b.ok).all()
+
+
+@pytest.mark.parametrize("name, fmt", [("jmeter5-default.jtl", "jmeter-jtl"),
+                                       ("jmeter213-noheader.jtl", "jmeter-jtl"),
+                                       ("jmeter5.xml.jtl", "jmeter-xml")])
+def test_the_shared_unusable_variants_fail_clearly(tmp_path, name, fmt):
+    # JMeter writes any delimiter it is told to: a .jtl with ';' is a good file
+    assert_each_unusable_variant_fails(jmeter, JM / name, fmt, tmp_path,
+                                       skip=("wrong_delimiter",))
 
 
 @pytest.mark.parametrize("content, what", [

@@ -46,7 +46,7 @@ import numpy as np
 
 from analysis.errors import ResultsError
 from analysis.read.loadtools.results import MAX_LATENCY_MS, RequestSamples, ToolInfo
-from analysis.read.loadtools.skipped import SkippedLines
+from analysis.read.loadtools.common import SkipLog, check_text, read_head
 
 TOOL = "Gatling"
 MEASURE = "response time: end - start, request sent to last byte of the response"
@@ -100,10 +100,7 @@ def _binary_version(head: bytes) -> str | None:
 
 
 def read(path: str, fmt: str, options: dict) -> RequestSamples:
-    with open(path, "rb") as f:
-        head = f.read(64 * 1024)
-    if not head.strip():
-        raise ResultsError("the file is empty", path=path)
+    head = read_head(path)
     version = _binary_version(head)
     if version is not None:
         raise ResultsError(
@@ -113,9 +110,7 @@ def read(path: str, fmt: str, options: dict) -> RequestSamples:
             hint=f"run the simulation with Gatling {LAST_TEXT_VERSION} or older, which write "
                  "the text log loadcurve reads; the HTML report's js/global_stats.json and "
                  "stats.json hold only Gatling's own summary statistics, not the requests")
-    if b"\x00" in head:
-        raise ResultsError("binary data (NUL bytes), not a Gatling simulation.log", path=path,
-                           hint="a simulation.log from Gatling's results folder")
+    check_text(path, head, "a simulation.log from Gatling's results folder")
     return _read_text(path)
 
 
@@ -125,15 +120,20 @@ class _Run:
 
 
 def _read_text(path: str) -> RequestSamples:
-    skips = SkippedLines(path)
+    skips = SkipLog(path)
     run = _Run()
     start, latency = array("q"), array("q")
     ok, timed_out = bytearray(), bytearray()
     labels: list[str] = []
     interned: dict[str, str] = {}
     first_error = None
-    with open(path, encoding="utf-8", errors="replace", newline="") as f:
-        for number, raw in enumerate(f, 1):
+    with open(path, "rb") as f:
+        for number, data in enumerate(f, 1):
+            try:
+                raw = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ResultsError("the file is not UTF-8 text", path=path, line=number,
+                                   hint="a simulation.log as Gatling writes it") from None
             line = raw.rstrip("\r\n")
             if not line:
                 continue
