@@ -30,7 +30,7 @@ RAW_FIELDS = {"gatling-2.3.1": (5, 6, 7), "gatling-3.12.0-open": (3, 4, 5),
 def raw_requests(run: str) -> list[tuple[int, int, str]]:
     begin, end, status = RAW_FIELDS[run]
     out = []
-    for line in (GA / run / "simulation.log").read_text().splitlines():
+    for line in (GA / f"{run}.simulation.log").read_text().splitlines():
         fields = line.split("\t")
         if fields[0] == "REQUEST":
             out.append((int(fields[begin]), int(fields[end]) - int(fields[begin]),
@@ -39,14 +39,14 @@ def raw_requests(run: str) -> list[tuple[int, int, str]]:
 
 
 def console_errors(run: str, pattern: str) -> int:
-    text = (GA / run / "console-summary.txt").read_text()
+    text = (GA / f"{run}.console-summary.txt").read_text()
     return sum(int(m) for m in re.findall(pattern + r".*?\s(\d+) \(\s*[\d.]+%\)", text))
 
 
 @pytest.mark.parametrize("run", sorted(TEXT_RUNS))
 def test_text_logs_match_gatlings_own_statistics(run):
-    result = read_results(GA / run / "simulation.log")
-    stats = json.loads((GA / run / "global_stats.json").read_text())
+    result = read_results(GA / f"{run}.simulation.log")
+    stats = json.loads((GA / f"{run}.global_stats.json").read_text())
     raw = raw_requests(run)
     values = (result.latency_ns // 1_000_000)
     assert result.info.format == "gatling-log" and result.info.tool == "Gatling"
@@ -72,14 +72,14 @@ def test_text_logs_match_gatlings_own_statistics(run):
 
 
 def test_layouts_are_named_in_the_measure():
-    old = read_results(GA / "gatling-2.3.1" / "simulation.log")
-    new = read_results(GA / "gatling-3.12.0-open" / "simulation.log")
+    old = read_results(GA / "gatling-2.3.1.simulation.log")
+    new = read_results(GA / "gatling-3.12.0-open.simulation.log")
     assert "Gatling 2.2-2.3" in old.info.measure and "Gatling 3.4-3.12" in new.info.measure
     assert old.first_error.startswith("status.find.in(")
 
 
 def test_a_binary_log_is_one_clear_error_naming_its_version():
-    path = GA / "gatling-3.14.9-binary" / "simulation.log"
+    path = GA / "gatling-3.14.9-binary.simulation.log"
     assert detect_format(path) == "gatling-log"
     with pytest.raises(ResultsError) as err:
         read_results(path)
@@ -90,11 +90,9 @@ def test_a_binary_log_is_one_clear_error_naming_its_version():
 
 
 def test_every_fixture_is_claimed_by_the_right_reader_only():
-    for path in sorted(GA.rglob("*")):
-        if not path.is_file():
-            continue
+    for path in sorted(GA.iterdir()):
         head = path.read_bytes()[:65536]
-        expected = "gatling-log" if path.name == "simulation.log" else None
+        expected = "gatling-log" if path.name.endswith(".simulation.log") else None
         assert gatling.sniff(head) == expected, path
         assert jmeter.sniff(head) is None, path
     for path in sorted((GA.parent / "jmeter").iterdir()):
@@ -116,7 +114,7 @@ def _as_layout_3_0(text: str) -> str:
 
 
 def test_the_3_0_to_3_3_layout(tmp_path):
-    original = GA / "gatling-3.12.0-open" / "simulation.log"
+    original = GA / "gatling-3.12.0-open.simulation.log"
     path = tmp_path / "simulation.log"
     path.write_text(_as_layout_3_0(original.read_text()))
     a, b = read_results(original), read_results(path)
@@ -144,7 +142,7 @@ def test_the_2_0_to_2_1_layout(tmp_path):
 
 
 def test_bad_records_are_skipped_counted_and_named(tmp_path):
-    lines = (GA / "gatling-3.12.0-open" / "simulation.log").read_text().splitlines(True)
+    lines = (GA / "gatling-3.12.0-open.simulation.log").read_text().splitlines(True)
     requests = [i for i, line in enumerate(lines) if line.startswith("REQUEST")]
     lines[requests[0]] = lines[requests[0]].replace("\tKO\t", "\tMAYBE\t").replace(
         "\tOK\t", "\tMAYBE\t")
@@ -175,7 +173,7 @@ def test_a_latency_beyond_int64_nanoseconds_is_skipped(tmp_path):
 @pytest.mark.parametrize("run", ["gatling-2.3.1", "gatling-3.12.0-open"])
 def test_the_shared_unusable_variants_fail_clearly(tmp_path, run):
     # the log is tab-separated: commas (in messages) turned to ';' leave a good file
-    assert_each_unusable_variant_fails(gatling, GA / run / "simulation.log", "gatling-log",
+    assert_each_unusable_variant_fails(gatling, GA / f"{run}.simulation.log", "gatling-log",
                                        tmp_path, skip=("wrong_delimiter",))
 
 
@@ -195,5 +193,5 @@ def test_unusable_files_give_one_clear_error(tmp_path, content, what):
                                  "gatling-3.14.9-binary"])
 def test_damaged_logs_read_or_raise_results_error(tmp_path, run, data):
     path = tmp_path / "simulation.log"
-    path.write_bytes(damaged(data, (GA / run / "simulation.log").read_bytes()[:5000]))
+    path.write_bytes(damaged(data, (GA / f"{run}.simulation.log").read_bytes()[:5000]))
     assert_reads_or_raises(path, "gatling-log")
