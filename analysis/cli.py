@@ -28,6 +28,9 @@ COMMANDS = {
     "hgrm": ("analysis.commands.hgrm",
              "Percentile distribution (.hgrm) and interval summary of an .hlog, like "
              "HistogramLogProcessor."),
+    "import": ("analysis.commands.import_results",
+               "Show what a load tool's result file holds: format, tool, load model, counts, "
+               "latency."),
     "jfr": ("analysis.commands.jfr",
             "Summarise one JFR recording: GC pauses, safepoints, CPU, allocation, locks, hot "
             "methods."),

@@ -1,0 +1,176 @@
+"""Show what a load tool's result file holds: format, tool, load model, counts, latency.
+
+    python -m analysis import FILE [--format NAME] [--json] [--hlog OUT] [-q]
+
+The format is detected from the file's content (--format forces one). Printed: the format, the
+tool and its version where the file says, whether it has one row per request, the load model
+(open, closed or unknown), requests, errors, duration_s, and latency_ms at 50, 90, 99, 99.9 and
+max. A per-request file's percentiles are computed from its samples recorded as the import
+records them (1-second HdrHistogram intervals, 3 significant digits, the answered requests
+only), the way HdrHistogram's Java code computes them; a summary file's are the file's own, and
+what it does not hold is shown as "-" (null with --json).
+
+`--json` prints one JSON object with exactly the keys format, tool, version, per_request,
+load_model, requests, errors, duration_s and latency_ms ("50", "90", "99", "99.9", "max").
+`--hlog OUT` also writes the converted HdrHistogram interval log (per-request files only):
+untagged lines hold the answered requests, Tag=error the failed ones, Tag=timeout the timed-out
+ones. Lines the reader skipped are reported on stderr as warnings; progress for big files
+too, unless -q.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from analysis.errors import ResultsError
+from analysis.read.loadtools import FORMATS, read_results
+from analysis.read.loadtools.record import record_samples
+from analysis.read.loadtools.results import RequestSamples, ResultSummary
+from analysis.read.manifest import UNITS_PER_MS
+
+# latency_ms keys -> the percentile each is (max: None)
+LATENCY_KEYS = (("50", 50.0), ("90", 90.0), ("99", 99.0), ("99.9", 99.9), ("max", None))
+PROGRESS_BYTES = 32 << 20        # files from this size on get progress lines
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="the result file to look at")
+    parser.add_argument("--format", metavar="NAME",
+                        help="read it as this format instead of detecting it: "
+                             + ", ".join(FORMATS))
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--hlog", metavar="OUT",
+                        help="also write the converted .hlog to OUT (per-request files)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+
+def run(args) -> int:
+    path = args.file
+    _check_readable(path)
+    progress = _Progress(path, quiet=args.quiet)
+    result = _read(path, args.format, progress)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if isinstance(result, RequestSamples):
+        progress.stage(f"recording {len(result):,} requests into 1-second histograms")
+        recording = record_samples(result)
+        summary = samples_summary(result, recording)
+        timed_out = recording.timed_out
+        if args.hlog:
+            from analysis.write.hlog_writer import write_hlog
+            write_hlog(args.hlog, recording.intervals, UNITS_PER_MS[recording.unit],
+                       comment=hlog_comment(result, recording.unit))
+    else:
+        if args.hlog:
+            raise ResultsError(f"a {result.info.format} file is a summary, with no "
+                               "per-request samples to convert into an .hlog", path=path)
+        summary = file_summary(result)
+        timed_out = result.timeouts
+    progress.stage("done")
+    print(json.dumps(summary) if args.json else summary_text(path, result, summary, timed_out))
+    return 0
+
+
+def _check_readable(path: str) -> None:
+    if os.path.isdir(path):
+        raise ResultsError("is a directory, not a result file", path=path)
+    if not os.path.exists(path):
+        raise ResultsError("no such file", path=path)
+
+
+def _read(path: str, fmt: str | None, progress: "_Progress"):
+    progress.stage("reading")
+    try:
+        return read_results(path, fmt)
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"not text: byte {exc.start} of a decoded block is not "
+                           f"{exc.encoding} (a binary file?)", path=path) from None
+
+
+class _Progress:
+    """Stage lines on stderr with the time since the start, for files of PROGRESS_BYTES or
+    more, unless quiet."""
+
+    def __init__(self, path: str, quiet: bool):
+        size = os.path.getsize(path) if os.path.isfile(path) else 0
+        self.on = not quiet and size >= PROGRESS_BYTES
+        self.path, self.size = path, size
+        self.started = time.perf_counter()
+
+    def stage(self, what: str) -> None:
+        if self.on:
+            elapsed = time.perf_counter() - self.started
+            print(f"import: {self.path} ({self.size / 1e6:,.0f} MB): {what} "
+                  f"[{elapsed:.1f} s]", file=sys.stderr, flush=True)
+
+
+def samples_summary(samples: RequestSamples, recording) -> dict:
+    """The printed keys of a per-request file, its percentiles from the merged answered
+    histogram."""
+    merged = recording.merged(tag=None)
+    per_ms = UNITS_PER_MS[recording.unit]
+    latency = {}
+    for key, percentile in LATENCY_KEYS:
+        value = None
+        if merged.total_count:
+            value = merged.max if percentile is None else merged.value_at_percentile(percentile)
+            value = value / per_ms
+        latency[key] = value
+    return _summary(samples.info, per_request=True, requests=recording.requests,
+                    errors=recording.errors, duration_s=recording.duration_s, latency=latency)
+
+
+def file_summary(result: ResultSummary) -> dict:
+    """The printed keys of a summary file: what it holds, None for what it does not."""
+    latency = {key: (result.max_ms if percentile is None
+                     else result.percentiles_ms.get(percentile))
+               for key, percentile in LATENCY_KEYS}
+    return _summary(result.info, per_request=False, requests=result.requests,
+                    errors=result.errors, duration_s=result.duration_s, latency=latency)
+
+
+def _summary(info, *, per_request: bool, requests, errors, duration_s, latency) -> dict:
+    return {"format": info.format, "tool": info.tool, "version": info.version,
+            "per_request": per_request, "load_model": info.load_model,
+            "requests": requests, "errors": errors, "duration_s": duration_s,
+            "latency_ms": latency}
+
+
+def hlog_comment(samples: RequestSamples, unit: str) -> str:
+    info = samples.info
+    tool = info.tool + (f" {info.version}" if info.version else "")
+    return (f"[Converted by loadcurve from {os.path.basename(samples.path)} ({tool}, "
+            f"{info.format}): one interval per second of send time, values in {unit}; "
+            "untagged = answered requests, Tag=error = failed, Tag=timeout = timed out]")
+
+
+def _number(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.6g}" if abs(value) < 1e6 else f"{value:,.0f}"
+
+
+def summary_text(path: str, result, summary: dict, timed_out: int | None) -> str:
+    info = result.info
+    tool = info.tool + (f" {info.version}" if info.version else " (version not in the file)")
+    model = summary["load_model"]
+    if info.load_model_evidence:
+        model += f" ({info.load_model_evidence})"
+    requests = _number(summary["requests"])
+    if timed_out is not None:
+        requests += f" (timed out: {timed_out:,})"
+    if result.skipped:
+        requests += f" ({result.skipped:,} line(s) of the file skipped)"
+    latency = "  ".join(f"{'p' + key if key != 'max' else key} {_number(value)}"
+                        for key, value in summary["latency_ms"].items())
+    rows = [("file", path), ("format", f"{info.format} ({FORMATS.get(info.format, ('', '?'))[1]})"),
+            ("tool", tool), ("measures", info.measure or "-"),
+            ("per_request", "true" if summary["per_request"] else "false"),
+            ("load_model", model), ("requests", requests), ("errors", _number(summary["errors"])),
+            ("duration_s", _number(summary["duration_s"])), ("latency_ms", latency)]
+    return "\n".join(f"{name:<12} {value}" for name, value in rows)
