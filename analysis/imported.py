@@ -83,35 +83,35 @@ def read_imported(manifest: Manifest, cell, path: Path, rel: str, site_root: Pat
 
 def _from_samples(manifest: Manifest, cell, samples: RequestSamples, imported: Imported,
                   site_root: Path) -> tuple[Repetition, Histogram]:
-    from analysis.read.loadtools.record import record_intervals
-    from analysis.write.hlog_writer import format_hlog
+    from analysis.read.loadtools.record import record_samples
+    from analysis.write.hlog_writer import hlog_text
     unit = manifest.value_unit
-    rec = record_intervals(samples, unit, window=cell.window,
-                           expected_interval_ms=cell.co_interval_ms)
+    skip_s, window_s = cell.window if cell.window else (None, None)
+    rec = record_samples(samples, unit, skip_s=skip_s, duration_s=window_s,
+                         expected_interval_ms=cell.co_interval_ms)
     answered = [iv for iv in rec.intervals if iv.tag is None]
-    histogram = _merged(answered)
-    timeout_ms = rec.timeout_bound_ms
+    histogram = rec.merged()
+    timeout_ms = _timeout_bound_ms(rec, unit)
     stats = overload.censored_stats(histogram, rec.timed_out, timeout_ms or 0.0,
                                     1.0 / UNITS_PER_MS[unit], rec.errors)
     lp = manifest.load_point(cell.load)
-    duration = rec.duration_s or lp.duration_s
+    duration = window_s or _send_span_s(rec) or lp.duration_s
     series = aggregate.interval_series(answered, unit)
     queue = None
     if lp.offered_rate:
         p50s = [(r["t_s"], r["p50_ms"]) for r in series if r["p50_ms"] is not None]
         queue = overload.queue_growth_from_p50([t for t, _ in p50s], [v for _, v in p50s],
                                                lp.offered_rate)
-    corrected = None
     if rec.corrected:
-        corrected = aggregate.histogram_stats(_merged(rec.corrected), unit)
-    converted = converted_hlog_path(manifest.run_id, os.path.relpath(
+        imported.corrected = aggregate.histogram_stats(rec.merged(corrected=True), unit)
+    imported.converted = converted_hlog_path(manifest.run_id, os.path.relpath(
         manifest.resolve(cell.hlog), manifest.run_dir).replace(os.sep, "/"))
-    imported.converted = converted
-    imported.corrected = corrected
-    imported.window_text = rec.window_text
+    imported.window_text = _window_text(rec)
     imported.duration_s = duration
     imported.has_series = bool(series)
-    imported.hlog_text = format_hlog(rec.intervals, rec.start_time_s)
+    imported.hlog_text = hlog_text(rec.intervals, UNITS_PER_MS[unit],
+                                   comment=f"{imported.tool} {imported.format} file "
+                                           f"{imported.source}, recorded by loadcurve")
     rep = Repetition(
         index=cell.repetition, source=imported.source, stats=stats,
         # the tool times each request from its send: the window's requests that got a reply
@@ -122,6 +122,32 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples, imported: I
                               timed_out=rec.timed_out, errors=rec.errors),
         series=series, timeout_ms=timeout_ms, queue=queue, imported=imported)
     return rep, histogram
+
+
+def _send_span_s(rec) -> float | None:
+    """The seconds the file's sends cover: N sends spaced evenly d apart span (N - 1) d, and
+    stand for N d of sending (so 250 sends at 50/s give 5 s, not 4.98)."""
+    if rec.requests < 2 or rec.duration_s <= 0:
+        return None
+    return rec.duration_s * rec.requests / (rec.requests - 1)
+
+
+def _timeout_bound_ms(rec, unit: str) -> float | None:
+    """What a request the tool says timed out is known to have taken at least: the shortest
+    time the tool recorded for any of them (the tool's timeout, as it measured it)."""
+    timed = [iv.histogram for iv in rec.intervals if iv.tag == "timeout"]
+    if not timed:
+        return None
+    return min(h.min for h in timed if h.total_count) / UNITS_PER_MS[unit]
+
+
+def _window_text(rec) -> str | None:
+    if rec.window is None:
+        return None
+    skip, duration = rec.window
+    span = f"the {duration:g} s after it" if duration else "the rest"
+    return (f"the first {skip:g} s of sends skipped, {span} kept: {rec.cut_before:,} requests "
+            f"before the window and {rec.cut_after:,} after it left out")
 
 
 def _merged(intervals) -> Histogram:

@@ -120,7 +120,7 @@ def drawn_in(c, kind: str) -> bool:
 def chart_gaps(scenario: Scenario) -> dict[str, list[str]]:
     """Per chart kind, a sentence for each cell a chart leaves out because its file does not
     hold that data (a load tool's summary): the page says so instead of drawing nothing."""
-    what = {"spectrum": "a percentile spectrum", "latency_over_time": "per-interval latencies",
+    what = {"spectrum": "percentile spectrum", "latency_over_time": "per-interval latencies",
             "throughput_over_time": "per-interval counts"}
     gaps: dict[str, list[str]] = {kind: [] for kind in what}
     for lp, row in scenario.grid():

@@ -230,14 +230,19 @@ def load_curve_table(run: Run, scenario: Scenario | None = None) -> dict[str, An
         "requests_header": "sent / answered / timed out" if counted else "drops",
         "systems": [{"id": s.id, "label": s.label} for s in scenario.systems],
         "rows": rows,
-        "rules": table_rules(timeout, counted),
+        "rules": table_rules(timeout, counted,
+                             imported=any(c.imported for c in scenario.measured()),
+                             harness=any(not c.imported for c in scenario.measured())),
         **({"load_model": note} if (note := load_model_note(run, scenario)) else {}),
         "missing": [{"load": x.load, "system": x.system, "file": x.file} for x in scenario.missing],
     }
 
 
-def table_rules(timeout_ms: float | None, counted: bool) -> list[str]:
-    """The table's rules, stated under it (overload.py's constants)."""
+def table_rules(timeout_ms: float | None, counted: bool, *, imported: bool = False,
+                harness: bool = True) -> list[str]:
+    """The table's rules, stated under it (overload.py's constants). `imported`: some cells
+    were read from load tools' files (issue 23), whose counts mean what the tool's timestamps
+    allow; `harness`: some were not."""
     rules = [
         "saturated, by one or more rules: goodput - fewer than "
         f"{overload.GOODPUT_SHARE:.0%} of the window's requests answered in time; "
@@ -251,12 +256,20 @@ def table_rules(timeout_ms: float | None, counted: bool) -> list[str]:
         f"{overload.UTILISATION_SHARE:.0%} of its predicted ceiling (N / S), where a queue has "
         "no steady state. Saturated rows describe a queue, not the service.",
     ]
-    if counted:
+    if imported:
+        rules.append(
+            "Cells read from a load tool's file: the requests are those the tool sent in the "
+            "window, by its send timestamps (a summary: every request it reports); answered: a "
+            "successful reply (the tool's success flag, or a status below 400), errors: the "
+            "other replies and failures, timed out: what the tool counted as such. throughput: "
+            "their replies of any status per second of the window (a summary: the tool's own "
+            "rate).")
+    if counted and harness:
         rules.append(
             "The requests are those whose intended send time fell in the measured window; "
             "answered: a reply within the timeout. throughput: every reply the server sent "
             "during the window (to earlier requests too) per second, what it delivered.")
-    else:
+    elif harness:
         rules.append("throughput: the replies the log recorded during the window, per second.")
     if timeout_ms:
         rules.append(f"> {fmt_timeout(timeout_ms)}: the percentile falls among requests that "

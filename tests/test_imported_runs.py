@@ -1,0 +1,225 @@
+"""Issue 23 end to end: a run whose cells are other load tools' files (run.yml `results:`)
+builds like any other, and its numbers are the files' own.
+
+The golden numbers are computed here from the raw files with the csv module (nearest rank over
+the latency column, counts of status codes), never taken from our own output: a percentile
+from the HdrHistogram intervals must lie in the 3-significant-digit bucket of the exact
+nearest-rank value, counts must be equal. With ../shared/oracle, HistogramLogProcessor reads the
+converted .hlog and must print the same percentiles as the data document.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from analysis.read.hdr.histogram import layout_for
+from analysis.read.hdr.log import read_hlog
+from analysis.write.paths import find_data
+from tests.conftest import REPO
+
+FIXTURES = REPO / "tests" / "fixtures" / "loadtools"
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
+    [str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
+
+RUN_YML = """\
+title: Four load tools against one server
+date: 2026-11-26
+description: vegeta, hey, wrk and wrk2 files read as they are.
+service_time_ms: 1
+systems:
+  - {id: vegeta, label: vegeta}
+  - {id: hey, label: hey}
+  - {id: wrk, label: wrk}
+  - {id: wrk2, label: wrk2}
+load_points:
+  - {id: r50, offered_rate: 50, duration_s: 5}
+cells:
+  - {system: vegeta, load: r50, results: files/results.csv}
+  - {system: hey, load: r50, results: files/requests.csv}
+  - {system: wrk, load: r50, results: files/wrk-latency.txt}
+  - {system: wrk2, load: r50, results: files/wrk2-latency.txt, format: wrk2}
+"""
+
+
+def _build(site: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "analysis", "build", "--runs", "runs", "-q"],
+                          cwd=site, env=ENV, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    site = tmp_path_factory.mktemp("imported") / "site"
+    files = site / "runs" / "tools" / "files"
+    files.mkdir(parents=True)
+    for rel in ("vegeta/results.csv", "hey/requests.csv", "wrk/wrk-latency.txt",
+                "wrk2/wrk2-latency.txt"):
+        shutil.copy(FIXTURES / rel, files / Path(rel).name)
+    (site / "runs" / "tools" / "run.yml").write_text(RUN_YML, encoding="utf-8")
+    shutil.copytree(REPO / "_includes", site / "_includes")
+    shutil.copytree(REPO / "_layouts", site / "_layouts")
+    shutil.copy(REPO / "_config.yml", site / "_config.yml")
+    proc = _build(site)
+    assert proc.returncode == 0, proc.stderr
+    return site
+
+
+def _doc(site: Path) -> dict:
+    return yaml.safe_load(find_data(site, "tools").read_text(encoding="utf-8"))
+
+
+def _nearest_rank(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(p / 100.0 * len(ordered))) - 1]
+
+
+def _bucket_ms(value_ms: float, unit_per_ms: float) -> tuple[float, float]:
+    """The lowest and highest value of the 3-digit HdrHistogram bucket holding value_ms."""
+    layout = layout_for(1, 2, 3)
+    v = int(round(value_ms * unit_per_ms))
+    import numpy as np
+    idx = layout.index_of(np.array([v]))
+    lo = int(layout.lowest_value_at(idx)[0])
+    hi = int(layout.highest_value_at(idx)[0])
+    return lo / unit_per_ms, hi / unit_per_ms
+
+
+def _vegeta_rows() -> list[list[str]]:
+    with open(FIXTURES / "vegeta/results.csv", newline="") as f:
+        return list(csv.reader(f))
+
+
+def _cell(doc: dict, system: str) -> dict:
+    return doc["cells"]["r50"][system]
+
+
+def test_the_run_records_in_the_finest_native_unit(built):
+    assert _doc(built)["value_unit"] == "ns"       # vegeta's nanoseconds; hey's 0.1 ms fit in
+
+
+def test_vegeta_counts_are_the_files(built):
+    rows = _vegeta_rows()
+    codes = [int(r[1]) for r in rows]
+    answered = sum(1 for c in codes if 200 <= c < 400)
+    timeouts = sum(1 for r in rows if r[1] == "0" and ("Timeout" in r[5] or "deadline" in r[5]))
+    cell = _cell(_doc(built), "vegeta")
+    assert cell["sent"] == len(rows) == 250
+    assert cell["completed"] == answered == 232
+    assert cell["timed_out"] == timeouts == 3
+    assert cell["errors"] == len(rows) - answered - timeouts == 15
+
+
+def test_vegeta_percentiles_lie_in_the_bucket_of_the_exact_nearest_rank(built):
+    rows = _vegeta_rows()
+    answered_ms = [int(r[2]) / 1e6 for r in rows if 200 <= int(r[1]) < 400]
+    population = len(answered_ms) + 3      # the 3 timeouts censor the top ranks
+    cell = _cell(_doc(built), "vegeta")
+    for name, p in (("p50", 50.0), ("p90", 90.0)):
+        rank = max(1, math.ceil(p / 100.0 * population))
+        exact = sorted(answered_ms)[rank - 1]
+        lo, hi = _bucket_ms(exact, 1e6)
+        assert lo - 0.0005 <= cell[f"{name}_ms"] <= hi + 0.0005, (name, exact, cell[f"{name}_ms"])  # data: 3 decimals
+    # p99 of 235 ranks falls among the timeouts: only a lower bound
+    assert cell["p99_ms"] is None and cell["p99_at_least_ms"] is not None
+
+
+def test_hey_percentiles_and_counts(built):
+    with open(FIXTURES / "hey/requests.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    ok_ms = [float(r["response-time"]) * 1000 for r in rows if int(r["status-code"]) < 400]
+    cell = _cell(_doc(built), "hey")
+    assert cell["sent"] == len(rows)
+    assert cell["completed"] == len(ok_ms)
+    assert cell["errors"] == len(rows) - len(ok_ms)
+    exact = _nearest_rank(ok_ms, 50.0)
+    lo, hi = _bucket_ms(exact, 1e6)
+    assert lo - 0.0005 <= cell["p50_ms"] <= hi + 0.0005
+
+
+def test_a_summary_shows_the_percentiles_its_file_printed_and_no_others(built):
+    text = (FIXTURES / "wrk/wrk-latency.txt").read_text()
+    cell = _cell(_doc(built), "wrk")
+    assert "50%    2.38ms" in text and cell["p50_ms"] == pytest.approx(2.38)
+    assert "99%   11.68ms" in text and cell["p99_ms"] == pytest.approx(11.68)
+    assert cell["p95_ms"] is None and cell["p999_ms"] is None    # wrk printed neither
+
+
+def test_the_wrk2_spectrum_is_the_cells_spectrum(built):
+    doc = _doc(built)
+    cell = _cell(doc, "wrk2")
+    assert cell["p50_ms"] is not None and cell["p999_ms"] is not None
+
+
+def test_the_converted_hlog_is_published_and_holds_the_answered_requests(built):
+    hlog = built / "assets/data/tools/imported/files/results.csv.hlog"
+    log = read_hlog(hlog)
+    assert log.merged().total_count == 232
+    assert log.merged(tag="error").total_count == 15
+    assert log.merged(tag="timeout").total_count == 3
+    page = (built / "_reports/tools.html").read_text(encoding="utf-8")
+    assert "/assets/data/tools/imported/files/results.csv.hlog" in page
+    assert "/runs/tools/files/results.csv" in page
+
+
+def test_the_page_says_which_loop_each_tool_ran(built):
+    page = (built / "_reports/tools.html").read_text(encoding="utf-8")
+    assert "Closed loop: coordinated omission." in page
+    assert "hey (hey)" in page and "wrk (wrk)" in page
+    assert "Open loop: vegeta (vegeta)" in page
+    assert "Load tools" in page and "send to last byte" not in page.split("Load tools")[0]
+    doc = _doc(built)
+    # the report's description (the tag feeds' summary) says it too
+    front = (built / "_reports/tools.html").read_text(encoding="utf-8").split("---")[1]
+    assert "coordinated omission" in front
+    assert doc["load_curve_table"]["load_model"]["closed"] is True
+
+
+def test_charts_a_summary_has_no_data_for_are_said_not_drawn(built):
+    doc = _doc(built)
+    gaps = doc["charts"]["gaps"]
+    assert any(g.startswith("wrk at ") for g in gaps["latency_over_time"])
+    assert any(g.startswith("wrk at ") for g in gaps["spectrum"])
+    assert not any(g.startswith("wrk2 at ") for g in gaps["spectrum"])
+    page = (built / "_reports/tools.html").read_text(encoding="utf-8")
+    assert "holds no per-interval latencies" in page
+
+
+def test_same_inputs_same_bytes(built, tmp_path):
+    again = tmp_path / "site"
+    shutil.copytree(built, again, ignore=shutil.ignore_patterns(".cache"))
+    for sub in ("_data", "_rundata", "_reports", "assets"):
+        shutil.rmtree(again / sub, ignore_errors=True)
+    assert _build(again).returncode == 0
+    for sub in ("_reports/tools.html", "assets/data/tools/imported/files/results.csv.hlog"):
+        assert (again / sub).read_bytes() == (built / sub).read_bytes()
+
+
+@pytest.mark.oracle
+def test_histogram_log_processor_reads_the_converted_hlog_as_the_raw_file_says(
+        built, oracle, tmp_path):
+    """HdrHistogram's own HistogramLogProcessor on the published .hlog (its untagged intervals:
+    the answered requests): its p50 lies in the bucket of the exact nearest rank over the raw
+    file's answered latencies, its max in the bucket of their max, its count is theirs."""
+    hlog = built / "assets/data/tools/imported/files/results.csv.hlog"
+    out = tmp_path / "vegeta"
+    subprocess.run([str(oracle / "hlp"), "-i", str(hlog), "-o", str(out),
+                    "-outputValueUnitRatio", "1000000"], check=True, capture_output=True,
+                   timeout=300)
+    text = (tmp_path / "vegeta.hgrm").read_text()
+    rows = [ln.split() for ln in text.splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#") and ln.split()[0][0].isdigit()]
+    p50_row = next(r for r in rows if float(r[1]) == 0.5)
+    answered_ms = [int(r[2]) / 1e6 for r in _vegeta_rows() if 200 <= int(r[1]) < 400]
+    lo, hi = _bucket_ms(_nearest_rank(answered_ms, 50.0), 1e6)
+    assert lo - 0.0005 <= float(p50_row[0]) <= hi + 0.0005
+    assert int(rows[-1][2]) == len(answered_ms) == 232
+    hlp_max = float(text.split("#[Max     =")[1].split(",")[0])
+    lo, hi = _bucket_ms(max(answered_ms), 1e6)
+    assert lo - 0.0005 <= hlp_max <= hi + 0.0005
