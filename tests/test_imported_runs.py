@@ -223,3 +223,91 @@ def test_histogram_log_processor_reads_the_converted_hlog_as_the_raw_file_says(
     hlp_max = float(text.split("#[Max     =")[1].split(",")[0])
     lo, hi = _bucket_ms(max(answered_ms), 1e6)
     assert lo - 0.0005 <= hlp_max <= hi + 0.0005
+
+
+def test_the_readme_example_is_a_valid_manifest(tmp_path):
+    """The run.yml of README's "Bring your own results" loads as it stands."""
+    from analysis.read.manifest import load_manifest
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Bring your own results", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    run = tmp_path / "example"
+    run.mkdir()
+    (run / "run.yml").write_text(example, encoding="utf-8")
+    manifest = load_manifest(run)
+    assert [c.hlog for c in manifest.cells] == ["jmeter/r500.jtl", "vegeta/r500.csv"]
+    assert all(c.results and c.window == (30, 120) for c in manifest.cells)
+    assert manifest.value_unit is None        # taken from the files' native units
+
+
+@pytest.mark.parametrize("cell, message", [
+    ("{system: a, load: r1, results: x.csv, hlog: y.hlog}", "not both"),
+    ("{system: a, load: r1, results: x.csv, format: nope}", "unknown format 'nope'"),
+    ("{system: a, load: r1, format: wrk}", "goes with `results:`"),
+    ("{system: a, load: r1, results: x.csv, window: {skip_s: -1}}", "must be a number >= 0"),
+    ("{system: a, load: r1, results: x.csv, co_correction: {}}", "expected_interval_ms: required"),
+    ("{system: a, load: r1, results: ../x.csv}", "results"),
+])
+def test_results_cells_are_checked_with_the_line_they_are_on(tmp_path, cell, message):
+    from analysis.errors import ManifestError
+    from analysis.read.manifest import load_manifest
+    run = tmp_path / "bad"
+    run.mkdir()
+    (run / "run.yml").write_text(
+        "title: t\ndate: 2026-11-26\ndescription: d\nsystems: [{id: a, label: A}]\n"
+        "load_points: [{id: r1, offered_rate: 1, duration_s: 1}]\n"
+        f"cells:\n  - {cell}\n", encoding="utf-8")
+    with pytest.raises(ManifestError) as err:
+        load_manifest(run)
+    assert message in str(err.value) and "line 7" in str(err.value)
+
+
+def test_a_load_point_is_an_offered_rate_or_connections_not_both(tmp_path):
+    from analysis.errors import ManifestError
+    from analysis.read.manifest import load_manifest
+    run = tmp_path / "both"
+    run.mkdir()
+    (run / "run.yml").write_text(
+        "title: t\ndate: 2026-11-26\ndescription: d\nvalue_unit: ms\n"
+        "systems: [{id: a, label: A}]\n"
+        "load_points: [{id: c8, offered_rate: 1, connections: 8, duration_s: 1}]\n",
+        encoding="utf-8")
+    with pytest.raises(ManifestError, match="closed loop"):
+        load_manifest(run)
+
+
+def test_the_coordinated_omission_correction_is_shown_beside_the_measured_numbers(tmp_path):
+    site = tmp_path / "site"
+    files = site / "runs" / "co" / "files"
+    files.mkdir(parents=True)
+    shutil.copy(FIXTURES / "hey/requests.csv", files / "requests.csv")
+    (site / "runs" / "co" / "run.yml").write_text(
+        "title: t\ndate: 2026-11-26\ndescription: d\nsystems: [{id: hey, label: hey}]\n"
+        "load_points: [{id: r50, offered_rate: 50, duration_s: 2}]\n"
+        "co_correction: {expected_interval_ms: 5}\n"
+        "cells: [{system: hey, load: r50, results: files/requests.csv}]\n", encoding="utf-8")
+    for sub in ("_includes", "_layouts"):
+        shutil.copytree(REPO / sub, site / sub)
+    proc = _build(site)
+    assert proc.returncode == 0, proc.stderr
+    doc = yaml.safe_load(find_data(site, "co").read_text(encoding="utf-8"))
+    cell = doc["load_curve_table"]["rows"][0]["cells"][0]
+    with open(FIXTURES / "hey/requests.csv", newline="") as f:
+        ok_ms = [float(r["response-time"]) * 1000 for r in csv.DictReader(f)
+                 if int(r["status-code"]) < 400]
+    # HdrHistogram's correction, done here on the raw column: beside each v > E also
+    # v - E, v - 2E, ... while >= E (recordValueWithExpectedInterval)
+    corrected = list(ok_ms)
+    for v in ok_ms:
+        missing = v - 5
+        while missing >= 5:
+            corrected.append(missing)
+            missing -= 5
+    assert len(corrected) > len(ok_ms)
+    exact_p99 = _nearest_rank(corrected, 99.0)
+    shown = float(cell["corrected_text"].split("p99 ")[1].split(",")[0])
+    assert shown == pytest.approx(exact_p99, rel=0.01)       # printed to 3 figures
+    assert shown > cell["latency"][2]["ms"]                     # above the measured p99
+    page = (site / "_reports/co.html").read_text(encoding="utf-8")
+    assert "coordinated-omission correction for an expected interval of 5 ms" in page
+    assert cell["latency"][2]["ms"] == doc["cells"]["r50"]["hey"]["p99_ms"]
