@@ -14,6 +14,7 @@ from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_U
                                  RATE_UNIT, TABLE_LATENCY, UNIT_TEXT, display_value, fmt_censored,
                                  fmt_count, fmt_ms, fmt_number, fmt_pct, fmt_rate, fmt_timeout,
                                  labelled, load_label, plain, r1, r3)
+from analysis.read.loadtools import CAVEATS
 from analysis.write.paths import scenario_url, table_csv_path
 
 # Rows per (system, load point) in the printed hot-methods table (the cell's `jvm` holds as many)
@@ -413,6 +414,7 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                                  + ("" if first.has_spectrum else "; no percentile spectrum")
                                  + ("" if first.has_series else "; no latency over time")),
                 "files_text": f"{len(files)} file{'s' if len(files) != 1 else ''}",
+                "caveat_text": CAVEATS.get(first.format),
                 "window_text": first.window_text,
                 "correction_text": (f"coordinated-omission correction for an expected "
                                     f"interval of {fmt_number(first.co_interval_ms)} ms "

@@ -43,6 +43,18 @@ FORMATS: dict[str, tuple[str, str]] = {
     "csv": ("plaincsv", "a plain CSV: timestamp, latency, optional status (units in run.yml)"),
 }
 SNIFF_BYTES = 64 * 1024
+# What a format leaves out that its numbers would otherwise be taken to include: printed in the
+# methodology beside the tool (docs/loadtools.md says more)
+CAVEATS = {
+    "hey-csv": "hey's CSV leaves out the requests that got no answer (timeouts, refused "
+               "connections): they are in no count here; its text summary counts them",
+    "wrk2": "wrk2 resets its histogram after its calibration (about 10 s plus 5 ms per "
+            "connection): the spectrum leaves out the first seconds of the run",
+    "k6-csv": "k6's CSV stamps whole seconds by default: the send times, and so the "
+              "intervals, are exact to 1 s only",
+    "gatling-log": "Gatling 2.3 logs a timed-out request with end = start (0 ms), as its own "
+                   "report shows it",
+}
 # The unit a per-request format's latencies are whole numbers in (None: a summary, never
 # recorded into histograms). A plain CSV's is its `latency_unit` (seconds: microseconds).
 NATIVE_UNITS = {"jmeter-jtl": "ms", "jmeter-xml": "ms", "gatling-log": "ms", "k6-json": "us",
