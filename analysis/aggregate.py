@@ -14,7 +14,7 @@ from analysis.model import (Accounting, Cell, HostHealth, InFlight, LatencyStats
                             Missing, Percentile, Repetition, Run, Saturation, Scenario, System)
 from analysis.read.hdr.histogram import percentile_target_count
 from analysis.read.manifest import UNITS_PER_MS
-from analysis.vocabulary import PERCENTILES, SERIES_PERCENTILES
+from analysis.vocabulary import PERCENTILES, SERIES_PERCENTILES, load_order
 
 # A percentile with fewer samples than this beyond it is noise (credibility.md).
 LOW_SAMPLE_BEYOND = 10
@@ -110,11 +110,16 @@ def cell_host(repetitions: Sequence[Repetition]) -> HostHealth | None:
 
 
 def cell_in_flight(repetitions: Sequence[Repetition], answered_rps: float, mean: Percentile,
-                   saturated: bool) -> InFlight:
+                   saturated: bool, connections: int | None = None) -> InFlight:
     """Measured in flight (medians of the repetitions' window mean, start and end; the largest
-    max) with overload.in_flight's Little's-law check (only on cells not saturated)."""
+    max) with overload.in_flight's Little's-law check (only on cells not saturated). A closed
+    loop's point (issue 23) unmeasured has its `connections` in flight, by construction: each
+    holds one request until its reply."""
     measured = [r.in_flight for r in repetitions if r.in_flight is not None]
     maxima = [f.measured_max for f in measured if f.measured_max is not None]
+    if not measured and connections:
+        n = connections
+        return overload.in_flight(n, n, n, n, goodput, mean, saturated)
     return overload.in_flight(
         _median(f.measured_mean for f in measured), max(maxima) if maxima else None,
         _median(f.at_window_start for f in measured), _median(f.at_window_end for f in measured),
@@ -125,7 +130,8 @@ def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: fl
                repetitions: list[Repetition], spectrum: list[tuple[float, float, bool]],
                baseline_p50_ms: float | None, service_time_ms: float | None,
                baseline_p50: Percentile | None = None,
-               predicted_ceiling_rps: float | None = None) -> Cell:
+               predicted_ceiling_rps: float | None = None,
+               connections: int | None = None) -> Cell:
     """One (load point, system) cell from its repetitions: every statistic the median of the
     repetitions' with its spread, counts summed, saturation by overload.saturation's rules
     (throughput, queue, latency against `baseline_p50_ms`, the system's p50 at its lowest
@@ -166,7 +172,8 @@ def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: fl
                 goodput_spread=goodput_spread if n > 1 else None,
                 repetitions_disagree=overload.repetitions_disagree(spreads, sat.saturated)
                 if spreads else False,
-                in_flight=cell_in_flight(repetitions, answered, stats.mean, sat.saturated),
+                in_flight=cell_in_flight(repetitions, answered, stats.mean, sat.saturated,
+                                         connections),
                 spectrum=spectrum, jvm=first.jvm, gc_pauses=first.gc_pauses,
                 host=cell_host(repetitions),
                 goodput_rps=None if goodput_spread is None else goodput_spread[1],
@@ -281,7 +288,8 @@ def build_run(manifest, measured: dict[tuple[str, ...], list[tuple[Repetition, A
     new-post drafts it before any analysis."""
     measured = measured or {}
     points = {lp.id: LoadPoint(lp.id, lp.offered_rate, lp.clients, lp.duration_s,
-                               getattr(lp, "connections", None))
+                               getattr(lp, "connections", None),
+                               getattr(lp, "connections_key", None))
               for lp in manifest.load_points}
     declared = list(getattr(manifest, "scenarios", None) or [])
     shapes = [(sc.id, sc.label, sc.description, sc.service_time_ms, sc.load_points,
@@ -320,7 +328,7 @@ def build_scenario(scenario: Scenario, measured: dict, combine, unit: str,
     # a nominal 0 ms (bench's json scenario: no wait, the machine's time) predicts nothing and
     # splits nothing: the time split then takes the system's lowest-load p50, as with none
     service = scenario.service_time_ms or None
-    by_rate = sorted(scenario.load_points, key=lambda lp: lp.offered_rate)
+    by_rate = sorted(scenario.load_points, key=load_order)
     for system in scenario.systems:
         def pairs_at(lp, system=system):
             return measured.get(measured_key(scenario.id, lp.id, system.id))
@@ -344,7 +352,8 @@ def build_scenario(scenario: Scenario, measured: dict, combine, unit: str,
             cell = build_cell(scenario=scenario.id, system=system.id, load=lp.id,
                               offered_rate=lp.offered_rate, repetitions=reps, spectrum=spectrum,
                               baseline_p50_ms=baseline.value_ms, baseline_p50=baseline,
-                              service_time_ms=service, predicted_ceiling_rps=ceiling)
+                              service_time_ms=service, predicted_ceiling_rps=ceiling,
+                              connections=lp.connections)
             cell.in_flight_cap = cap
             scenario.cells[(lp.id, system.id)] = cell
         cells = [c for c in scenario.measured() if c.system == system.id]

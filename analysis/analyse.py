@@ -217,8 +217,8 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
             throughput_rps=aggregate.recorded_rate(stats.count, lp.duration_s),
             accounting=Accounting(sent=cell.sent, errors=cell.errors, timed_out=cell.timeouts),
             series=series, jvm=jvm, gc_pauses=gc_pauses, timeout_ms=tmo,
-            queue=overload.queue_growth_from_p50([t for t, _ in p50s], [v for _, v in p50s],
-                                                 lp.offered_rate)), histogram
+            queue=None if lp.offered_rate is None else overload.queue_growth_from_p50(
+                [t for t, _ in p50s], [v for _, v in p50s], lp.offered_rate)), histogram
     w = counts.window
     if tmo is None:
         raise HlogError("the counts file gives no timeout_s and run.yml no load_generator."
@@ -228,8 +228,9 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
     window_s = w.duration_s or lp.duration_s
     rates = overload.window_rates(w.completed, window_s, counts.server_completions_window)
     win = counts.window_intervals()
-    queue = overload.queue_growth([iv.t_s for iv in win], [iv.in_flight_mean for iv in win],
-                                  lp.offered_rate)
+    # the queue rule scales by the offered rate: a closed loop (issue 23) offers none
+    queue = None if lp.offered_rate is None else overload.queue_growth(
+        [iv.t_s for iv in win], [iv.in_flight_mean for iv in win], lp.offered_rate)
     machine, server, generator = overload.host_figures(
         (summary or {}).get("cpu"), counts.machine_cpu_share_window,
         counts.server_cpu_share_window, counts.generator_cpu_share_window)

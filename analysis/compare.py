@@ -248,7 +248,7 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, *, metric: str = "p99",
         cmp = CellComparison(
             scenario=ga["scenario"].iloc[0] or None,
             load=ga["load"].iloc[0], system_a=ga["system"].iloc[0], system_b=gb["system"].iloc[0],
-            offered_rate=float(ga["offered_rate"].iloc[0]), a=va, b=vb, a_censored=ca,
+            offered_rate=_rate(ga["offered_rate"].iloc[0]), a=va, b=vb, a_censored=ca,
             b_censored=cb)
         for side, rows in (("A", ga), ("B", gb)):
             if rows["host_busy"].fillna(False).any():
@@ -272,8 +272,15 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, *, metric: str = "p99",
             continue
         cmp.significant = significant
         cmp.verdict = (SLOWER if cmp.change_pct > 0 else FASTER) if significant else SAME
-    out.sort(key=lambda c: (c.scenario or "", c.offered_rate, c.load, c.system_a))
+    out.sort(key=lambda c: (c.scenario or "", c.offered_rate is None, c.offered_rate or 0.0,
+                            c.load, c.system_a))
     return out
+
+
+def _rate(value) -> float | None:
+    """A cell table's offered rate; None for a closed loop's point (issue 23: it offers none,
+    and the table carries no connections, so its cells follow the open ones, by load id)."""
+    return None if pd.isna(value) else float(value)
 
 
 def environment_differences(a: pd.DataFrame, b: pd.DataFrame) -> list[dict[str, str]]:

@@ -184,7 +184,9 @@ def series_history(rows: pd.DataFrame, metric: str = "p99") -> list[CellHistory]
                   for r in cell.itertuples(index=False)]
         history = CellHistory(str(scenario) or None, str(system), str(load), points)
         history.changes, history.noise = detect(points)
-        out.append((float(cell["rate"].iloc[0]), history))
+        rate = cell["rate"].iloc[0]
+        # a closed loop's point (issue 23) has no offered rate: after the rates, by load id
+        out.append(((True, 0.0) if pd.isna(rate) else (False, float(rate)), history))
     out.sort(key=lambda x: (x[1].scenario or "", x[1].system, x[0], x[1].load))
     return [h for _, h in out]
 

@@ -378,6 +378,12 @@ class LoadPoint:
     clients: int | None
     duration_s: float
     connections: int | None = None          # issue 23: a closed loop's connections or users
+    connections_key: str | None = None      # which of the two run.yml said
+
+    @property
+    def closed(self) -> bool:
+        """A closed-loop point: its load is how many wait for replies, not a rate."""
+        return self.offered_rate is None
 
 
 @dataclass

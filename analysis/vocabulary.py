@@ -73,6 +73,16 @@ TABLE_CSV_COLUMNS = ("load", "offered_rate", "clients", "system", "count", "thro
                      "goodput_rps", "saturated", "saturation", *LATENCY_KEYS,
                      *AT_LEAST_KEYS, "sent", "completed", "timed_out", "errors", "not_sent",
                      "drops", "in_flight", "host_busy", "repetitions", "source")
+
+
+def table_csv_columns(closed: bool) -> tuple[str, ...]:
+    """load-curve.csv's columns: a closed loop's (issue 23) add `connections` after `clients`."""
+    if not closed:
+        return TABLE_CSV_COLUMNS
+    at = TABLE_CSV_COLUMNS.index("clients") + 1
+    return TABLE_CSV_COLUMNS[:at] + ("connections",) + TABLE_CSV_COLUMNS[at:]
+
+
 # Columns of assets/data/<run>/summary.csv (issue 11; one row per scenario and target at the
 # scenario's summary load point; a censored statistic: empty, its bound in <name>_at_least_ms)
 SUMMARY_CSV_COLUMNS = ("scenario", "load", "offered_rate", "system", "family", "model",
@@ -181,6 +191,40 @@ def load_label(offered_rate: float, clients: int | None) -> str:
     if per_client is None:
         return f"{fmt_number(offered_rate)}/s"
     return f"{clients:,} × {fmt_number(round(per_client, 3))}/s"
+
+
+# --- load points ------------------------------------------------------------------------------
+# A load point is an offered rate (open loop) or, issue 23, a number of connections or users
+# (closed loop: `LoadPoint.offered_rate` None). How one is named and ordered is said here only.
+
+# the word run.yml used for a closed point -> (singular, plural)
+CLOSED_LOAD_WORDS = {"connections": ("connection", "connections"), "users": ("user", "users")}
+
+
+def load_order(lp: Any) -> float:
+    """A load point's place among its run's: by offered rate, or by connections for a closed
+    loop (a run's load points are all of one kind: read/manifest.py refuses a mix)."""
+    return lp.offered_rate if lp.offered_rate is not None else lp.connections
+
+
+def closed_load_text(lp: Any) -> str:
+    """'200 connections', '50 users', '1 connection'."""
+    one, many = CLOSED_LOAD_WORDS[getattr(lp, "connections_key", None) or "connections"]
+    return f"{lp.connections:,} {one if lp.connections == 1 else many}"
+
+
+def load_point_text(lp: Any, rate: Any = fmt_number, unit: str = "req/s offered") -> str:
+    """How a load point is named: '200 connections' for a closed loop; for an offered rate,
+    `rate` of it and `unit` ('25 req/s offered'; each place keeps the number format its
+    outputs always had: fmt_number, plain, or ',g')."""
+    if lp.offered_rate is None:
+        return closed_load_text(lp)
+    return f"{rate(lp.offered_rate)} {unit}"
+
+
+def has_closed_loads(load_points: Any) -> bool:
+    """Whether these load points are a closed loop's (connections or users)."""
+    return any(lp.offered_rate is None for lp in load_points)
 
 
 def display_value(key: str, value: Any) -> str:

@@ -43,6 +43,29 @@ DATA += [yaml.safe_load((REPO / "_data" / "comparisons" / "pool-vs-virtual.yml")
          _history_doc(), SCENARIO_DOC, *SCENARIO_BLOCKS,
          yaml.safe_load((REPO / "tests" / "golden" / "jmh" / "jmh-short.yml").read_text())]
 
+
+
+def _closed_loop_docs() -> list[dict]:
+    """Documents of closed-loop runs (issue 23: connections instead of offered rates), read
+    from wrk's real outputs and from the scenario fixture: the fields only they carry."""
+    import tempfile
+    from pathlib import Path
+    from analysis.analyse import analyse_run
+    from analysis.read.manifest import load_manifest
+    from tests.test_closed_loop import SCENARIO_RUN, _closed_copy, _wrk_run
+    with tempfile.TemporaryDirectory() as tmp:
+        site = Path(tmp)
+        _wrk_run(site, "wrk-closed", "1")
+        _closed_copy(SCENARIO_RUN, site / "runs" / "scen-closed",
+                     {"r50": 5, "r100": 10, "r200": 20})
+        docs = [datafiles.run_document(analyse_run(load_manifest(site / "runs" / run_id,
+                                                                 site / "runs"), site))
+                for run_id in ("wrk-closed", "scen-closed")]
+    return docs + list(docs[1]["scenarios"].values())
+
+
+DATA += _closed_loop_docs()
+
 # What an include parameter holds (the include passes a piece of a block down).
 PARAMS = {
     ("history-cell.html", "cell"): "cells[]",

@@ -83,6 +83,7 @@ class LoadPoint:
     duration_s: float
     clients: int | None = None
     connections: int | None = None
+    connections_key: str | None = None   # the word run.yml used: "connections" or "users"
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
 
     load_points: list[LoadPoint] = []
     declared_loads: list[str] = []
+    kinds: list[tuple[tuple, str]] = []     # (path, offered_rate | connections | users)
     for p, entry in _mappings(data, "load_points", LOAD_KEYS,
                               "id, offered_rate (or connections) and duration_s", problems,
                               required=True):
@@ -254,7 +256,10 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
         if lid and any(lp.id == lid for lp in load_points):
             problems.add(p + ("id",), f"duplicate load point id {show(lid)}")
         elif lid and (offered is not None or connections is not None) and duration is not None:
-            load_points.append(LoadPoint(lid, offered, duration, clients, connections))
+            load_points.append(LoadPoint(lid, offered, duration, clients, connections,
+                                         _closed_key(entry) if connections is not None else None))
+            kinds.append((p, load_points[-1].connections_key or "offered_rate"))
+    _one_load_model(kinds, problems)
 
     environment = scalar_map_at(data, "environment", ENVIRONMENT_LABELS, (), problems)
     load_generator = scalar_map_at(data, "load_generator", LOAD_GENERATOR_LABELS, (), problems)
@@ -515,7 +520,27 @@ def _connections_at(entry, p, problems) -> int | None:
         # a closed loop's rate is what it achieved, not what was asked: say one or the other
         problems.add(p + ("offered_rate",), f"a load point of {key} (closed loop) has no "
                      f"offered rate: remove one of the two")
+    if n is not None and entry.get("clients") is not None:
+        # clients split an offered rate; a closed loop's clients are its connections
+        problems.add(p + ("clients",), f"clients divide an offered rate; a load point of {key} "
+                     f"(closed loop) has none: remove clients")
     return n
+
+
+def _closed_key(entry) -> str:
+    return "users" if "users" in entry else "connections"
+
+
+def _one_load_model(kinds: list[tuple[tuple, str]], problems) -> None:
+    """A run's load points are all offered rates or all connections (or users): its load
+    curve has one x axis, offered load or achieved throughput, and its points one order."""
+    first = kinds[0][1] if kinds else None
+    p, other = next(((p, k) for p, k in kinds if k != first), (None, None))
+    if other is not None:
+        problems.add(p + (other,),
+                     f"the load points mix {first} and {other}: give every load point an "
+                     f"offered_rate (open loop), or every one connections or users (closed "
+                     f"loop), and measure the other kind in a run of its own")
 
 
 def _window_at(block, p, problems) -> tuple[float, float | None] | None:

@@ -41,6 +41,7 @@ from analysis.write.chartlayout import figure_size_in, panel_layout  # noqa: E40
 from analysis.write.svgdraw import render_svg  # noqa: E402
 from analysis.write.chartset import (MANY_SYSTEMS, chart_set, drawn_in, load_text,  # noqa: E402
                                      scenario_suffix)
+from analysis.vocabulary import closed_load_text, has_closed_loads, load_order  # noqa: E402
 from analysis.write.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
                                   MARGINS, NARROW_TEXT_PT, NARROW_TITLE_CHARS, PANEL_TITLE_ID,
                                   PNG_DPI, STYLE, mark_legend, mark_plot_area, system_style)
@@ -193,12 +194,19 @@ def _range(c: Cell, name: str) -> list[float] | None:
 
 def _load_curve_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
                      of: str = "") -> dict[str, Any]:
+    """Latency against offered load; for a closed loop (issue 23) against the throughput each
+    point achieved, the points joined in order of connections and labelled with them."""
+    closed = has_closed_loads(scenario.load_points)
+    loads = sorted(scenario.load_points, key=load_order) if closed else scenario.load_points
     systems = []
     for s in scenario.systems:
-        row = [(lp, scenario.cell(lp.id, s.id)) for lp in scenario.load_points]
+        row = [(lp, scenario.cell(lp.id, s.id)) for lp in loads]
         cells = [c for _, c in row if c]
         entry = {"label": s.label, **styles[s.id],
-                 "offered": [lp.offered_rate for lp, c in row if c],
+                 "offered": [c.throughput_rps if closed else lp.offered_rate
+                             for lp, c in row if c],
+                 **({"point_labels": [closed_load_text(lp) for lp, c in row if c]}
+                    if closed else {}),
                  "saturated": [c.saturation.saturated for c in cells],
                  "ceiling_rps": s.predicted_ceiling_rps}
         for name in ("p50", "p99"):
@@ -208,7 +216,9 @@ def _load_curve_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
             entry[f"{name}_range"] = [_range(c, name) for c in cells]
         systems.append(entry)
     timeout = next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)
-    return {"systems": systems, "title": f"Latency vs offered load{of}", "timeout_ms": timeout}
+    return {"systems": systems, "timeout_ms": timeout,
+            "title": f"Latency vs {'throughput' if closed else 'offered load'}{of}",
+            **({"x_label": "throughput (requests/s)"} if closed else {})}
 
 
 def _gc_tail_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
@@ -259,7 +269,7 @@ def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]],
 def _throughput_data(lp: LoadPoint, present: list[tuple[System, Cell]],
                      styles: dict[str, dict[str, Any]], of: str = "") -> dict[str, Any]:
     return {"title": f"Throughput per interval at {load_text(lp)}{of}", **_time_axis(lp, present),
-            "offered_rate": lp.offered_rate,
+            "offered_rate": lp.offered_rate,     # None: a closed loop, no offered line
             # a legend of many systems inside the axes would cover their lines
             "legend": "below" if len(present) > MANY_SYSTEMS else "inside",
             "systems": [{"label": s.label, **styles[s.id],

@@ -11,7 +11,8 @@ from typing import Any
 
 from analysis.gc_tail import gc_tail_points, gc_tail_statement
 from analysis.model import LoadPoint, Run, Scenario
-from analysis.vocabulary import CHART_TITLES, load_label, plain, r3
+from analysis.vocabulary import (CHART_TITLES, has_closed_loads, load_label, load_point_text,
+                                 plain, r3)
 from analysis.write.paths import chart_path
 
 # Above this many systems with a cell at a load point, its percentile spectrum is small
@@ -40,7 +41,7 @@ class Chart:
 
 
 def load_text(lp: LoadPoint) -> str:
-    return f"{lp.offered_rate:,g} requests/s offered"
+    return load_point_text(lp, lambda rate: f"{rate:,g}", "requests/s offered")
 
 
 def scenario_suffix(scenario: Scenario) -> str:
@@ -64,10 +65,12 @@ def scenario_charts(scenario: Scenario) -> list[Chart]:
     prefix = f"{sid}-" if sid else ""
     of = scenario_suffix(scenario)
     names = ", ".join(s.label for s in scenario.systems)
+    against = ("the throughput achieved (requests/s) at each number of connections, points "
+               "joined in order of connections" if has_closed_loads(scenario.load_points)
+               else "offered load (requests/s)")
     charts = [Chart("load_curve", f"{prefix}load-curve",
-                    f"Load curve{of}: p50 and p99 latency (ms) against offered load "
-                    f"(requests/s) for {names}, with predicted ceilings where known.",
-                    scenario=sid)]
+                    f"Load curve{of}: p50 and p99 latency (ms) against {against} for {names}, "
+                    f"with predicted ceilings where known.", scenario=sid)]
     for lp, row in scenario.grid():
         present = [s.label for s, c in row if c and drawn_in(c, "spectrum")]
         over_time = [s.label for s, c in row if c and drawn_in(c, "latency_over_time")]
@@ -94,8 +97,9 @@ def scenario_charts(scenario: Scenario) -> list[Chart]:
                   f"Latency over time{of} at {text}: p99 and max per interval (ms) against "
                   f"the time the requests completed, for {names_t}.", lp, sid),
             Chart("throughput_over_time", f"{prefix}throughput-{lp.id}",
-                  f"Throughput over time{of} at {text}: replies per second per interval "
-                  f"against the offered rate, for {names_t}.", lp, sid)]
+                  f"Throughput over time{of} at {text}: replies per second per interval"
+                  f"{'' if lp.closed else ' against the offered rate'}, for {names_t}.",
+                  lp, sid)]
     if gc_tail_points(scenario):
         charts.append(Chart("gc_tail", f"{prefix}gc-tail",
                             f"GC pause against tail{of}: each cell's longest GC pause inside "
@@ -138,7 +142,7 @@ def chart_gaps(scenario: Scenario) -> dict[str, list[str]]:
 def caption(kind: str, lp: LoadPoint) -> str:
     """'Percentile spectrum at 25 req/s offered (5 × 5/s)': the caption under a chart of one
     load point (the clients × rate only when the run gave clients)."""
-    text = f"{CHART_TITLES[kind]} at {plain(lp.offered_rate)} req/s offered"
+    text = f"{CHART_TITLES[kind]} at {load_point_text(lp, plain)}"
     return text + (f" ({load_label(lp.offered_rate, lp.clients)})" if lp.clients else "")
 
 

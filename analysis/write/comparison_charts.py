@@ -24,10 +24,14 @@ def _sides(a: pd.DataFrame, b: pd.DataFrame):
 
 
 def _load_curve(a, b) -> dict[str, Any]:
+    # a closed loop (issue 23: no offered rate) is drawn against the throughput it achieved,
+    # in order of it (the cell table carries no connections)
+    closed = bool(len(a)) and a["offered_rate"].isna().all()
     systems = []
     for label, colour, g in _sides(a, b):
         per_load = g.groupby("load", sort=False).agg(
-            offered=("offered_rate", "first"), p50=("p50_ms", "median"),
+            offered=("throughput_rps" if closed else "offered_rate",
+                     "median" if closed else "first"), p50=("p50_ms", "median"),
             p99=("p99_ms", "median"), saturated=("saturated", "any")).sort_values("offered")
         systems.append({"label": label, "color": colour,
                         "offered": per_load["offered"].tolist(),
@@ -35,6 +39,9 @@ def _load_curve(a, b) -> dict[str, Any]:
                         "p99_ms": [None if pd.isna(v) else v for v in per_load["p99"]],
                         "saturated": [bool(v) for v in per_load["saturated"]],
                         "ceiling_rps": None})
+    if closed:
+        return {"systems": systems, "x_label": "throughput (requests/s)",
+                "title": "Latency vs throughput (median of repetitions)"}
     return {"systems": systems, "title": "Latency vs offered load (median of repetitions)"}
 
 

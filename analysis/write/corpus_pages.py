@@ -117,7 +117,11 @@ class Reduce:
         by_system = ":" not in spec.baseline
         result = compare.compare_frames(a, b, metric=spec.metric, by_system=by_system)
         folder = f"{COMPARISON_ASSETS}/{spec.id}"
-        loads = {c.load: f"{plain(c.offered_rate)} req/s offered" for c in result}
+        # a closed loop's point (issue 23) offers no rate, and the cell table has no
+        # connections: it is named by its load id
+        loads = {c.load: f"{plain(c.offered_rate)} req/s offered" if c.offered_rate is not None
+                 else f"load {c.load}" for c in result}
+        closed = any(c.offered_rate is None for c in result)
         spectra = [{"load": load, "svg": f"{folder}/spectrum-{load}.svg",
                     "png": f"{folder}/spectrum-{load}.png", "width": 700, "height": 400,
                     "caption": f"Percentile spectrum at {text}, both sides",
@@ -125,7 +129,8 @@ class Reduce:
                     "alt": f"Latency (ms) by percentile at {text}: {spec.baseline} and "
                            f"{spec.candidate}"} for load, text in loads.items()]
         curve = {"svg": f"{folder}/load-curve.svg", "png": f"{folder}/load-curve.png",
-                 "alt": f"p50 and p99 latency (ms) against offered load: {spec.baseline} and "
+                 "alt": f"p50 and p99 latency (ms) against "
+                        f"{'throughput' if closed else 'offered load'}: {spec.baseline} and "
                         f"{spec.candidate}, median of the repetitions"}
         title = spec.title or f"{spec.candidate} against {spec.baseline}"
         doc = {"id": spec.id, "title": title, "description": spec.description,

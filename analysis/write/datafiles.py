@@ -15,8 +15,9 @@ from analysis.aggregate import rate_per_client
 from analysis.model import Cell, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATOR_LABELS,
                                  METHOD_LABELS, PERCENTILE_NAMES, SERIES_COLUMNS,
-                                 SPREAD_STATS, SUMMARY_CSV_COLUMNS, TABLE_CSV_COLUMNS, labelled,
-                                 load_label, r1, r3)
+                                 SPREAD_STATS, SUMMARY_CSV_COLUMNS, closed_load_text,
+                                 has_closed_loads, labelled, load_label, load_order, r1, r3,
+                                 table_csv_columns)
 from analysis.write import summary, views
 from analysis.write.chartset import chart_section
 from analysis.write.paths import report_url, series_csv_path
@@ -156,18 +157,23 @@ def _system_entry(s: System, figures: bool = False) -> dict[str, Any]:
 
 
 def _load_point_entry(lp: LoadPoint) -> dict[str, Any]:
+    if lp.closed:
+        # issue 23: a closed loop's load is its connections (users); it offers no rate
+        return {"id": lp.id, "offered_rate": None, "connections": lp.connections,
+                "clients": None, "rate_per_client": None, "duration_s": lp.duration_s,
+                "label": closed_load_text(lp)}
     return {"id": lp.id, "offered_rate": lp.offered_rate, "clients": lp.clients,
             "rate_per_client": r3(rate_per_client(lp.offered_rate, lp.clients)),
             "duration_s": lp.duration_s, "label": load_label(lp.offered_rate, lp.clients)}
 
 
 def _run_load_points(run: Run) -> list[LoadPoint]:
-    """Every scenario's load points, once each, by offered rate."""
+    """Every scenario's load points, once each, by offered rate (or connections)."""
     seen: dict[str, LoadPoint] = {}
     for sc in run.scenarios:
         for lp in sc.load_points:
             seen.setdefault(lp.id, lp)
-    return sorted(seen.values(), key=lambda lp: (lp.offered_rate, lp.id))
+    return sorted(seen.values(), key=lambda lp: (load_order(lp), lp.id))
 
 
 def _spread_lists(c: Cell) -> tuple[dict[str, list], dict[str, list]]:
@@ -304,15 +310,19 @@ def series_csv(series_by_repetition: list[list[dict[str, Any]]]) -> str:
 def table_csv(run: Run, scenario: Scenario | None = None) -> str:
     """The load-curve table (of one scenario) as CSV: one line per (load point, system), with
     the numbers of the data file (ms, rounded as there), not the display text. A censored
-    statistic: its column empty and its lower bound in <name>_at_least_ms."""
+    statistic: its column empty and its lower bound in <name>_at_least_ms. A closed loop's
+    table (issue 23) has a `connections` column after `clients` (its offered_rate is empty)."""
+    scenario = scenario or run.scenario
+    closed = has_closed_loads(scenario.load_points)
     rows = []
-    for lp, row in (scenario or run.scenario).grid():
+    for lp, row in scenario.grid():
         for _, c in row:
             if c is None:
                 continue
             a = c.accounting
             names = (*PERCENTILE_NAMES, "max", "mean")
-            rows.append([c.load, lp.offered_rate, lp.clients, c.system, c.stats.count,
+            rows.append([c.load, lp.offered_rate, lp.clients,
+                         *([lp.connections] if closed else []), c.system, c.stats.count,
                          r3(c.throughput_rps), r3(c.goodput_rps),
                          str(c.saturation.saturated).lower(), " ".join(c.saturation.reasons),
                          *[r3(c.stats.value(k)) for k in LATENCY_KEYS],
@@ -321,7 +331,7 @@ def table_csv(run: Run, scenario: Scenario | None = None) -> str:
                          r3(c.in_flight.measured_mean) if c.in_flight else None,
                          None if c.host is None else str(c.host.host_busy).lower(),
                          len(c.repetitions), c.sources[0]])
-    return _csv_text(TABLE_CSV_COLUMNS, rows)
+    return _csv_text(table_csv_columns(closed), rows)
 
 
 def summary_csv(run: Run) -> str:

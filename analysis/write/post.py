@@ -10,7 +10,8 @@ import jinja2
 
 from analysis.aggregate import rate_per_client
 from analysis.model import Run
-from analysis.vocabulary import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS, fmt_number, labelled
+from analysis.vocabulary import (ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS, closed_load_text,
+                                 fmt_number, labelled, load_order)
 from analysis.write.yaml_text import dump_yaml
 from analysis.write.paths import chart_path
 
@@ -47,7 +48,7 @@ def render_draft(run: Run) -> str:
     curve = f"{scenario.id}-load-curve" if scenarios else "load-curve"
     points = scenario.load_points if not scenarios else sorted(
         {lp.id: lp for sc in run.scenarios for lp in sc.load_points}.values(),
-        key=lambda lp: lp.offered_rate)
+        key=load_order)
     front = {"layout": "post", "title": run.title, "date": run.date,
              "description": run.description, "tags": list(run.tags), "run": run.id,
              "image": "/" + chart_path(run.id, curve, "png")}
@@ -63,10 +64,19 @@ def render_draft(run: Run) -> str:
         # connections: StrictUndefined would fail the draft)
         load_generator={**dict.fromkeys(LOAD_GENERATOR_LABELS), **run.load_generator}
         if run.load_generator else {},
-        load_points=[{"id": lp.id, "offered": fmt_number(lp.offered_rate), "clients": lp.clients,
-                      "per_client": lp.clients and fmt_number(round(rate_per_client(lp.offered_rate, lp.clients), 3)),
-                      "duration_s": fmt_number(lp.duration_s)} for lp in points],
+        load_points=[_load_point(lp) for lp in points],
         environment=env_items, repetitions=run.repetitions)
+
+
+def _load_point(lp) -> dict:
+    """A load point as the draft lists it: its offered rate (and clients), or a closed loop's
+    connections (`load_text`, issue 23)."""
+    if lp.closed:
+        return {"id": lp.id, "load_text": closed_load_text(lp), "offered": None,
+                "clients": None, "per_client": None, "duration_s": fmt_number(lp.duration_s)}
+    return {"id": lp.id, "load_text": None, "offered": fmt_number(lp.offered_rate), "clients": lp.clients,
+            "per_client": lp.clients and fmt_number(round(rate_per_client(lp.offered_rate, lp.clients), 3)),
+            "duration_s": fmt_number(lp.duration_s)}
 
 
 def draft_path(drafts: Path, run: Run) -> Path:

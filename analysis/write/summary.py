@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from analysis.model import Cell, LoadPoint, Percentile, Run, Scenario, System
 from analysis.vocabulary import (RATE_UNIT, fmt_censored, fmt_count,
-                                 fmt_number, fmt_rate, r3)
+                                 fmt_rate, load_order, load_point_text, r3)
 from analysis.write.paths import scenario_url, summary_csv_path
 
 # How a target's model (run.yml `model:`) is named in the table; other words print as given.
@@ -28,7 +28,7 @@ def summary_point(scenario: Scenario) -> tuple[LoadPoint | None, str]:
     """The load point that stands for a scenario in the summary table, and why: run.yml's
     `headline`; else its only load point; else the highest offered rate at which every target
     was measured and none saturated; else (every rate saturated some target) the lowest."""
-    by_rate = sorted(scenario.load_points, key=lambda lp: lp.offered_rate)
+    by_rate = sorted(scenario.load_points, key=load_order)
     if not by_rate:
         return None, "no load point"
     if scenario.headline is not None:
@@ -38,18 +38,21 @@ def summary_point(scenario: Scenario) -> tuple[LoadPoint | None, str]:
     calm = [lp for lp, row in scenario.grid()
             if all(c is not None and not c.saturation.saturated for _, c in row)]
     if calm:
-        top = max(calm, key=lambda lp: lp.offered_rate)
+        top = max(calm, key=load_order)
         return top, "the highest rate at which no target saturated"
     return by_rate[0], "every rate saturated some target: the lowest"
 
 
-def _values(c: Cell | None, offered_rate: float) -> dict[str, tuple[tuple, str]]:
+def _values(c: Cell | None, offered_rate: float | None) -> dict[str, tuple[tuple, str]]:
     """Per column (sort key: lower is better, text). Unknown values sort last."""
     if c is None:
         return {key: ((2, 0.0), "–") for key, _, _ in COLUMNS}
     # At a fixed offered rate every target that keeps up delivers it, give or take the
     # window's edges (999.9 vs 1,000.1 req/s): throughputs tie within 1 % of the offered.
     share = round(100.0 * c.throughput_rps / offered_rate) if offered_rate else 0
+    if offered_rate is None:
+        # a closed loop (issue 23) offers no rate: at the same connections, more is better
+        share = round(c.throughput_rps)
     out = {"throughput": ((0, -share), fmt_rate(c.throughput_rps))}
     for name in ("p50", "p99", "max"):
         p: Percentile = c.stats.get(name)
@@ -92,9 +95,9 @@ def summary_table(run: Run) -> dict[str, Any] | None:
     for sc in run.scenarios:
         lp, why = summary_point(sc)
         scenarios.append({"id": sc.id, "label": sc.label, "url": scenario_url(run.id, sc.id),
-                          "point_text": f"{fmt_number(lp.offered_rate)} {RATE_UNIT}" if lp else "–",
+                          "point_text": load_point_text(lp, unit=RATE_UNIT) if lp else "–",
                           "point_reason": why, "colspan": len(COLUMNS)})
-        offered[sc.id] = lp.offered_rate if lp else 0.0
+        offered[sc.id] = lp.offered_rate if lp else 0.0     # None: a closed loop
         for s in sc.systems:
             cells[(sc.id, s.id)] = sc.cell(lp.id, s.id) if lp else None
     systems = run.scenarios[0].systems

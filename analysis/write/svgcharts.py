@@ -172,13 +172,14 @@ def latency_over_time(data: dict[str, Any]) -> Plot:
 
 def throughput_over_time(data: dict[str, Any]) -> Plot:
     """Throughput (every reply, requests/s) per interval per system against
-    the offered rate (dashed)."""
+    the offered rate (dashed; a closed loop offers none)."""
     offered = data["offered_rate"]
-    top = offered
+    top = offered or 0.0
     offered_style = Style("#000000", 1.0, "--")
     plot = Plot(x=Axis(_time_label(data, "time")), y=Axis("throughput (requests/s)"),
-                rules=[Rule(offered, False, offered_style)],
-                entries=[Entry(f"offered ({offered:,.0f}/s)", offered_style)],
+                rules=[Rule(offered, False, offered_style)] if offered is not None else [],
+                entries=[Entry(f"offered ({offered:,.0f}/s)", offered_style)]
+                if offered is not None else [],
                 title=data.get("title") or "",
                 legend="below" if data.get("legend") == "below" else "inside", legend_size=8)
     for s in data["systems"]:
@@ -194,8 +195,10 @@ def throughput_over_time(data: dict[str, Any]) -> Plot:
 def load_curve(data: dict[str, Any]) -> Plot:
     """P99 (solid, circles) and p50 (dashed, squares) against offered
     load, the repetitions' range as error bars, saturated points ringed, censored points as
-    triangles at the timeout, each system's predicted ceiling dotted."""
-    plot = Plot(x=Axis("offered load (requests/s)"), y=Axis(""),
+    triangles at the timeout, each system's predicted ceiling dotted. A closed loop's data
+    (issue 23) has its own `x_label` (throughput) and `point_labels` (connections) by p99."""
+    x_label = data.get("x_label", "offered load (requests/s)")
+    plot = Plot(x=Axis(x_label), y=Axis(""),
                 title=data.get("title") or "", legend="below")
     all_x: list[float] = []
     all_y: list[float] = []
@@ -239,6 +242,9 @@ def load_curve(data: dict[str, Any]) -> Plot:
             rings.append(Series([s["offered"][i] for i in sat], [s["p99_ms"][i] for i in sat],
                                 Style("#000000", 0, marker="o", marker_size=math.sqrt(110),
                                       face="none", edge_width=1.2)))
+        for i, text in enumerate(s.get("point_labels") or []):
+            if i in pts and s["p99_ms"][i] is not None:
+                plot.notes.append(Note(s["offered"][i], s["p99_ms"][i], text))
     plot.series += rings + marks        # drawn over the lines, as plots.py's zorder has them
     for s in data["systems"]:
         if s.get("ceiling_rps"):
@@ -248,7 +254,7 @@ def load_curve(data: dict[str, Any]) -> Plot:
                                       f"({s['ceiling_rps']:,.0f}/s)", style))
             all_x.append(s["ceiling_rps"])
     if all_x and max(all_x) / max(min(all_x), 1e-9) > 20:
-        plot.x = Axis("offered load (requests/s)", "log", subs=(1.0, 2.0, 5.0), formatter=_plain)
+        plot.x = Axis(x_label, "log", subs=(1.0, 2.0, 5.0), formatter=_plain)
     plot.y = auto_y("latency (ms)", all_y)
     timeout = data.get("timeout_ms")
     if censored_any and timeout:

@@ -9,11 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from analysis import overload
-from analysis.model import Cell, Run, Scenario, System
+from analysis.model import Cell, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_UNIT, PERCENTILES,
-                                 RATE_UNIT, TABLE_LATENCY, UNIT_TEXT, display_value, fmt_censored,
+                                 RATE_UNIT, TABLE_LATENCY, UNIT_TEXT, closed_load_text,
+                                 display_value, fmt_censored,
                                  fmt_count, fmt_ms, fmt_number, fmt_pct, fmt_rate, fmt_timeout,
-                                 labelled, load_label, plain, r1, r3)
+                                 has_closed_loads, labelled, load_label, load_point_text, plain,
+                                 r1, r3)
 from analysis.read.loadtools import CAVEATS
 from analysis.write.paths import scenario_url, table_csv_path
 
@@ -99,7 +101,7 @@ def _with_range(c: Cell, name: str) -> str:
 
 # --- load-curve-table.html ------------------------------------------------------------------
 
-def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
+def _table_cell(s: System, c: Cell | None, lp: LoadPoint) -> dict[str, Any]:
     if c is None:
         return {"system": s.id, "missing": True, "source": None, "latency": [],
                 "throughput_text": "–", "requests_text": "–", "count_text": "–",
@@ -148,7 +150,21 @@ def _table_cell(s: System, c: Cell | None) -> dict[str, Any]:
         "gc_text": (f"longest GC pause in the window {plain(r3(gc_max))} ms"
                     if gc_max else None),
         "failures_text": failures,
+        **({"littles_text": text} if (text := _littles_text(c, lp)) else {}),
     }
+
+
+def _littles_text(c: Cell, lp: LoadPoint) -> str | None:
+    """A closed loop's check (issue 23): its connections are its requests in flight, so
+    throughput x mean latency should give them back (less when users pause between requests)."""
+    flight = c.in_flight
+    if not lp.closed or flight is None:
+        return None
+    if flight.littles_law is None:
+        return f"Little's law {flight.verdict}"
+    return (f"Little's law: {fmt_rate(c.throughput_rps)} req/s × {fmt_ms(c.stats.mean_ms)} ms "
+            f"= {fmt_rate(flight.littles_law)} in flight, for {closed_load_text(lp)}: "
+            f"{flight.verdict}")
 
 
 def _corrected_text(c: Cell) -> str | None:
@@ -205,15 +221,12 @@ def block_id(run: Run, scenario: Scenario) -> str:
 
 def load_curve_table(run: Run, scenario: Scenario | None = None) -> dict[str, Any]:
     scenario = scenario or run.scenario
+    closed = has_closed_loads(scenario.load_points)
     rows = []
     for lp, row in scenario.grid():
-        offered = fmt_number(lp.offered_rate)
-        clients_x_rate = load_label(lp.offered_rate, lp.clients)
-        rows.append({"load": lp.id, "offered": offered,
-                     # the clients × rate line only says something when the run gave clients
-                     "clients_x_rate": None if clients_x_rate == f"{offered}/s" else clients_x_rate,
+        rows.append({"load": lp.id, **_row_load(lp),
                      "saturated": any(c is not None and c.saturation.saturated for _, c in row),
-                     "cells": [_table_cell(s, c) for s, c in row]})
+                     "cells": [_table_cell(s, c, lp) for s, c in row]})
     names = ", ".join(s.label for s in scenario.systems)
     reps = run.repetitions
     timeout = next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)
@@ -221,8 +234,9 @@ def load_curve_table(run: Run, scenario: Scenario | None = None) -> dict[str, An
     return {
         "caption_id": f"load-curve-{block_id(run, scenario)}",
         "caption": ((f"{scenario.label}: " if scenario.id is not None else "")
-                    + f"Latency in ms as {latency_header()} per offered load (requests/s), "
-                    f"with throughput, requests and sample count: {names}."
+                    + f"Latency in ms as {latency_header()} per "
+                    + ("load (connections)" if closed else "offered load (requests/s)")
+                    + f", with throughput, requests and sample count: {names}."
                     + (f" Each latency is the median of {reps} repetitions, their range in "
                        f"brackets." if reps > 1 else "")),
         "csv": table_csv_path(run.id, scenario.id),
@@ -231,32 +245,59 @@ def load_curve_table(run: Run, scenario: Scenario | None = None) -> dict[str, An
         "requests_header": "sent / answered / timed out" if counted else "drops",
         "systems": [{"id": s.id, "label": s.label} for s in scenario.systems],
         "rows": rows,
-        "rules": table_rules(timeout, counted,
+        "rules": table_rules(timeout, counted, closed,
                              imported=any(c.imported for c in scenario.measured()),
                              harness=any(not c.imported for c in scenario.measured())),
+        # issue 23: a closed loop's rows are its connections, not offered rates
+        **({"load_header": "Load"} if closed else {}),
         **({"load_model": note} if (note := load_model_note(run, scenario)) else {}),
         "missing": [{"load": x.load, "system": x.system, "file": x.file} for x in scenario.missing],
     }
 
 
-def table_rules(timeout_ms: float | None, counted: bool, *, imported: bool = False,
-                harness: bool = True) -> list[str]:
-    """The table's rules, stated under it (overload.py's constants). `imported`: some cells
-    were read from load tools' files (issue 23), whose counts mean what the tool's timestamps
-    allow; `harness`: some were not."""
+def _row_load(lp: LoadPoint) -> dict[str, Any]:
+    """How a row of the load-curve table names its load point: the offered rate (and the
+    clients × rate when the run gave clients), or a closed loop's connections."""
+    if lp.closed:
+        return {"offered": None, "load_text": load_point_text(lp), "clients_x_rate": None}
+    offered = fmt_number(lp.offered_rate)
+    clients_x_rate = load_label(lp.offered_rate, lp.clients)
+    # the clients × rate line only says something when the run gave clients
+    return {"offered": offered,
+            "clients_x_rate": None if clients_x_rate == f"{offered}/s" else clients_x_rate}
+
+
+def table_rules(timeout_ms: float | None, counted: bool, closed: bool = False, *,
+                imported: bool = False, harness: bool = True) -> list[str]:
+    """The table's rules, stated under it (overload.py's constants). A closed loop offers no
+    rate: the goodput and queue rules, which compare with one, are not tested. `imported`:
+    some cells were read from load tools' files (issue 23), whose counts mean what the tool's
+    timestamps allow; `harness`: some were not."""
+    queue = ("queue - " + overload.QUEUE_RULE.format(share=overload.QUEUE_MIN_SLOPE_SHARE * 100,
+                                                     sig=overload.QUEUE_SIGNIFICANCE)
+             + (" (in more than half of the repetitions)" if counted else
+                " (here on the per-interval p50 scaled by the offered rate: no in-flight count "
+                "was recorded)"))
+    if closed:
+        rate_rules = ("goodput and queue - not tested: both compare with an offered rate, "
+                      "and a closed loop offers none (its connections send as fast as replies "
+                      "come back, so its throughput is what it achieved)")
+    else:
+        rate_rules = ("goodput - fewer than "
+                      f"{overload.GOODPUT_SHARE:.0%} of the window's requests answered in "
+                      f"time; " + queue)
     rules = [
-        "saturated, by one or more rules: goodput - fewer than "
-        f"{overload.GOODPUT_SHARE:.0%} of the window's requests answered in time; "
-        "queue - " + overload.QUEUE_RULE.format(share=overload.QUEUE_MIN_SLOPE_SHARE * 100,
-                                                sig=overload.QUEUE_SIGNIFICANCE)
-        + (" (in more than half of the repetitions)" if counted else
-           " (here on the per-interval p50 scaled by the offered rate: no in-flight count "
-           "was recorded)")
+        "saturated, by one or more rules: " + rate_rules
         + f"; latency - p50 more than {overload.LATENCY_FACTOR:g} × the system's p50 at its "
         f"lowest load; utilisation - the server delivered at least "
         f"{overload.UTILISATION_SHARE:.0%} of its predicted ceiling (N / S), where a queue has "
         "no steady state. Saturated rows describe a queue, not the service.",
     ]
+    if closed:
+        rules.append("Little's law: a closed loop keeps one request in flight per connection, "
+                     "so throughput × mean latency should equal the connections (less when "
+                     "users pause between requests); checked on rows not saturated, within "
+                     f"{overload.LITTLE_TOLERANCE:.0%}.")
     if imported:
         rules.append(
             "Cells read from a load tool's file: the requests are those the tool sent in the "
@@ -297,7 +338,7 @@ def where_the_time_went(run: Run, scenario: Scenario | None = None) -> dict[str,
                 continue
             t = c.time_split
             rows.append({
-                "label": s.label, "offered_text": f"{fmt_number(lp.offered_rate)} {RATE_UNIT}",
+                "label": s.label, "offered_text": load_point_text(lp, unit=RATE_UNIT),
                 "saturated": c.saturation.saturated,
                 "service_text": fmt_ms(t.mean.service_ms),
                 "mean_text": _stat_text(c, "mean"),
@@ -310,6 +351,7 @@ def where_the_time_went(run: Run, scenario: Scenario | None = None) -> dict[str,
         return None
     service = scenario.service_time_ms
     return {"caption_id": f"time-{block_id(run, scenario)}", "rows": rows,
+            **_load_header(scenario),
             "service_source": (f"the {'scenario' if scenario.id else 'run'}'s service time, "
                                f"{fmt_number(service)} ms"
                                if service else "each system's p50 at its lowest load")}
@@ -332,7 +374,7 @@ def host_health(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | 
                 continue
             h = c.host
             rows.append({"label": s.label,
-                         "offered_text": f"{fmt_number(lp.offered_rate)} {RATE_UNIT}",
+                         "offered_text": load_point_text(lp, unit=RATE_UNIT),
                          "machine_text": _share(h.machine_cpu), "server_text": _share(h.server_cpu),
                          "generator_text": _share(h.generator_cpu),
                          "lag_text": fmt_ms(h.send_lag_p99_ms), "host_busy": h.host_busy,
@@ -342,6 +384,12 @@ def host_health(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | 
     return {"caption_id": f"host-{block_id(run, scenario)}", "rows": rows,
             "busy_cells": sum(1 for r in rows if r["host_busy"]),
             "busy_text": f"{sum(1 for r in rows if r['host_busy'])} of {len(rows)}"}
+
+
+def _load_header(scenario: Scenario) -> dict[str, str]:
+    """where-the-time-went's load column is headed "Load" for a closed loop (connections),
+    and keeps its "Offered" (no key) otherwise."""
+    return {"load_header": "Load"} if has_closed_loads(scenario.load_points) else {}
 
 
 def _share(x: float | None) -> str:
@@ -436,7 +484,7 @@ def jvm_table(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | No
     for lp, row in scenario.grid():
         for system, c in row:
             if c is not None and c.jvm is not None:
-                rows.append(_jvm_row(lp.offered_rate, system.label, c))
+                rows.append(_jvm_row(lp, system.label, c))
     if not rows:
         return None
     shared = next((e for e in labelled(run.environment, ENVIRONMENT_LABELS)
@@ -449,13 +497,13 @@ def jvm_table(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | No
                           "and warm-up included)")}
 
 
-def _jvm_row(offered_rate: float, label: str, c: Cell) -> dict[str, Any]:
+def _jvm_row(lp: LoadPoint, label: str, c: Cell) -> dict[str, Any]:
     j = c.jvm.summary
     gc, cpu, sp = j.get("gc") or {}, j.get("cpu") or {}, j.get("safepoint") or {}
     pauses = gc.get("pause_count") if gc.get("pause_count") is not None else gc.get("count")
     return {
         "label": label, "source": c.jvm.source,
-        "offered_text": f"{plain(offered_rate)} {RATE_UNIT}",
+        "offered_text": load_point_text(lp, plain, RATE_UNIT),
         "gc_pauses_text": plain(pauses),
         "gc_pause_total_text": plain(gc.get("pause_total_ms")),
         "gc_pause_max_text": plain(gc.get("pause_max_ms")),
@@ -487,7 +535,9 @@ def jvm_hotspots(run: Run, scenario: Scenario | None = None) -> dict[str, Any] |
             smp = jvm.get("samples") or {}
             n = (smp.get("count") or 0) - (smp.get("unresolved") or 0)
             entry: dict[str, Any] = {
-                "load": lp.id, "offered": fmt_number(lp.offered_rate), "samples": f"{n:,}",
+                "load": lp.id,
+                "offered": closed_load_text(lp) if lp.closed else fmt_number(lp.offered_rate),
+                "samples": f"{n:,}",
                 "methods": [{"method": h["method"], "self_pct": fmt_pct(h.get("self_pct")),
                              "total_pct": fmt_pct(h.get("total_pct"))}
                             for h in jvm["hot_methods"][:HOT_METHODS_SHOWN]]}
@@ -538,11 +588,16 @@ def scenario_heading(run: Run, scenario: Scenario) -> dict[str, Any]:
     """What the report's scenario list and a scenario's page say about it: label, description,
     endpoint, nominal service time and offered rates, and where its page is."""
     service = scenario.service_time_ms
-    rates = ", ".join(fmt_number(lp.offered_rate) for lp in scenario.load_points)
+    if has_closed_loads(scenario.load_points):
+        # issue 23: a closed loop's loads are its connections; it offers no rates
+        loads = {"loads_text": ", ".join(closed_load_text(lp) for lp in scenario.load_points)}
+    else:
+        rates = ", ".join(fmt_number(lp.offered_rate) for lp in scenario.load_points)
+        loads = {"rates_text": f"{rates} {RATE_UNIT}"}
     return {"id": scenario.id, "label": scenario.label, "description": scenario.description,
             "endpoint": scenario.endpoint, "service_time_ms": service,
             "service_time_text": "not given" if service is None else f"{plain(service)} ms",
-            "rates_text": f"{rates} {RATE_UNIT}", "url": scenario_url(run.id, scenario.id)}
+            **loads, "url": scenario_url(run.id, scenario.id)}
 
 
 # --- stat.html ------------------------------------------------------------------------------
