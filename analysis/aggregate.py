@@ -119,7 +119,7 @@ def cell_in_flight(repetitions: Sequence[Repetition], answered_rps: float, mean:
     maxima = [f.measured_max for f in measured if f.measured_max is not None]
     if not measured and connections:
         n = connections
-        return overload.in_flight(n, n, n, n, goodput, mean, saturated)
+        return overload.in_flight(n, n, n, n, answered_rps, mean, saturated)
     return overload.in_flight(
         _median(f.measured_mean for f in measured), max(maxima) if maxima else None,
         _median(f.at_window_start for f in measured), _median(f.at_window_end for f in measured),

@@ -110,7 +110,7 @@ def test_the_table_rows_are_connections(site):
         for n, name in by_n.items():
             assert achieved[f"c{n}"][i] == pytest.approx(_printed(name)["rate"], abs=1e-3)
     rules = " ".join(table["rules"])
-    assert "throughput and queue - not tested" in rules
+    assert "goodput and queue - not tested" in rules
 
 
 def test_littles_law_is_checked_against_the_connections(site):

@@ -426,6 +426,15 @@ def methodology(run: Run) -> dict[str, Any]:
     return {"value_unit_text": UNIT_TEXT.get(run.value_unit, run.value_unit),
             "latency_unit": LATENCY_UNIT,
             **({"load_tools": tools} if (tools := load_tools(run)) else {}),
+            "raw_data_text": ("the file behind it (a load tool's, with the HdrHistogram log "
+                              "recorded from it where it lists every request)" if tools else
+                              "the HdrHistogram log behind it"),
+            "estimates_text": ("the coordinated-omission corrected figures are estimates "
+                               "(labelled as such beside the measured ones); every other figure "
+                               "is computed from the linked files"
+                               if any(c.imported and c.imported.corrected for c in run.cells())
+                               else "nothing here is estimated — every figure is computed from "
+                                    "the linked logs"),
             # one machine for generator and server: true, false, or null when not recorded
             "shared_host": {"yes": True, "no": False}.get(shared_text)}
 
