@@ -16,7 +16,9 @@ them unchanged:
   the tool recorded for them. A tag no request of the file has gets no lines;
 - values are in `unit` (default: the file's native unit, where the tool's numbers are whole).
   In the native unit or a finer one the conversion is exact; in a coarser one (ms for a file in
-  us) a value is rounded half up to a whole unit, as the correction to fit the unit asks.
+  us) a value is rounded half up to a whole unit (1.5 ms -> 2, 2.5 ms -> 3).
+
+Interval.line is 0: these intervals come from no file line.
 
 Options: a window (`skip_s`, `duration_s`) keeps the requests sent in [t0 + skip_s, t0 + skip_s
 + duration_s), t0 the first request's send time, and reports how many fell before and after it;
@@ -47,10 +49,13 @@ ANSWERED, ERROR, TIMEOUT = range(3)
 # `new Histogram(3)` in Java: lowest discernible value 1, highest trackable 2, auto-resizing.
 JAVA_LAYOUT = layout_for(1, 2, 3)
 INDEX_BITS = 16                   # every counts index of JAVA_LAYOUT fits: 54 * 1024 < 2**16
-CHUNK = 1 << 18                   # samples per vectorised step
+# Samples per vectorised step: the temporaries of 2**17 stay in cache. Measured with
+# bench/perf/record_speed.py (10 million samples, us): 2**16 to 2**18 alike, 2**20 1.3x slower.
+CHUNK = 1 << 17
 # The coordinated-omission correction records v // E - 1 extra values per value v: a wrong unit
-# or expected interval makes that billions. Beyond this many the import stops and says why.
-MAX_CORRECTION_VALUES = 200_000_000
+# or expected interval makes that billions. Beyond this many (about 15 s of work at the ~35
+# million a second measured) the import stops and says why.
+MAX_CORRECTION_VALUES = 500_000_000
 CORRECTION_CHUNK = 1 << 22        # extra values generated per step
 
 
@@ -74,7 +79,6 @@ class Recording:
     expected_interval: int | None = None   # the correction's E, in `unit`
     corrected: list[Interval] | None = None
     correction_values: int = 0         # extra values the correction recorded
-    warnings: list[str] = field(default_factory=list)
 
     def merged(self, tag: str | None = None, corrected: bool = False) -> Histogram:
         """All intervals of `tag` added as HistogramLogProcessor adds them."""
@@ -144,15 +148,13 @@ class _Tally:
 
 def _chunks(samples: RequestSamples, unit: str, lower: float | None, upper: float | None,
             tally: _Tally):
-    """(send seconds, values in `unit`, classes) of the requests inside [lower, upper), about
-    CHUNK requests at a time (temporaries of a few MB, which stay in cache). The requests of a
-    chunk's last second wait for the next chunk: in a time-ordered file no second is then
-    split between two chunks, and their counts follow each other (_KeyCounter.result)."""
-    held = None
+    """(send seconds, values in `unit`, classes) of the requests inside [lower, upper), CHUNK
+    requests at a time (temporaries of a few MB, which stay in cache)."""
     for lo in range(0, len(samples), CHUNK):
         part = slice(lo, lo + CHUNK)
         start_ms, latency_ns = samples.start_ms[part], samples.latency_ns[part]
-        ok, timed_out = samples.ok[part], samples.timed_out[part]
+        ok = samples.ok[part].astype(bool, copy=False)
+        timed_out = samples.timed_out[part].astype(bool, copy=False)
         if lower is not None:
             before = start_ms < lower
             after = start_ms >= upper
@@ -163,22 +165,14 @@ def _chunks(samples: RequestSamples, unit: str, lower: float | None, upper: floa
             ok, timed_out = ok[inside], timed_out[inside]
             if not start_ms.size:
                 continue
-        classes = np.where(ok, ANSWERED, ERROR)
+        classes = (~ok).view(np.int8)          # ANSWERED 0, ERROR 1
         classes[timed_out] = TIMEOUT
         tally.requests += int(start_ms.size)
         tally.classes += np.bincount(classes, minlength=3)
         tally.first_ms = min(tally.first_ms, float(start_ms.min()))
         tally.last_ms = max(tally.last_ms, float(start_ms.max()))
-        chunk = (np.floor(start_ms / 1000.0).astype(np.int64),
-                 _to_unit(latency_ns, unit, samples), classes)
-        if held is not None:
-            chunk = tuple(np.concatenate(pair) for pair in zip(held, chunk))
-        last = chunk[0] == chunk[0].max()
-        held = tuple(a[last] for a in chunk)
-        if not last.all():
-            yield tuple(a[~last] for a in chunk)
-    if held is not None:
-        yield held
+        yield (np.floor(start_ms / 1000.0).astype(np.int64), _to_unit(latency_ns, unit, samples),
+               classes)
 
 
 def _check_arrays(samples: RequestSamples) -> None:
@@ -257,7 +251,7 @@ class _KeyCounter:
 
     A chunk of time-ordered samples covers a few seconds: counted with one bincount over those
     seconds' bins. A chunk whose seconds are too many for that (an unordered file) is sorted
-    and counted instead."""
+    and counted instead. The chunks' counts are sorted runs, merged at the end."""
 
     def __init__(self, index_bound: int):
         self.index_bound = index_bound
@@ -279,12 +273,11 @@ class _KeyCounter:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         keys = np.concatenate([k for k, _ in self.parts])
         counts = np.concatenate([c for _, c in self.parts]).astype(np.int64)
-        if keys.size < 2 or bool((np.diff(keys) > 0).all()):
-            return keys, counts        # the parts follow each other (a time-ordered file)
         return _sum_by_key(keys, counts)
 
 
 def _sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # (a stable sort is a merge sort: fast on a few sorted runs, as the chunks' counts are)
     order = np.argsort(keys, kind="stable")
     keys, counts = keys[order], counts[order]
     starts = np.flatnonzero(np.diff(keys, prepend=keys[0] - 1))
