@@ -91,7 +91,7 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples, imported: I
                          expected_interval_ms=cell.co_interval_ms)
     answered = [iv for iv in rec.intervals if iv.tag is None]
     histogram = rec.merged()
-    timeout_ms = _timeout_bound_ms(rec, unit)
+    timeout_ms = timeout_bound_ms(rec, unit)
     stats = overload.censored_stats(histogram, rec.timed_out, timeout_ms or 0.0,
                                     1.0 / UNITS_PER_MS[unit], rec.errors)
     lp = manifest.load_point(cell.load)
@@ -132,7 +132,7 @@ def _send_span_s(rec) -> float | None:
     return rec.duration_s * rec.requests / (rec.requests - 1)
 
 
-def _timeout_bound_ms(rec, unit: str) -> float | None:
+def timeout_bound_ms(rec, unit: str) -> float | None:
     """What a request the tool says timed out is known to have taken at least: the shortest
     time the tool recorded for any of them (the tool's timeout, as it measured it)."""
     timed = [iv.histogram for iv in rec.intervals if iv.tag == "timeout"]

@@ -6,9 +6,12 @@ The format is detected from the file's content (--format forces one). Printed: t
 tool and its version where the file says, whether it has one row per request, the load model
 (open, closed or unknown), requests, errors, duration_s, and latency_ms at 50, 90, 99, 99.9 and
 max. A per-request file's percentiles are computed from its samples recorded as the import
-records them (1-second HdrHistogram intervals, 3 significant digits, the answered requests
-only), the way HdrHistogram's Java code computes them; a summary file's are the file's own, and
-what it does not hold is shown as "-" (null with --json).
+records them (1-second HdrHistogram intervals, 3 significant digits), the way HdrHistogram's
+Java code computes them, over the requests a report counts: the answered ones and those the
+tool says timed out. A percentile whose rank falls among the timed out is only known to be at
+least the shortest time they ran: printed "> X", null with --json (as the report prints it,
+"> X"). A summary file's are the file's own, and what it does not hold is shown as "-" (null
+with --json).
 
 `--json` prints one JSON object with exactly the keys format, tool, version, per_request,
 load_model, requests, errors, duration_s and latency_ms ("50", "90", "99", "99.9", "max").
@@ -33,6 +36,7 @@ from analysis.read.manifest import UNITS_PER_MS
 
 # latency_ms keys -> the percentile each is (max: None)
 LATENCY_KEYS = (("50", 50.0), ("90", 90.0), ("99", 99.0), ("99.9", 99.9), ("max", None))
+STAT_NAMES = (("50", "p50"), ("90", "p90"), ("99", "p99"), ("99.9", "p999"), ("max", "max"))
 PROGRESS_BYTES = 32 << 20        # files from this size on get progress lines
 
 
@@ -59,6 +63,7 @@ def run(args) -> int:
         recording = record_samples(result)
         summary = samples_summary(result, recording)
         timed_out = recording.timed_out
+        bounds = censored_bounds(recording)
         if args.hlog:
             from analysis.write.hlog_writer import write_hlog
             write_hlog(args.hlog, recording.intervals, UNITS_PER_MS[recording.unit],
@@ -69,8 +74,9 @@ def run(args) -> int:
                                "per-request samples to convert into an .hlog", path=path)
         summary = file_summary(result)
         timed_out = result.timeouts
+        bounds = {}
     progress.stage("done")
-    print(json.dumps(summary) if args.json else summary_text(path, result, summary, timed_out))
+    print(json.dumps(summary) if args.json else summary_text(path, result, summary, timed_out, bounds))
     return 0
 
 
@@ -107,20 +113,32 @@ class _Progress:
                   f"[{elapsed:.1f} s]", file=sys.stderr, flush=True)
 
 
-def samples_summary(samples: RequestSamples, recording) -> dict:
-    """The printed keys of a per-request file, its percentiles from the merged answered
-    histogram."""
-    merged = recording.merged(tag=None)
+def samples_stats(recording):
+    """The statistics a report prints for these requests (analysis/imported.py's rule): the
+    population is the answered and the timed-out ones, so a percentile whose rank falls among
+    the timed out is only a lower bound (censored)."""
+    from analysis import overload
+    from analysis.imported import timeout_bound_ms
     per_ms = UNITS_PER_MS[recording.unit]
-    latency = {}
-    for key, percentile in LATENCY_KEYS:
-        value = None
-        if merged.total_count:
-            value = merged.max if percentile is None else merged.value_at_percentile(percentile)
-            value = value / per_ms
-        latency[key] = value
+    return overload.censored_stats(recording.merged(tag=None), recording.timed_out,
+                                   timeout_bound_ms(recording, recording.unit) or 0.0,
+                                   1.0 / per_ms, recording.errors)
+
+
+def samples_summary(samples: RequestSamples, recording) -> dict:
+    """The printed keys of a per-request file: its percentiles as the report gives them, None
+    where censored (summary_text prints the bound)."""
+    stats = samples_stats(recording)
+    latency = {key: stats.get(name).value_ms for key, name in STAT_NAMES}
     return _summary(samples.info, per_request=True, requests=recording.requests,
                     errors=recording.errors, duration_s=recording.duration_s, latency=latency)
+
+
+def censored_bounds(recording) -> dict:
+    """latency_ms key -> the lower bound, for the censored ones."""
+    stats = samples_stats(recording)
+    return {key: stats.get(name).at_least_ms for key, name in STAT_NAMES
+            if stats.get(name).censored}
 
 
 def file_summary(result: ResultSummary) -> dict:
@@ -155,7 +173,8 @@ def _number(value) -> str:
     return f"{value:.6g}" if abs(value) < 1e6 else f"{value:,.0f}"
 
 
-def summary_text(path: str, result, summary: dict, timed_out: int | None) -> str:
+def summary_text(path: str, result, summary: dict, timed_out: int | None,
+                 bounds: dict | None = None) -> str:
     info = result.info
     tool = info.tool + (f" {info.version}" if info.version else " (version not in the file)")
     model = summary["load_model"]
@@ -166,7 +185,9 @@ def summary_text(path: str, result, summary: dict, timed_out: int | None) -> str
         requests += f" (timed out: {timed_out:,})"
     if result.skipped:
         requests += f" ({result.skipped:,} line(s) of the file skipped)"
-    latency = "  ".join(f"{'p' + key if key != 'max' else key} {_number(value)}"
+    bounds = bounds or {}
+    latency = "  ".join(f"{'p' + key if key != 'max' else key} "
+                        + (f"> {_number(bounds[key])}" if key in bounds else _number(value))
                         for key, value in summary["latency_ms"].items())
     rows = [("file", path), ("format", f"{info.format} ({FORMATS.get(info.format, ('', '?'))[1]})"),
             ("tool", tool), ("measures", info.measure or "-"),
