@@ -1,5 +1,6 @@
 """What the load-tool readers share: the skipped-line log, the native unit of a set of
-latencies, and the checks every text file gets before it is parsed (issue 23)."""
+latencies, and the checks every text file gets before it is parsed (issue 23): binary or
+non-UTF-8 input is one clear error naming the file (and the line, where there is one)."""
 from __future__ import annotations
 
 import numpy as np
@@ -73,3 +74,32 @@ def read_text(path: str, what: str) -> str:
     except OSError as e:
         raise ResultsError(f"cannot read the file: {e.strerror}", path=path) from None
     return decode_text(path, data, what)
+
+
+def binary_line(data: bytes) -> int | None:
+    """The 1-based line of the first NUL byte, None when there is none."""
+    at = data.find(b"\0")
+    return None if at < 0 else data.count(b"\n", 0, at) + 1
+
+
+def read_text_lines(path: str, what: str) -> list[str]:
+    """The lines of a small text file (a console output, an .hgrm), or one ResultsError when it
+    is empty, binary or not UTF-8. `what` names the expected content for the hint."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ResultsError(f"cannot read the file: {e.strerror}", path=path) from None
+    if not data.strip():
+        raise ResultsError("the file is empty", path=path, hint=f"expected {what}")
+    nul = binary_line(data)
+    if nul is not None:
+        raise ResultsError("binary data (NUL bytes), not text", path=path, line=nul,
+                           hint=f"expected {what}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ResultsError(f"not UTF-8 text (byte {e.start})", path=path,
+                           line=data.count(b"\n", 0, e.start) + 1,
+                           hint=f"expected {what}") from None
+    return text.splitlines()

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from analysis.errors import ResultsError
 from analysis.read.loadtools.results import ResultSummary, SpectrumPoint, ToolInfo
-from analysis.read.loadtools.textfile import SkipLog, read_text_lines
+from analysis.read.loadtools.common import SkipLog, read_text_lines
 
 FORMAT = "hgrm"
 WHAT = "an HdrHistogram percentile distribution (.hgrm)"

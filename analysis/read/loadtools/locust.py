@@ -37,7 +37,7 @@ import re
 
 from analysis.errors import ResultsError
 from analysis.read.loadtools.results import ResultSummary, ToolInfo
-from analysis.read.loadtools.textfile import SkipLog, binary_line
+from analysis.read.loadtools.common import SkipLog, binary_line
 
 STATS, HISTORY = "locust-stats", "locust-history"
 WHAT = {STATS: "Locust's PREFIX_stats.csv (locust --csv PREFIX)",

@@ -37,7 +37,7 @@ import numpy as np
 
 from analysis.errors import ResultsError
 from analysis.read.loadtools.results import NS_PER_UNIT, RequestSamples, ToolInfo
-from analysis.read.loadtools.textfile import SkipLog, binary_line
+from analysis.read.loadtools.common import SkipLog, binary_line
 
 FORMAT = "csv"
 NS_PER = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}

@@ -48,7 +48,7 @@ import re
 from analysis.errors import ResultsError
 from analysis.read.loadtools import hgrm
 from analysis.read.loadtools.results import ResultSummary, ToolInfo
-from analysis.read.loadtools.textfile import SkipLog, read_text_lines
+from analysis.read.loadtools.common import SkipLog, read_text_lines
 
 WRK, WRK2 = "wrk", "wrk2"
 WHAT = "the console output of wrk or wrk2"
