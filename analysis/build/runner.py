@@ -270,6 +270,7 @@ class Build:
                 results = list(pool.map(analyse_task, *zip(*args)))
             ok = {}
             for res in results:
+                stop_on_machine_fault(res)
                 for w in res.get("warnings", []):
                     print(f"warning: run {res['run']}: {w}", file=sys.stderr, flush=True)
                 if not res["ok"]:
@@ -311,6 +312,7 @@ class Build:
             except Exception as exc:  # noqa: BLE001 - raised once the charts are recorded
                 beside_charts = exc
             for res in chart_results:
+                stop_on_machine_fault(res)
                 run_id = res["run"]
                 for w in res.get("warnings", []):
                     print(f"warning: run {run_id}: {w}", file=sys.stderr, flush=True)
@@ -369,6 +371,14 @@ class Build:
         self.remove_outputs(old - set(sizes))
         state["runs"][run_id] = {"inputs": digest, "outputs": dict(sorted(sizes.items()))}
         self.save_state(state, every_s=2.0)
+
+
+def stop_on_machine_fault(res: dict[str, Any]) -> None:
+    """A task that found the disk full or read-only ends the build: no run is to blame (none
+    loses its pages from earlier builds, as a failed run does), and the next would fail alike.
+    The outputs written so far are whole (analysis/atomic.py); the next build redoes the rest."""
+    if res.get("stop"):
+        raise BuildError(res["error"])
 
 
 @contextlib.contextmanager
