@@ -60,6 +60,14 @@ done
 if [ "$given_dest" = 0 ] && [ "$jekyll_command" = serve ]; then
   set -- "$@" --destination "$dest"
 fi
+# A destination that cannot be written (a read-only file system; root ignores mode bits) is
+# refused before anything moves: Jekyll and the mirror would fail half-way, file by file.
+probe="$dest/.build-site-probe"
+if [ -d "$dest" ] && ! { : > "$probe"; } 2>/dev/null; then
+  echo "error: $dest: cannot write there (a read-only file system?); the site in it is left as it was: make it writable, or give another folder with --destination, then build again" >&2
+  exit 1
+fi
+rm -f -- "$probe"
 # The big static trees: the raw run files (published so every table cell links its data), the
 # charts and the CSVs. Jekyll would copy every file of them on every build (gigabytes at 1,000
 # runs); scripts/mirror_static.py publishes the same files into $dest itself, as hard links, only

@@ -447,3 +447,34 @@ def test_make_serve_keeps_serving_while_make_site_rebuilds(tmp_path):
     assert "nothing it reads changed" not in output   # Jekyll did run
     assert len(seen) > 10 and set(seen) == {200}, seen
     assert (src / "_site" / chart).is_file() and (src / "_site" / "feed.xml").is_file()
+
+
+def test_a_read_only_site_folder_is_one_error_and_left_whole(tmp_path, mount_point):
+    """`make site`'s Jekyll step with _site/ read-only: one error line before anything moves
+    (before: thousands of `mv: cannot remove` lines, the mirrored trees copied out and back);
+    writable again, the next build makes the site."""
+    src = site_copy(tmp_path / "src")
+    page = src / "_site" / "index.html"
+    page.parent.mkdir()
+    page.write_text("the previous site\n")
+    mount_point(page.parent, "--bind", str(page.parent))
+    mount_point(page.parent, "-o", "remount,ro,bind")
+    env = {**os.environ, "PY": sys.executable}
+    out = subprocess.run(["bash", "scripts/build-site.sh"], cwd=src, env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 1
+    placeholder_warning = ("*", "WARNING", "  ")
+    assert [line for line in out.stderr.splitlines()
+            if not line.startswith(placeholder_warning)] == ["error: _site: cannot write there (a read-only file system?); the site in it is left "
+            "as it was: make it writable, or give another folder with --destination, then build "
+            "again"]
+    assert sorted(p.name for p in page.parent.iterdir()) == ["index.html"]
+    assert page.read_text() == "the previous site\n"
+    if shutil.which("jekyll") is None and shutil.which("bundle") is None:
+        return   # (the recovery needs Jekyll)
+    subprocess.run(["umount", str(page.parent)], check=True)
+    subprocess.run(["umount", str(page.parent)], check=False)
+    out = subprocess.run(["bash", "scripts/build-site.sh"], cwd=src, env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert (src / "_site" / "feed.xml").is_file() and page.read_text() != "the previous site\n"
