@@ -76,6 +76,12 @@ def running(pids: set[int]) -> set[int]:
     return alive
 
 
+def _default_ctrl_c() -> None:
+    """The build answers Ctrl-C as from a terminal, even when this test runs where SIGINT is
+    ignored (a background job of a shell without job control): it would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Build:
     """`python -m analysis build --jobs 2` running on `site`, its stderr read as it comes (a
     thread: workers that outlive the build would hold the pipe open)."""
@@ -83,7 +89,8 @@ class Build:
     def __init__(self, site: Path):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "analysis", "build", "--runs", "runs", "--jobs", "2"],
-            cwd=site, stderr=subprocess.PIPE, text=True, start_new_session=True, env=ENV)
+            cwd=site, stderr=subprocess.PIPE, text=True, start_new_session=True, env=ENV,
+            preexec_fn=_default_ctrl_c)
         self.lines: list[str] = []
         self.reader = threading.Thread(target=lambda: self.lines.extend(self.proc.stderr),
                                        daemon=True)
