@@ -50,8 +50,9 @@ analyse: $(VENV)/.installed
 site: $(VENV)/.installed jekyll-deps
 	LOADCURVE_URL="$(URL)" PY=$(PY) RUNS=$(RUNS) bash scripts/site.sh
 
-# runs/ and the charts are mirrored into _site/ once, at the start (scripts/build-site.sh): Jekyll's
-# watch does not see them; restart after `make analyse` to preview new runs.
+# runs/ and the charts are mirrored into .cache/preview/ once, at the start (scripts/build-site.sh):
+# Jekyll's watch does not see them; restart after `make analyse` to preview new runs. The preview
+# is not _site/, so a `make site` beside it leaves it whole.
 serve: analyse jekyll-deps
 	PY=$(PY) bash scripts/build-site.sh serve --host 127.0.0.1
 

@@ -28,7 +28,10 @@ def _temp_beside(path: Path, data: bytes, durable: bool) -> str:
     """Write `data` to a new temporary file in `path`'s folder (flushed to disk when
     `durable`); return its name."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _naming(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -36,10 +39,18 @@ def _temp_beside(path: Path, data: bytes, durable: bool) -> str:
                 f.flush()
                 os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
-    except BaseException:
+    except BaseException as exc:
         _unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _naming(exc, path) from None
         raise
     return tmp
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """`exc` naming the file being written (a failed write names none; a failed mkstemp names
+    its random temporary name), so that a disk full says which output it stopped."""
+    return type(exc)(exc.errno, exc.strerror, str(path))
 
 
 def _unlink(name: str) -> None:

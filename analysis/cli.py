@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from analysis.errors import LoadcurveError
+from analysis.errors import LoadcurveError, os_error_text
 
 # name -> (module, one-line help). Order is the order shown by --help. Only the chosen
 # command's module is imported (numpy, matplotlib, jinja2 are slow to load and `hgrm` is timed
@@ -90,8 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 0
     except OSError as exc:
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"error: {os_error_text(exc)}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - a bug; still no traceback unless asked for
         if os.environ.get("LOADCURVE_DEBUG"):

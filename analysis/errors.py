@@ -5,6 +5,7 @@ A message says where (file, and line or byte offset when known), what is wrong, 
 """
 from __future__ import annotations
 
+import errno
 import os
 
 
@@ -62,3 +63,25 @@ class CountsError(LoadcurveError):
 class ResultsError(LoadcurveError):
     """A load tool's result file (JMeter, Gatling, k6, vegeta, hey, wrk, Locust, .hgrm, CSV)
     that cannot be read, or holds nothing usable."""
+
+
+# Errors of the machine, not of the input: no run is to blame, and no build can go on.
+_NO_ROOM = "free space on that disk, then build again"
+MACHINE_FAULTS = {
+    errno.ENOSPC: _NO_ROOM,
+    errno.EDQUOT: _NO_ROOM,
+    errno.EROFS: "the folder is on a read-only file system: make it writable (or build a copy "
+                 "of the tree elsewhere), then build again",
+}
+
+
+def os_error_text(exc: OSError) -> str:
+    """An OSError as the one line the CLI prints: the file, what happened, what to do when the
+    machine is at fault (a disk full, a read-only file system)."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    hint = MACHINE_FAULTS.get(exc.errno)
+    return f"{where}{exc.strerror or exc}" + (f" ({hint})" if hint else "")
+
+
+def is_machine_fault(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in MACHINE_FAULTS

@@ -6,14 +6,26 @@
 #   a loud warning is printed while that is still the placeholder: entry ids and canonical links
 #   derive from it, and changing it after readers subscribe makes every old post reappear as new.
 # `build-site.sh serve --host 127.0.0.1` (make serve): the same site, then `jekyll serve` (which
-#   sets a local url itself); runs/ and the charts are mirrored once, at the start.
+#   sets a local url itself); runs/ and the charts are mirrored once, at the start. It builds
+#   into .cache/preview/, with configuration files of its own (.cache/preview-config/), never
+#   into _site/: a `make site` beside it would otherwise take the charts away from the preview
+#   while its Jekyll runs, and two Jekylls would write one folder (issue 22).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PLACEHOLDER="https://loadcurve.example.org"
 configs="_config.yml"
 jekyll_command=build
+dest=_site
+conf=.cache/site   # the prefix of the configuration files this build writes
+url_conf=.cache/url.yml
+also_exclude=""
 if [ "${1:-}" = serve ]; then
   jekyll_command=serve
+  dest=.cache/preview
+  conf=.cache/preview-config/site
+  url_conf=.cache/preview-config/url.yml
+  also_exclude=_site   # (else each `make site` beside it sets its watch regenerating)
+  mkdir -p .cache/preview-config
   shift
 fi
 url="${LOADCURVE_URL:-}"
@@ -25,8 +37,8 @@ if [ -n "$url" ]; then
   origin="$(printf '%s' "$url" | sed -E 's|^(https?://[^/]+).*|\1|')"
   mkdir -p .cache
   printf '# Written by scripts/build-site.sh for one build (make site URL=...).\nurl: "%s"\nbaseurl: "%s"\n' \
-    "$origin" "${url#"$origin"}" > .cache/url.yml
-  configs="$configs,.cache/url.yml"
+    "$origin" "${url#"$origin"}" > "$url_conf"
+  configs="$configs,$url_conf"
 elif [ "$jekyll_command" = build ] && grep -Eq "^url: *\"?$PLACEHOLDER\"?\s*$" _config.yml; then
   {
     echo "**************************************************************************************"
@@ -37,14 +49,25 @@ elif [ "$jekyll_command" = build ] && grep -Eq "^url: *\"?$PLACEHOLDER\"?\s*$" _
     echo "**************************************************************************************"
   } >&2
 fi
-dest=_site
 args=("$@")
+given_dest=0
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[i]}" in
-    -d|--destination) dest="${args[i+1]:-_site}" ;;
-    --destination=*) dest="${args[i]#--destination=}" ;;
+    -d|--destination) dest="${args[i+1]:-_site}"; given_dest=1 ;;
+    --destination=*) dest="${args[i]#--destination=}"; given_dest=1 ;;
   esac
 done
+if [ "$given_dest" = 0 ] && [ "$jekyll_command" = serve ]; then
+  set -- "$@" --destination "$dest"
+fi
+# A destination that cannot be written (a read-only file system; root ignores mode bits) is
+# refused before anything moves: Jekyll and the mirror would fail half-way, file by file.
+probe="$dest/.build-site-probe"
+if [ -d "$dest" ] && ! { : > "$probe"; } 2>/dev/null; then
+  echo "error: $dest: cannot write there (a read-only file system?); the site in it is left as it was: make it writable, or give another folder with --destination, then build again" >&2
+  exit 1
+fi
+rm -f -- "$probe"
 # The big static trees: the raw run files (published so every table cell links its data), the
 # charts and the CSVs. Jekyll would copy every file of them on every build (gigabytes at 1,000
 # runs); scripts/mirror_static.py publishes the same files into $dest itself, as hard links, only
@@ -61,11 +84,11 @@ while IFS= read -r link; do
 done <<< "$links"
 # _config.yml's exclude + those links (a layered config replaces the list: it is repeated), and
 # the include/keep_files it sets, for the mirror. JSON: a YAML file Python reads without PyYAML.
-printf '%s\n' "$links" | ruby -ryaml -rjson -e 'c = YAML.load_file("_config.yml") || {}
+printf '%s\n%s\n' "$links" "$also_exclude" | ruby -ryaml -rjson -e 'c = YAML.load_file("_config.yml") || {}
   base = {"exclude" => (c["exclude"] || []) + STDIN.read.split("\n").reject(&:empty?)}
   %w[include keep_files].each { |k| base[k] = c[k] if c.key?(k) }
   puts "# Written by scripts/build-site.sh: _config.yml exclude + the symbolic links (JSON is YAML)"
-  puts JSON.pretty_generate(base)' > .cache/site-base.yml
+  puts JSON.pretty_generate(base)' > "$conf-base.yml"
 py="${PY:-python3}"
 # The mirrored trees a build holds outside $dest while Jekyll runs (below)
 HOLD=.cache/site-held
@@ -82,27 +105,29 @@ held_back() {
   done
   rm -rf -- "$HOLD"
 }
-held_back   # trees an interrupted build left held
+if [ "$jekyll_command" = build ]; then
+  held_back   # trees an interrupted build left held (a serve leaves them: they are a build's)
+fi
 mirrored=0
 if [ "${LOADCURVE_MIRROR:-1}" != 0 ] && command -v "$py" >/dev/null 2>&1; then
-  "$py" scripts/mirror_static.py --config .cache/site-base.yml --dest "$dest" \
-    --overlay .cache/site-mirror.yml "${MIRRORED[@]}"
-  configs="$configs,.cache/site-mirror.yml"
+  "$py" scripts/mirror_static.py --config "$conf-base.yml" --dest "$dest" \
+    --overlay "$conf-mirror.yml" "${MIRRORED[@]}"
+  configs="$configs,$conf-mirror.yml"
   mirrored=1
 else
-  configs="$configs,.cache/site-base.yml"
+  configs="$configs,$conf-base.yml"
 fi
 held=$(IFS=,; echo "${MIRRORED[*]}")
 if [ "$jekyll_command" = build ] && [ "$mirrored" = 1 ] && [ "${LOADCURVE_SKIP_JEKYLL:-1}" != 0 ]; then
   # Nothing Jekyll reads changed since its last build, and $dest is as it left it: skip it
   # (scripts/site_stamp.py says what is compared). LOADCURVE_SKIP_JEKYLL=0 always builds.
-  if "$py" scripts/site_stamp.py check --dest "$dest" --filter .cache/site-mirror.yml \
+  if "$py" scripts/site_stamp.py check --dest "$dest" --filter "$conf-mirror.yml" \
       --configs "$configs" --held "$held" -- "$@"; then
     echo "Jekyll: nothing it reads changed since its last build of $dest; skipped"
     exit 0
   fi
-else
-  rm -f .cache/jekyll-stamp.json   # serve, or a build this script cannot vouch for
+elif [ "$jekyll_command" = build ] || [ "$dest" = _site ]; then
+  rm -f .cache/jekyll-stamp.json   # a build this script cannot vouch for, or a serve of _site
 fi
 # Jekyll's cleaner lists every file under $dest, the ~150,000 mirrored ones too (1.2 s of a
 # 5 s build at 1,000 runs), before keep_files spares them: a build moves the mirrored trees out

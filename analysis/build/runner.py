@@ -3,19 +3,18 @@ processes, record what each wrote, remove what a gone run left."""
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
 from analysis import atomic
 from analysis.build.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, FileHashes,
                                   code_version, run_input_hash, stray_links, templates_version)
+from analysis.build import workers
 from analysis.build.stages import analyse_task, chart_task
 from analysis.errors import BuildError
 from analysis.write.paths import REPORTS_DIR, data_path, repo_relative, report_path
@@ -177,12 +176,7 @@ class Build:
             return self.executor
         if self.jobs <= 1 or tasks <= 1:
             return None
-        # fork: workers start in milliseconds and inherit the imported modules; frozen, those
-        # modules' objects are never scanned by the workers' garbage collector (charts: 0.17 ->
-        # 0.11 s of collection a run, bench/perf/run_cost.py)
-        gc.freeze()
-        ctx = multiprocessing.get_context("fork")
-        return ProcessPoolExecutor(max_workers=min(self.jobs, tasks), mp_context=ctx)
+        return workers.pool(min(self.jobs, tasks))
 
     def run(self) -> int:
         started = time.monotonic()
@@ -276,6 +270,7 @@ class Build:
                 results = list(pool.map(analyse_task, *zip(*args)))
             ok = {}
             for res in results:
+                stop_on_machine_fault(res)
                 for w in res.get("warnings", []):
                     print(f"warning: run {res['run']}: {w}", file=sys.stderr, flush=True)
                 if not res["ok"]:
@@ -317,6 +312,7 @@ class Build:
             except Exception as exc:  # noqa: BLE001 - raised once the charts are recorded
                 beside_charts = exc
             for res in chart_results:
+                stop_on_machine_fault(res)
                 run_id = res["run"]
                 for w in res.get("warnings", []):
                     print(f"warning: run {run_id}: {w}", file=sys.stderr, flush=True)
@@ -330,6 +326,11 @@ class Build:
                     self.say(f"[{order[run_id]}/{n}] {run_id}: done")
             if beside_charts is not None:
                 raise beside_charts
+        except BaseException:
+            # interrupted (Ctrl-C) or failed: the workers' tasks in hand are not waited for
+            if pool is not None and pool is not self.executor:
+                workers.stop(pool)
+            raise
         finally:
             if pool is not None and pool is not self.executor:
                 pool.shutdown(wait=True, cancel_futures=True)
@@ -370,6 +371,14 @@ class Build:
         self.remove_outputs(old - set(sizes))
         state["runs"][run_id] = {"inputs": digest, "outputs": dict(sorted(sizes.items()))}
         self.save_state(state, every_s=2.0)
+
+
+def stop_on_machine_fault(res: dict[str, Any]) -> None:
+    """A task that found the disk full or read-only ends the build: no run is to blame (none
+    loses its pages from earlier builds, as a failed run does), and the next would fail alike.
+    The outputs written so far are whole (analysis/atomic.py); the next build redoes the rest."""
+    if res.get("stop"):
+        raise BuildError(res["error"])
 
 
 @contextlib.contextmanager

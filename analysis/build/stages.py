@@ -9,7 +9,7 @@ from typing import Any
 
 from analysis import atomic
 from analysis.build.cache import check_no_links, check_regular_inputs
-from analysis.errors import LoadcurveError
+from analysis.errors import LoadcurveError, is_machine_fault, os_error_text
 
 
 
@@ -17,8 +17,9 @@ def _fail(run_id: str, exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, LoadcurveError):
         return {"run": run_id, "ok": False, "error": str(exc)}
     if isinstance(exc, OSError):
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        return {"run": run_id, "ok": False, "error": f"{where}{exc.strerror or exc}"}
+        # a disk full or read-only is no fault of the run: "stop" ends the build (runner.py)
+        return {"run": run_id, "ok": False, "error": os_error_text(exc),
+                "stop": is_machine_fault(exc)}
     detail = traceback.format_exc() if os.environ.get("LOADCURVE_DEBUG") else ""
     return {"run": run_id, "ok": False, "internal": True, "detail": detail,
             "error": f"internal error: {type(exc).__name__}: {exc} (re-run with "

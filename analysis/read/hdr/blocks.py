@@ -14,7 +14,7 @@ import numpy as np
 
 from analysis.read.hdr import native
 from analysis.read.hdr.histogram import java_long
-from analysis.read.hdr.lines import HeaderState, _recognise, line_item
+from analysis.read.hdr.lines import HeaderState, _recognise, line_item, numbered_lines
 
 BLOCK_BYTES = 4 << 20
 LONG_SAFE = 9.2e18      # |ms| below this: Java's (long) cast is numpy's truncation
@@ -31,7 +31,7 @@ def block_groups(handle, path: str, state: HeaderState, batch_size: int):
     room = [batch_size]       # items the group still takes: a plain run stops there
     if kernels is None:
         text = io.TextIOWrapper(handle, encoding="latin-1", newline=None)
-        runs = ([line_item(n, line, path, own, state)] for n, line in enumerate(text, start=1))
+        runs = ([line_item(n, line, path, own, state)] for n, line in numbered_lines(text, state))
     else:
         runs = _item_runs(kernels, handle, path, own, state, room)
     for items in runs:
@@ -60,6 +60,8 @@ def _item_runs(kernels, handle, path, warnings, state, room):
             view = memoryview(block)
         got = handle.readinto(view[kept:])
         size = kept + got
+        if not got and size and block[size - 1] not in b"\r\n":
+            state.unterminated_line = line_base + 1
         cut = _whole_lines(block, size) if got else size
         if cut:
             starts, ends, plain, nums, payloads = kernels.scan_lines(block, cut)

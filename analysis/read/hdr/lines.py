@@ -89,6 +89,9 @@ class HeaderState:
     latest_timestamp: dict = field(default_factory=dict)
     negative: dict = field(default_factory=dict)
     backwards: dict = field(default_factory=dict)
+    # The last line, when the file ends inside it (0: it ends with a line end): a log still
+    # being written (a run still recording) ends so (read_hlog's warning).
+    unterminated_line: int = 0
 
 
 def _recognise(state: HeaderState, warnings: list[str]) -> None:
@@ -136,10 +139,19 @@ def nothing_read_error(path: str, state: HeaderState, warnings: list[str]) -> Hl
                      path=path, hint="is this an HdrHistogram interval log?")
 
 
+def numbered_lines(lines, state: HeaderState):
+    """(line number, line) of `lines`; of a text file, noting in `state` a last line without a
+    line end (a list of lines has none: nothing to note)."""
+    for n, line in enumerate(lines, start=1):
+        if not line.endswith("\n") and isinstance(lines, io.TextIOBase):
+            state.unterminated_line = n
+        yield n, line
+
+
 def iter_lines(lines, path: str, warnings: list[str], state: HeaderState):
     """Yield (line_no, tag, start_s_offset, length, start_ms, end_ms, log_start, payload_text)
     for every well-formed histogram line of `lines`, updating `state` like Java's reader."""
-    for line_no, line in enumerate(lines, start=1):
+    for line_no, line in numbered_lines(lines, state):
         item = line_item(line_no, line, path, warnings, state)
         if item is not None:
             yield item

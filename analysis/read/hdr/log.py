@@ -256,6 +256,11 @@ def _in_line_order(path: str, messages: list[str]) -> list[str]:
     return sorted(messages, key=line_of)
 
 
+# Said of a skipped last line that the file ends inside: the log may be one still written.
+UNFINISHED = (" (the file ends inside this line: is the run still being recorded? build again "
+              "once it ends)")
+
+
 def read_hlog(path) -> HlogLog:
     """Read an `.hlog` file: every valid interval, one warning per skipped line.
     Raises HlogError when the file holds no usable interval."""
@@ -274,6 +279,9 @@ def read_hlog(path) -> HlogLog:
             for iv, raw in zip(batch.intervals, batch.raws):
                 iv._raw = raw
         intervals.extend(batch.intervals)
+    if state.unterminated_line:
+        at = f"{path}:{state.unterminated_line}: "
+        warnings[:] = [w + UNFINISHED if w.startswith(at) else w for w in warnings]
     if not intervals:
         err = nothing_read_error(path, state, warnings)
         err.warnings = warnings
