@@ -92,6 +92,11 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples, imported: I
     answered = [iv for iv in rec.intervals if iv.tag is None]
     histogram = rec.merged()
     timeout_ms = timeout_bound_ms(rec, unit)
+    stated = manifest.load_generator.get("timeout_s")
+    if timeout_ms is not None and stated:
+        # the tool gave up on them at the timeout run.yml states (what it measured for them is
+        # that, give or take its clock: 14,998.8 ms for vegeta's 15 s)
+        timeout_ms = float(stated) * 1000.0
     stats = overload.censored_stats(histogram, rec.timed_out, timeout_ms or 0.0,
                                     1.0 / UNITS_PER_MS[unit], rec.errors)
     lp = manifest.load_point(cell.load)
@@ -114,14 +119,40 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples, imported: I
                                            f"{imported.source}, recorded by loadcurve")
     rep = Repetition(
         index=cell.repetition, source=imported.source, stats=stats,
-        # the tool times each request from its send: the window's requests that got a reply
-        # (any status) per second, and those answered successfully
-        throughput_rps=(rec.answered + rec.errors) / duration if duration else 0.0,
+        # as the harness counts them: every reply (any status) that came during the window,
+        # to whichever request, per second; and the window's requests answered, per second
+        throughput_rps=_replies_during(samples, skip_s, duration) / duration if duration else 0.0,
         goodput_rps=rec.answered / duration if duration else None,
         accounting=Accounting(sent=rec.requests, completed=rec.answered,
-                              timed_out=rec.timed_out, errors=rec.errors),
+                              timed_out=rec.timed_out, errors=rec.errors,
+                              not_sent=_not_sent(lp.offered_rate, duration, rec.requests)),
         series=series, timeout_ms=timeout_ms, queue=queue, imported=imported)
     return rep, histogram
+
+
+def _replies_during(samples: RequestSamples, skip_s: float | None, duration_s: float) -> int:
+    """Replies (answered or failed, not timed out) whose arrival, send time + latency, falls in
+    the window [first send + skip_s, + duration_s): what the server delivered while it was
+    measured. Past the knee of an open loop most replies to the window's requests come after
+    it, so this stays at the server's ceiling while the window's sends run above it."""
+    import numpy as np
+    lower = float(samples.start_ms.min()) + 1000.0 * (skip_s or 0.0)
+    upper = lower + 1000.0 * duration_s
+    arrival = samples.start_ms + samples.latency_ns / 1e6
+    replied = ~samples.timed_out
+    return int(np.count_nonzero(replied & (arrival >= lower) & (arrival < upper)))
+
+
+def _not_sent(offered_rate: float | None, duration_s: float | None, sent: int) -> int | None:
+    """Requests the offered rate asked for in the window that the tool never sent: what a
+    closed loop leaves out when replies come slower than its rate (coordinated omission, as a
+    count). A shortfall within 1 % (or one request) is the window's edges, not a tool falling
+    behind. None where there is no rate to compare with."""
+    if not offered_rate or not duration_s:
+        return None
+    asked = round(offered_rate * duration_s)
+    short = asked - sent
+    return short if short > max(1, 0.01 * asked) else 0
 
 
 def _send_span_s(rec) -> float | None:

@@ -171,8 +171,8 @@ def test_the_converted_hlog_is_published_and_holds_the_answered_requests(built):
 def test_the_page_says_which_loop_each_tool_ran(built):
     page = (built / "_reports/tools.html").read_text(encoding="utf-8")
     assert "Closed loop: coordinated omission." in page
-    assert "hey (hey)" in page and "wrk (wrk)" in page
-    assert "Open loop: vegeta (vegeta)" in page
+    assert "Closed loop: coordinated omission. hey; wrk:" in page     # labels name the tools
+    assert "Open loop: vegeta; wrk2:" in page
     assert "Load tools" in page
     # what a tool's file leaves out is said beside it
     assert "hey&#39;s CSV leaves out the requests that got no answer" in page
@@ -314,3 +314,18 @@ def test_the_coordinated_omission_correction_is_shown_beside_the_measured_number
     page = (site / "_reports/co.html").read_text(encoding="utf-8")
     assert "coordinated-omission correction for an expected interval of 5 ms" in page
     assert cell["latency"][2]["ms"] == doc["cells"]["r50"]["hey"]["p99_ms"]
+
+
+def test_throughput_is_the_replies_that_arrived_during_the_window(built):
+    """As the harness counts it: replies of any status whose arrival (send + latency) falls in
+    the window, per second of it; the window of a file without `window:` is its sends' span,
+    N sends standing for N intervals (N / (N - 1) of first-to-last)."""
+    rows = _vegeta_rows()
+    sends = [int(r[0]) / 1e6 for r in rows]                     # ns -> ms
+    first, n = min(sends), len(sends)
+    duration_s = (max(sends) - first) / 1000.0 * n / (n - 1)
+    arrived = sum(1 for r in rows if r[1] != "0"
+                  and first <= int(r[0]) / 1e6 + int(r[2]) / 1e6 < first + duration_s * 1000)
+    cell = _cell(_doc(built), "vegeta")
+    assert cell["throughput_rps"] == pytest.approx(arrived / duration_s, abs=0.0005)
+    assert cell["goodput_rps"] == pytest.approx(232 / duration_s, abs=0.0005)

@@ -49,7 +49,7 @@ def cell_texts(c: Cell) -> dict[str, str]:
                "in_flight_max": fmt_count(flight.measured_max if flight else None),
                "littles_law": fmt_ms(flight.littles_law if flight else None),
                "sent": fmt_count(a.sent), "completed": fmt_count(a.completed),
-               "timed_out": fmt_count(a.timed_out),
+               "timed_out": fmt_count(a.timed_out), "not_sent": fmt_count(a.not_sent),
                "saturation": ", ".join(c.saturation.reasons) or "none",
                "in_flight_at_window_start": fmt_count(_whole(flight.at_window_start
                                                             if flight else None)),
@@ -188,8 +188,10 @@ def load_model_note(run: Run, scenario: Scenario) -> dict[str, Any] | None:
         label = next(s.label for s in scenario.systems if s.id == c.system)
         tool = c.imported.tool
         names = by_model.setdefault(c.imported.load_model, [])
-        if f"{label} ({tool})" not in names:
-            names.append(f"{label} ({tool})")
+        # the tool's name, unless the system's label already says it
+        name = label if tool.lower() in label.lower() else f"{label} ({tool})"
+        if name not in names:
+            names.append(name)
     sentences = []
     if "closed" in by_model:
         corrected = any(c.imported.corrected for c in cells)
@@ -275,7 +277,8 @@ def table_rules(timeout_ms: float | None, counted: bool, closed: bool = False, *
     timestamps allow; `harness`: some were not."""
     queue = ("queue - " + overload.QUEUE_RULE.format(share=overload.QUEUE_MIN_SLOPE_SHARE * 100,
                                                      sig=overload.QUEUE_SIGNIFICANCE)
-             + (" (in more than half of the repetitions)" if counted else
+             # a load tool's file has counts but no in-flight series: its rule runs on the p50
+             + (" (in more than half of the repetitions)" if counted and harness else
                 " (here on the per-interval p50 scaled by the offered rate: no in-flight count "
                 "was recorded)"))
     if closed:
