@@ -329,3 +329,25 @@ def test_throughput_is_the_replies_that_arrived_during_the_window(built):
     cell = _cell(_doc(built), "vegeta")
     assert cell["throughput_rps"] == pytest.approx(arrived / duration_s, abs=0.0005)
     assert cell["goodput_rps"] == pytest.approx(232 / duration_s, abs=0.0005)
+
+
+def test_k6_executors_named_in_run_yml_give_the_load_model(tmp_path):
+    """No k6 output names its executor: run.yml's `options: {executors: {...}}` does, and the
+    cell's load model follows (constant-arrival-rate: open)."""
+    site = tmp_path / "site"
+    files = site / "runs" / "k6" / "files"
+    files.mkdir(parents=True)
+    shutil.copy(FIXTURES / "k6/handmade-arrival-rate.ndjson", files / "points.ndjson")
+    (site / "runs" / "k6" / "run.yml").write_text(
+        "title: t\ndate: 2026-11-26\ndescription: d\nsystems: [{id: k6, label: k6}]\n"
+        "load_points: [{id: r50, offered_rate: 50, duration_s: 5}]\n"
+        "cells:\n  - system: k6\n    load: r50\n    results: files/points.ndjson\n"
+        "    options: {executors: {steady: constant-arrival-rate}}\n", encoding="utf-8")
+    for sub in ("_includes", "_layouts"):
+        shutil.copytree(REPO / sub, site / sub)
+    proc = _build(site)
+    assert proc.returncode == 0, proc.stderr
+    doc = yaml.safe_load(find_data(site, "k6").read_text(encoding="utf-8"))
+    tools = doc["methodology"]["load_tools"]
+    assert tools[0]["load_model_text"].startswith("open loop")
+    assert "constant-arrival-rate" in tools[0]["load_model_text"]

@@ -583,7 +583,20 @@ def _results_at(entry, p, problems, run_dir, defaults) -> dict | None:
         problems.add(p + ("format",), f"unknown format {show(fmt)}; one of "
                      + ", ".join(FORMATS))
         fmt = None
+    raw = entry.get("options")
+    executors = None
+    if isinstance(raw, dict) and "executors" in raw:
+        # k6's scenarios -> executors (what makes each open or closed): the one mapping option
+        executors = raw["executors"]
+        entry = {**entry, "options": {k: v for k, v in raw.items() if k != "executors"}}
+        if not isinstance(executors, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in executors.items()):
+            problems.add(p + ("options", "executors"), "must map k6 scenario names to "
+                         "executor names (constant-vus, constant-arrival-rate, ...)")
+            executors = None
     options = scalar_map_at(entry, "options", {k: k for k in RESULT_OPTION_KEYS}, p, problems)
+    if executors:
+        options["executors"] = tuple(sorted(executors.items()))
     window = _window_at(entry, p, problems) if "window" in entry else defaults[0]
     co = _co_interval_at(entry, p, problems) if "co_correction" in entry else defaults[1]
     return {"hlog": rel, "results": True, "format": fmt,
