@@ -55,7 +55,10 @@ PAGES = {"home": "/", "post": "/2026/11/22/thread-pool-vs-virtual-threads/",
          "servers-report": "/reports/many-servers/",
          "servers-post": "/2026/11/24/seven-jvm-http-servers/",
          **{f"servers-{s}": f"/reports/many-servers/{s}/"
-            for s in ("sleep", "cpu", "json", "fanout-futures", "fanout-pekko")}}
+            for s in ("sleep", "cpu", "json", "fanout-futures", "fanout-pekko")},
+         # a run read from two load tools' files (issue 23) and its post
+         "tools-report": "/reports/vegeta-vs-hey/",
+         "tools-post": "/2026/11/26/what-a-closed-loop-hides-at-the-knee/"}
 AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 # Desktop, and a phone (iPhone 12-15 class, CSS px).
 WIDTHS = {"desktop": 1280, "phone": 390}

@@ -221,10 +221,10 @@ def test_broken_run_fails_alone(tmp_path):
     assert out.returncode == 1
     errors = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
     assert errors == [f"error: run broken: {Path('runs/broken/run.yml')}: title: required; "
-                      f"line 2: titel: unknown key (allowed: cells, date, description, "
-                      f"environment, jfr_attribution, load_generator, load_points, method, "
-                      f"scenarios, schema_version, series, service_time_ms, systems, tags, title, "
-                      f"value_unit, version)"]
+                      f"line 2: titel: unknown key (allowed: cells, co_correction, date, "
+                      f"description, environment, jfr_attribution, load_generator, load_points, "
+                      f"method, scenarios, schema_version, series, service_time_ms, systems, "
+                      f"tags, title, value_unit, version, window)"]
     assert "Traceback" not in out.stderr
     assert find_data(site, "good").is_file()
     assert not find_data(site, "broken").exists()

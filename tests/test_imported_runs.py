@@ -170,9 +170,8 @@ def test_the_converted_hlog_is_published_and_holds_the_answered_requests(built):
 
 def test_the_page_says_which_loop_each_tool_ran(built):
     page = (built / "_reports/tools.html").read_text(encoding="utf-8")
-    assert "Closed loop: coordinated omission." in page
-    assert "Closed loop: coordinated omission. hey; wrk:" in page     # labels name the tools
-    assert "Open loop: vegeta; wrk2:" in page
+    assert "<strong>Closed loop: coordinated omission.</strong> hey; wrk:" in page
+    assert "<strong>Open loop.</strong> vegeta; wrk2:" in page     # (labels name the tools)
     assert "Load tools" in page
     # what a tool's file leaves out is said beside it
     assert "hey&#39;s CSV leaves out the requests that got no answer" in page

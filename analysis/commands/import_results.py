@@ -29,6 +29,7 @@ import sys
 import time
 
 from analysis.errors import ResultsError
+from analysis.read import loadtools
 from analysis.read.loadtools import FORMATS, read_results
 from analysis.read.loadtools.record import record_samples
 from analysis.read.loadtools.results import RequestSamples, ResultSummary
@@ -189,7 +190,9 @@ def summary_text(path: str, result, summary: dict, timed_out: int | None,
     latency = "  ".join(f"{'p' + key if key != 'max' else key} "
                         + (f"> {_number(bounds[key])}" if key in bounds else _number(value))
                         for key, value in summary["latency_ms"].items())
-    rows = [("file", path), ("format", f"{info.format} ({FORMATS.get(info.format, ('', '?'))[1]})"),
+    # (the registry looked up now, not at import: a test may register a format of its own)
+    described = loadtools.FORMATS.get(info.format, ("", "?"))[1]
+    rows = [("file", path), ("format", f"{info.format} ({described})"),
             ("tool", tool), ("measures", info.measure or "-"),
             ("per_request", "true" if summary["per_request"] else "false"),
             ("load_model", model), ("requests", requests), ("errors", _number(summary["errors"])),

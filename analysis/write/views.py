@@ -196,23 +196,24 @@ def load_model_note(run: Run, scenario: Scenario) -> dict[str, Any] | None:
     if "closed" in by_model:
         corrected = any(c.imported.corrected for c in cells)
         sentences.append(
-            "Closed loop: coordinated omission. " + "; ".join(by_model["closed"])
+            ("Closed loop: coordinated omission.", "; ".join(by_model["closed"])
             + ": each connection waits for its reply before it sends again, so while the "
             "server stalls, requests are not sent and the time they would have waited is in "
             "no latency here. These percentiles understate the tail, most at p99 and above."
             + (" The corrected estimates (HdrHistogram's correction for the expected "
                "interval in run.yml) rebuild the missing requests assuming a steady send "
-               "rate: estimates, shown beside the measured numbers." if corrected else ""))
+               "rate: estimates, shown beside the measured numbers." if corrected else "")))
     if "open" in by_model:
-        sentences.append("Open loop: " + "; ".join(by_model["open"]) + ": requests were sent "
-                         "at their scheduled times whatever the server did, so waiting is in "
-                         "the latencies.")
+        sentences.append(("Open loop.", "; ".join(by_model["open"]) + ": requests were sent "
+                          "at their scheduled times whatever the server did, so waiting is in "
+                          "the latencies."))
     if "unknown" in by_model:
-        sentences.append("Load model not known: " + "; ".join(by_model["unknown"])
-                         + ": the file does not show whether the tool waited for replies "
-                         "(set load_generator.model in run.yml). If it did (a closed loop), "
-                         "the tail is understated.")
-    return {"closed": "closed" in by_model, "sentences": sentences}
+        sentences.append(("Load model not known.", "; ".join(by_model["unknown"])
+                          + ": the file does not show whether the tool waited for replies "
+                          "(set load_generator.model in run.yml). If it did (a closed loop), "
+                          "the tail is understated."))
+    return {"closed": "closed" in by_model,
+            "sentences": [{"lead": lead, "text": text} for lead, text in sentences]}
 
 
 def block_id(run: Run, scenario: Scenario) -> str:
@@ -306,9 +307,10 @@ def table_rules(timeout_ms: float | None, counted: bool, closed: bool = False, *
             "Cells read from a load tool's file: the requests are those the tool sent in the "
             "window, by its send timestamps (a summary: every request it reports); answered: a "
             "successful reply (the tool's success flag, or a status below 400), errors: the "
-            "other replies and failures, timed out: what the tool counted as such. throughput: "
-            "their replies of any status per second of the window (a summary: the tool's own "
-            "rate).")
+            "other replies and failures, timed out: what the tool counted as such; not sent: "
+            "what the offered rate asked for in the window and the tool never sent. "
+            "throughput: replies of any status that arrived during the window, per second (a "
+            "summary: the tool's own rate).")
     if counted and harness:
         rules.append(
             "The requests are those whose intended send time fell in the measured window; "
