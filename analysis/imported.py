@@ -216,7 +216,7 @@ def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Im
     imported.duration_s = duration
     imported.has_series = bool(summary.intervals)
     imported.has_spectrum = bool(summary.spectrum)
-    series = [_summary_interval(row) for row in summary.intervals or ()]
+    series = _summary_series(summary.intervals or [])
     imported.spectrum = [(pt.percentile, pt.value_ms, False) for pt in summary.spectrum or ()]
     sent = answered = None
     if summary.requests is not None:
@@ -230,8 +230,23 @@ def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Im
         series=series, imported=imported)
 
 
-def _summary_interval(row: dict) -> dict:
-    """A summary's per-interval row (Locust's history) in interval_series' shape."""
-    return {"t_s": row.get("t_s"), "length_s": row.get("length_s"), "count": row.get("count"),
-            "throughput_rps": row.get("rate_rps"), "p50_ms": row.get("p50_ms"),
-            "p99_ms": row.get("p99_ms"), "max_ms": row.get("max_ms")}
+def _summary_series(rows: list[dict]) -> list[dict]:
+    """A summary's per-interval rows (Locust's history) in interval_series' shape: each row
+    lasts until the next one starts (the last as long as the one before it), and its count is
+    the growth of the running total where the tool keeps one, else its rate times its length."""
+    out = []
+    for i, row in enumerate(rows):
+        t = row.get("t_s")
+        nxt = rows[i + 1].get("t_s") if i + 1 < len(rows) else None
+        length = (nxt - t) if nxt is not None and t is not None else (
+            out[-1]["length_s"] if out else 1.0)
+        count = None
+        if row.get("requests") is not None:
+            before = rows[i - 1].get("requests") if i else 0
+            count = row["requests"] - (before or 0)
+        elif row.get("rate_rps") is not None and length:
+            count = round(row["rate_rps"] * length)
+        out.append({"t_s": t, "length_s": length, "count": count,
+                    "throughput_rps": row.get("rate_rps"), "p50_ms": row.get("p50_ms"),
+                    "p99_ms": row.get("p99_ms"), "max_ms": row.get("max_ms")})
+    return out

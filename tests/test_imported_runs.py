@@ -350,3 +350,27 @@ def test_k6_executors_named_in_run_yml_give_the_load_model(tmp_path):
     tools = doc["methodology"]["load_tools"]
     assert tools[0]["load_model_text"].startswith("open loop")
     assert "constant-arrival-rate" in tools[0]["load_model_text"]
+
+
+def test_a_locust_history_builds_with_its_intervals(tmp_path):
+    """Locust's stats history: per-interval rows, drawn over time; each lasts until the next
+    one and counts the growth of Locust's running total (read here with the csv module)."""
+    site = tmp_path / "site"
+    files = site / "runs" / "locust" / "files"
+    files.mkdir(parents=True)
+    shutil.copy(FIXTURES / "locust/locust_stats_history.csv", files / "history.csv")
+    (site / "runs" / "locust" / "run.yml").write_text(
+        "title: t\ndate: 2026-11-26\ndescription: d\nsystems: [{id: locust, label: Locust}]\n"
+        "load_points: [{id: u8, users: 8, duration_s: 5}]\n"
+        "cells: [{system: locust, load: u8, results: files/history.csv}]\n", encoding="utf-8")
+    for sub in ("_includes", "_layouts"):
+        shutil.copytree(REPO / sub, site / sub)
+    proc = _build(site)
+    assert proc.returncode == 0, proc.stderr
+    with open(FIXTURES / "locust/locust_stats_history.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["Name"] == "Aggregated"]
+    totals = [int(r["Total Request Count"]) for r in rows]
+    series = (site / "assets/data/locust/locust-u8.csv").read_text().splitlines()
+    counts = [int(line.split(",")[3]) for line in series[1:]]
+    assert counts == [b - a for a, b in zip([0] + totals, totals)]
+    assert (site / "assets/charts/locust/latency-u8.svg").is_file()
