@@ -71,6 +71,22 @@ def built(tmp_path_factory) -> Path:
     return site
 
 
+def _one_file_run(tmp_path: Path, run_id: str, fixture: str, name: str, manifest: str) -> Path:
+    """A site with one run: `fixture` copied to runs/<run_id>/files/<name>, `manifest` as its
+    run.yml (after a common header), built; returns the site."""
+    site = tmp_path / "site"
+    files = site / "runs" / run_id / "files"
+    files.mkdir(parents=True)
+    shutil.copy(FIXTURES / fixture, files / name)
+    (site / "runs" / run_id / "run.yml").write_text(
+        "title: t\ndate: 2026-11-26\ndescription: d\n" + manifest, encoding="utf-8")
+    for sub in ("_includes", "_layouts"):
+        shutil.copytree(REPO / sub, site / sub)
+    proc = _build(site)
+    assert proc.returncode == 0, proc.stderr
+    return site
+
+
 def _doc(site: Path) -> dict:
     return yaml.safe_load(find_data(site, "tools").read_text(encoding="utf-8"))
 
@@ -279,19 +295,12 @@ def test_a_load_point_is_an_offered_rate_or_connections_not_both(tmp_path):
 
 
 def test_the_coordinated_omission_correction_is_shown_beside_the_measured_numbers(tmp_path):
-    site = tmp_path / "site"
-    files = site / "runs" / "co" / "files"
-    files.mkdir(parents=True)
-    shutil.copy(FIXTURES / "hey/requests.csv", files / "requests.csv")
-    (site / "runs" / "co" / "run.yml").write_text(
-        "title: t\ndate: 2026-11-26\ndescription: d\nsystems: [{id: hey, label: hey}]\n"
+    site = _one_file_run(
+        tmp_path, "co", "hey/requests.csv", "requests.csv",
+        "systems: [{id: hey, label: hey}]\n"
         "load_points: [{id: r50, offered_rate: 50, duration_s: 2}]\n"
         "co_correction: {expected_interval_ms: 5}\n"
-        "cells: [{system: hey, load: r50, results: files/requests.csv}]\n", encoding="utf-8")
-    for sub in ("_includes", "_layouts"):
-        shutil.copytree(REPO / sub, site / sub)
-    proc = _build(site)
-    assert proc.returncode == 0, proc.stderr
+        "cells: [{system: hey, load: r50, results: files/requests.csv}]\n")
     doc = yaml.safe_load(find_data(site, "co").read_text(encoding="utf-8"))
     cell = doc["load_curve_table"]["rows"][0]["cells"][0]
     with open(FIXTURES / "hey/requests.csv", newline="") as f:
@@ -333,19 +342,12 @@ def test_throughput_is_the_replies_that_arrived_during_the_window(built):
 def test_k6_executors_named_in_run_yml_give_the_load_model(tmp_path):
     """No k6 output names its executor: run.yml's `options: {executors: {...}}` does, and the
     cell's load model follows (constant-arrival-rate: open)."""
-    site = tmp_path / "site"
-    files = site / "runs" / "k6" / "files"
-    files.mkdir(parents=True)
-    shutil.copy(FIXTURES / "k6/handmade-arrival-rate.ndjson", files / "points.ndjson")
-    (site / "runs" / "k6" / "run.yml").write_text(
-        "title: t\ndate: 2026-11-26\ndescription: d\nsystems: [{id: k6, label: k6}]\n"
+    site = _one_file_run(
+        tmp_path, "k6", "k6/handmade-arrival-rate.ndjson", "points.ndjson",
+        "systems: [{id: k6, label: k6}]\n"
         "load_points: [{id: r50, offered_rate: 50, duration_s: 5}]\n"
         "cells:\n  - system: k6\n    load: r50\n    results: files/points.ndjson\n"
-        "    options: {executors: {steady: constant-arrival-rate}}\n", encoding="utf-8")
-    for sub in ("_includes", "_layouts"):
-        shutil.copytree(REPO / sub, site / sub)
-    proc = _build(site)
-    assert proc.returncode == 0, proc.stderr
+        "    options: {executors: {steady: constant-arrival-rate}}\n")
     doc = yaml.safe_load(find_data(site, "k6").read_text(encoding="utf-8"))
     tools = doc["methodology"]["load_tools"]
     assert tools[0]["load_model_text"].startswith("open loop")
@@ -355,18 +357,11 @@ def test_k6_executors_named_in_run_yml_give_the_load_model(tmp_path):
 def test_a_locust_history_builds_with_its_intervals(tmp_path):
     """Locust's stats history: per-interval rows, drawn over time; each lasts until the next
     one and counts the growth of Locust's running total (read here with the csv module)."""
-    site = tmp_path / "site"
-    files = site / "runs" / "locust" / "files"
-    files.mkdir(parents=True)
-    shutil.copy(FIXTURES / "locust/locust_stats_history.csv", files / "history.csv")
-    (site / "runs" / "locust" / "run.yml").write_text(
-        "title: t\ndate: 2026-11-26\ndescription: d\nsystems: [{id: locust, label: Locust}]\n"
+    site = _one_file_run(
+        tmp_path, "locust", "locust/locust_stats_history.csv", "history.csv",
+        "systems: [{id: locust, label: Locust}]\n"
         "load_points: [{id: u8, users: 8, duration_s: 5}]\n"
-        "cells: [{system: locust, load: u8, results: files/history.csv}]\n", encoding="utf-8")
-    for sub in ("_includes", "_layouts"):
-        shutil.copytree(REPO / sub, site / sub)
-    proc = _build(site)
-    assert proc.returncode == 0, proc.stderr
+        "cells: [{system: locust, load: u8, results: files/history.csv}]\n")
     with open(FIXTURES / "locust/locust_stats_history.csv", newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["Name"] == "Aggregated"]
     totals = [int(r["Total Request Count"]) for r in rows]
