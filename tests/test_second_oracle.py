@@ -2,8 +2,8 @@
 `hdrh`), for what it gets right - decoding V2 payloads: every bucket's count, the total, min and
 max of each interval, against our reader on every fixture log.
 
-It is not the reader (README: "Why not the hdrhistogram package"): it decodes only V2 payloads
-(not V0/V1 or DoubleHistogram ones), its percentiles round differently from Java's, and its log
+It is not the reader (docs/reliability.md, "The oracles"): it decodes only V2 payloads (not
+V0/V1 or DoubleHistogram ones), its percentiles round differently from Java's, and its log
 reader mixes tagged and untagged lines. So percentiles and logs are not compared here; the
 Java oracle (tests/test_hgrm.py, tests/test_histogram.py) checks those.
 """
