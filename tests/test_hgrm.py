@@ -341,8 +341,8 @@ CORPUS = REPO / "tests" / "fuzz" / "corpus" / "hlog"
 @pytest.fixture
 def small_groups(monkeypatch):
     """Groups of 7 lines instead of 256, so that small logs span many worker messages."""
-    from analysis.read.hdr import lines, log, worker
-    original = lines.item_groups
+    from analysis.read.hdr import groups, log, worker
+    original = groups.item_groups
     for module in (log, worker):   # (each calls the name it imported)
         monkeypatch.setattr(module, "item_groups",
                             lambda lines, path, state, batch_size: original(lines, path, state, 7))
