@@ -8,13 +8,14 @@ RUNS ?= runs
 # _config.yml's `url`. LOADCURVE_URL in the environment does the same.
 URL ?= $(LOADCURVE_URL)
 
-.PHONY: site analyse serve test test-python test-bench golden perf bench post jekyll-deps clean help
+.PHONY: site analyse serve lint test test-python test-bench golden perf bench post jekyll-deps clean help
 
 help:
 	@echo "make site     analyse runs/ and build _site/ (installs what it needs)"
 	@echo "              URL=https://host  the published address for this build (else _config.yml)"
 	@echo "make serve    preview the site on http://127.0.0.1:4000"
 	@echo "make test     run every test"
+	@echo "make lint     pyflakes over the Python code"
 	@echo "make golden   re-record golden files from the reference tools (intended changes only)"
 	@echo "make perf     speed benchmarks against the reference tools (bench/perf/)"
 	@echo "make bench RUN=<id>   measure a new run with the bench/ harness"
@@ -55,6 +56,9 @@ site: $(VENV)/.installed jekyll-deps
 # is not _site/, so a `make site` beside it leaves it whole.
 serve: analyse jekyll-deps
 	PY=$(PY) bash scripts/build-site.sh serve --host 127.0.0.1
+
+lint: $(VENV)/.installed
+	$(PY) -m pyflakes analysis tests scripts bench
 
 test: test-python test-bench
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from tests.sitebuild import REPO, assemble
-from tests.test_jekyll3 import CHROOT_ENV, jekyll3_root  # noqa: F401 (a fixture)
+from tests.helpers import CHROOT_ENV
 
 pytestmark = pytest.mark.site
 
