@@ -8,13 +8,15 @@ RUNS ?= runs
 # _config.yml's `url`. LOADCURVE_URL in the environment does the same.
 URL ?= $(LOADCURVE_URL)
 
-.PHONY: site analyse serve test test-python test-bench golden perf bench post jekyll-deps clean help
+.PHONY: site analyse serve lint check test test-python test-bench golden perf bench post jekyll-deps clean help
 
 help:
 	@echo "make site     analyse runs/ and build _site/ (installs what it needs)"
 	@echo "              URL=https://host  the published address for this build (else _config.yml)"
 	@echo "make serve    preview the site on http://127.0.0.1:4000"
 	@echo "make test     run every test"
+	@echo "make check    lint and the fast tests (about a minute): the everyday loop"
+	@echo "make lint     pyflakes over the Python code"
 	@echo "make golden   re-record golden files from the reference tools (intended changes only)"
 	@echo "make perf     speed benchmarks against the reference tools (bench/perf/)"
 	@echo "make bench RUN=<id>   measure a new run with the bench/ harness"
@@ -55,6 +57,14 @@ site: $(VENV)/.installed jekyll-deps
 # is not _site/, so a `make site` beside it leaves it whole.
 serve: analyse jekyll-deps
 	PY=$(PY) bash scripts/build-site.sh serve --host 127.0.0.1
+
+lint: $(VENV)/.installed
+	$(PY) -m pyflakes analysis tests scripts bench
+
+# The everyday loop: lint, then every test not marked slow, site, browser or harness (those
+# build whole sites, run the Java oracles or a browser; `make test` runs them, as CI does).
+check: lint
+	$(PY) -m pytest -q -m "not slow and not site and not browser and not harness"
 
 test: test-python test-bench
 

@@ -28,7 +28,6 @@ import math
 import re
 import statistics
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd

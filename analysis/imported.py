@@ -27,7 +27,7 @@ from analysis.read.loadtools import detect_format, native_unit, read_results
 from analysis.read.loadtools.results import RequestSamples, ResultSummary
 from analysis.read.manifest import UNITS_PER_MS, Manifest
 from analysis.vocabulary import PERCENTILES
-from analysis.write.paths import converted_hlog_path, repo_relative
+from analysis.write.paths import converted_hlog_path
 
 # percentile -> the vocabulary's name ("p999"), for the percentiles a summary prints
 _NAME_OF = {p: name for name, p, _ in PERCENTILES}

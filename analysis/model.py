@@ -9,11 +9,10 @@ cell's own statistics is the median of the repetitions'. Values are in
 milliseconds (requests/s for rates) at full precision: rounding and formatting belong to the
 writers (vocabulary.py says how).
 
-Slots that no reader fills yet are None, and writers leave them out; they are here so that the
-open issues extend the model instead of re-joining it:
-- JMH results are still open (issue 13): `Cell.kind == "jmh"` with `Cell.jmh`;
-- series and version for history (issue 12): `Run.series`, `Run.version`.
-Issue 11 filled the scenarios: `Run.scenarios`, one `Scenario` per run.yml `scenarios:` entry
+Slots a run does not fill are None, and writers leave them out. Issue 12 filled series and
+version for history (`Run.series`, `Run.version`, from run.yml). Issue 13 gave JMH results
+their own path instead of this model (read/jmh.py -> jmh_report.py -> write/jmh_views.py): every
+cell here is `kind` "load", and no reader fills `Cell.jmh` or makes a `JmhResult`. Issue 11 filled the scenarios: `Run.scenarios`, one `Scenario` per run.yml `scenarios:` entry
 with its own load points, service time and systems (each scenario's `System` objects carry that
 scenario's predicted ceiling, measured peak and latency baseline). Issue 10 filled the overload slots (censored percentiles, accounting, saturation reasons,
 in flight as measured, host health, per-window JVM figures, repetitions' spread); the rules

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,3 +26,16 @@ def oracle() -> Path:
     if not (ORACLE / "hlp").exists() or shutil.which("java") is None:
         pytest.skip("needs ../shared/oracle and java")
     return ORACLE
+
+
+@pytest.fixture(scope="module")
+def jekyll3_root() -> Path:
+    """A Debian bullseye root with Jekyll 3 (scripts/jekyll3-root.sh), for chroot builds."""
+    if not Path("/etc/debian_version").exists():
+        pytest.skip("the Jekyll 3 build needs Debian (debootstrap a bullseye root)")
+    if os.geteuid() != 0:
+        pytest.skip("the Jekyll 3 build needs root (debootstrap, chroot)")
+    result = subprocess.run(["bash", str(REPO / "scripts" / "jekyll3-root.sh")],
+                            capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return Path(result.stdout.strip().splitlines()[-1])

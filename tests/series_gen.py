@@ -107,7 +107,7 @@ def templates(folder: Path, oracle: Path, intervals: int = 4, per_s: int = 500) 
 def scaled_log(intervals, f: float) -> list[str]:
     """The log lines of `intervals` with every value multiplied by f."""
     from analysis.read.hdr.histogram import Histogram
-    from tests.test_hlog_codec import encode, log_line
+    from tests.helpers import encode, log_line
     lines = []
     for iv in intervals:
         h = iv.histogram
@@ -119,7 +119,7 @@ def scaled_log(intervals, f: float) -> list[str]:
 
 def write_corpus(root: Path, oracle: Path, seed: int = 1, versions: int = VERSIONS) -> list[str]:
     """Run folders root/runs/v001.. of the series; returns the run ids."""
-    from tests.test_hlog_codec import write_log
+    from tests.helpers import write_log
     base = templates(root / "templates", oracle)
     rng = np.random.default_rng(seed)
     ids = []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -19,47 +18,12 @@ import yaml
 
 from tests.conftest import REPO, SHARED
 from analysis.write.paths import find_data
+from tests.helpers import ENV, GENERATED, GOLDEN, build, make_site, snapshot
 
-FIXTURE = REPO / "tests" / "fixtures" / "runs" / "oracle-demo"
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
+
 SHORT = REPO / "tests" / "fixtures" / "runs" / "bench-short"
 ORACLE = SHARED / "oracle"
-GOLDEN = REPO / "tests" / "golden" / "site"
-GENERATED = ("_data", "_rundata", "assets", "_reports", "_comparisons", "_series")
-# the builds run with the site as working directory; the package comes from the repo
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
-    [str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
-
-
-def make_site(tmp_path: Path, *run_ids: str, mini: bool = False) -> Path:
-    """A site root with copies of the fixture run under runs/<id>; `mini` keeps only its first
-    load point (fewer charts: these builds test the machinery, not the numbers)."""
-    site = tmp_path / "site"
-    for run_id in run_ids or ("oracle-demo",):
-        run_dir = site / "runs" / run_id
-        shutil.copytree(FIXTURE, run_dir)
-        if mini:
-            manifest = yaml.safe_load((run_dir / "run.yml").read_text())
-            manifest["load_points"] = manifest["load_points"][:1]
-            keep = manifest["load_points"][0]["id"]
-            manifest["cells"] = [c for c in manifest["cells"] if c["load"] == keep]
-            (run_dir / "run.yml").write_text(yaml.safe_dump(manifest, sort_keys=False,
-                                                            allow_unicode=True))
-    return site
-
-
-def build(site: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "analysis", "build", "--runs", "runs", *args],
-                          cwd=site, capture_output=True, text=True, timeout=timeout,
-                          env=ENV)
-
-
-def snapshot(site: Path) -> dict[str, str]:
-    out = {}
-    for top in GENERATED:
-        for path in sorted((site / top).rglob("*")):
-            if path.is_file():
-                out[path.relative_to(site).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
 
 
 @pytest.fixture(scope="module")

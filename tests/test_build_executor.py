@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_build import build, make_site, snapshot
+from tests.helpers import build, make_site, snapshot
+
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
 
 def test_dask_executor_builds_byte_identical_outputs(tmp_path):

@@ -9,14 +9,9 @@ import re
 import pytest
 
 from analysis.write import chartlayout, charts, plots, svgcharts, svgdraw
+from tests.helpers import spectrum_curves, varied_jobs
 
-
-def spectrum_curves():
-    return [{"label": "Pool", "color": plots.color(0), "count": 20_000,
-             "points": [(0.0, 0.1), (50.0, 0.2), (90.0, 0.4), (99.0, 1.5), (99.9, 30.0),
-                        (99.99, 150.0), (100.0, 200.0)]},
-            {"label": "Virtual", "color": plots.color(1), "count": 500,
-             "points": [(0.0, 0.1), (50.0, 0.25), (99.0, 0.9), (100.0, 2.0)]}]
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
 
 def test_spectrum_x_axis_is_one_over_one_minus_p():
@@ -134,44 +129,6 @@ def test_unknown_chart_kind_is_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown chart kind"):
         charts.render_job({"kind": "pie", "data": {}, "svg": "a.svg", "png": "a.png"}, str(tmp_path))
     assert not charts.plt.get_fignums()
-
-
-def varied_jobs() -> list[dict]:
-    """Chart jobs of every kind, with log and linear axes, gaps, GC pauses, saturation, many
-    legend rows: what one reused figure goes through in a build."""
-    curve = {"label": "Pool", "color": plots.color(0), "offered": [10, 100, 1000],
-             "p50_ms": [0.2, 0.3, 900.0], "p99_ms": [0.5, 2.0, 2000.0],
-             "saturated": [False, False, True], "ceiling_rps": 100.0}
-    linear = {"label": "Virtual threads with a long label", "color": plots.color(1),
-              "offered": [100, 200, 300], "p50_ms": [1.0, 1.2, 1.5], "p99_ms": [2.0, 2.5, 3.0],
-              "saturated": [False, False, False], "ceiling_rps": None}
-    lat = [{"label": f"System {i}", "color": plots.color(i), "t_s": [0.0, 1.0, 2.0, 3.0],
-            "p99_ms": [1.0 + i, None, 3.0, 3.0], "max_ms": [2.0, None, 250.0, 250.0]}
-           for i in range(4)]
-    tput = [{"label": "Pool", "color": plots.color(0), "t_s": [0.0, 1.0, 2.0],
-             "throughput_rps": [480.0, 300.0, 300.0]}]
-    gc = [{"label": f"System {i}", "color": plots.color(i), "pause_ms": 3.0 * i,
-           "p999_ms": 2.0 + i, "p999_censored": False, "max_ms": 50.0, "max_censored": False}
-          for i in range(4)]
-    data = [("spectrum", {"title": "Spectrum", "curves": spectrum_curves()}),
-            ("load_curve", {"title": "Load", "systems": [curve, linear]}),
-            ("load_curve", {"title": "Linear", "systems": [linear]}),
-            ("latency_over_time", {"title": "Latency", "systems": lat,
-                                   "gc_pauses": [{"t_s": 1.5, "duration_ms": 20.0}]}),
-            ("latency_over_time", {"title": "Latency 1", "systems": lat[:1], "gc_pauses": None}),
-            ("throughput_over_time", {"title": "Throughput", "systems": tput,
-                                      "offered_rate": 500.0}),
-            ("jmh_sweep", {"title": "Sweep", "xlabel": "n", "ylabel": "throughput (ops/s)",
-                           "log_x": False, "lines": [{"label": "a", "color": plots.color(0),
-                                                      "x": [1, 4, 16], "y": [5.0, None, 9.0],
-                                                      "error": [1.0, None, 20.0]}]}),
-            ("jmh_spectrum", {"title": "JMH spectrum", "ylabel": "time per operation (ns/op)",
-                              "curves": spectrum_curves()}),
-            ("gc_tail", {"title": "GC", "points": gc}),
-            ("throughput_over_time", {"title": "Throughput below", "systems": tput,
-                                      "offered_rate": 500.0, "legend": "below"})]
-    return [{"kind": kind, "data": d, "svg": f"c{i}.svg", "png": f"c{i}.png"}
-            for i, (kind, d) in enumerate(data)]
 
 
 def test_reused_figures_draw_the_same_bytes_as_fresh_ones_in_any_order(tmp_path):

@@ -16,6 +16,9 @@ import pytest
 from analysis.gc_tail import GcTailPoint, gc_tail_points, gc_tail_statement, longest_window_pause
 from analysis.model import Jvm, JvmWindow, Percentile
 from analysis.write import charts, chartset, plots, svgcharts
+from tests.helpers import spectrum_curves
+
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
 SYSTEMS = 12
 
@@ -345,7 +348,6 @@ def test_the_svg_check_sees_a_legend_on_the_plot_area():
     """The check above can fail: a legend marked as outside but drawn in the middle of the
     axes is caught in the written SVG."""
     from analysis.write import svgdraw
-    from tests.test_charts import spectrum_curves
     text = svgdraw.render_svg(svgcharts.spectrum({"title": "t", "curves": spectrum_curves()}))
     assert 'id="legend-inside"' in text
     with pytest.raises(AssertionError, match="plot-area"):

@@ -7,8 +7,6 @@ read here with plain regexes; the pipeline's own output is never the reference.
 """
 from __future__ import annotations
 
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,59 +17,13 @@ import yaml
 from analysis.errors import ManifestError
 from analysis.read.manifest import load_manifest
 from analysis.write.paths import find_data
-from tests.test_build import ENV, REPO
+from tests.conftest import REPO
+from tests.helpers import ENV, SCENARIO_RUN, WRK_CELLS, closed_copy, wrk_printed, wrk_run
 
-WRK = REPO / "tests" / "fixtures" / "loadtools" / "wrk"
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
+
+
 ORACLE_RUN = REPO / "tests" / "fixtures" / "runs" / "oracle-demo"
-SCENARIO_RUN = REPO / "tests" / "fixtures" / "runs" / "scenarios-demo"
-# system -> connections -> the wrk output measured there (the README's commands: -c4, -c8)
-WRK_CELLS = {"a": {4: "wrk-seconds.txt", 8: "wrk-latency.txt"},
-             "b": {4: "wrk-seconds.txt", 8: "wrk-non2xx.txt"}}
-UNIT_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
-
-
-def _printed(name: str) -> dict[str, float]:
-    """What a wrk output prints: Requests/sec, the mean latency (ms) and the connections."""
-    text = (WRK / name).read_text()
-    mean, unit = re.search(r"^    Latency\s+([\d.]+)([a-z]+)", text, re.M).groups()
-    return {"rate": float(re.search(r"^Requests/sec:\s+(\S+)$", text, re.M).group(1)),
-            "mean_ms": float(mean) * UNIT_MS[unit],
-            "connections": int(re.search(r"(\d+) connections", text).group(1))}
-
-
-def _wrk_run(site: Path, run_id: str, version: str) -> None:
-    run_dir = site / "runs" / run_id
-    run_dir.mkdir(parents=True)
-    cells = []
-    for system, by_n in WRK_CELLS.items():
-        for n, name in by_n.items():
-            assert _printed(name)["connections"] == n
-            shutil.copy2(WRK / name, run_dir / f"{system}-c{n}.txt")
-            cells.append({"system": system, "load": f"c{n}", "results": f"{system}-c{n}.txt",
-                          "format": "wrk"})
-    manifest = {
-        "title": f"wrk at 4 and 8 connections, v{version}", "date": "2026-11-21",
-        "description": "wrk's closed loop against one small server.",
-        "series": "closed-series", "version": version, "service_time_ms": 2,
-        "systems": [{"id": "a", "label": "Server A", "concurrency_limit": 8},
-                    {"id": "b", "label": "Server B"}],
-        # listed out of order: the chart joins them in order of connections
-        "load_points": [{"id": "c8", "connections": 8, "duration_s": 3},
-                        {"id": "c4", "connections": 4, "duration_s": 5}],
-        "cells": cells}
-    (run_dir / "run.yml").write_text(yaml.safe_dump(manifest, sort_keys=False))
-
-
-def _closed_copy(src: Path, dest: Path, connections: dict[str, int]) -> None:
-    """A fixture run with each offered rate replaced by a number of connections."""
-    shutil.copytree(src, dest)
-    manifest = yaml.safe_load((dest / "run.yml").read_text())
-    for lp in manifest["load_points"]:
-        lp.pop("offered_rate")
-        lp.pop("clients", None)
-        lp["connections"] = connections[lp["id"]]
-    manifest.setdefault("load_generator", {})["model"] = "closed"
-    (dest / "run.yml").write_text(yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True))
 
 
 def _run(site: Path, *args: str) -> subprocess.CompletedProcess:
@@ -82,10 +34,10 @@ def _run(site: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     site = tmp_path_factory.mktemp("closed") / "site"
-    _wrk_run(site, "wrk-closed", "1")
-    _wrk_run(site, "wrk-closed-2", "2")
-    _closed_copy(ORACLE_RUN, site / "runs" / "hlog-closed", {"r100": 4, "r500": 10})
-    _closed_copy(SCENARIO_RUN, site / "runs" / "scen-closed", {"r50": 5, "r100": 10, "r200": 20})
+    wrk_run(site, "wrk-closed", "1")
+    wrk_run(site, "wrk-closed-2", "2")
+    closed_copy(ORACLE_RUN, site / "runs" / "hlog-closed", {"r100": 4, "r500": 10})
+    closed_copy(SCENARIO_RUN, site / "runs" / "scen-closed", {"r50": 5, "r100": 10, "r200": 20})
     (site / "comparisons").mkdir()
     (site / "comparisons" / "closed.yml").write_text(
         "title: B against A\ndescription: closed loop\nbaseline: wrk-closed:a\n"
@@ -108,7 +60,7 @@ def test_the_table_rows_are_connections(site):
     achieved = {r["load"]: [c["throughput_rps"] for c in r["cells"]] for r in table["rows"]}
     for i, (system, by_n) in enumerate(WRK_CELLS.items()):
         for n, name in by_n.items():
-            assert achieved[f"c{n}"][i] == pytest.approx(_printed(name)["rate"], abs=1e-3)
+            assert achieved[f"c{n}"][i] == pytest.approx(wrk_printed(name)["rate"], abs=1e-3)
     rules = " ".join(table["rules"])
     assert "goodput and queue - not tested" in rules
 
@@ -117,7 +69,7 @@ def test_littles_law_is_checked_against_the_connections(site):
     cells = _doc(site, "wrk-closed")["cells"]
     for system, by_n in WRK_CELLS.items():
         for n, name in by_n.items():
-            want = _printed(name)
+            want = wrk_printed(name)
             little = want["rate"] * want["mean_ms"] / 1000.0
             cell = cells[f"c{n}"][system]
             assert cell["in_flight"] == n
@@ -142,11 +94,11 @@ def test_the_load_curve_is_latency_against_achieved_throughput(site):
     assert data["title"] == "Latency vs throughput"
     for entry, by_n in zip(data["systems"], WRK_CELLS.values()):
         assert entry["point_labels"] == ["4 connections", "8 connections"]
-        assert entry["offered"] == [pytest.approx(_printed(by_n[n])["rate"]) for n in (4, 8)]
+        assert entry["offered"] == [pytest.approx(wrk_printed(by_n[n])["rate"]) for n in (4, 8)]
     plot = svgcharts.load_curve(data)
     assert plot.x.label == "throughput (requests/s)"
     assert sorted((n.text, round(n.x, 3)) for n in plot.notes) == sorted(
-        (f"{n} connections", _printed(name)["rate"])
+        (f"{n} connections", wrk_printed(name)["rate"])
         for by_n in WRK_CELLS.values() for n, name in by_n.items())
     svg = (site / job["svg"]).read_text()
     assert "throughput (requests/s)" in svg and ">4 connections<" in svg

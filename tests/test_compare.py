@@ -15,6 +15,8 @@ from analysis.write.paths import run_cells_csv_path
 from tests import series_gen
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
+
 
 # --- distributions -------------------------------------------------------------------------
 

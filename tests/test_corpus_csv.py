@@ -12,6 +12,8 @@ from analysis import corpus
 from analysis.analyse import analyse_run
 from analysis.read.manifest import load_manifest
 
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
+
 REPO = Path(__file__).resolve().parents[1]
 
 _text = st.one_of(st.text(max_size=12),

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from analysis import vocabulary
 from analysis.write import datafiles
 from analysis.write.yaml_text import dump_yaml
-from analysis.model import (Accounting, Cell, InFlight, Jvm, LatencyStats, LoadPoint, Missing,
-                            Percentile, Repetition, Run, Saturation, Scenario, System)
+from analysis.model import InFlight, Jvm, Percentile
+from tests.helpers import cell, result
 
 
 @pytest.mark.parametrize("value,text", [
@@ -57,44 +57,6 @@ def test_dump_yaml_keeps_order_and_writes_null():
 def test_any_string_round_trips_as_data(title):
     doc = {"title": title, "tags": [title], "nested": {"label": title}}
     assert yaml.safe_load(dump_yaml(doc)) == doc
-
-
-def stats(count, **values):
-    """LatencyStats with the demo's latencies (ms), overridable by data key."""
-    ms = {"p50_ms": 201.3271, "p90_ms": 202.0, "p95_ms": 203.0, "p99_ms": 205.0,
-          "p999_ms": 209.5, "max_ms": 210.0, "mean_ms": 201.5, "stddev_ms": 1.25, **values}
-    return LatencyStats(count, {k[:-3]: Percentile(ms[k]) for k in
-                                ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms")},
-                        Percentile(ms["max_ms"]), Percentile(ms["mean_ms"]), ms["stddev_ms"])
-
-
-def cell(load, system, count, rate, saturated, *, sent=None, drops=None, drop_pct=None,
-         in_flight=None, jvm=None, **values):
-    st = stats(count, **values)
-    rep = Repetition(1, f"runs/demo/{system}/{load}.hlog", st, rate, Accounting(sent=sent), [])
-    return Cell(None, system, load, [rep], st, rate,
-                Saturation(saturated, ("goodput",) if saturated else ()), ["p999"],
-                Accounting(sent=sent), drops, drop_pct, in_flight=in_flight,
-                jvm=Jvm(f"runs/demo/{system}/{load}.jfr", jvm) if jvm else None)
-
-
-def result(tmp_path, attribution=()):
-    """A run model like aggregate.build_run makes: pool measured at both loads, virt missing."""
-    systems = [System("pool", "Pool", 0, 20, None, 100.0, 40.0, -60.0),
-               System("virt", "Virtual", 1)]
-    load_points = [LoadPoint("r25", 25, 5, 30), LoadPoint("r50", 50, None, 30)]
-    scenario = Scenario(None, None, None, 200, systems, load_points, missing=[
-        Missing("r25", "virt", "runs/demo/virt/r25.hlog")])
-    scenario.cells[("r25", "pool")] = cell("r25", "pool", 750, 25.0, False, sent=760, drops=10,
-                                           drop_pct=1.3157,
-                                           in_flight=InFlight(littles_law=5.0376,
-                                                              verdict="not checked: no measurement"))
-    scenario.cells[("r50", "pool")] = cell(
-        "r50", "pool", 1200, 40.0, True,
-        jvm={"gc": {"count": 3, "pause_max_ms": 12.5}, "cpu": {"machine": 0.5},
-             "note": "text is not a column"})
-    return Run("demo", "T", "2026-11-22", "D", ["jvm"], "us", "runs/demo/run.yml",
-               {"cores": 2}, {"model": "open", "timeout_s": 15}, list(attribution), [scenario])
 
 
 def test_run_document_follows_the_contract(tmp_path):

@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.test_build import ENV, build, make_site, snapshot
+from tests.helpers import ENV, build, make_site, snapshot
+
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
 RUNS = ("run-a", "run-b", "run-c")
 

@@ -9,7 +9,6 @@ the fuzzer's regression corpus is replayed by test_hardening_corpus.py.
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import random
@@ -18,7 +17,6 @@ import signal
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -30,7 +28,10 @@ from analysis.build.cache import code_version
 from analysis.errors import ManifestError
 from analysis.read.manifest import Manifest, load_manifest
 from analysis.write.paths import find_data
-from tests.test_build import ENV, GENERATED, build, make_site, snapshot
+from tests.helpers import (ENV, authored, build, edit_manifest, encode, log_line, make_site,
+                           snapshot, time_limit, write_log)
+
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
 # A valid manifest; the fuzzers below replace parts of it.
 VALID = {
@@ -44,18 +45,10 @@ VALID = {
 LONG_MAX = 2**63 - 1
 
 
-@contextmanager
-def time_limit(seconds: int):
-    """Fail (not hang) when the body runs longer than `seconds`: a hang is a finding too."""
-    def expired(*_):
-        raise TimeoutError(f"still running after {seconds} s")
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+def change(tree: Path) -> None:
+    """Inputs B: every output of the run changes."""
+    edit_manifest(tree / "runs" / "one", lambda m: (
+        m["load_points"][0].update(offered_rate=120), m.update(title=m["title"] + " B")))
 
 
 def load_text(tmp_path: Path, text: str | bytes, seconds: int = 10) -> Manifest | ManifestError:
@@ -233,22 +226,6 @@ def test_numbers_up_to_long_max_are_accepted(tmp_path):
 
 # --- broken runs through the CLI -----------------------------------------------------------
 
-def authored(site: Path) -> dict[str, str]:
-    """sha256 of every file a person wrote: everything but the generated folders and caches."""
-    out = {}
-    skip = tuple(site / d for d in (*GENERATED, ".cache"))
-    for path in sorted(site.rglob("*")):
-        if path.is_file() and not path.is_symlink() and not any(
-                path == s or s in path.parents for s in skip):
-            out[path.relative_to(site).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
-
-
-def edit_manifest(run_dir: Path, change) -> None:
-    doc = yaml.safe_load((run_dir / "run.yml").read_text())
-    change(doc)
-    (run_dir / "run.yml").write_text(yaml.safe_dump(doc, allow_unicode=True, sort_keys=False))
-
 
 def _drop_duration(doc):
     del doc["load_points"][0]["duration_s"]
@@ -385,12 +362,6 @@ def reference(tmp_path_factory) -> tuple[Path, dict[str, bytes], str]:
 def copy_of(reference_site: Path, dest: Path) -> Path:
     shutil.copytree(reference_site, dest, symlinks=True)
     return dest
-
-
-def change(tree: Path) -> None:
-    """Inputs B: every output of the run changes."""
-    edit_manifest(tree / "runs" / "one", lambda m: (
-        m["load_points"][0].update(offered_rate=120), m.update(title=m["title"] + " B")))
 
 
 def test_kill_9_at_random_moments_leaves_old_or_new_files_never_half(reference, tmp_path):
@@ -538,7 +509,6 @@ def test_a_24_hour_log_builds(tmp_path):
     CSV, the charts drawn, in bounded time."""
     import numpy as np
     from analysis.read.hdr.histogram import Histogram, layout_for
-    from tests.test_hlog_codec import encode, log_line, write_log
     run = tmp_path / "runs" / "day"
     (run / "s").mkdir(parents=True)
     layout = layout_for(1, 3_600_000_000, 3)

@@ -6,16 +6,11 @@ tests/fuzz/targets.py for the contract and tests/fuzz/run.py for the fuzzer (run
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from tests.fuzz.targets import SUFFIX, TARGETS
-from tests.test_hardening import time_limit
-
-CORPUS = Path(__file__).resolve().parent / "fuzz" / "corpus"
-CASES = sorted((target, path) for target in TARGETS for path in (CORPUS / target).glob("*")
-               if path.is_file())
+from tests.helpers import CASES, time_limit
 
 
 def test_every_target_has_regression_inputs():

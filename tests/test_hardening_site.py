@@ -20,10 +20,8 @@ import yaml
 
 from analysis.read.hdr.histogram import Histogram, layout_for
 from tests.sitebuild import assemble, build as jekyll_build
-from tests.test_build import ENV, FIXTURE, snapshot
-from tests.test_hardening import authored, edit_manifest
-from tests.test_hlog_codec import encode, log_line, write_log
-from tests.test_site import parse
+from tests.helpers import (ENV, FIXTURE, authored, edit_manifest, encode, log_line, parse,
+                           snapshot, write_log)
 from analysis.write.paths import find_data
 
 pytestmark = pytest.mark.site

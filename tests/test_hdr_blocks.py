@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from analysis.read.hdr import blocks, native
-from analysis.read.hdr.lines import HeaderState, item_groups, open_lines
+from analysis.read.hdr.groups import item_groups
+from analysis.read.hdr.lines import HeaderState, open_lines
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "hlog"

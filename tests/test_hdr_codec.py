@@ -3,10 +3,6 @@ refusals, and with the wheels hidden the hgrm goldens still come out byte-identi
 from __future__ import annotations
 
 import binascii
-import json
-import os
-import subprocess
-import sys
 import zlib
 
 import pytest
@@ -14,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.read.hdr import codec
-from tests.conftest import REPO
-from tests.test_hgrm import FIXTURES, GOLDEN, _cases, _normalise
+from tests.helpers import assert_goldens_in_fresh_interpreter
 
 needs_fast = pytest.mark.skipif(
     codec.fast_b64decode is None or codec.fast_decompress is None,
@@ -81,39 +76,6 @@ sys.modules["isal.isal_zlib"] = None
 from analysis.read.hdr import codec
 assert codec.NAMES == "binascii + zlib", codec.NAMES
 """
-
-# Then runs the cases given as JSON in argv[1]: [[stdout file, hgrm arguments], ...].
-RUN_CASES = """
-import json, sys
-from analysis.cli import main
-for out, args in json.loads(sys.argv[1]):
-    with open(out, "w") as sys.stdout:
-        assert main(["hgrm", *args]) == 0
-"""
-
-
-def assert_goldens_in_fresh_interpreter(tmp_path, preamble: str, env=None) -> None:
-    """Every hgrm golden case, run by `preamble` + RUN_CASES in a new interpreter (with `env`
-    added to the environment), gives the golden files byte for byte."""
-    runs, expected = [], []
-    for param in _cases():
-        name, fixture, flags = param.values
-        if name == "ycsb-default":       # (as in test_hgrm)
-            flags = ["-start", "0", *flags]
-        args = ["-i", str(FIXTURES / fixture), *flags]
-        if name.endswith("-stdout"):
-            runs.append((str(tmp_path / f"{name}.stdout"), args))
-            expected.append((f"{name}.stdout", f"{name}.stdout"))
-        else:
-            runs.append((str(tmp_path / f"{name}.ignored"), args + ["-o", str(tmp_path / name)]))
-            expected += [(name, f"{name}.log"), (f"{name}.hgrm", f"{name}.hgrm")]
-    proc = subprocess.run([sys.executable, "-c", preamble + RUN_CASES, json.dumps(runs)],
-                          cwd=REPO, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
-    assert proc.returncode == 0, proc.stderr
-    for ours, golden in expected:
-        assert _normalise((tmp_path / ours).read_text()) == \
-            _normalise((GOLDEN / "expected" / golden).read_text()), golden
 
 
 def test_goldens_without_the_fast_wheels(tmp_path):

@@ -18,10 +18,11 @@ from analysis.read.hdr.batch import decode_part
 from analysis.read.hdr.histogram import Histogram, layout_for
 from analysis.read.hdr.payload import V2_MAX_WORD_SIZE, DecodedPayload
 from tests.fuzz.targets import TARGETS
-from tests.test_hardening_corpus import CASES
-from tests.test_hdr_codec import assert_goldens_in_fresh_interpreter
-from tests.test_hgrm import _summary_by_batches, _summary_by_histograms
-from tests.test_hlog_codec import encode, log_line, write_log, zigzag_leb128
+from tests.helpers import (CASES, summary_by_batches, summary_by_histograms,
+                           assert_goldens_in_fresh_interpreter, encode, log_line, write_log,
+                           zigzag_leb128)
+
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
 KERNELS = native.get()
 needs_kernels = pytest.mark.skipif(KERNELS is None, reason=native.describe())
@@ -146,11 +147,11 @@ def test_running_percentiles_equal_numpy_and_the_histograms(tmp_path, intervals,
                   for k, (values, count, finer) in enumerate(intervals)]
     path = tmp_path / f"run-{batch_size}.hlog"
     write_log(path, [log_line(encode(h), float(k)) for k, h in enumerate(histograms)])
-    compiled = _summary_by_batches(path, batch_size)
+    compiled = summary_by_batches(path, batch_size)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(native, "get", lambda: None)
-        assert compiled == _summary_by_batches(path, batch_size)
-    assert compiled == _summary_by_histograms(histograms)
+        assert compiled == summary_by_batches(path, batch_size)
+    assert compiled == summary_by_histograms(histograms)
 
 
 @needs_kernels
@@ -160,7 +161,7 @@ def test_totals_near_two_to_the_63_take_the_numpy_path(tmp_path):
                   for k in range(7)]           # the total reaches 2^62 at the 4th
     path = tmp_path / "big.hlog"
     write_log(path, [log_line(encode(h), float(k)) for k, h in enumerate(histograms)])
-    assert _summary_by_batches(path, 2) == _summary_by_histograms(histograms)
+    assert summary_by_batches(path, 2) == summary_by_histograms(histograms)
 
 
 @needs_kernels

@@ -9,12 +9,9 @@ from __future__ import annotations
 import contextlib
 import io
 import math
-import re
-import shlex
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,22 +20,11 @@ from analysis.cli import main
 from analysis.read.hdr.histogram import Histogram, layout_for
 from analysis.read.hdr.log import read_hlog
 from tests.conftest import REPO
-from tests.test_hlog_codec import encode, log_line, write_log
+from tests.helpers import (HGRM_GOLDEN, HLOG_FIXTURES, encode, hgrm_cases, log_line,
+                           normalise_start_time, summary_by_batches, summary_by_histograms,
+                           write_log)
 
-GOLDEN = REPO / "tests" / "golden" / "hgrm"
-FIXTURES = REPO / "tests" / "fixtures" / "hlog"
-START_TIME_DATE = re.compile(r"^(#\[StartTime: [-0-9.]+ \(seconds since epoch\)), .*\]$", re.M)
-
-
-def _cases():
-    for line in (GOLDEN / "cases.tsv").read_text().splitlines():
-        if line and not line.startswith("#"):
-            name, fixture, flags = (line.split("\t") + [""])[:3]
-            yield pytest.param(name, fixture, shlex.split(flags), id=name)
-
-
-def _normalise(text: str) -> str:
-    return START_TIME_DATE.sub(r"\1, <date>]", text)
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
 
 def hgrm(*args: str) -> tuple[int, str, str]:
@@ -49,25 +35,25 @@ def hgrm(*args: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@pytest.mark.parametrize("name,fixture,flags", list(_cases()))
+@pytest.mark.parametrize("name,fixture,flags", list(hgrm_cases()))
 def test_output_is_byte_identical_to_histogram_log_processor(tmp_path, name, fixture, flags):
     if name == "ycsb-default":
         # HistogramLogProcessor silently drops the interval before #[StartTime]; with the same
         # window made explicit we must produce its exact output.
         flags = ["-start", "0", *flags]
-    source = FIXTURES / fixture
+    source = HLOG_FIXTURES / fixture
     if name.endswith("-stdout"):
         code, out, err = hgrm("-i", str(source), *flags)
         assert code == 0, err
-        assert _normalise(out) == _normalise((GOLDEN / "expected" / f"{name}.stdout").read_text())
+        assert normalise_start_time(out) == normalise_start_time((HGRM_GOLDEN / "expected" / f"{name}.stdout").read_text())
         return
     code, out, err = hgrm("-i", str(source), *flags, "-o", str(tmp_path / "out"))
     assert code == 0, err
     assert out == ""
-    assert _normalise((tmp_path / "out").read_text()) == \
-        _normalise((GOLDEN / "expected" / f"{name}.log").read_text())
-    assert _normalise((tmp_path / "out.hgrm").read_text()) == \
-        _normalise((GOLDEN / "expected" / f"{name}.hgrm").read_text())
+    assert normalise_start_time((tmp_path / "out").read_text()) == \
+        normalise_start_time((HGRM_GOLDEN / "expected" / f"{name}.log").read_text())
+    assert normalise_start_time((tmp_path / "out.hgrm").read_text()) == \
+        normalise_start_time((HGRM_GOLDEN / "expected" / f"{name}.hgrm").read_text())
 
 
 def test_start_time_line_matches_java_in_utc(tmp_path, monkeypatch):
@@ -76,13 +62,13 @@ def test_start_time_line_matches_java_in_utc(tmp_path, monkeypatch):
     import time
     time.tzset()
     try:
-        code, out, _ = hgrm("-i", str(FIXTURES / "gen-ns-plain.hlog"), "-outputValueUnitRatio",
+        code, out, _ = hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog"), "-outputValueUnitRatio",
                             "1000")
     finally:
         monkeypatch.undo()
         time.tzset()
     assert code == 0
-    expected = (GOLDEN / "expected" / "gen-ns-stdout.stdout").read_text()
+    expected = (HGRM_GOLDEN / "expected" / "gen-ns-stdout.stdout").read_text()
     assert out.splitlines()[0] == expected.splitlines()[0]
     assert "Tue Nov 14 22:13:20 UTC 2023" in out.splitlines()[0]
 
@@ -90,23 +76,23 @@ def test_start_time_line_matches_java_in_utc(tmp_path, monkeypatch):
 def test_trailing_blank_line_is_read_like_the_file_without_it(tmp_path):
     """HistogramLogProcessor fails on the corpus file's trailing blank line ("line appears to
     be malformed", exit 1); we read all 11 intervals and print what Java prints without it."""
-    code, _, err = hgrm("-i", str(FIXTURES / "c-hiccup.140623.1028.10646.hlog"),
+    code, _, err = hgrm("-i", str(HLOG_FIXTURES / "c-hiccup.140623.1028.10646.hlog"),
                         "-o", str(tmp_path / "out"))
     assert code == 0, err
     assert err == ""
     assert (tmp_path / "out.hgrm").read_text() == \
-        (GOLDEN / "expected" / "hiccup-trimmed.hgrm").read_text()
-    assert (tmp_path / "out").read_text() == (GOLDEN / "expected" / "hiccup-trimmed.log").read_text()
+        (HGRM_GOLDEN / "expected" / "hiccup-trimmed.hgrm").read_text()
+    assert (tmp_path / "out").read_text() == (HGRM_GOLDEN / "expected" / "hiccup-trimmed.log").read_text()
 
 
 def test_intervals_before_start_time_are_kept_and_reported(tmp_path):
     """ycsb's first interval starts 5 ms before #[StartTime]; Java drops it silently."""
-    code, _, err = hgrm("-i", str(FIXTURES / "java-ycsb.logV1.hlog"), "-o", str(tmp_path / "o"))
+    code, _, err = hgrm("-i", str(HLOG_FIXTURES / "java-ycsb.logV1.hlog"), "-o", str(tmp_path / "o"))
     assert code == 0
     assert "java-ycsb.logV1.hlog:5: 1 interval(s) start before #[StartTime]" in err
     hgrm_text = (tmp_path / "o.hgrm").read_text()
-    java_without = (GOLDEN / "expected" / "ycsb-default.hgrm").read_text()
-    java_with = (GOLDEN / "expected" / "ycsb-all.hgrm").read_text()
+    java_without = (HGRM_GOLDEN / "expected" / "ycsb-default.hgrm").read_text()
+    java_with = (HGRM_GOLDEN / "expected" / "ycsb-all.hgrm").read_text()
     assert "Total count    =       299719" in java_without
     assert "Total count    =       300056" in hgrm_text
     # same numbers as Java's output when Java is told to keep the interval
@@ -120,20 +106,20 @@ def test_basetime_window_java_cannot_select_counts_from_the_first_interval(tmp_p
     the first interval's absolute start instead: exactly what Java prints when that start is
     the log's StartTime (the golden basetime-late-window, recorded from such a copy)."""
     flags = ["-start", "3", "-end", "9.5", "-outputValueUnitRatio", "1000"]
-    code, _, err = hgrm("-i", str(FIXTURES / "basetime-late.hlog"), *flags,
+    code, _, err = hgrm("-i", str(HLOG_FIXTURES / "basetime-late.hlog"), *flags,
                         "-o", str(tmp_path / "out"))
     assert code == 0 and err == ""
     for suffix in ("log", "hgrm"):
         ours = (tmp_path / ("out" if suffix == "log" else "out.hgrm")).read_text()
-        java = (GOLDEN / "expected" / f"basetime-late-window.{suffix}").read_text()
-        assert _normalise(ours) == _normalise(java)
+        java = (HGRM_GOLDEN / "expected" / f"basetime-late-window.{suffix}").read_text()
+        assert normalise_start_time(ours) == normalise_start_time(java)
     rows = (tmp_path / "out").read_text().count(": I:")
     assert rows == 7            # the untagged intervals 3, 4, ... 9 s after the first
 
 
 def test_basetime_window_read_twice_warns_once(tmp_path):
     """The second reading (window on the first interval's axis) reports a bad line once."""
-    lines = (FIXTURES / "basetime-only.hlog").read_text().splitlines(keepends=True)
+    lines = (HLOG_FIXTURES / "basetime-only.hlog").read_text().splitlines(keepends=True)
     lines[8] = "not a histogram line\n"
     bad = tmp_path / "bad.hlog"
     bad.write_text("".join(lines))
@@ -150,17 +136,17 @@ def test_basetime_window_read_twice_warns_once(tmp_path):
 def test_basetime_window_selecting_everything_on_javas_axis_is_javas_output(tmp_path):
     """-start 5 alone selects every interval on Java's axis (offsets about BaseTime): Java's
     output (golden basetime-only-start-all), and a warning naming the axis."""
-    code, _, err = hgrm("-i", str(FIXTURES / "basetime-only.hlog"), "-start", "5",
+    code, _, err = hgrm("-i", str(HLOG_FIXTURES / "basetime-only.hlog"), "-start", "5",
                         "-o", str(tmp_path / "out"))
     assert code == 0
     assert (tmp_path / "out.hgrm").read_text() == \
-        (GOLDEN / "expected" / "basetime-only-start-all.hgrm").read_text()
+        (HGRM_GOLDEN / "expected" / "basetime-only-start-all.hgrm").read_text()
     assert "selects all 24 untagged intervals (times are seconds since the first interval's " \
            "bare timestamp, as HistogramLogProcessor counts them" in err
 
 
 def test_unparsable_line_is_skipped_with_a_warning_and_reading_goes_on(tmp_path):
-    lines = (FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog").read_text().splitlines(keepends=True)
+    lines = (HLOG_FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog").read_text().splitlines(keepends=True)
     lines[10] = "this is not a histogram line\n"   # Java stops reading here, exit 0
     lines[20] = lines[20].replace("HISTF", "HISTX")  # corrupt payload
     bad = tmp_path / "bad.hlog"
@@ -186,7 +172,7 @@ def test_unparsable_line_is_skipped_with_a_warning_and_reading_goes_on(tmp_path)
 ])
 def test_nothing_matching_is_one_error_line_and_exit_1(tmp_path, flags, message):
     """Java throws a NullPointerException and exits 0 here."""
-    code, out, err = hgrm("-i", str(FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog"), *flags,
+    code, out, err = hgrm("-i", str(HLOG_FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog"), *flags,
                           "-o", str(tmp_path / "o"))
     assert code == 1
     assert err.count("\n") == 1 and err.startswith("error: ") and message in err
@@ -194,7 +180,7 @@ def test_nothing_matching_is_one_error_line_and_exit_1(tmp_path, flags, message)
 
 
 def test_file_with_nothing_usable_warns_per_line_then_fails(tmp_path):
-    code, out, err = hgrm("-i", str(FIXTURES / "c-regression-bucket-config-shift-overflow.hlog"))
+    code, out, err = hgrm("-i", str(HLOG_FIXTURES / "c-regression-bucket-config-shift-overflow.hlog"))
     assert code == 1
     lines = err.splitlines()
     assert [line.split(": ")[0] for line in lines] == ["warning", "warning", "error"]
@@ -208,7 +194,7 @@ def test_file_with_nothing_usable_warns_per_line_then_fails(tmp_path):
     (["-percentilesOutputTicksPerHalf", "0"], "-percentilesOutputTicksPerHalf must be at least 1"),
 ])
 def test_invalid_settings_are_refused(flags, message):
-    code, _, err = hgrm("-i", str(FIXTURES / "gen-ns-plain.hlog"), *flags)
+    code, _, err = hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog"), *flags)
     assert code == 1 and message in err
 
 
@@ -219,19 +205,19 @@ def test_missing_input_file_is_an_error_not_a_traceback(tmp_path):
 
 
 def test_listtags():
-    code, out, _ = hgrm("-i", str(FIXTURES / "c-jHiccup-2.0.7S.logV3.hlog"), "-listtags")
+    code, out, _ = hgrm("-i", str(HLOG_FIXTURES / "c-jHiccup-2.0.7S.logV3.hlog"), "-listtags")
     assert code == 0
     assert out.splitlines()[:2] == ["Tags found in input file:", "[NO TAG (default)]"]
     assert "a1.134a" in out.splitlines()
 
 
 def test_reads_standard_input_like_the_processor():
-    source = FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog"
+    source = HLOG_FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog"
     done = subprocess.run([sys.executable, "-m", "analysis", "hgrm"], cwd=REPO,
                           stdin=source.open("rb"), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    expected = (GOLDEN / "expected" / "v2-stdout.stdout").read_text()
-    assert _normalise(done.stdout) == _normalise(expected)
+    expected = (HGRM_GOLDEN / "expected" / "v2-stdout.stdout").read_text()
+    assert normalise_start_time(done.stdout) == normalise_start_time(expected)
 
 
 def test_help_names_every_processor_flag():
@@ -245,7 +231,7 @@ def test_help_names_every_processor_flag():
 
 def test_single_dash_flags_are_not_split_by_argparse(tmp_path):
     # "-csv" must not parse as "-c sv"; "-start -1" must take the negative number.
-    code, _, err = hgrm("-i", str(FIXTURES / "java-ycsb.logV1.hlog"), "-csv", "-start", "-1",
+    code, _, err = hgrm("-i", str(HLOG_FIXTURES / "java-ycsb.logV1.hlog"), "-csv", "-start", "-1",
                         "-o", str(tmp_path / "o"))
     assert code == 0, err
     log_lines = (tmp_path / "o").read_text().splitlines()
@@ -257,7 +243,7 @@ def test_single_dash_flags_are_not_split_by_argparse(tmp_path):
 
 
 def test_golden_files_come_from_the_java_tools():
-    regen = (GOLDEN / "regen").read_text()
+    regen = (HGRM_GOLDEN / "regen").read_text()
     assert '"$oracle/hlp"' in regen and '"$oracle/javastats"' in regen
     assert "analysis" not in regen.replace("analysis hgrm", "")
 
@@ -274,36 +260,11 @@ def test_fresh_log_against_live_histogram_log_processor(oracle, tmp_path):
     code, _, err = hgrm("-i", str(log), *flags, "-o", str(tmp_path / "ours"))
     assert code == 0, err
     for suffix in ("", ".hgrm"):
-        assert _normalise((tmp_path / f"ours{suffix}").read_text()) == \
-            _normalise((tmp_path / f"java{suffix}").read_text())
+        assert normalise_start_time((tmp_path / f"ours{suffix}").read_text()) == \
+            normalise_start_time((tmp_path / f"java{suffix}").read_text())
 
 
 # -- the vectorised interval summary against the plain Histogram statistics -------------------
-
-def _summary_by_histograms(histograms):
-    """Each interval's (count, p50, p90, max) and the running total's (count, TOTAL_PERCENTILES,
-    max), from Histogram's own (scalar) statistics."""
-    from analysis.read.hdr.running import TOTAL_PERCENTILES
-    from analysis.read.hdr.histogram import sum_histograms
-    rows = []
-    for k, h in enumerate(histograms):
-        total = sum_histograms(histograms[:k + 1])
-        rows.append((h.total_count, h.value_at_percentile(50.0), h.value_at_percentile(90.0),
-                     h.max, total.total_count,
-                     tuple(int(v) for v in total.values_at_percentiles(TOTAL_PERCENTILES)),
-                     total.max))
-    return rows
-
-
-def _summary_by_batches(path, batch_size):
-    from analysis.read.hdr.running import IntegerRunning
-    from analysis.read.hdr.log import iter_batches
-    acc, rows = None, []
-    for batch in iter_batches(path, [], batch_size=batch_size):
-        acc = acc or IntegerRunning(batch.payloads[0].layout)
-        stats = acc.add_rows(batch, np.arange(len(batch.intervals)))
-        rows += [stats.row(k) for k in range(len(batch.intervals))]
-    return rows
 
 
 @settings(max_examples=40, deadline=None,
@@ -321,16 +282,16 @@ def test_running_percentiles_equal_the_histograms_statistics(tmp_path, monkeypat
     histograms = [Histogram.from_values(layout, values) for values in intervals]
     path = tmp_path / f"run-{batch_size}.hlog"
     write_log(path, [log_line(encode(h), float(k)) for k, h in enumerate(histograms)])
-    assert _summary_by_batches(path, batch_size) == _summary_by_histograms(histograms)
+    assert summary_by_batches(path, batch_size) == summary_by_histograms(histograms)
 
 
 def test_running_percentiles_on_a_generated_day_slice():
     """A realistic log (genhlog, 2,000 values a second) across many batches of 256."""
-    path = FIXTURES / "gen-ns-plain.hlog"
+    path = HLOG_FIXTURES / "gen-ns-plain.hlog"
     log = read_hlog(path)
     histograms = [iv.histogram for iv in log.intervals if iv.tag is None]
-    assert _summary_by_batches(path, 256) == _summary_by_histograms(histograms)
-    assert _summary_by_batches(path, 5) == _summary_by_histograms(histograms)
+    assert summary_by_batches(path, 256) == summary_by_histograms(histograms)
+    assert summary_by_batches(path, 5) == summary_by_histograms(histograms)
 
 
 # -- reading ahead in a second process (hlog.iter_batches(parallel=...)) ----------------------
@@ -341,8 +302,8 @@ CORPUS = REPO / "tests" / "fuzz" / "corpus" / "hlog"
 @pytest.fixture
 def small_groups(monkeypatch):
     """Groups of 7 lines instead of 256, so that small logs span many worker messages."""
-    from analysis.read.hdr import lines, log, worker
-    original = lines.item_groups
+    from analysis.read.hdr import groups, log, worker
+    original = groups.item_groups
     for module in (log, worker):   # (each calls the name it imported)
         monkeypatch.setattr(module, "item_groups",
                             lambda lines, path, state, batch_size: original(lines, path, state, 7))
@@ -375,12 +336,12 @@ def _hgrm_both_ways(monkeypatch, tmp_path, source, flags=()):
 
 @pytest.mark.parametrize("flags", [(), ("-csv",), ("-tag", "read"),
                                    ("-start", "3", "-end", "40")])
-@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.glob("*.hlog")))
+@pytest.mark.parametrize("fixture", sorted(p.name for p in HLOG_FIXTURES.glob("*.hlog")))
 def test_parallel_reading_gives_the_serial_output(monkeypatch, tmp_path, small_groups, fixture,
                                                   flags):
     """Every fixture (valid, tagged, Double, broken), with several flags: same files, same
     warnings, same errors, same exit code, whether a worker process reads ahead or not."""
-    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, FIXTURES / fixture, flags)
+    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / fixture, flags)
     assert parallel == serial
 
 
@@ -393,7 +354,7 @@ def test_parallel_reading_gives_the_serial_result_on_the_fuzz_corpus(monkeypatch
 
 def test_parallel_reading_keeps_warnings_in_line_order_across_batches(monkeypatch, tmp_path,
                                                                       small_groups):
-    lines = (FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog").read_text().splitlines(keepends=True)
+    lines = (HLOG_FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog").read_text().splitlines(keepends=True)
     lines[1] = "#[StartTime: soon (seconds since epoch)]\n"
     for k in (10, 11, 25, 40):
         lines[k] = "this is not a histogram line\n"
@@ -408,7 +369,7 @@ def test_parallel_reading_keeps_warnings_in_line_order_across_batches(monkeypatc
 
 def test_parallel_reading_of_standard_input(monkeypatch, small_groups):
     from analysis.read.hdr import log as hlog
-    data = (FIXTURES / "gen-us-tagged.hlog").read_bytes()
+    data = (HLOG_FIXTURES / "gen-us-tagged.hlog").read_bytes()
     outputs = []
     for parallel in (False, True):
         monkeypatch.setattr(hlog, "use_worker", lambda path, text, p, _on=parallel: _on)
@@ -420,9 +381,9 @@ def test_parallel_reading_of_standard_input(monkeypatch, small_groups):
 def test_error_raised_while_the_worker_is_ahead_stops_it(monkeypatch, tmp_path, small_groups):
     """A DoubleHistogram line after 30 integer ones: the error is raised in this process with
     the worker still running; it is stopped, and the error is the serial path's."""
-    plain = [line for line in (FIXTURES / "gen-ns-plain.hlog").read_text().splitlines()
+    plain = [line for line in (HLOG_FIXTURES / "gen-ns-plain.hlog").read_text().splitlines()
              if line[:1].isdigit()][:30]
-    double = [line for line in (FIXTURES / "gen-ms-double.hlog").read_text().splitlines()
+    double = [line for line in (HLOG_FIXTURES / "gen-ms-double.hlog").read_text().splitlines()
               if line[:1].isdigit()][:40]
     mixed = tmp_path / "mixed.hlog"
     write_log(mixed, plain + double)
@@ -464,7 +425,7 @@ def test_a_worker_that_dies_is_one_clean_error_not_a_hang(monkeypatch, tmp_path,
     _crashing_worker(monkeypatch, how)
     faulthandler.dump_traceback_later(120, exit=True)    # a hang fails the run, loudly
     try:
-        code, out, err = hgrm("-i", str(FIXTURES / "gen-ns-plain.hlog"), "-o", str(tmp_path / "o"))
+        code, out, err = hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog"), "-o", str(tmp_path / "o"))
     finally:
         faulthandler.cancel_dump_traceback_later()
     assert code == 1
@@ -479,10 +440,10 @@ def test_an_exception_in_the_worker_is_raised_here_as_it_is(monkeypatch, small_g
     from analysis.read.hdr.processor import process
     _crashing_worker(monkeypatch, "value")
     with pytest.raises(ValueError, match="^boom$"):
-        process(str(FIXTURES / "gen-ns-plain.hlog"), None, [])
+        process(str(HLOG_FIXTURES / "gen-ns-plain.hlog"), None, [])
     _crashing_worker(monkeypatch, "hlog")
     with pytest.raises(HlogError) as info:
-        process(str(FIXTURES / "gen-ns-plain.hlog"), None, [])
+        process(str(HLOG_FIXTURES / "gen-ns-plain.hlog"), None, [])
     assert str(info.value) == "some.hlog:12: bad thing (do this)"
     # the decoding thread and the worker are gone with the error
     import multiprocessing
@@ -495,7 +456,7 @@ def test_a_reader_given_up_early_stops_its_decoding_thread(monkeypatch, small_gr
     import threading
     from analysis.read.hdr import log as hlog
     monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
-    batches = hlog.iter_batches(str(FIXTURES / "gen-ns-plain.hlog"), [], parallel=True)
+    batches = hlog.iter_batches(str(HLOG_FIXTURES / "gen-ns-plain.hlog"), [], parallel=True)
     next(batches)
     assert [t for t in threading.enumerate() if t.name == "hlog-decoder"]
     batches.close()
@@ -504,7 +465,7 @@ def test_a_reader_given_up_early_stops_its_decoding_thread(monkeypatch, small_gr
 
 def test_when_a_worker_reads_ahead(monkeypatch, tmp_path):
     from analysis.read.hdr import worker as hlog
-    small = FIXTURES / "gen-ns-plain.hlog"
+    small = HLOG_FIXTURES / "gen-ns-plain.hlog"
     monkeypatch.setattr(hlog, "_load", lambda: 0.3)
     assert not hlog.use_worker(str(small), None, None)            # small: in-process
     assert not hlog.use_worker(str(small), None, False)
@@ -528,11 +489,11 @@ def test_no_process_to_be_had_means_reading_in_process(monkeypatch, tmp_path, sm
 
     def refuse(self):
         raise BlockingIOError(11, "Resource temporarily unavailable")
-    serial, _ = _hgrm_both_ways(monkeypatch, tmp_path, FIXTURES / "gen-us-tagged.hlog")
+    serial, _ = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / "gen-us-tagged.hlog")
     monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
     from analysis.read.hdr import log as hlog
     monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
-    code, stdout, stderr = hgrm("-i", str(FIXTURES / "gen-us-tagged.hlog"),
+    code, stdout, stderr = hgrm("-i", str(HLOG_FIXTURES / "gen-us-tagged.hlog"),
                                 "-o", str(tmp_path / "out-False"))
     files = [p.read_bytes() for p in (tmp_path / "out-False", tmp_path / "out-False.hgrm")]
     assert (code, stdout, stderr, files) == serial
@@ -575,7 +536,7 @@ def test_the_header_state_after_the_last_group_reaches_the_caller(monkeypatch, t
     caller's header state ends the same (it words messages: 'seconds since #[StartTime]')."""
     from analysis.read.hdr import log as hlog
     from analysis.read.hdr.lines import HeaderState
-    lines = [line for line in (FIXTURES / "gen-ns-plain.hlog").read_text().splitlines()
+    lines = [line for line in (HLOG_FIXTURES / "gen-ns-plain.hlog").read_text().splitlines()
              if line[:1].isdigit()][:14]
     path = tmp_path / "late-start.hlog"
     path.write_text("\n".join(lines + ["#[StartTime: 5.000 (seconds since epoch)]"]) + "\n")

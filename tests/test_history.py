@@ -15,6 +15,8 @@ from analysis import corpus, history
 from tests import series_gen
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
+
 
 def changes_by_cell(df):
     return {(h.system, h.load): h.changes for h in history.series_history(df)}

@@ -15,6 +15,8 @@ from analysis.write.paths import run_cells_csv_path
 from tests import series_gen
 from tests.sitebuild import assemble, build
 
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
+
 HOSTILE = '0.12 <script>alert(1)</script> & "q"'
 OUTPUTS = ("_data/history", "_series", "_data/regressions.yml", "assets/history",
            "assets/data/cells.csv")

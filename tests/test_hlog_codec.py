@@ -21,92 +21,18 @@ from analysis.errors import HlogError
 from analysis.read.hdr.double import DoubleHistogram
 from analysis.read.hdr.histogram import Histogram, layout_for
 from analysis.read.hdr.log import read_hlog
-from analysis.read.hdr.payload import (DHIST_COMPRESSED, V0_COMPRESSED, V0_COOKIE, V1_COMPRESSED,
-                                       V1_COOKIE, V2_COMPRESSED, V2_COOKIE, PayloadError,
+from analysis.read.hdr.payload import (DHIST_COMPRESSED, V2_COMPRESSED, V2_COOKIE, PayloadError,
                                        decode_varints, histogram_from_raw)
 from tests.conftest import REPO
+from tests.helpers import encode, log_line, write_log, zigzag_leb128
+
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
 FIXTURES = REPO / "tests" / "fixtures" / "hlog"
 LONG_MAX = 2**63 - 1
 
 
 # -- a Java-faithful encoder (test side) ---------------------------------------------------
-
-def zigzag_leb128(value: int) -> bytes:
-    """ZigZagEncoding.putLong: 8 groups of 7 bits, then a 9th byte with all 8 bits."""
-    u = ((value << 1) ^ (value >> 63)) & ((1 << 64) - 1)
-    out = bytearray()
-    for _ in range(8):
-        if u >> 7 == 0:
-            out.append(u)
-            return bytes(out)
-        out.append((u & 0x7F) | 0x80)
-        u >>= 7
-    out.append(u & 0xFF)
-    return bytes(out)
-
-
-def v2_counts(dense: list[int]) -> bytes:
-    """fillBufferFromCountsArray: runs of zeros as -n (a single zero as 0)."""
-    out, i = bytearray(), 0
-    while i < len(dense):
-        if dense[i] == 0:
-            j = i
-            while j < len(dense) and dense[j] == 0:
-                j += 1
-            out += zigzag_leb128(-(j - i) if j - i > 1 else 0)
-            i = j
-        else:
-            out += zigzag_leb128(dense[i])
-            i += 1
-    return bytes(out)
-
-
-def dense_counts(h: Histogram) -> list[int]:
-    dense = [0] * (int(h.indices[-1]) + 1 if h.indices.size else 0)
-    for i, c in zip(h.indices.tolist(), h.counts.tolist()):
-        dense[i] = c
-    return dense
-
-
-def encode(h: Histogram, version: int = 2, word_size: int = 8, compressed: bool = True,
-           ratio: float = 1.0) -> bytes:
-    lay = h.layout
-    dense = dense_counts(h)
-    if version == 2:
-        body = v2_counts(dense)
-        raw = struct.pack(">iiiiqqd", V2_COOKIE | 0x10, len(body), 0, lay.significant_digits,
-                          lay.lowest_discernible_value, lay.highest_trackable_value, ratio) + body
-        outer = V2_COMPRESSED | 0x10
-    elif version == 1:
-        body = np.array(dense, dtype=f">i{word_size}").tobytes()
-        raw = struct.pack(">iiiiqqd", V1_COOKIE | (word_size << 4), len(body), 0,
-                          lay.significant_digits, lay.lowest_discernible_value,
-                          lay.highest_trackable_value, ratio) + body
-        outer = V1_COMPRESSED | (word_size << 4)
-    else:
-        words = dense + [0] * (lay.counts_array_length - len(dense))
-        body = np.array(words, dtype=">i8").tobytes()
-        raw = struct.pack(">iiqqq", V0_COOKIE | 0x80, lay.significant_digits,
-                          lay.lowest_discernible_value, lay.highest_trackable_value,
-                          h.total_count) + body
-        outer = V0_COMPRESSED | 0x80
-    if not compressed:
-        return raw
-    packed = zlib.compress(raw)
-    return struct.pack(">ii", outer, len(packed)) + packed
-
-
-def log_line(raw: bytes, start: float, tag: str | None = None) -> str:
-    prefix = f"Tag={tag}," if tag is not None else ""
-    return f"{prefix}{start:.3f},1.000,0.000,{base64.b64encode(raw).decode()}"
-
-
-def write_log(path, lines: list[str]) -> None:
-    header = ["#[Histogram log format version 1.3]",
-              "#[StartTime: 1700000000.000 (seconds since epoch), Tue Nov 14 22:13:20 UTC 2023]",
-              '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"']
-    path.write_text("\n".join(header + lines) + "\n")
 
 
 # -- round trips ---------------------------------------------------------------------------

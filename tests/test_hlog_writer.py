@@ -25,7 +25,9 @@ from analysis.read.loadtools.results import RequestSamples, ToolInfo
 from analysis.write.hlog_writer import (encode_histogram, hlog_text, java_date_utc,
                                         write_hlog, zigzag_leb128)
 from tests.conftest import REPO
-from tests.test_hlog_codec import zigzag_leb128 as scalar_zigzag_leb128
+from tests.helpers import zigzag_leb128 as scalar_zigzag_leb128
+
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
 T0 = 1_700_000_000_000.0
 UNITS_PER_MS = {"ns": 1e6, "us": 1e3, "ms": 1.0}

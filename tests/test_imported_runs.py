@@ -25,6 +25,8 @@ from analysis.read.hdr.log import read_hlog
 from analysis.write.paths import find_data
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
+
 FIXTURES = REPO / "tests" / "fixtures" / "loadtools"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}

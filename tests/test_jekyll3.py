@@ -22,24 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.sitebuild import REPO, assemble, build
+from tests.helpers import CHROOT_ENV
+from tests.sitebuild import assemble, build
 
 pytestmark = pytest.mark.site
-
-CHROOT_ENV = ["/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/root",
-              "JEKYLL_NO_BUNDLER_REQUIRE=true"]
-
-
-@pytest.fixture(scope="module")
-def jekyll3_root() -> Path:
-    if not Path("/etc/debian_version").exists():
-        pytest.skip("the Jekyll 3 build needs Debian (debootstrap a bullseye root)")
-    if os.geteuid() != 0:
-        pytest.skip("the Jekyll 3 build needs root (debootstrap, chroot)")
-    result = subprocess.run(["bash", str(REPO / "scripts" / "jekyll3-root.sh")],
-                            capture_output=True, text=True, timeout=1200)
-    assert result.returncode == 0, result.stderr[-2000:]
-    return Path(result.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")

@@ -19,110 +19,11 @@ from analysis.errors import JfrError
 from analysis.commands.jfr import render_text
 from analysis.read.jfr import summarize_jfr
 from analysis.read.jfr.wire import read_string, read_varint, skip_string
-from tests.conftest import REPO
-
-FIXTURES = REPO / "tests" / "fixtures" / "jfr"
+from tests.helpers import (CPU, GC, META_AT, REAL, START_NS, START_TICKS, TPS, chunk, event,
+                           gc_event, jstring, varint)
 
 
 # -- a tiny JFR writer (test-only) -----------------------------------------------------------
-
-def varint(n: int, width: int | None = None) -> bytes:
-    """JFR's LEB128; `width` pads with continuation bytes, as the JVM does for event sizes."""
-    n &= (1 << 64) - 1
-    out = bytearray()
-    for i in range(8):
-        if n < 0x80 and (width is None or len(out) + 1 >= width):
-            out.append(n)
-            return bytes(out)
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n & 0xFF)
-    return bytes(out)
-
-
-def jstring(s: str | None, encoding: int = 3) -> bytes:
-    if s is None:
-        return b"\x00"
-    if s == "":
-        return b"\x01"
-    if encoding == 3:
-        raw = s.encode("utf-8")
-        return b"\x03" + varint(len(raw)) + raw
-    if encoding == 5:
-        raw = s.encode("latin-1")
-        return b"\x05" + varint(len(raw)) + raw
-    units = s.encode("utf-16-be")
-    chars = [int.from_bytes(units[i:i + 2], "big") for i in range(0, len(units), 2)]
-    return b"\x04" + varint(len(chars)) + b"".join(varint(c) for c in chars)
-
-
-def event(type_id: int, payload: bytes, padded: bool = True) -> bytes:
-    body = varint(type_id) + payload
-    if padded:  # the JVM reserves 4 bytes for the size and patches it
-        return varint(4 + len(body), width=4) + body
-    for width in range(1, 10):
-        if len(varint(width + len(body))) == width:
-            return varint(width + len(body)) + body
-    raise AssertionError
-
-
-PRIMS = {"long": 20, "int": 21, "float": 22, "java.lang.String": 23}
-GC, CPU = 100, 101
-GC_FIELDS = [("startTime", "long"), ("duration", "long"), ("gcId", "int"),
-             ("name", "java.lang.String"), ("sumOfPauses", "long"), ("longestPause", "long")]
-CPU_FIELDS = [("startTime", "long"), ("jvmUser", "float"), ("jvmSystem", "float"),
-              ("machineTotal", "float")]
-
-
-def metadata_event() -> bytes:
-    strings: list[str] = []
-
-    def idx(s):
-        if s not in strings:
-            strings.append(s)
-        return strings.index(s)
-
-    def element(name, attrs, children=()):
-        out = varint(idx(name)) + varint(len(attrs))
-        for k, v in attrs.items():
-            out += varint(idx(k)) + varint(idx(v))
-        return out + varint(len(children)) + b"".join(children)
-
-    classes = [element("class", {"name": n, "id": str(i)}) for n, i in PRIMS.items()]
-    for name, tid, fields in (("jdk.GarbageCollection", GC, GC_FIELDS),
-                              ("jdk.CPULoad", CPU, CPU_FIELDS)):
-        classes.append(element("class", {"name": name, "id": str(tid),
-                                         "superType": "jdk.jfr.Event"},
-                               [element("field", {"name": f, "class": str(PRIMS[t])})
-                                for f, t in fields]))
-    root = element("root", {}, [element("metadata", {}, classes)])
-    table = varint(len(strings)) + b"".join(jstring(s) for s in strings)
-    return event(0, varint(0) + varint(0) + varint(1) + table + root)
-
-
-START_NS = 1_795_000_000_000_000_000
-START_TICKS = 5_000
-TPS = 1_000_000_000
-
-
-def chunk(events: bytes, finished: bool = True, metadata_last: bool = False) -> bytes:
-    """One chunk; `metadata_last` puts the metadata event after the events, as JDK 11-13
-    write it (at chunk close), where JDK 14+ write it first."""
-    md = metadata_event()
-    body = events + md if metadata_last else md + events
-    size = 68 + len(body)
-    md_offset = 68 + len(events) if metadata_last else 68
-    duration = 10 * TPS
-    header = struct.pack(">4sHHqqqqqqqBBBB", b"FLR\0", 2, 0 if metadata_last else 1, size, 0,
-                         md_offset, START_NS, duration, START_TICKS, TPS,
-                         0 if finished else 2, 0, 0, 1)
-    return header + body
-
-
-def gc_event(start_ticks, sum_ticks, longest_ticks, name="G1New"):
-    payload = (varint(start_ticks) + varint(sum_ticks) + varint(7) + jstring(name)
-               + varint(sum_ticks) + varint(longest_ticks))
-    return event(GC, payload)
 
 
 def cpu_event(start_ticks, user, system, machine):
@@ -241,9 +142,6 @@ def test_checkpoint_claiming_a_huge_pool_is_skipped(tmp_path):
 
 
 # -- random damage -------------------------------------------------------------------------
-
-REAL = (FIXTURES / "jdk25-default.jfr").read_bytes()
-META_AT = int.from_bytes(REAL[24:32], "big")
 
 
 def outcome(path):

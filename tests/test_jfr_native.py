@@ -18,8 +18,8 @@ from analysis.errors import JfrError
 from analysis.read.jfr import native, summarize_jfr
 from analysis.read.jfr.metadata import ClassInfo, FieldInfo, Metadata
 from tests.conftest import REPO
-from tests.test_hardening_corpus import CORPUS
-from tests.test_jfr_fuzz import GC, META_AT, REAL, START_TICKS, chunk, event, gc_event, varint
+from tests.helpers import (FUZZ_CORPUS, GC, META_AT, REAL, START_TICKS, chunk, event, gc_event,
+                           varint)
 
 FIXTURES = REPO / "tests" / "fixtures" / "jfr"
 KERNELS = native.get()
@@ -67,7 +67,7 @@ def test_windowed_read_is_the_same(monkeypatch):
 
 
 @needs_kernels
-@pytest.mark.parametrize("path", sorted((CORPUS / "jfr").glob("*")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((FUZZ_CORPUS / "jfr").glob("*")), ids=lambda p: p.name)
 def test_fuzz_corpus_reads_the_same(monkeypatch, path):
     with_walk, without = both_ways(monkeypatch, path)
     assert with_walk == without

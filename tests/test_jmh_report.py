@@ -19,7 +19,9 @@ from analysis.write import jmh_views
 from analysis.write.paths import find_data
 from tests.conftest import REPO
 from tests.golden.jmh.golden_data import check_against_expected
-from tests.test_build import build, snapshot
+from tests.helpers import build, snapshot
+
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
 FIXTURE = REPO / "tests" / "fixtures" / "runs" / "jmh-short"
 GOLDEN = REPO / "tests" / "golden" / "jmh"

@@ -5,9 +5,7 @@ split here, never the reader's own output."""
 from __future__ import annotations
 
 import json
-import math
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st

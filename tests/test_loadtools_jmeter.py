@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 import pytest

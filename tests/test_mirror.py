@@ -14,43 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.sitebuild import REPO, assemble
-from tests.test_jekyll3 import CHROOT_ENV, jekyll3_root  # noqa: F401 (a fixture)
+from tests.sitebuild import assemble
+from tests.helpers import (CHROOT_ENV, TREES, assert_same_site, files, github_pages_build,
+                           odd_files, small_site)
 
 pytestmark = pytest.mark.site
-
-TREES = ("runs", "assets/charts", "assets/data")
-# Fixed so the two builds' feeds (site.time in <updated>) can be compared byte for byte.
-PINNED_TIME = 'time: "2026-01-01 00:00:00 +0000"\n'
-
-
-def odd_files(src: Path) -> None:
-    """Names Jekyll skips (leading . _ # ~, trailing ~, excluded patterns), the one it includes
-    anyway (.htaccess), an empty folder, a folder holding only skipped files, a name with a space
-    and an accent; a name ending in `.` that Jekyll skips anyway (`_x.`)."""
-    for tree in ("runs/odd", "assets/data/odd"):
-        base = src / tree
-        for rel in (".hidden", "_under/x.txt", "#hash", "backup~", "~tilde", "_x.",
-                    ".htaccess", "sp ace é.txt", "only-skipped/_x", "deep/er/z.csv", "a.tmp",
-                    "private/secret.txt", "kept.txt"):
-            (base / rel).parent.mkdir(parents=True, exist_ok=True)
-            (base / rel).write_text(f"{tree}/{rel}\n", encoding="utf-8")
-        (base / "empty").mkdir()
-    with open(src / "_config.yml", "a", encoding="utf-8") as config:
-        config.write(PINNED_TIME)
-    # two exclude patterns that reach into the trees: a wildcard and a folder
-    text = (src / "_config.yml").read_text(encoding="utf-8")
-    (src / "_config.yml").write_text(
-        text.replace("exclude:\n", "exclude:\n  - \"*.tmp\"\n  - runs/odd/private/\n", 1),
-        encoding="utf-8")
-
-
-def github_pages_build(src: Path, dest: Path) -> None:
-    """Jekyll with _config.yml alone: it copies every static file itself."""
-    result = subprocess.run(["bash", str(src / "scripts" / "jekyll.sh"), "build",
-                             "--destination", str(dest)], capture_output=True, text=True,
-                            timeout=600)
-    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def local_build(src: Path, dest: Path) -> subprocess.CompletedProcess:
@@ -62,21 +30,6 @@ def local_build(src: Path, dest: Path) -> subprocess.CompletedProcess:
                             env=env, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     return result
-
-
-def files(site: Path) -> dict[str, bytes | None]:
-    """Every path under site: a file's bytes, None for a folder (no links expected)."""
-    out: dict[str, bytes | None] = {}
-    for path in sorted(site.rglob("*")):
-        assert not path.is_symlink(), path
-        out[path.relative_to(site).as_posix()] = None if path.is_dir() else path.read_bytes()
-    return out
-
-
-def assert_same_site(local: Path, pages: Path) -> None:
-    a, b = files(local), files(pages)
-    assert sorted(set(a) - set(b)) == [] and sorted(set(b) - set(a)) == []
-    assert [p for p in a if a[p] != b[p]] == []
 
 
 def sources(src: Path) -> dict[str, bytes]:
@@ -99,23 +52,6 @@ def test_the_local_build_publishes_what_github_pages_builds(tmp_path):
     assert "runs/odd/.htaccess" in pages and "runs/odd/sp ace é.txt" in pages
     assert "runs/odd/a.tmp" not in pages and "runs/odd/private" not in pages
     assert "runs/odd/only-skipped" not in pages and "runs/odd/empty" not in pages
-
-
-def small_site(src: Path) -> Path:
-    """_config.yml, the scripts and one page, for the builds that change runs between them."""
-    src.mkdir(parents=True)
-    for name in ("_config.yml", "Gemfile"):
-        shutil.copy2(REPO / name, src / name)
-    shutil.copytree(REPO / "scripts", src / "scripts",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    (src / "index.html").write_text("<p>small site</p>\n")
-    for tree in TREES:
-        for run in ("r1", "r2"):
-            (src / tree / run / "sub").mkdir(parents=True)
-            (src / tree / run / "a.csv").write_text(f"{tree} {run} a\n")
-            (src / tree / run / "sub" / "b.hlog").write_text(f"{tree} {run} b\n")
-    odd_files(src)
-    return src
 
 
 def test_changes_between_builds_are_mirrored_and_sources_never_written(tmp_path):

@@ -17,8 +17,10 @@ import yaml
 from analysis.errors import ManifestError
 from analysis.read.manifest import load_manifest
 from tests.conftest import REPO
-from tests.test_build import ENV, GOLDEN
+from tests.helpers import ENV, GOLDEN
 from analysis.write.paths import find_data
+
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
 FIXTURE = REPO / "tests" / "fixtures" / "runs" / "scenarios-demo"
 

@@ -9,7 +9,6 @@ import html
 
 import re
 import shutil
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 from xml.etree import ElementTree
@@ -19,6 +18,7 @@ import pytest
 import yaml
 
 from tests.sitebuild import REPO, build_site, rerender_reports, tag_feeds
+from tests.helpers import Page, parse
 
 pytestmark = pytest.mark.site
 
@@ -28,52 +28,6 @@ SERVERS_POST = REPO / "_posts" / "2026-11-24-seven-jvm-http-servers.md"
 URL = yaml.safe_load((REPO / "_config.yml").read_text())["url"]
 ATTACKS = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "{{ site }}",
            "{% include x %}"]
-
-
-class Page(HTMLParser):
-    """Collects links, ids, canonical links, scripts and event-handler attributes of a page."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.links: list[str] = []
-        self.ids: set[str] = set()
-        self.canonical: list[str] = []
-        self.scripts: list[str | None] = []
-        self.handlers: list[str] = []
-        self.imgs: list[dict] = []
-        self.tables = 0
-        self.captions = 0
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if "id" in a:
-            self.ids.add(a["id"])
-        self.handlers += [k for k in a if k.lower().startswith("on")]
-        for key in ("href", "src"):
-            if a.get(key):
-                self.links.append(a[key])
-        if tag == "meta" and a.get("property") in ("og:image", "twitter:image", "og:url"):
-            self.links.append(a.get("content", ""))
-        if a.get("srcset"):
-            self.links += [part.strip().split()[0] for part in a["srcset"].split(",")]
-        if tag == "link" and a.get("rel") == "canonical":
-            self.canonical.append(a.get("href"))
-        if tag == "script":
-            self.scripts.append(a.get("type"))
-        if tag == "img":
-            self.imgs.append(a)
-        self.tables += tag == "table"
-        self.captions += tag == "caption"
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-
-def parse(html: str) -> Page:
-    page = Page()
-    page.feed(html)
-    return page
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_mirror import TREES, assert_same_site, github_pages_build, small_site
+from tests.helpers import TREES, assert_same_site, github_pages_build, small_site
 
 pytestmark = pytest.mark.site
 

@@ -12,7 +12,7 @@ import pytest
 from matplotlib.ticker import LogLocator, MaxNLocator
 
 from analysis.write import chartlayout, charts, chartspec, svgcharts, svgdraw
-from tests.test_charts import varied_jobs
+from tests.helpers import spectrum_curves, varied_jobs
 
 SVG_JOBS = [job for job in varied_jobs() if job["kind"] in svgcharts.BUILDERS]
 
@@ -139,7 +139,6 @@ def test_number_format_is_short_and_stable():
 
 
 def panels_job(n: int) -> dict:
-    from tests.test_charts import spectrum_curves
     base = spectrum_curves()
     curves = [dict(base[i % 2], label=f"Server {i} with a rather long label", color=f"#00{i:02d}00")
               for i in range(n)]

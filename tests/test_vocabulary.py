@@ -12,6 +12,7 @@ from analysis import vocabulary
 from analysis.write import datafiles
 from tests.conftest import REPO
 from analysis.write.paths import find_data
+from tests.helpers import SCENARIO_RUN, closed_copy, wrk_run, result
 
 DOCS = (REPO / "docs" / "data-format.md").read_text()
 INCLUDES = sorted((REPO / "_includes").glob("*.html"))
@@ -52,11 +53,10 @@ def _closed_loop_docs() -> list[dict]:
     from pathlib import Path
     from analysis.analyse import analyse_run
     from analysis.read.manifest import load_manifest
-    from tests.test_closed_loop import SCENARIO_RUN, _closed_copy, _wrk_run
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp)
-        _wrk_run(site, "wrk-closed", "1")
-        _closed_copy(SCENARIO_RUN, site / "runs" / "scen-closed",
+        wrk_run(site, "wrk-closed", "1")
+        closed_copy(SCENARIO_RUN, site / "runs" / "scen-closed",
                      {"r50": 5, "r100": 10, "r200": 20})
         docs = [datafiles.run_document(analyse_run(load_manifest(site / "runs" / run_id,
                                                                  site / "runs"), site))
@@ -111,7 +111,6 @@ def test_docs_name_every_jmh_block_and_column():
 
 def test_front_matter_fields_are_the_vocabularys(tmp_path):
     from analysis.write import pages
-    from tests.test_datafiles import result
     assert tuple(pages.report_front_matter(result(tmp_path))) == vocabulary.REPORT_FRONT_MATTER
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -235,7 +234,7 @@ def test_basetime_without_starttime_counts_from_the_first_interval(tmp_path):
     assert 9 <= len(chosen) <= 11 and chosen[0] is log.intervals[0]
     code, out, err = hgrm("-i", str(path), "-start", "0", "-end", "10")
     assert code == 0, err
-    assert f"Total count    =" in out and "selects all" not in err
+    assert "Total count    =" in out and "selects all" not in err
 
 
 def test_window_selecting_all_intervals_warns_and_none_is_an_error(tmp_path):

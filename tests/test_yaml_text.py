@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from analysis.write import yaml_text
 from analysis.write.yaml_text import _dump, _Dumper, _FastDumper, _fast_safe, dump_yaml
 
+pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
+
 REPO = Path(__file__).resolve().parents[1]
 needs_libyaml = pytest.mark.skipif(yaml_text._FAST_BASE is None, reason="no libyaml")
 

@@ -3,6 +3,7 @@ processes, record what each wrote, remove what a gone run left."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import sys
@@ -251,8 +252,8 @@ class Build:
         order = {d.name: i for i, (d, _) in enumerate(todo, start=1)}
         # pandas and matplotlib load once, before the workers fork (the main process needs
         # both anyway: the data files, and charts.pixel_sizes for one changed run)
-        import analysis.corpus  # noqa: F401
-        import analysis.write.charts  # noqa: F401
+        importlib.import_module("analysis.corpus")
+        importlib.import_module("analysis.write.charts")
         pool = self._pool(n)
         try:
             # Stage 1: validate + analyse + data files, one task per run.

@@ -17,7 +17,7 @@ import yaml
 
 from analysis.errors import ManifestError
 from analysis.vocabulary import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS
-from analysis.read.checks import (ID_RE, Loader, Problems, check_relpath, date_at, ident_at,  # noqa: F401
+from analysis.read.checks import (ID_RE, Loader, Problems, check_relpath, ident_at,
                                   header_at, list_at, number_at, relpath_at,
                                   scalar_map_at, show, string_at, unknown_keys)
 

@@ -1,4 +1,4 @@
-"""Reading an `.hlog` file in blocks of bytes: lines.item_groups' groups, with the plain
+"""Reading an `.hlog` file in blocks of bytes: groups.item_groups' groups, with the plain
 histogram lines of a normal log (see lc_scan_lines in _native.c) found and parsed by the
 compiled scanner and turned into items a whole run at a time; every other line (headers, tags,
 anything odd or broken) goes through lines.line_item, whose rules and messages stand.
@@ -22,7 +22,7 @@ LONG_SAFE = 9.2e18      # |ms| below this: Java's (long) cast is numpy's truncat
 
 def block_groups(handle, path: str, state: HeaderState, batch_size: int):
     """(items, warnings raised while reading them) per group of batch_size histogram lines of
-    the binary file `handle`, as lines.item_groups yields them for its text: no line after a
+    the binary file `handle`, as groups.item_groups yields them for its text: no line after a
     group's last one is read before the group is yielded (the header state and the warnings
     then are those of iter_lines at that point)."""
     kernels = native.get()

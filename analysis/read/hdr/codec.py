@@ -11,6 +11,7 @@ verdict (and message) stands, so a missing wheel changes speed, never output.
 from __future__ import annotations
 
 import binascii
+import functools
 import os
 import zlib
 
@@ -21,10 +22,9 @@ if os.environ.get("LOADCURVE_STDLIB_CODECS") != "1":
     except ImportError:
         pass
     else:
-        def fast_b64decode(text: str) -> bytes:
-            # validate=True accepts a subset of what binascii's strict mode accepts (tested),
-            # with the same bytes
-            return _pybase64_decode(text, validate=True)
+        # validate=True accepts a subset of what binascii's strict mode accepts (tested),
+        # with the same bytes
+        fast_b64decode = functools.partial(_pybase64_decode, validate=True)
     try:
         from isal.isal_zlib import decompress as fast_decompress
     except ImportError:

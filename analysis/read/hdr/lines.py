@@ -270,22 +270,3 @@ def open_lines(path: str, text):
         raise HlogError(exc.strerror or str(exc), path=path) from None
     return handle, handle
 
-
-def item_groups(lines, path: str, state: HeaderState, batch_size: int):
-    """(items, warnings raised while reading them) per group of batch_size histogram lines of
-    `lines`: text lines, or open_lines' binary file (read as latin-1 text with universal
-    newlines)."""
-    if isinstance(lines, io.BufferedIOBase):
-        from analysis.read.hdr.blocks import block_groups
-        yield from block_groups(lines, path, state, batch_size)
-        return
-    own: list[str] = []          # (iter_lines keeps appending to this very list)
-    group = []
-    for item in iter_lines(lines, path, own, state):
-        group.append(item)
-        if len(group) >= batch_size:
-            yield group, own[:]
-            group = []
-            own.clear()
-    if group or own:
-        yield group, own[:]

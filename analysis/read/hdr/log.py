@@ -37,8 +37,9 @@ from analysis.errors import HlogError
 from analysis.read.hdr.batch import LINE, decode_batch, decode_part
 from analysis.read.hdr.double import sum_double_histograms
 from analysis.read.hdr.histogram import sum_histograms
-from analysis.read.hdr.lines import (HeaderState, Interval, interval_matches, item_groups,
-                                     nothing_read_error, open_lines, time_order_warnings)
+from analysis.read.hdr.groups import item_groups
+from analysis.read.hdr.lines import (HeaderState, Interval, interval_matches, nothing_read_error,
+                                     open_lines, time_order_warnings)
 from analysis.read.hdr.payload import parse_payload
 from analysis.read.hdr.worker import use_worker, worker_groups
 

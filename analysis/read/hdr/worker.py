@@ -8,8 +8,9 @@ import numpy as np
 
 from analysis.errors import HlogError
 from analysis.read.hdr.batch import _unjoin, inflate_items
+from analysis.read.hdr.groups import item_groups
 from analysis.read.hdr.histogram import Layout, layout_for
-from analysis.read.hdr.lines import HeaderState, item_groups
+from analysis.read.hdr.lines import HeaderState
 from analysis.read.hdr.payload import V2_MAX_WORD_SIZE, DecodedPayload
 
 # Inputs at least this large are read with a second process when parallel=None (~7,000

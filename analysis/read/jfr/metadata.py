@@ -307,7 +307,7 @@ def _flush_run(tokens: list, env: dict) -> list[str]:
 def _varint_lines(var: str, decode: bool):
     if decode:
         # Type ids, durations and sizes mostly take one or two bytes: both inline.
-        return [f"    b = data[pos]",
+        return ["    b = data[pos]",
                 f"    if b < 128: {var} = b; pos += 1",
                 f"    elif data[pos + 1] < 128: {var} = b & 127 | data[pos + 1] << 7; pos += 2",
                 f"    else: {var}, pos = read_varint(data, pos)"]

@@ -1,0 +1,131 @@
+"""The import graph of analysis/: every `import` in every module, at module level or inside a
+function (a deferred import still ties the two modules together), and no cycles among them."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.conftest import REPO
+
+PACKAGE = REPO / "analysis"
+# Cycles that stay for now, each as the sorted tuple of its modules, with why; a new cycle, or
+# one of these growing, fails the test.
+ALLOWED_CYCLES: set[tuple[str, ...]] = set()
+
+
+def module_files() -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the package."""
+    modules = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(REPO).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join(parts)] = path
+    return modules
+
+
+def imported_names(tree: ast.AST, package: str) -> list[str]:
+    """Every dotted name an import in `tree` names; `from a import b` gives `a.b` (b may be a
+    module or a name in a), relative imports resolved against `package`."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([node.module] if node.module else []))
+            names += [f"{base}.{alias.name}" for alias in node.names]
+    return names
+
+
+def owning_module(name: str, modules: dict[str, Path]) -> str | None:
+    """The longest prefix of `name` that is one of our modules (None: a library's)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = module_files()
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        targets = {owning_module(t, modules) for t in imported_names(tree, package)}
+        graph[name] = {t for t in targets if t is not None and t != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm,
+    iterative), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, successors = work[-1]
+            for succ in successors:
+                if succ not in index:
+                    index[succ] = low[succ] = len(index)
+                    stack.append(succ)
+                    on_stack.add(succ)
+                    work.append((succ, iter(sorted(graph[succ]))))
+                    break
+                if succ in on_stack:
+                    low[node] = min(low[node], index[succ])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(tuple(sorted(component)))
+    return sorted(found)
+
+
+def test_analysis_has_no_import_cycles():
+    graph = import_graph()
+    unexpected = [c for c in cycles(graph) if c not in ALLOWED_CYCLES]
+    assert unexpected == [], "import cycles: " + "; ".join(
+        " <-> ".join(c) for c in unexpected)
+
+
+def test_the_graph_sees_deferred_and_relative_imports():
+    # What the cycle test rests on: an import inside a function counts, and so does a
+    # relative one.
+    tree = ast.parse("def f():\n    from .b import g\n\nimport analysis.c\n")
+    assert sorted(imported_names(tree, "analysis.pkg")) == ["analysis.c", "analysis.pkg.b.g"]
+    modules = {"analysis.pkg.b": Path("b.py"), "analysis.c": Path("c.py")}
+    assert owning_module("analysis.pkg.b.g", modules) == "analysis.pkg.b"
+    assert owning_module("numpy.linalg", modules) is None
+
+
+def test_cycles_finds_each_strongly_connected_group_once():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"f"}, "f": {"e"},
+             "g": {"g"}}
+    assert cycles(graph) == [("a", "b", "c"), ("e", "f")]
+
+
+def test_the_package_graph_is_read():
+    graph = import_graph()
+    assert "analysis.read.hdr.log" in graph
+    assert "analysis.read.hdr.lines" in graph["analysis.read.hdr.log"]
