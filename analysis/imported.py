@@ -4,9 +4,11 @@ A per-request file (`RequestSamples`) is recorded into one-second HdrHistogram i
 (analysis/read/loadtools/record.py) and from there is treated as an `.hlog` is: the same
 statistics (Java's percentiles), series, spectrum and saturation rules. The population is the
 requests sent in the window; answered ones have a latency, errors are counted apart, and
-requests the tool says timed out censor the percentiles at the shortest time any of them ran
-(a lower bound, as the harness's timeouts do). The recorded intervals are published as an
-`.hlog` beside the run's data.
+requests the tool says timed out censor the percentiles at run.yml's `load_generator.timeout_s`
+(else the shortest time the tool recorded for any of them: a lower bound, as the harness's
+timeouts are). throughput counts the replies that arrived during the window, goodput the
+window's requests answered, not_sent what an offered rate asked for that the tool never sent.
+The recorded intervals are published as an `.hlog` beside the run's data.
 
 A summary (`ResultSummary`) is shown as it is: the percentiles the tool printed, its counts,
 its spectrum when it printed one, and no series (the page says the file has none).
@@ -22,16 +24,12 @@ from pathlib import Path
 from analysis import aggregate, overload
 from analysis.errors import ResultsError
 from analysis.model import Accounting, Imported, LatencyStats, Percentile, Repetition
-from analysis.read.hdr.histogram import Histogram, layout_for, sum_histograms
+from analysis.read.hdr.histogram import Histogram
 from analysis.read.loadtools import detect_format, native_unit, read_results
 from analysis.read.loadtools.results import RequestSamples, ResultSummary
 from analysis.read.manifest import UNITS_PER_MS, Manifest
 from analysis.vocabulary import PERCENTILES
 from analysis.write.paths import converted_hlog_path
-
-# percentile -> the vocabulary's name ("p999"), for the percentiles a summary prints
-_NAME_OF = {p: name for name, p, _ in PERCENTILES}
-
 
 def load_model(info, manifest: Manifest) -> tuple[str, str | None]:
     """The load model and its evidence: the file's, else run.yml's, else unknown."""
@@ -181,24 +179,17 @@ def _window_text(rec) -> str | None:
             f"before the window and {rec.cut_after:,} after it left out")
 
 
-def _merged(intervals) -> Histogram:
-    if not intervals:
-        return Histogram.empty(layout_for(1, 2, 3))
-    return sum_histograms([iv.histogram for iv in intervals])
-
-
 def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Imported,
                   rel: str) -> Repetition:
     if summary.requests is None and not summary.percentiles_ms and not summary.spectrum:
         raise ResultsError("the file gives neither a request count nor any latency",
                            path=rel)
+    # a run's window and correction apply to its per-request files; a summary holds no
+    # times and no single latencies, and the methodology says it was taken whole
     if cell.window is not None:
-        raise ResultsError(f"`window:` cuts per-request files by time; a {imported.tool} "
-                           f"summary holds no times", path=rel,
-                           hint="remove `window:` for this cell")
-    if cell.co_interval_ms is not None:
-        raise ResultsError("`co_correction:` needs per-request latencies; this file is a "
-                           "summary", path=rel, hint="remove `co_correction:` for this cell")
+        imported.window_text = (f"not cut: the {imported.tool} summary holds no times (the "
+                                f"window applies to per-request files)")
+    imported.co_interval_ms = None
     percentiles = dict(summary.percentiles_ms)
     for point in summary.spectrum or ():
         percentiles.setdefault(point.percentile, point.value_ms)

@@ -371,3 +371,17 @@ def test_a_locust_history_builds_with_its_intervals(tmp_path):
     counts = [int(line.split(",")[3]) for line in series[1:]]
     assert counts == [b - a for a, b in zip([0] + totals, totals)]
     assert (site / "assets/charts/locust/latency-u8.svg").is_file()
+
+
+def test_a_runs_window_and_correction_leave_a_summary_whole_and_say_so(tmp_path):
+    site = _one_file_run(
+        tmp_path, "mix", "wrk/wrk-latency.txt", "wrk.txt",
+        "systems: [{id: wrk, label: wrk}]\n"
+        "load_points: [{id: c8, connections: 8, duration_s: 3}]\n"
+        "window: {skip_s: 1, duration_s: 1}\nco_correction: {expected_interval_ms: 1}\n"
+        "cells: [{system: wrk, load: c8, results: files/wrk.txt}]\n")
+    doc = yaml.safe_load(find_data(site, "mix").read_text(encoding="utf-8"))
+    (tool,) = doc["methodology"]["load_tools"]
+    assert tool["window_text"].startswith("not cut: the wrk summary holds no times")
+    assert tool["correction_text"] is None
+    assert doc["cells"]["c8"]["wrk"]["count"] == 8211       # the whole file, as wrk printed it
