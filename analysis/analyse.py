@@ -165,7 +165,7 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
     the completed requests)."""
     if cell.results:
         from analysis.imported import read_imported
-        return read_imported(manifest, cell, path, rel, site_root, warnings)
+        return read_imported(manifest, cell, path, rel, warnings)
     unit = manifest.value_unit
     lp = manifest.load_point(cell.load)
     counts = read_counts(manifest.resolve(cell.counts)) if cell.counts else None

@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+
 from analysis import aggregate, overload
 from analysis.errors import ResultsError
 from analysis.model import Accounting, Imported, LatencyStats, Percentile, Repetition
@@ -62,7 +64,7 @@ def value_unit_for(manifest: Manifest) -> str:
     return next((u for u in ("ns", "us", "ms") if u in units), "ms")
 
 
-def read_imported(manifest: Manifest, cell, path: Path, rel: str, site_root: Path,
+def read_imported(manifest: Manifest, cell, path: Path, rel: str,
                   warnings: list[str]) -> tuple[Repetition, object]:
     """One repetition of a `results:` cell -> (Repetition, histogram of the answered requests,
     or None for a summary)."""
@@ -75,12 +77,12 @@ def read_imported(manifest: Manifest, cell, path: Path, rel: str, site_root: Pat
                         per_request=isinstance(result, RequestSamples), source=rel,
                         skipped=result.skipped, co_interval_ms=cell.co_interval_ms)
     if isinstance(result, RequestSamples):
-        return _from_samples(manifest, cell, result, imported, site_root)
+        return _from_samples(manifest, cell, result, imported)
     return _from_summary(manifest, cell, result, imported, rel), None
 
 
-def _from_samples(manifest: Manifest, cell, samples: RequestSamples, imported: Imported,
-                  site_root: Path) -> tuple[Repetition, Histogram]:
+def _from_samples(manifest: Manifest, cell, samples: RequestSamples,
+                  imported: Imported) -> tuple[Repetition, Histogram]:
     from analysis.read.loadtools.record import record_samples
     from analysis.write.hlog_writer import hlog_text
     unit = manifest.value_unit
@@ -110,8 +112,6 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples, imported: I
     imported.converted = converted_hlog_path(manifest.run_id, os.path.relpath(
         manifest.resolve(cell.hlog), manifest.run_dir).replace(os.sep, "/"))
     imported.window_text = _window_text(rec)
-    imported.duration_s = duration
-    imported.has_series = bool(series)
     imported.hlog_text = hlog_text(rec.intervals, UNITS_PER_MS[unit],
                                    comment=f"{imported.tool} {imported.format} file "
                                            f"{imported.source}, recorded by loadcurve")
@@ -133,7 +133,6 @@ def _replies_during(samples: RequestSamples, skip_s: float | None, duration_s: f
     the window [first send + skip_s, + duration_s): what the server delivered while it was
     measured. Past the knee of an open loop most replies to the window's requests come after
     it, so this stays at the server's ceiling while the window's sends run above it."""
-    import numpy as np
     lower = float(samples.start_ms.min()) + 1000.0 * (skip_s or 0.0)
     upper = lower + 1000.0 * duration_s
     arrival = samples.start_ms + samples.latency_ns / 1e6
@@ -204,9 +203,6 @@ def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Im
     rate = summary.rate_rps
     if rate is None and summary.requests is not None and duration:
         rate = summary.requests / duration
-    imported.duration_s = duration
-    imported.has_series = bool(summary.intervals)
-    imported.has_spectrum = bool(summary.spectrum)
     series = _summary_series(summary.intervals or [])
     imported.spectrum = [(pt.percentile, pt.value_ms, False) for pt in summary.spectrum or ()]
     sent = answered = None

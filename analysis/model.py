@@ -285,10 +285,7 @@ class Imported:
     window_text: str | None = None          # the cut applied (`window:`), in a sentence
     corrected: LatencyStats | None = None   # coordinated-omission corrected estimate
     co_interval_ms: float | None = None     # the expected interval of that correction
-    has_series: bool = True                 # per-interval data (latency over time)
-    has_spectrum: bool = True               # a percentile spectrum (per request or the file's)
     skipped: int = 0                        # unreadable lines skipped
-    duration_s: float | None = None         # what the file covers (after the window)
     spectrum: list[tuple[float, float, bool]] = field(default_factory=list)  # a summary's own
     hlog_text: str | None = field(default=None, repr=False)   # the converted .hlog, to write
 
@@ -343,12 +340,6 @@ class Cell:
     kind: str = "load"
     jmh: JmhResult | None = None
     imported: Imported | None = None        # issue 23: the first repetition's
-
-    @property
-    def load_model(self) -> str | None:
-        """open | closed | unknown for a cell read from a load tool's file; None otherwise
-        (the run's load_generator.model says)."""
-        return self.imported.load_model if self.imported else None
 
     @property
     def sources(self) -> list[str]:

@@ -62,9 +62,10 @@ def run(args) -> int:
     if isinstance(result, RequestSamples):
         progress.stage(f"recording {len(result):,} requests into 1-second histograms")
         recording = record_samples(result)
-        summary = samples_summary(result, recording)
+        stats = samples_stats(recording)
+        summary = samples_summary(result, recording, stats)
         timed_out = recording.timed_out
-        bounds = censored_bounds(recording)
+        bounds = censored_bounds(stats)
         if args.hlog:
             from analysis.write.hlog_writer import write_hlog
             write_hlog(args.hlog, recording.intervals, UNITS_PER_MS[recording.unit],
@@ -126,18 +127,16 @@ def samples_stats(recording):
                                    1.0 / per_ms, recording.errors)
 
 
-def samples_summary(samples: RequestSamples, recording) -> dict:
-    """The printed keys of a per-request file: its percentiles as the report gives them, None
-    where censored (summary_text prints the bound)."""
-    stats = samples_stats(recording)
+def samples_summary(samples: RequestSamples, recording, stats) -> dict:
+    """The printed keys of a per-request file: its percentiles as the report gives them
+    (`stats`, samples_stats'), None where censored (summary_text prints the bound)."""
     latency = {key: stats.get(name).value_ms for key, name in STAT_NAMES}
     return _summary(samples.info, per_request=True, requests=recording.requests,
                     errors=recording.errors, duration_s=recording.duration_s, latency=latency)
 
 
-def censored_bounds(recording) -> dict:
-    """latency_ms key -> the lower bound, for the censored ones."""
-    stats = samples_stats(recording)
+def censored_bounds(stats) -> dict:
+    """latency_ms key -> the lower bound, for the censored ones (`stats`, samples_stats')."""
     return {key: stats.get(name).at_least_ms for key, name in STAT_NAMES
             if stats.get(name).censored}
 

@@ -17,6 +17,7 @@ from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_U
                                  has_closed_loads, labelled, load_label, load_point_text, plain,
                                  r1, r3)
 from analysis.read.loadtools import CAVEATS
+from analysis.write.chartset import drawn_in
 from analysis.write.paths import scenario_url, table_csv_path
 
 # Rows per (system, load point) in the printed hot-methods table (the cell's `jvm` holds as many)
@@ -473,8 +474,10 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                                  "intervals; the converted .hlog is linked from each cell)"
                                  if first.per_request else
                                  "the tool's summary, shown as it printed it"
-                                 + ("" if first.has_spectrum else "; no percentile spectrum")
-                                 + ("" if first.has_series else "; no latency over time")),
+                                 + ("" if drawn_in(cells[0], "spectrum")
+                                    else "; no percentile spectrum")
+                                 + ("" if drawn_in(cells[0], "latency_over_time")
+                                    else "; no latency over time")),
                 "files_text": f"{len(files)} file{'s' if len(files) != 1 else ''}",
                 "caveat_text": CAVEATS.get(first.format),
                 "window_text": first.window_text,

@@ -40,12 +40,20 @@ def native_unit(latency_ns: np.ndarray) -> str:
 
 
 def check_text(path: str, head: bytes, what: str) -> None:
-    """Refuses, in one clear error, the files no text reader can make sense of."""
+    """Refuses, in one clear error naming the line, the files no text reader can make sense
+    of: empty, or binary (a NUL byte)."""
     if not head.strip():
         raise ResultsError("the file is empty", path=path, hint=f"expected {what}")
-    if b"\0" in head:
-        raise ResultsError("the file is binary (it holds NUL bytes)", path=path,
+    nul = binary_line(head)
+    if nul is not None:
+        raise ResultsError("binary data (NUL bytes), not text", path=path, line=nul,
                            hint=f"expected {what}")
+
+
+def binary_line(data: bytes) -> int | None:
+    """The 1-based line of the first NUL byte, None when there is none."""
+    at = data.find(b"\0")
+    return None if at < 0 else data.count(b"\n", 0, at) + 1
 
 
 def read_head(path: str, size: int = 64 * 1024) -> bytes:
@@ -61,13 +69,13 @@ def decode_text(path: str, data: bytes, what: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise ResultsError("the file is not UTF-8 text", path=path, line=line,
+        raise ResultsError(f"not UTF-8 text (byte {e.start})", path=path,
+                           line=data.count(b"\n", 0, e.start) + 1,
                            hint=f"expected {what}") from None
 
 
 def read_text(path: str, what: str) -> str:
-    """A whole (small) text file: summaries and reports."""
+    """A whole (small) text file: summaries, reports, console output, an .hgrm."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -76,30 +84,6 @@ def read_text(path: str, what: str) -> str:
     return decode_text(path, data, what)
 
 
-def binary_line(data: bytes) -> int | None:
-    """The 1-based line of the first NUL byte, None when there is none."""
-    at = data.find(b"\0")
-    return None if at < 0 else data.count(b"\n", 0, at) + 1
-
-
 def read_text_lines(path: str, what: str) -> list[str]:
-    """The lines of a small text file (a console output, an .hgrm), or one ResultsError when it
-    is empty, binary or not UTF-8. `what` names the expected content for the hint."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise ResultsError(f"cannot read the file: {e.strerror}", path=path) from None
-    if not data.strip():
-        raise ResultsError("the file is empty", path=path, hint=f"expected {what}")
-    nul = binary_line(data)
-    if nul is not None:
-        raise ResultsError("binary data (NUL bytes), not text", path=path, line=nul,
-                           hint=f"expected {what}")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ResultsError(f"not UTF-8 text (byte {e.start})", path=path,
-                           line=data.count(b"\n", 0, e.start) + 1,
-                           hint=f"expected {what}") from None
-    return text.splitlines()
+    """read_text's lines. `what` names the expected content for the hint."""
+    return read_text(path, what).splitlines()
