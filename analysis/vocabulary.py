@@ -42,6 +42,10 @@ ENVIRONMENT_LABELS = {
 LOAD_GENERATOR_LABELS = {
     "name": "Load generator", "model": "Load model", "timeout_s": "Timeout",
     "warmup_s": "Warm-up", "connections": "Connections", "drain": "Drain after the window",
+    # a server given by URL (bench/run.sh --url): what the harness knows of it and of itself
+    "target": "Target", "server_observed": "Server side observed", "request": "Request",
+    "tls": "TLS", "generator_host": "Generator host", "generator_jdk": "Generator JDK",
+    "generator_flags": "Generator JVM flags", "self_test": "Generator limit (self-test)",
 }
 # run.yml's method keys (schema 2) -> label in the methodology
 METHOD_LABELS = {"repetitions": "Repetitions per cell", "order": "Order of the cells",

@@ -46,8 +46,9 @@ CO_CORRECTION_KEYS = {"expected_interval_ms"}
 # what a plain CSV (`format: csv`) cannot say about itself (analysis/read/loadtools/plaincsv.py)
 RESULT_OPTION_KEYS = {"timestamp", "timestamp_unit", "timestamp_marks", "latency",
                       "latency_unit", "status", "ok", "delimiter", "value_unit_ms"}
+# knee_search (bench/run.sh --find-knee): provenance of the rates, for people; not read here
 METHOD_KEYS = {"repetitions", "order", "order_seed", "drain", "host_check", "pool_threads",
-               "jfr_repetitions"}
+               "jfr_repetitions", "knee_search"}
 HOST_CHECK_KEYS = {"threshold", "action", "busy_wait_s"}
 
 
