@@ -112,6 +112,7 @@ def test_host_busy_when_any_repetition_was():
     assert doc["cells"]["r5"]["pool2"]["host_busy"] is True
     assert doc["load_curve_table"]["rows"][0]["cells"][0]["host_busy"] is True
     assert doc["host_health"]["busy_text"] == "1 of 1"
+    assert doc["host_health"]["caption"].endswith("): host busy in 1 of 1 cells")
     quiet = run_of({("r5", "pool2"): quiet_reps()}, loads=(("r5", 5.0),))
     assert datafiles.run_document(quiet)["cells"]["r5"]["pool2"]["host_busy"] is False
 

@@ -136,6 +136,7 @@ class Reduce:
         doc = {"id": spec.id, "title": title, "description": spec.description,
                "url": comparison_url(spec.id), "baseline": spec.baseline,
                "candidate": spec.candidate, "metric": spec.metric, "unit": "ms",
+               "caption": f"{spec.metric} (ms): A = {spec.baseline}, B = {spec.candidate}.",
                "method": compare.method_text(spec.metric, compare.DEFAULT_ALPHA, len(result)),
                "runs": [{"side": side, "spec": value, "url": report_url(value.partition(":")[0])}
                         for side, value in (("A", spec.baseline), ("B", spec.candidate))],
@@ -205,7 +206,9 @@ def history_document(name: str, cells: list[history.CellHistory]
                             f"({c.size_pct:+.1f} %) from version {c.version}"}
                    for c in h.changes]
         doc_cells.append({
-            "id": cell_id, "label": label, "system": h.system, "load": h.load,
+            "id": cell_id, "label": label,
+            "values_caption": f"{label}: median (range) of the repetitions, ms",
+            "system": h.system, "load": h.load,
             "scenario": h.scenario,
             "chart": {**files, "alt": f"{METRIC} of {label} over the versions of {name}: "
                                       f"median and range of the repetitions",
