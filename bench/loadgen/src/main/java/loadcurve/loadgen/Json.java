@@ -34,6 +34,13 @@ final class Json {
         return b.append("}\n").toString();
     }
 
+    /** The whole map on one line (the self-test's output). */
+    static String line(Map<String, ?> top) {
+        StringBuilder b = new StringBuilder();
+        value(b, top);
+        return b.toString();
+    }
+
     private static void value(StringBuilder b, Object v) {
         if (v == null) {
             b.append("null");

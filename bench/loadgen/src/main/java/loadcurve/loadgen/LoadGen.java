@@ -53,7 +53,13 @@ public final class LoadGen {
             "  --server-pid   the server's pid: its CPU use in the window goes to the counts file",
             "  --host-check   the host check run before the cell (bench/hostcheck.py), recorded as is",
             "  --hlog         HdrHistogram interval log to write (latency in microseconds)",
-            "  --counts       JSON file with the counts to write");
+            "  --counts       JSON file with the counts to write",
+            "       LoadGen --self-test [--self-test-s 2]",
+            "  --self-test    measure only this host: a null server on 127.0.0.1 in this process, the rate",
+            "                 doubled from 1000 req/s until the generator falls behind (sent < 99 % of the",
+            "                 offered rate, or send lag p99 > 20 ms), then bisected twice; prints one JSON",
+            "                 line {\"max_rate\", \"max_in_flight\", \"cores\", ...}",
+            "  --self-test-s  each probe's window in seconds (after 1 s of warm-up)");
     /** The keys --host-check takes; verdict and action are words, the others numbers. */
     static final Set<String> HOST_CHECK_KEYS = Set.of("busy_share_before", "loadavg_1m_before", "waited_s",
             "threshold", "action", "verdict");
@@ -65,8 +71,16 @@ public final class LoadGen {
     private LoadGen() {
     }
 
+    static final double MAX_RATE = 100_000;
+
+    /** {@code selfTestS} > 0: run the self-test with windows of that many seconds, nothing else. */
     record Options(URI url, double rate, int warmupS, int durationS, double timeoutS,
-                   int maxInFlight, Path hlog, Path counts, long serverPid, Map<String, Object> hostCheck) {
+                   int maxInFlight, Path hlog, Path counts, long serverPid, Map<String, Object> hostCheck,
+                   int selfTestS) {
+        /** A cell measured without files (the self-test's probes). */
+        static Options probe(URI url, double rate, int warmupS, int durationS, double timeoutS, int maxInFlight) {
+            return new Options(url, rate, warmupS, durationS, timeoutS, maxInFlight, null, null, 0, null, 0);
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -83,6 +97,9 @@ public final class LoadGen {
             System.out.println(USAGE);
             return;
         }
+        if (options.selfTestS() > 0) {
+            System.exit(SelfTest.run(options.selfTestS(), System.out));
+        }
         System.exit(run(options, System.out));
     }
 
@@ -97,9 +114,15 @@ public final class LoadGen {
         Path counts = null;
         long serverPid = 0;
         Map<String, Object> hostCheck = null;
+        boolean selfTest = false;
+        int selfTestS = 2;
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("-h") || args[i].equals("--help")) {
                 return null;
+            }
+            if (args[i].equals("--self-test")) {
+                selfTest = true;
+                continue;
             }
             if (i + 1 >= args.length) {
                 throw new IllegalArgumentException(args[i] + " needs a value");
@@ -116,8 +139,15 @@ public final class LoadGen {
                 case "--counts" -> counts = Path.of(value);
                 case "--server-pid" -> serverPid = Long.parseLong(value);
                 case "--host-check" -> hostCheck = parseHostCheck(value);
+                case "--self-test-s" -> selfTestS = Integer.parseInt(value);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i - 1]);
             }
+        }
+        if (selfTest) {
+            if (selfTestS < 1 || selfTestS > 60) {
+                throw new IllegalArgumentException("--self-test-s must be 1..60, not " + selfTestS);
+            }
+            return new Options(null, 0, 0, 0, 0, 0, null, null, 0, null, selfTestS);
         }
         if (url == null || hlog == null || counts == null) {
             throw new IllegalArgumentException("--url, --hlog and --counts are required");
@@ -126,7 +156,7 @@ public final class LoadGen {
         if (!("127.0.0.1".equals(host) || "localhost".equals(host) || "[::1]".equals(host))) {
             throw new IllegalArgumentException("only loopback targets are allowed, not " + host);
         }
-        if (!(rate > 0) || rate > 100_000) {
+        if (!(rate > 0) || rate > MAX_RATE) {
             throw new IllegalArgumentException("--rate must be in (0, 100000], not " + rate);
         }
         if (durationS < 1 || durationS > 3600 || warmupS < 0 || warmupS > 600) {
@@ -136,7 +166,7 @@ public final class LoadGen {
             throw new IllegalArgumentException("--timeout-s must be in (0, 600], --max-in-flight >= 1");
         }
         return new Options(url, rate, warmupS, durationS, timeoutS, maxInFlight, hlog, counts, serverPid,
-                hostCheck);
+                hostCheck, 0);
     }
 
     static Map<String, Object> parseHostCheck(String spec) {
@@ -153,7 +183,29 @@ public final class LoadGen {
         return check;
     }
 
+    /** One measured cell: the accounting at the end, the window's send lag, the client's figures. */
+    record Measurement(Accounting.Snapshot snapshot, Histogram sendLagUs, Map<String, Object> client,
+                       long startEpochMs, HostProbe.Usage usage) {
+        /** The rate the generator actually sent at in the window. */
+        double sentRate(int durationS) {
+            return snapshot.sentInWindowByActualTime() / (double) durationS;
+        }
+    }
+
     static int run(Options o, PrintStream out) throws IOException {
+        out.printf(Locale.ROOT, "loadgen: %s at %.1f req/s, warm-up %d s, window %d s, timeout %.1f s, then drain%n",
+                o.url(), o.rate(), o.warmupS(), o.durationS(), o.timeoutS());
+        Measurement m = measure(o);
+        writeAtomically(o.hlog(), hlog(o, m.snapshot(), m.startEpochMs()));
+        writeAtomically(o.counts(), Json.write(counts(o, m.snapshot(), m.sendLagUs(), m.client(),
+                m.startEpochMs(), m.usage())));
+        out.print(summary(o, m.snapshot(), m.sendLagUs()));
+        // Requests still in flight are abandoned: the process exits and their sockets close.
+        return 0;
+    }
+
+    /** Sends on the schedule through warm-up, window and drain, and returns what happened. */
+    static Measurement measure(Options o) throws IOException {
         long timeoutNanos = Math.round(o.timeoutS() * 1e9);
         // t0 a little in the future so the first intended times are not already late.
         long t0 = System.nanoTime() + 50_000_000L;
@@ -174,9 +226,6 @@ public final class LoadGen {
             }
         });
         Histogram sendLagUs = new Histogram(3);
-
-        out.printf(Locale.ROOT, "loadgen: %s at %.1f req/s, warm-up %d s, window %d s, timeout %.1f s, then drain%n",
-                o.url(), o.rate(), o.warmupS(), o.durationS(), o.timeoutS());
         int port = o.url().getPort() > 0 ? o.url().getPort() : 80;
         String pathAndQuery = o.url().getRawPath().isEmpty() ? "/" : o.url().getRawPath();
         if (o.url().getRawQuery() != null) {
@@ -200,12 +249,7 @@ public final class LoadGen {
         if (probes[0] == null) {
             probes[0] = probes[1];
         }
-        writeAtomically(o.hlog(), hlog(o, snapshot, startEpochMs));
-        writeAtomically(o.counts(), Json.write(counts(o, snapshot, sendLagUs, client, startEpochMs,
-                HostProbe.between(probes[0], probes[1]))));
-        out.print(summary(o, snapshot, sendLagUs));
-        // Requests still in flight are abandoned: the process exits and their sockets close.
-        return 0;
+        return new Measurement(snapshot, sendLagUs, client, startEpochMs, HostProbe.between(probes[0], probes[1]));
     }
 
     private static void writeAtomically(Path path, String text) throws IOException {

@@ -48,7 +48,7 @@ class LoadGenRunTest {
 
     private static String run(URI url, double rate, double timeoutS, Path dir) throws Exception {
         LoadGen.Options o = new LoadGen.Options(url, rate, 1, 1, timeoutS, 15_000,
-                dir.resolve("x.hlog"), dir.resolve("x.counts.json"), ProcessHandle.current().pid(), null);
+                dir.resolve("x.hlog"), dir.resolve("x.counts.json"), ProcessHandle.current().pid(), null, 0);
         assertEquals(0, LoadGen.run(o, new PrintStream(new ByteArrayOutputStream(), true,
                 StandardCharsets.UTF_8)));
         return Files.readString(dir.resolve("x.counts.json"));
