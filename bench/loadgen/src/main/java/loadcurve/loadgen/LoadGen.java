@@ -6,9 +6,8 @@ import org.HdrHistogram.HistogramLogWriter;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,10 +38,18 @@ import java.util.Set;
  */
 public final class LoadGen {
     static final String USAGE = String.join("\n",
-            "usage: LoadGen --url URL --rate REQ_PER_S --duration-s S --hlog PATH --counts PATH",
-            "               [--warmup-s 5] [--timeout-s 15] [--max-in-flight 15000] [--server-pid PID]",
+            "usage: LoadGen (--url URL | --urls-file FILE) --rate REQ_PER_S --duration-s S --hlog PATH --counts PATH",
+            "               [--method GET] [--header 'Name: value']... [--body-file PATH] [--success 200-399]",
+            "               [--insecure] [--warmup-s 5] [--timeout-s 15] [--max-in-flight 15000] [--server-pid PID]",
             "               [--host-check busy_share_before=X,loadavg_1m_before=X,waited_s=X,verdict=quiet]",
-            "  --url          loopback URL to GET, e.g. http://127.0.0.1:8080/sleep?ms=200",
+            "  --url          the URL to send to, http:// or https://, e.g. http://127.0.0.1:8080/sleep?ms=200",
+            "  --urls-file    instead of --url: one URL or WEIGHT URL a line (# comments); requests take",
+            "                 them in turn by weight (smooth weighted round-robin: a fixed order)",
+            "  --method       the request method (any token: GET, POST, PUT, ...)",
+            "  --header       an extra header, repeatable; only the names go to the counts file",
+            "  --body-file    sent as the body of every request, with Content-Length",
+            "  --success      statuses that count as success, e.g. 200-399 or 200,204; any other is an error",
+            "  --insecure     https without certificate or host-name checks (a self-signed server)",
             "  --rate         offered rate in requests per second (constant, open loop)",
             "  --warmup-s     whole seconds at the same rate before the measured window",
             "  --duration-s   length of the measured window in whole seconds",
@@ -74,12 +81,18 @@ public final class LoadGen {
     static final double MAX_RATE = 100_000;
 
     /** {@code selfTestS} > 0: run the self-test with windows of that many seconds, nothing else. */
-    record Options(URI url, double rate, int warmupS, int durationS, double timeoutS,
+    record Options(RequestShape request, double rate, int warmupS, int durationS, double timeoutS,
                    int maxInFlight, Path hlog, Path counts, long serverPid, Map<String, Object> hostCheck,
                    int selfTestS) {
         /** A cell measured without files (the self-test's probes). */
         static Options probe(URI url, double rate, int warmupS, int durationS, double timeoutS, int maxInFlight) {
-            return new Options(url, rate, warmupS, durationS, timeoutS, maxInFlight, null, null, 0, null, 0);
+            return new Options(RequestShape.get(url), rate, warmupS, durationS, timeoutS, maxInFlight, null, null, 0,
+                    null, 0);
+        }
+
+        /** The first URL of the rotation (the only one with --url). */
+        URI url() {
+            return request.urls.get(0).url();
         }
     }
 
@@ -88,8 +101,7 @@ public final class LoadGen {
         try {
             options = parse(args);
         } catch (IllegalArgumentException e) {
-            System.err.println("error: " + e.getMessage());
-            System.err.println(USAGE);
+            System.err.println("error: " + e.getMessage() + " (--help lists the options)");
             System.exit(2);
             return;
         }
@@ -100,11 +112,22 @@ public final class LoadGen {
         if (options.selfTestS() > 0) {
             System.exit(SelfTest.run(options.selfTestS(), System.out));
         }
-        System.exit(run(options, System.out));
+        try {
+            System.exit(run(options, System.out));
+        } catch (UnknownHostException e) {
+            System.err.println("error: cannot resolve the URL's host: " + e.getMessage());
+            System.exit(2);
+        }
     }
 
     static Options parse(String[] args) {
-        URI url = null;
+        String url = null;
+        Path urlsFile = null;
+        String method = "GET";
+        List<String[]> headers = new ArrayList<>();
+        byte[] body = new byte[0];
+        String success = RequestShape.DEFAULT_SUCCESS;
+        boolean insecure = false;
         double rate = 0;
         int warmupS = 5;
         int durationS = 0;
@@ -117,30 +140,37 @@ public final class LoadGen {
         boolean selfTest = false;
         int selfTestS = 2;
         for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("-h") || args[i].equals("--help")) {
+            String option = args[i];
+            if (option.equals("-h") || option.equals("--help")) {
                 return null;
             }
-            if (args[i].equals("--self-test")) {
-                selfTest = true;
+            if (option.equals("--self-test") || option.equals("--insecure")) {
+                selfTest |= option.equals("--self-test");
+                insecure |= option.equals("--insecure");
                 continue;
             }
             if (i + 1 >= args.length) {
-                throw new IllegalArgumentException(args[i] + " needs a value");
+                throw new IllegalArgumentException(option + " needs a value");
             }
             String value = args[++i];
-            switch (args[i - 1]) {
-                case "--url" -> url = URI.create(value);
-                case "--rate" -> rate = Double.parseDouble(value);
-                case "--warmup-s" -> warmupS = Integer.parseInt(value);
-                case "--duration-s" -> durationS = Integer.parseInt(value);
-                case "--timeout-s" -> timeoutS = Double.parseDouble(value);
-                case "--max-in-flight" -> maxInFlight = Integer.parseInt(value);
+            switch (option) {
+                case "--url" -> url = value;
+                case "--urls-file" -> urlsFile = Path.of(value);
+                case "--method" -> method = value;
+                case "--header" -> headers.add(RequestShape.header(value));
+                case "--body-file" -> body = readBody(Path.of(value));
+                case "--success" -> success = value;
+                case "--rate" -> rate = number(option, value);
+                case "--warmup-s" -> warmupS = (int) whole(option, value);
+                case "--duration-s" -> durationS = (int) whole(option, value);
+                case "--timeout-s" -> timeoutS = number(option, value);
+                case "--max-in-flight" -> maxInFlight = (int) whole(option, value);
                 case "--hlog" -> hlog = Path.of(value);
                 case "--counts" -> counts = Path.of(value);
-                case "--server-pid" -> serverPid = Long.parseLong(value);
+                case "--server-pid" -> serverPid = whole(option, value);
                 case "--host-check" -> hostCheck = parseHostCheck(value);
-                case "--self-test-s" -> selfTestS = Integer.parseInt(value);
-                default -> throw new IllegalArgumentException("unknown argument " + args[i - 1]);
+                case "--self-test-s" -> selfTestS = (int) whole(option, value);
+                default -> throw new IllegalArgumentException("unknown argument " + option);
             }
         }
         if (selfTest) {
@@ -149,13 +179,12 @@ public final class LoadGen {
             }
             return new Options(null, 0, 0, 0, 0, 0, null, null, 0, null, selfTestS);
         }
-        if (url == null || hlog == null || counts == null) {
-            throw new IllegalArgumentException("--url, --hlog and --counts are required");
+        if ((url == null) == (urlsFile == null) || hlog == null || counts == null) {
+            throw new IllegalArgumentException("one of --url and --urls-file, and --hlog and --counts, are required");
         }
-        String host = url.getHost();
-        if (!("127.0.0.1".equals(host) || "localhost".equals(host) || "[::1]".equals(host))) {
-            throw new IllegalArgumentException("only loopback targets are allowed, not " + host);
-        }
+        List<RequestShape.Weighted> urls = urlsFile != null ? RequestShape.readUrls(urlsFile)
+                : List.of(new RequestShape.Weighted(RequestShape.checkedUrl(url), 1));
+        RequestShape request = new RequestShape(method, urls, headers, body, success, insecure);
         if (!(rate > 0) || rate > MAX_RATE) {
             throw new IllegalArgumentException("--rate must be in (0, 100000], not " + rate);
         }
@@ -165,8 +194,32 @@ public final class LoadGen {
         if (!(timeoutS > 0) || timeoutS > 600 || maxInFlight < 1) {
             throw new IllegalArgumentException("--timeout-s must be in (0, 600], --max-in-flight >= 1");
         }
-        return new Options(url, rate, warmupS, durationS, timeoutS, maxInFlight, hlog, counts, serverPid,
+        return new Options(request, rate, warmupS, durationS, timeoutS, maxInFlight, hlog, counts, serverPid,
                 hostCheck, 0);
+    }
+
+    private static double number(String option, String value) {
+        try {
+            return Double.parseDouble(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " takes a number, not " + value);
+        }
+    }
+
+    private static long whole(String option, String value) {
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " takes a whole number, not " + value);
+        }
+    }
+
+    private static byte[] readBody(Path file) {
+        try {
+            return Files.readAllBytes(file);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("--body-file " + file + ": cannot read it (" + e.getMessage() + ")");
+        }
     }
 
     static Map<String, Object> parseHostCheck(String spec) {
@@ -207,6 +260,13 @@ public final class LoadGen {
     /** Sends on the schedule through warm-up, window and drain, and returns what happened. */
     static Measurement measure(Options o) throws IOException {
         long timeoutNanos = Math.round(o.timeoutS() * 1e9);
+        try (OpenLoopClient c = new OpenLoopClient(o.request(), timeoutNanos, o.maxInFlight())) {
+            return measure(o, c, timeoutNanos);
+        }
+    }
+
+    /** Made ready first (names resolved, TLS set up), so that none of it delays the schedule. */
+    private static Measurement measure(Options o, OpenLoopClient c, long timeoutNanos) throws IOException {
         // t0 a little in the future so the first intended times are not already late.
         long t0 = System.nanoTime() + 50_000_000L;
         long startEpochMs = System.currentTimeMillis() + 50;
@@ -226,23 +286,15 @@ public final class LoadGen {
             }
         });
         Histogram sendLagUs = new Histogram(3);
-        int port = o.url().getPort() > 0 ? o.url().getPort() : 80;
-        String pathAndQuery = o.url().getRawPath().isEmpty() ? "/" : o.url().getRawPath();
-        if (o.url().getRawQuery() != null) {
-            pathAndQuery += "?" + o.url().getRawQuery();
-        }
-        InetSocketAddress address = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
         Accounting.Snapshot snapshot;
         Map<String, Object> client = new LinkedHashMap<>();
-        try (OpenLoopClient c = new OpenLoopClient(address, pathAndQuery, timeoutNanos, o.maxInFlight(),
-                accounting)) {
-            // Every window request resolves by windowEnd + timeout; the margin only guards a bug.
-            long end = c.run(schedule, windowEnd, windowEnd + timeoutNanos + 5 * Accounting.SECOND, sendLagUs);
-            snapshot = accounting.close(end);
-            client.put("connections_opened", c.connectionsOpened());
-            client.put("retries_on_closed_keepalive", c.retries());
-            client.put("first_error", c.firstError());
-        }
+        // Every window request resolves by windowEnd + timeout; the margin only guards a bug.
+        long end = c.run(accounting, schedule, windowEnd, windowEnd + timeoutNanos + 5 * Accounting.SECOND, sendLagUs);
+        snapshot = accounting.close(end);
+        client.put("connections_opened", c.connectionsOpened());
+        client.put("retries_on_closed_keepalive", c.retries());
+        client.put("first_error", c.errors().first());
+        client.put("errors_by_status", c.errors().windowByStatus());
         if (probes[1] == null) {
             probes[1] = probe.sample(snapshot.endNanos()); // no drain request fell due
         }
@@ -319,6 +371,7 @@ public final class LoadGen {
         m.put("not_sent", t.notSent());
         m.put("max_in_flight", s.maxInFlight());
         m.putAll(client);
+        m.put("request", o.request().json());
         m.put("sent_in_window_by_actual_time", s.sentInWindowByActualTime());
         m.put("achieved_send_rate", s.sentInWindowByActualTime() / (double) o.durationS());
         m.put("achieved_completion_rate", s.completedDuringWindow() / (double) o.durationS());
