@@ -20,8 +20,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * An open-loop HTTP load generator: sends GET requests at a constant offered rate whatever the
- * server does (a request never waits for an earlier reply) and measures each latency from the
+ * An open-loop HTTP load generator: sends requests (one URL, or several in a weighted rotation,
+ * with the method, headers and body of {@link RequestShape}) at a constant offered rate whatever
+ * the server does (a request never waits for an earlier reply) and measures each latency from the
  * request's intended send time (the wrk2 method). A cell is the population of requests whose
  * intended send time falls in the measured window: after the window the generator keeps sending
  * at the same rate (the drain) until every window request has been answered, has failed or has
