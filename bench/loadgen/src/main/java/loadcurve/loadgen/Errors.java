@@ -19,11 +19,14 @@ final class Errors {
     private long windowBadReply;
     private Map<String, Object> first;
 
-    void status(int status, String statusLine, String bodyHead, double intendedS, boolean window) {
+    /** The reply's text is made only for the first error: a run of 500s allocates nothing. */
+    void status(ReplyParser reply, double intendedS, boolean window) {
         if (window) {
-            windowByStatus[status]++;
+            windowByStatus[reply.status()]++;
         }
-        noteFirst(status, statusLine, bodyHead, intendedS);
+        if (first == null) {
+            noteFirst(reply.status(), reply.statusLine(), reply.bodyHead(), intendedS);
+        }
     }
 
     void failure(boolean badReply, String reason, double intendedS, boolean window) {

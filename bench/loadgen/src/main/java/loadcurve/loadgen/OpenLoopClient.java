@@ -357,8 +357,7 @@ final class OpenLoopClient implements AutoCloseable {
         if (shape.isSuccess(status)) {
             accounting.onCompleted(request.intendedNanos, now);
         } else {
-            errors.status(status, c.reply.statusLine(), c.reply.bodyHead(), seconds(request),
-                    accounting.phase(request.intendedNanos) == Accounting.Phase.WINDOW);
+            errors.status(c.reply, seconds(request), accounting.phase(request.intendedNanos) == Accounting.Phase.WINDOW);
             accounting.onError(request.intendedNanos, now);
         }
         if (closeAfter || c.reply.closeAfter()) {
