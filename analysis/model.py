@@ -16,7 +16,7 @@ cell here is `kind` "load", and no reader fills `Cell.jmh` or makes a `JmhResult
 with its own load points, service time and systems (each scenario's `System` objects carry that
 scenario's predicted ceiling, measured peak and latency baseline). Issue 10 filled the overload slots (censored percentiles, accounting, saturation reasons,
 in flight as measured, host health, per-window JVM figures, repetitions' spread); the rules
-that fill them are analysis/overload.py's.
+that fill them are analysis/derive/overload.py's.
 docs/data-format.md ("The run model") says where each slot is serialised.
 
 Two rates, one meaning each (docs/data-format.md, "Rates"):

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from analysis.write import chartlayout, charts, plots, svgcharts, svgdraw
+from analysis.write.charts import chartlayout, charts, plots, svgcharts, svgdraw
 from tests.helpers import spectrum_curves, varied_jobs
 
 pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)

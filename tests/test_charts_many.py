@@ -13,9 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from analysis.gc_tail import GcTailPoint, gc_tail_points, gc_tail_statement, longest_window_pause
+from analysis.derive.gc_tail import GcTailPoint, gc_tail_points, gc_tail_statement, longest_window_pause
 from analysis.model import Jvm, JvmWindow, Percentile
-from analysis.write import charts, chartset, plots, svgcharts
+from analysis.write.charts import charts, chartset, plots, svgcharts
 from tests.helpers import spectrum_curves
 
 pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
@@ -49,7 +49,7 @@ def label(i: int) -> str:
 def many_run(tmp_path_factory, oracle):
     """A 12-system run analysed in memory (one load point, one repetition per cell), and the
     site folder it belongs to."""
-    from analysis.analyse import analyse_run
+    from analysis.derive.analyse import analyse_run
     from analysis.read.manifest import load_manifest
     site = tmp_path_factory.mktemp("many")
     run_dir = site / "runs" / "many"
@@ -347,7 +347,7 @@ def test_named_scenarios_prefix_their_charts_and_say_which(many_run):
 def test_the_svg_check_sees_a_legend_on_the_plot_area():
     """The check above can fail: a legend marked as outside but drawn in the middle of the
     axes is caught in the written SVG."""
-    from analysis.write import svgdraw
+    from analysis.write.charts import svgdraw
     text = svgdraw.render_svg(svgcharts.spectrum({"title": "t", "curves": spectrum_curves()}))
     assert 'id="legend-inside"' in text
     with pytest.raises(AssertionError, match="plot-area"):

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from matplotlib.ticker import LogLocator, MaxNLocator
 
-from analysis.write import chartlayout, charts, chartspec, svgcharts, svgdraw
+from analysis.write.charts import chartlayout, charts, chartspec, svgcharts, svgdraw
 from tests.helpers import spectrum_curves, varied_jobs
 
 SVG_JOBS = [job for job in varied_jobs() if job["kind"] in svgcharts.BUILDERS]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import aggregate, overload
+from analysis.derive import aggregate, overload
 from analysis.model import Accounting, InFlight, Repetition
 from analysis.read.hdr.histogram import Histogram, layout_for
 from analysis.read.manifest import Cell as ManifestCell, LoadPoint, Manifest, System

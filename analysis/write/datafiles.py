@@ -11,7 +11,7 @@ import csv
 import io
 from typing import Any
 
-from analysis.aggregate import rate_per_client
+from analysis.derive.aggregate import rate_per_client
 from analysis.model import Cell, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATOR_LABELS,
                                  METHOD_LABELS, PERCENTILE_NAMES, SERIES_COLUMNS,
@@ -19,8 +19,8 @@ from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATO
                                  has_closed_loads, labelled, load_label, load_order, r1, r3,
                                  table_csv_columns)
 from analysis.write import summary, views
-from analysis.write.chartset import chart_section
-from analysis.write.paths import report_url, series_csv_path
+from analysis.write.charts.chartset import chart_section
+from analysis.paths import report_url, series_csv_path
 
 # Version 5 (issue 22): one name per rate. A cell's `achieved_rate` (the goodput in schema 2,
 # count / duration in schema 1) and `server_completion_rate` are replaced by `throughput_rps`

@@ -31,18 +31,18 @@ from matplotlib.transforms import Bbox  # noqa: E402
 from PIL import Image  # noqa: E402  (matplotlib's own PNG writer)
 
 from analysis import atomic  # noqa: E402
-from analysis.gc_tail import gc_tail_points  # noqa: E402
+from analysis.derive.gc_tail import gc_tail_points  # noqa: E402
 from analysis.model import Cell, LoadPoint, Run, Scenario, System  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
-from analysis.write import chartlayout, svgcharts  # noqa: E402
-from analysis.write.chartlayout import figure_size_in, panel_layout  # noqa: E402
-from analysis.write.svgdraw import render_svg  # noqa: E402
-from analysis.write.chartset import (MANY_SYSTEMS, chart_set, drawn_in, load_text,  # noqa: E402
+from analysis.write.charts import chartlayout, svgcharts  # noqa: E402
+from analysis.write.charts.chartlayout import figure_size_in, panel_layout  # noqa: E402
+from analysis.write.charts.svgdraw import render_svg  # noqa: E402
+from analysis.write.charts.chartset import (MANY_SYSTEMS, chart_set, drawn_in, load_text,  # noqa: E402
                                      scenario_suffix)
 from analysis.vocabulary import closed_load_text, has_closed_loads, load_order  # noqa: E402
-from analysis.write.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
+from analysis.write.charts.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
                                   MARGINS, NARROW_TEXT_PT, NARROW_TITLE_CHARS, PANEL_TITLE_ID,
                                   PNG_DPI, STYLE, mark_legend, mark_plot_area, system_style)
 

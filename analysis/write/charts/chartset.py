@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.gc_tail import gc_tail_points, gc_tail_statement
+from analysis.derive.gc_tail import gc_tail_points, gc_tail_statement
 from analysis.model import LoadPoint, Run, Scenario
 from analysis.vocabulary import (CHART_TITLES, has_closed_loads, load_label, load_point_text,
                                  plain, r3)
-from analysis.write.paths import chart_path
+from analysis.paths import chart_path
 
 # Above this many systems with a cell at a load point, its percentile spectrum is small
 # multiples (one panel per system, kind "spectrum_panels") and its throughput chart's legend

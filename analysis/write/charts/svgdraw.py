@@ -19,12 +19,12 @@ import textwrap
 from dataclasses import dataclass
 from typing import Sequence
 
-from analysis.write.chartlayout import (ASCENT, LINE_H, NARROW, TICK_PT, Scale, axis_ticks,
+from analysis.write.charts.chartlayout import (ASCENT, LINE_H, NARROW, TICK_PT, Scale, axis_ticks,
                                         data_values, finite, geometry, legend_box,
                                         panel_tick_pt, plain, shared_limits, text_width,
                                         view_limits, xlabel_y)
-from analysis.write.chartspec import Entry, Panels, Plot, Style
-from analysis.write.plots import (LEGEND_ID, LEGEND_INSIDE_ID, NARROW_TITLE_CHARS,
+from analysis.write.charts.chartspec import Entry, Panels, Plot, Style
+from analysis.write.charts.plots import (LEGEND_ID, LEGEND_INSIDE_ID, NARROW_TITLE_CHARS,
                                   PANEL_TITLE_ID, PLOT_AREA_ID)
 
 FONT_FAMILY = ("'DejaVu Sans', 'Bitstream Vera Sans', 'Verdana', 'Geneva', 'Arial', "

@@ -8,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from analysis import corpus
-from analysis.write import charts
-from analysis.write.plots import color
-from analysis.write.paths import run_spectra_csv_path
+from analysis.corpus import cell_table
+from analysis.write.charts import charts
+from analysis.write.charts.plots import color
+from analysis.paths import run_spectra_csv_path
 
 
 def _sides(a: pd.DataFrame, b: pd.DataFrame):
@@ -46,9 +46,9 @@ def _load_curve(a, b) -> dict[str, Any]:
 
 
 def _spectra(site: Path, runs: list[str]) -> pd.DataFrame:
-    frames = [corpus.read_spectra(site / run_spectra_csv_path(r)) for r in dict.fromkeys(runs)
+    frames = [cell_table.read_spectra(site / run_spectra_csv_path(r)) for r in dict.fromkeys(runs)
               if (site / run_spectra_csv_path(r)).is_file()]
-    return pd.concat(frames, ignore_index=True) if frames else corpus.spectra_frame([])
+    return pd.concat(frames, ignore_index=True) if frames else cell_table.spectra_frame([])
 
 
 def chart_jobs(spec, a, b, by_system: bool, charts_doc: dict[str, Any],

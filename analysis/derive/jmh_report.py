@@ -28,7 +28,7 @@ from analysis.errors import LoadcurveError
 from analysis.model import JmhResult
 from analysis.read.jmh import JmhError, JmhFailure, read_jmh
 from analysis.read.jmh_manifest import JmhFileSpec, JmhManifest
-from analysis.write.paths import repo_relative
+from analysis.paths import repo_relative
 
 HIGHER_IS_BETTER = {"thrpt": True, "avgt": False, "sample": False, "ss": False}
 # An error bar (half the 99.9 % CI) wider than this share of the score is warned about.

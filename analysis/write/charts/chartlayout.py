@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
-from analysis.write.chartspec import Axis, Panels, Plot
-from analysis.write.plots import (FIGSIZE_IN, MARGINS, NARROW_FIGSIZE_IN, NARROW_MARGINS_IN,
+from analysis.write.charts.chartspec import Axis, Panels, Plot
+from analysis.write.charts.plots import (FIGSIZE_IN, MARGINS, NARROW_FIGSIZE_IN, NARROW_MARGINS_IN,
                                   NARROW_TEXT_PT, PNG_DPI)
 
 TICK_PT = 3.5        # tick length, and the gap between a tick and its label
