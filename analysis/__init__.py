@@ -3,7 +3,7 @@
 Stages, in pipeline order; a stage imports only the ones above it and the shared leaves
 (tests/test_imports.py holds it):
 - read/: each input format into plain objects (hdr/ for .hlog with Java-exact statistics, jfr/,
-  jmh.py, loadtools/ for other load tools' results, manifest.py for run.yml);
+  jmh/, loadtools/ for other load tools' results, manifest.py for run.yml);
 - derive/: one run's numbers: analyse, aggregate (the run model, model.py), overload, gc_tail,
   jmh_report; imported (other tools' results as .hlog);
 - corpus/: what spans runs: cell_table (the corpus-wide cell table), compare, history;
