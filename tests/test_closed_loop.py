@@ -87,9 +87,9 @@ def test_littles_law_is_checked_against_the_connections(site):
 
 def test_the_load_curve_is_latency_against_achieved_throughput(site):
     from analysis.derive.analyse import analyse_run
-    from analysis.write.charts import charts, svgcharts
+    from analysis.write.charts import run_jobs, svgcharts
     run = analyse_run(load_manifest(site / "runs" / "wrk-closed", site / "runs"), site)
-    job = next(j for j in charts.chart_plan(run) if j["kind"] == "load_curve")
+    job = next(j for j in run_jobs.chart_plan(run) if j["kind"] == "load_curve")
     data = job["data"]
     assert data["title"] == "Latency vs throughput"
     for entry, by_n in zip(data["systems"], WRK_CELLS.values()):

@@ -171,8 +171,8 @@ def test_every_cpu_figure_on_the_page_is_a_percentage(analysed):
 
 
 def _chart(run, kind: str, load: str) -> dict:
-    from analysis.write.charts import charts
-    return next(j for j in charts.chart_plan(run)
+    from analysis.write.charts import run_jobs
+    return next(j for j in run_jobs.chart_plan(run)
                 if j["kind"] == kind and j["svg"].endswith(f"-{load}.svg"))
 
 

@@ -375,7 +375,7 @@ def test_group_rows_head_their_row_group(site):
 
 
 def test_phone_chart_variant_is_the_first_source(site):
-    """A chart with a narrow_svg (charts.py's phone layout) offers it below 36rem, before the
+    """A chart with a narrow_svg (render.py's phone layout) offers it below 36rem, before the
     700 px SVG; the PNG stays the fallback."""
     html = (site / "reports/injection/index.html").read_text()
     m = re.search(r'<source media="\(max-width: 36rem\)" srcset="([^"]+)" type="image/svg\+xml">'

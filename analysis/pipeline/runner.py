@@ -251,9 +251,9 @@ class Build:
         digests = {d.name: digest for d, digest in todo}
         order = {d.name: i for i, (d, _) in enumerate(todo, start=1)}
         # pandas and matplotlib load once, before the workers fork (the main process needs
-        # both anyway: the data files, and charts.pixel_sizes for one changed run)
+        # both anyway: the data files, and the charts of one changed run)
         importlib.import_module("analysis.corpus.cell_table")
-        importlib.import_module("analysis.write.charts.charts")
+        importlib.import_module("analysis.write.charts.render")
         pool = self._pool(n)
         try:
             # Stage 1: validate + analyse + data files, one task per run.

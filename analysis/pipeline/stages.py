@@ -35,7 +35,7 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
     run's repetitions (analyse.analyse_run)."""
     from analysis import paths
     from analysis.write import datafiles, pages
-    from analysis.write.charts import charts, png_use
+    from analysis.write.charts import png_use, run_jobs
     from analysis.write.yaml_text import dump_yaml
     from analysis.derive.analyse import analyse_run
     from analysis.read.manifest import load_manifest
@@ -49,8 +49,8 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
         check_regular_inputs(manifest, site)
         check_no_links(Path(run_dir), site)
         run = analyse_run(manifest, site, map_fn)
-        jobs = charts.chart_plan(run)
-        doc = datafiles.run_document(run, charts.pixel_sizes(jobs))
+        jobs = run_jobs.chart_plan(run)
+        doc = datafiles.run_document(run, run_jobs.pixel_sizes(jobs))
         png_use.keep_pngs(jobs, doc, None if in_feed else pages.og_images(run))
         outputs = []
 
@@ -87,12 +87,12 @@ def jmh_task(manifest, run_dir: Path, site: Path, in_feed: bool) -> dict[str, An
     from analysis.derive.jmh_report import build_report
     from analysis import paths
     from analysis.write import jmh_views
-    from analysis.write.charts import charts, png_use
+    from analysis.write.charts import png_use, run_jobs
     from analysis.write.yaml_text import dump_yaml
     check_no_links(run_dir, site)
     report = build_report(manifest, site)
     jobs = jmh_views.chart_jobs(report)
-    doc = jmh_views.run_document(report, charts.pixel_sizes(jobs))
+    doc = jmh_views.run_document(report, run_jobs.pixel_sizes(jobs))
     image = jmh_views.report_front_matter(report).get("image")
     png_use.keep_pngs(jobs, doc, None if in_feed else {image.lstrip("/")} if image else set())
     outputs = []
@@ -109,9 +109,9 @@ def jmh_task(manifest, run_dir: Path, site: Path, in_feed: bool) -> dict[str, An
 
 
 def chart_task(run_id: str, jobs: list[dict[str, Any]], site_root: str) -> dict[str, Any]:
-    from analysis.write.charts import charts
+    from analysis.write.charts import render
     try:
-        problems = [w for job in jobs for w in charts.render_job(job, site_root)]
+        problems = [w for job in jobs for w in render.render_job(job, site_root)]
         return {"run": run_id, "ok": True, "charts": len(jobs), "warnings": problems}
     except Exception as exc:  # noqa: BLE001
         return _fail(run_id, exc)

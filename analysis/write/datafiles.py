@@ -58,7 +58,7 @@ SCHEMA_VERSION = 5
 
 def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
     """The `_data/runs/<id>.yml` document for one analysed run (see analyse.analyse_run);
-    `chart_sizes` are the charts' pixel sizes (charts.pixel_sizes)."""
+    `chart_sizes` are the charts' pixel sizes (run_jobs.pixel_sizes)."""
     implicit = None if run.has_scenarios else run.scenario
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,

@@ -44,7 +44,7 @@ from pathlib import Path
 cpu = time.process_time
 t0 = cpu()
 import analysis.derive.analyse, analysis.read.hdr.log, analysis.read.counts, analysis.read.jfr
-import analysis.write.charts.charts, analysis.write.datafiles, analysis.write.pages
+import analysis.write.charts.render, analysis.write.datafiles, analysis.write.pages
 import analysis.write.yaml_text, analysis.pipeline.stages as stages
 imports = cpu() - t0
 spent = {}

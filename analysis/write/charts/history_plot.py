@@ -9,7 +9,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 
 from analysis.corpus.history import CellHistory
-from analysis.write.charts.charts import new_figure, save_figure
+from analysis.write.charts.render import new_figure, save_figure
 from analysis.write.charts.plots import STYLE, color
 
 REGRESSION_COLOR, IMPROVEMENT_COLOR = "#D55E00", "#009E73"

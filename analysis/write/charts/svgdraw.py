@@ -8,7 +8,7 @@ follows the house style of plots.py (same figure sizes and margins, colours, Dej
 same point sizes, grey grid, outward ticks), and the SVG keeps the ids the tests and the
 browser check read back (plots.PLOT_AREA_ID, LEGEND_ID, LEGEND_INSIDE_ID: a group whose first
 path is the box). The PNG a feed or og:image needs is matplotlib's drawing of the same Plot
-(charts.py).
+(render.py).
 
 Every number is printed with at most two decimals, so two builds of the same data write the
 same bytes.
