@@ -24,6 +24,9 @@ TABLE_LATENCY = ("p50", "p95", "p99", "p999", "max")
 SERIES_PERCENTILES = (("p50", 50.0), ("p99", 99.0))
 # Statistics whose spread across repetitions is given (`spread: {<key>: [min, median, max]}`)
 SPREAD_STATS = tuple(f"{name}_ms" for name in PERCENTILE_NAMES) + ("max_ms", "mean_ms")
+# The statistics two runs can be compared on (`compare --metric`, comparisons/<id>.yml
+# `metric:`); here so that the comparison reader needs no statistics module
+COMPARED_METRICS = PERCENTILE_NAMES + ("max", "mean")
 
 # Units: latencies are in ms in every output; rates in requests per second
 LATENCY_UNIT = "ms"

@@ -11,7 +11,7 @@ import yaml
 from analysis import vocabulary
 from analysis.write import datafiles
 from tests.conftest import REPO
-from analysis.write.paths import find_data
+from analysis.paths import find_data
 from tests.helpers import SCENARIO_RUN, closed_copy, wrk_run, result
 
 DOCS = (REPO / "docs" / "data-format.md").read_text()
@@ -31,10 +31,10 @@ SCENARIO_BLOCKS = list(SCENARIO_DOC["scenarios"].values())
 
 def _history_doc() -> dict:
     """A series' history document (corpus_pages.history_document) of the synthetic series."""
-    from analysis import corpus, history
+    from analysis.corpus import cell_table, history
     from analysis.write.corpus_pages import history_document
     from tests import series_gen
-    rows = corpus.frame(series_gen.cell_rows(1, versions=8))
+    rows = cell_table.frame(series_gen.cell_rows(1, versions=8))
     return history_document("synthetic", history.series_history(rows))[0]
 
 
@@ -51,7 +51,7 @@ def _closed_loop_docs() -> list[dict]:
     from wrk's real outputs and from the scenario fixture: the fields only they carry."""
     import tempfile
     from pathlib import Path
-    from analysis.analyse import analyse_run
+    from analysis.derive.analyse import analyse_run
     from analysis.read.manifest import load_manifest
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis import aggregate, overload
+from analysis.derive import aggregate, overload
 from analysis.model import Accounting, InFlight, Repetition
 from analysis.read.hdr.histogram import Histogram, layout_for
-from analysis.read.manifest import Cell as ManifestCell, LoadPoint, Manifest, System
+from analysis.read.manifest import CellSpec, LoadPointSpec, Manifest, SystemSpec
 from analysis.write import datafiles
 
 LAYOUT = layout_for(1, 3_600_000_000, 3)
@@ -40,9 +40,9 @@ def manifest(loads=(("r5", 5.0), ("r200", 200.0)), systems=("pool2",)):
     return Manifest(
         run_id="t", run_dir=Path("/nonexistent"), path=Path("/nonexistent/run.yml"),
         title="T", date="2026-11-24", description="D", value_unit="us",
-        systems=[System(s, s.upper()) for s in systems],
-        load_points=[LoadPoint(i, r, 2.0) for i, r in loads],
-        cells=[ManifestCell(s, i, 1, f"{s}/{i}.1.hlog") for i, _ in loads for s in systems],
+        systems=[SystemSpec(s, s.upper()) for s in systems],
+        load_points=[LoadPointSpec(i, r, 2.0) for i, r in loads],
+        cells=[CellSpec(s, i, 1, f"{s}/{i}.1.hlog") for i, _ in loads for s in systems],
         service_time_ms=None, load_generator={"timeout_s": 2}, schema_version=2)
 
 

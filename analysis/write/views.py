@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analysis import overload
+from analysis.derive import overload
 from analysis.model import Cell, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_UNIT, PERCENTILES,
                                  RATE_UNIT, TABLE_LATENCY, UNIT_TEXT, closed_load_text,
@@ -17,8 +17,8 @@ from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_U
                                  has_closed_loads, labelled, load_label, load_point_text, plain,
                                  r1, r3)
 from analysis.read.loadtools import CAVEATS
-from analysis.write.chartset import drawn_in
-from analysis.write.paths import scenario_url, table_csv_path
+from analysis.write.charts.chartset import drawn_in
+from analysis.paths import scenario_url, table_csv_path
 
 # Rows per (system, load point) in the printed hot-methods table (the cell's `jvm` holds as many)
 HOT_METHODS_SHOWN = 5

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from analysis import aggregate, overload
+from analysis.derive import aggregate, overload
 from analysis.errors import HlogError
 from analysis.model import Accounting, InFlight, Jvm, JvmWindow, Missing, Repetition, Run
 from analysis.read.counts import Counts, read_counts
@@ -28,7 +28,7 @@ from analysis.read.hdr.histogram import Histogram, sum_histograms
 from analysis.read.hdr.log import read_hlog
 from analysis.read.jfr import summarize_jfr
 from analysis.read.manifest import UNITS_PER_MS, Manifest, default_jfr
-from analysis.write.paths import repo_relative
+from analysis.paths import repo_relative
 
 
 # What of a JFR summary goes into _data (kept small: no pause lists, no warnings).
@@ -127,7 +127,7 @@ def analyse_run(manifest: Manifest, site_root: Path, map_fn=map) -> Run:
                         f"Jekyll 3.10 (GitHub Pages) would publish it as a page and run Liquid in "
                         f"it; delete that line (YAML does not need it)")
     if manifest.value_unit is None:
-        from analysis.imported import value_unit_for
+        from analysis.derive.imported import value_unit_for
         manifest.value_unit = value_unit_for(manifest)
     missing: list[Missing] = []
     present = []
@@ -164,7 +164,7 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
     """One cell repetition: its log, counts (schema 2) and JFR -> (Repetition, histogram of
     the completed requests)."""
     if cell.results:
-        from analysis.imported import read_imported
+        from analysis.derive.imported import read_imported
         return read_imported(manifest, cell, path, rel, warnings)
     unit = manifest.value_unit
     lp = manifest.load_point(cell.load)

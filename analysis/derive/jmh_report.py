@@ -1,4 +1,4 @@
-"""A JMH run's comparisons (issue 13): its result files read (analysis/read/jmh.py) and laid
+"""A JMH run's comparisons (issue 13): its result files read (analysis/read/jmh/) and laid
 out as run.yml asks - per file a table of variants (columns) by rows, each result compared
 with the baseline of its row, the best marked; parameter sweeps; the -prof gc figures;
 sample-mode percentiles; the methodology's warnings. Numbers only: the texts are made in
@@ -26,9 +26,10 @@ from pathlib import Path
 
 from analysis.errors import LoadcurveError
 from analysis.model import JmhResult
-from analysis.read.jmh import JmhError, JmhFailure, read_jmh
+from analysis.read.jmh import read_jmh
+from analysis.read.jmh.results import JmhError, JmhFailure
 from analysis.read.jmh_manifest import JmhFileSpec, JmhManifest
-from analysis.write.paths import repo_relative
+from analysis.paths import repo_relative
 
 HIGHER_IS_BETTER = {"thrpt": True, "avgt": False, "sample": False, "ss": False}
 # An error bar (half the 99.9 % CI) wider than this share of the score is warned about.

@@ -30,12 +30,11 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from analysis.corpus import ENV_COLUMNS
+from analysis.corpus.cell_table import ENV_COLUMNS
 from analysis.vocabulary import fmt_ms
 
 MIN_REPETITIONS = 3
 DEFAULT_ALPHA = 0.05
-METRICS = ("p50", "p90", "p95", "p99", "p999", "max", "mean")
 METHOD_TEXT = ("Welch's t-test on the log of each repetition's {metric}, two-sided, alpha {alpha} "
                "family-wise over the {cells} compared cells (Holm); change with its "
                "{confidence} % confidence interval; exact Mann-Whitney U p for reference; a "

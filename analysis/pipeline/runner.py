@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from analysis import atomic
-from analysis.build.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, FileHashes,
+from analysis.pipeline.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, FileHashes,
                                   code_version, run_input_hash, stray_links, templates_version)
-from analysis.build import workers
-from analysis.build.stages import analyse_task, chart_task
+from analysis.pipeline import workers
+from analysis.pipeline.stages import analyse_task, chart_task
 from analysis.errors import BuildError
-from analysis.write.paths import REPORTS_DIR, data_path, repo_relative, report_path
-from analysis.write.png_use import runs_in_posts
+from analysis.paths import REPORTS_DIR, data_path, repo_relative, report_path
+from analysis.write.charts.png_use import runs_in_posts
 
 # Folders holding only generated files; a stale output is removed only if it lies in one.
 GENERATED_DIRS = ("_data/runs", "_rundata", "assets/charts", "assets/data", "_reports")
@@ -251,9 +251,9 @@ class Build:
         digests = {d.name: digest for d, digest in todo}
         order = {d.name: i for i, (d, _) in enumerate(todo, start=1)}
         # pandas and matplotlib load once, before the workers fork (the main process needs
-        # both anyway: the data files, and charts.pixel_sizes for one changed run)
-        importlib.import_module("analysis.corpus")
-        importlib.import_module("analysis.write.charts")
+        # both anyway: the data files, and the charts of one changed run)
+        importlib.import_module("analysis.corpus.cell_table")
+        importlib.import_module("analysis.write.charts.render")
         pool = self._pool(n)
         try:
             # Stage 1: validate + analyse + data files, one task per run.
@@ -339,8 +339,8 @@ class Build:
     def _reduce(self, run_ids: list[str], code: str) -> None:
         """What needs every run at once: the corpus cell table, series histories, the
         regressions feed's data and comparison pages (analysis/write/corpus_pages.py);
-        skipped when none of its inputs changed (analysis/build/corpus_cache.py)."""
-        from analysis.build import corpus_cache
+        skipped when none of its inputs changed (analysis/pipeline/corpus_cache.py)."""
+        from analysis.pipeline import corpus_cache
         started = time.monotonic()
         digest = corpus_cache.inputs_digest(self.site_root, run_ids, code)
         if digest == self._reduced:

@@ -1,6 +1,6 @@
 """What a chart is, as plain data: the lines, markers, error bars, rules and notes it draws,
 its axes and its legend entries (`Plot`; `Panels` for small multiples). svgcharts.py builds one
-per chart job; chartlayout.py lays it out; svgdraw.py writes it as SVG and charts.py draws it
+per chart job; chartlayout.py lays it out; svgdraw.py writes it as SVG and render.py draws it
 with matplotlib for the PNG, so both files show one chart."""
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Sequence
 
-from analysis import overload
+from analysis.derive import overload
 from analysis.model import (Accounting, Cell, HostHealth, InFlight, LatencyStats, LoadPoint,
                             Missing, Percentile, Repetition, Run, Saturation, Scenario, System)
 from analysis.read.hdr.histogram import percentile_target_count

@@ -1,6 +1,6 @@
 """Which charts a run has - kind, file name, load point, alt text - derived from the run model.
 
-Both the chart drawer (charts.chart_plan: what to draw) and the data file (datafiles: the
+Both the chart drawer (run_jobs.chart_plan: what to draw) and the data file (datafiles: the
 `charts:` block the pages print) ask this module, so neither reads the other's output. Pure and
 free of matplotlib: the data file does not wait for the plotting library to load.
 """
@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.gc_tail import gc_tail_points, gc_tail_statement
+from analysis.derive.gc_tail import gc_tail_points, gc_tail_statement
 from analysis.model import LoadPoint, Run, Scenario
 from analysis.vocabulary import (CHART_TITLES, has_closed_loads, load_label, load_point_text,
                                  plain, r3)
-from analysis.write.paths import chart_path
+from analysis.paths import chart_path
 
 # Above this many systems with a cell at a load point, its percentile spectrum is small
 # multiples (one panel per system, kind "spectrum_panels") and its throughput chart's legend
@@ -34,7 +34,7 @@ class Chart:
 
     def files(self, run_id: str) -> dict[str, str]:
         """The chart's files: SVG and PNG at 700 px, and `narrow_svg`, the same chart laid out
-        for a phone (charts.NARROW), which the page serves below 36rem."""
+        for a phone (chartlayout.NARROW), which the page serves below 36rem."""
         return {"svg": chart_path(run_id, self.name, "svg"),
                 "png": chart_path(run_id, self.name, "png"),
                 "narrow_svg": chart_path(run_id, self.name + "-narrow", "svg")}
@@ -151,7 +151,7 @@ def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None,
     curve, per kind a list by load point (each with its caption), and the spectra again keyed
     by load point (percentile-plot.html); small multiples are listed as spectra. When some
     cell has a JFR window, `gc_tail`: the GC-pause-against-tail chart with its `statement`
-    (gc_tail.gc_tail_statement: `text` and the numbers). `sizes` (charts.pixel_sizes: png
+    (gc_tail.gc_tail_statement: `text` and the numbers). `sizes` (run_jobs.pixel_sizes: png
     path -> pixels) gives each entry its width and height."""
     scenario = scenario if scenario is not None else run.scenario
     section: dict[str, Any] = {"spectrum": [], "latency_over_time": [], "throughput_over_time": []}

@@ -8,12 +8,12 @@ import math
 import textwrap
 from typing import Any, Callable, Sequence
 
-from analysis.write.plots import (OTHERS_GREY, _percent_label, _plain, _spectrum_censored,
+from analysis.write.charts.plots import (OTHERS_GREY, _percent_label, _plain, _spectrum_censored,
                                   _spectrum_xy, panel_title)
-from analysis.write.chartlayout import panel_layout
-from analysis.write.chartspec import Axis, Bars, Entry, Note, Panels, Plot, Rule, Series, Style
-from analysis.write.plots import NARROW_TITLE_CHARS
-from analysis.write.svgdraw import render_panels
+from analysis.write.charts.chartlayout import panel_layout
+from analysis.write.charts.chartspec import Axis, Bars, Entry, Note, Panels, Plot, Rule, Series, Style
+from analysis.write.charts.plots import NARROW_TITLE_CHARS
+from analysis.write.charts.svgdraw import render_panels
 
 
 def auto_y(label: str, values: Sequence[float | None]) -> Axis:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from analysis import atomic
 from analysis.errors import BuildError
-from analysis.write.paths import repo_relative
+from analysis.paths import repo_relative
 
 STATE_VERSION = 1
 CACHE_DIR = ".cache/loadcurve"

@@ -1,7 +1,7 @@
 """Where everything of a chart goes: the figure sizes (plots.py's house style), the axes'
 ranges and ticks (chosen as matplotlib's autoscale, MaxNLocator and LogLocator choose them),
 the legend's size and spot, the small multiples' grid. Both writers follow it: svgdraw.py (the
-SVG) and charts.py (matplotlib's PNG), so the two files of a chart have the same layout.
+SVG) and render.py (matplotlib's PNG), so the two files of a chart have the same layout.
 
 Units are points (1/72 in): a 7-inch figure is 504 wide; a font size of 10 is 10 points.
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
-from analysis.write.chartspec import Axis, Panels, Plot
-from analysis.write.plots import (FIGSIZE_IN, MARGINS, NARROW_FIGSIZE_IN, NARROW_MARGINS_IN,
+from analysis.write.charts.chartspec import Axis, Panels, Plot
+from analysis.write.charts.plots import (FIGSIZE_IN, MARGINS, NARROW_FIGSIZE_IN, NARROW_MARGINS_IN,
                                   NARROW_TEXT_PT, PNG_DPI)
 
 TICK_PT = 3.5        # tick length, and the gap between a tick and its label
@@ -153,7 +153,7 @@ def _below_rows(plot: Plot, layout: Layout) -> int:
 
 def figure_size_in(plot: Plot, narrow: bool = False) -> tuple[float, float]:
     """The figure's width and height in inches: fixed, plus a row of legend under the axes per
-    `legend_row_in` (charts.py gives matplotlib's figure for the PNG the same size)."""
+    `legend_row_in` (render.py gives matplotlib's figure for the PNG the same size)."""
     layout = layout_for(plot, narrow)
     rows = _below_rows(plot, layout)
     extra = (0.12 + rows * layout.legend_row_in if rows else 0.0) if layout.narrow \

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis import aggregate, overload
+from analysis.derive import aggregate, overload
 from analysis.errors import ResultsError
 from analysis.model import Accounting, Imported, LatencyStats, Percentile, Repetition
 from analysis.read.hdr.histogram import Histogram
@@ -31,7 +31,7 @@ from analysis.read.loadtools import detect_format, native_unit, read_results
 from analysis.read.loadtools.results import RequestSamples, ResultSummary
 from analysis.read.manifest import UNITS_PER_MS, Manifest
 from analysis.vocabulary import PERCENTILES
-from analysis.write.paths import converted_hlog_path
+from analysis.paths import converted_hlog_path
 
 def load_model(info, manifest: Manifest) -> tuple[str, str | None]:
     """The load model and its evidence: the file's, else run.yml's, else unknown."""
@@ -84,7 +84,7 @@ def read_imported(manifest: Manifest, cell, path: Path, rel: str,
 def _from_samples(manifest: Manifest, cell, samples: RequestSamples,
                   imported: Imported) -> tuple[Repetition, Histogram]:
     from analysis.read.loadtools.record import record_samples
-    from analysis.write.hlog_writer import hlog_text
+    from analysis.read.hdr.log_writer import hlog_text
     unit = manifest.value_unit
     skip_s, window_s = cell.window if cell.window else (None, None)
     rec = record_samples(samples, unit, skip_s=skip_s, duration_s=window_s,

@@ -1,5 +1,5 @@
 """The charts of a comparison page: the load curves of both sides overlaid, and the percentile
-spectrum of both at each load. Drawn with the run charts' own machinery (charts.render_job), from
+spectrum of both at each load. Drawn with the run charts' own machinery (render.render_job), from
 the cell table (medians over the repetitions) and the runs' spectrum tables."""
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from analysis import corpus
-from analysis.write import charts
-from analysis.write.plots import color
-from analysis.write.paths import run_spectra_csv_path
+from analysis.corpus import cell_table
+from analysis.write.charts import render, run_jobs
+from analysis.write.charts.plots import color
+from analysis.paths import run_spectra_csv_path
 
 
 def _sides(a: pd.DataFrame, b: pd.DataFrame):
@@ -46,18 +46,18 @@ def _load_curve(a, b) -> dict[str, Any]:
 
 
 def _spectra(site: Path, runs: list[str]) -> pd.DataFrame:
-    frames = [corpus.read_spectra(site / run_spectra_csv_path(r)) for r in dict.fromkeys(runs)
+    frames = [cell_table.read_spectra(site / run_spectra_csv_path(r)) for r in dict.fromkeys(runs)
               if (site / run_spectra_csv_path(r)).is_file()]
-    return pd.concat(frames, ignore_index=True) if frames else corpus.spectra_frame([])
+    return pd.concat(frames, ignore_index=True) if frames else cell_table.spectra_frame([])
 
 
 def chart_jobs(spec, a, b, by_system: bool, charts_doc: dict[str, Any],
                site: Path) -> list[dict[str, Any]]:
-    """The jobs (charts.render_job) for a comparison; fills the load curve's pixel size."""
+    """The jobs (render.render_job) for a comparison; fills the load curve's pixel size."""
     curve = charts_doc["load_curve"]
     jobs = [{"kind": "load_curve", "data": _load_curve(a, b), "svg": curve["svg"],
              "png": curve["png"]}]
-    curve["width"], curve["height"] = charts.pixel_sizes(jobs)[curve["png"]]
+    curve["width"], curve["height"] = run_jobs.pixel_sizes(jobs)[curve["png"]]
     spectra = _spectra(site, list(a["run"]) + list(b["run"]))
     sides = _sides(a, b)
     for entry in charts_doc["spectrum"]:
@@ -81,5 +81,5 @@ def chart_jobs(spec, a, b, by_system: bool, charts_doc: dict[str, Any],
 def draw(jobs: list[dict[str, Any]], site: Path) -> int:
     for job in jobs:
         (site / job["svg"]).parent.mkdir(parents=True, exist_ok=True)
-        charts.render_job(job, str(site))
+        render.render_job(job, str(site))
     return len(jobs)

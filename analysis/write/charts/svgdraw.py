@@ -8,7 +8,7 @@ follows the house style of plots.py (same figure sizes and margins, colours, Dej
 same point sizes, grey grid, outward ticks), and the SVG keeps the ids the tests and the
 browser check read back (plots.PLOT_AREA_ID, LEGEND_ID, LEGEND_INSIDE_ID: a group whose first
 path is the box). The PNG a feed or og:image needs is matplotlib's drawing of the same Plot
-(charts.py).
+(render.py).
 
 Every number is printed with at most two decimals, so two builds of the same data write the
 same bytes.
@@ -19,12 +19,12 @@ import textwrap
 from dataclasses import dataclass
 from typing import Sequence
 
-from analysis.write.chartlayout import (ASCENT, LINE_H, NARROW, TICK_PT, Scale, axis_ticks,
+from analysis.write.charts.chartlayout import (ASCENT, LINE_H, NARROW, TICK_PT, Scale, axis_ticks,
                                         data_values, finite, geometry, legend_box,
                                         panel_tick_pt, plain, shared_limits, text_width,
                                         view_limits, xlabel_y)
-from analysis.write.chartspec import Entry, Panels, Plot, Style
-from analysis.write.plots import (LEGEND_ID, LEGEND_INSIDE_ID, NARROW_TITLE_CHARS,
+from analysis.write.charts.chartspec import Entry, Panels, Plot, Style
+from analysis.write.charts.plots import (LEGEND_ID, LEGEND_INSIDE_ID, NARROW_TITLE_CHARS,
                                   PANEL_TITLE_ID, PLOT_AREA_ID)
 
 FONT_FAMILY = ("'DejaVu Sans', 'Bitstream Vera Sans', 'Verdana', 'Geneva', 'Arial', "

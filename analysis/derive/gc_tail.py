@@ -5,7 +5,7 @@ Descriptive only: a tail longer than the longest pause says that something else 
 long, not what; a tail shorter than it says the pause did not land on the slowest requests (or
 fell between them). The statement therefore says "exceeds", never "caused by".
 
-Pure (no matplotlib): the chart (charts.py) and the data file (chartset.chart_section) both
+Pure (no matplotlib): the chart (write/charts/run_jobs.py) and the data file (chartset.chart_section) both
 read it.
 """
 from __future__ import annotations

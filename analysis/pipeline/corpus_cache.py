@@ -11,7 +11,7 @@ from typing import Any
 
 from analysis import atomic
 # (not from read/comparison.py: it imports pandas)
-from analysis.write.paths import COMPARISON_SPECS_DIR, run_cells_csv_path, run_spectra_csv_path
+from analysis.paths import COMPARISON_SPECS_DIR, run_cells_csv_path, run_spectra_csv_path
 
 STATE = "corpus.json"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import atomic
-from analysis.build.cache import check_no_links, check_regular_inputs
+from analysis.pipeline.cache import check_no_links, check_regular_inputs
 from analysis.errors import LoadcurveError, is_machine_fault, os_error_text
 
 
@@ -33,9 +33,11 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
     its data document goes to _data/runs/ for the posts' includes; otherwise only the og:image
     charts get a PNG and the document goes to _rundata/ (paths.data_path). `map_fn` reads the
     run's repetitions (analyse.analyse_run)."""
-    from analysis.write import charts, datafiles, pages, paths, png_use
+    from analysis import paths
+    from analysis.write import datafiles, pages
+    from analysis.write.charts import png_use, run_jobs
     from analysis.write.yaml_text import dump_yaml
-    from analysis.analyse import analyse_run
+    from analysis.derive.analyse import analyse_run
     from analysis.read.manifest import load_manifest
 
     run_id = Path(run_dir).name
@@ -47,8 +49,8 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
         check_regular_inputs(manifest, site)
         check_no_links(Path(run_dir), site)
         run = analyse_run(manifest, site, map_fn)
-        jobs = charts.chart_plan(run)
-        doc = datafiles.run_document(run, charts.pixel_sizes(jobs))
+        jobs = run_jobs.chart_plan(run)
+        doc = datafiles.run_document(run, run_jobs.pixel_sizes(jobs))
         png_use.keep_pngs(jobs, doc, None if in_feed else pages.og_images(run))
         outputs = []
 
@@ -66,9 +68,9 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
             write(paths.table_csv_path(run_id, scenario.id), datafiles.table_csv(run, scenario))
         if run.has_scenarios:
             write(paths.summary_csv_path(run_id), datafiles.summary_csv(run))
-        from analysis import corpus   # the run's rows of the corpus-wide cell table
-        write(paths.run_cells_csv_path(run_id), corpus.run_cells_csv(run))
-        write(paths.run_spectra_csv_path(run_id), corpus.run_spectra_csv(run))
+        from analysis.corpus import cell_table   # the run's rows of the corpus-wide cell table
+        write(paths.run_cells_csv_path(run_id), cell_table.run_cells_csv(run))
+        write(paths.run_spectra_csv_path(run_id), cell_table.run_spectra_csv(run))
         write(paths.data_path(run_id, in_feed), dump_yaml(doc))
         outputs += pages.write_report(site, run, doc)
         for job in jobs:
@@ -80,15 +82,17 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
 
 
 def jmh_task(manifest, run_dir: Path, site: Path, in_feed: bool) -> dict[str, Any]:
-    """A JMH run (issue 13): its results laid out (analysis/jmh_report.py), then its data file,
+    """A JMH run (issue 13): its results laid out (analysis/derive/jmh_report.py), then its data file,
     CSV and page (write/jmh_views.py); its charts are drawn by chart_task like any other."""
-    from analysis.jmh_report import build_report
-    from analysis.write import charts, jmh_views, paths, png_use
+    from analysis.derive.jmh_report import build_report
+    from analysis import paths
+    from analysis.write import jmh_views
+    from analysis.write.charts import png_use, run_jobs
     from analysis.write.yaml_text import dump_yaml
     check_no_links(run_dir, site)
     report = build_report(manifest, site)
     jobs = jmh_views.chart_jobs(report)
-    doc = jmh_views.run_document(report, charts.pixel_sizes(jobs))
+    doc = jmh_views.run_document(report, run_jobs.pixel_sizes(jobs))
     image = jmh_views.report_front_matter(report).get("image")
     png_use.keep_pngs(jobs, doc, None if in_feed else {image.lstrip("/")} if image else set())
     outputs = []
@@ -105,9 +109,9 @@ def jmh_task(manifest, run_dir: Path, site: Path, in_feed: bool) -> dict[str, An
 
 
 def chart_task(run_id: str, jobs: list[dict[str, Any]], site_root: str) -> dict[str, Any]:
-    from analysis.write import charts
+    from analysis.write.charts import render
     try:
-        problems = [w for job in jobs for w in charts.render_job(job, site_root)]
+        problems = [w for job in jobs for w in render.render_job(job, site_root)]
         return {"run": run_id, "ok": True, "charts": len(jobs), "warnings": problems}
     except Exception as exc:  # noqa: BLE001
         return _fail(run_id, exc)

@@ -8,9 +8,9 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from analysis.history import CellHistory
-from analysis.write.charts import new_figure, save_figure
-from analysis.write.plots import STYLE, color
+from analysis.corpus.history import CellHistory
+from analysis.write.charts.render import new_figure, save_figure
+from analysis.write.charts.plots import STYLE, color
 
 REGRESSION_COLOR, IMPROVEMENT_COLOR = "#D55E00", "#009E73"
 MAX_TICK_LABELS = 15
