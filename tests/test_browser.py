@@ -58,7 +58,10 @@ PAGES = {"home": "/", "post": "/2026/11/22/thread-pool-vs-virtual-threads/",
             for s in ("sleep", "cpu", "json", "fanout-futures", "fanout-pekko")},
          # a run read from two load tools' files (issue 23) and its post
          "tools-report": "/reports/vegeta-vs-hey/",
-         "tools-post": "/2026/11/26/what-a-closed-loop-hides-at-the-knee/"}
+         "tools-post": "/2026/11/26/what-a-closed-loop-hides-at-the-knee/",
+         # the fan-out scenarios across a load curve, JFR in every repetition (issue 25)
+         "fanout-report": "/reports/fanout-curve/",
+         **{f"fanout-{s}": f"/reports/fanout-curve/{s}/" for s in ("fanout-futures", "fanout-pekko")}}
 AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 # Desktop, and a phone (iPhone 12-15 class, CSS px).
 WIDTHS = {"desktop": 1280, "phone": 390}
