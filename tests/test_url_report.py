@@ -39,6 +39,9 @@ def test_methodology_of_a_run_given_by_url(tmp_path):
     assert ("Server side observed no: the server was given by URL without --server-pid or "
             "--jfr-pid, so there are no server CPU or JVM figures") in text
     assert "Generator limit (self-test) " in text and "the best of 3 tries" in text
+    # what the numbers are not: a server by URL is not "one JDK, one synthetic workload"
+    assert "one server given by URL, and the requests this run sent to it." in text
+    assert "synthetic workload" not in text
     settle = run["method"]["settle"]["systems"][0]
     assert (f"sleep4: within {settle['bound_ms']:.0f} ms (quiet answer "
             f"{settle['quiet_answer_ms']:.1f} ms)") in text
@@ -61,6 +64,7 @@ def test_a_bundled_run_has_no_knee_search_or_settle_text(tmp_path):
     demo = REPO / "tests" / "fixtures" / "runs" / "bench-short"
     doc = datafiles.run_document(analyse_run(load_manifest(demo, demo.parent), tmp_path))
     assert "knee_search" not in doc["methodology"] and "settle_text" not in doc["methodology"]
+    assert doc["methodology"]["scope_text"] == "one JDK, one synthetic workload"
 
 
 def test_a_bad_knee_search_or_settle_names_its_line(tmp_path):

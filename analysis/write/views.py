@@ -451,6 +451,9 @@ def methodology(run: Run) -> dict[str, Any]:
                                     "the linked logs"),
             # one machine for generator and server: true, false, or null when not recorded
             "shared_host": {"yes": True, "no": False}.get(shared_text),
+            "scope_text": ("one server given by URL, and the requests this run sent to it"
+                           if "target" in run.load_generator else
+                           "one JDK, one synthetic workload"),
             **({"knee_search": search} if (search := knee_search(run)) else {}),
             **({"settle_text": settle} if (settle := settle_text(run)) else {})}
 
