@@ -73,7 +73,14 @@ POOL_FIELDS = {
 
 class ChunkReader:
     """Reads chunks one after another into a Summary, keeping the last metadata (a chunk cut
-    before its metadata event can still be read with the previous chunk's types)."""
+    before its metadata event can still be read with the previous chunk's types).
+
+    A subclass may read other events (stacks.py: the stacks of one event type) by naming them
+    in `event_fields`, with a handler `_on_<last part of the name>` each, and the event types
+    whose settings it wants in `settings_reported`."""
+
+    event_fields = EVENT_FIELDS
+    settings_reported = SETTINGS_REPORTED
 
     def __init__(self, summary: Summary):
         self.summary = summary
@@ -84,7 +91,7 @@ class ChunkReader:
     def _plan(self, md: Metadata):
         if self._plan_for is md:
             return
-        plan = _metadata_plan(md)
+        plan = _metadata_plan(md, self.event_fields, self.settings_reported)
         # Two decoders per event type: with startTime (for a chunk without its end, where the
         # latest event time is what "covered until" means) and, for whole chunks, without it
         # where the summary does not use it (one timestamp less to decode per event).
@@ -452,7 +459,9 @@ class ChunkReader:
     def _on_JVMInformation(self, v):
         self.summary.jvm(as_str(v[1]), as_str(v[2]))
 
-    def _resolve_samples(self, pools, offsets, data, entries):
+    def _stack_names(self, pools, offsets, data, entries):
+        """-> (stack(key): (frames "pkg.Class.method" leaf first, truncated) or None when the
+        chunk has no such stack trace; text(value): a string field's text)."""
         by_name = {}
         for type_id, (name, *_rest) in self.pool_plans.items():
             by_name[name] = _lookup(pools[type_id], offsets[type_id], data, entries,
@@ -490,18 +499,26 @@ class ChunkReader:
                 method_names[key] = n
             return n
 
-        when = by_name.get("jdk.types.GCWhen", missing)
+        def stack(key):
+            trace = traces(key) if type(key) is int else None
+            if trace is None:
+                return None
+            return tuple(method_name(m) for m in trace[1]), trace[0] == 1
+
+        return stack, text, by_name.get("jdk.types.GCWhen", missing)
+
+    def _resolve_samples(self, pools, offsets, data, entries):
+        stack, text, when = self._stack_names(pools, offsets, data, entries)
         for target in (self.summary, self.summary.warmup):
             if target is None:
                 continue
             samples = self._samples.get(target, {})
             for key, count in sorted(samples.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
-                trace = traces(key)
-                if trace is None:
+                resolved = stack(key)
+                if resolved is None:
                     target.samples(None, count)
                     continue
-                target.samples(tuple(method_name(m) for m in trace[1]), count,
-                               truncated=trace[0] == 1)
+                target.samples(resolved[0], count, truncated=resolved[1])
             # The GCWhen strings of heap summaries read in this chunk.
             target.resolve_heap_when(lambda key: text(when(key)) if type(key) is int
                                      else None)
@@ -511,12 +528,12 @@ class _MetadataPlan:
     """What ChunkReader._plan derives from a chunk's metadata: the same for every recording of
     a JVM build (one Metadata is shared by them: metadata_for), so made once per Metadata."""
 
-    def __init__(self, md: Metadata):
+    def __init__(self, md: Metadata, event_fields: dict, settings_reported: frozenset):
         # Event type id -> (name, decoder with startTime, decoder without it where unused).
         self.events = {}
         self.listed = {}
         self.listed_strings = {}
-        for name, wanted in EVENT_FIELDS.items():
+        for name, wanted in event_fields.items():
             cls = md.by_name.get(name)
             if cls is None:
                 continue
@@ -563,27 +580,30 @@ class _MetadataPlan:
         self.setting_events = {}
         for c in md.classes.values():
             event_name = canonical_name(c.name)
-            if event_name in SETTINGS_REPORTED:
+            if event_name in settings_reported:
                 self.setting_events[c.type_id] = event_name
         self.first_field_is_start_time = {
             c.type_id for c in md.classes.values()
             if c.fields and c.fields[0].name == "startTime" and c.super_type == "jdk.jfr.Event"}
 
 
-_plans: dict[int, tuple[Metadata, _MetadataPlan]] = {}   # id(metadata) -> (it, its plan)
+# (id(metadata), the events and settings read) -> (metadata, its plan)
+_plans: dict[tuple, tuple[Metadata, _MetadataPlan]] = {}
 _plans_lock = threading.Lock()
 
 
-def _metadata_plan(md: Metadata) -> _MetadataPlan:
+def _metadata_plan(md: Metadata, event_fields: dict = EVENT_FIELDS,
+                   settings_reported: frozenset = SETTINGS_REPORTED) -> _MetadataPlan:
+    key = (id(md), tuple(event_fields.items()), settings_reported)
     with _plans_lock:
-        hit = _plans.get(id(md))
+        hit = _plans.get(key)
     if hit is not None and hit[0] is md:
         return hit[1]
-    plan = _MetadataPlan(md)
+    plan = _MetadataPlan(md, event_fields, settings_reported)
     with _plans_lock:
         if len(_plans) >= 16:        # (Metadata objects are few: metadata_for keeps 8)
             _plans.clear()
-        _plans[id(md)] = (md, plan)
+        _plans[key] = (md, plan)
     return plan
 
 
