@@ -233,6 +233,7 @@ def test_cli_folded_prints_the_library_text_and_states_the_threshold():
     (["--start", "1"], "choose the stacks of --folded or --flamegraph"),
     (["--diff", "x.jfr"], "give --flamegraph OUT.svg too"),
     (["--folded", "--json"], "choose one"),
+    (["--flamegraph", "x.svg", "--app", "(unclosed"], "--app '(unclosed' is not a valid regex"),
 ])
 def test_cli_errors_are_one_line(args, message):
     out = run_cli(SPLIT / "jdk17-split.jfr", *args)

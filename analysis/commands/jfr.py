@@ -16,6 +16,7 @@ read as JFR (one `error: FILE: byte N: ...` line).
 from __future__ import annotations
 
 import json
+import re
 import sys
 from datetime import datetime, timezone
 
@@ -187,6 +188,15 @@ def _recording_note(path: str, f: dict) -> str:
     return "; ".join(notes) + "\n"
 
 
+def _application(patterns: list[str]) -> list[str]:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise JfrError(f"--app {pattern!r} is not a valid regex: {exc}") from None
+    return patterns
+
+
 def run_stacks(args) -> int:
     from analysis import atomic
     from analysis.read.jfr.stacks import fold_jfr, folded_text
@@ -197,6 +207,7 @@ def run_stacks(args) -> int:
         raise JfrError("--diff BASE.jfr draws a differential flame graph: give "
                        "--flamegraph OUT.svg too")
     window_s = _window_s(args)
+    application = _application(args.app) or DEFAULT_APPLICATION
     folded = fold_jfr(args.file, args.event, window_s=window_s)
     sys.stderr.write(_recording_note(args.file, folded))
     if args.folded:
@@ -213,7 +224,7 @@ def run_stacks(args) -> int:
     else:
         svg = flamegraph_svg(folded["stacks"], folded["unit"],
                              f"{measure} ({args.event}): {args.file}",
-                             application=args.app or DEFAULT_APPLICATION)
+                             application=application)
     atomic.write_bytes(args.flamegraph, svg)
     return 0
 
