@@ -82,7 +82,7 @@ perf: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	@test -n "$(RUN)" || { echo "error: give a run id: make bench RUN=<id>"; exit 1; }
-	bash bench/run.sh $(RUN)
+	bash bench/run.sh $(RUN) $(if $(URL),--url '$(URL)') $(if $(RATES),--rates $(RATES))
 
 post: $(VENV)/.installed
 	@test -n "$(RUN)" || { echo "error: give a run id: make post RUN=<id>"; exit 1; }

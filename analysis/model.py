@@ -11,12 +11,12 @@ writers (vocabulary.py says how).
 
 Slots a run does not fill are None, and writers leave them out. Issue 12 filled series and
 version for history (`Run.series`, `Run.version`, from run.yml). Issue 13 gave JMH results
-their own path instead of this model (read/jmh.py -> jmh_report.py -> write/jmh_views.py): every
+their own path instead of this model (read/jmh/ -> derive/jmh_report.py -> write/jmh_views.py): every
 cell here is `kind` "load", and no reader fills `Cell.jmh` or makes a `JmhResult`. Issue 11 filled the scenarios: `Run.scenarios`, one `Scenario` per run.yml `scenarios:` entry
 with its own load points, service time and systems (each scenario's `System` objects carry that
 scenario's predicted ceiling, measured peak and latency baseline). Issue 10 filled the overload slots (censored percentiles, accounting, saturation reasons,
 in flight as measured, host health, per-window JVM figures, repetitions' spread); the rules
-that fill them are analysis/overload.py's.
+that fill them are analysis/derive/overload.py's.
 docs/data-format.md ("The run model") says where each slot is serialised.
 
 Two rates, one meaning each (docs/data-format.md, "Rates"):
@@ -252,7 +252,7 @@ class JmhResult:
     `score`, `error`, `unit` repeat the primary metric's; `forks` are the per-fork means (of
     the iterations' scores, or of the sampled values in sample mode); `secondary` maps each
     secondary metric's name - without the "·" JMH before 1.33 put in front - to its score,
-    and `secondary_metrics` to the whole metric. Read by analysis/read/jmh.py."""
+    and `secondary_metrics` to the whole metric. Read by analysis/read/jmh/."""
 
     benchmark: str
     mode: str

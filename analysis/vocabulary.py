@@ -24,6 +24,9 @@ TABLE_LATENCY = ("p50", "p95", "p99", "p999", "max")
 SERIES_PERCENTILES = (("p50", 50.0), ("p99", 99.0))
 # Statistics whose spread across repetitions is given (`spread: {<key>: [min, median, max]}`)
 SPREAD_STATS = tuple(f"{name}_ms" for name in PERCENTILE_NAMES) + ("max_ms", "mean_ms")
+# The statistics two runs can be compared on (`compare --metric`, comparisons/<id>.yml
+# `metric:`); here so that the comparison reader needs no statistics module
+COMPARED_METRICS = PERCENTILE_NAMES + ("max", "mean")
 
 # Units: latencies are in ms in every output; rates in requests per second
 LATENCY_UNIT = "ms"
@@ -42,6 +45,10 @@ ENVIRONMENT_LABELS = {
 LOAD_GENERATOR_LABELS = {
     "name": "Load generator", "model": "Load model", "timeout_s": "Timeout",
     "warmup_s": "Warm-up", "connections": "Connections", "drain": "Drain after the window",
+    # a server given by URL (bench/run.sh --url): what the harness knows of it and of itself
+    "target": "Target", "server_observed": "Server side observed", "request": "Request",
+    "tls": "TLS", "generator_host": "Generator host", "generator_jdk": "Generator JDK",
+    "generator_flags": "Generator JVM flags", "self_test": "Generator limit (self-test)",
 }
 # run.yml's method keys (schema 2) -> label in the methodology
 METHOD_LABELS = {"repetitions": "Repetitions per cell", "order": "Order of the cells",

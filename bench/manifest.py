@@ -27,6 +27,7 @@ from analysis import atomic  # noqa: E402  (the repository root is put on the pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import catalog  # noqa: E402  (bench/, just above)
+import urls  # noqa: E402
 
 # A cell whose generator sent less than this share of the offered rate, or whose sends were
 # this late at p99, is reported as possibly distorted by the generator.
@@ -84,6 +85,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--description")
     p.add_argument("--tags", default="")
     p.add_argument("--date", help="YYYY-MM-DD (default: today, UTC)")
+    p.add_argument("--url-system", action="append", default=[], metavar="ID=URL|ID=@FILE",
+                   help="a server given by URL (bench/urls.py); replaces --systems' catalog")
+    p.add_argument("--request", default="", help="the request options given to the generator")
+    p.add_argument("--server-pid", type=int, help="the observed server process (--url runs)")
+    p.add_argument("--jfr-pid", type=int, help="the observed JVM recorded per cell (--url runs)")
+    p.add_argument("--self-test", type=Path, help="the generator's --self-test line (JSON)")
+    p.add_argument("--knee", type=Path, help="bench/knee.py's search state (--find-knee)")
     return p.parse_args(argv)
 
 
@@ -119,7 +127,20 @@ def read(path: str) -> str:
         return ""
 
 
-def environment(java: str, server_flags: str) -> dict:
+def java_description(java: str) -> str:
+    props = subprocess.run([java, "-XshowSettings:properties", "-version"],
+                           capture_output=True, text=True, timeout=60).stderr
+    prop = dict(re.findall(r"^\s+([\w.]+) = (.*)$", props, re.M))
+    return " ".join(x for x in (prop.get("java.vm.vendor") if not prop.get("java.vendor.version")
+                                else None, prop.get("java.vendor.version"),
+                                f"({prop.get('java.runtime.version')})"
+                                if prop.get("java.runtime.version") else None) if x)
+
+
+def environment(java: str, server_flags: str, url_targets: list[str] | None = None) -> dict:
+    """The machine (the generator's); for bundled targets also the server's JVM. A server given
+    by URL runs a JVM (if any) the harness knows nothing of: no jdk/jvm_flags/gc/heap, and
+    shared_host from its address."""
     cpuinfo = read("/proc/cpuinfo")
     model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.M)
     cores = os.cpu_count()
@@ -130,13 +151,7 @@ def environment(java: str, server_flags: str) -> dict:
         smt = int(siblings.group(1)) > int(cpu_cores.group(1))
     meminfo = re.search(r"^MemTotal:\s*(\d+) kB", read("/proc/meminfo"), re.M)
     os_release = re.search(r'^PRETTY_NAME="?([^"\n]+)"?', read("/etc/os-release"), re.M)
-    props = subprocess.run([java, "-XshowSettings:properties", "-version"],
-                           capture_output=True, text=True, timeout=60).stderr
-    prop = dict(re.findall(r"^\s+([\w.]+) = (.*)$", props, re.M))
-    jdk = " ".join(x for x in (prop.get("java.vm.vendor") if not prop.get("java.vendor.version")
-                               else None, prop.get("java.vendor.version"),
-                               f"({prop.get('java.runtime.version')})"
-                               if prop.get("java.runtime.version") else None) if x)
+    jdk = java_description(java)
     heap = re.search(r"-Xmx(\d+)([gGmM])", server_flags)
     gc = re.search(r"-XX:\+Use(\w+)GC", server_flags)
     env = {
@@ -152,7 +167,52 @@ def environment(java: str, server_flags: str) -> dict:
         "heap": f"{heap.group(1)} {'GiB' if heap.group(2) in 'gG' else 'MiB'}" if heap else None,
         "shared_host": True,
     }
+    if url_targets is not None:
+        for key in ("jdk", "jvm_flags", "gc", "heap"):
+            env.pop(key)
+        env["shared_host"] = urls.shared_host(url_targets)
     return {k: v for k, v in env.items() if v is not None}
+
+
+def url_system_info(sid: str, target: str, request: str) -> dict:
+    """The run.yml `systems:` entry of a server given by URL (what it is, only the URL says)."""
+    method = re.search(r"--method (\S+)", request)
+    what = (f"the weighted URLs of {target[1:]}" if target.startswith("@") else target)
+    return {"id": sid, "label": sid,
+            "description": f"Given by URL, not started by the harness: "
+                           f"{method.group(1) if method else 'GET'} {what}."}
+
+
+def url_run_facts(args, targets: list[str]) -> dict:
+    """load_generator keys of a --url run: the target, what observed the server, the generator."""
+    if args.jfr_pid:
+        observed = (f"yes: CPU per window and a JFR recording per cell (JVM {args.jfr_pid}, "
+                    f"--jfr-pid)")
+    elif args.server_pid:
+        observed = f"CPU per window only (process {args.server_pid}, --server-pid); no JFR"
+    else:
+        observed = ("no: the server was given by URL without --server-pid or --jfr-pid, so "
+                    "there are no server CPU or JVM figures")
+    facts = {"target": "given by URL (bench/run.sh --url); the harness started no server",
+             "server_observed": observed,
+             "request": " ".join(args.request.split()) or "GET, success 2xx/3xx"}
+    if any(u.startswith("https:") for t in targets for u in urls.target_urls(t)):
+        facts["tls"] = ("HTTPS without checking the certificate (--insecure)"
+                        if "--insecure" in args.request.split() else "HTTPS, certificate checked")
+    facts["generator_host"] = platform.node() or None
+    facts["generator_jdk"] = java_description(args.java)
+    facts["generator_flags"] = " ".join(args.generator_flags.split())
+    if args.self_test:
+        test = json.loads(args.self_test.read_text(encoding="utf-8"))
+        facts["self_test"] = (f"{test['max_rate']:g} req/s, {test['max_in_flight']} in flight "
+                              f"(its --self-test against a local null server)")
+    return {k: v for k, v in facts.items() if v}
+
+
+def knee_search(path: Path) -> dict:
+    state = json.loads(path.read_text(encoding="utf-8"))
+    return {"rule": state["rule"],
+            "systems": [{"system": sid, **search} for sid, search in state["systems"].items()]}
 
 
 HEADER = """\
@@ -177,6 +237,8 @@ def build(args, systems, load_points, env, cells, title, description, date, tags
     run["value_unit"] = "us"
     if scenarios:
         run["scenarios"] = scenarios
+    elif args.url_system:
+        pass  # a server given by URL: its service time is not known
     else:
         run["service_time_ms"] = args.service_ms
     run.update({
@@ -189,6 +251,8 @@ def build(args, systems, load_points, env, cells, title, description, date, tags
             "timeout_s": number(args.timeout_s),
             "warmup_s": number(args.warmup_s),
             "drain": True,
+            **(url_run_facts(args, [t.partition("=")[2] for t in args.url_system])
+               if args.url_system else {}),
         },
         "method": {
             "repetitions": args.repetitions,
@@ -203,6 +267,8 @@ def build(args, systems, load_points, env, cells, title, description, date, tags
         run["method"]["pool_threads"] = args.pool_threads
     if args.jfr_repetitions is not None and args.jfr_repetitions < args.repetitions:
         run["method"]["jfr_repetitions"] = args.jfr_repetitions
+    if args.knee:
+        run["method"]["knee_search"] = knee_search(args.knee)
     if any(c["jfr"] is not None for c in cells):
         patterns = JFR_ATTRIBUTION
         if scenarios:
@@ -231,7 +297,9 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     run_dir: Path = args.run_dir
     try:
-        systems = [catalog.target_info(s, args.pool_threads) for s in catalog.parse_targets(args.systems)]
+        systems = ([url_system_info(*spec.split("=", 1), args.request) for spec in args.url_system]
+                   or [catalog.target_info(s, args.pool_threads)
+                       for s in catalog.parse_targets(args.systems)])
         parsed = catalog.parse_scenarios(args.scenarios) if args.scenarios else []
     except catalog.SpecError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -287,13 +355,20 @@ def main(argv=None) -> int:
     if not cells:
         print(f"error: no measured cells in {run_dir}", file=sys.stderr)
         return 1
-    title = args.title or default_title(systems, args.service_ms, scenarios)
-    description = args.description or default_description(systems, args.service_ms, scenarios)
+    if args.url_system:
+        title = args.title or f"Load curve of {', '.join(s['id'] for s in systems)}, given by URL"
+        description = args.description or (
+            "Open-loop load at rising offered rates against " + "; ".join(
+                s["description"][0].lower() + s["description"][1:-1] for s in systems) + ".")
+    else:
+        title = args.title or default_title(systems, args.service_ms, scenarios)
+        description = args.description or default_description(systems, args.service_ms, scenarios)
     # A date object, so that YAML writes an unquoted date as before.
     date = (dt.date.fromisoformat(args.date) if args.date
             else dt.datetime.now(dt.timezone.utc).date())
     tags = [t for t in args.tags.split(",") if t]
-    run = build(args, systems, load_points, environment(args.java, args.server_flags),
+    url_targets = [spec.partition("=")[2] for spec in args.url_system] or None
+    run = build(args, systems, load_points, environment(args.java, args.server_flags, url_targets),
                 cells, title, description, date, tags, scenarios)
     atomic.write_text(run_dir / "run.yml", render(run, args.generator_flags))
     print(f"wrote {run_dir / 'run.yml'} ({len(cells)} cell repetitions)")

@@ -12,7 +12,7 @@ target, rate); without, the first runs' form: one implicit scenario, /sleep?ms=-
 without scenarios); with --estimate, one line with the expected wall time instead. A bad
 --targets/--scenarios/--only is one `error:` line, exit status 2.
 
-usage: python bench/plan.py --systems LIST (--rates LIST --service-ms MS | --scenarios LIST)
+usage: python bench/plan.py --systems LIST [--url-systems] (--rates LIST --service-ms MS | --scenarios LIST)
   --repetitions 3 --seed 1 [--warmup-s 5 --duration-s 12 --timeout-s 15 --pool-threads 100]
   [--only [SCENARIO/]SYSTEM/LOAD[.REP] ...] [--estimate]
 """
@@ -66,6 +66,8 @@ def cells(scenarios, systems: list[str], repetitions: int, seed: int, only: list
 
 def drain_s(system: str, rate: int, service_ms: float, timeout_s: float, pool_threads: int) -> float:
     """The expected drain: the timeout for a saturated pool, else one service time."""
+    if system not in catalog.TARGETS and not catalog.LEGACY_SYSTEM.match(system):
+        return service_ms / 1000  # a server given by URL: its limit is not known
     limit = catalog.concurrency_limit(system, pool_threads)
     if limit and service_ms and rate > limit / (service_ms / 1000):
         return timeout_s
@@ -75,6 +77,8 @@ def drain_s(system: str, rate: int, service_ms: float, timeout_s: float, pool_th
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     p.add_argument("--systems", required=True)
+    p.add_argument("--url-systems", action="store_true",
+                   help="--systems are servers given by URL (bench/urls.py), not catalog targets")
     p.add_argument("--rates")
     p.add_argument("--scenarios")
     p.add_argument("--repetitions", type=int, required=True)
@@ -89,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--estimate", action="store_true")
     args = p.parse_args(argv)
     try:
-        systems = catalog.parse_targets(args.systems)
+        systems = (args.systems.split(",") if args.url_systems
+                   else catalog.parse_targets(args.systems))
         scenarios = scenario_list(args)
     except catalog.SpecError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Measures a run: for every repetition, scenario, system and offered rate (repetition-major, cells
-# shuffled by a seed), check that the host is quiet, start the server under test with JFR, drive it with
-# the open-loop generator (warm-up, measured window, drain), stop it; then write
-# runs/<RUN_ID>/run.yml (bench/manifest.py). Called by `make bench RUN=<id>`.
+# shuffled by a seed), check that the host is quiet, start the server under test with JFR (or, with
+# --url, drive a server started by someone else), drive it with the open-loop generator (warm-up,
+# measured window, drain), stop it; then write runs/<RUN_ID>/run.yml (bench/manifest.py), also on
+# Ctrl-C from the cells measured so far. Called by `make bench RUN=<id>`.
 set -euo pipefail
 
 usage() {
@@ -54,6 +55,35 @@ its estimated time first, about 16 minutes).
   --no-build          use the jars already built (bench/test.sh builds first)
   --jfr-repetitions N record JFR in repetitions 1..N only (default: all), to keep a large
                       run's size down; the others have jfr: null in run.yml
+
+A server you started yourself, measured by URL (no server is started; --targets and
+--scenarios do not apply; the cells are <system>/r<rate>.<rep>.*, as above):
+  --url URL           GET this URL (repeatable: each is a system, its id made from host, port
+                      and path, e.g. http://127.0.0.1:8080/api -> 127-0-0-1-8080-api)
+  --system ID=URL     a system with your id; ID=@FILE rotates over a weighted URL list, one
+                      `[WEIGHT] URL` a line (repeatable, with or without --url)
+  --method M, --header 'NAME: value' (repeatable), --body-file PATH, --success 200-399,
+  --insecure          the request's shape, passed to the generator (--insecure: HTTPS without
+                      checking the certificate, stated in the run's methodology)
+  --find-knee         instead of --rates: per system, 1 s warm-up + --knee-probe-s probes from
+                      --knee-start req/s (10), doubling until one is saturated (bench/knee.py:
+                      timed out + errors > 1 % of the window's requests, sent < 99 % or
+                      completed < 95 % of the offered rate, or p99 > --knee-p99-ms), then
+                      --knee-bisections (2) probes between the last good rate K and the first
+                      saturated S; then measures K/4, K/2, 3K/4, K, S, 3S/2 in full. The search
+                      goes to OUT/knee.json and run.yml (a rerun, e.g. with --only, reuses it)
+  --knee-start R, --knee-probe-s S (3), --knee-bisections N (2), --knee-p99-ms MS
+  --server-pid PID    the server's process: its CPU per window goes into each counts file
+  --jfr-pid PID       a local JVM server: per cell, `jcmd PID JFR.start` (bench/loadcurve.jfc)
+                      before the warm-up, JFR.dump + JFR.stop after the drain (implies
+                      --server-pid PID). Without either, run.yml and the report say the server
+                      side was not observed
+  Before measuring, the generator's --self-test (a local null server, cached in
+  OUT/.self-test.json) gives this host's limit: rates above it, or a --max-in-flight above it or
+  the open-file limit, are refused. Bounds: a cell lasts at most warm-up + window + timeout and
+  sends at most rate x that many requests; a knee search probes at most log2(limit/start) + 1 +
+  bisections rates per system. Ctrl-C stops the cell under way and writes run.yml from the cells
+  already measured.
   --smoke             measure nothing: start each target once (its own JVM, the run's flags)
                       and GET each scenario's endpoint once; every answer must be a 200
   -h, --help          this text
@@ -97,6 +127,17 @@ BUILD=1
 SMOKE=0
 SMOKE_TMP=
 JFR_REPETITIONS=
+URLS=()
+URL_SYSTEMS=()
+REQUEST_ARGS=()
+FIND_KNEE=0
+KNEE_START=10
+KNEE_PROBE_S=3
+KNEE_BISECTIONS=2
+KNEE_P99_MS=
+OBSERVED_PID=
+JFR_PID=
+INSECURE=0
 while [[ $# -gt 0 ]]; do
     case $1 in
         --systems|--targets) SYSTEMS=$2; shift 2;;
@@ -122,11 +163,24 @@ while [[ $# -gt 0 ]]; do
         --no-build) BUILD=0; shift;;
         --smoke) SMOKE=1; shift;;
         --jfr-repetitions) JFR_REPETITIONS=$2; shift 2;;
+        --url) URLS+=(--url "$2"); shift 2;;
+        --system) URL_SYSTEMS+=(--system "$2"); shift 2;;
+        --method|--header|--body-file|--success) REQUEST_ARGS+=("$1" "$2"); shift 2;;
+        --insecure) REQUEST_ARGS+=(--insecure); INSECURE=1; shift;;
+        --find-knee) FIND_KNEE=1; shift;;
+        --knee-start) KNEE_START=$2; shift 2;;
+        --knee-probe-s) KNEE_PROBE_S=$2; shift 2;;
+        --knee-bisections) KNEE_BISECTIONS=$2; shift 2;;
+        --knee-p99-ms) KNEE_P99_MS=$2; shift 2;;
+        --server-pid) OBSERVED_PID=$2; shift 2;;
+        --jfr-pid) JFR_PID=$2; OBSERVED_PID=$2; shift 2;;
         -h|--help) usage; exit 0;;
         *) echo "error: unknown option $1 (see bench/run.sh --help)" >&2; exit 2;;
     esac
 done
 OUT=${OUT:-$ROOT/runs/$RUN_ID}
+# Absolute: a server's JVM resolves jcmd's JFR.dump filename in its own working directory.
+OUT=$(realpath -m "$OUT")
 # A smoke test writes nothing under runs/.
 if (( SMOKE )) && [[ $OUT == "$ROOT/runs/$RUN_ID" ]]; then
     OUT=$(mktemp -d "${TMPDIR:-/tmp}/loadcurve-smoke.XXXXXX")
@@ -143,27 +197,58 @@ done
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-$(( $(ulimit -n) > 2000 ? $(ulimit -n) - 1000 : 1000 ))}
 JFR_REPETITIONS=${JFR_REPETITIONS:-$REPETITIONS}
+# A server given by URL (bench/urls.py names the systems): none is started, and its service
+# time is not known (0: no latency floor, no drain estimate).
+URL_MODE=$(( ${#URLS[@]} + ${#URL_SYSTEMS[@]} > 0 ))
+PLAN_SERVICE_MS=$SERVICE_MS
+declare -A TARGET_OF=()
+if (( URL_MODE )); then
+    [[ -z "$SCENARIOS" ]] || { echo "error: --scenarios is for the bundled targets; a server given by --url has no scenarios" >&2; exit 2; }
+    (( ! SMOKE )) || { echo "error: --smoke starts the bundled targets; it does not apply to --url" >&2; exit 2; }
+    URL_SYSTEM_LINES=$("$PY" "$HERE/urls.py" systems "${URLS[@]}" "${URL_SYSTEMS[@]}") || exit 2
+    while read -r sid target; do TARGET_OF[$sid]=$target; done <<<"$URL_SYSTEM_LINES"
+    SYSTEMS=$(awk '{ print $1 }' <<<"$URL_SYSTEM_LINES" | paste -sd, -)
+    PLAN_SERVICE_MS=0
+    for v in "$KNEE_START" "$KNEE_PROBE_S"; do
+        [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "error: '$v' must be a positive whole number" >&2; exit 2; }
+    done
+    [[ "$KNEE_BISECTIONS" =~ ^[0-9]+$ ]] || { echo "error: --knee-bisections '$KNEE_BISECTIONS' must be a whole number" >&2; exit 2; }
+    if [[ -n "$OBSERVED_PID" ]] && { [[ ! "$OBSERVED_PID" =~ ^[1-9][0-9]*$ ]] || ! kill -0 "$OBSERVED_PID" 2>/dev/null; }; then
+        echo "error: --server-pid/--jfr-pid $OBSERVED_PID is not a running process of this user" >&2
+        exit 2
+    fi
+elif (( FIND_KNEE )) || [[ -n "$OBSERVED_PID$INSECURE" && "$OBSERVED_PID$INSECURE" != 0 ]] || (( ${#REQUEST_ARGS[@]} )); then
+    echo "error: --find-knee, --server-pid, --jfr-pid and the request options are for a server given by --url" >&2
+    exit 2
+fi
 for v in "$SERVICE_MS" "$DURATION_S" "$MAX_IN_FLIGHT" "$REPETITIONS" "$SEED" "$POOL_THREADS" "$JFR_REPETITIONS"; do
     [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "error: '$v' must be a positive whole number" >&2; exit 2; }
 done
+# A server given by URL is recorded only through --jfr-pid.
+if (( URL_MODE )) && [[ -z "$JFR_PID" ]]; then JFR_REPETITIONS=0; fi
 [[ "$WARMUP_S" =~ ^[0-9]+$ ]] || { echo "error: --warmup-s '$WARMUP_S' must be whole seconds" >&2; exit 2; }
 [[ "$ON_BUSY" == warn || "$ON_BUSY" == refuse ]] \
     || { echo "error: --on-busy must be warn or refuse, not '$ON_BUSY'" >&2; exit 2; }
 [[ -x "$PY" ]] || { echo "error: no Python at $PY (run 'make bench', which installs .venv, or set PY)" >&2; exit 2; }
 
-# The cells' order (plan.py also checks --targets, --scenarios and --only, before any build).
-plan_args=(--systems "$SYSTEMS" --repetitions "$REPETITIONS" --seed "$SEED" --pool-threads "$POOL_THREADS"
-    --jfr-repetitions "$JFR_REPETITIONS"
-    --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S")
-if [[ -n "$SCENARIOS" ]]; then
-    plan_args+=(--scenarios "$SCENARIOS")
-else
-    plan_args+=(--rates "$RATES" --service-ms "$SERVICE_MS")
-fi
-for o in "${ONLY[@]}"; do plan_args+=(--only "$o"); done
-PLAN_TEXT=$("$PY" "$HERE/plan.py" "${plan_args[@]}") || exit 2
-mapfile -t PLAN <<<"$PLAN_TEXT"
-[[ -n "$PLAN_TEXT" ]] || { echo "error: no cell to measure (check --only)" >&2; exit 2; }
+# The cells' order (plan.py also checks --targets, --scenarios and --only, before any build;
+# with --find-knee, the rates are known only after the search).
+make_plan() {
+    plan_args=(--systems "$SYSTEMS" --repetitions "$REPETITIONS" --seed "$SEED" --pool-threads "$POOL_THREADS"
+        --jfr-repetitions "$JFR_REPETITIONS"
+        --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S")
+    if [[ -n "$SCENARIOS" ]]; then
+        plan_args+=(--scenarios "$SCENARIOS")
+    else
+        plan_args+=(--rates "$RATES" --service-ms "$PLAN_SERVICE_MS")
+    fi
+    (( URL_MODE )) && plan_args+=(--url-systems)
+    for o in "${ONLY[@]}"; do plan_args+=(--only "$o"); done
+    PLAN_TEXT=$("$PY" "$HERE/plan.py" "${plan_args[@]}") || exit 2
+    mapfile -t PLAN <<<"$PLAN_TEXT"
+    [[ -n "$PLAN_TEXT" ]] || { echo "error: no cell to measure (check --only)" >&2; exit 2; }
+}
+(( FIND_KNEE )) || make_plan
 
 find_jdk
 if (( BUILD )); then
@@ -191,8 +276,13 @@ mkdir -p "$OUT"
 WORK=$(mktemp -d "$OUT/.work.XXXXXX")
 SERVER_PID=
 GENERATOR_PID=
+JCMD=$BENCH_JAVA_HOME/bin/jcmd
+JFR_NAME=loadcurve-$RUN_ID
+JFR_ACTIVE=0
 cleanup() {
     local pid
+    # A recording left running would go on filling the observed server's disk.
+    if (( JFR_ACTIVE )); then "$JCMD" "$JFR_PID" JFR.stop name="$JFR_NAME" >/dev/null 2>&1 || true; fi
     for pid in "$GENERATOR_PID" "$SERVER_PID"; do
         if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
             kill -TERM "$pid" 2>/dev/null || true
@@ -203,7 +293,17 @@ cleanup() {
     rm -rf "$WORK" ${SMOKE_TMP:+"$SMOKE_TMP"}
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+MEASURING=0
+# Ctrl-C: the cell under way is dropped (its files never left WORK); run.yml is written from the
+# cells already in place.
+interrupted() {
+    trap - INT TERM
+    echo "== interrupted; writing run.yml from the cells measured so far" >&2
+    if [[ -n "$GENERATOR_PID" ]]; then kill -TERM "$GENERATOR_PID" 2>/dev/null || true; fi
+    if (( MEASURING )); then write_manifest || true; fi
+    exit 130
+}
+trap interrupted INT TERM
 
 stop_server() {
     local pid=$SERVER_PID
@@ -259,16 +359,49 @@ measure_cell() {
     host_check=$("$PY" "$HERE/hostcheck.py" --threshold "$BUSY_THRESHOLD" --busy-wait-s "$BUSY_WAIT_S" \
         --on-busy "$ON_BUSY" --cell "$name") || exit 3
     echo "   host check: $host_check"
-    local jfr_flags=()
-    if (( rep <= JFR_REPETITIONS )); then
-        jfr_flags=("-XX:StartFlightRecording=filename=$jfr_tmp,settings=$HERE/loadcurve.jfc,dumponexit=true")
+    local jfr_flags=() target_args observed=$OBSERVED_PID recorded=0
+    if (( rep <= JFR_REPETITIONS )) && { (( ! URL_MODE )) || [[ -n "$JFR_PID" ]]; }; then
+        recorded=1
     fi
-    start_server "$system" "$WORK/$name.port" "$server_log" "${jfr_flags[@]}"
-    port=$SERVER_PORT
-    "${GENERATOR_NICE[@]}" "$BENCH_JAVA" "${GENERATOR_FLAGS[@]}" -jar "$LOADGEN_JAR" \
-        --url "http://127.0.0.1:$port$endpoint" --rate "$rate" \
-        --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S" \
-        --max-in-flight "$MAX_IN_FLIGHT" --server-pid "$SERVER_PID" --host-check "$host_check" \
+    if (( URL_MODE )); then
+        url_target_args "$system"
+        target_args=("${URL_TARGET_ARGS[@]}")
+        if (( recorded )); then jfr_start "$name"; fi
+    else
+        if (( recorded )); then jfr_flags=("-XX:StartFlightRecording=filename=$jfr_tmp,settings=$HERE/loadcurve.jfc,dumponexit=true"); fi
+        start_server "$system" "$WORK/$name.port" "$server_log" "${jfr_flags[@]}"
+        port=$SERVER_PORT
+        target_args=(--url "http://127.0.0.1:$port$endpoint")
+        observed=$SERVER_PID
+    fi
+    run_generator "$name" "$rate" "$WARMUP_S" "$DURATION_S" "$observed" --host-check "$host_check" "${target_args[@]}"
+    sed -n 's/^loadgen: window/   window/p' "$WORK/$name.loadgen.log"
+    if (( URL_MODE )); then
+        if (( recorded )); then jfr_finish "$jfr_tmp"; fi
+    else
+        stop_server
+    fi
+    if (( recorded )); then
+        [[ -s "$jfr_tmp" ]] || { echo "error: no JFR recording from the server; its output:" >&2; cat "$server_log" "$WORK/jcmd.log" >&2 2>/dev/null; exit 1; }
+        mv -f "$jfr_tmp" "$OUT/$name.jfr"
+    else
+        # Re-measured without a recording: an older one would not belong to these logs.
+        rm -f "$OUT/$name.jfr"
+    fi
+    # Same filesystem: each rename is atomic, so a cell's files are old or new, never half.
+    mv -f "$WORK/$name.hlog" "$OUT/$name.hlog"
+    mv -f "$WORK/$name.counts.json" "$OUT/$name.counts.json"
+}
+
+# Runs the generator into WORK/NAME.{hlog,counts.json,loadgen.log}: NAME RATE WARMUP_S DURATION_S
+# SERVER_PID (or empty), then its other arguments (the target, --host-check). Exits on failure.
+run_generator() {
+    local name=$1 rate=$2 warmup=$3 duration=$4 pid=$5; shift 5
+    local observe=()
+    [[ -n "$pid" ]] && observe=(--server-pid "$pid")
+    "${GENERATOR_NICE[@]}" "$BENCH_JAVA" "${GENERATOR_FLAGS[@]}" -jar "$LOADGEN_JAR" "$@" \
+        --rate "$rate" --warmup-s "$warmup" --duration-s "$duration" --timeout-s "$TIMEOUT_S" \
+        --max-in-flight "$MAX_IN_FLIGHT" "${observe[@]}" \
         --hlog "$WORK/$name.hlog" --counts "$WORK/$name.counts.json" \
         >"$WORK/$name.loadgen.log" 2>&1 &
     GENERATOR_PID=$!
@@ -280,20 +413,109 @@ measure_cell() {
         exit 1
     fi
     GENERATOR_PID=
-    sed -n 's/^loadgen: window/   window/p' "$WORK/$name.loadgen.log"
-    stop_server
-    if (( rep <= JFR_REPETITIONS )); then
-        [[ -s "$jfr_tmp" ]] || { echo "error: no JFR recording from the server; its output:" >&2; cat "$server_log" >&2; exit 1; }
-        mv -f "$jfr_tmp" "$OUT/$name.jfr"
-    else
-        # Re-measured without a recording: an older one would not belong to these logs.
-        rm -f "$OUT/$name.jfr"
-    fi
-    # Same filesystem: each rename is atomic, so a cell's files are old or new, never half.
-    mv -f "$WORK/$name.hlog" "$OUT/$name.hlog"
-    mv -f "$WORK/$name.counts.json" "$OUT/$name.counts.json"
 }
 
+# Sets URL_TARGET_ARGS: the generator's target and request shape for system SYSTEM (--url run).
+url_target_args() {
+    local target=${TARGET_OF[$1]}
+    if [[ $target == @* ]]; then
+        URL_TARGET_ARGS=(--urls-file "${target#@}")
+    else
+        URL_TARGET_ARGS=(--url "$target")
+    fi
+    URL_TARGET_ARGS+=("${REQUEST_ARGS[@]}")
+}
+
+# A recording per cell on the observed JVM (--jfr-pid): started before the warm-up, dumped
+# after the drain, so that it covers the cell's window (what the analysis cuts it to).
+jfr_start() {
+    if ! "$JCMD" "$JFR_PID" JFR.start name="$JFR_NAME" settings="$HERE/loadcurve.jfc" >"$WORK/jcmd.log" 2>&1; then
+        echo "error: jcmd $JFR_PID JFR.start failed before $1; its output:" >&2
+        cat "$WORK/jcmd.log" >&2
+        exit 1
+    fi
+    JFR_ACTIVE=1
+}
+
+jfr_finish() {
+    "$JCMD" "$JFR_PID" JFR.dump name="$JFR_NAME" filename="$1" >"$WORK/jcmd.log" 2>&1 || true
+    "$JCMD" "$JFR_PID" JFR.stop name="$JFR_NAME" >>"$WORK/jcmd.log" 2>&1 || true
+    JFR_ACTIVE=0
+}
+
+# This host's limit, from the generator's self-test (once per run folder): the rates of RATES
+# and --max-in-flight must be within it.
+check_limit() {
+    local cache=$OUT/.self-test.json line
+    if [[ ! -s "$cache" ]]; then
+        echo "== generator self-test against a local null server (once per run; cached in $cache)"
+        if ! line=$("$BENCH_JAVA" "${GENERATOR_FLAGS[@]}" -jar "$LOADGEN_JAR" --self-test 2>"$WORK/self-test.log" | tail -n 1); then
+            if grep -q -e "unknown argument --self-test" -e "--self-test needs a value" "$WORK/self-test.log"; then
+                echo "warning: this generator has no --self-test yet; rates are not checked against this host's limit" >&2
+                return 0
+            fi
+            echo "error: the generator's --self-test failed; its output:" >&2
+            cat "$WORK/self-test.log" >&2
+            exit 1
+        fi
+        printf '%s\n' "$line" >"$WORK/self-test.json"
+        mv -f "$WORK/self-test.json" "$cache"
+    fi
+    echo "== this host's generator limit (self-test): $(<"$cache")"
+    "$PY" "$HERE/urls.py" limit --self-test "$cache" --rates "$1" --max-in-flight "$MAX_IN_FLIGHT" \
+        --file-limit "$(ulimit -n)" || exit 2
+}
+
+# The knee search (--find-knee, bench/knee.py), per system; sets RATES to the union of the
+# curves. Its state is OUT/knee.json, reused as it is when present.
+find_knee() {
+    local state=$OUT/knee.json ceiling system step rate args
+    ceiling=$("$PY" -c 'import json, sys; print(int(json.load(open(sys.argv[1]))["max_rate"]))' \
+        "$OUT/.self-test.json" 2>/dev/null || echo 100000)
+    if [[ -s "$state" ]]; then
+        echo "== knee search: reusing $state (delete it to search again)"
+    else
+        for system in ${SYSTEMS//,/ }; do
+            echo "-- knee search, $system: probes of 1 s warm-up + $KNEE_PROBE_S s from $KNEE_START req/s"
+            url_target_args "$system"
+            mkdir -p "$WORK/knee/$system"
+            args=(--state "$WORK/knee.json" --system "$system" --start "$KNEE_START" --ceiling "$ceiling"
+                --bisections "$KNEE_BISECTIONS" ${KNEE_P99_MS:+--p99-ms "$KNEE_P99_MS"})
+            step=$("$PY" "$HERE/knee.py" step "${args[@]}") || exit 1
+            while [[ $step == probe* ]]; do
+                rate=${step#probe }
+                run_generator "knee/$system/r$rate" "$rate" 1 "$KNEE_PROBE_S" "$OBSERVED_PID" "${URL_TARGET_ARGS[@]}"
+                step=$("$PY" "$HERE/knee.py" step "${args[@]}" --rate "$rate" \
+                    --counts "$WORK/knee/$system/r$rate.counts.json" --hlog "$WORK/knee/$system/r$rate.hlog") || exit 1
+            done
+            echo "   $system: curve at ${step#done } req/s"
+        done
+        mv -f "$WORK/knee.json" "$state"
+    fi
+    RATES=$("$PY" "$HERE/knee.py" rates --state "$state")
+}
+
+write_manifest() {
+    local manifest_args=(--run-dir "$OUT" --systems "$SYSTEMS" --rates "$RATES" --service-ms "$PLAN_SERVICE_MS"
+        --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S"
+        --max-in-flight "$MAX_IN_FLIGHT" --repetitions "$REPETITIONS" --seed "$SEED"
+        --busy-threshold "$BUSY_THRESHOLD" --busy-wait-s "$BUSY_WAIT_S" --on-busy "$ON_BUSY" --java "$BENCH_JAVA"
+        --pool-threads "$POOL_THREADS" --jfr-repetitions "$JFR_REPETITIONS"
+        --server-flags "${SERVER_FLAGS[*]} -XX:StartFlightRecording=settings=bench/loadcurve.jfc"
+        --generator-flags "${GENERATOR_NICE[*]:+${GENERATOR_NICE[*]} }${GENERATOR_FLAGS[*]}" --tags "$TAGS")
+    [[ -n "$SCENARIOS" ]] && manifest_args+=(--scenarios "$SCENARIOS")
+    [[ -n "$TITLE" ]] && manifest_args+=(--title "$TITLE")
+    [[ -n "$DESCRIPTION" ]] && manifest_args+=(--description "$DESCRIPTION")
+    if (( URL_MODE )); then
+        local sid
+        for sid in ${SYSTEMS//,/ }; do manifest_args+=(--url-system "$sid=${TARGET_OF[$sid]}"); done
+        manifest_args+=(--request "${REQUEST_ARGS[*]}" ${OBSERVED_PID:+--server-pid "$OBSERVED_PID"}
+            ${JFR_PID:+--jfr-pid "$JFR_PID"})
+        [[ -s "$OUT/.self-test.json" ]] && manifest_args+=(--self-test "$OUT/.self-test.json")
+        [[ -s "$OUT/knee.json" ]] && manifest_args+=(--knee "$OUT/knee.json")
+    fi
+    "$PY" "$HERE/manifest.py" "${manifest_args[@]}"
+}
 
 if (( SMOKE )); then
     # Every target once, in its own JVM with the run's flags (no JFR): one GET per scenario
@@ -320,9 +542,26 @@ print(r.status, len(body), "bytes", f"{(time.monotonic() - t) * 1000:.0f} ms")' 
     echo "== smoke: $(printf '%s\n' "${SMOKE_CELLS[@]}" | wc -l) target x scenario answers, $smoke_failed failed"
     exit $(( smoke_failed > 0 ))
 fi
+MEASURING=1
+if (( URL_MODE )); then
+    echo "== systems given by URL (no server is started):"
+    for sid in ${SYSTEMS//,/ }; do echo "   $sid: ${TARGET_OF[$sid]}"; done
+    [[ -n "$OBSERVED_PID" ]] || echo "== no --server-pid/--jfr-pid: the server side is not observed"
+    if (( FIND_KNEE )); then
+        check_limit "$KNEE_START"
+        find_knee
+        make_plan
+    else
+        check_limit "$RATES"
+    fi
+fi
 echo "== $RUN_ID: ${WARMUP_S} s warm-up + ${DURATION_S} s window + drain per cell, into $OUT"
 echo "== estimate: $("$PY" "$HERE/plan.py" "${plan_args[@]}" --estimate)"
-echo "== server JVM, every target: ${SERVER_FLAGS[*]} + JFR (bench/loadcurve.jfc); generator: ${GENERATOR_FLAGS[*]}"
+if (( URL_MODE )); then
+    echo "== generator: ${GENERATOR_FLAGS[*]}"
+else
+    echo "== server JVM, every target: ${SERVER_FLAGS[*]} + JFR (bench/loadcurve.jfc); generator: ${GENERATOR_FLAGS[*]}"
+fi
 started=$(date +%s)
 n=0
 for line in "${PLAN[@]}"; do
@@ -335,15 +574,5 @@ for line in "${PLAN[@]}"; do
 done
 echo "== measured in $(( $(date +%s) - started )) s"
 
-manifest_args=(--run-dir "$OUT" --systems "$SYSTEMS" --rates "$RATES" --service-ms "$SERVICE_MS"
-    --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S"
-    --max-in-flight "$MAX_IN_FLIGHT" --repetitions "$REPETITIONS" --seed "$SEED"
-    --busy-threshold "$BUSY_THRESHOLD" --busy-wait-s "$BUSY_WAIT_S" --on-busy "$ON_BUSY" --java "$BENCH_JAVA"
-    --pool-threads "$POOL_THREADS" --jfr-repetitions "$JFR_REPETITIONS"
-    --server-flags "${SERVER_FLAGS[*]} -XX:StartFlightRecording=settings=bench/loadcurve.jfc"
-    --generator-flags "${GENERATOR_NICE[*]:+${GENERATOR_NICE[*]} }${GENERATOR_FLAGS[*]}" --tags "$TAGS")
-[[ -n "$SCENARIOS" ]] && manifest_args+=(--scenarios "$SCENARIOS")
-[[ -n "$TITLE" ]] && manifest_args+=(--title "$TITLE")
-[[ -n "$DESCRIPTION" ]] && manifest_args+=(--description "$DESCRIPTION")
-"$PY" "$HERE/manifest.py" "${manifest_args[@]}"
+write_manifest
 echo "== $(du -sh "$OUT" | cut -f1) in $OUT"

@@ -27,7 +27,7 @@ from analysis.model import (Accounting, Cell, InFlight, Jvm, LatencyStats, LoadP
 from analysis.read.hdr.histogram import Histogram
 from analysis.read.hdr.payload import (V0_COMPRESSED, V0_COOKIE, V1_COMPRESSED, V1_COOKIE,
                                        V2_COMPRESSED, V2_COOKIE)
-from analysis.write import plots
+from analysis.write.charts import plots
 from tests.conftest import REPO
 from tests.fuzz.targets import TARGETS
 

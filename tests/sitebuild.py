@@ -181,7 +181,7 @@ def rerender_reports(src: Path) -> None:
     """Every generated report page rendered again from its run's data document, as a build
     whose baseurl changed does (analysis/write/liquid_pages.py reads it when rendering)."""
     from analysis.write.pages import is_generated, page_text
-    from analysis.write.paths import find_data
+    from analysis.paths import find_data
     for path in sorted((src / "_reports").rglob("*.html")):
         if not is_generated(path):
             continue

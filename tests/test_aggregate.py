@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis import aggregate
+from analysis.derive import aggregate
 from analysis.model import Accounting, Percentile, Repetition, Spread, System
 
 KEYS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "mean_ms", "stddev_ms")

@@ -298,7 +298,7 @@ def test_a_link_to_another_order_of_the_summary_opens_it(server, browser):
 
 
 # Each chart's legend and panel titles, and its plot areas, as the browser lays the SVG out
-# (with its own text widths), by the ids analysis/write/plots.py gives them.
+# (with its own text widths), by the ids analysis/write/charts/plots.py gives them.
 CHART_BOXES = """
 const box = e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
 const all = sel => [...document.querySelectorAll(sel)];

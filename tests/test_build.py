@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, SHARED
-from analysis.write.paths import find_data
+from analysis.paths import find_data
 from tests.helpers import ENV, GENERATED, GOLDEN, build, make_site, snapshot
 
 pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)

@@ -40,8 +40,8 @@ def test_the_corpus_table_leaves_out_a_run_whose_charts_failed(tmp_path, monkeyp
     a run whose charts then fail is left out of the corpus table by a second reduce."""
     from concurrent.futures import ThreadPoolExecutor
 
-    import analysis.build.runner as runner
-    from analysis.write.paths import CELLS_CSV
+    import analysis.pipeline.runner as runner
+    from analysis.paths import CELLS_CSV
 
     site = make_site(tmp_path, "run-a", "run-b", mini=True)
     real_chart_task = runner.chart_task

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from analysis.write import chartlayout, charts, plots, svgcharts, svgdraw
+from analysis.write.charts import chartlayout, plots, render, run_jobs, svgcharts, svgdraw
 from tests.helpers import spectrum_curves, varied_jobs
 
 pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
@@ -102,17 +102,17 @@ def test_throughput_over_time_shows_offered_line():
     assert plot.y.limits == (0.0, 500 * 1.15) and "requests/s" in plot.y.label
 
 
-def render(tmp_path, name):
+def render_spectrum(tmp_path, name):
     job = {"kind": "spectrum", "svg": f"{name}.svg", "png": f"{name}.png",
            "data": {"title": "Latency by percentile", "curves": spectrum_curves()}}
-    assert charts.render_job(job, str(tmp_path)) == []
-    assert not charts.plt.get_fignums(), "render_job leaves no pyplot figure open"
+    assert render.render_job(job, str(tmp_path)) == []
+    assert not render.plt.get_fignums(), "render_job leaves no pyplot figure open"
     return (tmp_path / f"{name}.svg").read_bytes(), (tmp_path / f"{name}.png").read_bytes()
 
 
 def test_saved_charts_are_byte_identical_and_free_of_volatile_metadata(tmp_path):
-    svg1, png1 = render(tmp_path, "a")
-    svg2, png2 = render(tmp_path, "b")
+    svg1, png1 = render_spectrum(tmp_path, "a")
+    svg2, png2 = render_spectrum(tmp_path, "b")
     assert hashlib.sha256(svg1).digest() == hashlib.sha256(svg2).digest()
     assert png1 == png2
     text = svg1.decode()
@@ -127,8 +127,8 @@ def test_saved_charts_are_byte_identical_and_free_of_volatile_metadata(tmp_path)
 
 def test_unknown_chart_kind_is_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown chart kind"):
-        charts.render_job({"kind": "pie", "data": {}, "svg": "a.svg", "png": "a.png"}, str(tmp_path))
-    assert not charts.plt.get_fignums()
+        render.render_job({"kind": "pie", "data": {}, "svg": "a.svg", "png": "a.png"}, str(tmp_path))
+    assert not render.plt.get_fignums()
 
 
 def test_reused_figures_draw_the_same_bytes_as_fresh_ones_in_any_order(tmp_path):
@@ -137,14 +137,14 @@ def test_reused_figures_draw_the_same_bytes_as_fresh_ones_in_any_order(tmp_path)
     jobs = varied_jobs()
     fresh = {}
     for job in jobs:
-        fig, ax = charts.new_figure(legend_below=charts.legend_below(job))
-        charts.draw_chart(fig, ax, job)
-        charts.save_figure(fig, tmp_path / "fresh.svg", tmp_path / "fresh.png")
+        fig, ax = render.new_figure(legend_below=run_jobs.legend_below(job))
+        render.draw_chart(fig, ax, job)
+        render.save_figure(fig, tmp_path / "fresh.svg", tmp_path / "fresh.png")
         fresh[job["svg"]] = ((tmp_path / "fresh.svg").read_bytes(),
                              (tmp_path / "fresh.png").read_bytes())
     for order in (jobs, jobs[::-1], jobs[1::2] + jobs[::2] + jobs):
         for job in order:
-            assert charts.render_job(job, str(tmp_path)) == []
+            assert render.render_job(job, str(tmp_path)) == []
             got = ((tmp_path / job["svg"]).read_bytes(), (tmp_path / job["png"]).read_bytes())
             if job["kind"] in svgcharts.BUILDERS:     # the SVG is written without matplotlib
                 plot = svgcharts.BUILDERS[job["kind"]](job["data"])
@@ -152,7 +152,7 @@ def test_reused_figures_draw_the_same_bytes_as_fresh_ones_in_any_order(tmp_path)
             else:
                 assert got[0] == fresh[job["svg"]][0], f"{job['svg']}: SVG differs"
             assert got[1] == fresh[job["svg"]][1], f"{job['svg']}: PNG differs"
-    assert not charts.plt.get_fignums()  # the reused figures are not pyplot's
+    assert not render.plt.get_fignums()  # the reused figures are not pyplot's
 
 
 # At 390 px the page column is 350 CSS px (390 minus .wrapper's 1.25rem padding each side).
@@ -166,7 +166,7 @@ def _smallest_text_px(svg: str) -> float:
     return min(sizes) * PHONE_COLUMN_PX / view_width
 
 
-@pytest.mark.parametrize("kind", charts.CHART_KINDS)
+@pytest.mark.parametrize("kind", run_jobs.CHART_KINDS)
 def test_phone_variant_text_is_at_least_9_css_px_at_390_px(tmp_path, kind):
     """Issue 14: on a 390 px phone the 700 px chart shows at half size (legend text about
     5 CSS px). The narrow SVG (served below 36rem by _includes/chart.html) keeps >= 9 px."""
@@ -213,7 +213,7 @@ def test_phone_variant_text_is_at_least_9_css_px_at_390_px(tmp_path, kind):
     }[kind]
     job = {"kind": kind, "data": data, "svg": "c.svg", "png": "c.png",
            "narrow_svg": "c-narrow.svg"}
-    assert charts.render_job(job, str(tmp_path)) == []
+    assert render.render_job(job, str(tmp_path)) == []
     wide = (tmp_path / "c.svg").read_text()
     narrow = (tmp_path / "c-narrow.svg").read_text()
     assert _smallest_text_px(wide) < 9                    # why the variant exists
@@ -225,5 +225,5 @@ def test_phone_variant_text_is_at_least_9_css_px_at_390_px(tmp_path, kind):
     for word in data["title"].split():
         assert word in narrow
     # drawn again: the same bytes
-    charts.render_job(job, str(tmp_path / "again"))
+    render.render_job(job, str(tmp_path / "again"))
     assert (tmp_path / "again" / "c-narrow.svg").read_text() == narrow

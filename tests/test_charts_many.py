@@ -13,9 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from analysis.gc_tail import GcTailPoint, gc_tail_points, gc_tail_statement, longest_window_pause
+from analysis.derive.gc_tail import GcTailPoint, gc_tail_points, gc_tail_statement, longest_window_pause
 from analysis.model import Jvm, JvmWindow, Percentile
-from analysis.write import charts, chartset, plots, svgcharts
+from analysis.write.charts import chartset, plots, render, run_jobs, svgcharts
 from tests.helpers import spectrum_curves
 
 pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
@@ -49,7 +49,7 @@ def label(i: int) -> str:
 def many_run(tmp_path_factory, oracle):
     """A 12-system run analysed in memory (one load point, one repetition per cell), and the
     site folder it belongs to."""
-    from analysis.analyse import analyse_run
+    from analysis.derive.analyse import analyse_run
     from analysis.read.manifest import load_manifest
     site = tmp_path_factory.mktemp("many")
     run_dir = site / "runs" / "many"
@@ -127,7 +127,7 @@ def test_twelve_distinct_colours_then_dashes():
 
 def test_one_style_per_system_by_its_place_in_the_run(many_run):
     run, _ = many_run
-    styles = charts.system_styles(run)
+    styles = run_jobs.system_styles(run)
     assert list(styles) == [f"s{i:02d}" for i in range(SYSTEMS)]
     assert [s["color"] for s in styles.values()] == [plots.color(i) for i in range(SYSTEMS)]
 
@@ -136,11 +136,11 @@ def test_one_style_per_system_by_its_place_in_the_run(many_run):
 
 def test_many_systems_get_small_multiples_and_legends_outside(many_run, tmp_path):
     run, _ = many_run
-    jobs = charts.chart_plan(run)
+    jobs = run_jobs.chart_plan(run)
     kinds = [j["kind"] for j in jobs]
     assert kinds == ["load_curve", "spectrum_panels", "latency_over_time", "throughput_over_time"]
     for job in jobs:
-        assert charts.render_job(job, str(tmp_path)) == []
+        assert render.render_job(job, str(tmp_path)) == []
         for key in ("svg", "narrow_svg"):
             svg = (tmp_path / job[key]).read_text()
             areas = assert_no_legend_on_plot_areas(svg, job[key])
@@ -151,7 +151,7 @@ def test_many_systems_get_small_multiples_and_legends_outside(many_run, tmp_path
             else:
                 assert areas == 1 and 'id="legend"' in svg
     # the data file lists the small multiples as the load point's spectrum
-    section = chartset.chart_section(run, charts.pixel_sizes(jobs))
+    section = chartset.chart_section(run, run_jobs.pixel_sizes(jobs))
     (spectrum,) = section["spectrum"]
     assert spectrum["svg"].endswith("/spectrum-r500.svg") and "one panel per system" in spectrum["alt"]
     assert section["spectrum_by_load"]["r500"]["svg"] == spectrum["svg"]
@@ -163,9 +163,9 @@ def test_many_systems_get_small_multiples_and_legends_outside(many_run, tmp_path
 
 def test_panel_titles_and_legends_clear_the_plot_areas_in_matplotlibs_own_boxes(many_run):
     run, _ = many_run
-    jobs = {j["kind"]: j for j in charts.chart_plan(run)}
+    jobs = {j["kind"]: j for j in run_jobs.chart_plan(run)}
     for narrow in (False, True):
-        fig = charts.draw_panels(jobs["spectrum_panels"], narrow=narrow)
+        fig = render.draw_panels(jobs["spectrum_panels"], narrow=narrow)
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
         axes = [ax for ax in fig.axes if ax.get_visible()]
@@ -180,19 +180,19 @@ def test_panel_titles_and_legends_clear_the_plot_areas_in_matplotlibs_own_boxes(
             assert not any(box.overlaps(a) for a in areas + titles), (narrow, text.get_text())
             assert fig.bbox.contains(box.x0, box.y0) and fig.bbox.contains(box.x1, box.y1)
     for kind in ("load_curve", "latency_over_time", "throughput_over_time"):
-        fig, ax = charts.new_figure(legend_below=True)
-        charts.draw_chart(fig, ax, jobs[kind])
+        fig, ax = render.new_figure(legend_below=True)
+        render.draw_chart(fig, ax, jobs[kind])
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
         legend = ax.get_legend().get_window_extent(renderer)
         assert not legend.overlaps(ax.patch.get_window_extent(renderer)), kind
         assert legend.y0 >= 0, f"{kind}: the legend runs off the figure"
-        charts.plt.close(fig)
+        render.plt.close(fig)
 
 
 def test_same_system_same_colour_in_every_chart(many_run, tmp_path):
     run, _ = many_run
-    jobs = {j["kind"]: j for j in charts.chart_plan(run)}
+    jobs = {j["kind"]: j for j in run_jobs.chart_plan(run)}
     panels, _ = svgcharts.spectrum_panels_plot(jobs["spectrum_panels"]["data"])
     own = [plot.series[-1].style.color for plot in panels.plots]     # its own curve, on top
     by_label = {e.label: e.style.color
@@ -203,14 +203,14 @@ def test_same_system_same_colour_in_every_chart(many_run, tmp_path):
         assert own[i] == by_label[f"{label(i)} p99"] == throughput[label(i)] \
             == plots.color(i)
     # the PNG's drawing (matplotlib) uses them too
-    fig, ax = charts.new_figure(legend_below=True)
-    charts.draw_chart(fig, ax, jobs["load_curve"])
+    fig, ax = render.new_figure(legend_below=True)
+    render.draw_chart(fig, ax, jobs["load_curve"])
     drawn = {line.get_color() for line in ax.get_lines()}
-    charts.plt.close(fig)
+    render.plt.close(fig)
     assert {plots.color(i) for i in range(SYSTEMS)} <= drawn
     # and in the files: every system's colour is drawn in both
     for kind in ("load_curve", "spectrum_panels"):
-        charts.render_job(jobs[kind], str(tmp_path))
+        render.render_job(jobs[kind], str(tmp_path))
     for kind in ("load_curve", "spectrum_panels"):
         drawn = stroke_colours((tmp_path / jobs[kind]["svg"]).read_text())
         assert {plots.color(i).lower() for i in range(SYSTEMS)} <= drawn, kind
@@ -220,10 +220,10 @@ def test_many_system_charts_are_byte_identical_across_runs(many_run, tmp_path):
     run, _ = many_run
     run = with_jfr(run, {f"s{i:02d}": 1.0 + i for i in range(SYSTEMS)})
     try:
-        jobs = charts.chart_plan(run)
+        jobs = run_jobs.chart_plan(run)
         for out in ("a", "b"):
             for job in jobs:
-                charts.render_job(job, str(tmp_path / out))
+                render.render_job(job, str(tmp_path / out))
         files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.*"))
         assert len(files) == 3 * len(jobs)
         for rel in files:
@@ -288,15 +288,15 @@ def test_gc_tail_chart_and_statement_from_the_run(many_run, tmp_path):
     try:
         points = gc_tail_points(run.scenario)
         assert [p.system for p in points] == list(pauses)
-        jobs = charts.chart_plan(run)
+        jobs = run_jobs.chart_plan(run)
         (job,) = [j for j in jobs if j["kind"] == "gc_tail"]
         assert job["svg"].endswith("/gc-tail.svg")
         assert [p["pause_ms"] for p in job["data"]["points"]] == list(pauses.values())
         assert [p["color"] for p in job["data"]["points"]] == [plots.color(i) for i in range(10)]
-        assert charts.render_job(job, str(tmp_path)) == []
+        assert render.render_job(job, str(tmp_path)) == []
         for key in ("svg", "narrow_svg"):
             assert_no_legend_on_plot_areas((tmp_path / job[key]).read_text(), job[key])
-        section = chartset.chart_section(run, charts.pixel_sizes(jobs))
+        section = chartset.chart_section(run, run_jobs.pixel_sizes(jobs))
         statement = section["gc_tail"]["statement"]
         tails = [(c.stats.get("p999").value_ms, pauses[c.system]) for c in run.cells()
                  if c.system in pauses]
@@ -334,7 +334,7 @@ def test_named_scenarios_prefix_their_charts_and_say_which(many_run):
         ("sleep", "sleep-latency-r500", "latency_over_time"),
         ("sleep", "sleep-throughput-r500", "throughput_over_time")]
     assert "(JSON, no wait)" in sets[0].alt
-    jobs = charts.chart_plan(two)
+    jobs = run_jobs.chart_plan(two)
     assert jobs[0]["data"]["title"].endswith("(JSON, no wait)")
     # the same system keeps its colour in both scenarios
     assert jobs[4]["data"]["systems"][3]["color"] == jobs[0]["data"]["systems"][3]["color"]
@@ -347,7 +347,7 @@ def test_named_scenarios_prefix_their_charts_and_say_which(many_run):
 def test_the_svg_check_sees_a_legend_on_the_plot_area():
     """The check above can fail: a legend marked as outside but drawn in the middle of the
     axes is caught in the written SVG."""
-    from analysis.write import svgdraw
+    from analysis.write.charts import svgdraw
     text = svgdraw.render_svg(svgcharts.spectrum({"title": "t", "curves": spectrum_curves()}))
     assert 'id="legend-inside"' in text
     with pytest.raises(AssertionError, match="plot-area"):

@@ -16,7 +16,7 @@ import yaml
 
 from analysis.errors import ManifestError
 from analysis.read.manifest import load_manifest
-from analysis.write.paths import find_data
+from analysis.paths import find_data
 from tests.conftest import REPO
 from tests.helpers import ENV, SCENARIO_RUN, WRK_CELLS, closed_copy, wrk_printed, wrk_run
 
@@ -86,10 +86,10 @@ def test_littles_law_is_checked_against_the_connections(site):
 
 
 def test_the_load_curve_is_latency_against_achieved_throughput(site):
-    from analysis.analyse import analyse_run
-    from analysis.write import charts, svgcharts
+    from analysis.derive.analyse import analyse_run
+    from analysis.write.charts import run_jobs, svgcharts
     run = analyse_run(load_manifest(site / "runs" / "wrk-closed", site / "runs"), site)
-    job = next(j for j in charts.chart_plan(run) if j["kind"] == "load_curve")
+    job = next(j for j in run_jobs.chart_plan(run) if j["kind"] == "load_curve")
     data = job["data"]
     assert data["title"] == "Latency vs throughput"
     for entry, by_n in zip(data["systems"], WRK_CELLS.values()):

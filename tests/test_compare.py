@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from analysis import compare, corpus
-from analysis.write.paths import run_cells_csv_path
+from analysis.corpus import cell_table, compare
+from analysis.paths import run_cells_csv_path
 from tests import series_gen
 from tests.conftest import REPO
 
@@ -50,7 +50,7 @@ def test_holm():
 # --- verdicts ------------------------------------------------------------------------------
 
 def sides(seed: int, changes=(), versions=2):
-    df = corpus.frame(series_gen.cell_rows(seed, versions=versions, changes=changes))
+    df = cell_table.frame(series_gen.cell_rows(seed, versions=versions, changes=changes))
     return df[df["run"] == "v001"], df[df["run"] == f"v{versions:03d}"]
 
 
@@ -136,11 +136,11 @@ def test_system_against_system_and_environment_differences():
 # --- the command ---------------------------------------------------------------------------
 
 def write_tables(site, seed=5, changes=()):
-    df = corpus.frame(series_gen.cell_rows(seed, versions=2, changes=changes))
+    df = cell_table.frame(series_gen.cell_rows(seed, versions=2, changes=changes))
     for run in ("v001", "v002"):
         path = site / run_cells_csv_path(run)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(corpus.to_csv(df[df["run"] == run]))
+        path.write_text(cell_table.to_csv(df[df["run"] == run]))
 
 
 def run_compare(site, *args):
@@ -181,7 +181,7 @@ def test_demo_pool_against_virtual(repo):
     table = repo / run_cells_csv_path("pool-vs-virtual")
     if not table.is_file():
         pytest.skip("the demo is not built (make analyse)")
-    df = corpus.read_csv(table)
+    df = cell_table.read_csv(table)
     pool = compare.select(df, "pool-vs-virtual:pool20")[0]
     virtual = compare.select(df, "pool-vs-virtual:virtual")[0]
     result = {c.load: c for c in compare.compare_frames(pool, virtual, by_system=False)}
@@ -199,7 +199,7 @@ def test_a_side_censored_in_every_repetition_gets_no_p(tmp_path):
     """A t-test on lower bounds means nothing (issue 22): no Welch or Mann-Whitney p for such a
     cell in the model, the JSON, the text table or a comparison page's rows; its verdict says
     the direction comes from the bounds, and it is outside the Holm family."""
-    df = corpus.frame(series_gen.cell_rows(5, versions=2))
+    df = cell_table.frame(series_gen.cell_rows(5, versions=2))
     censored = (df["run"] == "v002") & (df["system"] == "pool") & (df["load"] == "r200")
     df.loc[censored, "p99_ms"] = float("nan")
     df.loc[censored, "p99_at_least_ms"] = 15000.0
@@ -213,7 +213,7 @@ def test_a_side_censored_in_every_repetition_gets_no_p(tmp_path):
     for run in ("v001", "v002"):
         path = tmp_path / run_cells_csv_path(run)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(corpus.to_csv(df[df["run"] == run]))
+        path.write_text(cell_table.to_csv(df[df["run"] == run]))
     data = json.loads(run_compare(tmp_path, "v001", "v002", "--json").stdout)
     cell = next(c for c in data["cells"] if c["b_censored"])
     assert cell["p_value"] is None and cell["mann_whitney_p"] is None and cell["bound"]

@@ -1,4 +1,4 @@
-"""corpus.run_cells_csv / run_spectra_csv: the bytes pandas' to_csv writes for the same rows,
+"""cell_table.run_cells_csv / run_spectra_csv: the bytes pandas' to_csv writes for the same rows,
 without building a DataFrame (or through one, for values the direct writer leaves to it)."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analysis import corpus
-from analysis.analyse import analyse_run
+from analysis.corpus import cell_table
+from analysis.derive.analyse import analyse_run
 from analysis.read.manifest import load_manifest
 
 pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
@@ -36,9 +36,9 @@ def _rows(kinds: dict[str, str]):
 
 
 def _same_as_pandas(rows, kinds, frame):
-    direct = corpus._direct_csv(rows, kinds)
+    direct = cell_table._direct_csv(rows, kinds)
     try:
-        expected = corpus.to_csv(frame(rows))
+        expected = cell_table.to_csv(frame(rows))
     except (ValueError, TypeError, OverflowError):
         assert direct is None   # pandas refuses the rows: so must the direct writer
         return
@@ -49,17 +49,17 @@ def _same_as_pandas(rows, kinds, frame):
 # (pandas warns as it casts the odd values it then refuses)
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-@given(_rows(corpus.CELL_KINDS))
+@given(_rows(cell_table.CELL_KINDS))
 def test_cell_rows_are_written_as_pandas_writes_them(rows):
-    _same_as_pandas(rows, corpus.CELL_KINDS, corpus.frame)
+    _same_as_pandas(rows, cell_table.CELL_KINDS, cell_table.frame)
 
 
 # (pandas warns as it casts the odd values it then refuses)
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-@given(_rows(corpus.SPECTRA_KINDS))
+@given(_rows(cell_table.SPECTRA_KINDS))
 def test_spectra_rows_are_written_as_pandas_writes_them(rows):
-    _same_as_pandas(rows, corpus.SPECTRA_KINDS, corpus.spectra_frame)
+    _same_as_pandas(rows, cell_table.SPECTRA_KINDS, cell_table.spectra_frame)
 
 
 @pytest.mark.parametrize("row, written", [
@@ -68,25 +68,25 @@ def test_spectra_rows_are_written_as_pandas_writes_them(rows):
 ])
 def test_floats_as_pandas_writes_them(row, written):
     kinds = {"percentile": "float", "value_ms": "float"}
-    assert corpus._direct_csv([row], kinds) == "percentile,value_ms\n" + written + "\n"
+    assert cell_table._direct_csv([row], kinds) == "percentile,value_ms\n" + written + "\n"
 
 
 def test_values_it_does_not_know_are_left_to_pandas():
-    row = {col: None for col in corpus.CELL_KINDS}
-    assert corpus._direct_csv([row], corpus.CELL_KINDS) is not None
+    row = {col: None for col in cell_table.CELL_KINDS}
+    assert cell_table._direct_csv([row], cell_table.CELL_KINDS) is not None
     for col, odd in (("count", 3.0), ("offered_rate", True), ("run", 5), ("saturated", 1)):
-        assert corpus._direct_csv([{**row, col: odd}], corpus.CELL_KINDS) is None
+        assert cell_table._direct_csv([{**row, col: odd}], cell_table.CELL_KINDS) is None
     del row["run"]   # a missing key is NaN to pandas
-    assert corpus._direct_csv([row], corpus.CELL_KINDS) is None
+    assert cell_table._direct_csv([row], cell_table.CELL_KINDS) is None
     spectra = {"run": "r", "scenario": "s", "system": "a", "load": "l", "count": 1,
                "percentile": 50.0, "value_ms": 1.0, "censored": None}   # bool(None): pandas'
-    assert corpus._direct_csv([spectra], corpus.SPECTRA_KINDS) is None
+    assert cell_table._direct_csv([spectra], cell_table.SPECTRA_KINDS) is None
 
 
 def test_a_bundled_run_gives_the_bytes_of_its_dataframes(tmp_path):
     manifest = load_manifest(REPO / "runs" / "pool-vs-virtual", REPO / "runs")
     run = analyse_run(manifest, tmp_path)
-    assert corpus.run_cells_csv(run) == corpus.to_csv(corpus.runs_frame([run]))
-    assert corpus.run_spectra_csv(run) == corpus.to_csv(corpus.run_spectra(run))
-    assert corpus._direct_csv(corpus.run_rows(run), corpus.CELL_KINDS) is not None
-    assert corpus._direct_csv(corpus.spectra_rows(run), corpus.SPECTRA_KINDS) is not None
+    assert cell_table.run_cells_csv(run) == cell_table.to_csv(cell_table.runs_frame([run]))
+    assert cell_table.run_spectra_csv(run) == cell_table.to_csv(cell_table.run_spectra(run))
+    assert cell_table._direct_csv(cell_table.run_rows(run), cell_table.CELL_KINDS) is not None
+    assert cell_table._direct_csv(cell_table.spectra_rows(run), cell_table.SPECTRA_KINDS) is not None

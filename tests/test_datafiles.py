@@ -131,7 +131,7 @@ def test_table_csv_has_a_line_per_cell(tmp_path):
 
 
 def test_jfr_summary_is_trimmed_for_data_and_pauses_go_on_the_time_axis():
-    from analysis.analyse import jvm_for_data, pauses_on_series_axis
+    from analysis.derive.analyse import jvm_for_data, pauses_on_series_axis
     summary = {"schema_version": 1, "jdk": "OpenJDK 25", "start_epoch_s": 1000.0,
                "duration_s": 17.7919, "truncated": False, "warnings": ["x"],
                "gc": {"count": 2, "pause_max_ms": 6.12345,

@@ -1,4 +1,4 @@
-"""Flame graphs and differential flame graphs (analysis/write/flamegraph.py) and their command
+"""Flame graphs and differential flame graphs (analysis/write/charts/flamegraph.py) and their command
 line (`python -m analysis jfr FILE --flamegraph OUT.svg [--diff BASE.jfr]`).
 
 The shares are checked on recordings of a workload with a known CPU split (tests/fixtures/jfr/
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from analysis.read.jfr.stacks import fold_jfr
-from analysis.write.flamegraph import (MAX_BYTES, OTHER, diff_flamegraph_svg, flamegraph_svg,
+from analysis.write.charts.flamegraph import (MAX_BYTES, OTHER, diff_flamegraph_svg, flamegraph_svg,
                                        frame_kind)
 from tests.test_folded import RECORDINGS, SPLIT, aggregate, jfr_print
 

@@ -24,10 +24,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analysis.build.cache import code_version
+from analysis.pipeline.cache import code_version
 from analysis.errors import ManifestError
 from analysis.read.manifest import Manifest, load_manifest
-from analysis.write.paths import find_data
+from analysis.paths import find_data
 from tests.helpers import (ENV, authored, build, edit_manifest, encode, log_line, make_site,
                            snapshot, time_limit, write_log)
 
@@ -473,7 +473,7 @@ def run_build_in_process(site: Path, capsys) -> tuple[int, str]:
 
 def test_a_bug_in_one_run_is_exit_2_and_one_line(tmp_path, monkeypatch, capsys):
     site = make_site(tmp_path, "good", "buggy", mini=True)
-    from analysis import analyse
+    from analysis.derive import analyse
     real = analyse.analyse_run
 
     def buggy(manifest, *args, **kwargs):

@@ -22,7 +22,7 @@ from analysis.read.hdr.histogram import Histogram, layout_for
 from tests.sitebuild import assemble, build as jekyll_build
 from tests.helpers import (ENV, FIXTURE, authored, edit_manifest, encode, log_line, parse,
                            snapshot, write_log)
-from analysis.write.paths import find_data
+from analysis.paths import find_data
 
 pytestmark = pytest.mark.site
 JMH_FIXTURE = FIXTURE.parent / "jmh-short"

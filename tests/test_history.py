@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from analysis import corpus, history
+from analysis.corpus import cell_table, history
 from tests import series_gen
 from tests.conftest import REPO
 
@@ -35,7 +35,7 @@ def test_version_order_is_natural():
 
 @pytest.mark.parametrize("seed", range(20))
 def test_injected_changes_are_found_at_their_version(seed):
-    found = changes_by_cell(corpus.frame(series_gen.cell_rows(seed)))
+    found = changes_by_cell(cell_table.frame(series_gen.cell_rows(seed)))
     for system, load, version, factor in series_gen.CHANGES:
         (change,) = found.pop((system, load))
         assert change.version == series_gen.version_name(version)
@@ -46,7 +46,7 @@ def test_injected_changes_are_found_at_their_version(seed):
 
 @pytest.mark.parametrize("seed", range(20))
 def test_a_flat_series_has_no_change(seed):
-    found = changes_by_cell(corpus.frame(series_gen.cell_rows(seed, changes=())))
+    found = changes_by_cell(cell_table.frame(series_gen.cell_rows(seed, changes=())))
     assert all(not c for c in found.values()), found
 
 
@@ -54,7 +54,7 @@ def test_censored_and_host_busy_versions_are_marked():
     rows = series_gen.cell_rows(1, versions=6, changes=())
     rows[0]["p99_at_least_ms"], rows[0]["p99_ms"] = 15000.0, None
     rows[1]["host_busy"] = True
-    (first, *_) = history.series_history(corpus.frame(rows))
+    (first, *_) = history.series_history(cell_table.frame(rows))
     assert first.points[0].censored and first.points[0].host_busy
     assert not first.points[1].censored
 
@@ -67,7 +67,7 @@ def test_series_end_to_end_through_genhlog_and_the_build(tmp_path, oracle):
                          cwd=tmp_path, capture_output=True, text=True, timeout=900,
                          env={**os.environ, "PYTHONPATH": str(REPO)})
     assert out.returncode == 0, out.stderr[-3000:]
-    cells = corpus.read_csv(tmp_path / "assets/data/cells.csv")
+    cells = cell_table.read_csv(tmp_path / "assets/data/cells.csv")
     assert len(cells) == 30 * 2 * 4 * 3
     doc = yaml.safe_load((tmp_path / "_data/history/synthetic.yml").read_text())
     found = {(c["system"], c["load"]): [(x["version"], x["kind"]) for x in c["changes"]]

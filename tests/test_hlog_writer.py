@@ -22,7 +22,7 @@ from analysis.read.hdr.histogram import Histogram
 from analysis.read.hdr.log import read_hlog
 from analysis.read.loadtools.record import JAVA_LAYOUT, java_layout, record_samples
 from analysis.read.loadtools.results import RequestSamples, ToolInfo
-from analysis.write.hlog_writer import (encode_histogram, hlog_text, java_date_utc,
+from analysis.read.hdr.log_writer import (encode_histogram, hlog_text, java_date_utc,
                                         write_hlog, zigzag_leb128)
 from tests.conftest import REPO
 from tests.helpers import zigzag_leb128 as scalar_zigzag_leb128

@@ -22,7 +22,7 @@ import yaml
 
 from analysis.read.hdr.histogram import layout_for
 from analysis.read.hdr.log import read_hlog
-from analysis.write.paths import find_data
+from analysis.paths import find_data
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)

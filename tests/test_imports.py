@@ -1,5 +1,7 @@
 """The import graph of analysis/: every `import` in every module, at module level or inside a
-function (a deferred import still ties the two modules together), and no cycles among them."""
+function (a deferred import still ties the two modules together): no cycles among them, and
+the stages in pipeline order (read <- derive <- corpus <- write <- pipeline <- commands): no
+module imports one of a later stage."""
 from __future__ import annotations
 
 import ast
@@ -11,6 +13,12 @@ PACKAGE = REPO / "analysis"
 # Cycles that stay for now, each as the sorted tuple of its modules, with why; a new cycle, or
 # one of these growing, fails the test.
 ALLOWED_CYCLES: set[tuple[str, ...]] = set()
+# The stages in pipeline order: a module may import its own stage's, an earlier stage's, or a
+# shared leaf (errors, atomic, vocabulary, model, paths, native_build); cli and __main__, the
+# entry, come last.
+STAGES = ("read", "derive", "corpus", "write", "pipeline", "commands")
+LEAVES = {"errors", "atomic", "vocabulary", "model", "paths", "native_build"}
+ENTRY = {"cli", "__main__"}
 
 
 def module_files() -> dict[str, Path]:
@@ -107,6 +115,53 @@ def test_analysis_has_no_import_cycles():
     unexpected = [c for c in cycles(graph) if c not in ALLOWED_CYCLES]
     assert unexpected == [], "import cycles: " + "; ".join(
         " <-> ".join(c) for c in unexpected)
+
+
+def layer(module: str) -> int:
+    """A module's place in the pipeline: 0 for a shared leaf, 1.. for the stages in order, the
+    entry last. A module of the package that is none of these fails: it must be given one."""
+    parts = module.split(".")
+    if parts == ["analysis"] or (len(parts) == 2 and parts[1] in LEAVES):
+        return 0
+    if len(parts) == 2 and parts[1] in ENTRY:
+        return len(STAGES) + 1
+    if parts[1] in STAGES:
+        return STAGES.index(parts[1]) + 1
+    raise AssertionError(f"{module}: neither a stage's, a shared leaf nor the entry; add it to "
+                         f"STAGES, LEAVES or ENTRY in tests/test_imports.py")
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a later stage's module, as `importer -> imported`."""
+    return sorted(f"{source} -> {target}" for source, targets in graph.items()
+                  for target in targets if layer(target) > layer(source))
+
+
+def test_analysis_imports_point_one_way():
+    assert layer_violations(import_graph()) == []
+
+
+def test_no_reader_imports_a_later_stage():
+    # The rule the issue names (read/ is the first stage, so the test above covers it too),
+    # kept apart so that its failure message says so.
+    graph = import_graph()
+    later = tuple(f"analysis.{stage}" for stage in STAGES[1:]) + ("analysis.cli",)
+    assert sorted(f"{s} -> {t}" for s, ts in graph.items() if s.startswith("analysis.read")
+                  for t in ts if t.startswith(later)) == []
+
+
+def test_layer_violations_finds_an_import_of_a_later_stage():
+    graph = {"analysis.read.a": {"analysis.errors", "analysis.derive.b"},
+             "analysis.derive.b": {"analysis.read.a", "analysis.model"},
+             "analysis.write.c": {"analysis.corpus.d", "analysis.write.e"},
+             "analysis.errors": {"analysis.write.c"}, "analysis.cli": {"analysis.errors"}}
+    assert layer_violations(graph) == ["analysis.errors -> analysis.write.c",
+                                       "analysis.read.a -> analysis.derive.b"]
+
+
+def test_every_module_has_a_layer():
+    for module in import_graph():
+        layer(module)
 
 
 def test_the_graph_sees_deferred_and_relative_imports():

@@ -1,4 +1,4 @@
-"""The build's cache key of a run (analysis/build/cache.py run_input_hash): which files it
+"""The build's cache key of a run (analysis/pipeline/cache.py run_input_hash): which files it
 covers, in which order, and that it follows a change. Checked against a plain os.walk of the
 folder written here (the walk the cache used before it read folders with scandir), so the key
 neither drops nor reorders a file."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.build.cache import FileHashes, run_input_hash
+from analysis.pipeline.cache import FileHashes, run_input_hash
 from analysis.errors import BuildError
 
 

@@ -17,7 +17,8 @@ import sys
 import pytest
 
 from analysis.errors import LoadcurveError
-from analysis.read.jmh import JmhError, read_jmh
+from analysis.read.jmh import read_jmh
+from analysis.read.jmh.results import JmhError
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "jmh"

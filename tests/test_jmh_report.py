@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from analysis import jmh_report as jr
+from analysis.derive import jmh_report as jr
 from analysis.errors import LoadcurveError, ManifestError
 from analysis.read.manifest import load_manifest
 from analysis.write import jmh_views
-from analysis.write.paths import find_data
+from analysis.paths import find_data
 from tests.conftest import REPO
 from tests.golden.jmh.golden_data import check_against_expected
 from tests.helpers import build, snapshot
@@ -73,7 +73,7 @@ def test_report_page_charts_and_second_build(built, tmp_path):
     for chart in doc["charts"].values():
         for key in ("svg", "narrow_svg"):
             assert (built / chart[key]).is_file(), chart[key]
-    # no post names the run: its og:image chart is its only PNG (analysis/write/png_use.py)
+    # no post names the run: its og:image chart is its only PNG (analysis/write/charts/png_use.py)
     assert [c["png"] for c in doc["charts"].values() if "png" in c] == [front["image"][1:]]
     assert list(doc["jmh_sweeps"]["pipeline"]) == ["parallelism"]
     assert "modes" in doc["jmh_percentiles"] and "ring" in doc["jmh_memory"]

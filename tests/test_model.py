@@ -1,7 +1,7 @@
 """model.py and aggregate.build_run: the run model's shape, built once from run.yml."""
 from __future__ import annotations
 
-from analysis import aggregate
+from analysis.derive import aggregate
 from analysis.model import LatencyStats, Percentile
 from analysis.read.manifest import load_manifest
 from tests.conftest import REPO

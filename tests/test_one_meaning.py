@@ -13,10 +13,10 @@ import statistics
 
 import pytest
 
-from analysis.analyse import analyse_run
+from analysis.derive.analyse import analyse_run
 from analysis.read.manifest import load_manifest
 from analysis.vocabulary import SERIES_COLUMNS, SUMMARY_CSV_COLUMNS, TABLE_CSV_COLUMNS, fmt_rate
-from analysis.corpus import COLUMNS as CORPUS_COLUMNS
+from analysis.corpus.cell_table import COLUMNS as CORPUS_COLUMNS
 from analysis.write import datafiles, liquid_pages
 from tests.conftest import REPO
 
@@ -171,8 +171,8 @@ def test_every_cpu_figure_on_the_page_is_a_percentage(analysed):
 
 
 def _chart(run, kind: str, load: str) -> dict:
-    from analysis.write import charts
-    return next(j for j in charts.chart_plan(run)
+    from analysis.write.charts import run_jobs
+    return next(j for j in run_jobs.chart_plan(run)
                 if j["kind"] == kind and j["svg"].endswith(f"-{load}.svg"))
 
 
@@ -180,7 +180,7 @@ def test_latency_over_time_says_its_lines_start_at_completion(analysed):
     """Past the knee the pool's line starts 5 s in: intervals hold requests by completion
     time, and the pool answers no window request in time before its backlog of warm-up
     requests clears. The axis says so, and the window's end is drawn (the drain follows)."""
-    from analysis.write import svgcharts, svgdraw
+    from analysis.write.charts import svgcharts, svgdraw
     run, _ = analysed
     job = _chart(run, "latency_over_time", "r200")
     pool = next(s for s in job["data"]["systems"] if s["label"].startswith("Fixed pool"))

@@ -1,5 +1,5 @@
 """Overload accounting on synthetic request streams, censored percentiles against Java, and each
-rule of analysis/overload.py on its own.
+rule of analysis/derive/overload.py on its own.
 
 The simulator below is independent of the code under test: an open-loop generator sending at a
 fixed rate from intended send times, a FIFO server with `workers` workers each holding a request
@@ -19,7 +19,7 @@ from analysis.read.counts import read_counts
 from analysis.read.hdr.histogram import Histogram, layout_for
 from analysis.read.hdr.log import read_hlog
 from analysis.model import Percentile
-from analysis.overload import (
+from analysis.derive.overload import (
     window_rates, censored_stats, host_figures, host_health, in_flight,
     measured_ceiling, number_spread, queue_growth, queue_growth_from_p50, repetition_spreads,
     repetitions_disagree, saturation, service_time, spread, where_the_time_went)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from analysis.write.paths import find_data
+from analysis.paths import find_data
 
 from tests.sitebuild import REPO, tag_feeds
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.aggregate import histogram_stats, interval_series, percentile_spectrum
+from analysis.derive.aggregate import histogram_stats, interval_series, percentile_spectrum
 from analysis.errors import ResultsError
 from analysis.read.hdr.histogram import Histogram, layout_for
 from analysis.read.loadtools import record

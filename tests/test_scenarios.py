@@ -18,7 +18,7 @@ from analysis.errors import ManifestError
 from analysis.read.manifest import load_manifest
 from tests.conftest import REPO
 from tests.helpers import ENV, GOLDEN
-from analysis.write.paths import find_data
+from analysis.paths import find_data
 
 pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
@@ -281,7 +281,7 @@ def test_summary_table_picks_a_point_per_scenario_and_marks_the_best(built):
 
 def test_run_without_scenarios_keeps_its_names():
     """The implicit scenario's names are today's (no prefix anywhere)."""
-    from analysis.write.paths import series_csv_path, table_csv_path
+    from analysis.paths import series_csv_path, table_csv_path
     assert series_csv_path("r", "pool", "r5") == "assets/data/r/pool-r5.csv"
     assert table_csv_path("r") == "assets/data/r/load-curve.csv"
     assert table_csv_path("r", "sleep") == "assets/data/r/sleep-load-curve.csv"
@@ -307,7 +307,7 @@ def test_new_post_drafts_a_section_per_scenario():
     """`make post` on a run with scenarios: the summary table, then per scenario its tables
     through includes given scenario=; the fixture's load_generator has no connections (as
     bench's schema 2 has none), which the draft must not need."""
-    from analysis.aggregate import build_run
+    from analysis.derive.aggregate import build_run
     from analysis.write.post import render_draft
     text = render_draft(build_run(load_manifest(FIXTURE)))
     assert '{% include summary-table.html run="scenarios-demo" %}' in text

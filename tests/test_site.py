@@ -375,7 +375,7 @@ def test_group_rows_head_their_row_group(site):
 
 
 def test_phone_chart_variant_is_the_first_source(site):
-    """A chart with a narrow_svg (charts.py's phone layout) offers it below 36rem, before the
+    """A chart with a narrow_svg (render.py's phone layout) offers it below 36rem, before the
     700 px SVG; the PNG stays the fallback."""
     html = (site / "reports/injection/index.html").read_text()
     m = re.search(r'<source media="\(max-width: 36rem\)" srcset="([^"]+)" type="image/svg\+xml">'
@@ -460,7 +460,7 @@ def test_each_scenario_page_stays_under_1_5_mb_of_html_and_svg(site, rel):
     media="(max-width: 36rem)" source where there is one); a browser loads one of the two."""
     html = (site / rel).read_text()
     pictures = re.findall(r"<picture>(.*?)</picture>", html, re.S)
-    # a chart without a PNG (analysis/write/png_use.py) has its SVG as the <img>
+    # a chart without a PNG (analysis/write/charts/png_use.py) has its SVG as the <img>
     plain = r'<source srcset="([^"]+\.svg)"|<img src="([^"]+\.svg)"'
     wide = [next(filter(None, re.search(plain, p).groups())) for p in pictures]
     narrow = [next(filter(None, (re.search(r'<source media="[^"]*" srcset="([^"]+\.svg)"', p) or

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from matplotlib.ticker import LogLocator, MaxNLocator
 
-from analysis.write import chartlayout, charts, chartspec, svgcharts, svgdraw
+from analysis.write.charts import chartlayout, chartspec, render, run_jobs, svgcharts, svgdraw
 from tests.helpers import spectrum_curves, varied_jobs
 
 SVG_JOBS = [job for job in varied_jobs() if job["kind"] in svgcharts.BUILDERS]
@@ -23,16 +23,16 @@ def _ids(job):
 
 @pytest.mark.parametrize("job", SVG_JOBS, ids=_ids)
 def test_legend_rows_and_figure_size_are_matplotlibs(job):
-    """The page's <img> carries the PNG's size (charts.pixel_sizes), the PNG is drawn by
+    """The page's <img> carries the PNG's size (run_jobs.pixel_sizes), the PNG is drawn by
     matplotlib and the SVG by svgdraw: both must have the same legend and the same size."""
-    fig, ax = charts.new_figure(legend_below=charts.legend_below(job))
+    fig, ax = render.new_figure(legend_below=run_jobs.legend_below(job))
     try:
-        charts.draw_chart(fig, ax, job)
+        render.draw_chart(fig, ax, job)
         legend = ax.get_legend()
         texts = [t.get_text() for t in legend.get_texts()] if legend else []
         size = tuple(fig.get_size_inches())
     finally:
-        charts.plt.close(fig)
+        render.plt.close(fig)
     plot = svgcharts.BUILDERS[job["kind"]](job["data"])
     assert [e.label for e in plot.entries] == texts
     assert chartlayout.figure_size_in(plot) == pytest.approx(size)
@@ -151,17 +151,17 @@ def panels_job(n: int) -> dict:
 @pytest.mark.parametrize("narrow", [False, True])
 @pytest.mark.parametrize("n", [7, 12, 13])
 def test_small_multiples_sit_where_matplotlibs_subplots_put_them(n, narrow):
-    """The panel grid is charts.panel_layout's, as matplotlib lays it out (the PNG): each
+    """The panel grid is chartlayout.panel_layout's, as matplotlib lays it out (the PNG): each
     plot area where matplotlib puts that axes, titles named, hidden panels absent."""
     job = panels_job(n)
-    fig = charts.draw_panels(job, narrow=narrow)
+    fig = render.draw_panels(job, narrow=narrow)
     try:
         width, height = (v * 72 for v in fig.get_size_inches())
         expected = [(ax.get_position().x0 * width, (1 - ax.get_position().y1) * height,
                      ax.get_position().x1 * width, (1 - ax.get_position().y0) * height)
                     for ax in fig.axes if ax.get_visible()]
     finally:
-        charts.plt.close(fig)
+        render.plt.close(fig)
     text = svgcharts.spectrum_panels(job["data"], narrow=narrow)
     ET.fromstring(text.encode())
     boxes = {}
@@ -189,12 +189,12 @@ def many_rows_job() -> dict:
 @pytest.mark.parametrize("job", SVG_JOBS + [dict(panels_job(7), png="p.png"), many_rows_job()],
                          ids=_ids)
 def test_the_img_size_is_the_pngs_pixels_and_the_svgs_aspect(job, tmp_path):
-    """charts.pixel_sizes (the <img> width and height, from svgdraw's layout) must be the PNG
+    """run_jobs.pixel_sizes (the <img> width and height, from svgdraw's layout) must be the PNG
     matplotlib writes, pixel for pixel, and the SVG's shape."""
-    assert charts.render_job(job, str(tmp_path)) == []
+    assert render.render_job(job, str(tmp_path)) == []
     png = (tmp_path / job["png"]).read_bytes()
     real = (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big"))
-    assert charts.pixel_sizes([job])[job["png"]] == real
+    assert run_jobs.pixel_sizes([job])[job["png"]] == real
     svg = (tmp_path / job["svg"]).read_text()
     w, h = (float(v) for v in re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg).groups())
     assert abs(w / 72 * 100 - real[0]) <= 1 and abs(h / 72 * 100 - real[1]) <= 1

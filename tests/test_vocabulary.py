@@ -11,7 +11,7 @@ import yaml
 from analysis import vocabulary
 from analysis.write import datafiles
 from tests.conftest import REPO
-from analysis.write.paths import find_data
+from analysis.paths import find_data
 from tests.helpers import SCENARIO_RUN, closed_copy, wrk_run, result
 
 DOCS = (REPO / "docs" / "data-format.md").read_text()
@@ -31,10 +31,10 @@ SCENARIO_BLOCKS = list(SCENARIO_DOC["scenarios"].values())
 
 def _history_doc() -> dict:
     """A series' history document (corpus_pages.history_document) of the synthetic series."""
-    from analysis import corpus, history
+    from analysis.corpus import cell_table, history
     from analysis.write.corpus_pages import history_document
     from tests import series_gen
-    rows = corpus.frame(series_gen.cell_rows(1, versions=8))
+    rows = cell_table.frame(series_gen.cell_rows(1, versions=8))
     return history_document("synthetic", history.series_history(rows))[0]
 
 
@@ -51,7 +51,7 @@ def _closed_loop_docs() -> list[dict]:
     from wrk's real outputs and from the scenario fixture: the fields only they carry."""
     import tempfile
     from pathlib import Path
-    from analysis.analyse import analyse_run
+    from analysis.derive.analyse import analyse_run
     from analysis.read.manifest import load_manifest
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp)
@@ -127,6 +127,21 @@ def test_includes_only_loop_and_print(path):
         if path.name == "stat.html" and banned == r"\|\s*append":
             continue     # field=p99 -> the cell's p99_text: a key name, not text of the data
         assert not re.search(banned, text), f"{path.name} uses {banned}"
+
+
+CAPTION = re.compile(r"<(caption|figcaption)\b[^>]*>(.*?)</\1>", re.S)
+
+
+@pytest.mark.parametrize("path", INCLUDES, ids=lambda p: p.name)
+def test_captions_come_from_view_blocks(path):
+    """A caption is English the view code writes (issue 26), so the includes print it: with
+    the Liquid and the links taken out, no word is left. (summary-order.html joins the table's
+    caption and the order's label with "Rows".)"""
+    for _, caption in CAPTION.findall(path.read_text()):
+        words = re.sub(r"{{.*?}}|{%.*?%}|<a\b.*?</a>", "", caption, flags=re.S)
+        if path.name == "summary-order.html":
+            words = words.replace(" Rows ", "")
+        assert not re.search(r"[A-Za-z]", words), f"{path.name}: caption text {words.strip()!r}"
 
 
 def _resolve(path: str, doc) -> list:

@@ -318,7 +318,7 @@ def test_series_csv_times_are_rounded_to_the_logs_precision():
 
 
 def test_series_csv_of_a_real_log_has_millisecond_times():
-    from analysis.aggregate import interval_series
+    from analysis.derive.aggregate import interval_series
     log = read_hlog(HLOG / "js-jHiccup-with-basetime-2.0.7S.logV2.hlog")
     text = datafiles.series_csv([interval_series(log.intervals, "ns")])
     for line in text.splitlines()[1:]:

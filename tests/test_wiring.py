@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis import aggregate, overload
+from analysis.derive import aggregate, overload
 from analysis.model import Accounting, InFlight, Repetition
 from analysis.read.hdr.histogram import Histogram, layout_for
-from analysis.read.manifest import Cell as ManifestCell, LoadPoint, Manifest, System
+from analysis.read.manifest import CellSpec, LoadPointSpec, Manifest, SystemSpec
 from analysis.write import datafiles
 
 LAYOUT = layout_for(1, 3_600_000_000, 3)
@@ -40,9 +40,9 @@ def manifest(loads=(("r5", 5.0), ("r200", 200.0)), systems=("pool2",)):
     return Manifest(
         run_id="t", run_dir=Path("/nonexistent"), path=Path("/nonexistent/run.yml"),
         title="T", date="2026-11-24", description="D", value_unit="us",
-        systems=[System(s, s.upper()) for s in systems],
-        load_points=[LoadPoint(i, r, 2.0) for i, r in loads],
-        cells=[ManifestCell(s, i, 1, f"{s}/{i}.1.hlog") for i, _ in loads for s in systems],
+        systems=[SystemSpec(s, s.upper()) for s in systems],
+        load_points=[LoadPointSpec(i, r, 2.0) for i, r in loads],
+        cells=[CellSpec(s, i, 1, f"{s}/{i}.1.hlog") for i, _ in loads for s in systems],
         service_time_ms=None, load_generator={"timeout_s": 2}, schema_version=2)
 
 
@@ -112,6 +112,7 @@ def test_host_busy_when_any_repetition_was():
     assert doc["cells"]["r5"]["pool2"]["host_busy"] is True
     assert doc["load_curve_table"]["rows"][0]["cells"][0]["host_busy"] is True
     assert doc["host_health"]["busy_text"] == "1 of 1"
+    assert doc["host_health"]["caption"].endswith("): host busy in 1 of 1 cells")
     quiet = run_of({("r5", "pool2"): quiet_reps()}, loads=(("r5", 5.0),))
     assert datafiles.run_document(quiet)["cells"]["r5"]["pool2"]["host_busy"] is False
 

@@ -19,9 +19,9 @@ import contextlib
 import os
 from pathlib import Path
 
-from analysis.build.cache import CACHE_DIR
-from analysis.build.lock import BuildLock
-from analysis.build.runner import Build, dask_executor
+from analysis.pipeline.cache import CACHE_DIR
+from analysis.pipeline.lock import BuildLock
+from analysis.pipeline.runner import Build, dask_executor
 from analysis.errors import BuildError
 
 

@@ -6,7 +6,7 @@
 A and B are run ids (folders of runs/) or `run:system`. Per cell present in both: A's and B's
 median (range) over the repetitions, the change of B against A with its confidence interval, and
 a verdict - faster, slower or no significant difference (method and alpha are printed; see
-analysis/compare.py). Fewer than 3 repetitions a side: "not enough repetitions". A side censored
+analysis/corpus/compare.py). Fewer than 3 repetitions a side: "not enough repetitions". A side censored
 in every repetition, beyond every repetition of the other: no test and no p, the direction
 comes from the bounds ("slower (direction from the bounds)"). Differences in
 the runs' environments (CPU, JDK, flags, GC, busy host) are listed as warnings.
@@ -22,9 +22,10 @@ import json
 import sys
 from pathlib import Path
 
-from analysis import compare, corpus
+from analysis.corpus import cell_table, compare
 from analysis.errors import LoadcurveError
-from analysis.write.paths import run_cells_csv_path
+from analysis.paths import run_cells_csv_path
+from analysis.vocabulary import COMPARED_METRICS
 
 REGRESSION_EXIT = 3
 
@@ -32,7 +33,7 @@ REGRESSION_EXIT = 3
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("a", metavar="A", help="baseline: a run id or run:system")
     parser.add_argument("b", metavar="B", help="candidate: a run id or run:system")
-    parser.add_argument("--metric", default="p99", choices=compare.METRICS,
+    parser.add_argument("--metric", default="p99", choices=COMPARED_METRICS,
                         help="the statistic compared (default p99)")
     parser.add_argument("--scenario", help="only this scenario")
     parser.add_argument("--system", help="only this system (when A and B are run ids)")
@@ -52,7 +53,7 @@ def load_table(site: Path, run_id: str):
     if not path.is_file():
         raise LoadcurveError(f"no cell table for run {run_id!r} ({path})",
                              hint="build the site first: python -m analysis build")
-    return corpus.read_csv(path)
+    return cell_table.read_csv(path)
 
 
 def run(args) -> int:

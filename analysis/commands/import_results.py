@@ -67,7 +67,7 @@ def run(args) -> int:
         timed_out = recording.timed_out
         bounds = censored_bounds(stats)
         if args.hlog:
-            from analysis.write.hlog_writer import write_hlog
+            from analysis.read.hdr.log_writer import write_hlog
             write_hlog(args.hlog, recording.intervals, UNITS_PER_MS[recording.unit],
                        comment=hlog_comment(result, recording.unit))
     else:
@@ -116,11 +116,11 @@ class _Progress:
 
 
 def samples_stats(recording):
-    """The statistics a report prints for these requests (analysis/imported.py's rule): the
+    """The statistics a report prints for these requests (analysis/derive/imported.py's rule): the
     population is the answered and the timed-out ones, so a percentile whose rank falls among
     the timed out is only a lower bound (censored)."""
-    from analysis import overload
-    from analysis.imported import timeout_bound_ms
+    from analysis.derive import overload
+    from analysis.derive.imported import timeout_bound_ms
     per_ms = UNITS_PER_MS[recording.unit]
     return overload.censored_stats(recording.merged(tag=None), recording.timed_out,
                                    timeout_bound_ms(recording, recording.unit) or 0.0,

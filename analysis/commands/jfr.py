@@ -200,7 +200,7 @@ def _application(patterns: list[str]) -> list[str]:
 def run_stacks(args) -> int:
     from analysis import atomic
     from analysis.read.jfr.stacks import fold_jfr, folded_text
-    from analysis.write.flamegraph import (DEFAULT_APPLICATION, diff_flamegraph_svg,
+    from analysis.write.charts.flamegraph import (DEFAULT_APPLICATION, diff_flamegraph_svg,
                                            flamegraph_svg)
 
     if args.diff and not args.flamegraph:

@@ -23,7 +23,8 @@ import json
 import sys
 from dataclasses import asdict
 
-from analysis.read.jmh import JmhError, JmhFile, fork_spread, read_jmh
+from analysis.read.jmh import read_jmh
+from analysis.read.jmh.results import JmhError, JmhFile, fork_spread
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

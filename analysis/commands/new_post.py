@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from analysis import atomic
-from analysis.aggregate import build_run
+from analysis.derive.aggregate import build_run
 from analysis.errors import LoadcurveError
 from analysis.read.manifest import ID_RE, load_manifest
 from analysis.write.post import draft_path, render_draft

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import yaml
 
-from analysis.compare import METRICS
 from analysis.errors import ManifestError
+from analysis.paths import COMPARISON_SPECS_DIR
 from analysis.read.checks import (ID_RE, Loader, Problems, show, string_at,
                                   unknown_keys)
-from analysis.write.paths import COMPARISON_SPECS_DIR
+from analysis.vocabulary import COMPARED_METRICS
 
 KEYS = {"title", "description", "baseline", "candidate", "metric"}
 COMPARISONS_DIR = COMPARISON_SPECS_DIR
@@ -61,8 +61,9 @@ def load_comparison(path: Path, shown: str) -> ComparisonSpec:
     unknown_keys(data, KEYS, (), problems)
     baseline, candidate = _side(data, "baseline", problems), _side(data, "candidate", problems)
     metric = data.get("metric", "p99")
-    if metric not in METRICS:
-        problems.add(("metric",), f"must be one of {', '.join(METRICS)}, not {show(metric)}")
+    if metric not in COMPARED_METRICS:
+        problems.add(("metric",),
+                     f"must be one of {', '.join(COMPARED_METRICS)}, not {show(metric)}")
     title = string_at(data, "title", (), problems)
     description = string_at(data, "description", (), problems)
     if baseline and candidate and (":" in baseline) != (":" in candidate):

@@ -20,7 +20,7 @@ Interval counts (v2) are taken as events of *any* request that fall in the inter
 completions, timeouts, errors), so the window-phase intervals' `completed` add up to the server's
 completions during the window. Unknown keys are allowed (the generator may add figures).
 
-Nothing here computes a verdict: analysis/overload.py does, from these plain figures.
+Nothing here computes a verdict: analysis/derive/overload.py does, from these plain figures.
 """
 from __future__ import annotations
 

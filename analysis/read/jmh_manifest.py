@@ -16,7 +16,7 @@ how to compare their results (docs/data-format.md, "JMH runs").
 `load_jmh_manifest` checks the keys and types (every problem at once, each with its line of
 run.yml) and that the files are inside the run folder and exist; whether `columns`,
 `baseline` and `sweeps` name something the results have is checked when they are read
-(analysis/jmh_report.py), with the same `line N:` form through `JmhManifest.problem`.
+(analysis/derive/jmh_report.py), with the same `line N:` form through `JmhManifest.problem`.
 """
 from __future__ import annotations
 

@@ -4,6 +4,9 @@
 problem found, each with the line of run.yml it is on. Unknown keys are errors (a typo must not be
 silently ignored). Paths in the manifest must stay inside the run folder: absolute paths, `..`
 and symlinks that resolve outside it are refused.
+
+What run.yml declares is SystemSpec, ScenarioSpec, LoadPointSpec and CellSpec; model.py's System,
+Scenario, LoadPoint and Cell are what the analysis made of them.
 """
 from __future__ import annotations
 
@@ -46,13 +49,14 @@ CO_CORRECTION_KEYS = {"expected_interval_ms"}
 # what a plain CSV (`format: csv`) cannot say about itself (analysis/read/loadtools/plaincsv.py)
 RESULT_OPTION_KEYS = {"timestamp", "timestamp_unit", "timestamp_marks", "latency",
                       "latency_unit", "status", "ok", "delimiter", "value_unit_ms"}
+# knee_search (bench/run.sh --find-knee): provenance of the rates, for people; not read here
 METHOD_KEYS = {"repetitions", "order", "order_seed", "drain", "host_check", "pool_threads",
-               "jfr_repetitions"}
+               "jfr_repetitions", "knee_search"}
 HOST_CHECK_KEYS = {"threshold", "action", "busy_wait_s"}
 
 
 @dataclass(frozen=True)
-class System:
+class SystemSpec:
     id: str
     label: str
     concurrency_limit: int | None = None
@@ -62,7 +66,7 @@ class System:
 
 
 @dataclass(frozen=True)
-class Scenario:
+class ScenarioSpec:
     """A `scenarios:` entry (issue 11): one workload, measured on every system at its own
     load points (ids into the run's load_points, in the order given)."""
     id: str
@@ -75,7 +79,7 @@ class Scenario:
 
 
 @dataclass(frozen=True)
-class LoadPoint:
+class LoadPointSpec:
     """A load point: an offered rate (open loop), or a number of connections/users (closed
     loop, issue 23: its load is how many wait for replies; offered_rate is then None)."""
     id: str
@@ -87,7 +91,7 @@ class LoadPoint:
 
 
 @dataclass(frozen=True)
-class Cell:
+class CellSpec:
     """One recording: a ([scenario,] system, load point, repetition) and where its data lives."""
     system: str
     load: str
@@ -129,9 +133,9 @@ class Manifest:
     date: str                   # YYYY-MM-DD
     description: str
     value_unit: str
-    systems: list[System]
-    load_points: list[LoadPoint]
-    cells: list[Cell]           # [scenario order,] load point order, system order, repetition
+    systems: list[SystemSpec]
+    load_points: list[LoadPointSpec]
+    cells: list[CellSpec]           # [scenario order,] load point order, system order, repetition
     tags: list[str] = field(default_factory=list)
     service_time_ms: float | None = None
     environment: dict[str, Any] = field(default_factory=dict)
@@ -141,12 +145,12 @@ class Manifest:
     method: Method | None = None
     series: str | None = None   # runs of one series are compared over versions (history)
     version: str | None = None
-    scenarios: list[Scenario] = field(default_factory=list)   # empty: one implicit scenario
+    scenarios: list[ScenarioSpec] = field(default_factory=list)   # empty: one implicit scenario
 
-    def system(self, system_id: str) -> System:
+    def system(self, system_id: str) -> SystemSpec:
         return next(s for s in self.systems if s.id == system_id)
 
-    def load_point(self, load_id: str) -> LoadPoint:
+    def load_point(self, load_id: str) -> LoadPointSpec:
         return next(lp for lp in self.load_points if lp.id == load_id)
 
     def resolve(self, relpath: str) -> Path:
@@ -222,7 +226,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
     series = ident_at(data, "series", (), problems) if "series" in data else None
     version = _version_at(data, problems)
 
-    systems: list[System] = []
+    systems: list[SystemSpec] = []
     declared_systems: list[str] = []   # valid ids, even of entries with other problems
     for p, entry in _mappings(data, "systems", SYSTEM_KEYS, "id and label", problems,
                               required=True):
@@ -237,9 +241,9 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
         if sid and any(s.id == sid for s in systems):
             problems.add(p + ("id",), f"duplicate system id {show(sid)}")
         elif sid and label:
-            systems.append(System(sid, label, limit, desc, family, model))
+            systems.append(SystemSpec(sid, label, limit, desc, family, model))
 
-    load_points: list[LoadPoint] = []
+    load_points: list[LoadPointSpec] = []
     declared_loads: list[str] = []
     kinds: list[tuple[tuple, str]] = []     # (path, offered_rate | connections | users)
     for p, entry in _mappings(data, "load_points", LOAD_KEYS,
@@ -256,7 +260,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
         if lid and any(lp.id == lid for lp in load_points):
             problems.add(p + ("id",), f"duplicate load point id {show(lid)}")
         elif lid and (offered is not None or connections is not None) and duration is not None:
-            load_points.append(LoadPoint(lid, offered, duration, clients, connections,
+            load_points.append(LoadPointSpec(lid, offered, duration, clients, connections,
                                          _closed_key(entry) if connections is not None else None))
             kinds.append((p, load_points[-1].connections_key or "offered_rate"))
     _one_load_model(kinds, problems)
@@ -346,10 +350,10 @@ def _method(data, problems) -> Method | None:
                                             integer=True, positive=False))
 
 
-def _scenarios(data, declared_loads, run_service_ms, problems) -> list[Scenario]:
+def _scenarios(data, declared_loads, run_service_ms, problems) -> list[ScenarioSpec]:
     """`scenarios:` (issue 11): each with an id, a label and its load points (ids into the
     run's load_points); the service time defaults to the run's."""
-    scenarios: list[Scenario] = []
+    scenarios: list[ScenarioSpec] = []
     seen: list[str] = []
     for p, entry in _mappings(data, "scenarios", SCENARIO_KEYS, "id, label and load_points",
                               problems):
@@ -378,7 +382,7 @@ def _scenarios(data, declared_loads, run_service_ms, problems) -> list[Scenario]
         if sid:
             seen.append(sid)
         if sid and label and loads:
-            scenarios.append(Scenario(sid, label, tuple(loads), endpoint,
+            scenarios.append(ScenarioSpec(sid, label, tuple(loads), endpoint,
                                       run_service_ms if service is None else service,
                                       desc, headline))
     return scenarios
@@ -397,14 +401,14 @@ def _version_at(data, problems) -> str | None:
 
 
 def _cells(data, run_dir, systems, load_points, problems, declared_systems,
-           declared_loads, scenarios=(), defaults=(None, None)) -> list[Cell]:
+           declared_loads, scenarios=(), defaults=(None, None)) -> list[CellSpec]:
     """Every ([scenario,] system, load point) gets the default cell unless the manifest lists
     its own. With scenarios, a cell names its scenario (it may leave it out when there is only
     one) and its load must be one of that scenario's load points."""
     system_ids = [s.id for s in systems]
     load_ids = [lp.id for lp in load_points]
     by_id = {sc.id: sc for sc in scenarios}
-    given: dict[tuple[str | None, str, str], list[Cell]] = {}
+    given: dict[tuple[str | None, str, str], list[CellSpec]] = {}
     for i, entry in enumerate(list_at(data, "cells", (), problems)):
         p = ("cells", i)
         if not isinstance(entry, dict):
@@ -446,10 +450,10 @@ def _cells(data, run_dir, systems, load_points, problems, declared_systems,
             problems.add(p + ("repetition",), f"repetition {rep} of {where} given twice")
             continue
         if imported:
-            cells.append(Cell(system, load, rep, imported.pop("hlog"), tag, jfr, **counts,
+            cells.append(CellSpec(system, load, rep, imported.pop("hlog"), tag, jfr, **counts,
                               scenario=scenario, **imported))
             continue
-        cells.append(Cell(system, load, rep,
+        cells.append(CellSpec(system, load, rep,
                           hlog or _default_hlog(system, load, run_dir, problems, p, scenario),
                           tag, jfr, **counts, scenario=scenario))
     out = []
@@ -460,9 +464,8 @@ def _cells(data, run_dir, systems, load_points, problems, declared_systems,
                 if (scenario, system, load) in given:
                     out.extend(sorted(given[(scenario, system, load)], key=lambda c: c.repetition))
                 else:
-                    out.append(Cell(system, load, 1, _default_hlog(system, load, run_dir, problems,
-                                                                    (), scenario),
-                                    scenario=scenario))
+                    hlog = _default_hlog(system, load, run_dir, problems, (), scenario)
+                    out.append(CellSpec(system, load, 1, hlog, scenario=scenario))
     return out
 
 
@@ -497,7 +500,7 @@ def _default_hlog(system, load, run_dir, problems, path, scenario=None) -> str:
     return rel
 
 
-def default_jfr(manifest: Manifest, cell: Cell) -> str | None:
+def default_jfr(manifest: Manifest, cell: CellSpec) -> str | None:
     """The cell's JFR recording relative to the run folder, or None when there is none."""
     rel = cell.jfr or f"{_cell_folder(cell.scenario, cell.system)}/{cell.load}.jfr"
     if check_relpath(manifest.run_dir, rel):
@@ -570,7 +573,7 @@ def _co_interval_at(block, p, problems) -> float | None:
 
 def _results_at(entry, p, problems, run_dir, defaults) -> dict | None:
     """A cell's `results:` (a load tool's file) with its format, options, window and
-    correction, as Cell fields; None for an .hlog cell."""
+    correction, as CellSpec fields; None for an .hlog cell."""
     from analysis.read.loadtools import FORMATS     # (only runs that import need the readers)
     rel = relpath_at(entry, "results", p, problems, run_dir)
     for key in ("format", "options", "window", "co_correction"):

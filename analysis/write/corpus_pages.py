@@ -20,12 +20,13 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from analysis import atomic, compare, corpus, history
+from analysis import atomic
+from analysis.corpus import cell_table, compare, history
 from analysis.errors import LoadcurveError
 from analysis.read.comparison import find_comparisons, load_comparison
 from analysis.vocabulary import fmt_ms, plain
 from analysis.write.pages import GENERATOR, is_generated
-from analysis.write.paths import (CELLS_CSV, COMPARISON_DATA_DIR, COMPARISONS_DIR,
+from analysis.paths import (CELLS_CSV, COMPARISON_DATA_DIR, COMPARISONS_DIR,
                                   HISTORY_DATA_DIR, REGRESSIONS_DATA, SERIES_DIR,
                                   comparison_url, history_url, report_url)
 from analysis.write.yaml_text import dump_yaml
@@ -57,8 +58,8 @@ class Reduce:
     # --- the whole step ----------------------------------------------------------------------
 
     def run(self, run_ids: list[str]) -> pd.DataFrame:
-        df = corpus.read_runs(self.site, run_ids)
-        self.write(CELLS_CSV, corpus.to_csv(df))
+        df = cell_table.read_runs(self.site, run_ids)
+        self.write(CELLS_CSV, cell_table.to_csv(df))
         feed = []
         for series, cells in history.corpus_histories(df, METRIC).items():
             feed += self.series(series, cells)
@@ -81,7 +82,7 @@ class Reduce:
         text = dump_yaml(doc)
         charts = [c["chart"][ext] for c in doc_cells for ext in ("svg", "png")]
         if self.charts_needed(f"{HISTORY_DATA_DIR}/{name}.yml", text, charts):
-            from analysis.write.history_plot import draw_history
+            from analysis.write.charts.history_plot import draw_history
             for h, c in zip(cells, doc_cells):
                 draw_history(h, c["chart"], self.site, METRIC, c["label"])
                 self.drawn += 1
@@ -136,6 +137,7 @@ class Reduce:
         doc = {"id": spec.id, "title": title, "description": spec.description,
                "url": comparison_url(spec.id), "baseline": spec.baseline,
                "candidate": spec.candidate, "metric": spec.metric, "unit": "ms",
+               "caption": f"{spec.metric} (ms): A = {spec.baseline}, B = {spec.candidate}.",
                "method": compare.method_text(spec.metric, compare.DEFAULT_ALPHA, len(result)),
                "runs": [{"side": side, "spec": value, "url": report_url(value.partition(":")[0])}
                         for side, value in (("A", spec.baseline), ("B", spec.candidate))],
@@ -147,7 +149,7 @@ class Reduce:
         self.written.update([rel, *files])
         if not self.unchanged(rel, doc, files):
             # matplotlib is loaded, and the load curve sized, only when something changed
-            from analysis.write.comparison_charts import chart_jobs, draw
+            from analysis.write.charts.comparison_charts import chart_jobs, draw
             jobs = chart_jobs(spec, a, b, by_system, doc["charts"], self.site)
             self.write(rel, dump_yaml(doc))
             self.drawn += draw(jobs, self.site)
@@ -205,7 +207,9 @@ def history_document(name: str, cells: list[history.CellHistory]
                             f"({c.size_pct:+.1f} %) from version {c.version}"}
                    for c in h.changes]
         doc_cells.append({
-            "id": cell_id, "label": label, "system": h.system, "load": h.load,
+            "id": cell_id, "label": label,
+            "values_caption": f"{label}: median (range) of the repetitions, ms",
+            "system": h.system, "load": h.load,
             "scenario": h.scenario,
             "chart": {**files, "alt": f"{METRIC} of {label} over the versions of {name}: "
                                       f"median and range of the repetitions",

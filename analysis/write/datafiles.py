@@ -11,7 +11,7 @@ import csv
 import io
 from typing import Any
 
-from analysis.aggregate import rate_per_client
+from analysis.derive.aggregate import rate_per_client
 from analysis.model import Cell, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATOR_LABELS,
                                  METHOD_LABELS, PERCENTILE_NAMES, SERIES_COLUMNS,
@@ -19,8 +19,8 @@ from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATO
                                  has_closed_loads, labelled, load_label, load_order, r1, r3,
                                  table_csv_columns)
 from analysis.write import summary, views
-from analysis.write.chartset import chart_section
-from analysis.write.paths import report_url, series_csv_path
+from analysis.write.charts.chartset import chart_section
+from analysis.paths import report_url, series_csv_path
 
 # Version 5 (issue 22): one name per rate. A cell's `achieved_rate` (the goodput in schema 2,
 # count / duration in schema 1) and `server_completion_rate` are replaced by `throughput_rps`
@@ -58,7 +58,7 @@ SCHEMA_VERSION = 5
 
 def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
     """The `_data/runs/<id>.yml` document for one analysed run (see analyse.analyse_run);
-    `chart_sizes` are the charts' pixel sizes (charts.pixel_sizes)."""
+    `chart_sizes` are the charts' pixel sizes (run_jobs.pixel_sizes)."""
     implicit = None if run.has_scenarios else run.scenario
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,

@@ -1,6 +1,6 @@
 """A JMH run's outputs (issue 13): its `_data/runs/<id>.yml` (the view blocks the jmh-*.html
 includes print), its CSV, its report page's front matter and its chart jobs, from
-analysis/jmh_report.py's layout. Every printed text is made here; the includes loop and print.
+analysis/derive/jmh_report.py's layout. Every printed text is made here; the includes loop and print.
 
 Blocks (docs/data-format.md, "JMH runs"), each keyed by the `jmh:` entry's id where per file:
 `jmh_tables` (the files in order, for the layout), `jmh_methodology`, `jmh_variants`,
@@ -14,11 +14,11 @@ import io
 import re
 from typing import Any
 
-from analysis import jmh_report as jr
+from analysis.derive import jmh_report as jr
 from analysis.vocabulary import ENVIRONMENT_LABELS, fmt_ms, labelled
-from analysis.write.chartset import Chart
-from analysis.write.paths import jmh_csv_path, report_url
-from analysis.write.plots import color
+from analysis.write.charts.chartset import Chart
+from analysis.paths import jmh_csv_path, report_url
+from analysis.write.charts.plots import color
 
 GENERATOR = "loadcurve"      # = pages.GENERATOR: the report page is replaced only when ours
 JMH_CSV_COLUMNS = ("table", "benchmark", "mode", "params", "threads", "forks", "samples",

@@ -22,7 +22,7 @@ from analysis import atomic
 from analysis.model import Run, Scenario
 from analysis.write import liquid_pages
 from analysis.write.yaml_text import dump_yaml
-from analysis.write.paths import (REPORTS_DIR, chart_path, report_path, report_url,
+from analysis.paths import (REPORTS_DIR, chart_path, report_path, report_url,
                                   scenario_report_path, scenario_url)
 
 GENERATOR = "loadcurve"

@@ -8,12 +8,12 @@ from typing import Any
 
 import jinja2
 
-from analysis.aggregate import rate_per_client
+from analysis.derive.aggregate import rate_per_client
 from analysis.model import Run
 from analysis.vocabulary import (ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS, closed_load_text,
                                  fmt_number, labelled, load_order)
 from analysis.write.yaml_text import dump_yaml
-from analysis.write.paths import chart_path
+from analysis.paths import chart_path
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 

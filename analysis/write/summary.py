@@ -14,7 +14,7 @@ from typing import Any, Callable
 from analysis.model import Cell, LoadPoint, Percentile, Run, Scenario, System
 from analysis.vocabulary import (RATE_UNIT, fmt_censored, fmt_count,
                                  fmt_rate, load_order, load_point_text, r3)
-from analysis.write.paths import scenario_url, summary_csv_path
+from analysis.paths import scenario_url, summary_csv_path
 
 # How a target's model (run.yml `model:`) is named in the table; other words print as given.
 MODEL_TEXT = {"pool": "thread pool", "virtual": "virtual threads", "event-loop": "event loop"}

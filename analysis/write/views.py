@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analysis import overload
+from analysis.derive import overload
 from analysis.model import Cell, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_UNIT, PERCENTILES,
                                  RATE_UNIT, TABLE_LATENCY, UNIT_TEXT, closed_load_text,
@@ -17,8 +17,8 @@ from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_U
                                  has_closed_loads, labelled, load_label, load_point_text, plain,
                                  r1, r3)
 from analysis.read.loadtools import CAVEATS
-from analysis.write.chartset import drawn_in
-from analysis.write.paths import scenario_url, table_csv_path
+from analysis.write.charts.chartset import drawn_in
+from analysis.paths import scenario_url, table_csv_path
 
 # Rows per (system, load point) in the printed hot-methods table (the cell's `jvm` holds as many)
 HOT_METHODS_SHOWN = 5
@@ -356,11 +356,12 @@ def where_the_time_went(run: Run, scenario: Scenario | None = None) -> dict[str,
     if not rows:
         return None
     service = scenario.service_time_ms
-    return {"caption_id": f"time-{block_id(run, scenario)}", "rows": rows,
-            **_load_header(scenario),
-            "service_source": (f"the {'scenario' if scenario.id else 'run'}'s service time, "
-                               f"{fmt_number(service)} ms"
-                               if service else "each system's p50 at its lowest load")}
+    source = (f"the {'scenario' if scenario.id else 'run'}'s service time, "
+              f"{fmt_number(service)} ms" if service else "each system's p50 at its lowest load")
+    return {"caption_id": f"time-{block_id(run, scenario)}",
+            "caption": (f"Where the time went: each latency split into service ({source}) and "
+                        f"waiting (the rest: queued), in ms and as a share of it"),
+            "rows": rows, **_load_header(scenario), "service_source": source}
 
 
 def _pct(x: float | None) -> str:
@@ -387,9 +388,12 @@ def host_health(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | 
                          "reason": h.reason})
     if not rows:
         return None
-    return {"caption_id": f"host-{block_id(run, scenario)}", "rows": rows,
-            "busy_cells": sum(1 for r in rows if r["host_busy"]),
-            "busy_text": f"{sum(1 for r in rows if r['host_busy'])} of {len(rows)}"}
+    busy_text = f"{sum(1 for r in rows if r['host_busy'])} of {len(rows)}"
+    return {"caption_id": f"host-{block_id(run, scenario)}",
+            "caption": (f"Host health during each cell's window (medians of the repetitions; "
+                        f"CPU as a share of the whole machine): host busy in {busy_text} cells"),
+            "rows": rows, "busy_cells": sum(1 for r in rows if r["host_busy"]),
+            "busy_text": busy_text}
 
 
 def _load_header(scenario: Scenario) -> dict[str, str]:
@@ -419,7 +423,11 @@ def ceiling(run: Run, scenario: Scenario | None = None) -> dict[str, Any]:
             "predicted_text": f"{plain(predicted)} {RATE_UNIT}" if predicted else "none predicted",
             "measured_peak_rps": peak, "measured_text": f"{plain(peak)} {RATE_UNIT}",
             "peak_vs_predicted_pct": vs, "vs_text": f"{plain(vs)} %" if vs is not None else "–"})
-    return {"caption_id": f"ceiling-{block_id(run, scenario)}", "service_time_ms": service,
+    return {"caption_id": f"ceiling-{block_id(run, scenario)}",
+            "caption": ("Predicted vs measured ceiling. Little's law: a system holding at most N "
+                        "requests at a time, each for S seconds, completes at most N / S "
+                        "requests per second."),
+            "service_time_ms": service,
             "service_time_text": f"{plain(service)} ms" if service is not None else "not given",
             "rows": rows}
 
@@ -507,7 +515,10 @@ def jvm_table(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | No
     shared = next((e for e in labelled(run.environment, ENVIRONMENT_LABELS)
                    if e["key"] == "shared_host"), None)
     windowed = any(c.jvm is not None and c.jvm.window is not None for c in scenario.measured())
-    return {"caption_id": f"jvm-{block_id(run, scenario)}", "rows": rows, "shared_host": shared,
+    return {"caption_id": f"jvm-{block_id(run, scenario)}",
+            "caption": ("The server's JFR recording per system and offered load (each links its "
+                        ".jfr file)"),
+            "rows": rows, "shared_host": shared,
             "span_text": ("inside the measured window of each cell's first repetition (the "
                           "warm-up before it and the drain after it left out)" if windowed else
                           "over the whole recording of each cell's first repetition (JVM start "

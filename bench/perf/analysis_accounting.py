@@ -29,7 +29,7 @@ TIMED = """
 import sys, time
 from pathlib import Path
 from analysis.read.manifest import load_manifest
-from analysis.analyse import analyse_run
+from analysis.derive.analyse import analyse_run
 from analysis.write.datafiles import run_document
 run_dir = Path(sys.argv[1])
 started = time.perf_counter(), time.process_time()

@@ -10,7 +10,7 @@ written as the per-run tables the build's analyse stage writes; then, timed:
 3. the reduce step again with nothing changed (what a build pays when one run changed but
    not the others: every table is read again);
 4. what a no-change build of those 200 runs pays for the corpus step: the reduce step's
-   input check (analysis/build/corpus_cache.py), which skips it: pandas is not imported;
+   input check (analysis/pipeline/corpus_cache.py), which skips it: pandas is not imported;
 5. `import pandas` in a fresh interpreter.
 Everything goes under bench/perf/out/corpus/ (gitignored).
 """
@@ -26,11 +26,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from analysis import corpus  # noqa: E402
-from analysis.build import corpus_cache  # noqa: E402
-from analysis.build.cache import code_version  # noqa: E402
+from analysis.corpus import cell_table  # noqa: E402
+from analysis.pipeline import corpus_cache  # noqa: E402
+from analysis.pipeline.cache import code_version  # noqa: E402
 from analysis.write.corpus_pages import reduce  # noqa: E402
-from analysis.write.paths import run_cells_csv_path  # noqa: E402
+from analysis.paths import run_cells_csv_path  # noqa: E402
 from tests import series_gen  # noqa: E402
 
 OUT = REPO / "bench" / "perf" / "out" / "corpus"
@@ -50,7 +50,7 @@ def main() -> int:
     for run_id, run_rows in by_run.items():
         path = OUT / run_cells_csv_path(run_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(corpus.to_csv(corpus.frame(run_rows)))
+        path.write_text(cell_table.to_csv(cell_table.frame(run_rows)))
     per_run = time.perf_counter() - started
     print(f"{'per-run tables (' + str(len(by_run)) + ' runs, analyse stage)':<48} {per_run:7.2f} s")
 

@@ -29,7 +29,7 @@ WORKLOAD = REPO / "tests" / "fixtures" / "jfr" / "src" / "Workload.java"
 sys.path.insert(0, str(REPO))
 
 from analysis.read.jfr.chunks import HEADER  # noqa: E402
-from analysis.read.jfr.reader import EVENT_FIELDS  # noqa: E402
+from analysis.read.jfr.plan import EVENT_FIELDS  # noqa: E402
 
 
 def tool(name: str) -> str:

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from analysis.read.loadtools.record import record_samples  # noqa: E402
 from analysis.read.loadtools.results import RequestSamples, ToolInfo  # noqa: E402
-from analysis.write.hlog_writer import hlog_text  # noqa: E402
+from analysis.read.hdr.log_writer import hlog_text  # noqa: E402
 
 
 def make_samples(n: int, seed: int = 23) -> RequestSamples:

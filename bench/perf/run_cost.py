@@ -43,9 +43,9 @@ import json, os, sys, time
 from pathlib import Path
 cpu = time.process_time
 t0 = cpu()
-import analysis.analyse, analysis.read.hdr.log, analysis.read.counts, analysis.read.jfr
-import analysis.write.charts, analysis.write.datafiles, analysis.write.pages
-import analysis.write.yaml_text, analysis.build.stages as stages
+import analysis.derive.analyse, analysis.read.hdr.log, analysis.read.counts, analysis.read.jfr
+import analysis.write.charts.render, analysis.write.datafiles, analysis.write.pages
+import analysis.write.yaml_text, analysis.pipeline.stages as stages
 imports = cpu() - t0
 spent = {}
 
@@ -59,10 +59,10 @@ def timed(module, name, stage):
             spent[stage] = spent.get(stage, 0.0) + cpu() - t
     setattr(module, name, wrapper)
 
-timed(analysis.analyse, "read_hlog", "hlog")
-timed(analysis.analyse, "read_counts", "hlog")
-timed(analysis.analyse, "summarize_jfr", "jfr")
-timed(analysis.analyse, "analyse_run", "run")
+timed(analysis.derive.analyse, "read_hlog", "hlog")
+timed(analysis.derive.analyse, "read_counts", "hlog")
+timed(analysis.derive.analyse, "summarize_jfr", "jfr")
+timed(analysis.derive.analyse, "analyse_run", "run")
 timed(analysis.write.yaml_text, "dump_yaml", "yaml")
 runs_root, site = sys.argv[1], sys.argv[2]
 out = {"imports": imports}

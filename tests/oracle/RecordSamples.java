@@ -1,5 +1,5 @@
 // RecordSamples: the reference for analysis/read/loadtools/record.py and
-// analysis/write/hlog_writer.py, written with HdrHistogram's own classes only.
+// analysis/read/hdr/log_writer.py, written with HdrHistogram's own classes only.
 //   java RecordSamples IN.csv OUT.hlog UNITS_PER_MS [EXPECTED_INTERVAL|0] [COMMENT]
 // IN.csv: one request a line, "start_ms,value,class": start_ms the send time (a double, ms),
 // value the latency in the recorded unit (a long), class "" (answered), "error" or "timeout".

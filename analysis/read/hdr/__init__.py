@@ -10,4 +10,5 @@ distribution.py the `.hgrm` percentile distribution text
 running.py     running percentiles after every interval (HistogramLogProcessor's totals)
 native.py      compiled inner loops for batch.py and running.py (_native.c; else numpy)
 processor.py   HistogramLogProcessor's two outputs (`python -m analysis hgrm`)
+log_writer.py  intervals -> `.hlog` as HistogramLogWriter writes it (imported results)
 """

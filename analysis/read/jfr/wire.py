@@ -6,9 +6,17 @@ user as a traceback.
 """
 from __future__ import annotations
 
+import struct
+
 
 class Damage(Exception):
     """Bytes that cannot be what the format says (a damaged or hostile recording)."""
+
+
+# What damaged bytes can raise while decoding one event or checkpoint: the event is skipped
+# with a warning (TypeError/ValueError: a damaged metadata event gave a field a wrong type).
+DECODE_ERRORS = (Damage, IndexError, struct.error, UnicodeError, TypeError, ValueError,
+                 OverflowError)
 
 
 class StringRef:

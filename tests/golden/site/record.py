@@ -279,7 +279,7 @@ def build_fixture(site: Path, run: Path = RUN) -> Path:
     shutil.copytree(run, site / "runs" / run.name)
     sys.path.insert(0, str(REPO))
     from analysis.commands import build
-    from analysis.write.paths import find_data
+    from analysis.paths import find_data
     parser = argparse.ArgumentParser()
     build.add_arguments(parser)
     rc = build.run(parser.parse_args(["--runs", str(site / "runs"), "--site", str(site), "-q",

@@ -138,6 +138,11 @@ final class Accounting {
         this.listener = phaseListener;
     }
 
+    /** Seconds from t0 (the log's StartTime) to {@code nanos}. */
+    double secondsSinceStart(long nanos) {
+        return (nanos - t0) / 1e9;
+    }
+
     Phase phase(long intendedNanos) {
         if (intendedNanos - windowStart < 0) {
             return Phase.WARMUP;

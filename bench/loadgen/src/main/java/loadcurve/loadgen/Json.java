@@ -7,7 +7,8 @@ import java.util.Map;
 /**
  * Just enough JSON for the counts file: maps (insertion-ordered), lists, strings, numbers,
  * booleans and null. Top-level keys one per line; nested values on one line, so a reader can
- * scan the file (intervals come one per line). NaN and infinities are written as null.
+ * scan the file (intervals come one per line). NaN and infinities are written as null; strings
+ * come out as ASCII, anything else as a \\u escape.
  */
 final class Json {
     private Json() {
@@ -32,6 +33,13 @@ final class Json {
             b.append(++i < top.size() ? ",\n" : "\n");
         }
         return b.append("}\n").toString();
+    }
+
+    /** The whole map on one line (the self-test's output). */
+    static String line(Map<String, ?> top) {
+        StringBuilder b = new StringBuilder();
+        value(b, top);
+        return b.toString();
     }
 
     private static void value(StringBuilder b, Object v) {
@@ -82,7 +90,8 @@ final class Json {
                 case '"' -> b.append("\\\"");
                 case '\\' -> b.append("\\\\");
                 default -> {
-                    if (c < 0x20) {
+                    // Non-ASCII too: the counts file is ASCII, and a body head may be any text.
+                    if (c < 0x20 || c > 0x7e) {
                         b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
                     } else {
                         b.append(c);

@@ -6,9 +6,8 @@ import org.HdrHistogram.HistogramLogWriter;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,8 +20,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * An open-loop HTTP load generator: sends GET requests at a constant offered rate whatever the
- * server does (a request never waits for an earlier reply) and measures each latency from the
+ * An open-loop HTTP load generator: sends requests (one URL, or several in a weighted rotation,
+ * with the method, headers and body of {@link RequestShape}) at a constant offered rate whatever
+ * the server does (a request never waits for an earlier reply) and measures each latency from the
  * request's intended send time (the wrk2 method). A cell is the population of requests whose
  * intended send time falls in the measured window: after the window the generator keeps sending
  * at the same rate (the drain) until every window request has been answered, has failed or has
@@ -39,10 +39,18 @@ import java.util.Set;
  */
 public final class LoadGen {
     static final String USAGE = String.join("\n",
-            "usage: LoadGen --url URL --rate REQ_PER_S --duration-s S --hlog PATH --counts PATH",
-            "               [--warmup-s 5] [--timeout-s 15] [--max-in-flight 15000] [--server-pid PID]",
+            "usage: LoadGen (--url URL | --urls-file FILE) --rate REQ_PER_S --duration-s S --hlog PATH --counts PATH",
+            "               [--method GET] [--header 'Name: value']... [--body-file PATH] [--success 200-399]",
+            "               [--insecure] [--warmup-s 5] [--timeout-s 15] [--max-in-flight 15000] [--server-pid PID]",
             "               [--host-check busy_share_before=X,loadavg_1m_before=X,waited_s=X,verdict=quiet]",
-            "  --url          loopback URL to GET, e.g. http://127.0.0.1:8080/sleep?ms=200",
+            "  --url          the URL to send to, http:// or https://, e.g. http://127.0.0.1:8080/sleep?ms=200",
+            "  --urls-file    instead of --url: one URL or WEIGHT URL a line (# comments); requests take",
+            "                 them in turn by weight (smooth weighted round-robin: a fixed order)",
+            "  --method       the request method (any token: GET, POST, PUT, ...)",
+            "  --header       an extra header, repeatable; only the names go to the counts file",
+            "  --body-file    sent as the body of every request, with Content-Length",
+            "  --success      statuses that count as success, e.g. 200-399 or 200,204; any other is an error",
+            "  --insecure     https without certificate or host-name checks (a self-signed server)",
             "  --rate         offered rate in requests per second (constant, open loop)",
             "  --warmup-s     whole seconds at the same rate before the measured window",
             "  --duration-s   length of the measured window in whole seconds",
@@ -53,7 +61,13 @@ public final class LoadGen {
             "  --server-pid   the server's pid: its CPU use in the window goes to the counts file",
             "  --host-check   the host check run before the cell (bench/hostcheck.py), recorded as is",
             "  --hlog         HdrHistogram interval log to write (latency in microseconds)",
-            "  --counts       JSON file with the counts to write");
+            "  --counts       JSON file with the counts to write",
+            "       LoadGen --self-test [--self-test-s 2]",
+            "  --self-test    measure only this host: a null server on 127.0.0.1 in this process, the rate",
+            "                 doubled from 1000 req/s until the generator falls behind (sent < 99 % of the",
+            "                 offered rate, or send lag p99 > 20 ms), then bisected twice; prints one JSON",
+            "                 line {\"max_rate\", \"max_in_flight\", \"cores\", ...}",
+            "  --self-test-s  each probe's window in seconds (after 1 s of warm-up)");
     /** The keys --host-check takes; verdict and action are words, the others numbers. */
     static final Set<String> HOST_CHECK_KEYS = Set.of("busy_share_before", "loadavg_1m_before", "waited_s",
             "threshold", "action", "verdict");
@@ -65,8 +79,22 @@ public final class LoadGen {
     private LoadGen() {
     }
 
-    record Options(URI url, double rate, int warmupS, int durationS, double timeoutS,
-                   int maxInFlight, Path hlog, Path counts, long serverPid, Map<String, Object> hostCheck) {
+    static final double MAX_RATE = 100_000;
+
+    /** {@code selfTestS} > 0: run the self-test with windows of that many seconds, nothing else. */
+    record Options(RequestShape request, double rate, int warmupS, int durationS, double timeoutS,
+                   int maxInFlight, Path hlog, Path counts, long serverPid, Map<String, Object> hostCheck,
+                   int selfTestS) {
+        /** A cell measured without files (the self-test's probes). */
+        static Options probe(URI url, double rate, int warmupS, int durationS, double timeoutS, int maxInFlight) {
+            return new Options(RequestShape.get(url), rate, warmupS, durationS, timeoutS, maxInFlight, null, null, 0,
+                    null, 0);
+        }
+
+        /** The first URL of the rotation (the only one with --url). */
+        URI url() {
+            return request.urls.get(0).url();
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -74,8 +102,7 @@ public final class LoadGen {
         try {
             options = parse(args);
         } catch (IllegalArgumentException e) {
-            System.err.println("error: " + e.getMessage());
-            System.err.println(USAGE);
+            System.err.println("error: " + e.getMessage() + " (--help lists the options)");
             System.exit(2);
             return;
         }
@@ -83,11 +110,25 @@ public final class LoadGen {
             System.out.println(USAGE);
             return;
         }
-        System.exit(run(options, System.out));
+        if (options.selfTestS() > 0) {
+            System.exit(SelfTest.run(options.selfTestS(), System.out));
+        }
+        try {
+            System.exit(run(options, System.out));
+        } catch (UnknownHostException e) {
+            System.err.println("error: cannot resolve the URL's host: " + e.getMessage());
+            System.exit(2);
+        }
     }
 
     static Options parse(String[] args) {
-        URI url = null;
+        String url = null;
+        Path urlsFile = null;
+        String method = "GET";
+        List<String[]> headers = new ArrayList<>();
+        byte[] body = new byte[0];
+        String success = RequestShape.DEFAULT_SUCCESS;
+        boolean insecure = false;
         double rate = 0;
         int warmupS = 5;
         int durationS = 0;
@@ -97,36 +138,55 @@ public final class LoadGen {
         Path counts = null;
         long serverPid = 0;
         Map<String, Object> hostCheck = null;
+        boolean selfTest = false;
+        int selfTestS = 2;
         for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("-h") || args[i].equals("--help")) {
+            String option = args[i];
+            if (option.equals("-h") || option.equals("--help")) {
                 return null;
             }
+            if (option.equals("--self-test") || option.equals("--insecure")) {
+                selfTest |= option.equals("--self-test");
+                insecure |= option.equals("--insecure");
+                continue;
+            }
             if (i + 1 >= args.length) {
-                throw new IllegalArgumentException(args[i] + " needs a value");
+                throw new IllegalArgumentException(option + " needs a value");
             }
             String value = args[++i];
-            switch (args[i - 1]) {
-                case "--url" -> url = URI.create(value);
-                case "--rate" -> rate = Double.parseDouble(value);
-                case "--warmup-s" -> warmupS = Integer.parseInt(value);
-                case "--duration-s" -> durationS = Integer.parseInt(value);
-                case "--timeout-s" -> timeoutS = Double.parseDouble(value);
-                case "--max-in-flight" -> maxInFlight = Integer.parseInt(value);
+            switch (option) {
+                case "--url" -> url = value;
+                case "--urls-file" -> urlsFile = Path.of(value);
+                case "--method" -> method = value;
+                case "--header" -> headers.add(RequestShape.header(value));
+                case "--body-file" -> body = readBody(Path.of(value));
+                case "--success" -> success = value;
+                case "--rate" -> rate = number(option, value);
+                case "--warmup-s" -> warmupS = (int) whole(option, value);
+                case "--duration-s" -> durationS = (int) whole(option, value);
+                case "--timeout-s" -> timeoutS = number(option, value);
+                case "--max-in-flight" -> maxInFlight = (int) whole(option, value);
                 case "--hlog" -> hlog = Path.of(value);
                 case "--counts" -> counts = Path.of(value);
-                case "--server-pid" -> serverPid = Long.parseLong(value);
+                case "--server-pid" -> serverPid = whole(option, value);
                 case "--host-check" -> hostCheck = parseHostCheck(value);
-                default -> throw new IllegalArgumentException("unknown argument " + args[i - 1]);
+                case "--self-test-s" -> selfTestS = (int) whole(option, value);
+                default -> throw new IllegalArgumentException("unknown argument " + option);
             }
         }
-        if (url == null || hlog == null || counts == null) {
-            throw new IllegalArgumentException("--url, --hlog and --counts are required");
+        if (selfTest) {
+            if (selfTestS < 1 || selfTestS > 60) {
+                throw new IllegalArgumentException("--self-test-s must be 1..60, not " + selfTestS);
+            }
+            return new Options(null, 0, 0, 0, 0, 0, null, null, 0, null, selfTestS);
         }
-        String host = url.getHost();
-        if (!("127.0.0.1".equals(host) || "localhost".equals(host) || "[::1]".equals(host))) {
-            throw new IllegalArgumentException("only loopback targets are allowed, not " + host);
+        if ((url == null) == (urlsFile == null) || hlog == null || counts == null) {
+            throw new IllegalArgumentException("one of --url and --urls-file, and --hlog and --counts, are required");
         }
-        if (!(rate > 0) || rate > 100_000) {
+        List<RequestShape.Weighted> urls = urlsFile != null ? RequestShape.readUrls(urlsFile)
+                : List.of(new RequestShape.Weighted(RequestShape.checkedUrl(url), 1));
+        RequestShape request = new RequestShape(method, urls, headers, body, success, insecure);
+        if (!(rate > 0) || rate > MAX_RATE) {
             throw new IllegalArgumentException("--rate must be in (0, 100000], not " + rate);
         }
         if (durationS < 1 || durationS > 3600 || warmupS < 0 || warmupS > 600) {
@@ -135,8 +195,32 @@ public final class LoadGen {
         if (!(timeoutS > 0) || timeoutS > 600 || maxInFlight < 1) {
             throw new IllegalArgumentException("--timeout-s must be in (0, 600], --max-in-flight >= 1");
         }
-        return new Options(url, rate, warmupS, durationS, timeoutS, maxInFlight, hlog, counts, serverPid,
-                hostCheck);
+        return new Options(request, rate, warmupS, durationS, timeoutS, maxInFlight, hlog, counts, serverPid,
+                hostCheck, 0);
+    }
+
+    private static double number(String option, String value) {
+        try {
+            return Double.parseDouble(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " takes a number, not " + value);
+        }
+    }
+
+    private static long whole(String option, String value) {
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " takes a whole number, not " + value);
+        }
+    }
+
+    private static byte[] readBody(Path file) {
+        try {
+            return Files.readAllBytes(file);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("--body-file " + file + ": cannot read it (" + e.getMessage() + ")");
+        }
     }
 
     static Map<String, Object> parseHostCheck(String spec) {
@@ -153,8 +237,37 @@ public final class LoadGen {
         return check;
     }
 
+    /** One measured cell: the accounting at the end, the window's send lag, the client's figures. */
+    record Measurement(Accounting.Snapshot snapshot, Histogram sendLagUs, Map<String, Object> client,
+                       long startEpochMs, HostProbe.Usage usage) {
+        /** The rate the generator actually sent at in the window. */
+        double sentRate(int durationS) {
+            return snapshot.sentInWindowByActualTime() / (double) durationS;
+        }
+    }
+
     static int run(Options o, PrintStream out) throws IOException {
+        out.printf(Locale.ROOT, "loadgen: %s at %.1f req/s, warm-up %d s, window %d s, timeout %.1f s, then drain%n",
+                o.url(), o.rate(), o.warmupS(), o.durationS(), o.timeoutS());
+        Measurement m = measure(o);
+        writeAtomically(o.hlog(), hlog(o, m.snapshot(), m.startEpochMs()));
+        writeAtomically(o.counts(), Json.write(counts(o, m.snapshot(), m.sendLagUs(), m.client(),
+                m.startEpochMs(), m.usage())));
+        out.print(summary(o, m.snapshot(), m.sendLagUs()));
+        // Requests still in flight are abandoned: the process exits and their sockets close.
+        return 0;
+    }
+
+    /** Sends on the schedule through warm-up, window and drain, and returns what happened. */
+    static Measurement measure(Options o) throws IOException {
         long timeoutNanos = Math.round(o.timeoutS() * 1e9);
+        try (OpenLoopClient c = new OpenLoopClient(o.request(), timeoutNanos, o.maxInFlight())) {
+            return measure(o, c, timeoutNanos);
+        }
+    }
+
+    /** Made ready first (names resolved, TLS set up), so that none of it delays the schedule. */
+    private static Measurement measure(Options o, OpenLoopClient c, long timeoutNanos) throws IOException {
         // t0 a little in the future so the first intended times are not already late.
         long t0 = System.nanoTime() + 50_000_000L;
         long startEpochMs = System.currentTimeMillis() + 50;
@@ -174,38 +287,22 @@ public final class LoadGen {
             }
         });
         Histogram sendLagUs = new Histogram(3);
-
-        out.printf(Locale.ROOT, "loadgen: %s at %.1f req/s, warm-up %d s, window %d s, timeout %.1f s, then drain%n",
-                o.url(), o.rate(), o.warmupS(), o.durationS(), o.timeoutS());
-        int port = o.url().getPort() > 0 ? o.url().getPort() : 80;
-        String pathAndQuery = o.url().getRawPath().isEmpty() ? "/" : o.url().getRawPath();
-        if (o.url().getRawQuery() != null) {
-            pathAndQuery += "?" + o.url().getRawQuery();
-        }
-        InetSocketAddress address = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
         Accounting.Snapshot snapshot;
         Map<String, Object> client = new LinkedHashMap<>();
-        try (OpenLoopClient c = new OpenLoopClient(address, pathAndQuery, timeoutNanos, o.maxInFlight(),
-                accounting)) {
-            // Every window request resolves by windowEnd + timeout; the margin only guards a bug.
-            long end = c.run(schedule, windowEnd, windowEnd + timeoutNanos + 5 * Accounting.SECOND, sendLagUs);
-            snapshot = accounting.close(end);
-            client.put("connections_opened", c.connectionsOpened());
-            client.put("retries_on_closed_keepalive", c.retries());
-            client.put("first_error", c.firstError());
-        }
+        // Every window request resolves by windowEnd + timeout; the margin only guards a bug.
+        long end = c.run(accounting, schedule, windowEnd, windowEnd + timeoutNanos + 5 * Accounting.SECOND, sendLagUs);
+        snapshot = accounting.close(end);
+        client.put("connections_opened", c.connectionsOpened());
+        client.put("retries_on_closed_keepalive", c.retries());
+        client.put("first_error", c.errors().first());
+        client.put("errors_by_status", c.errors().windowByStatus());
         if (probes[1] == null) {
             probes[1] = probe.sample(snapshot.endNanos()); // no drain request fell due
         }
         if (probes[0] == null) {
             probes[0] = probes[1];
         }
-        writeAtomically(o.hlog(), hlog(o, snapshot, startEpochMs));
-        writeAtomically(o.counts(), Json.write(counts(o, snapshot, sendLagUs, client, startEpochMs,
-                HostProbe.between(probes[0], probes[1]))));
-        out.print(summary(o, snapshot, sendLagUs));
-        // Requests still in flight are abandoned: the process exits and their sockets close.
-        return 0;
+        return new Measurement(snapshot, sendLagUs, client, startEpochMs, HostProbe.between(probes[0], probes[1]));
     }
 
     private static void writeAtomically(Path path, String text) throws IOException {
@@ -275,6 +372,7 @@ public final class LoadGen {
         m.put("not_sent", t.notSent());
         m.put("max_in_flight", s.maxInFlight());
         m.putAll(client);
+        m.put("request", o.request().json());
         m.put("sent_in_window_by_actual_time", s.sentInWindowByActualTime());
         m.put("achieved_send_rate", s.sentInWindowByActualTime() / (double) o.durationS());
         m.put("achieved_completion_rate", s.completedDuringWindow() / (double) o.durationS());

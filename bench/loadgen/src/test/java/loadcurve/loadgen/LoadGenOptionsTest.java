@@ -39,10 +39,13 @@ class LoadGenOptionsTest {
     }
 
     @Test
-    void refusesTargetsOffLoopback() {
+    void takesAnyHttpOrHttpsHostButNoOtherScheme() {
         String[] args = REQUIRED.clone();
-        args[1] = "http://10.0.0.1:1234/sleep";
-        assertThrows(IllegalArgumentException.class, () -> LoadGen.parse(args));
+        args[1] = "https://example.org/api?x=1";
+        assertEquals("example.org", LoadGen.parse(args).url().getHost());
+        args[1] = "ftp://127.0.0.1/x";
+        assertEquals("not an http:// or https:// URL with a host: ftp://127.0.0.1/x",
+                assertThrows(IllegalArgumentException.class, () -> LoadGen.parse(args)).getMessage());
     }
 
     @Test

@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The generator end to end against loopback servers: what it sends, logs and counts. */
 class LoadGenRunTest {
-    private static long field(String json, String scope, String name) {
+    static long field(String json, String scope, String name) {
         Matcher m = Pattern.compile("\"" + scope + "\": \\{[^}]*\"" + name + "\": (\\d+)").matcher(json);
         assertTrue(m.find(), scope + "." + name + " in " + json);
         return Long.parseLong(m.group(1));
@@ -47,8 +47,26 @@ class LoadGenRunTest {
     }
 
     private static String run(URI url, double rate, double timeoutS, Path dir) throws Exception {
-        LoadGen.Options o = new LoadGen.Options(url, rate, 1, 1, timeoutS, 15_000,
-                dir.resolve("x.hlog"), dir.resolve("x.counts.json"), ProcessHandle.current().pid(), null);
+        return run(dir, "--url", url.toString(), "--rate", Double.toString(rate), "--timeout-s",
+                Double.toString(timeoutS));
+    }
+
+    /**
+     * The generator run as from its command line, with a 1 s window, by default a 1 s warm-up
+     * and a 5 s timeout, and the given options; returns the counts file.
+     */
+    static String run(Path dir, String... options) throws Exception {
+        List<String> args = new ArrayList<>(List.of(options));
+        if (!args.contains("--warmup-s")) {
+            args.addAll(List.of("--warmup-s", "1"));
+        }
+        args.addAll(List.of("--duration-s", "1", "--hlog", dir.resolve("x.hlog").toString(),
+                "--counts", dir.resolve("x.counts.json").toString(),
+                "--server-pid", Long.toString(ProcessHandle.current().pid())));
+        if (!args.contains("--timeout-s")) {
+            args.addAll(List.of("--timeout-s", "5"));
+        }
+        LoadGen.Options o = LoadGen.parse(args.toArray(new String[0]));
         assertEquals(0, LoadGen.run(o, new PrintStream(new ByteArrayOutputStream(), true,
                 StandardCharsets.UTF_8)));
         return Files.readString(dir.resolve("x.counts.json"));

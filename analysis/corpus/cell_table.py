@@ -1,0 +1,242 @@
+"""The corpus-wide cell table: one row per repetition of every measured cell of every run, a
+pandas DataFrame. Comparisons (compare.py) and history (history.py) are queries on it.
+
+Each run's rows are written by its build stage to `assets/data/<run>/cells.csv`; the build's
+reduce step concatenates them into `assets/data/cells.csv` (sorted, so the bytes do not depend
+on the order runs were built in). A censored percentile (issue 10) has value NaN and its lower
+bound in `<pNN>_at_least_ms`; a slot the model does not fill yet (host health, accounting)
+is empty. Columns are listed in COLUMNS and documented in docs/data-format.md.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+from analysis.model import Run
+from analysis.vocabulary import ENVIRONMENT_LABELS, LATENCY_KEYS, PERCENTILE_NAMES
+
+# Identify a row; all text (a version "1.10" must not become the number 1.1).
+KEY_COLUMNS = ("run", "series", "version", "date", "scenario", "system", "load", "repetition")
+ACCOUNTING = ("sent", "completed", "timed_out", "errors", "not_sent")
+AT_LEAST_COLUMNS = tuple(f"{name}_at_least_ms" for name in PERCENTILE_NAMES)
+FLAG_COLUMNS = ("saturated", "saturation", "host_busy", "censored")
+# The run's environment, one column per run.yml key: compare lists the differences.
+ENV_COLUMNS = tuple(f"env_{key}" for key in ENVIRONMENT_LABELS)
+COLUMNS = (KEY_COLUMNS + ("offered_rate", "count", "throughput_rps", "goodput_rps") + LATENCY_KEYS
+           + AT_LEAST_COLUMNS + ACCOUNTING + FLAG_COLUMNS + ENV_COLUMNS)
+TEXT_COLUMNS = ("run", "series", "version", "date", "scenario", "system", "load", "saturation",
+                *ENV_COLUMNS)
+# Sort order of the corpus table.
+ORDER = ("run", "scenario", "offered_rate", "load", "system", "repetition")
+
+
+def run_rows(run: Run) -> list[dict]:
+    """The cell table's rows for one analysed run, in the run's own order."""
+    rows = []
+    env = {f"env_{k}": (None if run.environment.get(k) is None else str(run.environment[k]))
+           for k in ENVIRONMENT_LABELS}
+    for scenario in run.scenarios:
+        offered = {lp.id: lp.offered_rate for lp in scenario.load_points}
+        for cell in scenario.measured():
+            for rep in cell.repetitions:
+                host = rep.host or cell.host
+                row = {"run": run.id, "series": run.series, "version": run.version,
+                       "date": run.date, "scenario": scenario.id, "system": cell.system,
+                       "load": cell.load, "repetition": rep.index,
+                       "offered_rate": offered.get(cell.load), "count": rep.stats.count,
+                       "throughput_rps": rep.throughput_rps, "goodput_rps": rep.goodput_rps}
+                for key in LATENCY_KEYS:
+                    row[key] = rep.stats.value(key)
+                censored = False
+                for name in PERCENTILE_NAMES:
+                    p = rep.stats.percentiles.get(name)
+                    row[f"{name}_at_least_ms"] = p.at_least_ms if p is not None else None
+                    censored |= bool(p is not None and p.censored)
+                for key in ACCOUNTING:
+                    row[key] = getattr(rep.accounting, key)
+                row.update(saturated=cell.saturation.saturated,
+                           saturation=" ".join(cell.saturation.reasons) or None,
+                           host_busy=None if host is None else host.host_busy, censored=censored)
+                row.update(env)
+                rows.append(row)
+    return rows
+
+
+def frame(rows: Iterable[dict]) -> pd.DataFrame:
+    """Rows -> the table with its columns in order and fixed types (nullable where a slot can
+    be empty), so that a table read back from CSV equals the one written."""
+    df = pd.DataFrame(list(rows), columns=list(COLUMNS))
+    return _typed(df)
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    for col in COLUMNS:
+        if col in TEXT_COLUMNS:
+            df[col] = df[col].astype("string")
+        elif col in ("repetition", "count") + ACCOUNTING:
+            df[col] = pd.to_numeric(df[col]).astype("Int64")
+        elif col in ("saturated", "host_busy", "censored"):
+            df[col] = df[col].astype("boolean")
+        else:
+            df[col] = pd.to_numeric(df[col]).astype("float64")
+    return df
+
+
+def runs_frame(runs: Iterable[Run]) -> pd.DataFrame:
+    return frame(row for run in runs for row in run_rows(run))
+
+
+def to_csv(df: pd.DataFrame) -> str:
+    buf = io.StringIO()
+    # repr-exact floats; NaN and missing values as empty fields
+    df.to_csv(buf, index=False, lineterminator="\n")
+    return buf.getvalue()
+
+
+def run_cells_csv(run: Run) -> str:
+    """to_csv(runs_frame([run])), the run's assets/data/<run>/cells.csv."""
+    rows = run_rows(run)
+    return _direct_csv(rows, CELL_KINDS) or to_csv(frame(rows))
+
+
+def run_spectra_csv(run: Run) -> str:
+    """to_csv(run_spectra(run)), the run's spectra.csv."""
+    rows = spectra_rows(run)
+    return _direct_csv(rows, SPECTRA_KINDS) or to_csv(spectra_frame(rows))
+
+
+# A run's two CSVs hold a few dozen rows; through a DataFrame (typed columns, then to_csv) they
+# took ~12 ms of every run's build, the csv module well under one. _direct_csv writes what
+# to_csv writes for the values its column types are built from - None, and str, int, bool or
+# float as the column's type takes them - and gives up (None: pandas writes it) on anything
+# else. Each column's text, as pandas writes it: string and Int64 as str(), missing as "";
+# boolean as True/False; float64 as numpy's shortest repr, which is Python's repr, NaN as "".
+# tests/test_corpus_csv.py compares the two on the bundled runs and on generated rows.
+CELL_KINDS = {col: "string" if col in TEXT_COLUMNS else
+              "int" if col in ("repetition", "count") + ACCOUNTING else
+              "boolean" if col in ("saturated", "host_busy", "censored") else "float"
+              for col in COLUMNS}
+SPECTRA_KINDS = {"run": "string", "scenario": "string", "system": "string", "load": "string",
+                 "count": "int", "percentile": "float", "value_ms": "float", "censored": "bool"}
+# Larger ints are rounded on the way through float64 (pandas' to_numeric takes a column of ints
+# and None as floats, Int64 columns too): left to pandas.
+_EXACT_INT = 2 ** 53
+
+
+class _Other(Exception):
+    """A value _direct_csv does not write (pandas does)."""
+
+
+def _field(kind: str, v) -> str:
+    t = type(v)
+    if v is None and kind != "bool":
+        return ""
+    if kind == "float":
+        if t is float:
+            return "" if v != v else repr(v)
+        if t is int and -_EXACT_INT <= v <= _EXACT_INT:
+            return repr(float(v))
+    elif kind == "string":
+        if t is str:
+            return v
+    elif kind == "int":
+        if t is int and -_EXACT_INT <= v <= _EXACT_INT:
+            return str(v)
+    elif t is bool:     # boolean (nullable), bool
+        return "True" if v else "False"
+    raise _Other
+
+
+def _direct_csv(rows: list[dict], kinds: dict[str, str]) -> str | None:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(kinds)
+    fields = list(kinds.items())
+    try:
+        for row in rows:
+            if len(row) != len(fields) or not all(col in row for col, _ in fields):
+                return None     # a missing column (NaN) or an extra one: pandas decides
+            w.writerow([_field(kind, row[col]) for col, kind in fields])
+    except _Other:
+        return None
+    return buf.getvalue()
+
+
+def read_csv(path_or_text) -> pd.DataFrame:
+    source = io.StringIO(path_or_text) if isinstance(path_or_text, str) else path_or_text
+    return _typed(_read_raw(source))
+
+
+def _read_raw(source) -> pd.DataFrame:
+    df = pd.read_csv(source, dtype={c: "string" for c in TEXT_COLUMNS}, keep_default_na=False,
+                     na_values={c: [""] for c in COLUMNS})
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"cell table lacks columns {', '.join(missing)}")
+    return df[list(COLUMNS)]
+
+
+def concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The corpus table from the runs' tables, in a fixed order."""
+    if not frames:
+        return frame([])
+    df = _typed(pd.concat(frames, ignore_index=True))
+    df = df.sort_values(list(ORDER), kind="mergesort", na_position="first")
+    return df.reset_index(drop=True)
+
+
+def read_runs(site_root: Path, run_ids: Iterable[str]) -> pd.DataFrame:
+    """The corpus table from each run's assets/data/<run>/cells.csv (runs without one, e.g.
+    failed runs, are left out). The files share one header, so their rows are joined as text
+    and parsed once: a read_csv per run costs ~15 ms, 3 s for 200 runs."""
+    from analysis.paths import run_cells_csv_path
+    header = ",".join(COLUMNS) + "\n"
+    parts = [header]
+    for run_id in sorted(run_ids):
+        path = Path(site_root) / run_cells_csv_path(run_id)
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8")
+        if not text.startswith(header):
+            raise ValueError(f"{path}: not a cell table of this version (rebuild the run)")
+        parts.append(text[len(header):])
+    if len(parts) == 1:
+        return frame([])
+    return concat([_read_raw(io.StringIO("".join(parts)))])
+
+
+# --- spectra: (run, scenario, system, load) -> the merged histogram's percentile spectrum ---
+
+SPECTRA_COLUMNS = ("run", "scenario", "system", "load", "count", "percentile", "value_ms",
+                   "censored")   # censored: the rank fell among unanswered requests
+
+
+def spectra_frame(rows: Iterable[dict]) -> pd.DataFrame:
+    df = pd.DataFrame(list(rows), columns=list(SPECTRA_COLUMNS))
+    for col in ("run", "scenario", "system", "load"):
+        df[col] = df[col].astype("string")
+    df["count"] = pd.to_numeric(df["count"]).astype("Int64")
+    for col in ("percentile", "value_ms"):
+        df[col] = pd.to_numeric(df[col]).astype("float64")
+    df["censored"] = df["censored"].astype(bool)
+    return df
+
+
+def spectra_rows(run: Run) -> list[dict]:
+    return [{"run": run.id, "scenario": s.id, "system": c.system, "load": c.load,
+             "count": c.stats.count, "percentile": p, "value_ms": v, "censored": censored}
+            for s in run.scenarios for c in s.measured() for p, v, censored in c.spectrum]
+
+
+def run_spectra(run: Run) -> pd.DataFrame:
+    return spectra_frame(spectra_rows(run))
+
+
+def read_spectra(path) -> pd.DataFrame:
+    df = pd.read_csv(path, dtype={c: "string" for c in ("run", "scenario", "system", "load")},
+                     keep_default_na=False, na_values={c: [""] for c in SPECTRA_COLUMNS})
+    return spectra_frame(df.to_dict("records"))

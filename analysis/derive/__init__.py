@@ -1,0 +1,3 @@
+"""One run's numbers, from what read/ gives: analyse (a run's inputs -> the run model),
+aggregate (histograms -> load-curve rows and series), overload (a cell's verdict), gc_tail (GC
+pauses against the tail), jmh_report (a JMH run laid out), imported (other tools' results)."""

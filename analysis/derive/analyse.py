@@ -1,0 +1,248 @@
+"""Read one run's inputs (.hlog, counts, optional JFR) and aggregate them: the I/O side of
+aggregate.py.
+
+`analyse_run(manifest, site_root)` returns the run model (analysis/model.py), which the writers
+turn into the run's data document (`_data/runs/<id>.yml` or `_rundata/<id>.yml`), CSV, charts
+and the report page. A cell whose `.hlog` is missing is listed under `missing` and left out; a `.hlog` or counts file that cannot be read
+fails the run with an error naming it.
+
+Per repetition of a schema-2 run (a `counts` file beside the log): the population is the
+window's requests; the untagged intervals hold those answered in time, the counts file how many
+timed out or errored, so the statistics are censored at the timeout where the rank falls among
+unanswered requests (overload.censored_stats). The JFR figures are those of the window
+(summarize_jfr(window=...)), with the warm-up's apart. Schema 1: every recorded value is a
+latency, nothing is censored, the queue rule runs on the per-interval p50.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from analysis.derive import aggregate, overload
+from analysis.errors import HlogError
+from analysis.model import Accounting, InFlight, Jvm, JvmWindow, Missing, Repetition, Run
+from analysis.read.counts import Counts, read_counts
+from analysis.read.hdr.double import sum_double_histograms
+from analysis.read.hdr.histogram import Histogram, sum_histograms
+from analysis.read.hdr.log import read_hlog
+from analysis.read.jfr import summarize_jfr
+from analysis.read.manifest import UNITS_PER_MS, Manifest, default_jfr
+from analysis.paths import repo_relative
+
+
+# What of a JFR summary goes into _data (kept small: no pause lists, no warnings).
+JVM_KEYS = ("jdk", "duration_s", "truncated", "gc", "safepoint", "cpu", "allocation_rate_mb_s",
+            "threads", "samples", "hot_methods", "attribution", "window", "warmup")
+HOT_METHODS_IN_DATA = 5
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 3)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def jvm_for_data(summary: dict[str, Any]) -> dict[str, Any]:
+    """The part of summarize_jfr's result that the pages print, rounded for display."""
+    out = {}
+    for key in JVM_KEYS:
+        if key not in summary:
+            continue
+        value = summary[key]
+        if key == "gc" and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k != "pauses"}
+        if key == "warmup" and isinstance(value, dict) and isinstance(value.get("gc"), dict):
+            value = {**value, "gc": {k: v for k, v in value["gc"].items() if k != "pauses"}}
+        if key == "hot_methods" and isinstance(value, list):
+            value = value[:HOT_METHODS_IN_DATA]
+        out[key] = _rounded(value)
+    return out
+
+
+def pauses_on_series_axis(summary: dict[str, Any], t0_epoch_s: float,
+                          span_s: float) -> list[dict[str, float]]:
+    """GC pauses as [{t_s, duration_ms}] on the latency-over-time axis (s since the first
+    interval of the log), keeping those inside the measured span."""
+    gc = summary.get("gc") or {}
+    out = []
+    for start_epoch_s, duration_ms in gc.get("pauses") or []:
+        t = start_epoch_s - t0_epoch_s
+        if 0.0 <= t <= span_s:
+            out.append({"t_s": t, "duration_ms": duration_ms})
+    return out
+
+
+def combine(histograms: list):
+    """The sum of several histograms (repetitions of one cell), added the way Java adds them."""
+    if len(histograms) == 1:
+        return histograms[0]
+    if all(isinstance(h, Histogram) for h in histograms):
+        return sum_histograms(histograms)
+    if any(isinstance(h, Histogram) for h in histograms):
+        raise HlogError("repetitions mix Histogram and DoubleHistogram logs; they cannot be "
+                        "combined into one cell")
+    return sum_double_histograms(histograms)
+
+
+def front_matter_like(path: Path) -> bool:
+    """Whether Jekyll would take the file for a page: its first line is `---`. runs/ is
+    published as raw files; `render_with_liquid: false` in _config.yml stops Liquid there on
+    Jekyll 4, but 3.10 ignores that key."""
+    with open(path, "rb") as f:
+        return f.readline().rstrip() == b"---"
+
+
+def jvm_window(summary: dict[str, Any]) -> JvmWindow:
+    """The JVM figures of a summary taken with summarize_jfr(window=...): inside the window."""
+    gc, sp, cpu = summary.get("gc") or {}, summary.get("safepoint") or {}, summary.get("cpu") or {}
+    jvm_cpu = None
+    if cpu.get("jvm_user") is not None and cpu.get("jvm_system") is not None:
+        jvm_cpu = cpu["jvm_user"] + cpu["jvm_system"]
+    return JvmWindow(gc_pause_max_ms=gc.get("pause_max_ms"),
+                     gc_pause_total_ms=gc.get("pause_total_ms"), gc_count=gc.get("count"),
+                     safepoint_total_ms=sp.get("total_ms") if sp.get("recorded", True) else None,
+                     jvm_cpu=jvm_cpu, machine_cpu=cpu.get("machine"),
+                     allocation_rate_mb_s=summary.get("allocation_rate_mb_s"))
+
+
+def timeout_ms(manifest: Manifest, counts: Counts | None) -> float | None:
+    if counts is not None and counts.timeout_s is not None:
+        return counts.timeout_s * 1000.0
+    t = manifest.load_generator.get("timeout_s")
+    return None if t is None else float(t) * 1000.0
+
+
+def analyse_run(manifest: Manifest, site_root: Path, map_fn=map) -> Run:
+    """Read every cell's inputs and build the run model (aggregate.build_run). `map_fn` reads
+    the repetitions (a pool's map spreads one run over the cores: the build gives it when a
+    single run changed, so that adding a run waits for half as long)."""
+    warnings: list[str] = []
+    if front_matter_like(manifest.path):
+        warnings.append(f"{repo_relative(manifest.path, site_root)}:1: starts with a '---' line: "
+                        f"Jekyll 3.10 (GitHub Pages) would publish it as a page and run Liquid in "
+                        f"it; delete that line (YAML does not need it)")
+    if manifest.value_unit is None:
+        from analysis.derive.imported import value_unit_for
+        manifest.value_unit = value_unit_for(manifest)
+    missing: list[Missing] = []
+    present = []
+    for cell in manifest.cells:
+        path = manifest.resolve(cell.hlog)
+        rel = repo_relative(path, site_root)
+        if not path.is_file():
+            missing.append(Missing(cell.load, cell.system, rel, cell.scenario))
+            where = "/".join(x for x in (cell.scenario, cell.system, cell.load) if x)
+            warnings.append(f"{rel}: missing; cell {where} left out")
+            continue
+        present.append((cell, path, rel))
+    measured: dict[tuple[str, ...], list[tuple[Repetition, Any]]] = {}
+    n = len(present)
+    # in the manifest's order, whichever process read them: the same warnings, the same model
+    for (cell, _, _), (pair, cell_warnings) in zip(present, map_fn(
+            _read_repetition_task, [manifest] * n, [c for c, _, _ in present],
+            [p for _, p, _ in present], [r for _, _, r in present], [site_root] * n)):
+        warnings.extend(cell_warnings)
+        measured.setdefault(aggregate.measured_key(cell.scenario, cell.load, cell.system),
+                            []).append(pair)
+    return aggregate.build_run(manifest, measured, combine, missing=missing, warnings=warnings,
+                               manifest_path=repo_relative(manifest.path, site_root))
+
+
+def _read_repetition_task(manifest: Manifest, cell, path: Path, rel: str, site_root: Path):
+    """read_repetition for a pool: its warnings returned, not appended to a shared list."""
+    warnings: list[str] = []
+    return read_repetition(manifest, cell, path, rel, site_root, warnings), warnings
+
+
+def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: Path,
+                    warnings: list[str]) -> tuple[Repetition, Any]:
+    """One cell repetition: its log, counts (schema 2) and JFR -> (Repetition, histogram of
+    the completed requests)."""
+    if cell.results:
+        from analysis.derive.imported import read_imported
+        return read_imported(manifest, cell, path, rel, warnings)
+    unit = manifest.value_unit
+    lp = manifest.load_point(cell.load)
+    counts = read_counts(manifest.resolve(cell.counts)) if cell.counts else None
+    log = read_hlog(path)
+    for w in log.warnings:
+        warnings.append(f"{rel}: {w}")
+    intervals = log.select(cell.tag)
+    if not intervals:
+        tags = ", ".join("untagged" if t is None else repr(t) for t in log.tags()) or "none"
+        raise HlogError(f"no intervals with tag {cell.tag!r} (tags in the file: {tags})",
+                        path=rel, hint=f"set `tag:` for cell {cell.system}/{cell.load} in run.yml")
+    histogram = log.merged(tag=cell.tag)
+    window_ns = counts.window_epoch_ns() if counts is not None else None
+    if window_ns is not None:
+        # plot (and count pauses in) the window and the drain: warm-up intervals hold no window
+        # request
+        start_ms = window_ns[0] / 1e6 - 1.0
+        intervals = [iv for iv in intervals if iv.start_ms >= start_ms] or intervals
+    series = aggregate.interval_series(intervals, unit)
+    if counts is not None:
+        # the generator's figures of the same 1 s intervals (t_s: s since the log's StartTime)
+        by_t = {round(c.t_s, 1): c for c in counts.intervals}
+        for row, iv in zip(series, intervals):
+            c = by_t.get(round(iv.start_s, 1))
+            row["timed_out"] = c.timed_out if c else None
+            row["in_flight_mean"] = c.in_flight_mean if c else None
+            # throughput: every reply in the interval, as the cell's; the log's count is only
+            # the window's requests answered in time
+            row["throughput_rps"] = c.completed / c.length_s if c and c.length_s > 0 else None
+    span_s = sum(iv.length_s for iv in intervals)
+    jvm = gc_pauses = None
+    summary = None
+    jfr_rel = default_jfr(manifest, cell)
+    if jfr_rel is not None:
+        summary = summarize_jfr(manifest.resolve(jfr_rel),
+                                [(a["pattern"], a["label"]) for a in manifest.jfr_attribution],
+                                window=window_ns)
+        jvm = Jvm(repo_relative(manifest.resolve(jfr_rel), site_root), jvm_for_data(summary),
+                  jvm_window(summary) if window_ns is not None else None)
+        for w in summary.get("warnings") or []:
+            warnings.append(f"{jvm.source}: {w}")
+        gc_pauses = pauses_on_series_axis(summary, intervals[0].start_ms / 1000.0, span_s)
+    tmo = timeout_ms(manifest, counts)
+    if counts is None:
+        stats = aggregate.histogram_stats(histogram, unit)
+        p50s = [(r["t_s"], r["p50_ms"]) for r in series if r["p50_ms"] is not None]
+        return Repetition(
+            index=cell.repetition, source=rel, stats=stats,
+            throughput_rps=aggregate.recorded_rate(stats.count, lp.duration_s),
+            accounting=Accounting(sent=cell.sent, errors=cell.errors, timed_out=cell.timeouts),
+            series=series, jvm=jvm, gc_pauses=gc_pauses, timeout_ms=tmo,
+            queue=None if lp.offered_rate is None else overload.queue_growth_from_p50(
+                [t for t, _ in p50s], [v for _, v in p50s], lp.offered_rate)), histogram
+    w = counts.window
+    if tmo is None:
+        raise HlogError("the counts file gives no timeout_s and run.yml no load_generator."
+                        "timeout_s: timed-out requests cannot be placed", path=rel)
+    stats = overload.censored_stats(histogram, w.timed_out, tmo, 1.0 / UNITS_PER_MS[unit],
+                                    w.errors)
+    window_s = w.duration_s or lp.duration_s
+    rates = overload.window_rates(w.completed, window_s, counts.server_completions_window)
+    win = counts.window_intervals()
+    # the queue rule scales by the offered rate: a closed loop (issue 23) offers none
+    queue = None if lp.offered_rate is None else overload.queue_growth(
+        [iv.t_s for iv in win], [iv.in_flight_mean for iv in win], lp.offered_rate)
+    machine, server, generator = overload.host_figures(
+        (summary or {}).get("cpu"), counts.machine_cpu_share_window,
+        counts.server_cpu_share_window, counts.generator_cpu_share_window)
+    host = overload.host_health(machine, server, generator)
+    lag = counts.send_lag_us_window.p99
+    host = replace(host, send_lag_p99_ms=None if lag is None else lag / 1000.0)
+    fl = counts.in_flight
+    return Repetition(
+        index=cell.repetition, source=rel, stats=stats, throughput_rps=rates.throughput_rps,
+        accounting=Accounting(sent=w.sent, completed=w.completed, timed_out=w.timed_out,
+                              errors=w.errors, not_sent=w.not_sent),
+        series=series, jvm=jvm, gc_pauses=gc_pauses, host=host,
+        in_flight=InFlight(fl.window_mean, fl.window_max, fl.at_window_start, fl.at_window_end),
+        goodput_rps=rates.goodput_rps, queue=queue,
+        timeout_ms=tmo), histogram

@@ -1,0 +1,239 @@
+"""One cell repetition read from a load tool's file (issue 23): the I/O side, beside analyse.py.
+
+A per-request file (`RequestSamples`) is recorded into one-second HdrHistogram intervals
+(analysis/read/loadtools/record.py) and from there is treated as an `.hlog` is: the same
+statistics (Java's percentiles), series, spectrum and saturation rules. The population is the
+requests sent in the window; answered ones have a latency, errors are counted apart, and
+requests the tool says timed out censor the percentiles at run.yml's `load_generator.timeout_s`
+(else the shortest time the tool recorded for any of them: a lower bound, as the harness's
+timeouts are). throughput counts the replies that arrived during the window, goodput the
+window's requests answered, not_sent what an offered rate asked for that the tool never sent.
+The recorded intervals are published as an `.hlog` beside the run's data.
+
+A summary (`ResultSummary`) is shown as it is: the percentiles the tool printed, its counts,
+its spectrum when it printed one, and no series (the page says the file has none).
+
+The load model is the file's where it shows one, else run.yml's `load_generator.model`, else
+unknown; a closed loop's latencies leave out the time requests waited to be sent.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from analysis.derive import aggregate, overload
+from analysis.errors import ResultsError
+from analysis.model import Accounting, Imported, LatencyStats, Percentile, Repetition
+from analysis.read.hdr.histogram import Histogram
+from analysis.read.loadtools import detect_format, native_unit, read_results
+from analysis.read.loadtools.results import RequestSamples, ResultSummary
+from analysis.read.manifest import UNITS_PER_MS, Manifest
+from analysis.vocabulary import PERCENTILES
+from analysis.paths import converted_hlog_path
+
+def load_model(info, manifest: Manifest) -> tuple[str, str | None]:
+    """The load model and its evidence: the file's, else run.yml's, else unknown."""
+    if info.load_model in ("open", "closed"):
+        return info.load_model, info.load_model_evidence
+    stated = manifest.load_generator.get("model")
+    if stated in ("open", "closed"):
+        return stated, "run.yml load_generator.model"
+    return "unknown", None
+
+
+def _relative_warnings(messages, path: Path, rel: str) -> list[str]:
+    """A reader names the file by the path it was given; the pages name it repo-relative."""
+    absolute = os.fspath(path)
+    return [rel + m[len(absolute):] if m.startswith(absolute) else m for m in messages]
+
+
+def value_unit_for(manifest: Manifest) -> str:
+    """The unit a run of load tools' files records its histograms in, when run.yml gives
+    none: the finest native unit of its per-request files (a tool's whole milliseconds stay
+    exact; a mix of tools is recorded in the finest), ms when every file is a summary."""
+    units = set()
+    for cell in manifest.cells:
+        path = manifest.resolve(cell.hlog)
+        if cell.results and path.is_file():
+            fmt = cell.format or detect_format(path)
+            unit = native_unit(fmt, dict(cell.options))
+            if unit is not None:
+                units.add(unit)
+    return next((u for u in ("ns", "us", "ms") if u in units), "ms")
+
+
+def read_imported(manifest: Manifest, cell, path: Path, rel: str,
+                  warnings: list[str]) -> tuple[Repetition, object]:
+    """One repetition of a `results:` cell -> (Repetition, histogram of the answered requests,
+    or None for a summary)."""
+    result = read_results(path, cell.format, dict(cell.options))
+    warnings.extend(_relative_warnings(result.warnings, path, rel))
+    model, evidence = load_model(result.info, manifest)
+    info = result.info
+    imported = Imported(format=info.format, tool=info.tool, version=info.version,
+                        measure=info.measure, load_model=model, load_model_evidence=evidence,
+                        per_request=isinstance(result, RequestSamples), source=rel,
+                        skipped=result.skipped, co_interval_ms=cell.co_interval_ms)
+    if isinstance(result, RequestSamples):
+        return _from_samples(manifest, cell, result, imported)
+    return _from_summary(manifest, cell, result, imported, rel), None
+
+
+def _from_samples(manifest: Manifest, cell, samples: RequestSamples,
+                  imported: Imported) -> tuple[Repetition, Histogram]:
+    from analysis.read.loadtools.record import record_samples
+    from analysis.read.hdr.log_writer import hlog_text
+    unit = manifest.value_unit
+    skip_s, window_s = cell.window if cell.window else (None, None)
+    rec = record_samples(samples, unit, skip_s=skip_s, duration_s=window_s,
+                         expected_interval_ms=cell.co_interval_ms)
+    answered = [iv for iv in rec.intervals if iv.tag is None]
+    histogram = rec.merged()
+    timeout_ms = timeout_bound_ms(rec, unit)
+    stated = manifest.load_generator.get("timeout_s")
+    if timeout_ms is not None and stated:
+        # the tool gave up on them at the timeout run.yml states (what it measured for them is
+        # that, give or take its clock: 14,998.8 ms for vegeta's 15 s)
+        timeout_ms = float(stated) * 1000.0
+    stats = overload.censored_stats(histogram, rec.timed_out, timeout_ms or 0.0,
+                                    1.0 / UNITS_PER_MS[unit], rec.errors)
+    lp = manifest.load_point(cell.load)
+    duration = window_s or _send_span_s(rec) or lp.duration_s
+    series = aggregate.interval_series(answered, unit)
+    queue = None
+    if lp.offered_rate:
+        p50s = [(r["t_s"], r["p50_ms"]) for r in series if r["p50_ms"] is not None]
+        queue = overload.queue_growth_from_p50([t for t, _ in p50s], [v for _, v in p50s],
+                                               lp.offered_rate)
+    if rec.corrected:
+        imported.corrected = aggregate.histogram_stats(rec.merged(corrected=True), unit)
+    imported.converted = converted_hlog_path(manifest.run_id, os.path.relpath(
+        manifest.resolve(cell.hlog), manifest.run_dir).replace(os.sep, "/"))
+    imported.window_text = _window_text(rec)
+    imported.hlog_text = hlog_text(rec.intervals, UNITS_PER_MS[unit],
+                                   comment=f"{imported.tool} {imported.format} file "
+                                           f"{imported.source}, recorded by loadcurve")
+    rep = Repetition(
+        index=cell.repetition, source=imported.source, stats=stats,
+        # as the harness counts them: every reply (any status) that came during the window,
+        # to whichever request, per second; and the window's requests answered, per second
+        throughput_rps=_replies_during(samples, skip_s, duration) / duration if duration else 0.0,
+        goodput_rps=rec.answered / duration if duration else None,
+        accounting=Accounting(sent=rec.requests, completed=rec.answered,
+                              timed_out=rec.timed_out, errors=rec.errors,
+                              not_sent=_not_sent(lp.offered_rate, duration, rec.requests)),
+        series=series, timeout_ms=timeout_ms, queue=queue, imported=imported)
+    return rep, histogram
+
+
+def _replies_during(samples: RequestSamples, skip_s: float | None, duration_s: float) -> int:
+    """Replies (answered or failed, not timed out) whose arrival, send time + latency, falls in
+    the window [first send + skip_s, + duration_s): what the server delivered while it was
+    measured. Past the knee of an open loop most replies to the window's requests come after
+    it, so this stays at the server's ceiling while the window's sends run above it."""
+    lower = float(samples.start_ms.min()) + 1000.0 * (skip_s or 0.0)
+    upper = lower + 1000.0 * duration_s
+    arrival = samples.start_ms + samples.latency_ns / 1e6
+    replied = ~samples.timed_out
+    return int(np.count_nonzero(replied & (arrival >= lower) & (arrival < upper)))
+
+
+def _not_sent(offered_rate: float | None, duration_s: float | None, sent: int) -> int | None:
+    """Requests the offered rate asked for in the window that the tool never sent: what a
+    closed loop leaves out when replies come slower than its rate (coordinated omission, as a
+    count). A shortfall within 1 % (or one request) is the window's edges, not a tool falling
+    behind. None where there is no rate to compare with."""
+    if not offered_rate or not duration_s:
+        return None
+    asked = round(offered_rate * duration_s)
+    short = asked - sent
+    return short if short > max(1, 0.01 * asked) else 0
+
+
+def _send_span_s(rec) -> float | None:
+    """The seconds the file's sends cover: N sends spaced evenly d apart span (N - 1) d, and
+    stand for N d of sending (so 250 sends at 50/s give 5 s, not 4.98)."""
+    if rec.requests < 2 or rec.duration_s <= 0:
+        return None
+    return rec.duration_s * rec.requests / (rec.requests - 1)
+
+
+def timeout_bound_ms(rec, unit: str) -> float | None:
+    """What a request the tool says timed out is known to have taken at least: the shortest
+    time the tool recorded for any of them (the tool's timeout, as it measured it)."""
+    timed = [iv.histogram for iv in rec.intervals if iv.tag == "timeout"]
+    if not timed:
+        return None
+    return min(h.min for h in timed if h.total_count) / UNITS_PER_MS[unit]
+
+
+def _window_text(rec) -> str | None:
+    if rec.window is None:
+        return None
+    skip, duration = rec.window
+    span = f"the {duration:g} s after it" if duration else "the rest"
+    return (f"the first {skip:g} s of sends skipped, {span} kept: {rec.cut_before:,} requests "
+            f"before the window and {rec.cut_after:,} after it left out")
+
+
+def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Imported,
+                  rel: str) -> Repetition:
+    if summary.requests is None and not summary.percentiles_ms and not summary.spectrum:
+        raise ResultsError("the file gives neither a request count nor any latency",
+                           path=rel)
+    # a run's window and correction apply to its per-request files; a summary holds no
+    # times and no single latencies, and the methodology says it was taken whole
+    if cell.window is not None:
+        imported.window_text = (f"not cut: the {imported.tool} summary holds no times (the "
+                                f"window applies to per-request files)")
+    imported.co_interval_ms = None
+    percentiles = dict(summary.percentiles_ms)
+    for point in summary.spectrum or ():
+        percentiles.setdefault(point.percentile, point.value_ms)
+    stats = LatencyStats(
+        count=summary.requests or 0,
+        percentiles={name: Percentile(percentiles.get(p)) for name, p, _ in PERCENTILES},
+        max=Percentile(summary.max_ms), mean=Percentile(summary.mean_ms),
+        stddev_ms=summary.stddev_ms, completed=summary.requests,
+        timed_out=summary.timeouts or 0, errors=summary.errors or 0)
+    lp = manifest.load_point(cell.load)
+    duration = summary.duration_s or lp.duration_s
+    rate = summary.rate_rps
+    if rate is None and summary.requests is not None and duration:
+        rate = summary.requests / duration
+    series = _summary_series(summary.intervals or [])
+    imported.spectrum = [(pt.percentile, pt.value_ms, False) for pt in summary.spectrum or ()]
+    sent = answered = None
+    if summary.requests is not None:
+        # a tool's request count includes the failed ones; the accounting's answered does not
+        answered = summary.requests - (summary.errors or 0)
+        sent = summary.requests + (summary.timeouts or 0)
+    return Repetition(
+        index=cell.repetition, source=rel, stats=stats, throughput_rps=rate or 0.0,
+        accounting=Accounting(sent=sent, completed=answered,
+                              timed_out=summary.timeouts, errors=summary.errors),
+        series=series, imported=imported)
+
+
+def _summary_series(rows: list[dict]) -> list[dict]:
+    """A summary's per-interval rows (Locust's history) in interval_series' shape: each row
+    lasts until the next one starts (the last as long as the one before it), and its count is
+    the growth of the running total where the tool keeps one, else its rate times its length."""
+    out = []
+    for i, row in enumerate(rows):
+        t = row.get("t_s")
+        nxt = rows[i + 1].get("t_s") if i + 1 < len(rows) else None
+        length = (nxt - t) if nxt is not None and t is not None else (
+            out[-1]["length_s"] if out else 1.0)
+        count = None
+        if row.get("requests") is not None:
+            before = rows[i - 1].get("requests") if i else 0
+            count = row["requests"] - (before or 0)
+        elif row.get("rate_rps") is not None and length:
+            count = round(row["rate_rps"] * length)
+        out.append({"t_s": t, "length_s": length, "count": count,
+                    "throughput_rps": row.get("rate_rps"), "p50_ms": row.get("p50_ms"),
+                    "p99_ms": row.get("p99_ms"), "max_ms": row.get("max_ms")})
+    return out

@@ -1,0 +1,223 @@
+"""The content-hash cache: a run is rebuilt only when its files, its place or the analysis code
+(every source file of the package, subpackages included) changed."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+
+from analysis import atomic
+from analysis.errors import BuildError
+from analysis.paths import repo_relative
+
+STATE_VERSION = 1
+CACHE_DIR = ".cache/loadcurve"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]   # analysis/
+
+
+
+def code_version() -> str:
+    """Hash of the analysis package's source and the library versions that shape the output."""
+    h = hashlib.sha256()
+    for path in sorted(PACKAGE_DIR.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".j2", ".md", ".txt") \
+                and "__pycache__" not in path.parts:
+            h.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0")
+            h.update(path.read_bytes())
+    try:
+        from importlib.metadata import version
+        for dist in ("matplotlib", "numpy", "PyYAML", "Jinja2", "pandas", "python-liquid"):
+            h.update(f"{dist}={version(dist)}\0".encode())
+    except Exception:  # noqa: BLE001 - metadata missing: the source hash still applies
+        pass
+    return h.hexdigest()
+
+
+def templates_version(site_root: Path) -> str:
+    """Hash of what the report pages are rendered from (write/liquid_pages.py): every include,
+    the layouts it renders, and _config.yml's baseurl."""
+    from analysis.write.liquid_pages import LAYOUTS, baseurl, template_root
+    h = hashlib.sha256()
+    site = template_root(site_root)
+    h.update(f"baseurl={baseurl(site)}\0".encode())   # in every link of every page
+    files = sorted((site / "_includes").glob("*.html")) if (site / "_includes").is_dir() else []
+    files += [site / "_layouts" / name for name in sorted(LAYOUTS.values())]
+    for path in files:
+        h.update(path.relative_to(site).as_posix().encode() + b"\0")
+        h.update(path.read_bytes() if path.is_file() else b"(missing)")
+    return h.hexdigest()[:16]
+
+
+class FileHashes:
+    """sha256 of files, re-read only when size or mtime changed (like git's index)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.entries = json.loads(path.read_text())
+            if not isinstance(self.entries, dict):
+                self.entries = {}
+        except (OSError, ValueError):
+            self.entries = {}
+        self.dirty = False
+        self.seen: set[str] = set()
+
+    def digest(self, real_path: str, st: os.stat_result | None = None) -> str:
+        """The file's sha256; `real_path` is its resolved path (the cache's key), `st` its
+        stat when the caller has it. Raises NotRegularFile for a FIFO, device or socket:
+        reading one would block forever (a FIFO with no writer) or never end (/dev/zero)."""
+        path = real_path
+        st = st or os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(Path(path))
+        key = path
+        self.seen.add(key)
+        cached = self.entries.get(key)
+        if cached and cached[0] == st.st_size and cached[1] == st.st_mtime_ns:
+            return cached[2]
+        h = hashlib.sha256()
+        # O_NONBLOCK and a second check on the open file: a file swapped for a FIFO after the
+        # stat above must not block the open (for a regular file the flag changes nothing).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as f:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotRegularFile(Path(path))
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        self.entries[key] = [st.st_size, st.st_mtime_ns, h.hexdigest()]
+        self.dirty = True
+        return h.hexdigest()
+
+    def save(self) -> None:
+        """Write the cache, forgetting files this build did not look at (deleted runs)."""
+        stale = set(self.entries) - self.seen
+        if stale:
+            for key in stale:
+                del self.entries[key]
+            self.dirty = True
+        if self.dirty:
+            atomic.write_text(self.path, json.dumps(self.entries, sort_keys=True))
+            self.dirty = False
+
+
+class NotRegularFile(Exception):
+    def __init__(self, path: Path):
+        super().__init__(str(path))
+        self.path = path
+
+
+def not_regular_error(path: Path, site_root: Path) -> BuildError:
+    """The one error for a FIFO, device or socket among a run's inputs."""
+    return BuildError("not a regular file", path=repo_relative(path, site_root))
+
+
+def run_input_hash(run_dir: Path, site_root: Path, code: str, hashes: FileHashes) -> str:
+    """Hash of everything a run's outputs depend on: its files, where it sits, the code.
+
+    Raises BuildError for an entry of the run folder that is not a regular file (FIFO, device,
+    socket, also through a symlink that stays inside the run): hashing it would hang the build,
+    and the analysis could not read it either."""
+    h = hashlib.sha256()
+    h.update(code.encode() + b"\0")
+    h.update(os.path.relpath(run_dir.absolute(), site_root.absolute()).encode() + b"\0")
+    root = run_dir.resolve()
+    root_text = str(root)
+    for rel, entry in _walk_files(str(run_dir), ""):
+        try:
+            if entry.is_symlink():
+                real = Path(entry.path).resolve()
+                if root not in real.parents:
+                    h.update(f"{rel}\0outside\0".encode())  # the manifest check reports it
+                    continue
+                digest = hashes.digest(str(real))
+            else:
+                # a file reached without a link is where its path says (resolving each of
+                # 1,000 runs' files took seconds); not a link, so lstat is its stat
+                digest = hashes.digest(f"{root_text}/{rel}", entry.stat(follow_symlinks=False))
+            h.update(f"{rel}\0{digest}\0".encode())
+        except NotRegularFile:
+            raise not_regular_error(Path(entry.path), site_root) from None
+        except OSError:
+            h.update(f"{rel}\0unreadable\0".encode())
+    return h.hexdigest()
+
+
+def _walk_files(folder: str, prefix: str):
+    """(run-relative path, DirEntry) of every file under `folder` in os.walk's order with
+    sorted names: a folder's files, then its subfolders; linked folders not entered. One
+    scandir per folder and no per-file lstat (a no-change build of 1,000 runs hashes ~110,000
+    files)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    files, folders = [], []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        (folders if is_dir else files).append(entry)
+    for entry in sorted(files, key=lambda e: e.name):
+        yield prefix + entry.name, entry
+    for entry in sorted(folders, key=lambda e: e.name):
+        if not entry.is_symlink():
+            yield from _walk_files(entry.path, f"{prefix}{entry.name}/")
+
+
+def check_regular_inputs(manifest, site_root: Path) -> None:
+    """The manifest's data files (.hlog, .jfr) that exist must be regular files. The hashing
+    walk already refuses others; this guards the reads themselves (a file swapped after it)."""
+    from analysis.read.manifest import default_jfr
+    for cell in manifest.cells:
+        for rel in (cell.hlog, cell.jfr or default_jfr(manifest, cell)):
+            if not rel:
+                continue
+            path = manifest.resolve(rel)
+            try:
+                mode = path.stat().st_mode
+            except OSError:
+                continue  # missing: the analysis reports it
+            if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+                raise not_regular_error(path, site_root)
+
+
+# Why a symlink under runs/ is refused. runs/ is published file by file, and Jekyll copies a
+# link as a link: a deploy that follows links would publish whatever it points at (one leaving
+# the run: anything on the machine). Copying the target's content instead was the other choice;
+# refusing keeps what is published exactly what is in the repository.
+LINK_RULE = ("runs/ is published as regular files only (Jekyll would publish the link "
+             "itself): replace it with a copy of the file")
+LINK_PROBLEM = f"is a symbolic link; {LINK_RULE}"
+
+
+def stray_links(runs_root: Path) -> list[Path]:
+    """Symbolic links directly in runs/ that are not run folders (files, broken links)."""
+    if not runs_root.is_dir():
+        return []
+    return sorted(p for p in runs_root.iterdir() if p.is_symlink() and not p.is_dir())
+
+
+def check_no_links(run_dir: Path, site_root: Path) -> None:
+    """Refuse a run folder that is, or holds, a symbolic link (see LINK_PROBLEM); the first
+    found is named, with where it points when that leaves the run."""
+    run_dir = Path(run_dir)
+    if run_dir.is_symlink():
+        raise BuildError(f"the run folder {LINK_PROBLEM}", path=repo_relative(run_dir, site_root))
+    root = run_dir.resolve()
+    for dirpath, dirnames, filenames in os.walk(run_dir):
+        dirnames.sort()
+        for name in sorted(dirnames + filenames):
+            path = Path(dirpath) / name
+            if not path.is_symlink():
+                continue
+            try:
+                leaves = root not in path.resolve().parents
+            except (OSError, RuntimeError):    # a loop of links
+                leaves = True
+            where = " pointing outside the run folder" if leaves else ""
+            raise BuildError(f"is a symbolic link{where}; {LINK_RULE}",
+                             path=repo_relative(path, site_root))

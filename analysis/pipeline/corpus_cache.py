@@ -1,0 +1,47 @@
+"""Whether the build's reduce step (analysis/write/corpus_pages.py) can be skipped: its inputs
+are every run's cell and spectrum tables and the comparisons/*.yml files; when none changed
+(same sizes and modification times, same code) and its outputs are all there, a no-change build
+neither loads pandas nor reads a table. Light on purpose: it runs before pandas is imported."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from analysis import atomic
+# (not from read/comparison.py: it imports pandas)
+from analysis.paths import COMPARISON_SPECS_DIR, run_cells_csv_path, run_spectra_csv_path
+
+STATE = "corpus.json"
+
+
+def inputs_digest(site: Path, run_ids: list[str], code: str) -> str:
+    h = hashlib.sha256(code.encode())
+    files = [run_cells_csv_path(r) for r in sorted(run_ids)] + \
+        [run_spectra_csv_path(r) for r in sorted(run_ids)]
+    folder = site / COMPARISON_SPECS_DIR
+    if folder.is_dir():
+        files += sorted(p.relative_to(site).as_posix() for p in folder.glob("*.yml"))
+    for rel in files:
+        try:
+            st = (site / rel).stat()
+            h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+        except OSError:
+            h.update(f"{rel}\0-\0".encode())
+    return h.hexdigest()
+
+
+def up_to_date(cache: Path, site: Path, digest: str) -> bool:
+    try:
+        state: dict[str, Any] = json.loads((cache / STATE).read_text())
+        if state.get("inputs") != digest:
+            return False
+        return all((site / rel).stat().st_size == size for rel, size in state["outputs"].items())
+    except (OSError, ValueError, KeyError, AttributeError, TypeError):
+        return False
+
+
+def record(cache: Path, site: Path, digest: str, outputs: set[str]) -> None:
+    sizes = {rel: (site / rel).stat().st_size for rel in sorted(outputs) if (site / rel).is_file()}
+    atomic.write_record(cache / STATE, json.dumps({"inputs": digest, "outputs": sizes}, indent=1))

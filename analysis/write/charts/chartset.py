@@ -1,0 +1,182 @@
+"""Which charts a run has - kind, file name, load point, alt text - derived from the run model.
+
+Both the chart drawer (run_jobs.chart_plan: what to draw) and the data file (datafiles: the
+`charts:` block the pages print) ask this module, so neither reads the other's output. Pure and
+free of matplotlib: the data file does not wait for the plotting library to load.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from analysis.derive.gc_tail import gc_tail_points, gc_tail_statement
+from analysis.model import LoadPoint, Run, Scenario
+from analysis.vocabulary import (CHART_TITLES, has_closed_loads, load_label, load_point_text,
+                                 plain, r3)
+from analysis.paths import chart_path
+
+# Above this many systems with a cell at a load point, its percentile spectrum is small
+# multiples (one panel per system, kind "spectrum_panels") and its throughput chart's legend
+# goes under the axes (charts._throughput_data): a dozen lines and a legend inside one plot
+# area cover each other.
+MANY_SYSTEMS = 6
+# The kind a chart is listed under in the data file's `charts:` block (the page's lists)
+SECTION_KIND = {"spectrum_panels": "spectrum"}
+
+
+@dataclass(frozen=True)
+class Chart:
+    kind: str                   # charts.CHART_KINDS
+    name: str                   # file name without extension
+    alt: str
+    load: LoadPoint | None = None
+    scenario: str | None = None  # Scenario.id: None for a run without scenarios
+
+    def files(self, run_id: str) -> dict[str, str]:
+        """The chart's files: SVG and PNG at 700 px, and `narrow_svg`, the same chart laid out
+        for a phone (chartlayout.NARROW), which the page serves below 36rem."""
+        return {"svg": chart_path(run_id, self.name, "svg"),
+                "png": chart_path(run_id, self.name, "png"),
+                "narrow_svg": chart_path(run_id, self.name + "-narrow", "svg")}
+
+
+def load_text(lp: LoadPoint) -> str:
+    return load_point_text(lp, lambda rate: f"{rate:,g}", "requests/s offered")
+
+
+def scenario_suffix(scenario: Scenario) -> str:
+    """' (JSON, no wait)': which scenario a chart shows, for its title and alt text; '' for
+    the implicit scenario of a run without scenarios."""
+    return f" ({scenario.label or scenario.id})" if scenario.id else ""
+
+
+def chart_set(run: Run) -> list[Chart]:
+    """The run's charts in drawing order, scenario by scenario (scenario_charts)."""
+    return [chart for scenario in run.scenarios for chart in scenario_charts(scenario)]
+
+
+def scenario_charts(scenario: Scenario) -> list[Chart]:
+    """A scenario's charts: the load curve, then per load point with any cell its spectrum
+    (small multiples above MANY_SYSTEMS systems), latency over time and throughput over time,
+    then GC pause against tail when some cell has a JFR window. A scenario with an id prefixes
+    its file names with `<id>-`; the implicit one (id None) keeps the names of a run without
+    scenarios."""
+    sid = scenario.id
+    prefix = f"{sid}-" if sid else ""
+    of = scenario_suffix(scenario)
+    names = ", ".join(s.label for s in scenario.systems)
+    against = ("the throughput achieved (requests/s) at each number of connections, points "
+               "joined in order of connections" if has_closed_loads(scenario.load_points)
+               else "offered load (requests/s)")
+    charts = [Chart("load_curve", f"{prefix}load-curve",
+                    f"Load curve{of}: p50 and p99 latency (ms) against {against} for {names}, "
+                    f"with predicted ceilings where known.", scenario=sid)]
+    for lp, row in scenario.grid():
+        present = [s.label for s, c in row if c and drawn_in(c, "spectrum")]
+        over_time = [s.label for s, c in row if c and drawn_in(c, "latency_over_time")]
+        text = load_text(lp)
+        if not present:
+            pass
+        elif len(present) > MANY_SYSTEMS:
+            spectrum = Chart("spectrum_panels", f"{prefix}spectrum-{lp.id}",
+                             f"Percentile spectrum{of} at {text}: one panel per system "
+                             f"({', '.join(present)}), each drawing its system's latency (ms) "
+                             f"from p0 to the max in colour over the other systems in grey, on "
+                             f"shared axes.", lp, sid)
+        else:
+            spectrum = Chart("spectrum", f"{prefix}spectrum-{lp.id}",
+                             f"Percentile spectrum{of} at {text}: latency (ms) from p0 to the "
+                             f"max, for {', '.join(present)}.", lp, sid)
+        if present:
+            charts.append(spectrum)
+        if not over_time:
+            continue
+        names_t = ", ".join(over_time)
+        charts += [
+            Chart("latency_over_time", f"{prefix}latency-{lp.id}",
+                  f"Latency over time{of} at {text}: p99 and max per interval (ms) against "
+                  f"the time the requests completed, for {names_t}.", lp, sid),
+            Chart("throughput_over_time", f"{prefix}throughput-{lp.id}",
+                  f"Throughput over time{of} at {text}: replies per second per interval"
+                  f"{'' if lp.closed else ' against the offered rate'}, for {names_t}.",
+                  lp, sid)]
+    if gc_tail_points(scenario):
+        charts.append(Chart("gc_tail", f"{prefix}gc-tail",
+                            f"GC pause against tail{of}: each cell's longest GC pause inside "
+                            f"the measured window (ms) against its p99.9 and max latency (ms), "
+                            f"for {names}.", scenario=sid))
+    return charts
+
+
+def drawn_in(c, kind: str) -> bool:
+    """Whether a cell has the data a chart kind draws: a cell read from a load tool's summary
+    (issue 23) may have no spectrum or no per-interval rows; every other cell has both."""
+    if getattr(c, "imported", None) is None:
+        return True
+    if kind in ("spectrum", "spectrum_panels"):
+        return bool(c.spectrum)
+    if kind in ("latency_over_time", "throughput_over_time"):
+        return bool(c.repetitions[0].series)
+    return True
+
+
+def chart_gaps(scenario: Scenario) -> dict[str, list[str]]:
+    """Per chart kind, a sentence for each cell a chart leaves out because its file does not
+    hold that data (a load tool's summary): the page says so instead of drawing nothing."""
+    what = {"spectrum": "percentile spectrum", "latency_over_time": "per-interval latencies",
+            "throughput_over_time": "per-interval counts"}
+    gaps: dict[str, list[str]] = {kind: [] for kind in what}
+    for lp, row in scenario.grid():
+        for s, c in row:
+            if c is None or c.imported is None:
+                continue
+            for kind, data in what.items():
+                if not drawn_in(c, kind):
+                    gaps[kind].append(f"{s.label} at {load_text(lp)}: not drawn, the "
+                                      f"{c.imported.tool} file ({c.imported.format}) holds no "
+                                      f"{data}.")
+    return gaps
+
+
+def caption(kind: str, lp: LoadPoint) -> str:
+    """'Percentile spectrum at 25 req/s offered (5 × 5/s)': the caption under a chart of one
+    load point (the clients × rate only when the run gave clients)."""
+    text = f"{CHART_TITLES[kind]} at {load_point_text(lp, plain)}"
+    return text + (f" ({load_label(lp.offered_rate, lp.clients)})" if lp.clients else "")
+
+
+def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None,
+                  scenario: Scenario | None = None) -> dict[str, Any]:
+    """The data file's `charts:` block of one scenario (default: the run's only one): the load
+    curve, per kind a list by load point (each with its caption), and the spectra again keyed
+    by load point (percentile-plot.html); small multiples are listed as spectra. When some
+    cell has a JFR window, `gc_tail`: the GC-pause-against-tail chart with its `statement`
+    (gc_tail.gc_tail_statement: `text` and the numbers). `sizes` (run_jobs.pixel_sizes: png
+    path -> pixels) gives each entry its width and height."""
+    scenario = scenario if scenario is not None else run.scenario
+    section: dict[str, Any] = {"spectrum": [], "latency_over_time": [], "throughput_over_time": []}
+    for chart in scenario_charts(scenario):
+        entry = {**chart.files(run.id), "alt": chart.alt}
+        if sizes and entry["png"] in sizes:
+            entry["width"], entry["height"] = sizes[entry["png"]]
+        kind = SECTION_KIND.get(chart.kind, chart.kind)
+        if chart.kind == "gc_tail":
+            entry["statement"] = _rounded(gc_tail_statement(gc_tail_points(scenario)))
+        if chart.load is None:
+            section[kind] = entry
+        else:
+            section[kind].append({"load": chart.load.id, **entry,
+                                  "caption": caption(kind, chart.load)})
+    by_load = {e["load"]: dict(e) for e in section["spectrum"]}
+    gaps = chart_gaps(scenario)
+    out = {"load_curve": section.pop("load_curve"), **section, "spectrum_by_load": by_load}
+    if any(gaps.values()):
+        out["gaps"] = gaps
+    return out
+
+
+def _rounded(value: Any) -> Any:
+    """The statement's numbers as the data file gives ms: to 3 decimals."""
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return r3(value) if isinstance(value, float) else value

@@ -1,0 +1,194 @@
+"""A run's charts as jobs: what each chart (chartset.chart_set) shows, taken from the run model
+into plain picklable data (chart_plan), and each chart's pixel size (pixel_sizes). No
+matplotlib here: render.py draws the jobs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from analysis.derive.gc_tail import gc_tail_points
+from analysis.model import Cell, LoadPoint, Run, Scenario, System
+from analysis.vocabulary import closed_load_text, has_closed_loads, load_order
+from analysis.write.charts import svgcharts
+from analysis.write.charts.chartlayout import figure_size_in, panel_layout
+from analysis.write.charts.chartset import (MANY_SYSTEMS, chart_set, drawn_in, load_text,
+                                            scenario_suffix)
+from analysis.write.charts.plots import PNG_DPI, system_style
+
+
+# --- from an analysed run to chart jobs -----------------------------------------------------
+
+def system_styles(run: Run) -> dict[str, dict[str, Any]]:
+    """Each system's colour and line style (plots.system_style), one mapping for every chart
+    of the run: systems ranked by their place in run.yml (System.index) across all scenarios,
+    so a system keeps its colour from the load curve to the small multiples and the scatter,
+    and from one scenario to the next."""
+    index: dict[str, int] = {}
+    for scenario in run.scenarios:
+        for s in scenario.systems:
+            index.setdefault(s.id, s.index)
+    ranked = sorted(index, key=lambda sid: (index[sid], sid))
+    return {sid: system_style(i) for i, sid in enumerate(ranked)}
+
+
+def chart_plan(run: Run) -> list[dict[str, Any]]:
+    """The picklable jobs that draw the run's charts (chartset.chart_set), one per chart."""
+    styles = system_styles(run)
+    scenarios = {scenario.id: scenario for scenario in run.scenarios}
+    rows = {(scenario.id, lp.id): row for scenario in run.scenarios
+            for lp, row in scenario.grid()}
+    jobs = []
+    for chart in chart_set(run):
+        scenario = scenarios[chart.scenario]
+        of = scenario_suffix(scenario)     # charts of a named scenario say which
+        if chart.kind == "load_curve":
+            data = _load_curve_data(scenario, styles, of)
+        elif chart.kind == "gc_tail":
+            data = _gc_tail_data(scenario, styles, of)
+        else:
+            present = [(s, c) for s, c in rows[(scenario.id, chart.load.id)]
+                       if c and drawn_in(c, chart.kind)]
+            data = CHART_DATA[chart.kind](chart.load, present, styles, of)
+        jobs.append({"kind": chart.kind, "data": data, **chart.files(run.id)})
+    return jobs
+
+
+def _at_timeout(c: Cell, name: str) -> tuple[float | None, bool]:
+    """A statistic to plot: its value, or the timeout (its bound) when censored."""
+    p = c.stats.get(name)
+    return p.bound(), p.censored
+
+
+def _range(c: Cell, name: str) -> list[float] | None:
+    s = c.spread.get(name)
+    if s is None or s.min.bound() is None or s.max.bound() is None:
+        return None
+    return [s.min.bound(), s.max.bound()]
+
+
+def _load_curve_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
+                     of: str = "") -> dict[str, Any]:
+    """Latency against offered load; for a closed loop (issue 23) against the throughput each
+    point achieved, the points joined in order of connections and labelled with them."""
+    closed = has_closed_loads(scenario.load_points)
+    loads = sorted(scenario.load_points, key=load_order) if closed else scenario.load_points
+    systems = []
+    for s in scenario.systems:
+        row = [(lp, scenario.cell(lp.id, s.id)) for lp in loads]
+        cells = [c for _, c in row if c]
+        entry = {"label": s.label, **styles[s.id],
+                 "offered": [c.throughput_rps if closed else lp.offered_rate
+                             for lp, c in row if c],
+                 **({"point_labels": [closed_load_text(lp) for lp, c in row if c]}
+                    if closed else {}),
+                 "saturated": [c.saturation.saturated for c in cells],
+                 "ceiling_rps": s.predicted_ceiling_rps}
+        for name in ("p50", "p99"):
+            points = [_at_timeout(c, name) for c in cells]
+            entry[f"{name}_ms"] = [v for v, _ in points]
+            entry[f"{name}_censored"] = [k for _, k in points]
+            entry[f"{name}_range"] = [_range(c, name) for c in cells]
+        systems.append(entry)
+    timeout = next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)
+    return {"systems": systems, "timeout_ms": timeout,
+            "title": f"Latency vs {'throughput' if closed else 'offered load'}{of}",
+            **({"x_label": "throughput (requests/s)"} if closed else {})}
+
+
+def _gc_tail_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
+                  of: str = "") -> dict[str, Any]:
+    """gc_tail.gc_tail_points as plot_gc_tail's points, systems in the run's order."""
+    labels = {s.id: s.label for s in scenario.systems}
+    rank = {sid: i for i, sid in enumerate(styles)}
+    points = sorted(gc_tail_points(scenario), key=lambda p: rank[p.system])
+    return {"title": f"Longest GC pause in the window against the tail{of}",
+            "points": [{"label": labels[p.system], "color": styles[p.system]["color"],
+                        "pause_ms": p.pause_ms,
+                        "p999_ms": p.p999.bound(), "p999_censored": p.p999.censored,
+                        "max_ms": p.max.bound(), "max_censored": p.max.censored}
+                       for p in points]}
+
+
+def _spectrum_data(lp: LoadPoint, present: list[tuple[System, Cell]],
+                   styles: dict[str, dict[str, Any]], of: str = "") -> dict[str, Any]:
+    return {"title": f"Latency by percentile at {load_text(lp)}{of}",
+            "timeout_ms": next((c.timeout_ms for _, c in present if c.timeout_ms), None),
+            "curves": [{"label": s.label, **styles[s.id],
+                        "count": c.stats.count, "points": c.spectrum} for s, c in present]}
+
+
+def _time_axis(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
+    """Where the series' time 0 is and the window's end. With counts (schema 2) the series
+    start at the window's start and run on through the drain, so a line may begin late (no
+    window request answered yet) or end late (answered in the drain): the end is drawn. A
+    schema-1 log's first interval is the only origin known."""
+    windowed = any(c.accounting.completed is not None for _, c in present)
+    return {"origin": "the window's start" if windowed else "the first interval",
+            "window_end_s": lp.duration_s if windowed else None}
+
+
+def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]],
+                  styles: dict[str, dict[str, Any]], of: str = "") -> dict[str, Any]:
+    # the first repetition over time; JFR's pauses of the first system that has them (one JVM
+    # per system)
+    return {"title": f"Latency per interval at {load_text(lp)}{of}", **_time_axis(lp, present),
+            "systems": [{"label": s.label, **styles[s.id],
+                         "t_s": _step_times(c.repetitions[0].series),
+                         "p99_ms": _step_values(c.repetitions[0].series, "p99_ms"),
+                         "max_ms": _step_values(c.repetitions[0].series, "max_ms")}
+                        for s, c in present],
+            "gc_pauses": next((c.gc_pauses for _, c in present if c.gc_pauses), None)}
+
+
+def _throughput_data(lp: LoadPoint, present: list[tuple[System, Cell]],
+                     styles: dict[str, dict[str, Any]], of: str = "") -> dict[str, Any]:
+    return {"title": f"Throughput per interval at {load_text(lp)}{of}", **_time_axis(lp, present),
+            "offered_rate": lp.offered_rate,     # None: a closed loop, no offered line
+            # a legend of many systems inside the axes would cover their lines
+            "legend": "below" if len(present) > MANY_SYSTEMS else "inside",
+            "systems": [{"label": s.label, **styles[s.id],
+                         "t_s": _step_times(c.repetitions[0].series),
+                         "throughput_rps": _step_values(c.repetitions[0].series, "throughput_rps")}
+                        for s, c in present]}
+
+
+CHART_DATA = {"spectrum": _spectrum_data, "spectrum_panels": _spectrum_data,
+              "latency_over_time": _latency_data, "throughput_over_time": _throughput_data}
+
+
+def pixel_sizes(jobs: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """Each job's PNG size in pixels by its png path (the <img> width and height): the
+    chart's layout (chartlayout), which both its SVG and its PNG follow."""
+    sizes = {}
+    for job in jobs:
+        if job["kind"] == "spectrum_panels":
+            width_in, height_in = panel_layout(len(job["data"]["curves"]), False)["figsize"]
+        else:
+            width_in, height_in = figure_size_in(svgcharts.BUILDERS[job["kind"]](job["data"]))
+        # as the Agg canvas rounds the figure to whole pixels
+        sizes[job["png"]] = (int(round(width_in * PNG_DPI)), int(round(height_in * PNG_DPI)))
+    return sizes
+
+
+def _step_times(rows) -> list[float]:
+    """Interval starts plus the last interval's end, so steps-post draws every interval."""
+    if not rows:
+        return []
+    return [r["t_s"] for r in rows] + [rows[-1]["t_s"] + rows[-1]["length_s"]]
+
+
+def _step_values(rows, key: str) -> list:
+    values = [r[key] for r in rows]
+    return values + values[-1:]
+
+
+CHART_KINDS = ("spectrum", "spectrum_panels", "load_curve", "latency_over_time",
+               "throughput_over_time", "gc_tail",
+               "jmh_sweep", "jmh_spectrum")    # jmh_*: a JMH run's (write/jmh_views.py)
+
+
+def legend_below(job: dict[str, Any]) -> bool:
+    """Whether the job's chart has its legend under the axes (the taller layout), as its
+    description (svgcharts) says."""
+    return job["kind"] in svgcharts.BUILDERS and \
+        svgcharts.BUILDERS[job["kind"]](job["data"]).legend == "below"

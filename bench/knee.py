@@ -1,0 +1,154 @@
+"""The knee search of bench/run.sh --find-knee: which rate to probe next, and the rates to measure.
+
+Per system, short probes from --start req/s, doubling while the probe is good, until a probe is
+saturated (the rule below) or the next rate would pass --ceiling (the generator's self-tested
+limit); then --bisections probes halve the interval between the last good and the first
+saturated rate. The knee is the last good rate K, the first saturated one S; the curve measured
+in full afterwards is K/4, K/2, 3K/4, K, S and 3S/2 (whole req/s, at most the ceiling, each once).
+
+A probe is saturated when, of the requests whose intended send time fell in its window:
+  - timed out + errors > 1 % of those sent, or
+  - the generator sent fewer than 99 % of the offered rate (or left any unsent), or
+  - the server completed fewer than 95 % of the offered rate during the window (a queue grows
+    before its requests time out), or
+  - with --p99-ms, the p99 latency of those answered in time is above that bound.
+
+The search is kept in STATE (JSON: the rule, and per system each probe's rate, verdict and why,
+the knee and the chosen rates); run.yml gets it as method.knee_search. One call per step:
+
+    python bench/knee.py step --state FILE --system ID --start 10 --ceiling R [--bisections 2]
+        [--p99-ms X] [--rate R --counts FILE --hlog FILE]   # the probe just measured, if any
+    -> prints `probe RATE`, or `done RATE,RATE,...` (the curve)
+    python bench/knee.py rates --state FILE   # the union of every system's curve
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from analysis import atomic  # noqa: E402  (the repository root is put on the path just above)
+
+MAX_FAILED_SHARE = 0.01
+MIN_SEND_SHARE = 0.99
+MIN_COMPLETION_SHARE = 0.95
+CURVE_FACTORS_OF_KNEE = (0.25, 0.5, 0.75, 1.0)
+PAST_THE_KNEE_FACTORS = (1.0, 1.5)
+
+
+def rule_text(p99_ms: float | None) -> str:
+    text = (f"saturated when timed out + errors > {MAX_FAILED_SHARE:.0%} of the window's sent "
+            f"requests, sent < {MIN_SEND_SHARE:.0%} of the offered rate (or any not sent), or "
+            f"completed < {MIN_COMPLETION_SHARE:.0%} of the offered rate in the window")
+    return text + (f", or p99 of the answered ones > {p99_ms:g} ms" if p99_ms else "")
+
+
+def verdict(counts: dict, p99_ms: float | None, hlog: Path | None) -> tuple[str, str]:
+    """('good' | 'saturated', why) for one probe's counts file (and .hlog for the p99 bound)."""
+    w, offered = counts["window"], counts["offered_rate"]
+    failed = w["timed_out"] + w["errors"]
+    why = []
+    if w["sent"] and failed > MAX_FAILED_SHARE * w["sent"]:
+        why.append(f"{w['timed_out']} timed out + {w['errors']} errors of {w['sent']} sent")
+    if counts["achieved_send_rate"] < MIN_SEND_SHARE * offered or w["not_sent"]:
+        why.append(f"sent {counts['achieved_send_rate']:.1f}/s of {offered:g} offered, "
+                   f"{w['not_sent']} not sent")
+    if counts["achieved_completion_rate"] < MIN_COMPLETION_SHARE * offered:
+        why.append(f"completed {counts['achieved_completion_rate']:.1f}/s of {offered:g} offered")
+    p99 = None
+    if p99_ms and hlog is not None and w["completed"]:
+        from analysis.read.hdr.log import read_hlog  # only a p99 bound needs the analysis
+        p99 = read_hlog(hlog).merged(None).value_at_percentile(99.0) / 1000
+        if p99 > p99_ms:
+            why.append(f"p99 {p99:.1f} ms > {p99_ms:g} ms")
+    if why:
+        return "saturated", "; ".join(why)
+    return "good", (f"{failed} of {w['sent']} failed, sent {counts['achieved_send_rate']:.1f}/s, "
+                    f"completed {counts['achieved_completion_rate']:.1f}/s"
+                    + (f", p99 {p99:.1f} ms" if p99 is not None else ""))
+
+
+def next_step(probes: list[dict], start: int, ceiling: int, bisections: int) -> int | None:
+    """The next rate to probe, or None when the search is over."""
+    if not probes:
+        return start
+    good = [p["rate"] for p in probes if p["verdict"] == "good"]
+    saturated = [p["rate"] for p in probes if p["verdict"] == "saturated"]
+    if not saturated:
+        doubled = 2 * max(good)
+        return doubled if doubled <= ceiling else None
+    if not good:
+        return None
+    first = next(i for i, p in enumerate(probes) if p["verdict"] == "saturated")
+    low, high = max(good), min(saturated)
+    middle = (low + high) // 2
+    if len(probes) - 1 - first >= bisections or middle in (low, high):
+        return None
+    return middle
+
+
+def curve(probes: list[dict], ceiling: int) -> tuple[int | None, int | None, list[int]]:
+    """(knee, first saturated rate, the rates to measure in full)."""
+    good = [p["rate"] for p in probes if p["verdict"] == "good"]
+    saturated = [p["rate"] for p in probes if p["verdict"] == "saturated"]
+    knee = max(good) if good else None
+    past = min(saturated) if saturated else None
+    rates = {round(knee * f) for f in CURVE_FACTORS_OF_KNEE} if knee else set()
+    rates |= {round(past * f) for f in PAST_THE_KNEE_FACTORS} if past else set()
+    return knee, past, sorted(r for r in rates if 1 <= r <= ceiling)
+
+
+def load(path: Path, p99_ms: float | None) -> dict:
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    return {"rule": rule_text(p99_ms), "systems": {}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("step")
+    s.add_argument("--state", required=True, type=Path)
+    s.add_argument("--system", required=True)
+    s.add_argument("--start", required=True, type=int)
+    s.add_argument("--ceiling", required=True, type=int)
+    s.add_argument("--bisections", type=int, default=2)
+    s.add_argument("--p99-ms", type=float)
+    s.add_argument("--rate", type=int)
+    s.add_argument("--counts", type=Path)
+    s.add_argument("--hlog", type=Path)
+    r = sub.add_parser("rates")
+    r.add_argument("--state", required=True, type=Path)
+    args = p.parse_args(argv)
+    state = load(args.state, getattr(args, "p99_ms", None))
+    if args.command == "rates":
+        rates = sorted({r for s in state["systems"].values() for r in s["rates"]})
+        print(",".join(map(str, rates)))
+        return 0
+    search = state["systems"].setdefault(args.system, {"probes": []})
+    if args.rate is not None:
+        counts = json.loads(args.counts.read_text(encoding="utf-8"))
+        v, why = verdict(counts, args.p99_ms, args.hlog)
+        search["probes"].append({"rate": args.rate, "verdict": v, "why": why})
+        print(f"   probe {args.rate} req/s: {v} ({why})", file=sys.stderr)
+    rate = next_step(search["probes"], args.start, args.ceiling, args.bisections)
+    if rate is None:
+        knee, past, rates = curve(search["probes"], args.ceiling)
+        search.update({"knee": knee, "first_saturated": past, "rates": rates})
+        if knee is None:
+            print(f"error: {args.system} is saturated already at {args.start} req/s; start lower "
+                  f"with --knee-start", file=sys.stderr)
+            atomic.write_text(args.state, json.dumps(state, indent=1) + "\n")
+            return 1
+        print("done " + ",".join(map(str, rates)))
+    else:
+        print(f"probe {rate}")
+    atomic.write_text(args.state, json.dumps(state, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""bench/urls.py and bench/knee.py (issue 24): system ids from URLs, the host a URL is on, the
+generator's limit, and the knee search's steps and rule, without a server."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import knee  # noqa: E402
+import urls  # noqa: E402
+
+
+def test_system_ids_from_urls_and_names():
+    assert urls.system_id("http://127.0.0.1:8080/api/v1?x=1") == "127-0-0-1-8080-api-v1"
+    assert urls.parse_systems(["http://localhost/"], ["mine=https://127.0.0.1:8443/x"]) == [
+        ("localhost", "http://localhost/"), ("mine", "https://127.0.0.1:8443/x")]
+    with pytest.raises(urls.UrlError, match="two systems would be called"):
+        urls.parse_systems(["http://127.0.0.1:1/a", "http://127.0.0.1:1/a?b"], [])
+    with pytest.raises(urls.UrlError, match="not an http"):
+        urls.parse_systems(["ftp://127.0.0.1/"], [])
+
+
+def test_urls_file_names_its_bad_line(tmp_path):
+    f = tmp_path / "urls.txt"
+    f.write_text("3 http://127.0.0.1:1/a\n# comment\nheavy http://127.0.0.1:1/b\n")
+    with pytest.raises(urls.UrlError, match=r"urls.txt:3: expected `\[WEIGHT\] URL`"):
+        urls.parse_systems([], [f"w=@{f}"])
+
+
+def test_this_host():
+    assert urls.is_this_host("127.0.0.1") and urls.is_this_host("127.3.4.5")
+    assert not urls.is_this_host("192.0.2.1")   # TEST-NET-1: an address of no machine here
+
+
+def test_limit_refuses_above_the_self_test():
+    test = {"max_rate": 5000, "max_in_flight": 10000}
+    assert urls.limit_error(test, [100, 5000], 900, 20000) is None
+    assert "rate 6000 req/s is above" in urls.limit_error(test, [100, 6000], 900, 20000)
+    assert "--max-in-flight 15000 is above this host's limit 10000" in urls.limit_error(
+        test, [100], 15000, 20000)
+
+
+def probe(rate, verdict):
+    return {"rate": rate, "verdict": verdict, "why": ""}
+
+
+def test_knee_doubles_then_bisects_twice():
+    probes = []
+    for expected, verdict in ((10, "good"), (20, "good"), (40, "good"), (80, "saturated"),
+                              (60, "good"), (70, "saturated")):
+        assert knee.next_step(probes, 10, 100000, 2) == expected
+        probes.append(probe(expected, verdict))
+    assert knee.next_step(probes, 10, 100000, 2) is None
+    assert knee.curve(probes, 100000) == (60, 70, [15, 30, 45, 60, 70, 105])
+
+
+def test_knee_stops_at_the_ceiling():
+    probes = [probe(10, "good"), probe(20, "good")]
+    assert knee.next_step(probes, 10, 39, 2) is None
+    assert knee.curve(probes, 39) == (20, None, [5, 10, 15, 20])
+
+
+def counts(sent, completed, timed_out=0, errors=0, send_rate=50.0, completion_rate=50.0):
+    return {"offered_rate": 50, "achieved_send_rate": send_rate,
+            "achieved_completion_rate": completion_rate,
+            "window": {"sent": sent, "completed": completed, "timed_out": timed_out,
+                       "errors": errors, "not_sent": 0}}
+
+
+def test_knee_saturation_rule():
+    assert knee.verdict(counts(100, 100), None, None)[0] == "good"
+    assert knee.verdict(counts(100, 99, errors=1), None, None)[0] == "good"   # 1 %: not above
+    assert knee.verdict(counts(100, 98, timed_out=2), None, None) == (
+        "saturated", "2 timed out + 0 errors of 100 sent")
+    assert knee.verdict(counts(100, 100, send_rate=49.0), None, None)[0] == "saturated"
+    assert knee.verdict(counts(100, 100, completion_rate=47.0), None, None) == (
+        "saturated", "completed 47.0/s of 50 offered")
