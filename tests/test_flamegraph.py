@@ -155,11 +155,15 @@ def test_diff_normalises_by_totals_and_colours_by_change():
     assert titles["m"][1] == "#ffffff"
 
 
-def test_diff_lays_out_b_and_says_what_of_a_is_not_drawn():
+def test_diff_lays_out_both_profiles_by_mean_share():
+    # A: gone 1/4, x 3/4; B: x all. Mean shares: gone 1/8, x 7/8 of the 1180 px.
     svg = diff_flamegraph_svg({("m", "gone"): 1, ("m", "x"): 3}, {("m", "x"): 2}, "ns", "t")
-    names = [t.split(":")[0] for t, _ in frames(svg)]
-    assert "gone" not in names and "x" in names
-    assert b"not drawn: 25.00 % of A in stacks B lacks" in svg
+    rects = {t.split(":")[0]: (t, r) for t, r in frames(svg)}
+    assert float(rects["gone"][1]["width"]) == 147.5 and float(rects["x"][1]["width"]) == 1032.5
+    assert rects["gone"][0] == ("gone: B 0.00 % (0.000 ms), A 25.00 % (0.000 ms), change "
+                                "-25.00 points")
+    assert rects["gone"][1]["fill"] == "#2d2dff"        # the largest change: full blue
+    assert b"not drawn" not in svg
 
 
 def test_diff_of_two_jdks_running_the_same_split_is_pale():

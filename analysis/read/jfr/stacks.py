@@ -41,8 +41,9 @@ from collections import Counter
 from pathlib import Path
 
 from analysis.errors import JfrError
+from analysis.read.jfr.plan import EVENT_FIELDS
 from analysis.read.jfr.reader import ChunkReader
-from analysis.read.jfr.summary import Summary, jdk_label, parse_threshold_ms
+from analysis.read.jfr.summary import SETTINGS_REPORTED, Summary, jdk_label, parse_threshold_ms
 
 # Event type -> (unit, the fields read, in the order of the event's fields).
 STACK_EVENTS = {
@@ -62,6 +63,61 @@ _ALWAYS = {
 NO_FRAMES = "[no frames]"
 
 
+class Fold:
+    """The folded stacks of one event type: {stack root first: weight} and its event counts."""
+
+    def __init__(self):
+        self.stacks: Counter = Counter()
+        self.events = 0
+        self.unresolved = 0
+        self.truncated_stacks = 0
+
+    def add(self, frames, weight, truncated=False, events=1):
+        """`events` events with this stack (leaf first, None: not in the recording) weighing
+        `weight` together."""
+        if frames is None:
+            self.unresolved += events
+            return
+        self.events += events
+        if truncated:
+            self.truncated_stacks += events
+        self.stacks[frames[::-1] or (NO_FRAMES,)] += weight
+
+
+def folded_result(summary: Summary, event: str, fold: Fold, periods: list[float]) -> dict:
+    """fold_jfr's result (the module docstring) of one event type's Fold."""
+    unit = STACK_EVENTS[event][0]
+    result = {
+        "schema_version": 1,
+        "event": event,
+        "unit": unit,
+        "stacks": dict(sorted(fold.stacks.items())),
+        "total": sum(fold.stacks.values()),
+        "events": fold.events,
+        "unresolved": fold.unresolved,
+        "truncated_stacks": fold.truncated_stacks,
+        "threshold_ms": summary._threshold(event) if unit == "ns" else None,
+        "period_ms": min(periods) if periods and unit == "samples" else None,
+        "truncated": summary.truncated,
+        "damage": summary.damage_note,
+        "covered_until": None if summary.covered_until_ns is None
+        else round(summary.covered_until_ns / 1e9, 6),
+        "jdk": jdk_label(summary.jvm_name, summary.jvm_version),
+        "warnings": summary.warnings,
+        "warning_count": summary.warning_count,
+    }
+    if summary.window is not None:
+        result["window"] = {"start_epoch_s": round(summary.window[0] / 1e9, 6),
+                            "end_epoch_s": round(summary.window[1] / 1e9, 6)}
+    return result
+
+
+def _period(value, periods: list[float]) -> None:
+    ms = parse_threshold_ms(value)
+    if ms is not None:
+        periods.append(ms)
+
+
 class StackSummary(Summary):
     """What the reader gives, kept as folded stacks (and the chunk bookkeeping of Summary)."""
 
@@ -71,10 +127,7 @@ class StackSummary(Summary):
         # Events before the window (warm-up) count nowhere here: route() gives None for them.
         self.window = window
         self.window_s = window_s
-        self.stacks: Counter = Counter()
-        self.events = 0
-        self.unresolved = 0
-        self.truncated_stacks = 0
+        self.fold = Fold()
         self.periods: list[float] = []
 
     def note_chunk(self, header, complete, where=None):
@@ -87,48 +140,15 @@ class StackSummary(Summary):
                            start + round(end * 1e9) if math.isfinite(end) else 1 << 63)
 
     def samples(self, frames, weight, truncated=False, events=1):
-        """`events` events with this stack (leaf first, None: not in the recording) weighing
-        `weight` together."""
-        if frames is None:
-            self.unresolved += events
-            return
-        self.events += events
-        if truncated:
-            self.truncated_stacks += events
-        self.stacks[frames[::-1] or (NO_FRAMES,)] += weight
+        self.fold.add(frames, weight, truncated, events)
 
     def setting(self, event_name, setting_name, value):
         super().setting(event_name, setting_name, value)
         if setting_name == "period":
-            ms = parse_threshold_ms(value)
-            if ms is not None:
-                self.periods.append(ms)
+            _period(value, self.periods)
 
     def folded(self) -> dict:
-        unit = STACK_EVENTS[self.event][0]
-        result = {
-            "schema_version": 1,
-            "event": self.event,
-            "unit": unit,
-            "stacks": dict(sorted(self.stacks.items())),
-            "total": sum(self.stacks.values()),
-            "events": self.events,
-            "unresolved": self.unresolved,
-            "truncated_stacks": self.truncated_stacks,
-            "threshold_ms": self._threshold(self.event) if unit == "ns" else None,
-            "period_ms": min(self.periods) if self.periods and unit == "samples" else None,
-            "truncated": self.truncated,
-            "damage": self.damage_note,
-            "covered_until": None if self.covered_until_ns is None
-            else round(self.covered_until_ns / 1e9, 6),
-            "jdk": jdk_label(self.jvm_name, self.jvm_version),
-            "warnings": self.warnings,
-            "warning_count": self.warning_count,
-        }
-        if self.window is not None:
-            result["window"] = {"start_epoch_s": round(self.window[0] / 1e9, 6),
-                                "end_epoch_s": round(self.window[1] / 1e9, 6)}
-        return result
+        return folded_result(self, self.event, self.fold, self.periods)
 
 
 class StackReader(ChunkReader):
@@ -164,12 +184,103 @@ class StackReader(ChunkReader):
         events = self._events.get(target)
         for key, weight in weights.items():
             n = events[key] if events is not None else weight
-            resolved = stack(key)
-            if resolved is None:
-                target.samples(None, weight, events=n)
-            else:
-                target.samples(resolved[0], weight, truncated=resolved[1], events=n)
+            frames, truncated = stack(key) or (None, False)
+            target.samples(frames, weight, truncated=truncated, events=n)
         self._events = {}
+
+
+# -- the summary and every event's stacks in one pass (the build: per cell repetition) --------
+
+class FoldingSummary(Summary):
+    """A Summary that also folds, inside its window, the stacks of every STACK_EVENTS type:
+    the summary is the same as without (the warm-up's stacks are not kept)."""
+
+    def __init__(self, attribution=None, window=None):
+        super().__init__(attribution, window)
+        self.folds = {event: Fold() for event in STACK_EVENTS}
+        self.periods: list[float] = []
+
+    def samples(self, frames, count, truncated=False):
+        super().samples(frames, count, truncated)
+        self.folds[CPU_EVENT].add(frames, count, truncated, count)
+
+    def setting(self, event_name, setting_name, value):
+        super().setting(event_name, setting_name, value)
+        if setting_name == "period" and event_name == CPU_EVENT:
+            _period(value, self.periods)
+
+    def folded_all(self) -> dict[str, dict]:
+        """{event: fold_jfr's result} for every STACK_EVENTS type."""
+        return {event: folded_result(self, event, fold, self.periods)
+                for event, fold in self.folds.items()}
+
+
+# The summary's events with the off-CPU events' stack traces added (in field order, as the
+# events write them: startTime, duration, ..., stackTrace).
+_FOLDING_FIELDS = {**EVENT_FIELDS,
+                   **{e: fields for e, (unit, fields) in STACK_EVENTS.items() if unit == "ns"}}
+
+
+class FoldingReader(ChunkReader):
+    """The summary's chunk reader that also decodes the off-CPU events' stack traces, so one
+    walk of the file gives the summary and the stacks of every event (not one walk each)."""
+
+    event_fields = _FOLDING_FIELDS
+    settings_reported = SETTINGS_REPORTED | frozenset(STACK_EVENTS)
+
+    def __init__(self, summary: FoldingSummary):
+        super().__init__(summary)
+        # event -> {stack trace key: [summed ns, events]}, of the chunk being read
+        self._off_cpu: dict[str, dict] = {}
+
+    def _tally(self, event, v):
+        s = self.summary
+        if s.window is not None and s.route(self._epoch_ns(v[0])) is not s:
+            return      # the warm-up's and the drain's stacks are not kept
+        key = v[2] if type(v[2]) is int else None
+        per_key = self._off_cpu.setdefault(event, {})
+        tally = per_key.get(key)
+        if tally is None:
+            tally = per_key[key] = [0, 0]
+        tally[0] += self._span_ns(v[1]) or 0
+        tally[1] += 1
+
+    def _on_ThreadPark(self, v):
+        super()._on_ThreadPark(v)
+        self._tally("jdk.ThreadPark", v)
+
+    def _on_JavaMonitorEnter(self, v):
+        super()._on_JavaMonitorEnter(v)
+        self._tally("jdk.JavaMonitorEnter", v)
+
+    def _on_ThreadSleep(self, v):
+        self._tally("jdk.ThreadSleep", v)
+
+    def _on_SocketRead(self, v):
+        self._tally("jdk.SocketRead", v)
+
+    def _resolve_samples(self, pools, offsets, data, entries):
+        super()._resolve_samples(pools, offsets, data, entries)
+        if not self._off_cpu:
+            return
+        stack = self._stack_names(pools, offsets, data, entries)[0]
+        for event, per_key in sorted(self._off_cpu.items()):
+            fold = self.summary.folds[event]
+            for key, (ns, n) in per_key.items():
+                frames, truncated = stack(key) or (None, False)
+                fold.add(frames, ns, truncated=truncated, events=n)
+        self._off_cpu = {}
+
+
+def summarize_and_fold(path: str | os.PathLike, attribution=None,
+                       window: tuple[int, int] | None = None) -> tuple[dict, dict[str, dict]]:
+    """(summarize_jfr's summary, {event: fold_jfr's result} for every STACK_EVENTS type) of
+    one recording, read once; JfrError as summarize_jfr."""
+    from analysis.read.jfr import summarize_jfr
+    summary = FoldingSummary(attribution, window)
+    result = summarize_jfr(path, attribution, window, summary=summary,
+                           reader=FoldingReader)
+    return result, summary.folded_all()
 
 
 def fold_jfr(path: str | os.PathLike, event: str = CPU_EVENT,
@@ -222,3 +333,21 @@ def folded_text(folded: dict) -> str:
     lines = sorted(";".join(frame_text(f) for f in stack) + " " + weight_text(w, unit)
                    for stack, w in folded["stacks"].items() if stack)
     return "".join(line + "\n" for line in lines)
+
+
+def parse_folded(text: str, unit: str = "samples", source: str = "") -> dict:
+    """folded_text's lines back to {stack root first: weight} (weights in `unit`: samples, or
+    ns from the ms printed); JfrError naming the line for one that is not `frames weight`."""
+    stacks: dict = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        frames, _, weight = line.rpartition(" ")
+        try:
+            value = int(weight) if unit == "samples" else round(float(weight) * 1e6)
+        except ValueError:
+            value = None
+        if not frames or value is None:
+            raise JfrError(f"line {n} is not `frame;frame;... weight`", path=source,
+                           hint="rebuild the run (python -m analysis build --force)")
+        key = tuple(frames.split(";"))
+        stacks[key] = stacks.get(key, 0) + value
+    return stacks
