@@ -121,3 +121,31 @@ def test_a_built_cells_folded_file_is_its_repetitions_windows_summed(tmp_path):
     assert len(outputs) > 20
     for rel in outputs:
         assert (sites[0] / rel).read_bytes() == (sites[1] / rel).read_bytes(), rel
+
+
+def _render(text: str, docs: dict) -> str:
+    from analysis.write.liquid_pages import baseurl, environment
+    template = environment(str(REPO)).from_string(text)
+    return template.render(site={"data": {"runs": docs}}, baseurl_=baseurl(REPO))
+
+
+def test_the_post_includes_show_a_cells_graph_and_a_pairs_difference():
+    from analysis.paths import find_data
+    docs = {run: yaml.safe_load(find_data(REPO, run).read_text())
+            for run in ("fanout-curve", "pool-vs-virtual")}
+    one = _render('{% include flamegraph.html run="fanout-curve" scenario="fanout-pekko" '
+                  'system="jdk-virtual" load="r1500" kind="cpu" %}', docs)
+    assert 'src="/assets/charts/fanout-curve/fanout-pekko-flame-jdk-virtual-r1500-cpu.svg"' in one
+    assert 'loading="lazy"' in one and "fanout-pekko-jdk-virtual-r1500.cpu.folded" in one
+    diff = _render('{% include flamegraph-diff.html run="fanout-curve" base="fanout-futures" '
+                   'other="fanout-pekko" load="r1500" %}', docs)
+    assert "flame-diff-fanout-futures-vs-fanout-pekko-jdk-virtual-r1500-cpu.svg" in diff
+    assert "Fan-out, Pekko Streams (B" in diff and "Fan-out, futures (A" in diff
+    pair = _render('{% include flamegraph-diff.html run="pool-vs-virtual" base="pool20" '
+                   'other="virtual" load="r200" %}', docs)
+    assert "flame-diff-pool20-vs-virtual-r200-cpu.svg" in pair
+    for missing in ('{% include flamegraph.html run="fanout-curve" scenario="fanout-pekko" '
+                    'system="jdk-virtual" load="r1500" kind="socket-read" %}',
+                    '{% include flamegraph-diff.html run="fanout-curve" base="fanout-pekko" '
+                    'other="fanout-futures" load="r1500" %}'):
+        assert "[no data: flame graph]" in _render(missing, docs)
