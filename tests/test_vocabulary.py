@@ -65,6 +65,8 @@ def _closed_loop_docs() -> list[dict]:
 
 
 DATA += _closed_loop_docs()
+# issue 25: a run whose two sides are scenarios of one system (its `flame_diffs` block)
+DATA.append(yaml.safe_load(find_data(REPO, "fanout-curve").read_text()))
 
 
 def _url_run_doc() -> dict:
@@ -91,6 +93,9 @@ PARAMS = {
     ("jvm-attribution.html", "hotspots"): "jvm_hotspots",
     ("jvm-methods.html", "system"): "jvm_hotspots.systems[]",
     ("chart.html", "chart"): "charts.spectrum[]",
+    ("flame-figure.html", "graph"): "flame_graphs.graphs.*.*.*",
+    ("flame-graphs.html", "graphs"): "flame_graphs",
+    ("flame-diffs.html", "diffs"): "flame_diffs",
     ("chart-set.html", "charts"): "charts.spectrum",
     ("jmh-values-table.html", "tbl"): "jmh_memory.*",
     ("summary-order.html", "table"): "summary_table",
