@@ -264,9 +264,11 @@ def _render(root: Node, title: str, subtitle: str, frame_of, legend_items, scrip
     """The SVG text within MAX_BYTES: frame_of(box, scale, bottom) -> one frame's element."""
     scale = (width - 2 * PAD_X) / root.weight if root.weight else 0.0
     rows = _legend_rows(legend_items, width)
-    # a narrower graph draws fewer frames (as many per pixel of width)
+    # a narrower graph draws fewer frames: half as many per pixel of width as the wide one (a
+    # phone's graph shows the main stacks; the wide one it links has the rest): the build
+    # writes one of each per cell, and their bytes are most of the site's charts
     legend_h = LEGEND_H + (len(rows) - 1) * LEGEND_ROW
-    budget = MAX_FRAMES * width // WIDTH
+    budget = MAX_FRAMES if width >= WIDTH else MAX_FRAMES * width // WIDTH // 2
     while True:
         px = 1 / scale if scale else 0.0
         boxes = layout(root, _cutoff(root, MIN_PX * px, budget), 0.3 * px) if root.weight \
