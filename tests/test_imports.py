@@ -5,6 +5,7 @@ module imports one of a later stage."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -55,6 +56,8 @@ def owning_module(name: str, modules: dict[str, Path]) -> str | None:
     return name or None
 
 
+# Parsed once per test session (four tests read it): the tree does not change while they run.
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     modules = module_files()
     graph = {}
