@@ -417,7 +417,7 @@ def cpu_accounting(run: Run, scenario: Scenario | None = None) -> dict[str, Any]
     return {"caption_id": f"cpu-{block_id(run, scenario)}",
             "caption": ("Per-request accounting: the server's CPU per request, split by its JFR "
                         "execution samples, and the rest of the latency, waiting (ms per request; "
-                        "the repetitions pooled). " + _cpu_method_text(run, accounts)),
+                        "the repetitions with a recording pooled). " + _cpu_method_text(run, accounts)),
             "rows": rows, "growth": _waiting_growth(scenario)}
 
 
@@ -459,8 +459,8 @@ def _cpu_method_text(run: Run, accounts: list) -> str:
         "not count either, so it is an upper bound on GC and JIT work. Limits: a sample stands "
         "for a whole period, so a figure resting on few samples is rough (the samples column "
         "says how many); the sampler takes a few threads per tick. Waiting = latency − CPU "
-        "per request: queueing, parking on the dependency calls, the network and the load "
-        "generator."
+        "per request: queueing, sleeping or parking on dependencies, the network and the "
+        "load generator."
         + (f" In {over} cells the samples × period exceeded the measured CPU and were scaled "
            "down to it." if over else ""))
 
