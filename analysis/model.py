@@ -193,6 +193,9 @@ class Jvm:
     source: str
     summary: dict[str, Any]
     window: JvmWindow | None = None
+    # issue 25: {event: read.jfr.stacks' folded result} inside the measured window; None
+    # without a window (a schema-1 cell: no counts file says where the window is)
+    stacks: dict[str, dict] | None = None
 
 
 @dataclass(frozen=True)

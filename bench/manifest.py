@@ -90,8 +90,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--request", default="", help="the request options given to the generator")
     p.add_argument("--server-pid", type=int, help="the observed server process (--url runs)")
     p.add_argument("--jfr-pid", type=int, help="the observed JVM recorded per cell (--url runs)")
-    p.add_argument("--self-test", type=Path, help="the generator's --self-test line (JSON)")
+    p.add_argument("--self-test", type=Path,
+                   help="the run's limit (JSON): the generator's best --self-test, or the override")
     p.add_argument("--knee", type=Path, help="bench/knee.py's search state (--find-knee)")
+    p.add_argument("--settle", type=Path, help="bench/settle.py's bounds (--url runs)")
     return p.parse_args(argv)
 
 
@@ -204,15 +206,14 @@ def url_run_facts(args, targets: list[str]) -> dict:
     facts["generator_flags"] = " ".join(args.generator_flags.split())
     if args.self_test:
         test = json.loads(args.self_test.read_text(encoding="utf-8"))
-        facts["self_test"] = (f"{test['max_rate']:g} req/s, {test['max_in_flight']} in flight "
-                              f"(its --self-test against a local null server)")
+        facts["self_test"] = urls.limit_text(test)
     return {k: v for k, v in facts.items() if v}
 
 
-def knee_search(path: Path) -> dict:
+def per_system(path: Path) -> dict:
+    """A state file of knee.py or settle.py for run.yml: its `systems` map as a list."""
     state = json.loads(path.read_text(encoding="utf-8"))
-    return {"rule": state["rule"],
-            "systems": [{"system": sid, **search} for sid, search in state["systems"].items()]}
+    return {**state, "systems": [{"system": sid, **entry} for sid, entry in state["systems"].items()]}
 
 
 HEADER = """\
@@ -268,7 +269,9 @@ def build(args, systems, load_points, env, cells, title, description, date, tags
     if args.jfr_repetitions is not None and args.jfr_repetitions < args.repetitions:
         run["method"]["jfr_repetitions"] = args.jfr_repetitions
     if args.knee:
-        run["method"]["knee_search"] = knee_search(args.knee)
+        run["method"]["knee_search"] = per_system(args.knee)
+    if args.settle:
+        run["method"]["settle"] = per_system(args.settle)
     if any(c["jfr"] is not None for c in cells):
         patterns = JFR_ATTRIBUTION
         if scenarios:

@@ -78,9 +78,20 @@ A server you started yourself, measured by URL (no server is started; --targets 
                       before the warm-up, JFR.dump + JFR.stop after the drain (implies
                       --server-pid PID). Without either, run.yml and the report say the server
                       side was not observed
-  Before measuring, the generator's --self-test (a local null server, cached in
-  OUT/.self-test.json) gives this host's limit: rates above it, or a --max-in-flight above it or
-  the open-file limit, are refused. Bounds: a cell lasts at most warm-up + window + timeout and
+  Before measuring, the generator's --self-test (a local null server; the best of up to
+  --self-test-tries (3) tries of 1 s probes, stopping at the first that allows the highest rate;
+  cached in OUT/.self-test.json) gives this host's limit: rates above it, or a --max-in-flight
+  above it or the open-file limit, are refused with one error: line.
+  --max-rate-override R  skip the self-test and take R req/s as the limit (a busy CI host);
+                      run.yml's load_generator.self_test says it was given, not measured
+  --settle-max-s S    before each cell's warm-up (and each knee probe), wait until the server
+                      answers again: 3 sequential probes of the first URL in a row, each within
+                      --settle-ms (default: 2 x its median answer over 5 probes before the
+                      first cell, + 50 ms), for at most S seconds (default 60; 0: no settling).
+                      The wait goes into each counts file's host_check (settle_waited_s);
+                      a server that never settles is measured anyway, with a warning
+  --settle-ms MS      the settle probes' bound instead of the measured one
+  Bounds: a cell lasts at most settle + warm-up + window + timeout and
   sends at most rate x that many requests; a knee search probes at most log2(limit/start) + 1 +
   bisections rates per system. Ctrl-C stops the cell under way and writes run.yml from the cells
   already measured.
@@ -130,6 +141,9 @@ JFR_REPETITIONS=
 URLS=()
 URL_SYSTEMS=()
 REQUEST_ARGS=()
+# The request options as run.yml states them: a header by its name only (its value may be a
+# credential, and run.yml is published with the report).
+REQUEST_SHOWN=()
 FIND_KNEE=0
 KNEE_START=10
 KNEE_PROBE_S=3
@@ -138,6 +152,11 @@ KNEE_P99_MS=
 OBSERVED_PID=
 JFR_PID=
 INSECURE=0
+MAX_RATE_OVERRIDE=
+SELF_TEST_TRIES=3
+SETTLE_MAX_S=60
+SETTLE_MS=
+LIMIT_FILE=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --systems|--targets) SYSTEMS=$2; shift 2;;
@@ -165,8 +184,9 @@ while [[ $# -gt 0 ]]; do
         --jfr-repetitions) JFR_REPETITIONS=$2; shift 2;;
         --url) URLS+=(--url "$2"); shift 2;;
         --system) URL_SYSTEMS+=(--system "$2"); shift 2;;
-        --method|--header|--body-file|--success) REQUEST_ARGS+=("$1" "$2"); shift 2;;
-        --insecure) REQUEST_ARGS+=(--insecure); INSECURE=1; shift;;
+        --method|--body-file|--success) REQUEST_ARGS+=("$1" "$2"); REQUEST_SHOWN+=("$1" "$2"); shift 2;;
+        --header) REQUEST_ARGS+=("$1" "$2"); REQUEST_SHOWN+=("$1" "${2%%:*}"); shift 2;;
+        --insecure) REQUEST_ARGS+=(--insecure); REQUEST_SHOWN+=(--insecure); INSECURE=1; shift;;
         --find-knee) FIND_KNEE=1; shift;;
         --knee-start) KNEE_START=$2; shift 2;;
         --knee-probe-s) KNEE_PROBE_S=$2; shift 2;;
@@ -174,6 +194,10 @@ while [[ $# -gt 0 ]]; do
         --knee-p99-ms) KNEE_P99_MS=$2; shift 2;;
         --server-pid) OBSERVED_PID=$2; shift 2;;
         --jfr-pid) JFR_PID=$2; OBSERVED_PID=$2; shift 2;;
+        --max-rate-override) MAX_RATE_OVERRIDE=$2; shift 2;;
+        --self-test-tries) SELF_TEST_TRIES=$2; shift 2;;
+        --settle-max-s) SETTLE_MAX_S=$2; shift 2;;
+        --settle-ms) SETTLE_MS=$2; shift 2;;
         -h|--help) usage; exit 0;;
         *) echo "error: unknown option $1 (see bench/run.sh --help)" >&2; exit 2;;
     esac
@@ -213,12 +237,16 @@ if (( URL_MODE )); then
         [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "error: '$v' must be a positive whole number" >&2; exit 2; }
     done
     [[ "$KNEE_BISECTIONS" =~ ^[0-9]+$ ]] || { echo "error: --knee-bisections '$KNEE_BISECTIONS' must be a whole number" >&2; exit 2; }
+    [[ "$SELF_TEST_TRIES" =~ ^[1-9][0-9]*$ ]] || { echo "error: --self-test-tries '$SELF_TEST_TRIES' must be a positive whole number" >&2; exit 2; }
+    [[ "$SETTLE_MAX_S" =~ ^[0-9]+$ ]] || { echo "error: --settle-max-s '$SETTLE_MAX_S' must be whole seconds" >&2; exit 2; }
+    [[ -z "$SETTLE_MS$MAX_RATE_OVERRIDE" || "$SETTLE_MS$MAX_RATE_OVERRIDE" =~ ^[0-9]+$ ]] \
+        || { echo "error: --settle-ms and --max-rate-override take whole numbers" >&2; exit 2; }
     if [[ -n "$OBSERVED_PID" ]] && { [[ ! "$OBSERVED_PID" =~ ^[1-9][0-9]*$ ]] || ! kill -0 "$OBSERVED_PID" 2>/dev/null; }; then
         echo "error: --server-pid/--jfr-pid $OBSERVED_PID is not a running process of this user" >&2
         exit 2
     fi
-elif (( FIND_KNEE )) || [[ -n "$OBSERVED_PID$INSECURE" && "$OBSERVED_PID$INSECURE" != 0 ]] || (( ${#REQUEST_ARGS[@]} )); then
-    echo "error: --find-knee, --server-pid, --jfr-pid and the request options are for a server given by --url" >&2
+elif (( FIND_KNEE )) || [[ "$OBSERVED_PID$INSECURE$MAX_RATE_OVERRIDE$SETTLE_MS" != 0 ]] || (( ${#REQUEST_ARGS[@]} )); then
+    echo "error: --find-knee, --server-pid, --jfr-pid, --max-rate-override, --settle-ms and the request options are for a server given by --url" >&2
     exit 2
 fi
 for v in "$SERVICE_MS" "$DURATION_S" "$MAX_IN_FLIGHT" "$REPETITIONS" "$SEED" "$POOL_THREADS" "$JFR_REPETITIONS"; do
@@ -356,8 +384,12 @@ measure_cell() {
     mkdir -p "$OUT/$dir" "$WORK/$dir"
     server_log=$WORK/$name.server.log
     jfr_tmp=$WORK/$name.jfr
+    # A server given by URL first works off the previous cell's queue (which also keeps the host busy).
+    local settled=
+    if (( URL_MODE )); then settle "$system" "$name"; settled=,$SETTLED; fi
     host_check=$("$PY" "$HERE/hostcheck.py" --threshold "$BUSY_THRESHOLD" --busy-wait-s "$BUSY_WAIT_S" \
         --on-busy "$ON_BUSY" --cell "$name") || exit 3
+    host_check+=$settled
     echo "   host check: $host_check"
     local jfr_flags=() target_args observed=$OBSERVED_PID recorded=0
     if (( rep <= JFR_REPETITIONS )) && { (( ! URL_MODE )) || [[ -n "$JFR_PID" ]]; }; then
@@ -426,6 +458,37 @@ url_target_args() {
     URL_TARGET_ARGS+=("${REQUEST_ARGS[@]}")
 }
 
+# The quiet answer time of each system given by URL, before its first cell (bench/settle.py);
+# the settle bound is kept in OUT/.settle.json (run.yml's method.settle), measured once per run
+# folder: a rerun may find the server still busy.
+# Without settling, one request per system still checks that it answers (and that its
+# certificate is accepted, or --insecure given) before anything is measured.
+settle_baselines() {
+    local system
+    if (( SETTLE_MAX_S == 0 )); then
+        for system in ${SYSTEMS//,/ }; do
+            "$PY" "$HERE/settle.py" check --target "${TARGET_OF[$system]}" "${REQUEST_ARGS[@]}" || exit 1
+        done
+        return 0
+    fi
+    echo "== settle rule: each cell waits until the server answers quickly again (up to $SETTLE_MAX_S s)"
+    for system in ${SYSTEMS//,/ }; do
+        "$PY" "$HERE/settle.py" baseline --target "${TARGET_OF[$system]}" --state "$OUT/.settle.json" \
+            --system "$system" --max-s "$SETTLE_MAX_S" ${SETTLE_MS:+--bound-ms "$SETTLE_MS"} \
+            "${REQUEST_ARGS[@]}" || exit 1
+    done
+}
+
+# Sets SETTLED to the --host-check items of the wait until SYSTEM answers quickly again, before
+# NAME (a cell or knee probe); empty without settling.
+settle() {
+    SETTLED=
+    (( SETTLE_MAX_S > 0 )) || return 0
+    SETTLED=$("$PY" "$HERE/settle.py" wait --target "${TARGET_OF[$1]}" --state "$OUT/.settle.json" \
+        --system "$1" --max-s "$SETTLE_MAX_S" --cell "$2" "${REQUEST_ARGS[@]}") || exit 1
+    echo "   settle: $SETTLED"
+}
+
 # A recording per cell on the observed JVM (--jfr-pid): started before the warm-up, dumped
 # after the drain, so that it covers the cell's window (what the analysis cuts it to).
 jfr_start() {
@@ -443,26 +506,26 @@ jfr_finish() {
     JFR_ACTIVE=0
 }
 
-# This host's limit, from the generator's self-test (once per run folder): the rates of RATES
-# and --max-in-flight must be within it.
+# This host's limit (LIMIT_FILE): the generator's self-test, the best of a few tries (once per
+# run folder, cached), or --max-rate-override; the rates of RATES and --max-in-flight must be
+# within it. ENOUGH: the highest rate the run needs (empty: find the limit, for --find-knee).
 check_limit() {
-    local cache=$OUT/.self-test.json line
-    if [[ ! -s "$cache" ]]; then
-        echo "== generator self-test against a local null server (once per run; cached in $cache)"
-        if ! line=$("$BENCH_JAVA" "${GENERATOR_FLAGS[@]}" -jar "$LOADGEN_JAR" --self-test 2>"$WORK/self-test.log" | tail -n 1); then
-            if grep -q -e "unknown argument --self-test" -e "--self-test needs a value" "$WORK/self-test.log"; then
-                echo "warning: this generator has no --self-test yet; rates are not checked against this host's limit" >&2
-                return 0
-            fi
-            echo "error: the generator's --self-test failed; its output:" >&2
-            cat "$WORK/self-test.log" >&2
-            exit 1
+    local rates=$1 enough=$2 cache=$OUT/.self-test.json
+    if [[ -n "$MAX_RATE_OVERRIDE" ]]; then
+        LIMIT_FILE=$WORK/limit-override.json
+        "$PY" "$HERE/urls.py" override --max-rate "$MAX_RATE_OVERRIDE" --file-limit "$(ulimit -n)" \
+            --out "$LIMIT_FILE" || exit 2
+        echo "== this host's generator limit: --max-rate-override $MAX_RATE_OVERRIDE req/s (no self-test)"
+    else
+        LIMIT_FILE=$cache
+        if [[ ! -s "$cache" ]]; then
+            echo "== generator self-test against a local null server (up to $SELF_TEST_TRIES tries; cached in $cache)"
+            "$PY" "$HERE/urls.py" self-test --cache "$cache" --tries "$SELF_TEST_TRIES" ${enough:+--enough "$enough"} -- \
+                "$BENCH_JAVA" "${GENERATOR_FLAGS[@]}" -jar "$LOADGEN_JAR" --self-test --self-test-s 1 || exit 2
         fi
-        printf '%s\n' "$line" >"$WORK/self-test.json"
-        mv -f "$WORK/self-test.json" "$cache"
+        echo "== this host's generator limit (self-test): $("$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["max_rate"], "req/s, tries", d.get("tries"))' "$cache")"
     fi
-    echo "== this host's generator limit (self-test): $(<"$cache")"
-    "$PY" "$HERE/urls.py" limit --self-test "$cache" --rates "$1" --max-in-flight "$MAX_IN_FLIGHT" \
+    "$PY" "$HERE/urls.py" limit --self-test "$LIMIT_FILE" --rates "$rates" --max-in-flight "$MAX_IN_FLIGHT" \
         --file-limit "$(ulimit -n)" || exit 2
 }
 
@@ -471,7 +534,7 @@ check_limit() {
 find_knee() {
     local state=$OUT/knee.json ceiling system step rate args
     ceiling=$("$PY" -c 'import json, sys; print(int(json.load(open(sys.argv[1]))["max_rate"]))' \
-        "$OUT/.self-test.json" 2>/dev/null || echo 100000)
+        "$LIMIT_FILE")
     if [[ -s "$state" ]]; then
         echo "== knee search: reusing $state (delete it to search again)"
     else
@@ -484,6 +547,7 @@ find_knee() {
             step=$("$PY" "$HERE/knee.py" step "${args[@]}") || exit 1
             while [[ $step == probe* ]]; do
                 rate=${step#probe }
+                settle "$system" "knee probe $system/r$rate"
                 run_generator "knee/$system/r$rate" "$rate" 1 "$KNEE_PROBE_S" "$OBSERVED_PID" "${URL_TARGET_ARGS[@]}"
                 step=$("$PY" "$HERE/knee.py" step "${args[@]}" --rate "$rate" \
                     --counts "$WORK/knee/$system/r$rate.counts.json" --hlog "$WORK/knee/$system/r$rate.hlog") || exit 1
@@ -509,10 +573,12 @@ write_manifest() {
     if (( URL_MODE )); then
         local sid
         for sid in ${SYSTEMS//,/ }; do manifest_args+=(--url-system "$sid=${TARGET_OF[$sid]}"); done
-        manifest_args+=(--request "${REQUEST_ARGS[*]}" ${OBSERVED_PID:+--server-pid "$OBSERVED_PID"}
+        # --request=: the value itself starts with "--"
+        manifest_args+=("--request=${REQUEST_SHOWN[*]}" ${OBSERVED_PID:+--server-pid "$OBSERVED_PID"}
             ${JFR_PID:+--jfr-pid "$JFR_PID"})
-        [[ -s "$OUT/.self-test.json" ]] && manifest_args+=(--self-test "$OUT/.self-test.json")
+        [[ -s "${LIMIT_FILE:-}" ]] && manifest_args+=(--self-test "$LIMIT_FILE")
         [[ -s "$OUT/knee.json" ]] && manifest_args+=(--knee "$OUT/knee.json")
+        [[ -s "$OUT/.settle.json" ]] && manifest_args+=(--settle "$OUT/.settle.json")
     fi
     "$PY" "$HERE/manifest.py" "${manifest_args[@]}"
 }
@@ -547,12 +613,13 @@ if (( URL_MODE )); then
     echo "== systems given by URL (no server is started):"
     for sid in ${SYSTEMS//,/ }; do echo "   $sid: ${TARGET_OF[$sid]}"; done
     [[ -n "$OBSERVED_PID" ]] || echo "== no --server-pid/--jfr-pid: the server side is not observed"
+    settle_baselines
     if (( FIND_KNEE )); then
-        check_limit "$KNEE_START"
+        check_limit "$KNEE_START" ""
         find_knee
         make_plan
     else
-        check_limit "$RATES"
+        check_limit "$RATES" "$(tr , '\n' <<<"$RATES" | sort -n | tail -n 1)"
     fi
 fi
 echo "== $RUN_ID: ${WARMUP_S} s warm-up + ${DURATION_S} s window + drain per cell, into $OUT"

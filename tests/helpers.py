@@ -562,6 +562,9 @@ def summary_by_batches(path, batch_size):
 WRK = REPO / "tests" / "fixtures" / "loadtools" / "wrk"
 
 SCENARIO_RUN = REPO / "tests" / "fixtures" / "runs" / "scenarios-demo"
+# A server given by URL (issue 24): bench/run.sh --find-knee against a Python http.server of
+# 4 workers x 50 ms on 127.0.0.1, no --server-pid (1 repetition, 2 s windows, a busy host)
+URL_RUN = REPO / "tests" / "fixtures" / "runs" / "url-knee"
 
 
 # system -> connections -> the wrk output measured there (the README's commands: -c4, -c8)

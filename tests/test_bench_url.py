@@ -9,6 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import knee  # noqa: E402
+import settle  # noqa: E402
 import urls  # noqa: E402
 
 
@@ -40,6 +41,53 @@ def test_limit_refuses_above_the_self_test():
     assert "rate 6000 req/s is above" in urls.limit_error(test, [100, 6000], 900, 20000)
     assert "--max-in-flight 15000 is above this host's limit 10000" in urls.limit_error(
         test, [100], 15000, 20000)
+
+
+def test_the_best_of_the_self_tests_tries_is_the_limit(tmp_path):
+    """A try's max_rate on a busy host is a lower bound: the best of them is taken, every try's
+    figure kept; tries stop at the first that allows the run's highest rate."""
+    script = tmp_path / "fake_self_test.py"
+    script.write_text("import json, sys\nfrom pathlib import Path\n"
+                      "n = Path(sys.argv[1]); k = int(n.read_text()) if n.exists() else 0\n"
+                      "n.write_text(str(k + 1))\n"
+                      "rate = [0, 8000, 16000][k]\n"
+                      "print(json.dumps({'max_rate': rate, 'max_in_flight': 19000, "
+                      "'steps': [{'rate': 1000}]}))\nsys.exit(0 if rate else 1)\n")
+    command = [sys.executable, str(script), str(tmp_path / "n")]
+    best = urls.run_self_test(command, 3, None)
+    assert (best["max_rate"], best["tries"]) == (16000, [0, 8000, 16000])
+    assert urls.limit_text(best) == ("16000 req/s, 19000 in flight, the best of 3 tries of the "
+                                     "generator's --self-test against a local null server (0, "
+                                     "8000, 16000 req/s)")
+    (tmp_path / "n").unlink()
+    assert urls.run_self_test(command, 3, 5000)["tries"] == [0, 8000]   # enough at the second
+    (tmp_path / "n").write_text("0")
+    with pytest.raises(urls.UrlError, match="kept up with no rate .* --max-rate-override R"):
+        urls.run_self_test(command, 1, None)
+
+
+def test_the_override_is_the_limit_and_says_so():
+    limit = urls.override_limit(300, 20000)
+    assert limit == {"max_rate": 300, "max_in_flight": 19000, "override": True}
+    assert "given by --max-rate-override: not measured" in urls.limit_error(limit, [400], 100, 20000)
+    assert urls.limit_error(limit, [300], 19000, 20000) is None
+
+
+class FakeProbe:
+    def __init__(self, times):
+        self.times = list(times)
+
+    def seconds(self, timeout_s):
+        return self.times.pop(0)
+
+
+def test_settled_after_three_quick_answers_in_a_row(monkeypatch):
+    monkeypatch.setattr(settle, "PAUSE_S", 0)
+    probe = FakeProbe([2.0, 0.01, 0.01, None, 0.01, 0.3, 0.01, 0.01, 0.01, 5.0])
+    settled, _ = settle.wait(probe, bound_s=0.2, max_s=60)
+    assert settled and probe.times == [5.0]   # a failed or slow answer starts the count again
+    settled, waited = settle.wait(FakeProbe([]), bound_s=0.2, max_s=0)
+    assert not settled and waited >= 0
 
 
 def probe(rate, verdict):

@@ -58,7 +58,10 @@ PAGES = {"home": "/", "post": "/2026/11/22/thread-pool-vs-virtual-threads/",
             for s in ("sleep", "cpu", "json", "fanout-futures", "fanout-pekko")},
          # a run read from two load tools' files (issue 23) and its post
          "tools-report": "/reports/vegeta-vs-hey/",
-         "tools-post": "/2026/11/26/what-a-closed-loop-hides-at-the-knee/"}
+         "tools-post": "/2026/11/26/what-a-closed-loop-hides-at-the-knee/",
+         # the fan-out scenarios across a load curve, JFR in every repetition (issue 25)
+         "fanout-report": "/reports/fanout-curve/",
+         **{f"fanout-{s}": f"/reports/fanout-curve/{s}/" for s in ("fanout-futures", "fanout-pekko")}}
 AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 # Desktop, and a phone (iPhone 12-15 class, CSS px).
 WIDTHS = {"desktop": 1280, "phone": 390}
@@ -169,12 +172,24 @@ def screenshot(driver: WebDriver, name: str) -> None:
     driver.s("POST", "/window/rect", {"width": 1280, "height": 900})
 
 
+def load_every_image(driver: WebDriver) -> None:
+    """Open every <details> box and load the lazy images (the flame graphs, issue 25: loaded
+    only when shown), so that every image is checked; waits up to 10 s for them."""
+    driver.script("document.querySelectorAll('details').forEach(d => d.open = true);"
+                  "document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading = 'eager');")
+    for _ in range(100):
+        if driver.script("return [...document.images].every(i => i.complete)"):
+            return
+        time.sleep(0.1)
+
+
 @pytest.mark.parametrize("name", sorted(PAGES))
 def test_page_loads_cleanly(server, browser, name):
     browser.s("POST", "/se/log", {"type": "browser"})  # drop entries from earlier pages
     browser.s("POST", "/url", {"url": server + PAGES[name]})  # returns after the load event
     title = browser.s("GET", "/title")
     assert title and "404" not in title, title
+    load_every_image(browser)
     images = browser.script(
         "return Array.from(document.images).map(i => [i.currentSrc || i.src, i.complete, i.naturalWidth])")
     if name in ("post", "report", "scenario-sleep"):
@@ -254,6 +269,7 @@ def test_phone_charts_show_text_of_at_least_9_css_px(server, browser):
     shown = "return [...document.querySelectorAll('figure.chart img')].map(i => " \
             "[i.currentSrc, i.getBoundingClientRect().width]);"
     open_at(browser, url, WIDTHS["phone"])
+    load_every_image(browser)                         # the flame graphs too
     time.sleep(1.0)                                   # (media-dependent sources settle)
     phone = browser.script(shown)
     if not any(src.endswith("-narrow.svg") for src, _ in phone):

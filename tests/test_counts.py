@@ -125,3 +125,22 @@ def test_server_pid_unknown_gives_none(tmp_path):
     path = tmp_path / "r.counts.json"
     path.write_text(_v2(server__cpu_share_window=None))
     assert read_counts(path).server_cpu_share_window is None
+
+
+def test_server_null_for_a_server_given_by_url(tmp_path):
+    """bench/run.sh --url without --server-pid: the generator writes `server: null` (issue 24),
+    and the file still reads, with the issue-24 keys (first_error an object, errors_by_status,
+    request, the settle wait in host_check) beside the others."""
+    doc = json.loads(V2.read_text())
+    doc.update(server=None, errors_by_status={"500": 2},
+               first_error={"status": 500, "reason": "HTTP/1.1 500 Server Error",
+                            "body_head": "no\n", "intended_s": 1.25},
+               request={"method": "POST", "urls": [{"url": "http://127.0.0.1:1/a", "weight": 3}],
+                        "header_names": ["X-Test"], "body_bytes": 9, "success": "200-399",
+                        "tls": None})
+    doc["host_check"].update(settle="settled", settle_waited_s=6.1, settle_bound_ms=159.1)
+    path = tmp_path / "r.counts.json"
+    path.write_text(json.dumps(doc))
+    c = read_counts(path)
+    assert c.server_cpu_share_window is None and c.window.errors == 2
+    assert c.host_check.verdict == "quiet"

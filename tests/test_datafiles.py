@@ -95,7 +95,8 @@ def test_run_document_follows_the_contract(tmp_path):
         "value_unit_text": "µs", "latency_unit": "ms", "shared_host": None,
         "raw_data_text": "the HdrHistogram log behind it",
         "estimates_text": "nothing here is estimated — every figure is computed from the "
-                          "linked logs"}
+                          "linked logs",
+        "scope_text": "one JDK, one synthetic workload"}
     (jvm_row,) = doc["jvm_table"]["rows"]
     assert (jvm_row["label"], jvm_row["offered_text"], jvm_row["gc_pauses_text"],
             jvm_row["safepoints_text"]) == ("Pool", "50 req/s", "3", "–")

@@ -32,6 +32,9 @@ pytestmark = [pytest.mark.harness,
 # Short cells on a 2-core machine shared with others: the host check only records the verdict.
 SHORT = ["--no-build", "--warmup-s", "1", "--duration-s", "2", "--timeout-s", "1",
          "--repetitions", "1", "--busy-wait-s", "0"]
+# The generator's self-test takes 15-60 s and, on a host as busy as this one, a try can come out
+# far too low; only test_self_test_* measure it, the others state the limit.
+OVERRIDE = ["--max-rate-override", "1000"]
 
 
 class SleepServer(ThreadingHTTPServer):
@@ -88,9 +91,11 @@ def sleep_server():
         s.server_close()
 
 
-def run_harness(out: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+def run_harness(out: Path, *args: str, check: bool = True,
+                self_test: bool = False) -> subprocess.CompletedProcess:
     proc = subprocess.run(["bash", str(BENCH / "run.sh"), "urltest", "--out", str(out), *SHORT,
-                           *args], capture_output=True, text=True, timeout=600)
+                           *([] if self_test else OVERRIDE), *args],
+                          capture_output=True, text=True, timeout=600)
     if check:
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc
@@ -168,7 +173,7 @@ def test_find_knee_lands_within_one_bisection_step_of_the_ceiling(sleep_server, 
 def test_ctrl_c_keeps_measured_cells_and_writes_run_yml(sleep_server, tmp_path):
     server = sleep_server(workers=4, sleep_s=0.01)
     proc = subprocess.Popen(["bash", str(BENCH / "run.sh"), "urltest", "--out", str(tmp_path),
-                             *SHORT, "--url", server.url, "--rates", "20,30,40"],
+                             *SHORT, *OVERRIDE, "--url", server.url, "--rates", "20,30,40"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
@@ -215,3 +220,193 @@ def test_bundled_server_by_url_with_jfr_pid(tmp_path):
         # the recording covers the whole window (started before the warm-up, dumped after)
         assert summary["window"]["covered_s"] >= 0.99 * counts["duration_s"], summary["window"]
     assert "0 failed" in check_run(out)
+
+
+def error_lines(proc: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+
+
+def test_self_test_refuses_rates_and_in_flight_above_the_limit(sleep_server, tmp_path):
+    """The generator's real --self-test, the best of 3 tries (once per run folder, cached): a
+    rate or an in-flight cap above it is refused with one error line saying the limit and how
+    it was measured; within it, the run goes ahead and run.yml states the limit."""
+    server = sleep_server(workers=4, sleep_s=0.005)
+    proc = run_harness(tmp_path, "--url", server.url, "--rates", "200000", check=False,
+                       self_test=True)
+    assert proc.returncode == 2 and len(error_lines(proc)) == 1, proc.stdout + proc.stderr
+    if "kept up with no rate" in proc.stderr:   # a host busier than any run should be
+        assert "--max-rate-override" in proc.stderr
+        pytest.skip("the self-test found no rate this host can drive: " + error_lines(proc)[0])
+    limit = json.loads((tmp_path / ".self-test.json").read_text())
+    assert len(limit["tries"]) == 3 and limit["max_rate"] == max(limit["tries"])
+    tries = ", ".join(f"{t:g}" for t in limit["tries"])
+    assert error_lines(proc)[0].startswith(
+        f"error: rate 200000 req/s is above what this host's generator can send on time, "
+        f"{limit['max_rate']:g} req/s ({limit['max_rate']:g} req/s, {limit['max_in_flight']} in "
+        f"flight, the best of 3 tries of the generator's --self-test against a local null "
+        f"server ({tries} req/s)); lower --rates"), error_lines(proc)
+    proc = run_harness(tmp_path, "--url", server.url, "--rates", "20", "--max-in-flight",
+                       str(limit["max_in_flight"] + 1), check=False, self_test=True)
+    assert proc.returncode == 2 and "generator self-test" not in proc.stdout   # the cached one
+    assert error_lines(proc)[0].startswith(
+        f"error: --max-in-flight {limit['max_in_flight'] + 1} is above this host's limit"), proc.stderr
+    run_harness(tmp_path, "--url", server.url, "--rates", "20", self_test=True)
+    run = yaml.safe_load((tmp_path / "run.yml").read_text(encoding="utf-8"))
+    assert run["load_generator"]["self_test"].endswith(f"({tries} req/s)")
+
+
+def test_self_test_override_is_the_limit_and_stated(sleep_server, tmp_path):
+    server = sleep_server(workers=4, sleep_s=0.005)
+    proc = run_harness(tmp_path, "--url", server.url, "--rates", "200", "--max-rate-override",
+                       "100", check=False, self_test=True)
+    assert proc.returncode == 2 and "self-test against" not in proc.stdout
+    assert error_lines(proc) == [
+        f"error: rate 200 req/s is above what this host's generator can send on time, 100 req/s "
+        f"(100 req/s, {limit_in_flight()} in flight, given by --max-rate-override: not measured, "
+        f"the generator's --self-test was skipped); lower --rates, or delete .self-test.json in "
+        f"the run folder to measure again on a quieter host"]
+
+
+def limit_in_flight() -> int:
+    """run.sh's in-flight cap under --max-rate-override: the raised open-file limit less 1000."""
+    import resource
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[1] - 1000
+
+
+def test_settle_waits_out_the_queue_a_saturated_cell_left(sleep_server, tmp_path):
+    """http.server keeps serving the queue of requests whose clients have gone: 20 req/s right
+    after 200 req/s (seed 5 orders them so) against a ceiling of 80 req/s. Without settling the
+    light cell measures the old queue; with it, the cell waits until 3 sequential requests are
+    quick again, and its window is all answered."""
+    server = sleep_server(workers=4, sleep_s=0.05)
+    sid = f"127-0-0-1-{server.server_address[1]}-sleep"
+    run_harness(tmp_path / "unsettled", "--url", server.url, "--rates", "200,20", "--seed", "5",
+                "--settle-max-s", "0")
+    time.sleep(10)   # the first run's queue (about 6 s of work) is gone before the second starts
+    run_harness(tmp_path / "settled", "--url", server.url, "--rates", "200,20", "--seed", "5")
+    unsettled, settled = cells(tmp_path / "unsettled"), cells(tmp_path / "settled")
+    for counts in (unsettled, settled):   # the saturated cell came first
+        assert counts[f"{sid}/r20"]["start_epoch_ms"] > counts[f"{sid}/r200"]["start_epoch_ms"]
+    assert unsettled[f"{sid}/r20"]["window"]["completed"] < 30
+    assert "settle" not in unsettled[f"{sid}/r20"]["host_check"]
+    light = settled[f"{sid}/r20"]
+    assert light["window"]["completed"] == light["window"]["sent"] == 40
+    assert light["host_check"]["settle"] == "settled"
+    assert light["host_check"]["settle_waited_s"] >= 1.0
+    run = yaml.safe_load((tmp_path / "settled" / "run.yml").read_text(encoding="utf-8"))
+    bound = run["method"]["settle"]["systems"][0]
+    assert bound["system"] == sid and light["host_check"]["settle_bound_ms"] == bound["bound_ms"]
+    assert bound["bound_ms"] == pytest.approx(2 * bound["quiet_answer_ms"] + 50, abs=0.11)
+    assert 50 <= bound["quiet_answer_ms"] < 1000
+
+
+class RecordingHandler(BaseHTTPRequestHandler):
+    """Answers 200 and records each request: (method, path, User-Agent, X-Loadcurve-Test, body)."""
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):  # noqa: N802 (http.server's name)
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with self.server.lock:
+            self.server.seen.append((self.command, self.path, self.headers.get("User-Agent"),
+                                     self.headers.get("X-Loadcurve-Test"), body))
+        self.send_response(200)
+        self.send_header("Content-Length", "3")
+        self.end_headers()
+        self.wfile.write(b"ok\n")
+
+    do_GET = do_POST
+
+    def log_message(self, *args):
+        pass
+
+
+class RecordingServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self):
+        self.seen, self.lock = [], threading.Lock()
+        super().__init__(("127.0.0.1", 0), RecordingHandler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def handle_error(self, request, client_address):
+        pass
+
+
+def test_post_with_header_body_and_weighted_urls_file(tmp_path):
+    server = RecordingServer()
+    try:
+        port = server.server_address[1]
+        (tmp_path / "urls.txt").write_text(f"# two paths, 3:1\n3 http://127.0.0.1:{port}/a\n"
+                                           f"http://127.0.0.1:{port}/b?x=1\n")
+        body = '{"order": 42, "note": "caf\\u00e9"}\n'.encode()
+        (tmp_path / "body.json").write_bytes(body)
+        out = tmp_path / "run"
+        run_harness(out, "--system", f"weighted=@{tmp_path / 'urls.txt'}", "--rates", "20",
+                    "--method", "POST", "--header", "X-Loadcurve-Test: secret-value",
+                    "--body-file", str(tmp_path / "body.json"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    counts = cells(out)["weighted/r20"]
+    generated = [s for s in server.seen if s[2] == "loadcurve-loadgen"]
+    # every request, the generator's and the settle probes', had the run's shape
+    assert {(m, h, b) for m, _, _, h, b in server.seen} == {("POST", "secret-value", body)}
+    assert len(server.seen) > len(generated)   # the settle probes (Python's http.client)
+    total = counts["total"]
+    assert total["completed"] <= len(generated) <= total["sent"]
+    a = sum(1 for s in generated if s[1] == "/a")
+    b = sum(1 for s in generated if s[1] == "/b?x=1")
+    assert a + b == len(generated) and abs(a - 3 * b) <= 4, (a, b)   # in sending order, 3:1
+    assert counts["request"] == {
+        "method": "POST", "urls": [{"url": f"http://127.0.0.1:{port}/a", "weight": 3},
+                                   {"url": f"http://127.0.0.1:{port}/b?x=1", "weight": 1}],
+        "header_names": ["X-Loadcurve-Test"], "body_bytes": len(body), "success": "200-399",
+        "tls": None}
+    w = counts["window"]
+    assert w["sent"] == w["completed"] == 40 and counts["first_error"] is None
+    run_yml = (out / "run.yml").read_text(encoding="utf-8")
+    assert "secret-value" not in run_yml   # published with the report: header names only
+    run = yaml.safe_load(run_yml)
+    assert run["load_generator"]["request"] == (f"--method POST --header X-Loadcurve-Test "
+                                                f"--body-file {tmp_path / 'body.json'}")
+    assert run["systems"][0]["description"] == (
+        f"Given by URL, not started by the harness: POST the weighted URLs of {tmp_path / 'urls.txt'}.")
+    assert "given by --max-rate-override" in run["load_generator"]["self_test"]
+    assert "0 failed" in check_run(out)
+
+
+def test_https_self_signed_refused_without_insecure_measured_with_it(tmp_path):
+    import ssl
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(tmp_path / "key.pem"), "-out", str(tmp_path / "cert.pem"),
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    server = SleepServer(workers=4, sleep_s=0.005)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    url = f"https://127.0.0.1:{server.server_address[1]}/sleep"
+    try:
+        proc = run_harness(tmp_path / "refused", "--url", url, "--rates", "20", check=False)
+        assert proc.returncode == 1 and error_lines(proc) == [
+            f"error: {url}: its certificate is not trusted (self-signed certificate); for a test "
+            f"server's self-signed certificate add --insecure (run.yml then says so)"], proc.stderr
+        assert not list((tmp_path / "refused").glob("*/*.counts.json"))
+        out = tmp_path / "insecure"
+        # a handshake per new connection on a busy host: 3 of 40 took over 1 s here
+        run_harness(out, "--url", url, "--rates", "20", "--insecure", "--timeout-s", "5")
+    finally:
+        server.shutdown()
+        server.server_close()
+    (counts,) = cells(out).values()
+    w = counts["window"]
+    assert w["sent"] == w["completed"] == 40 and counts["errors_by_status"] == {}
+    assert counts["request"]["tls"] == "insecure"
+    run = yaml.safe_load((out / "run.yml").read_text(encoding="utf-8"))
+    assert run["load_generator"]["tls"] == "HTTPS without checking the certificate (--insecure)"
+    assert run["load_generator"]["request"] == "--insecure"
+    from analysis.read.manifest import load_manifest
+    from analysis.vocabulary import LOAD_GENERATOR_LABELS, labelled
+    rows = labelled(load_manifest(out).load_generator, LOAD_GENERATOR_LABELS)
+    assert {"key": "tls", "label": "TLS",
+            "value": "HTTPS without checking the certificate (--insecure)"} in rows

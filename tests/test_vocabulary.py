@@ -12,7 +12,7 @@ from analysis import vocabulary
 from analysis.write import datafiles
 from tests.conftest import REPO
 from analysis.paths import find_data
-from tests.helpers import SCENARIO_RUN, closed_copy, wrk_run, result
+from tests.helpers import SCENARIO_RUN, URL_RUN, closed_copy, wrk_run, result
 
 DOCS = (REPO / "docs" / "data-format.md").read_text()
 INCLUDES = sorted((REPO / "_includes").glob("*.html"))
@@ -65,16 +65,37 @@ def _closed_loop_docs() -> list[dict]:
 
 
 DATA += _closed_loop_docs()
+# issue 25: a run whose two sides are scenarios of one system (its `flame_diffs` block)
+DATA.append(yaml.safe_load(find_data(REPO, "fanout-curve").read_text()))
+
+
+def _url_run_doc() -> dict:
+    """The document of a run measured by URL with --find-knee (issue 24): its knee search and
+    settle rule, which only such a run has."""
+    import tempfile
+    from pathlib import Path
+    from analysis.derive.analyse import analyse_run
+    from analysis.read.manifest import load_manifest
+    with tempfile.TemporaryDirectory() as tmp:
+        return datafiles.run_document(analyse_run(load_manifest(URL_RUN, URL_RUN.parent), Path(tmp)))
+
+
+DATA.append(_url_run_doc())
 
 # What an include parameter holds (the include passes a piece of a block down).
 PARAMS = {
     ("history-cell.html", "cell"): "cells[]",
+    ("method.html", "method"): "method",
+    ("method.html", "search"): "methodology.knee_search",
     ("environment-differences.html", "diffs"): "environment_differences",
     ("load-curve-cell.html", "cell"): "load_curve_table.rows[].cells[]",
     ("load-curve-note.html", "table"): "load_curve_table",
     ("jvm-attribution.html", "hotspots"): "jvm_hotspots",
     ("jvm-methods.html", "system"): "jvm_hotspots.systems[]",
     ("chart.html", "chart"): "charts.spectrum[]",
+    ("flame-figure.html", "graph"): "flame_graphs.graphs.*.*.*",
+    ("flame-graphs.html", "graphs"): "flame_graphs",
+    ("flame-diffs.html", "diffs"): "flame_diffs",
     ("chart-set.html", "charts"): "charts.spectrum",
     ("jmh-values-table.html", "tbl"): "jmh_memory.*",
     ("summary-order.html", "table"): "summary_table",

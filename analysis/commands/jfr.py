@@ -4,17 +4,29 @@ FILE is a .jfr, a .jfr.gz, a JFR repository folder (the chunk files a JVM killed
 leaves), or a small `jfr print --json` export. No JDK is needed. A recording cut short is read
 up to its last whole event and reported as truncated.
 
+With --folded it prints the stacks of one event type instead, in Brendan Gregg's folded format
+(`root;...;leaf weight` per distinct stack, which flamegraph.pl and speedscope read): execution
+samples by default, or an off-CPU event's durations in ms. With --flamegraph OUT.svg it draws
+them as a flame graph; with --diff BASE.jfr as well, a differential one (BASE as A, FILE as B).
+What the recording's settings left out (its threshold or sampling period) goes to stderr.
+
 Exit status: 0 the summary was printed (also for a truncated recording), 1 the file cannot be
 read as JFR (one `error: FILE: byte N: ...` line).
 """
 from __future__ import annotations
 
 import json
+import re
 import sys
 from datetime import datetime, timezone
 
 from analysis.errors import JfrError
 from analysis.read.jfr import summarize_jfr
+
+# The events --event takes (analysis/read/jfr/stacks.py STACK_EVENTS; not imported here so that
+# --help stays cheap).
+STACK_EVENTS = ("jdk.ExecutionSample", "jdk.ThreadPark", "jdk.JavaMonitorEnter",
+                "jdk.ThreadSleep", "jdk.SocketRead")
 
 
 def add_arguments(parser) -> None:
@@ -28,6 +40,27 @@ def add_arguments(parser) -> None:
                              "fully matches REGEX to LABEL; repeat, first pattern wins")
     parser.add_argument("--top", type=int, default=10, metavar="N",
                         help="hot methods to list in the text summary (default 10)")
+    stacks = parser.add_argument_group("stacks and flame graphs")
+    stacks.add_argument("--folded", action="store_true",
+                        help="print the folded stacks of --event: `root;...;leaf weight` per "
+                             "distinct stack, lines in text order; weight = samples, or ms "
+                             "(3 decimals, rounded half up) for the off-CPU events")
+    stacks.add_argument("--flamegraph", metavar="OUT.svg",
+                        help="write the flame graph of --event to OUT.svg (root at the bottom; "
+                             "a frame's tooltip gives its samples or ms and share)")
+    stacks.add_argument("--diff", metavar="BASE.jfr",
+                        help="with --flamegraph: a differential flame graph, laid out by FILE "
+                             "(B) and coloured by the change of each frame's share from BASE (A)")
+    stacks.add_argument("--event", default=STACK_EVENTS[0], metavar="NAME", help="the event whose stacks are read: "
+                        + ", ".join(STACK_EVENTS) + f" (default {STACK_EVENTS[0]})")
+    stacks.add_argument("--start", type=float, metavar="S",
+                        help="only events starting at or after S seconds from the recording's "
+                             "start (its first chunk's start time)")
+    stacks.add_argument("--end", type=float, metavar="S",
+                        help="only events starting before S seconds from the recording's start")
+    stacks.add_argument("--app", metavar="REGEX", action="append", default=[],
+                        help="flame graph frames (pkg.Class.method) that fully match REGEX are "
+                             "coloured as the application; repeat (default: loadcurve\\..*)")
 
 
 def _attribution(specs: list[str]):
@@ -125,7 +158,87 @@ def render_text(path: str, s: dict, top: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _window_s(args):
+    if args.start is None and args.end is None:
+        return None
+    start = 0.0 if args.start is None else args.start
+    end = float("inf") if args.end is None else args.end
+    if not (0 <= start < end):
+        raise JfrError(f"--start {start:g} --end {end:g}: expected 0 <= start < end (seconds "
+                       f"from the recording's start)")
+    return start, end
+
+
+def _recording_note(path: str, f: dict) -> str:
+    """What the folded stacks leave out, for stderr."""
+    if f["unit"] == "samples":
+        period = f["period_ms"]
+        what = f"{f['total']} samples (period " + \
+            ("unknown" if period is None else f"{period:g} ms") + ")"
+    else:
+        threshold = f["threshold_ms"]
+        what = f"{f['events']} events, {f['total'] / 1e6:.3f} ms (threshold " + \
+            ("unknown" if threshold is None else f"{threshold:g} ms") + \
+            ": shorter ones are not in the recording)"
+    notes = [f"{path}: {f['event']}: {what}"]
+    if f["unresolved"]:
+        notes.append(f"{f['unresolved']} events without a readable stack left out")
+    if f["truncated"]:
+        notes.append(f"recording TRUNCATED ({f['damage']}): folded up to its last whole event")
+    return "; ".join(notes) + "\n"
+
+
+def _application(patterns: list[str]) -> list[str]:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise JfrError(f"--app {pattern!r} is not a valid regex: {exc}") from None
+    return patterns
+
+
+def run_stacks(args) -> int:
+    from analysis import atomic
+    from analysis.read.jfr.stacks import fold_jfr, folded_text
+    from analysis.write.charts.flamegraph import (DEFAULT_APPLICATION, diff_flamegraph_svg,
+                                           flamegraph_svg)
+
+    if args.diff and not args.flamegraph:
+        raise JfrError("--diff BASE.jfr draws a differential flame graph: give "
+                       "--flamegraph OUT.svg too")
+    window_s = _window_s(args)
+    application = _application(args.app) or DEFAULT_APPLICATION
+    folded = fold_jfr(args.file, args.event, window_s=window_s)
+    sys.stderr.write(_recording_note(args.file, folded))
+    if args.folded:
+        sys.stdout.write(folded_text(folded))
+    if not args.flamegraph:
+        return 0
+    measure = "CPU samples" if folded["unit"] == "samples" else "off-CPU time"
+    if args.diff:
+        base = fold_jfr(args.diff, args.event, window_s=window_s)
+        sys.stderr.write(_recording_note(args.diff, base))
+        svg = diff_flamegraph_svg(base["stacks"], folded["stacks"], folded["unit"],
+                                  f"{measure} ({args.event}): {args.file} (B) against "
+                                  f"{args.diff} (A)")
+    else:
+        svg = flamegraph_svg(folded["stacks"], folded["unit"],
+                             f"{measure} ({args.event}): {args.file}",
+                             application=application)
+    atomic.write_bytes(args.flamegraph, svg)
+    return 0
+
+
 def run(args) -> int:
+    if args.folded or args.flamegraph or args.diff:
+        if args.json:
+            raise JfrError("--json prints the summary; --folded and --flamegraph print stacks: "
+                           "choose one")
+        return run_stacks(args)
+    if args.start is not None or args.end is not None or args.app or \
+            args.event != STACK_EVENTS[0]:
+        raise JfrError("--event, --start, --end and --app choose the stacks of --folded or "
+                       "--flamegraph: give one of those")
     summary = summarize_jfr(args.file, attribution=_attribution(args.attribute))
     if args.json:
         sys.stdout.write(json.dumps(summary, sort_keys=True, indent=1) + "\n")

@@ -28,6 +28,7 @@ from analysis.read.hdr.double import sum_double_histograms
 from analysis.read.hdr.histogram import Histogram, sum_histograms
 from analysis.read.hdr.log import read_hlog
 from analysis.read.jfr import summarize_jfr
+from analysis.read.jfr.stacks import summarize_and_fold
 from analysis.read.manifest import UNITS_PER_MS, Manifest, default_jfr
 from analysis.paths import repo_relative
 
@@ -218,11 +219,16 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
     summary = None
     jfr_rel = default_jfr(manifest, cell)
     if jfr_rel is not None:
-        summary = summarize_jfr(manifest.resolve(jfr_rel),
-                                [(a["pattern"], a["label"]) for a in manifest.jfr_attribution],
-                                window=window_ns)
+        attribution = [(a["pattern"], a["label"]) for a in manifest.jfr_attribution]
+        stacks = None
+        if window_ns is not None:
+            # the flame graphs' stacks (issue 25), folded in the summary's own pass
+            summary, stacks = summarize_and_fold(manifest.resolve(jfr_rel), attribution,
+                                                 window=window_ns)
+        else:
+            summary = summarize_jfr(manifest.resolve(jfr_rel), attribution)
         jvm = Jvm(repo_relative(manifest.resolve(jfr_rel), site_root), jvm_for_data(summary),
-                  jvm_window(summary) if window_ns is not None else None)
+                  jvm_window(summary) if window_ns is not None else None, stacks)
         for w in summary.get("warnings") or []:
             warnings.append(f"{jvm.source}: {w}")
         gc_pauses = pauses_on_series_axis(summary, intervals[0].start_ms / 1000.0, span_s)

@@ -35,7 +35,7 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
     run's repetitions (analyse.analyse_run)."""
     from analysis import paths
     from analysis.write import datafiles, pages
-    from analysis.write.charts import png_use, run_jobs
+    from analysis.write.charts import flame_cells, png_use, run_jobs
     from analysis.write.yaml_text import dump_yaml
     from analysis.derive.analyse import analyse_run
     from analysis.read.manifest import load_manifest
@@ -50,7 +50,9 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
         check_no_links(Path(run_dir), site)
         run = analyse_run(manifest, site, map_fn)
         jobs = run_jobs.chart_plan(run)
-        doc = datafiles.run_document(run, run_jobs.pixel_sizes(jobs))
+        graphs = flame_cells.flame_graphs(run)
+        diffs = flame_cells.flame_diffs(run, graphs)
+        doc = datafiles.run_document(run, run_jobs.pixel_sizes(jobs), (graphs, diffs))
         png_use.keep_pngs(jobs, doc, None if in_feed else pages.og_images(run))
         outputs = []
 
@@ -64,6 +66,12 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
             for r in c.repetitions:     # issue 23: a load tool's requests, as an .hlog
                 if r.imported is not None and r.imported.hlog_text is not None:
                     write(r.imported.converted, r.imported.hlog_text)
+        for g in graphs + diffs:      # issue 25: flame graphs, drawn with the data
+            if g.folded is not None:
+                write(g.folded, g.folded_text)
+            for rel, data in ((g.svg, g.svg_bytes), (g.narrow_svg, g.narrow_bytes)):
+                atomic.write_bytes(site / rel, data)
+                outputs.append(rel)
         for scenario in run.scenarios:
             write(paths.table_csv_path(run_id, scenario.id), datafiles.table_csv(run, scenario))
         if run.has_scenarios:

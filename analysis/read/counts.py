@@ -296,7 +296,8 @@ def _v2(d: _Doc, doc: dict, common: dict) -> Counts:
     intervals = _intervals(d, doc, window)
     gen = d.obj(doc, "generator")
     machine = d.obj(doc, "machine")
-    server = d.obj(doc, "server")
+    # null when the generator was not told the server's pid (a server given by URL, issue 24)
+    server = d.obj(doc, "server", required=False) or {}
     return Counts(
         **common, window=window, drain_s=d.number(doc, "drain_s"), in_flight=in_flight,
         intervals=intervals,

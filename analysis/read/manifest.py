@@ -57,10 +57,16 @@ CO_CORRECTION_KEYS = {"expected_interval_ms"}
 # what a plain CSV (`format: csv`) cannot say about itself (analysis/read/loadtools/plaincsv.py)
 RESULT_OPTION_KEYS = {"timestamp", "timestamp_unit", "timestamp_marks", "latency",
                       "latency_unit", "status", "ok", "delimiter", "value_unit_ms"}
-# knee_search (bench/run.sh --find-knee): provenance of the rates, for people; not read here
+# knee_search (bench/run.sh --find-knee): how the rates were chosen; settle (a server given by
+# URL): the wait before each cell. Both per system, for the methodology.
 METHOD_KEYS = {"repetitions", "order", "order_seed", "drain", "host_check", "pool_threads",
-               "jfr_repetitions", "knee_search"}
+               "jfr_repetitions", "knee_search", "settle"}
 HOST_CHECK_KEYS = {"threshold", "action", "busy_wait_s"}
+KNEE_SEARCH_KEYS = {"rule", "systems"}
+KNEE_SYSTEM_KEYS = {"system", "probes", "knee", "first_saturated", "rates"}
+KNEE_PROBE_KEYS = {"rate", "verdict", "why"}
+SETTLE_KEYS = {"rule", "max_wait_s", "systems"}
+SETTLE_SYSTEM_KEYS = {"system", "quiet_answer_ms", "bound_ms"}
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,10 @@ class Method:
     host_check: dict[str, Any] = field(default_factory=dict)
     pool_threads: int | None = None         # issue 11: threads of every pool target
     jfr_repetitions: int | None = None      # repetitions recorded with JFR (the first N)
+    # issue 24: {rule, systems: [{system, probes: [{rate, verdict, why}], knee, first_saturated,
+    # rates}]} and {rule, max_wait_s, systems: [{system, quiet_answer_ms, bound_ms}]}
+    knee_search: dict[str, Any] | None = None
+    settle: dict[str, Any] | None = None
 
 
 @dataclass
@@ -390,7 +400,59 @@ def _method(data, problems) -> Method | None:
                   drain=string_at(block, "drain", p, problems), host_check=host_check,
                   pool_threads=number_at(block, "pool_threads", p, problems, integer=True),
                   jfr_repetitions=number_at(block, "jfr_repetitions", p, problems,
-                                            integer=True, positive=False))
+                                            integer=True, positive=False),
+                  knee_search=_knee_search(block, p, problems),
+                  settle=_settle(block, p, problems))
+
+
+def _per_system(block, key, keys, system_keys, p, problems) -> dict[str, Any] | None:
+    """method.knee_search / method.settle: a mapping with a rule and one entry per system."""
+    search = block.get(key)
+    if search is None:
+        return None
+    if not isinstance(search, dict):
+        problems.add(p + (key,), "must be a mapping (" + ", ".join(sorted(keys)) + ")")
+        return None
+    unknown_keys(search, keys, p + (key,), problems)
+    string_at(search, "rule", p + (key,), problems, required=True)
+    for i, entry in enumerate(list_at(search, "systems", p + (key,), problems, required=True)):
+        q = p + (key, "systems", i)
+        if not isinstance(entry, dict):
+            problems.add(q, "must be a mapping with system")
+            continue
+        unknown_keys(entry, system_keys, q, problems)
+        string_at(entry, "system", q, problems, required=True)
+    return search
+
+
+def _knee_search(block, p, problems) -> dict[str, Any] | None:
+    search = _per_system(block, "knee_search", KNEE_SEARCH_KEYS, KNEE_SYSTEM_KEYS, p, problems)
+    for i, entry in enumerate((search or {}).get("systems") or []):
+        q = p + ("knee_search", "systems", i)
+        for key in ("knee", "first_saturated"):
+            number_at(entry, key, q, problems)
+        for j, probe in enumerate(list_at(entry, "probes", q, problems, required=True)):
+            if not isinstance(probe, dict):
+                problems.add(q + ("probes", j), "must be a mapping with rate, verdict, why")
+                continue
+            unknown_keys(probe, KNEE_PROBE_KEYS, q + ("probes", j), problems)
+            number_at(probe, "rate", q + ("probes", j), problems, required=True)
+            if probe.get("verdict") not in ("good", "saturated"):
+                problems.add(q + ("probes", j, "verdict"),
+                             f"must be good or saturated, not {show(probe.get('verdict'))}")
+            string_at(probe, "why", q + ("probes", j), problems, required=True)
+    return search
+
+
+def _settle(block, p, problems) -> dict[str, Any] | None:
+    settle = _per_system(block, "settle", SETTLE_KEYS, SETTLE_SYSTEM_KEYS, p, problems)
+    if settle is not None:
+        number_at(settle, "max_wait_s", p + ("settle",), problems, required=True, positive=False)
+        for i, entry in enumerate(settle.get("systems") or []):
+            if isinstance(entry, dict):
+                for key in ("quiet_answer_ms", "bound_ms"):
+                    number_at(entry, key, p + ("settle", "systems", i), problems, required=True)
+    return settle
 
 
 def _scenarios(data, declared_loads, run_service_ms, problems) -> list[ScenarioSpec]:

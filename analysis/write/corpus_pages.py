@@ -25,6 +25,7 @@ from analysis.corpus import cell_table, compare, history
 from analysis.errors import LoadcurveError
 from analysis.read.comparison import find_comparisons, load_comparison
 from analysis.vocabulary import fmt_ms, plain
+from analysis.write.flame_views import comparison_flames
 from analysis.write.pages import GENERATOR, is_generated
 from analysis.paths import (CELLS_CSV, COMPARISON_DATA_DIR, COMPARISONS_DIR,
                                   HISTORY_DATA_DIR, REGRESSIONS_DATA, SERIES_DIR,
@@ -144,8 +145,12 @@ class Reduce:
                "rows": [compare.row_texts(c) for c in result],
                "environment_differences": compare.environment_differences(a, b),
                "charts": {"load_curve": curve, "spectrum": spectra}}
+        flames = comparison_flames(self.site, spec, result, folder, loads)
+        if flames:
+            doc["flame_diffs"] = [f.entry for f in flames]
         rel = f"{COMPARISON_DATA_DIR}/{spec.id}.yml"
         files = [curve["svg"], curve["png"]] + [e[ext] for e in spectra for ext in ("svg", "png")]
+        files += [path for f in flames for path in (f.entry["svg"], f.entry["narrow_svg"])]
         self.written.update([rel, *files])
         if not self.unchanged(rel, doc, files):
             # matplotlib is loaded, and the load curve sized, only when something changed
@@ -153,6 +158,9 @@ class Reduce:
             jobs = chart_jobs(spec, a, b, by_system, doc["charts"], self.site)
             self.write(rel, dump_yaml(doc))
             self.drawn += draw(jobs, self.site)
+            for f in flames:
+                for path, data in f.files:
+                    atomic.write_bytes(self.site / path, data)
         self.page(f"{COMPARISONS_DIR}/{spec.id}.md",
                   {"layout": "comparison", "title": title, "comparison": spec.id,
                    "date": max(str(d) for d in pd.concat([a["date"], b["date"]]).dropna()),

@@ -18,7 +18,7 @@ from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATO
                                  SPREAD_STATS, SUMMARY_CSV_COLUMNS, closed_load_text,
                                  has_closed_loads, labelled, load_label, load_order, r1, r3,
                                  table_csv_columns)
-from analysis.write import summary, views
+from analysis.write import flame_views, summary, views
 from analysis.write.charts.chartset import chart_section
 from analysis.paths import report_url, series_csv_path
 
@@ -56,9 +56,11 @@ from analysis.paths import report_url, series_csv_path
 SCHEMA_VERSION = 5
 
 
-def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
+def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None,
+                 flames: tuple[list, list] = ([], [])) -> dict[str, Any]:
     """The `_data/runs/<id>.yml` document for one analysed run (see analyse.analyse_run);
-    `chart_sizes` are the charts' pixel sizes (run_jobs.pixel_sizes)."""
+    `chart_sizes` are the charts' pixel sizes (run_jobs.pixel_sizes); `flames` the flame
+    graphs and differential ones drawn of it (charts/flame_cells.py)."""
     implicit = None if run.has_scenarios else run.scenario
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -87,7 +89,7 @@ def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None
         doc["load_curve_table"] = views.load_curve_table(run, implicit)
         doc["ceiling"] = views.ceiling(run, implicit)
         doc["methodology"] = views.methodology(run)
-        doc.update(optional_blocks(run, implicit))
+        doc.update(optional_blocks(run, implicit, flames))
         doc["charts"] = chart_section(run, chart_sizes)
         return doc
     doc["systems"] = [_system_entry(s) for s in run.scenarios[0].systems]
@@ -95,13 +97,17 @@ def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None
     doc["methodology"] = views.methodology(run)
     doc["summary_table"] = summary.summary_table(run)
     doc["scenario_list"] = [views.scenario_heading(run, sc) for sc in run.scenarios]
-    doc["scenarios"] = {sc.id: scenario_document(run, sc, doc, chart_sizes)
+    doc["scenarios"] = {sc.id: scenario_document(run, sc, doc, chart_sizes, flames)
                         for sc in run.scenarios}
+    across = flame_views.run_diffs(run, flames[1])
+    if across:
+        doc["flame_diffs"] = across
     return doc
 
 
 def scenario_document(run: Run, scenario: Scenario, doc: dict[str, Any],
-                      chart_sizes: dict[str, tuple[int, int]] | None) -> dict[str, Any]:
+                      chart_sizes: dict[str, tuple[int, int]] | None,
+                      flames: tuple[list, list] = ([], [])) -> dict[str, Any]:
     """One scenario's block of a run with scenarios: its heading (views.scenario_heading), its
     data (systems with this scenario's ceilings, load points, cells) and its view blocks, each
     as the run-level block of a run without scenarios."""
@@ -112,7 +118,7 @@ def scenario_document(run: Run, scenario: Scenario, doc: dict[str, Any],
                                             if k in doc}})
     block["load_curve_table"] = views.load_curve_table(run, scenario)
     block["ceiling"] = views.ceiling(run, scenario)
-    block.update(optional_blocks(run, scenario))
+    block.update(optional_blocks(run, scenario, flames))
     block["charts"] = chart_section(run, chart_sizes, scenario)
     return block
 
@@ -127,14 +133,16 @@ def scenario_data(run: Run, scenario: Scenario) -> dict[str, Any]:
             "cells": cells}
 
 
-def optional_blocks(run: Run, scenario: Scenario) -> dict[str, Any]:
+def optional_blocks(run: Run, scenario: Scenario,
+                    flames: tuple[list, list] = ([], [])) -> dict[str, Any]:
     """The view blocks a run has only when it recorded what they show."""
     out = {}
     for name, block in (("where_the_time_went", views.where_the_time_went(run, scenario)),
                         ("cpu_accounting", views.cpu_accounting(run, scenario)),
                         ("host_health", views.host_health(run, scenario)),
                         ("jvm_table", views.jvm_table(run, scenario)),
-                        ("jvm_hotspots", views.jvm_hotspots(run, scenario))):
+                        ("jvm_hotspots", views.jvm_hotspots(run, scenario)),
+                        ("flame_graphs", flame_views.flame_block(run, scenario, *flames))):
         if block:
             out[name] = block
     return out

@@ -568,7 +568,55 @@ def methodology(run: Run) -> dict[str, Any]:
                                else "nothing here is estimated — every figure is computed from "
                                     "the linked logs"),
             # one machine for generator and server: true, false, or null when not recorded
-            "shared_host": {"yes": True, "no": False}.get(shared_text)}
+            "shared_host": {"yes": True, "no": False}.get(shared_text),
+            "scope_text": ("one server given by URL, and the requests this run sent to it"
+                           if "target" in run.load_generator else
+                           "one JDK, one synthetic workload"),
+            **({"knee_search": search} if (search := knee_search(run)) else {}),
+            **({"settle_text": settle} if (settle := settle_text(run)) else {})}
+
+
+def _system_labels(run: Run) -> dict[str, str]:
+    return {s.id: s.label for sc in run.scenarios for s in sc.systems}
+
+
+def knee_search(run: Run) -> dict[str, Any] | None:
+    """run.yml's method.knee_search (bench/run.sh --find-knee, issue 24), as the methodology's
+    table: each probe's rate, verdict and why, per system, and what was then measured."""
+    search = run.method.knee_search if run.method is not None else None
+    if not search:
+        return None
+    labels = _system_labels(run)
+    systems = []
+    for entry in search["systems"]:
+        knee, past = entry.get("knee"), entry.get("first_saturated")
+        result = (f"knee {fmt_number(knee)} {RATE_UNIT} (the highest good probe)"
+                  if knee is not None else "no good probe")
+        if past is not None:
+            result += f", first saturated {fmt_number(past)} {RATE_UNIT}"
+        if entry.get("rates"):
+            result += (f"; measured in full at "
+                       f"{', '.join(fmt_number(r) for r in entry['rates'])} {RATE_UNIT}")
+        systems.append({"label": labels.get(entry["system"], entry["system"]),
+                        "result_text": result,
+                        "probes": [{"rate_text": f"{fmt_number(pr['rate'])} {RATE_UNIT}",
+                                    "verdict": pr["verdict"], "why": pr["why"]}
+                                   for pr in entry["probes"]]})
+    return {"caption": f"Knee search (bench/run.sh --find-knee): short probes chose the rates; "
+                       f"{search['rule']}.",
+            "systems": systems}
+
+
+def settle_text(run: Run) -> str | None:
+    """run.yml's method.settle (a server given by URL, issue 24) as one sentence."""
+    settle = run.method.settle if run.method is not None else None
+    if not settle:
+        return None
+    labels = _system_labels(run)
+    bounds = "; ".join(f"{labels.get(e['system'], e['system'])}: within {fmt_ms(e['bound_ms'])} ms "
+                       f"(quiet answer {fmt_ms(e['quiet_answer_ms'])} ms)"
+                       for e in settle["systems"])
+    return f"Settling: {settle['rule']}. {bounds}."
 
 
 def load_tools(run: Run) -> list[dict[str, Any]]:

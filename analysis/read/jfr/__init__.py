@@ -82,16 +82,17 @@ from pathlib import Path
 
 from analysis.errors import JfrError
 
-__all__ = ["summarize_jfr", "JfrError"]
+__all__ = ["summarize_jfr", "read_recording", "JfrError"]
 
 
 def summarize_jfr(path: str | os.PathLike,
                   attribution: list[tuple[str, str]] | None = None,
-                  window: tuple[int, int] | None = None) -> dict:
+                  window: tuple[int, int] | None = None, summary=None, reader=None) -> dict:
     """The summary of one recording (see the module docstring); JfrError when unreadable.
-    With `window` = (start, end) epoch ns, only events that start inside it are counted."""
+    With `window` = (start, end) epoch ns, only events that start inside it are counted.
+    `summary` and `reader` (a Summary made with the same attribution and window, and a
+    ChunkReader class) let a caller collect more in the same pass: stacks.summarize_and_fold."""
     # Imported here so that `import analysis.read.jfr` (e.g. by the CLI's --help) stays cheap.
-    from analysis.read.jfr.chunks import iter_chunks
     from analysis.read.jfr.export import is_json_export, summarize_export
     from analysis.read.jfr.reader import ChunkReader
     from analysis.read.jfr.summary import Summary
@@ -109,13 +110,25 @@ def summarize_jfr(path: str | os.PathLike,
                                    and window[0] < window[1]):
         raise JfrError(f"window {window!r} is not (start, end) epoch nanoseconds with start "
                        f"before end", path=p)
-    summary = Summary(attribution, window)
+    summary = summary if summary is not None else Summary(attribution, window)
     try:
         if p.is_file() and is_json_export(p):
             summarize_export(p, summary)
             return summary.result()
-        reader = ChunkReader(summary)
-        chunks_read = 0
+    except OSError as exc:
+        raise JfrError(f"cannot read: {exc.strerror or exc}", path=p) from None
+    read_recording(p, (reader or ChunkReader)(summary))
+    return summary.result()
+
+
+def read_recording(p: Path, reader) -> None:
+    """Feed every chunk of recording `p` to `reader` (a reader.ChunkReader), keeping what the
+    chunks before a damaged one gave; JfrError when nothing at all can be read."""
+    from analysis.read.jfr.chunks import iter_chunks
+
+    summary = reader.summary
+    chunks_read = 0
+    try:
         try:
             for chunk in iter_chunks(p):
                 chunks_read += 1
@@ -133,4 +146,3 @@ def summarize_jfr(path: str | os.PathLike,
     if summary.covered_until_ns is None:
         raise JfrError(f"no event could be read ({summary.damage_note})", path=p)
     summary.close_chunks()
-    return summary.result()

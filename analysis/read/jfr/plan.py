@@ -49,12 +49,12 @@ class MetadataPlan:
     """What ChunkReader._plan derives from a chunk's metadata: the same for every recording of
     a JVM build (one Metadata is shared by them: metadata_for), so made once per Metadata."""
 
-    def __init__(self, md: Metadata):
+    def __init__(self, md: Metadata, event_fields: dict, settings_reported: frozenset):
         # Event type id -> (name, decoder with startTime, decoder without it where unused).
         self.events = {}
         self.listed = {}
         self.listed_strings = {}
-        for name, wanted in EVENT_FIELDS.items():
+        for name, wanted in event_fields.items():
             cls = md.by_name.get(name)
             if cls is None:
                 continue
@@ -101,27 +101,32 @@ class MetadataPlan:
         self.setting_events = {}
         for c in md.classes.values():
             event_name = canonical_name(c.name)
-            if event_name in SETTINGS_REPORTED:
+            if event_name in settings_reported:
                 self.setting_events[c.type_id] = event_name
         self.first_field_is_start_time = {
             c.type_id for c in md.classes.values()
             if c.fields and c.fields[0].name == "startTime" and c.super_type == "jdk.jfr.Event"}
 
 
-_plans: dict[int, tuple[Metadata, MetadataPlan]] = {}   # id(metadata) -> (it, its plan)
+# (id(metadata), the events and settings read) -> (metadata, its plan)
+_plans: dict[tuple, tuple[Metadata, MetadataPlan]] = {}
 _plans_lock = threading.Lock()
 
 
-def metadata_plan(md: Metadata) -> MetadataPlan:
+def metadata_plan(md: Metadata, event_fields: dict = EVENT_FIELDS,
+                  settings_reported: frozenset = SETTINGS_REPORTED) -> MetadataPlan:
+    """The plan of `md` for a reader of `event_fields` (a subclass may read other events:
+    stacks.py) that reports the settings of `settings_reported`."""
+    key = (id(md), tuple(event_fields.items()), settings_reported)
     with _plans_lock:
-        hit = _plans.get(id(md))
+        hit = _plans.get(key)
     if hit is not None and hit[0] is md:
         return hit[1]
-    plan = MetadataPlan(md)
+    plan = MetadataPlan(md, event_fields, settings_reported)
     with _plans_lock:
         if len(_plans) >= 16:        # (Metadata objects are few: metadata_for keeps 8)
             _plans.clear()
-        _plans[id(md)] = (md, plan)
+        _plans[key] = (md, plan)
     return plan
 
 

@@ -28,8 +28,9 @@ from collections import Counter
 from analysis.read.jfr import native
 from analysis.read.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
 from analysis.read.jfr.metadata import Metadata, metadata_for
-from analysis.read.jfr.plan import keep_entry, metadata_plan, pool_lookup
-from analysis.read.jfr.summary import Summary, as_int, as_number, as_str, method_label
+from analysis.read.jfr.plan import EVENT_FIELDS, keep_entry, metadata_plan, pool_lookup
+from analysis.read.jfr.summary import (SETTINGS_REPORTED, Summary, as_int, as_number, as_str,
+                                       method_label)
 from analysis.read.jfr.wire import DECODE_ERRORS, Damage, StringRef, read_string, read_varint
 
 METADATA_TYPE = 0
@@ -37,7 +38,14 @@ CHECKPOINT_TYPE = 1
 
 class ChunkReader:
     """Reads chunks one after another into a Summary, keeping the last metadata (a chunk cut
-    before its metadata event can still be read with the previous chunk's types)."""
+    before its metadata event can still be read with the previous chunk's types).
+
+    A subclass may read other events (stacks.py: the stacks of one event type) by naming them
+    in `event_fields`, with a handler `_on_<last part of the name>` each, and the event types
+    whose settings it wants in `settings_reported`."""
+
+    event_fields = EVENT_FIELDS
+    settings_reported = SETTINGS_REPORTED
 
     def __init__(self, summary: Summary):
         self.summary = summary
@@ -48,7 +56,7 @@ class ChunkReader:
     def _plan(self, md: Metadata):
         if self._plan_for is md:
             return
-        plan = metadata_plan(md)
+        plan = metadata_plan(md, self.event_fields, self.settings_reported)
         # Two decoders per event type: with startTime (for a chunk without its end, where the
         # latest event time is what "covered until" means) and, for whole chunks, without it
         # where the summary does not use it (one timestamp less to decode per event).
@@ -416,7 +424,9 @@ class ChunkReader:
     def _on_JVMInformation(self, v):
         self.summary.jvm(as_str(v[1]), as_str(v[2]))
 
-    def _resolve_samples(self, pools, offsets, data, entries):
+    def _stack_names(self, pools, offsets, data, entries):
+        """-> (stack(key): (frames "pkg.Class.method" leaf first, truncated) or None when the
+        chunk has no such stack trace; text(value): a string field's text)."""
         by_name = {}
         for type_id, (name, *_rest) in self.pool_plans.items():
             by_name[name] = pool_lookup(pools[type_id], offsets[type_id], data, entries,
@@ -454,18 +464,26 @@ class ChunkReader:
                 method_names[key] = n
             return n
 
-        when = by_name.get("jdk.types.GCWhen", missing)
+        def stack(key):
+            trace = traces(key) if type(key) is int else None
+            if trace is None:
+                return None
+            return tuple(method_name(m) for m in trace[1]), trace[0] == 1
+
+        return stack, text, by_name.get("jdk.types.GCWhen", missing)
+
+    def _resolve_samples(self, pools, offsets, data, entries):
+        stack, text, when = self._stack_names(pools, offsets, data, entries)
         for target in (self.summary, self.summary.warmup):
             if target is None:
                 continue
             samples = self._samples.get(target, {})
             for key, count in sorted(samples.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
-                trace = traces(key)
-                if trace is None:
+                resolved = stack(key)
+                if resolved is None:
                     target.samples(None, count)
                     continue
-                target.samples(tuple(method_name(m) for m in trace[1]), count,
-                               truncated=trace[0] == 1)
+                target.samples(resolved[0], count, truncated=resolved[1])
             # The GCWhen strings of heap summaries read in this chunk.
             target.resolve_heap_when(lambda key: text(when(key)) if type(key) is int
                                      else None)

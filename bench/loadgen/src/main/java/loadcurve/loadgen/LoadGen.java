@@ -68,9 +68,14 @@ public final class LoadGen {
             "                 offered rate, or send lag p99 > 20 ms), then bisected twice; prints one JSON",
             "                 line {\"max_rate\", \"max_in_flight\", \"cores\", ...}",
             "  --self-test-s  each probe's window in seconds (after 1 s of warm-up)");
-    /** The keys --host-check takes; verdict and action are words, the others numbers. */
+    /**
+     * The keys --host-check takes; verdict, action and settle are words, the others numbers. The
+     * settle_ keys: how long run.sh waited for a server given by URL to answer quickly again
+     * (bench/settle.py).
+     */
     static final Set<String> HOST_CHECK_KEYS = Set.of("busy_share_before", "loadavg_1m_before", "waited_s",
-            "threshold", "action", "verdict");
+            "threshold", "action", "verdict", "settle", "settle_waited_s", "settle_bound_ms");
+    static final Set<String> HOST_CHECK_WORDS = Set.of("verdict", "action", "settle");
 
     /** Latencies are recorded in microseconds: a 15 s timeout is 1.5e7, well inside the range. */
     static final long NANOS_PER_UNIT = 1_000;
@@ -231,8 +236,7 @@ public final class LoadGen {
                 throw new IllegalArgumentException("--host-check takes KEY=VALUE,... with keys "
                         + HOST_CHECK_KEYS + ", not " + item);
             }
-            boolean word = kv[0].equals("verdict") || kv[0].equals("action");
-            check.put(kv[0], word ? kv[1] : Double.valueOf(Double.parseDouble(kv[1])));
+            check.put(kv[0], HOST_CHECK_WORDS.contains(kv[0]) ? kv[1] : Double.valueOf(Double.parseDouble(kv[1])));
         }
         return check;
     }

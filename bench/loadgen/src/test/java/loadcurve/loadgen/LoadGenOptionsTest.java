@@ -31,6 +31,14 @@ class LoadGenOptionsTest {
     }
 
     @Test
+    void hostCheckCarriesTheSettleWaitOfAServerGivenByUrl() {
+        assertEquals("{verdict=quiet, settle=unsettled, settle_waited_s=60.2, settle_bound_ms=154.0}",
+                LoadGen.parseHostCheck("verdict=quiet,settle=unsettled,settle_waited_s=60.2,settle_bound_ms=154")
+                        .toString());
+        assertThrows(IllegalArgumentException.class, () -> LoadGen.parseHostCheck("settle_waited_s=long"));
+    }
+
+    @Test
     void warmupIsWholeSeconds() {
         String[] args = java.util.Arrays.copyOf(REQUIRED, REQUIRED.length + 2);
         args[REQUIRED.length] = "--warmup-s";

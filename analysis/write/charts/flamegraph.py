@@ -1,0 +1,448 @@
+"""Flame graphs, and differential flame graphs, written straight to SVG from folded stacks.
+
+    from analysis.write.charts.flamegraph import flamegraph_svg, diff_flamegraph_svg
+    svg = flamegraph_svg(stacks, unit, title, application=[regex, ...])   # -> bytes
+    svg = diff_flamegraph_svg(base_stacks, stacks, unit, title)
+
+`stacks` is {(frame, ...) root first: weight}, as analysis.read.jfr.stacks.fold_jfr gives them;
+`unit` is "samples" or "ns" (off-CPU time, shown in ms).
+
+The drawing is FlameGraph's (flamegraph.pl): the root ("all") at the bottom, each frame as wide
+as its share of the total, callees above their caller, siblings in the order of their names (so
+the same stacks always give the same picture). Frames are coloured by kind (KINDS: the
+application, the server framework, the JDK, other libraries, the VM and native code), with
+small shade differences by name so neighbours stay apart. Every frame has a <title> (the
+tooltip) with its name, its weight and its share of the total; the labels that fit are drawn.
+The graph is whole without JavaScript; a small inline script adds click-to-zoom and search
+(as flamegraph.pl's SVGs have) where scripts run.
+
+Size: frames narrower than MIN_PX are merged, per parent, into one "other" frame (its title
+says how many and how much), and at most MAX_FRAMES frames are drawn (the widest; their
+callers are always wider, so the graph stays connected); if the text is still over MAX_BYTES the
+budget shrinks until it is not. Coordinates have at most two decimals and every size is a fixed
+number, so the same stacks give the same bytes. Every name is escaped for XML.
+
+The differential graph (after FlameGraph's difffolded.pl, normalised as with its -n) is laid
+out over both profiles: each stack is as wide as the mean of its share of A's total and of B's,
+so what only one side does is drawn too (a layout by B alone, as difffolded.pl's, hides what
+only the baseline pays for: 69 % of futures' samples against Pekko's). Each frame is coloured
+by how its share of B's total differs from the same stack's share of the baseline A's total:
+red where B spends a larger share, blue where it spends less, white where they are equal; the
+strongest change is the full colour. Its title gives both shares and weights.
+"""
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from analysis.write.charts.svgdraw import FONT_FAMILY, escape, num
+
+WIDTH = 1200
+# The phone's variant: its 12 px text shows at >= 9 CSS px on a 390 px phone (~360 px of
+# column), as the other charts' -narrow SVGs (tests/test_browser.py checks it).
+NARROW_WIDTH = 420
+PAD_X = 10
+FRAME_H = 16
+FONT_PX = 12
+CHAR_W = 7.0          # the mean advance of a 12 px sans-serif character, for label truncation
+TOP = 52              # the two title lines and the controls
+LEGEND_H = 30
+LEGEND_ROW = 18
+TITLE_CHARS = 130     # of the 15 px title line (the whole title is the SVG's <title>)
+MIN_PX = 0.5
+MAX_FRAMES = 700
+MAX_BYTES = 150_000
+ROOT = "all"
+OTHER = "other"
+
+# (kind, label in the legend, base colour): first match wins, in this order.
+KINDS = (
+    ("vm", "VM, GC and native", (200, 200, 120)),
+    ("application", "application", (235, 120, 80)),
+    ("server", "server framework", (150, 140, 230)),
+    ("jdk", "JDK", (110, 200, 110)),
+    ("library", "other libraries", (90, 200, 200)),
+)
+SERVER_PACKAGES = ("org.eclipse.jetty.", "io.netty.", "io.vertx.", "io.helidon.",
+                   "com.sun.net.httpserver.", "sun.net.httpserver.", "org.apache.pekko.",
+                   "akka.", "io.undertow.", "org.apache.tomcat.", "org.apache.coyote.")
+JDK_PACKAGES = ("java.", "javax.", "jdk.", "sun.", "com.sun.")
+DEFAULT_APPLICATION = (r"loadcurve\..*",)
+# Native and VM frames as async-profiler names them ("libjvm.so.G1ParScanThreadState::...",
+# "<unknown class>.[vdso]"), and the frame of a stack the JVM recorded without frames.
+_VM = re.compile(r"^(?:\[|<unknown class>\.|lib[^.]*\.so|[^.]*$)|::")
+
+
+def frame_kind(name: str, application: Sequence[re.Pattern]) -> str:
+    if name in (OTHER, ROOT):
+        return "other"
+    if _VM.search(name):
+        return "vm"
+    if any(p.fullmatch(name) for p in application):
+        return "application"
+    if name.startswith(SERVER_PACKAGES):
+        return "server"
+    if name.startswith(JDK_PACKAGES):
+        return "jdk"
+    return "library"
+
+
+def _shade(base: tuple[int, int, int], name: str) -> str:
+    # A stable shade per name (not Python's hash, which changes per process).
+    v = zlib.crc32(name.encode("utf-8", "replace")) % 31 - 15
+    return "#" + "".join(f"{max(0, min(255, c + v)):02x}" for c in base)
+
+
+def kind_fill(name: str, application: Sequence[re.Pattern]) -> str:
+    kind = frame_kind(name, application)
+    if kind == "other":
+        return "#d0d0d0"
+    return _shade(next(c for k, _, c in KINDS if k == kind), name)
+
+
+# -- the tree ----------------------------------------------------------------------------------
+
+@dataclass
+class Node:
+    name: str
+    weight: int = 0
+    children: dict = field(default_factory=dict)
+    merged: tuple = ()            # for an "other" frame: the names merged into it
+
+
+def build_tree(stacks: dict) -> Node:
+    root = Node(ROOT)
+    for stack, weight in stacks.items():
+        root.weight += weight
+        node = root
+        for frame in stack:
+            child = node.children.get(frame)
+            if child is None:
+                child = node.children[frame] = Node(frame)
+            child.weight += weight
+            node = child
+    return root
+
+
+def _cutoff(root: Node, min_weight: float, budget: int) -> float:
+    """The weight a frame must exceed to be drawn: at least min_weight, and at most `budget`
+    frames above it (a caller is never lighter than its callees, so what is drawn is whole)."""
+    weights = []
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        weights.append(node.weight)
+        todo.extend(node.children.values())
+    if len(weights) <= budget:
+        return min_weight
+    weights.sort(reverse=True)
+    return max(min_weight, weights[budget])
+
+
+@dataclass
+class Box:
+    depth: int
+    x: float                      # in weight units from the left
+    node: Node
+    parent: Node | None           # the caller (an "other" frame's baseline is found through it)
+
+
+def layout(root: Node, keep_above: float, min_other: float) -> list[Box]:
+    """The frames to draw, callers before callees: the children heavier than keep_above, then
+    the others merged into one "other" frame per parent (drawn when it is at least min_other)."""
+    boxes = []
+    todo = [(root, 0, 0.0, None)]
+    while todo:
+        node, depth, x, parent = todo.pop()
+        boxes.append(Box(depth, x, node, parent))
+        narrow = []
+        for name in sorted(node.children):
+            child = node.children[name]
+            if child.weight > keep_above:
+                todo.append((child, depth + 1, x, node))
+                x += child.weight
+            else:
+                narrow.append(child.name)
+        rest = sum(node.children[n].weight for n in narrow)
+        if narrow and rest >= min_other:
+            todo.append((Node(OTHER, rest, {}, tuple(narrow)), depth + 1, x, node))
+    boxes.sort(key=lambda b: (b.depth, b.x))
+    return boxes
+
+
+# -- the SVG -----------------------------------------------------------------------------------
+
+def weight_text(weight: float, unit: str) -> str:
+    if unit == "samples":
+        return f"{weight:g} sample" + ("" if weight == 1 else "s")
+    return f"{weight / 1e6:.3f} ms"
+
+
+def _fit(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[:chars - 2] + ".."
+
+
+def _label(name: str, width_px: float) -> str | None:
+    chars = int((width_px - 4) / CHAR_W)
+    return None if chars < 3 else _fit(name, chars)
+
+
+def _frame(box: Box, scale: float, bottom: int, fill: str, tip: str) -> str:
+    """One frame; `bottom`: the y where the root frame's row ends."""
+    x = PAD_X + box.x * scale
+    w = box.node.weight * scale
+    y = bottom - (box.depth + 1) * FRAME_H
+    label = _label(box.node.name, w)
+    text = "" if label is None else \
+        f'<text x="{num(x + 3)}" y="{num(y + FRAME_H - 4.5)}">{escape(label)}</text>'
+    return (f'<g class="f"><title>{escape(tip)}</title><rect x="{num(x)}" y="{y}" '
+            f'width="{num(w)}" height="{FRAME_H - 1}" fill="{fill}"/>{text}</g>')
+
+
+def _other_tip(node: Node) -> str:
+    return f"{OTHER}: {len(node.merged)} frames narrower than {MIN_PX:g} px merged"
+
+
+def _document(height: int, title: str, subtitle: str, frames: list[str], legend: str,
+              script: bool, width: int) -> str:
+    chars = int(TITLE_CHARS * width / WIDTH)
+    room = 180 if script else 2 * PAD_X     # the controls' room at both ends of the line
+    head = (f'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n'
+            f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{width}" '
+            f'height="{height}" viewBox="0 0 {width} {height}">\n'
+            f'<title>{escape(title)}</title>\n'
+            f'<style type="text/css">text{{font-family: {FONT_FAMILY}; font-size: {FONT_PX}px;'
+            f' fill: #000000}} .f:hover rect{{stroke: #000000; stroke-width: 0.5}} '
+            f'.c{{cursor: pointer; fill: #404040}}</style>\n'
+            f'<rect width="100%" height="100%" fill="#ffffff"/>\n'
+            f'<text x="{width // 2}" y="20" style="font-size: 15px; text-anchor: middle">'
+            f'{escape(_fit(title, chars))}</text>\n'
+            f'<text x="{width // 2}" y="38" style="text-anchor: middle">'
+            f'{escape(_fit(subtitle, int((width - room) / CHAR_W)))}</text>\n')
+    controls = ""
+    if script:
+        controls = (f'<text id="reset" class="c" x="{PAD_X}" y="38" visibility="hidden">'
+                    f'Reset zoom</text>\n<text id="search" class="c" x="{width - PAD_X}" y="38" '
+                    f'style="text-anchor: end">Search</text>\n'
+                    f'<text id="matched" x="{width - PAD_X}" y="20" style="text-anchor: end">'
+                    f'</text>\n<script type="text/ecmascript"><![CDATA[{_script(width)}]]>'
+                    f'</script>\n')
+    return (head + '<g id="frames">\n' + "\n".join(frames) + "\n</g>\n" + legend + controls
+            + "</svg>\n")
+
+
+def _legend_rows(items: Iterable[tuple[str, str]], width: int) -> list[list]:
+    """The legend's items as rows of (x, fill, text) that fit the width (a phone's graph
+    stacks them)."""
+    rows: list[list] = [[]]
+    x = PAD_X
+    for fill, text in items:
+        step = 16 + int(len(text) * CHAR_W) + 18
+        if rows[-1] and x + step - 18 > width - PAD_X:
+            rows.append([])
+            x = PAD_X
+        rows[-1].append((x, fill, text))
+        x += step
+    return rows
+
+
+def _legend(top: int, rows: list[list]) -> str:
+    out = ['<g id="legend">']
+    for i, row in enumerate(rows):
+        y = top + 10 + i * LEGEND_ROW
+        for x, fill, text in row:
+            out.append(f'<rect x="{x}" y="{y}" width="12" height="12" fill="{fill}"/>'
+                       f'<text x="{x + 16}" y="{y + 10}">{escape(text)}</text>')
+    out.append("</g>\n")
+    return "".join(out)
+
+
+def _render(root: Node, title: str, subtitle: str, frame_of, legend_items, script: bool,
+            width: int) -> str:
+    """The SVG text within MAX_BYTES: frame_of(box, scale, bottom) -> one frame's element."""
+    scale = (width - 2 * PAD_X) / root.weight if root.weight else 0.0
+    rows = _legend_rows(legend_items, width)
+    # a narrower graph draws fewer frames (as many per pixel of width)
+    legend_h = LEGEND_H + (len(rows) - 1) * LEGEND_ROW
+    budget = MAX_FRAMES * width // WIDTH
+    while True:
+        px = 1 / scale if scale else 0.0
+        boxes = layout(root, _cutoff(root, MIN_PX * px, budget), 0.3 * px) if root.weight \
+            else [Box(0, 0.0, root, None)]
+        depth = max(b.depth for b in boxes)
+        bottom = TOP + (depth + 1) * FRAME_H
+        text = _document(bottom + legend_h, title, subtitle,
+                         [frame_of(b, scale, bottom) for b in boxes],
+                         _legend(bottom, rows), script, width)
+        if len(text.encode("utf-8")) <= MAX_BYTES or budget <= 20:
+            return text
+        budget = budget * 3 // 4
+
+
+def flamegraph_svg(stacks: dict, unit: str, title: str, subtitle: str = "",
+                   application: Sequence[str] = DEFAULT_APPLICATION,
+                   script: bool = True, width: int = WIDTH) -> bytes:
+    """One profile's flame graph (see the module docstring); `application`: regexes a frame
+    name fully matches to be coloured as the application; `width` in px (NARROW_WIDTH: the
+    phone's variant, fewer frames wide enough to draw)."""
+    apps = [re.compile(p) for p in application]
+    root = build_tree(stacks)
+    total = root.weight
+
+    def frame_of(box: Box, scale: float, bottom: int) -> str:
+        node = box.node
+        share = 100.0 * node.weight / total if total else 0.0
+        name = _other_tip(node) if node.merged else node.name
+        tip = f"{name} ({weight_text(node.weight, unit)}, {share:.2f} %)"
+        return _frame(box, scale, bottom, kind_fill(node.name, apps), tip)
+
+    measure = "samples" if unit == "samples" else "ms off-CPU"
+    line = subtitle or f"total {weight_text(total, unit)}; width = share of {measure}"
+    legend = [(_shade(c, ""), label) for _, label, c in KINDS] + [("#d0d0d0", "merged")]
+    return _render(root, title, line, frame_of, legend, script, width).encode("utf-8")
+
+
+def _diff_fill(delta: float, biggest: float) -> str:
+    if biggest <= 0 or delta == 0:
+        return "#ffffff"
+    fade = int(round(210 * min(1.0, abs(delta) / biggest)))
+    return f"#ff{255 - fade:02x}{255 - fade:02x}" if delta > 0 else \
+        f"#{255 - fade:02x}{255 - fade:02x}ff"
+
+
+def _twins(root: Node, other: Node) -> dict:
+    """{id(node of root): the node of the same stack in `other`, or None}."""
+    twins: dict[int, Node | None] = {id(root): other}
+    todo = [(root, other)]
+    while todo:
+        node, twin = todo.pop()
+        for name, child in node.children.items():
+            match = twin.children.get(name) if twin is not None else None
+            twins[id(child)] = match
+            todo.append((child, match))
+    return twins
+
+
+def _mean_shares(base: dict, stacks: dict) -> dict:
+    """{stack: the mean of its share of A's total and of B's}, every stack of either profile:
+    the differential graph's widths (the shares are fractions, summing to 1 per profile)."""
+    total_a, total_b = sum(base.values()), sum(stacks.values())
+    out: dict = {}
+    for profile, total in ((base, total_a), (stacks, total_b)):
+        if total:
+            for stack, weight in profile.items():
+                out[stack] = out.get(stack, 0.0) + weight / total / 2
+    return dict(sorted(out.items()))
+
+
+def diff_flamegraph_svg(base: dict, stacks: dict, unit: str, title: str, subtitle: str = "",
+                        script: bool = True, width: int = WIDTH) -> bytes:
+    """The differential flame graph of `stacks` (B) against `base` (A); see the module
+    docstring."""
+    root = build_tree(_mean_shares(base, stacks))
+    tree_a, tree_b = build_tree(base), build_tree(stacks)
+    total_a, total_b = tree_a.weight, tree_b.weight
+    twin_a, twin_b = _twins(root, tree_a), _twins(root, tree_b)
+
+    def weight_in(twins: dict, box: Box) -> int:
+        if box.node.merged:
+            twin = twins.get(id(box.parent))
+            return 0 if twin is None else sum(twin.children[n].weight for n in box.node.merged
+                                              if n in twin.children)
+        twin = twins.get(id(box.node))
+        return 0 if twin is None else twin.weight
+
+    def shares(weight_b: int, weight_a: int) -> tuple[float, float]:
+        return (100.0 * weight_b / total_b if total_b else 0.0,
+                100.0 * weight_a / total_a if total_a else 0.0)
+
+    # The colour scale: the largest change of any stack, drawn or not (so that merging narrow
+    # frames does not recolour the ones that stay).
+    biggest = 0.0
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        a, b = twin_a[id(node)], twin_b[id(node)]
+        sb, sa = shares(0 if b is None else b.weight, 0 if a is None else a.weight)
+        biggest = max(biggest, abs(sb - sa))
+        todo.extend(node.children.values())
+
+    def frame_of(box: Box, scale: float, bottom: int) -> str:
+        node = box.node
+        a, b = weight_in(twin_a, box), weight_in(twin_b, box)
+        sb, sa = shares(b, a)
+        name = _other_tip(node) if node.merged else node.name
+        tip = (f"{name}: B {sb:.2f} % ({weight_text(b, unit)}), A {sa:.2f} % "
+               f"({weight_text(a, unit)}), change {sb - sa:+.2f} points")
+        return _frame(box, scale, bottom, _diff_fill(sb - sa, biggest), tip)
+
+    measure = "samples" if unit == "samples" else "ms off-CPU"
+    line = subtitle or (
+        f"B {weight_text(total_b, unit)}, A {weight_text(total_a, unit)}; width = mean share "
+        f"of {measure}; colour = change of share, B minus A (red: more in B, blue: less)")
+    legend = [(_diff_fill(-1, 1), "less of the total in B"), ("#ffffff", "same share"),
+              (_diff_fill(1, 1), "more of the total in B")]
+    return _render(root, title, line, frame_of, legend, script, width).encode("utf-8")
+
+
+# Click a frame to zoom to it (its callers stretch to the full width, the rest hide); "Search"
+# shades the frames whose names match a regular expression and sums their share. It reads the
+# drawn frames back, so the SVG is the same picture with or without it.
+_SCRIPT = """
+(function () {
+var W = %(w)d, X0 = %(x0)d, CW = %(cw)s, frames = [].slice.call(document.querySelectorAll('g.f'));
+var reset = document.getElementById('reset'), matched = document.getElementById('matched');
+function info(g) {
+  if (!g.lc) {
+    var r = g.querySelector('rect'), t = g.querySelector('title').textContent;
+    var cut = t.lastIndexOf(': B ') >= 0 ? t.lastIndexOf(': B ') : t.lastIndexOf(' (');
+    g.lc = {x: +r.getAttribute('x'), w: +r.getAttribute('width'), y: +r.getAttribute('y'),
+            fill: r.getAttribute('fill'), name: cut > 0 ? t.slice(0, cut) : t};
+  }
+  return g.lc;
+}
+function place(g, x, w) {
+  var r = g.querySelector('rect'), t = g.querySelector('text'), n = info(g).name;
+  r.setAttribute('x', x.toFixed(2)); r.setAttribute('width', w.toFixed(2));
+  var c = Math.floor((w - 4) / CW), s = c < 3 ? '' : n.length > c ? n.slice(0, c - 2) + '..' : n;
+  if (!t && s) { t = document.createElementNS('http://www.w3.org/2000/svg', 'text');
+    t.setAttribute('y', (info(g).y + %(ty)s).toFixed(2)); g.appendChild(t); }
+  if (t) { t.setAttribute('x', (x + 3).toFixed(2)); t.textContent = s; }
+}
+function zoom(z) {
+  var o = info(z), k = W / o.w;
+  frames.forEach(function (g) {
+    var i = info(g), inside = i.x >= o.x - 0.01 && i.x + i.w <= o.x + o.w + 0.01;
+    if (i.y <= o.y && inside) { g.style.display = ''; place(g, X0 + (i.x - o.x) * k, i.w * k); }
+    else if (i.y > o.y && i.x <= o.x + 0.01 && i.x + i.w >= o.x + o.w - 0.01) {
+      g.style.display = ''; place(g, X0, W); }
+    else { g.style.display = 'none'; }
+  });
+  reset.setAttribute('visibility', 'visible');
+}
+function unzoom() {
+  frames.forEach(function (g) { var i = info(g); g.style.display = ''; place(g, i.x, i.w); });
+  reset.setAttribute('visibility', 'hidden');
+}
+frames.forEach(function (g) { g.addEventListener('click', function () { zoom(g); }); });
+reset.addEventListener('click', unzoom);
+document.getElementById('search').addEventListener('click', function () {
+  var term = window.prompt('Frames to shade (regular expression):', '');
+  var re = null, total = info(frames[0]).w, hit = 0, seen = [];
+  try { re = term ? new RegExp(term) : null; } catch (e) { re = null; }
+  frames.forEach(function (g) {
+    var i = info(g), r = g.querySelector('rect'), on = re !== null && re.test(i.name);
+    r.setAttribute('fill', on ? '#ee00ee' : i.fill);
+    if (on && !seen.some(function (s) { return i.x >= s.x && i.x + i.w <= s.x + s.w; })) {
+      seen.push(i); hit += i.w; }
+  });
+  matched.textContent = re && total ? 'matched ' + (100 * hit / total).toFixed(1) + ' %%' : '';
+});
+})();
+"""
+
+
+def _script(width: int) -> str:
+    return _SCRIPT % {"w": width - 2 * PAD_X, "x0": PAD_X, "cw": CHAR_W, "ty": FRAME_H - 4.5}

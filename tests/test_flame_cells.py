@@ -1,0 +1,151 @@
+"""Flame graphs in the build (issue 25, phase B): the stacks folded in the summary's own pass
+(read/jfr/stacks.summarize_and_fold), per cell inside each repetition's measured window and summed
+over repetitions (write/charts/flame_cells.py), their files and view blocks, and the pairs the
+differential graphs compare.
+
+fold_jfr itself is checked against `jfr print --json` in test_folded.py; here the one-pass
+reader is checked against it and against summarize_jfr, and a built cell's .folded file against
+fold_jfr of each repetition with the window its counts.json gives (read here, not by the build).
+"""
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from analysis.read.counts import read_counts
+from analysis.read.jfr import summarize_jfr
+from analysis.read.jfr.stacks import STACK_EVENTS, fold_jfr, folded_text, summarize_and_fold
+from analysis.write.charts import flame_cells
+
+REPO = Path(__file__).resolve().parent.parent
+SPLIT = REPO / "tests" / "fixtures" / "jfr" / "split"
+ATTRIBUTION = [(r"CpuSplit\.three.*", "three"), (r"java\.util\.concurrent\..*", "juc")]
+
+
+@pytest.mark.parametrize("recording", ["jdk17-split.jfr", "jdk25-split.jfr",
+                                       "async-profiler-4.1-jdk17-split.jfr"])
+def test_one_pass_gives_the_summary_and_every_events_stacks(recording):
+    path = SPLIT / recording
+    start = fold_jfr(path, window_s=(0.5, 1e9))["window"]["start_epoch_s"]
+    window = (round(start * 1e9), round(start * 1e9) + 2_000_000_000)
+    summary, folds = summarize_and_fold(path, ATTRIBUTION, window=window)
+    assert summary == summarize_jfr(path, ATTRIBUTION, window=window)
+    assert set(folds) == set(STACK_EVENTS)
+    for event in STACK_EVENTS:
+        assert folds[event] == fold_jfr(path, event, window=window), event
+    assert folds["jdk.ExecutionSample"]["total"] > 0
+
+
+def test_application_patterns_are_the_ones_naming_application_code():
+    run = SimpleNamespace(jfr_attribution=yaml.safe_load(
+        (REPO / "runs" / "many-servers" / "run.yml").read_text())["jfr_attribution"])
+    assert flame_cells.application_patterns(run) == [r"loadcurve\.server\..*"]
+    run = SimpleNamespace(jfr_attribution=[{"pattern": r"java\.util\..*|com\.acme\.(a|b)\..*"}])
+    assert flame_cells.application_patterns(run) == [r"com\.acme\.(a|b)\..*"]
+    assert flame_cells.application_patterns(SimpleNamespace(jfr_attribution=[])) == \
+        list(flame_cells.DEFAULT_APPLICATION)
+
+
+def _run(scenarios):
+    return SimpleNamespace(scenarios=[SimpleNamespace(
+        id=sid, systems=[SimpleNamespace(id=s) for s in systems]) for sid, systems in scenarios])
+
+
+def test_default_pairs_two_systems_else_two_scenarios_of_one_system():
+    assert flame_cells.default_pairs(_run([(None, ["a", "b", "c"])])) == \
+        [((None, "a"), (None, "b"))]
+    # runs/fanout-curve: one system, the scenarios are the two sides
+    assert flame_cells.default_pairs(_run([("futures", ["v"]), ("pekko", ["v"])])) == \
+        [(("futures", "v"), ("pekko", "v"))]
+    assert flame_cells.default_pairs(_run([("only", ["v"])])) == []
+
+
+def _cell(stacks_per_rep):
+    reps = [SimpleNamespace(jvm=None if s is None else SimpleNamespace(stacks=s))
+            for s in stacks_per_rep]
+    return SimpleNamespace(repetitions=reps)
+
+
+def _fold(event, stacks, jdk="JDK 21", period=20.0, threshold=None, events=None):
+    return {event: {"stacks": stacks, "events": events or sum(stacks.values()),
+                    "period_ms": period, "threshold_ms": threshold, "jdk": jdk}}
+
+
+def test_a_cells_repetitions_sum_and_the_lowest_setting_is_stated():
+    cpu = "jdk.ExecutionSample"
+    cell = _cell([_fold(cpu, {("m", "a"): 3}, period=20.0),
+                  None,                                        # a repetition without JFR
+                  {**_fold(cpu, {("m", "a"): 1, ("m", "b"): 2}, period=10.0),
+                   **_fold("jdk.ThreadPark", {("p",): 5_000_000}, threshold=10.0, events=2)}])
+    profiles = flame_cells.cell_profiles(cell)
+    assert list(profiles) == ["cpu", "thread-park"]
+    assert profiles["cpu"].stacks == Counter({("m", "a"): 4, ("m", "b"): 2})
+    assert profiles["cpu"].period_ms == 10.0 and profiles["cpu"].repetitions == 2
+    assert profiles["thread-park"].threshold_ms == 10.0 and profiles["thread-park"].events == 2
+
+
+@pytest.mark.slow
+def test_a_built_cells_folded_file_is_its_repetitions_windows_summed(tmp_path):
+    from analysis.pipeline.stages import analyse_task
+    runs = tmp_path / "runs"
+    shutil.copytree(REPO / "runs" / "pool-vs-virtual", runs / "pool-vs-virtual")
+    sites = []
+    for name in ("a", "b"):
+        site = tmp_path / name
+        site.mkdir()
+        result = analyse_task(str(runs / "pool-vs-virtual"), str(runs), str(site))
+        assert result["ok"], result
+        sites.append(site)
+    site = sites[0]
+    cell_dir = runs / "pool-vs-virtual" / "virtual"
+    expected: Counter = Counter()
+    for rep in (1, 2, 3):
+        window = read_counts(cell_dir / f"r400.{rep}.counts.json").window_epoch_ns()
+        expected.update(fold_jfr(cell_dir / f"r400.{rep}.jfr", window=window)["stacks"])
+    folded = site / "assets/data/pool-vs-virtual/virtual-r400.cpu.folded"
+    assert folded.read_text() == folded_text({"unit": "samples", "stacks": expected})
+    doc = yaml.safe_load((site / "_data/runs/pool-vs-virtual.yml").read_text())
+    entry = doc["flame_graphs"]["graphs"]["virtual"]["r400"]["cpu"]
+    assert entry["folded"] == "assets/data/pool-vs-virtual/virtual-r400.cpu.folded"
+    assert f"{sum(expected.values()):,} execution samples" in entry["caption"]
+    # the run's first pair, at every load: pool20 (A) against virtual (B)
+    assert doc["flame_graphs"]["diffs"] == [{"base": "pool20", "other": "virtual", "load": f"r{n}"}
+                                            for n in (25, 50, 100, 200, 400, 800)]
+    # same inputs, same bytes: every flame output of the two builds
+    outputs = [rel for rel in result["outputs"] if "flame" in rel or rel.endswith(".folded")]
+    assert len(outputs) > 20
+    for rel in outputs:
+        assert (sites[0] / rel).read_bytes() == (sites[1] / rel).read_bytes(), rel
+
+
+def _render(text: str, docs: dict) -> str:
+    from analysis.write.liquid_pages import baseurl, environment
+    template = environment(str(REPO)).from_string(text)
+    return template.render(site={"data": {"runs": docs}}, baseurl_=baseurl(REPO))
+
+
+def test_the_post_includes_show_a_cells_graph_and_a_pairs_difference():
+    from analysis.paths import find_data
+    docs = {run: yaml.safe_load(find_data(REPO, run).read_text())
+            for run in ("fanout-curve", "pool-vs-virtual")}
+    one = _render('{% include flamegraph.html run="fanout-curve" scenario="fanout-pekko" '
+                  'system="jdk-virtual" load="r1500" kind="cpu" %}', docs)
+    assert 'src="/assets/charts/fanout-curve/fanout-pekko-flame-jdk-virtual-r1500-cpu.svg"' in one
+    assert 'loading="lazy"' in one and "fanout-pekko-jdk-virtual-r1500.cpu.folded" in one
+    diff = _render('{% include flamegraph-diff.html run="fanout-curve" base="fanout-futures" '
+                   'other="fanout-pekko" load="r1500" %}', docs)
+    assert "flame-diff-fanout-futures-vs-fanout-pekko-jdk-virtual-r1500-cpu.svg" in diff
+    assert "Fan-out, Pekko Streams (B" in diff and "Fan-out, futures (A" in diff
+    pair = _render('{% include flamegraph-diff.html run="pool-vs-virtual" base="pool20" '
+                   'other="virtual" load="r200" %}', docs)
+    assert "flame-diff-pool20-vs-virtual-r200-cpu.svg" in pair
+    for missing in ('{% include flamegraph.html run="fanout-curve" scenario="fanout-pekko" '
+                    'system="jdk-virtual" load="r1500" kind="socket-read" %}',
+                    '{% include flamegraph-diff.html run="fanout-curve" base="fanout-pekko" '
+                    'other="fanout-futures" load="r1500" %}'):
+        assert "[no data: flame graph]" in _render(missing, docs)
