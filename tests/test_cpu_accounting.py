@@ -143,6 +143,7 @@ def test_caption_names_its_inputs_and_the_waiting_share_grows_to_the_knee(run):
     scenario = next(s for s in run.scenarios if s.id == "fanout-pekko")
     block = views.cpu_accounting(run, scenario)
     method = block["caption"]
+    assert method.startswith("Per-request accounting (Fan-out, Pekko Streams): ")
     for name in ("counts.json", "server.cpu_share_window", "machine.cores", "jdk.ExecutionSample",
                  "20 ms", "cpu_accounting", "“request handler”", "“Pekko Streams”",
                  "GC, JIT compiler and VM threads", "system calls"):

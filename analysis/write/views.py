@@ -415,9 +415,10 @@ def cpu_accounting(run: Run, scenario: Scenario | None = None) -> dict[str, Any]
     if not rows:
         return None
     return {"caption_id": f"cpu-{block_id(run, scenario)}",
-            "caption": ("Per-request accounting: the server's CPU per request, split by its JFR "
-                        "execution samples, and the rest of the latency, waiting (ms per request; "
-                        "the repetitions with a recording pooled). " + _cpu_method_text(run, accounts)),
+            "caption": ("Per-request accounting" + (f" ({scenario.label})" if scenario.id else "")
+                        + ": the server's CPU per request, split by its JFR execution samples, "
+                        "and the rest of the latency, waiting (ms per request; the repetitions "
+                        "with a recording pooled). " + _cpu_method_text(run, accounts)),
             "rows": rows, "growth": _waiting_growth(scenario)}
 
 
