@@ -199,6 +199,16 @@ class Jvm:
 
 
 @dataclass(frozen=True)
+class CpuWindow:
+    """The server process's CPU during one repetition's window (issue 25's accounting)."""
+
+    cpu_s: float                            # CPU seconds, all the process's threads
+    source: str                             # "counts": counts.json's server.cpu_share_window;
+                                            # "jfr": the recording's jdk.CPULoad (jvmUser+System)
+    replies: int                            # the server's replies during the window
+
+
+@dataclass(frozen=True)
 class Spread:
     """One statistic across a cell's repetitions: min, median and max (a censored repetition
     sorts above every value)."""
@@ -309,6 +319,7 @@ class Repetition:
     queue: Any = None                       # overload.QueueTest on the window's intervals
     timeout_ms: float | None = None         # the generator's timeout (censored values' bound)
     imported: Imported | None = None        # issue 23: read from a load tool's file
+    cpu_window: CpuWindow | None = None     # issue 25: the server's CPU in the window
 
 
 @dataclass
@@ -343,6 +354,7 @@ class Cell:
     kind: str = "load"
     jmh: JmhResult | None = None
     imported: Imported | None = None        # issue 23: the first repetition's
+    cpu_account: Any = None                 # cpu_accounting.CpuAccount: CPU per request
 
     @property
     def sources(self) -> list[str]:
@@ -431,6 +443,8 @@ class Run:
     load_generator: dict[str, Any]
     jfr_attribution: list[dict[str, str]]
     scenarios: list[Scenario]
+    # issue 25: "handler" / "coordination" -> jfr_attribution labels (manifest.cpu_accounting)
+    cpu_accounting: dict[str, tuple[str, ...]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     series: str | None = None
     version: str | None = None

@@ -110,7 +110,11 @@ CELL_TEXT_FIELDS = {**{f"{name}_ms": name for name in PERCENTILE_NAMES},
                     "time_split.mean.waiting_ms": "waiting",
                     "time_split.mean.waiting_pct": "waiting_pct",
                     "spread.p50_ms": "p50_range", "spread.p99_ms": "p99_range",
-                    "host.machine_cpu": "machine_cpu", "host.server_cpu": "server_cpu"}
+                    "host.machine_cpu": "machine_cpu", "host.server_cpu": "server_cpu",
+                    "cpu_account.cpu_ms": "cpu", "cpu_account.handler_ms": "handler_cpu",
+                    "cpu_account.coordination_ms": "coordination_cpu",
+                    "cpu_account.gc_vm_ms": "gc_vm_cpu",
+                    "cpu_account.p99.waiting_pct": "p99_waiting_pct"}
 
 # --- number formats -------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ INCLUDE = re.compile(r"{%-?\s*include\s+([\w.-]+)")
 # The run-or-scenario look-up by ids: what the includes a post calls with run=ID [scenario=ID]
 # do (docs/data-format.md lists them); a page has its block and passes it down.
 LOOKUP = re.compile(r"site\.data\.runs\[include\.run\]\.scenarios\[include\.scenario\]")
-POST_INCLUDES = {"load-curve-table.html", "ceiling.html", "where-the-time-went.html",
+POST_INCLUDES = {"load-curve-table.html", "ceiling.html", "where-the-time-went.html", "cpu-accounting.html",
                  "host-health.html", "jvm-table.html", "jvm-hotspots.html",
                  "percentile-plot.html", "stat.html"}
 

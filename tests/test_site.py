@@ -25,6 +25,7 @@ pytestmark = pytest.mark.site
 POST = REPO / "_posts" / "2026-11-22-thread-pool-vs-virtual-threads.md"
 JMH_POST = REPO / "_posts" / "2026-11-24-actors-and-streams-with-jmh.md"
 SERVERS_POST = REPO / "_posts" / "2026-11-24-seven-jvm-http-servers.md"
+FANOUT_POST = REPO / "_posts" / "2026-11-27-fan-out-under-load-futures-vs-pekko-streams.md"
 URL = yaml.safe_load((REPO / "_config.yml").read_text())["url"]
 ATTACKS = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "{{ site }}",
            "{% include x %}"]
@@ -303,7 +304,7 @@ def test_feed_content_urls_are_absolute(site):
             assert not relative, (rel, relative[:5])
 
 
-@pytest.mark.parametrize("post", [POST, JMH_POST, SERVERS_POST], ids=lambda p: p.stem)
+@pytest.mark.parametrize("post", [POST, JMH_POST, SERVERS_POST, FANOUT_POST], ids=lambda p: p.stem)
 def test_post_types_no_number_by_hand(post):
     """Every number in a methodology post comes from the data through an include: outside
     Liquid tags, the only digits allowed are in names (p50, p99.9, wrk2)."""

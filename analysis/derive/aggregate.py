@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Sequence
 
-from analysis.derive import overload
+from analysis.derive import cpu_accounting, overload
 from analysis.model import (Accounting, Cell, HostHealth, InFlight, LatencyStats, LoadPoint,
                             Missing, Percentile, Repetition, Run, Saturation, Scenario, System)
 from analysis.read.hdr.histogram import percentile_target_count
@@ -308,6 +308,10 @@ def build_run(manifest, measured: dict[tuple[str, ...], list[tuple[Repetition, A
                             endpoint=endpoint, headline=headline)
         build_scenario(scenario, measured, combine, manifest.value_unit,
                        manifest.load_generator.get("connections"))
+        kinds = getattr(manifest, "cpu_accounting", None) or {}
+        for cell in scenario.measured():
+            cell.cpu_account = cpu_accounting.account(cell.repetitions, kinds, cell.stats.mean,
+                                                      cell.stats.get("p99"))
         scenarios.append(scenario)
     method = getattr(manifest, "method", None)
     return Run(id=manifest.run_id, title=manifest.title, date=manifest.date,
@@ -315,6 +319,7 @@ def build_run(manifest, measured: dict[tuple[str, ...], list[tuple[Repetition, A
                value_unit=manifest.value_unit, manifest_path=manifest_path,
                environment=manifest.environment, load_generator=manifest.load_generator,
                jfr_attribution=list(manifest.jfr_attribution), scenarios=scenarios,
+               cpu_accounting=dict(getattr(manifest, "cpu_accounting", None) or {}),
                warnings=list(warnings), series=manifest.series, version=manifest.version,
                repetitions=max((c.repetition for c in manifest.cells), default=1),
                method=method)

@@ -21,7 +21,8 @@ from typing import Any
 
 from analysis.derive import aggregate, overload
 from analysis.errors import HlogError
-from analysis.model import Accounting, InFlight, Jvm, JvmWindow, Missing, Repetition, Run
+from analysis.model import (Accounting, CpuWindow, InFlight, Jvm, JvmWindow, Missing, Repetition,
+                            Run)
 from analysis.read.counts import Counts, read_counts
 from analysis.read.hdr.double import sum_double_histograms
 from analysis.read.hdr.histogram import Histogram, sum_histograms
@@ -63,6 +64,23 @@ def jvm_for_data(summary: dict[str, Any]) -> dict[str, Any]:
             value = value[:HOT_METHODS_IN_DATA]
         out[key] = _rounded(value)
     return out
+
+
+def server_cpu_window(counts: Counts, summary: dict[str, Any] | None,
+                      window_s: float) -> CpuWindow | None:
+    """The server process's CPU seconds in the window: counts.json's share of the machine over
+    exactly the window (a difference of the process's CPU times) when it has one, else the
+    recording's jdk.CPULoad mean (one sample a second); both × the machine's cores."""
+    cores, replies = counts.machine_cores, counts.server_completions_window
+    if not cores or not replies or window_s <= 0:
+        return None
+    share, source = counts.server_cpu_share_window, "counts"
+    jfr_cpu = (summary or {}).get("cpu") or {}
+    if share is None and None not in (jfr_cpu.get("jvm_user"), jfr_cpu.get("jvm_system")):
+        share, source = jfr_cpu["jvm_user"] + jfr_cpu["jvm_system"], "jfr"
+    if share is None:
+        return None
+    return CpuWindow(share * cores * window_s, source, replies)
 
 
 def pauses_on_series_axis(summary: dict[str, Any], t0_epoch_s: float,
@@ -241,6 +259,7 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
         (summary or {}).get("cpu"), counts.machine_cpu_share_window,
         counts.server_cpu_share_window, counts.generator_cpu_share_window)
     host = overload.host_health(machine, server, generator)
+    cpu = server_cpu_window(counts, summary, window_s)
     lag = counts.send_lag_us_window.p99
     host = replace(host, send_lag_p99_ms=None if lag is None else lag / 1000.0)
     fl = counts.in_flight
@@ -251,4 +270,4 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
         series=series, jvm=jvm, gc_pauses=gc_pauses, host=host,
         in_flight=InFlight(fl.window_mean, fl.window_max, fl.at_window_start, fl.at_window_end),
         goodput_rps=rates.goodput_rps, queue=queue,
-        timeout_ms=tmo), histogram
+        timeout_ms=tmo, cpu_window=cpu), histogram

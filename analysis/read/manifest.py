@@ -33,13 +33,21 @@ UNITS_PER_MS = {"ns": 1_000_000.0, "us": 1_000.0, "ms": 1.0}
 TOP_KEYS = {"schema_version", "title", "date", "description", "tags", "value_unit",
             "service_time_ms", "systems", "load_points", "environment", "load_generator",
             "jfr_attribution", "cells", "method", "series", "version", "scenarios",
-            "window", "co_correction"}
+            "window", "co_correction", "cpu_accounting"}
 SYSTEM_KEYS = {"id", "label", "concurrency_limit", "description", "family", "model"}
 # issue 11: a scenario is one workload (endpoint, service time) at its own load points
 SCENARIO_KEYS = {"id", "label", "endpoint", "service_time_ms", "description", "load_points",
                  "headline"}
 LOAD_KEYS = {"id", "offered_rate", "clients", "duration_s", "connections", "users"}
 JFR_ATTRIBUTION_KEYS = {"pattern", "label"}
+# issue 25: which jfr_attribution labels are CPU in the request handler and which in
+# coordination (scheduling, futures, stream materialisation) in the per-request accounting.
+# The defaults are the labels the bundled servers' run.yml files use; a label not in the run's
+# jfr_attribution is left out, one in neither list counts as "other Java".
+DEFAULT_CPU_ACCOUNTING = {
+    "handler": ("request handler",),
+    "coordination": ("virtual-thread scheduling", "executor and queues", "Pekko Streams"),
+}
 CELL_KEYS = {"system", "load", "hlog", "tag", "jfr", "sent", "errors", "timeouts", "repetition",
              "counts", "scenario", "results", "format", "options", "window", "co_correction"}
 # issue 23: a load tool's file instead of an .hlog (`results:`), cut by `window:`, and
@@ -151,6 +159,8 @@ class Manifest:
     environment: dict[str, Any] = field(default_factory=dict)
     load_generator: dict[str, Any] = field(default_factory=dict)
     jfr_attribution: list[dict[str, str]] = field(default_factory=list)
+    # "handler" / "coordination" -> jfr_attribution labels (DEFAULT_CPU_ACCOUNTING when absent)
+    cpu_accounting: dict[str, tuple[str, ...]] = field(default_factory=dict)
     schema_version: int = 1
     method: Method | None = None
     series: str | None = None   # runs of one series are compared over versions (history)
@@ -305,6 +315,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
         if pattern is not None and label is not None:
             attribution.append({"pattern": pattern, "label": label})
 
+    cpu_accounting = _cpu_accounting(data, attribution, problems)
     scenarios = _scenarios(data, declared_loads, service_time_ms, problems)
     defaults = (_window_at(data, (), problems), _co_interval_at(data, (), problems))
     cells = _cells(data, run_dir, systems, load_points, problems,
@@ -319,9 +330,41 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
                     load_points=load_points, cells=cells, tags=tags,
                     service_time_ms=service_time_ms, environment=environment,
                     load_generator=load_generator, jfr_attribution=attribution,
+                    cpu_accounting=cpu_accounting,
                     schema_version=schema_version if schema_version in SCHEMA_VERSIONS else 1,
                     method=method,
                     series=series, version=version, scenarios=scenarios)
+
+
+def _cpu_accounting(data, attribution, problems) -> dict[str, tuple[str, ...]]:
+    """`cpu_accounting: {handler: [label, ...], coordination: [...]}`: each a list of the run's
+    jfr_attribution labels, no label in both; without the key, DEFAULT_CPU_ACCOUNTING's labels
+    that the run has."""
+    labels = [a["label"] for a in attribution]
+    block = data.get("cpu_accounting")
+    if block is None:
+        return {kind: tuple(x for x in wanted if x in labels)
+                for kind, wanted in DEFAULT_CPU_ACCOUNTING.items()}
+    p = ("cpu_accounting",)
+    if not isinstance(block, dict):
+        problems.add(p, "must be a mapping {handler: [labels], coordination: [labels]}")
+        return {}
+    unknown_keys(block, set(DEFAULT_CPU_ACCOUNTING), p, problems)
+    out, seen = {}, {}
+    for kind in DEFAULT_CPU_ACCOUNTING:
+        chosen = []
+        for i, label in enumerate(list_at(block, kind, p, problems)):
+            where = p + (kind, i)
+            if label not in labels:
+                problems.add(where, f"{show(label)} is not a jfr_attribution label (they are: "
+                             f"{', '.join(labels) or 'none: add jfr_attribution patterns'})")
+            elif label in seen:
+                problems.add(where, f"{show(label)} is already under {seen[label]}")
+            else:
+                seen[label] = kind
+                chosen.append(label)
+        out[kind] = tuple(chosen)
+    return out
 
 
 def _mappings(data, key, allowed, what, problems, *, required=False):

@@ -138,6 +138,7 @@ def optional_blocks(run: Run, scenario: Scenario,
     """The view blocks a run has only when it recorded what they show."""
     out = {}
     for name, block in (("where_the_time_went", views.where_the_time_went(run, scenario)),
+                        ("cpu_accounting", views.cpu_accounting(run, scenario)),
                         ("host_health", views.host_health(run, scenario)),
                         ("jvm_table", views.jvm_table(run, scenario)),
                         ("jvm_hotspots", views.jvm_hotspots(run, scenario)),

@@ -6,6 +6,7 @@ print. Text is formatted here (vocabulary.py says how); the includes escape it.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from analysis.derive import overload
@@ -60,9 +61,22 @@ def cell_texts(c: Cell) -> dict[str, str]:
                "time_split.mean.waiting_pct": _waiting(c, "waiting_pct"),
                "spread.p50_ms": _range_text(c, "p50"), "spread.p99_ms": _range_text(c, "p99"),
                "host.machine_cpu": _share(c.host.machine_cpu if c.host else None),
-               "host.server_cpu": _share(c.host.server_cpu if c.host else None)}
+               "host.server_cpu": _share(c.host.server_cpu if c.host else None),
+               **cpu_account_texts(c.cpu_account)}
     return {f"{name}_text": special[key] if key in special else _stat_text(c, name)
             for key, name in CELL_TEXT_FIELDS.items()}
+
+
+def cpu_account_texts(a) -> dict[str, str]:
+    """The per-request accounting's figures as a post prints them inline (stat.html)."""
+    if a is None:
+        return {key: "–" for key in ("cpu_account.cpu_ms", "cpu_account.handler_ms",
+                                     "cpu_account.coordination_ms", "cpu_account.gc_vm_ms",
+                                     "cpu_account.p99.waiting_pct")}
+    return {"cpu_account.cpu_ms": _ms3(a.cpu_ms), "cpu_account.handler_ms": _ms3(a.handler_ms),
+            "cpu_account.coordination_ms": _ms3(a.coordination_ms),
+            "cpu_account.gc_vm_ms": _ms3(a.gc_vm_ms),
+            "cpu_account.p99.waiting_pct": _bound_pct(a.p99)}
 
 
 def _whole(x: float | None) -> int | None:
@@ -366,6 +380,111 @@ def where_the_time_went(run: Run, scenario: Scenario | None = None) -> dict[str,
 
 def _pct(x: float | None) -> str:
     return "–" if x is None else f"{fmt_pct(x)} %"
+
+
+# --- cpu-accounting.html (issue 25) ----------------------------------------------------------
+
+CPU_SOURCE_TEXT = {
+    "counts": "the server process's CPU in the window from counts.json (server.cpu_share_window "
+              "× machine.cores × the window's length)",
+    "jfr": "the server process's CPU from the recording's jdk.CPULoad (mean jvmUser + jvmSystem "
+           "× machine.cores × the window's length)"}
+
+
+def cpu_accounting(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | None:
+    """Per cell the CPU per request (handler, coordination, other Java, GC/VM) and the latency's
+    rest, waiting (derive/cpu_accounting.py), with per system the waiting share of p99 at each
+    load up to and past its first saturated one. None when no cell has the inputs."""
+    scenario = scenario or run.scenario
+    rows, accounts = [], []
+    for lp, row in scenario.grid():
+        for s, c in row:
+            a = c.cpu_account if c is not None else None
+            if a is None:
+                continue
+            accounts.append(a)
+            rows.append({
+                "label": s.label, "offered_text": load_point_text(lp, unit=RATE_UNIT),
+                "saturated": c.saturation.saturated,
+                "handler_text": _ms3(a.handler_ms), "coordination_text": _ms3(a.coordination_ms),
+                "other_java_text": _ms3(a.other_java_ms), "gc_vm_text": _ms3(a.gc_vm_ms),
+                "cpu_text": _ms3(a.cpu_ms), "mean_text": _stat_text(c, "mean"),
+                "waiting_text": _bound_ms(a.mean), "p99_text": _stat_text(c, "p99"),
+                "p99_waiting_text": _bound_ms(a.p99), "p99_waiting_pct_text": _bound_pct(a.p99),
+                "samples_text": fmt_count(a.samples), "requests_text": fmt_count(a.replies)})
+    if not rows:
+        return None
+    return {"caption_id": f"cpu-{block_id(run, scenario)}",
+            "caption": ("Per-request accounting" + (f" ({scenario.label})" if scenario.id else "")
+                        + ": the server's CPU per request, split by its JFR execution samples, "
+                        "and the rest of the latency, waiting (ms per request; the repetitions "
+                        "with a recording pooled). " + _cpu_method_text(run, accounts)),
+            "rows": rows, "growth": _waiting_growth(scenario)}
+
+
+def _ms3(x: float) -> str:
+    # a per-request CPU figure is a fraction of a millisecond: three decimals keep it visible
+    return f"{x:,.3f}"
+
+
+def _bound_ms(w) -> str:
+    return ("≥ " if w.lower_bound else "") + fmt_ms(w.waiting_ms)
+
+
+def _bound_pct(w) -> str:
+    """The waiting share of a latency, rounded down: near saturation it is 99.98 %, which
+    rounding would print as a 100 % no request can reach."""
+    if w.waiting_pct is None:
+        return "–"
+    return ("≥ " if w.lower_bound else "") + f"{fmt_pct(math.floor(w.waiting_pct * 10) / 10)} %"
+
+
+def _cpu_method_text(run: Run, accounts: list) -> str:
+    sources = sorted({src for a in accounts for src in a.sources})
+    periods = sorted({a.period_ms for a in accounts})
+    kinds = run.cpu_accounting or {}
+
+    def labels(kind: str) -> str:
+        return ", ".join(f"“{x}”" for x in kinds.get(kind, ())) or "none"
+    over = sum(1 for a in accounts if a.sampled_over_cpu)
+    return (
+        "CPU per request: " + "; or ".join(CPU_SOURCE_TEXT[x] for x in sources)
+        + ", divided by the replies the server sent in the window. Java CPU: the window's "
+        f"jdk.ExecutionSample events × the recording's sampling period "
+        f"({' / '.join(fmt_number(p) for p in periods)} ms), each sample being one thread seen "
+        "running Java code at one tick; it is split by the samples' jfr_attribution labels "
+        f"(run.yml's cpu_accounting): handler = {labels('handler')}; coordination = "
+        f"{labels('coordination')}; other Java = every other label. GC/VM = the process's CPU "
+        "minus the Java CPU: GC, JIT compiler and VM threads, which the sampler never sees, and "
+        "Java threads in native code or system calls (socket reads and writes), which it does "
+        "not count either, so it is an upper bound on GC and JIT work. Limits: a sample stands "
+        "for a whole period, so a figure resting on few samples is rough (the samples column "
+        "says how many); the sampler takes a few threads per tick. Waiting = latency − CPU "
+        "per request: queueing, sleeping or parking on dependencies, the network and the "
+        "load generator."
+        + (f" In {over} cells the samples × period exceeded the measured CPU and were scaled "
+           "down to it." if over else ""))
+
+
+def _waiting_growth(scenario: Scenario) -> list[dict[str, Any]]:
+    """Per system, the waiting share of p99 at each of its loads, the first saturated load
+    (the knee) marked."""
+    out = []
+    for s in scenario.systems:
+        points, knee_seen = [], False
+        for lp in scenario.load_points:
+            c = scenario.cell(lp.id, s.id)
+            if c is None or c.cpu_account is None:
+                continue
+            knee = c.saturation.saturated and not knee_seen
+            knee_seen = knee_seen or c.saturation.saturated
+            w = c.cpu_account.p99
+            points.append({"offered_text": load_point_text(lp, unit=RATE_UNIT),
+                           "pct_text": _bound_pct(w),
+                           "saturated": c.saturation.saturated, "knee": knee})
+        if points:
+            out.append({"label": s.label, "points": points})
+    return out
 
 
 # --- host-health.html -----------------------------------------------------------------------

@@ -43,7 +43,9 @@ The result is plain JSON-serialisable data, the same for the same input:
     threads           parked_ms (jdk.ThreadPark), monitor_blocked_ms (jdk.JavaMonitorEnter),
                       their event counts, and park_threshold_ms / monitor_threshold_ms: the
                       recording's thresholds; shorter waits were not recorded
-    samples           count of jdk.ExecutionSample, unresolved (no stack), truncated_stacks
+    samples           count of jdk.ExecutionSample, unresolved (no stack), truncated_stacks;
+                      period_ms: the recording's sampling period (its jdk.ActiveSetting; None
+                      in an export, which carries no settings)
     hot_methods       top 20 [{method "pkg.Class.method", self_samples, self_pct,
                       total_samples, total_pct}], self = leaf frame, total = anywhere in stack
                       (counted once per sample); overloads share one name; sorted by self

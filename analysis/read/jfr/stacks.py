@@ -43,7 +43,7 @@ from pathlib import Path
 from analysis.errors import JfrError
 from analysis.read.jfr.plan import EVENT_FIELDS
 from analysis.read.jfr.reader import ChunkReader
-from analysis.read.jfr.summary import SETTINGS_REPORTED, Summary, jdk_label, parse_threshold_ms
+from analysis.read.jfr.summary import SETTINGS_REPORTED, Summary, jdk_label
 
 # Event type -> (unit, the fields read, in the order of the event's fields).
 STACK_EVENTS = {
@@ -112,12 +112,6 @@ def folded_result(summary: Summary, event: str, fold: Fold, periods: list[float]
     return result
 
 
-def _period(value, periods: list[float]) -> None:
-    ms = parse_threshold_ms(value)
-    if ms is not None:
-        periods.append(ms)
-
-
 class StackSummary(Summary):
     """What the reader gives, kept as folded stacks (and the chunk bookkeeping of Summary)."""
 
@@ -128,7 +122,6 @@ class StackSummary(Summary):
         self.window = window
         self.window_s = window_s
         self.fold = Fold()
-        self.periods: list[float] = []
 
     def note_chunk(self, header, complete, where=None):
         super().note_chunk(header, complete, where)
@@ -142,13 +135,9 @@ class StackSummary(Summary):
     def samples(self, frames, weight, truncated=False, events=1):
         self.fold.add(frames, weight, truncated, events)
 
-    def setting(self, event_name, setting_name, value):
-        super().setting(event_name, setting_name, value)
-        if setting_name == "period":
-            _period(value, self.periods)
-
     def folded(self) -> dict:
-        return folded_result(self, self.event, self.fold, self.periods)
+        # Summary.setting keeps each event's sampling periods (the summary reports them too)
+        return folded_result(self, self.event, self.fold, self.periods.get(self.event, []))
 
 
 class StackReader(ChunkReader):
@@ -198,20 +187,14 @@ class FoldingSummary(Summary):
     def __init__(self, attribution=None, window=None):
         super().__init__(attribution, window)
         self.folds = {event: Fold() for event in STACK_EVENTS}
-        self.periods: list[float] = []
 
     def samples(self, frames, count, truncated=False):
         super().samples(frames, count, truncated)
         self.folds[CPU_EVENT].add(frames, count, truncated, count)
 
-    def setting(self, event_name, setting_name, value):
-        super().setting(event_name, setting_name, value)
-        if setting_name == "period" and event_name == CPU_EVENT:
-            _period(value, self.periods)
-
     def folded_all(self) -> dict[str, dict]:
         """{event: fold_jfr's result} for every STACK_EVENTS type."""
-        return {event: folded_result(self, event, fold, self.periods)
+        return {event: folded_result(self, event, fold, self.periods.get(CPU_EVENT, []))
                 for event, fold in self.folds.items()}
 
 

@@ -15,9 +15,10 @@ MIB = 1 << 20
 HOT_METHODS = 20
 UNMATCHED_LABEL = "other"
 # The event types whose recording settings (jdk.ActiveSetting) the summary reports: result()
-# reads their thresholds and whether they were enabled, and no other's (so the readers may
-# leave the others' settings out: a recording has some 400).
-SETTINGS_REPORTED = frozenset({"jdk.SafepointBegin", "jdk.ThreadPark", "jdk.JavaMonitorEnter"})
+# reads their thresholds, periods and whether they were enabled, and no other's (so the readers
+# may leave the others' settings out: a recording has some 400).
+SETTINGS_REPORTED = frozenset({"jdk.SafepointBegin", "jdk.ThreadPark", "jdk.JavaMonitorEnter",
+                               "jdk.ExecutionSample"})
 
 
 def percentile_nearest_rank(values: list[float], pct: float) -> float | None:
@@ -129,6 +130,7 @@ class Summary:
         self.monitor_ns = 0
         self.monitor_count = 0
         self.thresholds: dict[str, list[float]] = {}
+        self.periods: dict[str, list[float]] = {}
         self.enabled: dict[str, set] = {}
         self.sample_count = 0
         self.samples_unresolved = 0
@@ -266,6 +268,10 @@ class Summary:
             ms = parse_threshold_ms(value)
             if ms is not None:
                 self.thresholds.setdefault(event_name, []).append(ms)
+        elif setting_name == "period":
+            ms = parse_threshold_ms(value)     # "everyChunk" and the like: not a sampling period
+            if ms is not None:
+                self.periods.setdefault(event_name, []).append(ms)
         elif setting_name == "enabled":
             self.enabled.setdefault(event_name, set()).add(value)
 
@@ -311,10 +317,10 @@ class Summary:
             return []
         return [(self.start_ns, self.covered_until_ns)]
 
-    def _threshold(self, event_name):
-        values = self.thresholds.get(event_name)
+    def _threshold(self, event_name, settings=None):
+        values = (self.thresholds if settings is None else settings).get(event_name)
         # With several recordings running, the JVM records an event when any of them wants it:
-        # the lowest threshold is the one in effect.
+        # the lowest threshold (or period) is the one in effect.
         return min(values) if values else None
 
     def result(self, allocation_span_s: float | None = None) -> dict:
@@ -340,6 +346,7 @@ class Summary:
             before_s = sum(max(0, min(w0, b) - a) for a, b in spans) / 1e9
             # The recording's settings (thresholds, enabled events) hold for the warm-up too.
             self.warmup.thresholds, self.warmup.enabled = self.thresholds, self.enabled
+            self.warmup.periods = self.periods
             full = self.warmup.result(allocation_span_s=before_s)
             warmup = {"duration_s": _r(before_s), **{k: full[k] for k in WARMUP_KEYS}}
             allocation_span_s = covered_s
@@ -424,7 +431,8 @@ class Summary:
                 "monitor_threshold_ms": self._threshold("jdk.JavaMonitorEnter"),
             },
             "samples": {"count": self.sample_count, "unresolved": self.samples_unresolved,
-                        "truncated_stacks": self.samples_truncated},
+                        "truncated_stacks": self.samples_truncated,
+                        "period_ms": self._threshold("jdk.ExecutionSample", self.periods)},
             "hot_methods": hot_methods,
             "hot_methods_by_total": hot_methods_by_total,
             "attribution": attribution,
