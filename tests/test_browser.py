@@ -61,6 +61,7 @@ PAGES = {"home": "/", "post": "/2026/11/22/thread-pool-vs-virtual-threads/",
          "tools-post": "/2026/11/26/what-a-closed-loop-hides-at-the-knee/",
          # the fan-out scenarios across a load curve, JFR in every repetition (issue 25)
          "fanout-report": "/reports/fanout-curve/",
+         "fanout-post": "/2026/11/27/fan-out-under-load-futures-vs-pekko-streams/",
          **{f"fanout-{s}": f"/reports/fanout-curve/{s}/" for s in ("fanout-futures", "fanout-pekko")}}
 AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 # Desktop, and a phone (iPhone 12-15 class, CSS px).
