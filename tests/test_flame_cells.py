@@ -111,12 +111,21 @@ def test_a_cells_repetitions_sum_and_the_lowest_setting_is_stated():
     cell = _cell([_fold(cpu, {("m", "a"): 3}, period=20.0),
                   None,                                        # a repetition without JFR
                   {**_fold(cpu, {("m", "a"): 1, ("m", "b"): 2}, period=10.0),
-                   **_fold("jdk.ThreadPark", {("p",): 5_000_000}, threshold=10.0, events=2)}])
+                   **_fold("jdk.ThreadPark", {("p",): 5_000_000}, threshold=10.0, events=20)}])
     profiles = flame_cells.cell_profiles(cell)
     assert list(profiles) == ["cpu", "thread-park"]
     assert profiles["cpu"].stacks == Counter({("m", "a"): 4, ("m", "b"): 2})
     assert profiles["cpu"].period_ms == 10.0 and profiles["cpu"].repetitions == 2
-    assert profiles["thread-park"].threshold_ms == 10.0 and profiles["thread-park"].events == 2
+    assert profiles["thread-park"].threshold_ms == 10.0 and profiles["thread-park"].events == 20
+
+
+def test_an_off_cpu_event_with_few_events_gets_no_graph():
+    cpu, park, monitor = "jdk.ExecutionSample", "jdk.ThreadPark", "jdk.JavaMonitorEnter"
+    # 12 + 7 = 19 parks over two repetitions, 20 monitor waits; one CPU sample is drawn
+    cell = _cell([{**_fold(cpu, {("m",): 1}), **_fold(park, {("p",): 9}, events=12)},
+                  {**_fold(park, {("p",): 3}, events=7), **_fold(monitor, {("w",): 5}, events=20)}])
+    assert list(flame_cells.cell_profiles(cell)) == ["cpu", "monitor-enter"]
+    assert flame_cells.MIN_OFF_CPU_EVENTS == 20
 
 
 @pytest.mark.slow

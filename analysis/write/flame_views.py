@@ -30,9 +30,9 @@ from typing import Any
 from analysis.model import Run, Scenario
 from analysis.read.jfr.stacks import parse_folded
 from analysis.vocabulary import fmt_number, load_point_text
-from analysis.write.charts.flame_cells import (DIFF_LOAD_RULE, KIND_TEXT, FlameGraph,
-                                              graph_paths, svg_size)
-from analysis.write.charts.flamegraph import NARROW_WIDTH, diff_flamegraph_svg
+from analysis.write.charts.flame_cells import (DIFF_LOAD_RULE, KIND_TEXT, MIN_OFF_CPU_EVENTS,
+                                              FlameGraph, graph_paths, svg_size)
+from analysis.write.charts.flamegraph import diff_flamegraph_svgs
 
 HEADINGS = {"cpu": "CPU", "thread-park": "Parked", "monitor-enter": "Blocked on monitors",
             "thread-sleep": "Asleep", "socket-read": "Socket reads"}
@@ -40,7 +40,8 @@ INTRO = ("Flame graphs from the server's JFR recording, inside each repetition's
          "window only; a cell's repetitions are summed (samples and off-CPU durations add up). "
          "Each frame is as wide as its share of the total, callers below callees; the colour "
          "says whose code it is. Point at a frame for its name and share (open the graph on its "
-         "own for that on a phone); each graph links the folded stacks it was drawn from.")
+         "own for that on a phone); each graph links the folded stacks it was drawn from. An "
+         f"off-CPU event is drawn where a cell has at least {MIN_OFF_CPU_EVENTS} of them.")
 
 
 def diff_key(g: FlameGraph) -> dict[str, str]:
@@ -207,8 +208,7 @@ def comparison_flames(site: Path, spec, result, folder: str,
         svg, narrow = f"{folder}/flame-diff-{name}.svg", f"{folder}/flame-diff-{name}-narrow.svg"
         where = " / ".join(x for x in (c.scenario, c.system_a, c.load) if x)
         title = f"{spec.candidate} (B) against {spec.baseline} (A), {where}: CPU"
-        wide = diff_flamegraph_svg(a, b, "samples", title, script=False)
-        phone = diff_flamegraph_svg(a, b, "samples", title, script=False, width=NARROW_WIDTH)
+        wide, phone = diff_flamegraph_svgs(a, b, "samples", title, script=False)
         at = loads.get(c.load, c.load)
         caption = (f"Differential flame graph of CPU at {at}: B = {spec.candidate} "
                    f"({sum(b.values()):,} samples) against A = {spec.baseline} "

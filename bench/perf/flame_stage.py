@@ -21,7 +21,15 @@ sys.path.insert(0, str(REPO))
 
 from analysis.derive.analyse import analyse_run  # noqa: E402
 from analysis.read.manifest import load_manifest  # noqa: E402
-from analysis.write.charts import flame_cells  # noqa: E402
+from analysis.write.charts import flame_cells, flamegraph  # noqa: E402
+
+
+def clear_caches() -> None:
+    """Each timing starts cold: flamegraph's fill cache would otherwise carry the first
+    repetition's work into the next (a build's worker starts each run with what it has)."""
+    fills = getattr(flamegraph, "_fills", None)
+    if fills is not None:
+        fills.cache_clear()
 
 
 def flame_stage(run):
@@ -45,6 +53,7 @@ def main() -> None:
         run = analyse_run(manifest, REPO)
         best = float("inf")
         for _ in range(args.repeat):
+            clear_caches()
             t0 = time.perf_counter()
             if prof:
                 prof.enable()

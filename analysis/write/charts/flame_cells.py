@@ -7,7 +7,7 @@ differential graphs of pairs of cells at the same load (one load a pair: diff_lo
     diffs = flame_diffs(run, pairs)     # -> [FlameGraph] of the pairs (default_pairs)
 
 A graph is drawn for the CPU (jdk.ExecutionSample) of every cell with samples, and for each
-off-CPU event (jdk.ThreadPark ...) that has events in the window. Repetitions combine by
+off-CPU event (jdk.ThreadPark ...) that has at least MIN_OFF_CPU_EVENTS events in the windows. Repetitions combine by
 summing: samples add up, off-CPU durations add up (the graph shows where the cell's time went
 over all its recorded windows, each repetition weighing by what it recorded).
 """
@@ -21,9 +21,9 @@ from analysis.model import Cell, Run
 from analysis.paths import chart_path, series_csv_path
 from analysis.read.jfr.stacks import CPU_EVENT, STACK_EVENTS, folded_text
 from analysis.vocabulary import load_order
-from analysis.write.charts.flamegraph import (DEFAULT_APPLICATION, JDK_PACKAGES, NARROW_WIDTH,
-                                              SERVER_PACKAGES, diff_flamegraph_svg,
-                                              flamegraph_svg)
+from analysis.write.charts.flamegraph import (DEFAULT_APPLICATION, JDK_PACKAGES,
+                                              SERVER_PACKAGES, diff_flamegraph_svgs,
+                                              flamegraph_svgs)
 
 # The short name of each event's graph (the include's `kind=`), in the order pages show them.
 KINDS = {CPU_EVENT: "cpu", "jdk.ThreadPark": "thread-park",
@@ -34,6 +34,10 @@ KIND_TEXT = {"cpu": "CPU (execution samples)", "thread-park": "time parked (jdk.
              "monitor-enter": "time blocked on monitors (jdk.JavaMonitorEnter)",
              "thread-sleep": "time asleep (jdk.ThreadSleep)",
              "socket-read": "time in socket reads (jdk.SocketRead)"}
+# An off-CPU event with fewer events than this in a cell's windows gets no graph nor folded
+# file: a handful of parks or monitor waits draw one or two stacks at full width, which say
+# nothing the CPU graph and the JVM table do not (many-servers had graphs of 1 to 3 events).
+MIN_OFF_CPU_EVENTS = 20
 # Packages a jfr_attribution pattern may name that are not the application's code.
 NOT_APPLICATION = JDK_PACKAGES + SERVER_PACKAGES + ("scala.", "kotlin.", "com.fasterxml.")
 # A pattern's literal start: names and escaped dots ("loadcurve\.server\." of
@@ -88,7 +92,8 @@ def _lowest(values) -> float | None:
 
 
 def cell_profiles(cell: Cell) -> dict[str, Profile]:
-    """{kind: Profile} of one cell: every event with weight in some repetition's window."""
+    """{kind: Profile} of one cell: the CPU when it has samples in some repetition's window,
+    each off-CPU event when it has at least MIN_OFF_CPU_EVENTS there."""
     recorded = [r.jvm.stacks for r in cell.repetitions if r.jvm is not None and r.jvm.stacks]
     out = {}
     for event, kind in KINDS.items():
@@ -97,7 +102,7 @@ def cell_profiles(cell: Cell) -> dict[str, Profile]:
         for f in folds:
             p.stacks.update(f["stacks"])
             p.events += f["events"]
-        if not sum(p.stacks.values()):
+        if not sum(p.stacks.values()) or (event != CPU_EVENT and p.events < MIN_OFF_CPU_EVENTS):
             continue
         p.stacks = Counter(dict(sorted(p.stacks.items())))
         p.period_ms = _lowest(f["period_ms"] for f in folds)
@@ -174,9 +179,7 @@ def flame_graphs(run: Run) -> list[FlameGraph]:
                 # (the graph opened on its own has no zoom either: one file for both)
                 out.append(FlameGraph(
                     c.scenario, c.system, c.load, kind, p, svg, narrow, folded,
-                    flamegraph_svg(p.stacks, p.unit, title, application=apps, script=False),
-                    flamegraph_svg(p.stacks, p.unit, title, application=apps, script=False,
-                                   width=NARROW_WIDTH),
+                    *flamegraph_svgs(p.stacks, p.unit, title, application=apps, script=False),
                     folded_text({"unit": p.unit, "stacks": p.stacks})))
     return out
 
@@ -247,8 +250,6 @@ def flame_diffs(run: Run, graphs: list[FlameGraph],
         out.append(FlameGraph(
             None, "", load, "cpu", gb.profile, chart_path(run.id, name, "svg"),
             chart_path(run.id, name + "-narrow", "svg"), None,
-            diff_flamegraph_svg(stacks_a, stacks_b, "samples", title, script=False),
-            diff_flamegraph_svg(stacks_a, stacks_b, "samples", title, script=False,
-                                width=NARROW_WIDTH),
+            *diff_flamegraph_svgs(stacks_a, stacks_b, "samples", title, script=False),
             base=a, other=b, base_profile=ga.profile))
     return out
