@@ -27,7 +27,7 @@ def frames(svg: bytes) -> list[tuple[str, dict]]:
     """(title, rect attributes) of every frame, parsed as XML (so it must be well formed)."""
     root = ET.fromstring(svg)
     drawn = root.find(f"{SVG}g[@id='frames']")
-    return [(g.find(SVG + "title").text, g.find(SVG + "rect").attrib)
+    return [(getattr(g.find(SVG + "title"), "text", None), g.find(SVG + "rect").attrib)
             for g in drawn.findall(SVG + "g")]
 
 
@@ -132,16 +132,22 @@ def test_narrow_frames_merge_into_other_and_the_size_holds():
     assert float(drawn[0][1]["width"]) == 1180
 
 
-def test_phone_variant_merges_frames_under_two_pixels_the_wide_one_draws_them():
+def test_phone_variant_merges_frames_under_two_pixels_and_has_no_frame_titles():
     from analysis.write.charts.flamegraph import NARROW_WIDTH, flamegraph_svgs
     # thin: 3 of 1,002 samples, 3.5 px of the wide graph's 1,180, 1.2 px of the phone's 400
-    wide, phone = flamegraph_svgs({("a", "big"): 999, ("a", "thin"): 3}, "samples", "t",
-                                  script=False)
-    assert phone == flamegraph_svg({("a", "big"): 999, ("a", "thin"): 3}, "samples", "t",
-                                   script=False, width=NARROW_WIDTH)
-    names = lambda svg: [t.split(" (")[0] for t, _ in frames(svg)]  # noqa: E731
-    assert "thin" in names(wide) and "thin" not in names(phone)
-    assert "other: 1 frames too narrow to draw, merged" in names(phone)
+    stacks = {("a", "big"): 999, ("a", "thin"): 3}
+    wide, phone = flamegraph_svgs(stacks, "samples", "t", script=False)
+    assert phone == flamegraph_svg(stacks, "samples", "t", script=False, width=NARROW_WIDTH)
+    assert [t.split(" (")[0] for t, _ in frames(wide)] == ["all", "a", "big", "thin"]
+    # the phone's: all, a, big and one grey "other" of 1.2 px in thin's place; no tooltips
+    # (shown as an <img> only, where none would show: the wide graph has them)
+    drawn = frames(phone)
+    assert [t for t, _ in drawn] == [None] * 4 and phone.count(b"<title>") == 1
+    assert [(r["fill"], r["width"]) for _, r in drawn][-1] == ("#d0d0d0", "1.2")
+    # with the script (which reads the titles) a narrow graph keeps them
+    scripted = flamegraph_svg(stacks, "samples", "t", width=NARROW_WIDTH)
+    assert "other: 1 frames too narrow to draw, merged (3 samples, 0.30 %)" in \
+        [t for t, _ in frames(scripted)]
 
 
 def test_frames_carry_tenths_of_a_pixel_and_no_class_each():

@@ -12,7 +12,8 @@ as its share of the total, callees above their caller, siblings in the order of 
 the same stacks always give the same picture). Frames are coloured by kind (KINDS: the
 application, the server framework, the JDK, other libraries, the VM and native code), with
 small shade differences by name so neighbours stay apart. Every frame has a <title> (the
-tooltip) with its name, its weight and its share of the total; the labels that fit are drawn.
+tooltip) with its name, its weight and its share of the total (not in a phone's variant without
+the script: see _render); the labels that fit are drawn.
 The graph is whole without JavaScript; a small inline script adds click-to-zoom and search
 (as flamegraph.pl's SVGs have) where scripts run.
 
@@ -209,7 +210,7 @@ def _px(v: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def _frame(box: Box, scale: float, bottom: int, fill: str, tip: str) -> str:
+def _frame(box: Box, scale: float, bottom: int, fill: str, tip: str | None) -> str:
     """One frame (a <g> child of #frames: the style and the script find frames so, with no
     class repeated on each); `bottom`: the y where the root frame's row ends."""
     x = PAD_X + box.x * scale
@@ -218,7 +219,8 @@ def _frame(box: Box, scale: float, bottom: int, fill: str, tip: str) -> str:
     label = _label(box.node.name, w)
     text = "" if label is None else \
         f'<text x="{_px(x + 3)}" y="{y + LABEL_Y}">{escape(label)}</text>'
-    return (f'<g><title>{escape(tip)}</title><rect x="{_px(x)}" y="{y}" '
+    head = "<g>" if tip is None else f"<g><title>{escape(tip)}</title>"
+    return (f'{head}<rect x="{_px(x)}" y="{y}" '
             f'width="{_px(w)}" height="{FRAME_H - 1}" fill="{fill}"/>{text}</g>')
 
 
@@ -282,7 +284,12 @@ def _legend(top: int, rows: list[list]) -> str:
 
 def _render(root: Node, title: str, subtitle: str, frame_of, legend_items, script: bool,
             width: int) -> str:
-    """The SVG text within MAX_BYTES: frame_of(box, scale, bottom) -> one frame's element."""
+    """The SVG text within MAX_BYTES: frame_of(box, scale, bottom, tips) -> one frame's
+    element, with its <title> when `tips`: in the wide graph, or one with the script (which
+    reads them). A phone's graph without the script has none: pages show it only as an <img>,
+    where no title shows, and its picture links the wide graph, which has them (they were
+    half its bytes)."""
+    tips = script or width >= WIDTH
     scale = (width - 2 * PAD_X) / root.weight if root.weight else 0.0
     rows = _legend_rows(legend_items, width)
     # a narrower graph draws fewer frames: half as many per pixel of width as the wide one (a
@@ -298,7 +305,7 @@ def _render(root: Node, title: str, subtitle: str, frame_of, legend_items, scrip
         depth = max(b.depth for b in boxes)
         bottom = TOP + (depth + 1) * FRAME_H
         text = _document(bottom + legend_h, title, subtitle,
-                         [frame_of(b, scale, bottom) for b in boxes],
+                         [frame_of(b, scale, bottom, tips) for b in boxes],
                          _legend(bottom, rows), script, width)
         if len(text.encode("utf-8")) <= MAX_BYTES or budget <= 20:
             return text
@@ -323,8 +330,10 @@ def flamegraph_svgs(stacks: dict, unit: str, title: str, subtitle: str = "",
     root = build_tree(stacks)
     total = root.weight
 
-    def frame_of(box: Box, scale: float, bottom: int) -> str:
+    def frame_of(box: Box, scale: float, bottom: int, tips: bool) -> str:
         node = box.node
+        if not tips:
+            return _frame(box, scale, bottom, fill(node.name), None)
         share = 100.0 * node.weight / total if total else 0.0
         name = _other_tip(node) if node.merged else node.name
         tip = f"{name} ({weight_text(node.weight, unit)}, {share:.2f} %)"
@@ -409,13 +418,13 @@ def diff_flamegraph_svgs(base: dict, stacks: dict, unit: str, title: str, subtit
         biggest = max(biggest, abs(sb - sa))
         todo.extend(node.children.values())
 
-    def frame_of(box: Box, scale: float, bottom: int) -> str:
+    def frame_of(box: Box, scale: float, bottom: int, tips: bool) -> str:
         node = box.node
         a, b = weight_in(twin_a, box), weight_in(twin_b, box)
         sb, sa = shares(b, a)
         name = _other_tip(node) if node.merged else node.name
         tip = (f"{name}: B {sb:.2f} % ({weight_text(b, unit)}), A {sa:.2f} % "
-               f"({weight_text(a, unit)}), change {sb - sa:+.2f} points")
+               f"({weight_text(a, unit)}), change {sb - sa:+.2f} points") if tips else None
         return _frame(box, scale, bottom, _diff_fill(sb - sa, biggest), tip)
 
     measure = "samples" if unit == "samples" else "ms off-CPU"
