@@ -65,6 +65,36 @@ def test_default_pairs_two_systems_else_two_scenarios_of_one_system():
     assert flame_cells.default_pairs(_run([("only", ["v"])])) == []
 
 
+def _curve(saturated: dict, order=None):
+    """A run of one scenario with systems a and b; saturated: {load: (a's, b's)}; a load's
+    offered rate is its number (rN), run.yml's order `order` (default: as given)."""
+    cells = {(load, s): SimpleNamespace(saturation=SimpleNamespace(saturated=flag))
+             for load, flags in saturated.items() for s, flag in zip("ab", flags)}
+    points = [SimpleNamespace(id=load, offered_rate=float(load[1:]), connections=None)
+              for load in (order or list(saturated))]
+    return SimpleNamespace(scenarios=[SimpleNamespace(
+        id=None, load_points=points, cell=lambda load, system: cells.get((load, system)))])
+
+
+@pytest.mark.parametrize("saturated, loads, expected", [
+    # the highest rate at which neither side is saturated, not the last in run.yml's order
+    ({"r100": (False, False), "r400": (False, True), "r200": (False, False)}, None, "r200"),
+    # both calm everywhere: the highest
+    ({"r50": (False, False), "r25": (False, False)}, None, "r50"),
+    # some side saturated at every load: the lowest
+    ({"r300": (True, False), "r100": (False, True), "r200": (True, True)}, None, "r100"),
+    # only the loads both sides have samples at count
+    ({"r100": (False, False), "r200": (False, False)}, ["r100"], "r100"),
+    ({"r100": (False, False)}, [], None),
+])
+def test_a_pairs_differential_graph_is_drawn_at_one_load_by_the_stated_rule(
+        saturated, loads, expected):
+    run = _curve(saturated)
+    a, b = (None, "a"), (None, "b")
+    assert flame_cells.diff_load(run, a, b, list(saturated) if loads is None else loads) == \
+        expected
+
+
 def _cell(stacks_per_rep):
     reps = [SimpleNamespace(jvm=None if s is None else SimpleNamespace(stacks=s))
             for s in stacks_per_rep]
@@ -81,12 +111,21 @@ def test_a_cells_repetitions_sum_and_the_lowest_setting_is_stated():
     cell = _cell([_fold(cpu, {("m", "a"): 3}, period=20.0),
                   None,                                        # a repetition without JFR
                   {**_fold(cpu, {("m", "a"): 1, ("m", "b"): 2}, period=10.0),
-                   **_fold("jdk.ThreadPark", {("p",): 5_000_000}, threshold=10.0, events=2)}])
+                   **_fold("jdk.ThreadPark", {("p",): 5_000_000}, threshold=10.0, events=20)}])
     profiles = flame_cells.cell_profiles(cell)
     assert list(profiles) == ["cpu", "thread-park"]
     assert profiles["cpu"].stacks == Counter({("m", "a"): 4, ("m", "b"): 2})
     assert profiles["cpu"].period_ms == 10.0 and profiles["cpu"].repetitions == 2
-    assert profiles["thread-park"].threshold_ms == 10.0 and profiles["thread-park"].events == 2
+    assert profiles["thread-park"].threshold_ms == 10.0 and profiles["thread-park"].events == 20
+
+
+def test_an_off_cpu_event_with_few_events_gets_no_graph():
+    cpu, park, monitor = "jdk.ExecutionSample", "jdk.ThreadPark", "jdk.JavaMonitorEnter"
+    # 12 + 7 = 19 parks over two repetitions, 20 monitor waits; one CPU sample is drawn
+    cell = _cell([{**_fold(cpu, {("m",): 1}), **_fold(park, {("p",): 9}, events=12)},
+                  {**_fold(park, {("p",): 3}, events=7), **_fold(monitor, {("w",): 5}, events=20)}])
+    assert list(flame_cells.cell_profiles(cell)) == ["cpu", "monitor-enter"]
+    assert flame_cells.MIN_OFF_CPU_EVENTS == 20
 
 
 @pytest.mark.slow
@@ -113,9 +152,15 @@ def test_a_built_cells_folded_file_is_its_repetitions_windows_summed(tmp_path):
     entry = doc["flame_graphs"]["graphs"]["virtual"]["r400"]["cpu"]
     assert entry["folded"] == "assets/data/pool-vs-virtual/virtual-r400.cpu.folded"
     assert f"{sum(expected.values()):,} execution samples" in entry["caption"]
-    # the run's first pair, at every load: pool20 (A) against virtual (B)
-    assert doc["flame_graphs"]["diffs"] == [{"base": "pool20", "other": "virtual", "load": f"r{n}"}
-                                            for n in (25, 50, 100, 200, 400, 800)]
+    # the run's first pair, pool20 (A) against virtual (B), at one load: the highest offered
+    # rate at which the document's cells say neither is saturated
+    rate = {lp["id"]: lp["offered_rate"] for lp in doc["load_points"]}
+    calm = [load for load, row in doc["cells"].items()
+            if not row["pool20"]["saturated"] and not row["virtual"]["saturated"]]
+    assert len(calm) < len(rate)
+    load = max(calm, key=rate.get)
+    assert doc["flame_graphs"]["diffs"] == [{"base": "pool20", "other": "virtual", "load": load}]
+    assert doc["flame_graphs"]["diff_loads"]["pool20"]["virtual"]["load"] == load
     # same inputs, same bytes: every flame output of the two builds
     outputs = [rel for rel in result["outputs"] if "flame" in rel or rel.endswith(".folded")]
     assert len(outputs) > 20
@@ -138,14 +183,23 @@ def test_the_post_includes_show_a_cells_graph_and_a_pairs_difference():
     assert 'src="/assets/charts/fanout-curve/fanout-pekko-flame-jdk-virtual-r1500-cpu.svg"' in one
     assert 'loading="lazy"' in one and "fanout-pekko-jdk-virtual-r1500.cpu.folded" in one
     diff = _render('{% include flamegraph-diff.html run="fanout-curve" base="fanout-futures" '
-                   'other="fanout-pekko" load="r1500" %}', docs)
-    assert "flame-diff-fanout-futures-vs-fanout-pekko-jdk-virtual-r1500-cpu.svg" in diff
+                   'other="fanout-pekko" load="r750" %}', docs)
+    assert "flame-diff-fanout-futures-vs-fanout-pekko-jdk-virtual-r750-cpu.svg" in diff
     assert "Fan-out, Pekko Streams (B" in diff and "Fan-out, futures (A" in diff
     pair = _render('{% include flamegraph-diff.html run="pool-vs-virtual" base="pool20" '
-                   'other="virtual" load="r200" %}', docs)
-    assert "flame-diff-pool20-vs-virtual-r200-cpu.svg" in pair
+                   'other="virtual" load="r50" %}', docs)
+    assert "flame-diff-pool20-vs-virtual-r50-cpu.svg" in pair
+    # a load the pair has no graph at (run pages draw one load a pair): a note naming the
+    # load there is, not an image and not a gap
+    for asked, where in (('run="fanout-curve" base="fanout-futures" other="fanout-pekko" '
+                          'load="r1500"', "load=r750"),
+                         ('run="pool-vs-virtual" base="pool20" other="virtual" load="r200"',
+                          "load=r50")):
+        note = _render("{% include flamegraph-diff.html " + asked + " %}", docs)
+        assert 'class="flame-note"' in note and where in note, note
+        assert "<img" not in note and "no data" not in note
     for missing in ('{% include flamegraph.html run="fanout-curve" scenario="fanout-pekko" '
                     'system="jdk-virtual" load="r1500" kind="socket-read" %}',
                     '{% include flamegraph-diff.html run="fanout-curve" base="fanout-pekko" '
-                    'other="fanout-futures" load="r1500" %}'):
+                    'other="fanout-futures" load="r750" %}'):
         assert "[no data: flame graph]" in _render(missing, docs)

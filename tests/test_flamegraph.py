@@ -26,11 +26,9 @@ SVG = "{http://www.w3.org/2000/svg}"
 def frames(svg: bytes) -> list[tuple[str, dict]]:
     """(title, rect attributes) of every frame, parsed as XML (so it must be well formed)."""
     root = ET.fromstring(svg)
-    out = []
-    for g in root.iter(SVG + "g"):
-        if g.get("class") == "f":
-            out.append((g.find(SVG + "title").text, g.find(SVG + "rect").attrib))
-    return out
+    drawn = root.find(f"{SVG}g[@id='frames']")
+    return [(getattr(g.find(SVG + "title"), "text", None), g.find(SVG + "rect").attrib)
+            for g in drawn.findall(SVG + "g")]
 
 
 def titled(svg: bytes, name: str) -> list[tuple[float, float]]:
@@ -127,11 +125,39 @@ def test_narrow_frames_merge_into_other_and_the_size_holds():
     assert len(svg) <= MAX_BYTES
     drawn = frames(svg)
     others = [t for t, _ in drawn if t.startswith(OTHER + ":")]
-    assert others and all(re.match(r"other: \d+ frames narrower", t) for t in others)
+    assert others and all(re.match(r"other: \d+ frames too narrow to draw, merged", t) for t in others)
     # the root spans the whole width and says the whole total
     total = sum(stacks.values())
     assert drawn[0][0] == f"all ({total} samples, 100.00 %)"
     assert float(drawn[0][1]["width"]) == 1180
+
+
+def test_phone_variant_merges_frames_under_two_pixels_and_has_no_frame_titles():
+    from analysis.write.charts.flamegraph import NARROW_WIDTH, flamegraph_svgs
+    # thin: 3 of 1,002 samples, 3.5 px of the wide graph's 1,180, 1.2 px of the phone's 400
+    stacks = {("a", "big"): 999, ("a", "thin"): 3}
+    wide, phone = flamegraph_svgs(stacks, "samples", "t", script=False)
+    assert phone == flamegraph_svg(stacks, "samples", "t", script=False, width=NARROW_WIDTH)
+    assert [t.split(" (")[0] for t, _ in frames(wide)] == ["all", "a", "big", "thin"]
+    # the phone's: all, a, big and one grey "other" of 1.2 px in thin's place; no tooltips
+    # (shown as an <img> only, where none would show: the wide graph has them)
+    drawn = frames(phone)
+    assert [t for t, _ in drawn] == [None] * 4 and phone.count(b"<title>") == 1
+    assert [(r["fill"], r["width"]) for _, r in drawn][-1] == ("#d0d0d0", "1.2")
+    # with the script (which reads the titles) a narrow graph keeps them
+    scripted = flamegraph_svg(stacks, "samples", "t", width=NARROW_WIDTH)
+    assert "other: 1 frames too narrow to draw, merged (3 samples, 0.30 %)" in \
+        [t for t, _ in frames(scripted)]
+
+
+def test_frames_carry_tenths_of_a_pixel_and_no_class_each():
+    # widths 1180 * k / 7: 168.571428.. px and the like, drawn as 168.6
+    svg = flamegraph_svg({("a", f"m{k}"): k for k in range(1, 7)}, "samples", "t", script=False)
+    coords = [r[key] for _, r in frames(svg) for key in ("x", "width")]
+    assert "168.6" in coords and all(re.fullmatch(r"\d+(\.\d)?", c) for c in coords), coords
+    assert b'class="f"' not in svg
+    for label in re.findall(rb'<text x="[\d.]+" y="([\d.]+)">', svg):
+        assert label.isdigit()                  # a label's baseline on a whole pixel
 
 
 def test_children_fill_their_parent_and_follow_name_order():

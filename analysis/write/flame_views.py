@@ -5,14 +5,17 @@ drew, all text computed here (flamegraph.html, flamegraph-diff.html, flame-graph
       intro            the section's one paragraph: what a graph is, how repetitions combine
       loads            [{load, offered, open, cells: [{system, label, kinds: [kind]}]}]
       graphs           {system: {load: {kind: graph entry}}}
-      diffs            [{base, other, load}]: the scenario's pair (its first two systems)
+      diffs            [{base, other, load}]: the scenario's pair (its first two systems),
+                       at the one load flame_cells.diff_load picks
       diff_entries     {base: {other: {load: graph entry}}}
+      diff_loads       {base: {other: {load, offered}}}: the load each pair is drawn at
+      diffs_rule       the sentence saying how that load is chosen
     flame_diffs        the document's pairs of scenarios on one system (runs/fanout-curve):
-      order            [{base, other, load}]
-      entries          {base: {other: {load: graph entry}}}
+      order, entries, diff_loads, diffs_rule   as diffs, diff_entries, diff_loads, diffs_rule
 
 Keys are nested, not joined, so that the includes look a graph up by their parameters
-(flamegraph.html: system, load, kind; flamegraph-diff.html: base, other, load).
+(flamegraph.html: system, load, kind; flamegraph-diff.html: base, other, load; diff_loads
+tells it which load a pair has when a post asks for another).
 
 A graph entry: svg, narrow_svg, width, height, narrow_width, narrow_height, alt, caption,
 heading, and folded (the data it came from; none for a differential graph).
@@ -27,8 +30,9 @@ from typing import Any
 from analysis.model import Run, Scenario
 from analysis.read.jfr.stacks import parse_folded
 from analysis.vocabulary import fmt_number, load_point_text
-from analysis.write.charts.flame_cells import KIND_TEXT, FlameGraph, graph_paths, svg_size
-from analysis.write.charts.flamegraph import NARROW_WIDTH, diff_flamegraph_svg
+from analysis.write.charts.flame_cells import (DIFF_LOAD_RULE, KIND_TEXT, MIN_OFF_CPU_EVENTS,
+                                              FlameGraph, graph_paths, svg_size)
+from analysis.write.charts.flamegraph import diff_flamegraph_svgs
 
 HEADINGS = {"cpu": "CPU", "thread-park": "Parked", "monitor-enter": "Blocked on monitors",
             "thread-sleep": "Asleep", "socket-read": "Socket reads"}
@@ -36,7 +40,8 @@ INTRO = ("Flame graphs from the server's JFR recording, inside each repetition's
          "window only; a cell's repetitions are summed (samples and off-CPU durations add up). "
          "Each frame is as wide as its share of the total, callers below callees; the colour "
          "says whose code it is. Point at a frame for its name and share (open the graph on its "
-         "own for that on a phone); each graph links the folded stacks it was drawn from.")
+         "own for that on a phone); each graph links the folded stacks it was drawn from. An "
+         f"off-CPU event is drawn where a cell has at least {MIN_OFF_CPU_EVENTS} of them.")
 
 
 def diff_key(g: FlameGraph) -> dict[str, str]:
@@ -59,10 +64,17 @@ def _nested(pairs) -> dict:
     return out
 
 
-def _diff_block(run: Run, diffs: list[FlameGraph]) -> tuple[list, dict]:
+def _diff_block(run: Run, diffs: list[FlameGraph]) -> tuple[list, dict, dict]:
+    """(keys, entries, the load of each pair) of differential graphs."""
     keys = [diff_key(g) for g in diffs]
-    return keys, _nested(((k["base"], k["other"], k["load"]), diff_entry(run, g))
-                         for k, g in zip(keys, diffs))
+    entries = [diff_entry(run, g) for g in diffs]
+    return (keys, _nested(((k["base"], k["other"], k["load"]), e) for k, e in zip(keys, entries)),
+            _nested(((k["base"], k["other"]), {"load": k["load"], "offered": e["offered"]})
+                    for k, e in zip(keys, entries)))
+
+
+DIFFS_RULE = (f"One differential graph a pair, at one load: {DIFF_LOAD_RULE}. Every load's "
+              f"own graphs are above.")
 
 
 def _weight_text(g: FlameGraph) -> str:
@@ -148,10 +160,10 @@ def flame_block(run: Run, scenario: Scenario, graphs: list[FlameGraph],
             loads.append({"load": lp.id, "offered": load_point_text(lp), "cells": cells})
     if loads:
         loads[0]["open"] = True         # the first load shown opened, the others folded
-    keys, diff_entries = _diff_block(
+    keys, diff_entries, diff_loads = _diff_block(
         run, [g for g in diffs if g.base[0] == g.other[0] == scenario.id])
     return {"intro": INTRO, "loads": loads, "graphs": entries, "diffs": keys,
-            "diff_entries": diff_entries}
+            "diff_entries": diff_entries, "diff_loads": diff_loads, "diffs_rule": DIFFS_RULE}
 
 
 def run_diffs(run: Run, diffs: list[FlameGraph]) -> dict[str, Any] | None:
@@ -159,8 +171,8 @@ def run_diffs(run: Run, diffs: list[FlameGraph]) -> dict[str, Any] | None:
     across = [g for g in diffs if g.base[0] != g.other[0]]
     if not across:
         return None
-    keys, entries = _diff_block(run, across)
-    return {"order": keys, "entries": entries}
+    keys, entries, diff_loads = _diff_block(run, across)
+    return {"order": keys, "entries": entries, "diff_loads": diff_loads, "diffs_rule": DIFFS_RULE}
 
 
 # --- the comparison page's differential graphs ----------------------------------------------
@@ -196,8 +208,7 @@ def comparison_flames(site: Path, spec, result, folder: str,
         svg, narrow = f"{folder}/flame-diff-{name}.svg", f"{folder}/flame-diff-{name}-narrow.svg"
         where = " / ".join(x for x in (c.scenario, c.system_a, c.load) if x)
         title = f"{spec.candidate} (B) against {spec.baseline} (A), {where}: CPU"
-        wide = diff_flamegraph_svg(a, b, "samples", title, script=False)
-        phone = diff_flamegraph_svg(a, b, "samples", title, script=False, width=NARROW_WIDTH)
+        wide, phone = diff_flamegraph_svgs(a, b, "samples", title, script=False)
         at = loads.get(c.load, c.load)
         caption = (f"Differential flame graph of CPU at {at}: B = {spec.candidate} "
                    f"({sum(b.values()):,} samples) against A = {spec.baseline} "

@@ -1,13 +1,13 @@
 """The flame graphs of a run (issue 25): per cell with JFR, the stacks of its repetitions'
 measured windows summed per event (read.jfr.stacks, folded in the summary's own pass), written
 as a `.folded` file beside the cell's CSV and drawn as flame graph SVGs, wide and narrow; and
-differential graphs of pairs of cells at the same load.
+differential graphs of pairs of cells at the same load (one load a pair: diff_load).
 
     graphs = flame_graphs(run)          # -> [FlameGraph], each with its SVGs' bytes
     diffs = flame_diffs(run, pairs)     # -> [FlameGraph] of the pairs (default_pairs)
 
 A graph is drawn for the CPU (jdk.ExecutionSample) of every cell with samples, and for each
-off-CPU event (jdk.ThreadPark ...) that has events in the window. Repetitions combine by
+off-CPU event (jdk.ThreadPark ...) that has at least MIN_OFF_CPU_EVENTS events in the windows. Repetitions combine by
 summing: samples add up, off-CPU durations add up (the graph shows where the cell's time went
 over all its recorded windows, each repetition weighing by what it recorded).
 """
@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from analysis.model import Cell, Run
 from analysis.paths import chart_path, series_csv_path
 from analysis.read.jfr.stacks import CPU_EVENT, STACK_EVENTS, folded_text
-from analysis.write.charts.flamegraph import (DEFAULT_APPLICATION, JDK_PACKAGES, NARROW_WIDTH,
-                                              SERVER_PACKAGES, diff_flamegraph_svg,
-                                              flamegraph_svg)
+from analysis.vocabulary import load_order
+from analysis.write.charts.flamegraph import (DEFAULT_APPLICATION, JDK_PACKAGES,
+                                              SERVER_PACKAGES, diff_flamegraph_svgs,
+                                              flamegraph_svgs)
 
 # The short name of each event's graph (the include's `kind=`), in the order pages show them.
 KINDS = {CPU_EVENT: "cpu", "jdk.ThreadPark": "thread-park",
@@ -33,6 +34,10 @@ KIND_TEXT = {"cpu": "CPU (execution samples)", "thread-park": "time parked (jdk.
              "monitor-enter": "time blocked on monitors (jdk.JavaMonitorEnter)",
              "thread-sleep": "time asleep (jdk.ThreadSleep)",
              "socket-read": "time in socket reads (jdk.SocketRead)"}
+# An off-CPU event with fewer events than this in a cell's windows gets no graph nor folded
+# file: a handful of parks or monitor waits draw one or two stacks at full width, which say
+# nothing the CPU graph and the JVM table do not (many-servers had graphs of 1 to 3 events).
+MIN_OFF_CPU_EVENTS = 20
 # Packages a jfr_attribution pattern may name that are not the application's code.
 NOT_APPLICATION = JDK_PACKAGES + SERVER_PACKAGES + ("scala.", "kotlin.", "com.fasterxml.")
 # A pattern's literal start: names and escaped dots ("loadcurve\.server\." of
@@ -87,7 +92,8 @@ def _lowest(values) -> float | None:
 
 
 def cell_profiles(cell: Cell) -> dict[str, Profile]:
-    """{kind: Profile} of one cell: every event with weight in some repetition's window."""
+    """{kind: Profile} of one cell: the CPU when it has samples in some repetition's window,
+    each off-CPU event when it has at least MIN_OFF_CPU_EVENTS there."""
     recorded = [r.jvm.stacks for r in cell.repetitions if r.jvm is not None and r.jvm.stacks]
     out = {}
     for event, kind in KINDS.items():
@@ -96,7 +102,7 @@ def cell_profiles(cell: Cell) -> dict[str, Profile]:
         for f in folds:
             p.stacks.update(f["stacks"])
             p.events += f["events"]
-        if not sum(p.stacks.values()):
+        if not sum(p.stacks.values()) or (event != CPU_EVENT and p.events < MIN_OFF_CPU_EVENTS):
             continue
         p.stacks = Counter(dict(sorted(p.stacks.items())))
         p.period_ms = _lowest(f["period_ms"] for f in folds)
@@ -173,9 +179,7 @@ def flame_graphs(run: Run) -> list[FlameGraph]:
                 # (the graph opened on its own has no zoom either: one file for both)
                 out.append(FlameGraph(
                     c.scenario, c.system, c.load, kind, p, svg, narrow, folded,
-                    flamegraph_svg(p.stacks, p.unit, title, application=apps, script=False),
-                    flamegraph_svg(p.stacks, p.unit, title, application=apps, script=False,
-                                   width=NARROW_WIDTH),
+                    *flamegraph_svgs(p.stacks, p.unit, title, application=apps, script=False),
                     folded_text({"unit": p.unit, "stacks": p.stacks})))
     return out
 
@@ -205,27 +209,47 @@ def diff_name(a: tuple, b: tuple) -> str:
     return f"{_prefix(a[0])}{a[1]}-vs-{_prefix(b[0])}{b[1]}"
 
 
+# How a run page's pair picks the one load its differential graph is drawn at (the section's
+# caption and docs/data-format.md say it too): one graph a pair, not one a load, as a graph a
+# load cost as much as all the cells' own graphs and repeated what those show.
+DIFF_LOAD_RULE = ("the highest load at which neither side is saturated, else (some side "
+                  "saturates at every load) the lowest")
+
+
+def diff_load(run: Run, a: tuple, b: tuple, loads: list[str]) -> str | None:
+    """The load of `loads` (ids at which both sides have CPU samples) a pair's differential
+    graph is drawn at, by DIFF_LOAD_RULE; None when there is none."""
+    points = {lp.id: lp for sc in run.scenarios if sc.id == b[0] for lp in sc.load_points}
+    ordered = sorted((points[load] for load in loads), key=load_order)
+    if not ordered:
+        return None
+    cells = {sc.id: sc for sc in run.scenarios}
+    calm = [lp for lp in ordered
+            if not any(c is None or c.saturation.saturated
+                       for c in (cells[side[0]].cell(lp.id, side[1]) for side in (a, b)))]
+    return (calm[-1] if calm else ordered[0]).id
+
+
 def flame_diffs(run: Run, graphs: list[FlameGraph],
                 pairs: list[tuple] | None = None) -> list[FlameGraph]:
-    """The CPU differential graph of each pair at every load both cells have samples at (A is
-    the pair's first cell, the baseline)."""
+    """The CPU differential graph of each pair (A is the pair's first cell, the baseline) at
+    the one load diff_load picks among those both cells have samples at."""
     cpu = {(g.scenario, g.system, g.load): g for g in graphs if g.kind == "cpu"}
     out = []
     for a, b in default_pairs(run) if pairs is None else pairs:
-        loads = [lp.id for sc in run.scenarios if sc.id == b[0] for lp in sc.load_points]
-        for load in loads:
-            ga, gb = cpu.get((a[0], a[1], load)), cpu.get((b[0], b[1], load))
-            if ga is None or gb is None:
-                continue
-            name = f"flame-diff-{diff_name(a, b)}-{load}-cpu"
-            title = (f"{run.id} at {load}: {'/'.join(x for x in b if x)} (B) against "
-                     f"{'/'.join(x for x in a if x)} (A), CPU")
-            stacks_a, stacks_b = ga.profile.stacks, gb.profile.stacks
-            out.append(FlameGraph(
-                None, "", load, "cpu", gb.profile, chart_path(run.id, name, "svg"),
-                chart_path(run.id, name + "-narrow", "svg"), None,
-                diff_flamegraph_svg(stacks_a, stacks_b, "samples", title, script=False),
-                diff_flamegraph_svg(stacks_a, stacks_b, "samples", title, script=False,
-                                    width=NARROW_WIDTH),
-                base=a, other=b, base_profile=ga.profile))
+        loads = [lp.id for sc in run.scenarios if sc.id == b[0] for lp in sc.load_points
+                 if (a[0], a[1], lp.id) in cpu and (b[0], b[1], lp.id) in cpu]
+        load = diff_load(run, a, b, loads)
+        if load is None:
+            continue
+        ga, gb = cpu[(a[0], a[1], load)], cpu[(b[0], b[1], load)]
+        name = f"flame-diff-{diff_name(a, b)}-{load}-cpu"
+        title = (f"{run.id} at {load}: {'/'.join(x for x in b if x)} (B) against "
+                 f"{'/'.join(x for x in a if x)} (A), CPU")
+        stacks_a, stacks_b = ga.profile.stacks, gb.profile.stacks
+        out.append(FlameGraph(
+            None, "", load, "cpu", gb.profile, chart_path(run.id, name, "svg"),
+            chart_path(run.id, name + "-narrow", "svg"), None,
+            *diff_flamegraph_svgs(stacks_a, stacks_b, "samples", title, script=False),
+            base=a, other=b, base_profile=ga.profile))
     return out

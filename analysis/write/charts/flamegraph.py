@@ -12,14 +12,15 @@ as its share of the total, callees above their caller, siblings in the order of 
 the same stacks always give the same picture). Frames are coloured by kind (KINDS: the
 application, the server framework, the JDK, other libraries, the VM and native code), with
 small shade differences by name so neighbours stay apart. Every frame has a <title> (the
-tooltip) with its name, its weight and its share of the total; the labels that fit are drawn.
+tooltip) with its name, its weight and its share of the total (not in a phone's variant without
+the script: see _render); the labels that fit are drawn.
 The graph is whole without JavaScript; a small inline script adds click-to-zoom and search
 (as flamegraph.pl's SVGs have) where scripts run.
 
-Size: frames narrower than MIN_PX are merged, per parent, into one "other" frame (its title
+Size: frames narrower than MIN_PX (NARROW_MIN_PX in the phone's variant) are merged, per parent, into one "other" frame (its title
 says how many and how much), and at most MAX_FRAMES frames are drawn (the widest; their
 callers are always wider, so the graph stays connected); if the text is still over MAX_BYTES the
-budget shrinks until it is not. Coordinates have at most two decimals and every size is a fixed
+budget shrinks until it is not. Coordinates have at most one decimal and every size is a fixed
 number, so the same stacks give the same bytes. Every name is escaped for XML.
 
 The differential graph (after FlameGraph's difffolded.pl, normalised as with its -n) is laid
@@ -35,9 +36,10 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable, Sequence
 
-from analysis.write.charts.svgdraw import FONT_FAMILY, escape, num
+from analysis.write.charts.svgdraw import FONT_FAMILY, escape
 
 WIDTH = 1200
 # The phone's variant: its 12 px text shows at >= 9 CSS px on a 390 px phone (~360 px of
@@ -46,12 +48,16 @@ NARROW_WIDTH = 420
 PAD_X = 10
 FRAME_H = 16
 FONT_PX = 12
+LABEL_Y = FRAME_H - 4  # a label's baseline below its frame's top
 CHAR_W = 7.0          # the mean advance of a 12 px sans-serif character, for label truncation
 TOP = 52              # the two title lines and the controls
 LEGEND_H = 30
 LEGEND_ROW = 18
 TITLE_CHARS = 130     # of the 15 px title line (the whole title is the SVG's <title>)
 MIN_PX = 0.5
+# The phone's variant merges frames under 2 px: thinner ones are slivers a finger cannot pick
+# nor an eye tell apart at phone size (its picture links the wide graph, which has them).
+NARROW_MIN_PX = 2.0
 MAX_FRAMES = 700
 MAX_BYTES = 150_000
 ROOT = "all"
@@ -100,6 +106,14 @@ def kind_fill(name: str, application: Sequence[re.Pattern]) -> str:
     if kind == "other":
         return "#d0d0d0"
     return _shade(next(c for k, _, c in KINDS if k == kind), name)
+
+
+@lru_cache(maxsize=None)
+def _fills(application: tuple[str, ...]):
+    """kind_fill for one set of application patterns, remembered per name: a run's graphs
+    draw the same few thousand frame names over and over (a third of the stage's time)."""
+    apps = [re.compile(p) for p in application]
+    return lru_cache(maxsize=None)(lambda name: kind_fill(name, apps))
 
 
 # -- the tree ----------------------------------------------------------------------------------
@@ -189,20 +203,29 @@ def _label(name: str, width_px: float) -> str | None:
     return None if chars < 3 else _fit(name, chars)
 
 
-def _frame(box: Box, scale: float, bottom: int, fill: str, tip: str) -> str:
-    """One frame; `bottom`: the y where the root frame's row ends."""
+def _px(v: float) -> str:
+    """A frame's coordinate to a tenth of a pixel (finer is not seen, and a graph has
+    hundreds of frames of three coordinates each)."""
+    text = f"{v:.1f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _frame(box: Box, scale: float, bottom: int, fill: str, tip: str | None) -> str:
+    """One frame (a <g> child of #frames: the style and the script find frames so, with no
+    class repeated on each); `bottom`: the y where the root frame's row ends."""
     x = PAD_X + box.x * scale
     w = box.node.weight * scale
     y = bottom - (box.depth + 1) * FRAME_H
     label = _label(box.node.name, w)
     text = "" if label is None else \
-        f'<text x="{num(x + 3)}" y="{num(y + FRAME_H - 4.5)}">{escape(label)}</text>'
-    return (f'<g class="f"><title>{escape(tip)}</title><rect x="{num(x)}" y="{y}" '
-            f'width="{num(w)}" height="{FRAME_H - 1}" fill="{fill}"/>{text}</g>')
+        f'<text x="{_px(x + 3)}" y="{y + LABEL_Y}">{escape(label)}</text>'
+    head = "<g>" if tip is None else f"<g><title>{escape(tip)}</title>"
+    return (f'{head}<rect x="{_px(x)}" y="{y}" '
+            f'width="{_px(w)}" height="{FRAME_H - 1}" fill="{fill}"/>{text}</g>')
 
 
 def _other_tip(node: Node) -> str:
-    return f"{OTHER}: {len(node.merged)} frames narrower than {MIN_PX:g} px merged"
+    return f"{OTHER}: {len(node.merged)} frames too narrow to draw, merged"
 
 
 def _document(height: int, title: str, subtitle: str, frames: list[str], legend: str,
@@ -214,7 +237,7 @@ def _document(height: int, title: str, subtitle: str, frames: list[str], legend:
             f'height="{height}" viewBox="0 0 {width} {height}">\n'
             f'<title>{escape(title)}</title>\n'
             f'<style type="text/css">text{{font-family: {FONT_FAMILY}; font-size: {FONT_PX}px;'
-            f' fill: #000000}} .f:hover rect{{stroke: #000000; stroke-width: 0.5}} '
+            f' fill: #000000}} #frames>g:hover rect{{stroke: #000000; stroke-width: 0.5}} '
             f'.c{{cursor: pointer; fill: #404040}}</style>\n'
             f'<rect width="100%" height="100%" fill="#ffffff"/>\n'
             f'<text x="{width // 2}" y="20" style="font-size: 15px; text-anchor: middle">'
@@ -261,7 +284,12 @@ def _legend(top: int, rows: list[list]) -> str:
 
 def _render(root: Node, title: str, subtitle: str, frame_of, legend_items, script: bool,
             width: int) -> str:
-    """The SVG text within MAX_BYTES: frame_of(box, scale, bottom) -> one frame's element."""
+    """The SVG text within MAX_BYTES: frame_of(box, scale, bottom, tips) -> one frame's
+    element, with its <title> when `tips`: in the wide graph, or one with the script (which
+    reads them). A phone's graph without the script has none: pages show it only as an <img>,
+    where no title shows, and its picture links the wide graph, which has them (they were
+    half its bytes)."""
+    tips = script or width >= WIDTH
     scale = (width - 2 * PAD_X) / root.weight if root.weight else 0.0
     rows = _legend_rows(legend_items, width)
     # a narrower graph draws fewer frames: half as many per pixel of width as the wide one (a
@@ -269,14 +297,15 @@ def _render(root: Node, title: str, subtitle: str, frame_of, legend_items, scrip
     # writes one of each per cell, and their bytes are most of the site's charts
     legend_h = LEGEND_H + (len(rows) - 1) * LEGEND_ROW
     budget = MAX_FRAMES if width >= WIDTH else MAX_FRAMES * width // WIDTH // 2
+    min_px = MIN_PX if width >= WIDTH else NARROW_MIN_PX
     while True:
         px = 1 / scale if scale else 0.0
-        boxes = layout(root, _cutoff(root, MIN_PX * px, budget), 0.3 * px) if root.weight \
+        boxes = layout(root, _cutoff(root, min_px * px, budget), 0.3 * px) if root.weight \
             else [Box(0, 0.0, root, None)]
         depth = max(b.depth for b in boxes)
         bottom = TOP + (depth + 1) * FRAME_H
         text = _document(bottom + legend_h, title, subtitle,
-                         [frame_of(b, scale, bottom) for b in boxes],
+                         [frame_of(b, scale, bottom, tips) for b in boxes],
                          _legend(bottom, rows), script, width)
         if len(text.encode("utf-8")) <= MAX_BYTES or budget <= 20:
             return text
@@ -289,21 +318,32 @@ def flamegraph_svg(stacks: dict, unit: str, title: str, subtitle: str = "",
     """One profile's flame graph (see the module docstring); `application`: regexes a frame
     name fully matches to be coloured as the application; `width` in px (NARROW_WIDTH: the
     phone's variant, fewer frames wide enough to draw)."""
-    apps = [re.compile(p) for p in application]
+    return flamegraph_svgs(stacks, unit, title, subtitle, application, script, (width,))[0]
+
+
+def flamegraph_svgs(stacks: dict, unit: str, title: str, subtitle: str = "",
+                    application: Sequence[str] = DEFAULT_APPLICATION, script: bool = True,
+                    widths: Sequence[int] = (WIDTH, NARROW_WIDTH)) -> list[bytes]:
+    """flamegraph_svg at each of `widths`, from one tree (the build draws a wide graph and a
+    phone's of every profile)."""
+    fill = _fills(tuple(application))
     root = build_tree(stacks)
     total = root.weight
 
-    def frame_of(box: Box, scale: float, bottom: int) -> str:
+    def frame_of(box: Box, scale: float, bottom: int, tips: bool) -> str:
         node = box.node
+        if not tips:
+            return _frame(box, scale, bottom, fill(node.name), None)
         share = 100.0 * node.weight / total if total else 0.0
         name = _other_tip(node) if node.merged else node.name
         tip = f"{name} ({weight_text(node.weight, unit)}, {share:.2f} %)"
-        return _frame(box, scale, bottom, kind_fill(node.name, apps), tip)
+        return _frame(box, scale, bottom, fill(node.name), tip)
 
     measure = "samples" if unit == "samples" else "ms off-CPU"
     line = subtitle or f"total {weight_text(total, unit)}; width = share of {measure}"
     legend = [(_shade(c, ""), label) for _, label, c in KINDS] + [("#d0d0d0", "merged")]
-    return _render(root, title, line, frame_of, legend, script, width).encode("utf-8")
+    return [_render(root, title, line, frame_of, legend, script, w).encode("utf-8")
+            for w in widths]
 
 
 def _diff_fill(delta: float, biggest: float) -> str:
@@ -343,6 +383,13 @@ def diff_flamegraph_svg(base: dict, stacks: dict, unit: str, title: str, subtitl
                         script: bool = True, width: int = WIDTH) -> bytes:
     """The differential flame graph of `stacks` (B) against `base` (A); see the module
     docstring."""
+    return diff_flamegraph_svgs(base, stacks, unit, title, subtitle, script, (width,))[0]
+
+
+def diff_flamegraph_svgs(base: dict, stacks: dict, unit: str, title: str, subtitle: str = "",
+                         script: bool = True,
+                         widths: Sequence[int] = (WIDTH, NARROW_WIDTH)) -> list[bytes]:
+    """diff_flamegraph_svg at each of `widths`, from one set of trees."""
     root = build_tree(_mean_shares(base, stacks))
     tree_a, tree_b = build_tree(base), build_tree(stacks)
     total_a, total_b = tree_a.weight, tree_b.weight
@@ -371,13 +418,13 @@ def diff_flamegraph_svg(base: dict, stacks: dict, unit: str, title: str, subtitl
         biggest = max(biggest, abs(sb - sa))
         todo.extend(node.children.values())
 
-    def frame_of(box: Box, scale: float, bottom: int) -> str:
+    def frame_of(box: Box, scale: float, bottom: int, tips: bool) -> str:
         node = box.node
         a, b = weight_in(twin_a, box), weight_in(twin_b, box)
         sb, sa = shares(b, a)
         name = _other_tip(node) if node.merged else node.name
         tip = (f"{name}: B {sb:.2f} % ({weight_text(b, unit)}), A {sa:.2f} % "
-               f"({weight_text(a, unit)}), change {sb - sa:+.2f} points")
+               f"({weight_text(a, unit)}), change {sb - sa:+.2f} points") if tips else None
         return _frame(box, scale, bottom, _diff_fill(sb - sa, biggest), tip)
 
     measure = "samples" if unit == "samples" else "ms off-CPU"
@@ -386,7 +433,8 @@ def diff_flamegraph_svg(base: dict, stacks: dict, unit: str, title: str, subtitl
         f"of {measure}; colour = change of share, B minus A (red: more in B, blue: less)")
     legend = [(_diff_fill(-1, 1), "less of the total in B"), ("#ffffff", "same share"),
               (_diff_fill(1, 1), "more of the total in B")]
-    return _render(root, title, line, frame_of, legend, script, width).encode("utf-8")
+    return [_render(root, title, line, frame_of, legend, script, w).encode("utf-8")
+            for w in widths]
 
 
 # Click a frame to zoom to it (its callers stretch to the full width, the rest hide); "Search"
@@ -394,7 +442,7 @@ def diff_flamegraph_svg(base: dict, stacks: dict, unit: str, title: str, subtitl
 # drawn frames back, so the SVG is the same picture with or without it.
 _SCRIPT = """
 (function () {
-var W = %(w)d, X0 = %(x0)d, CW = %(cw)s, frames = [].slice.call(document.querySelectorAll('g.f'));
+var W = %(w)d, X0 = %(x0)d, CW = %(cw)s, frames = [].slice.call(document.querySelectorAll('#frames>g'));
 var reset = document.getElementById('reset'), matched = document.getElementById('matched');
 function info(g) {
   if (!g.lc) {
@@ -410,7 +458,7 @@ function place(g, x, w) {
   r.setAttribute('x', x.toFixed(2)); r.setAttribute('width', w.toFixed(2));
   var c = Math.floor((w - 4) / CW), s = c < 3 ? '' : n.length > c ? n.slice(0, c - 2) + '..' : n;
   if (!t && s) { t = document.createElementNS('http://www.w3.org/2000/svg', 'text');
-    t.setAttribute('y', (info(g).y + %(ty)s).toFixed(2)); g.appendChild(t); }
+    t.setAttribute('y', info(g).y + %(ty)d); g.appendChild(t); }
   if (t) { t.setAttribute('x', (x + 3).toFixed(2)); t.textContent = s; }
 }
 function zoom(z) {
@@ -447,4 +495,4 @@ document.getElementById('search').addEventListener('click', function () {
 
 
 def _script(width: int) -> str:
-    return _SCRIPT % {"w": width - 2 * PAD_X, "x0": PAD_X, "cw": CHAR_W, "ty": FRAME_H - 4.5}
+    return _SCRIPT % {"w": width - 2 * PAD_X, "x0": PAD_X, "cw": CHAR_W, "ty": LABEL_Y}
