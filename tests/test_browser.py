@@ -62,6 +62,8 @@ PAGES = {"home": "/", "post": "/2026/11/22/thread-pool-vs-virtual-threads/",
          # the fan-out scenarios across a load curve, JFR in every repetition (issue 25)
          "fanout-report": "/reports/fanout-curve/",
          "fanout-post": "/2026/11/27/fan-out-under-load-futures-vs-pekko-streams/",
+         # a server none of the bundled targets are, measured by URL with its JFR (issue 24)
+         "url-report": "/reports/wiremock-by-url/",
          **{f"fanout-{s}": f"/reports/fanout-curve/{s}/" for s in ("fanout-futures", "fanout-pekko")}}
 AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 # Desktop, and a phone (iPhone 12-15 class, CSS px).
