@@ -185,7 +185,7 @@ def test_broken_run_fails_alone(tmp_path):
     assert out.returncode == 1
     errors = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
     assert errors == [f"error: run broken: {Path('runs/broken/run.yml')}: title: required; "
-                      f"line 2: titel: unknown key (allowed: cells, co_correction, date, "
+                      f"line 2: titel: unknown key (allowed: cells, co_correction, cpu_accounting, date, "
                       f"description, environment, jfr_attribution, load_generator, load_points, "
                       f"method, scenarios, schema_version, series, service_time_ms, systems, "
                       f"tags, title, value_unit, version, window)"]
