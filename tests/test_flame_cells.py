@@ -169,8 +169,13 @@ def test_a_built_cells_folded_file_is_its_repetitions_windows_summed(tmp_path):
 
 
 def _render(text: str, docs: dict) -> str:
+    """`text` rendered with `fanout` and `pekko` (fanout-curve's document and its Pekko scenario's
+    block) and `pv` (pool-vs-virtual's document) assigned, as a post assigns the blocks it passes."""
     from analysis.write.liquid_pages import baseurl, environment
-    template = environment(str(REPO)).from_string(text)
+    template = environment(str(REPO)).from_string(
+        '{%- assign fanout = site.data.runs["fanout-curve"] -%}'
+        '{%- assign pekko = fanout.scenarios["fanout-pekko"] -%}'
+        '{%- assign pv = site.data.runs["pool-vs-virtual"] -%}' + text)
     return template.render(site={"data": {"runs": docs}}, baseurl_=baseurl(REPO))
 
 
@@ -178,28 +183,28 @@ def test_the_post_includes_show_a_cells_graph_and_a_pairs_difference():
     from analysis.paths import find_data
     docs = {run: yaml.safe_load(find_data(REPO, run).read_text())
             for run in ("fanout-curve", "pool-vs-virtual")}
-    one = _render('{% include flamegraph.html run="fanout-curve" scenario="fanout-pekko" '
+    one = _render('{% include flamegraph.html block=pekko '
                   'system="jdk-virtual" load="r1500" kind="cpu" %}', docs)
     assert 'src="/assets/charts/fanout-curve/fanout-pekko-flame-jdk-virtual-r1500-cpu.svg"' in one
     assert 'loading="lazy"' in one and "fanout-pekko-jdk-virtual-r1500.cpu.folded" in one
-    diff = _render('{% include flamegraph-diff.html run="fanout-curve" base="fanout-futures" '
+    diff = _render('{% include flamegraph-diff.html block=fanout base="fanout-futures" '
                    'other="fanout-pekko" load="r750" %}', docs)
     assert "flame-diff-fanout-futures-vs-fanout-pekko-jdk-virtual-r750-cpu.svg" in diff
     assert "Fan-out, Pekko Streams (B" in diff and "Fan-out, futures (A" in diff
-    pair = _render('{% include flamegraph-diff.html run="pool-vs-virtual" base="pool20" '
+    pair = _render('{% include flamegraph-diff.html block=pv base="pool20" '
                    'other="virtual" load="r50" %}', docs)
     assert "flame-diff-pool20-vs-virtual-r50-cpu.svg" in pair
     # a load the pair has no graph at (run pages draw one load a pair): a note naming the
     # load there is, not an image and not a gap
-    for asked, where in (('run="fanout-curve" base="fanout-futures" other="fanout-pekko" '
+    for asked, where in (('block=fanout base="fanout-futures" other="fanout-pekko" '
                           'load="r1500"', "load=r750"),
-                         ('run="pool-vs-virtual" base="pool20" other="virtual" load="r200"',
+                         ('block=pv base="pool20" other="virtual" load="r200"',
                           "load=r50")):
         note = _render("{% include flamegraph-diff.html " + asked + " %}", docs)
         assert 'class="flame-note"' in note and where in note, note
         assert "<img" not in note and "no data" not in note
-    for missing in ('{% include flamegraph.html run="fanout-curve" scenario="fanout-pekko" '
+    for missing in ('{% include flamegraph.html block=pekko '
                     'system="jdk-virtual" load="r1500" kind="socket-read" %}',
-                    '{% include flamegraph-diff.html run="fanout-curve" base="fanout-pekko" '
+                    '{% include flamegraph-diff.html block=fanout base="fanout-pekko" '
                     'other="fanout-futures" load="r750" %}'):
         assert "[no data: flame graph]" in _render(missing, docs)

@@ -114,16 +114,19 @@ title: "Hostile data, printed through the includes"
 description: "A post showing the hostile run."
 tags: [hardening]
 ---
-Title: {% include stat.html run="hostile" field="title" %}.
+{%- assign hostile = site.data.runs["hostile"] -%}
+{%- assign extreme = site.data.runs["extreme"] -%}
+{%- assign hostile_jmh = site.data.runs["hostile-jmh"] -%}
+Title: {% include stat.html block=hostile field="title" %}.
 
-{% include load-curve-table.html run="hostile" %}
+{% include load-curve-table.html block=hostile %}
 
-{% include methodology.html run="hostile" %}
+{% include methodology.html block=hostile %}
 
-{% include load-curve-table.html run="extreme" %}
+{% include load-curve-table.html block=extreme %}
 
-{% include jmh-variant-table.html run="hostile-jmh" table="ring" %}
-{% include jmh-memory-table.html run="hostile-jmh" table="ring" %}
+{% include jmh-variant-table.html block=hostile_jmh table="ring" %}
+{% include jmh-memory-table.html block=hostile_jmh table="ring" %}
 """
 
 

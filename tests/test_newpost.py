@@ -41,11 +41,12 @@ def test_draft_has_methodology_includes_and_todo(tmp_path):
     assert front["description"] and front["tags"] == ["fixture", "synthetic"]
     assert front["image"] == "/assets/charts/oracle-demo/load-curve.png"
     body = text.split("---\n", 2)[2]
-    for include in ('{% include load-curve-table.html run="oracle-demo" %}',
-                    '{% include methodology.html run="oracle-demo" %}',
-                    '{% include ceiling.html run="oracle-demo" %}',
-                    '{% include percentile-plot.html run="oracle-demo" load="r100" %}',
-                    '{% include percentile-plot.html run="oracle-demo" load="r500" %}'):
+    for include in ('{%- assign run_data = site.data.runs["oracle-demo"] -%}',
+                    '{% include load-curve-table.html block=run_data %}',
+                    '{% include methodology.html block=run_data %}',
+                    '{% include ceiling.html block=run_data %}',
+                    '{% include percentile-plot.html block=run_data load="r100" %}',
+                    '{% include percentile-plot.html block=run_data load="r500" %}'):
         assert include in body
     # methodology from the manifest
     assert "open-loop generator" in body and "15 s" in body and "5 ms" in body
@@ -95,5 +96,5 @@ def test_manifest_strings_cannot_run_as_liquid_or_html(tmp_path):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
     # the only Liquid tags in the body are the ones the template put there
     tags = re.findall(r"{%.*?%}", body)
-    assert tags and all(t.startswith(("{% include ", "{% assign run_data")) for t in tags), tags
+    assert tags and all(t.startswith(("{% include ", "{%- assign run_data = site.data.runs[")) for t in tags), tags
     assert json.dumps(evil)  # the manifest value itself is untouched data

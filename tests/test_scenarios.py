@@ -310,10 +310,13 @@ def test_new_post_drafts_a_section_per_scenario():
     from analysis.derive.aggregate import build_run
     from analysis.write.post import render_draft
     text = render_draft(build_run(load_manifest(FIXTURE)))
-    assert '{% include summary-table.html run="scenarios-demo" %}' in text
+    assert '{%- assign run_data = site.data.runs["scenarios-demo"] -%}' in text
+    assert '{% include summary-table.html block=run_data %}' in text
     for sid in ("sleep", "cpu", "json"):
-        assert f'{{% include load-curve-table.html run="scenarios-demo" scenario="{sid}" %}}' in text
-    assert 'scenario="sleep" load="r100"' in text and "## The load curve" not in text
+        section = text.split(f'{{% assign scenario = run_data.scenarios["{sid}"] %}}\n', 1)[1]
+        assert section.startswith('{% include ceiling.html block=scenario %}\n'), sid
+        assert '{% include load-curve-table.html block=scenario %}' in section.split("## ")[0]
+    assert 'block=scenario load="r100"' in text and "## The load curve" not in text
     assert "image: /assets/charts/scenarios-demo/sleep-load-curve.png" in text
 
 

@@ -189,14 +189,13 @@ def _printed_fields(path) -> list[tuple[str, str]]:
     resolved through its assign / for / include parameter."""
     text = path.read_text()
     names: dict[str, str] = {}
-    # a block keyed by an include parameter (jmh_variants[include.table]): any key (`*`);
-    # scenario=ID: the same block read from the scenario's part of the document
-    for name, rest in re.findall(r"assign (\w+) = site\.data\.runs\[include\.run\]"
-                                 r"(?:\.scenarios\[include\.scenario\])?"
-                                 r"((?:\.\w+|\[include\.\w+\])*)", text):
-        names[name] = re.sub(r"\[include\.\w+\]", ".*", rest).lstrip(".")
     for name, param in re.findall(r"assign (\w+) = include\.(\w+)", text):
         names[name] = PARAMS.get((path.name, param), "")
+    # block=: the run's document (a scenario's block has the same view blocks); a block keyed
+    # by an include parameter (jmh_variants[include.table]): any key (`*`)
+    for name, rest in re.findall(r"assign (\w+) = include\.block((?:\.\w+|\[include\.\w+\])*)",
+                                 text):
+        names[name] = re.sub(r"\[include\.\w+\]", ".*", rest).lstrip(".")
     for param in re.findall(r"include\.(\w+)\.", text):
         names[f"include.{param}"] = PARAMS.get((path.name, param), "")
     changed = True

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(manifest, "kind", "load") == "jmh":
         raise LoadcurveError("new-post drafts load-test runs; this is a JMH run (kind: jmh)",
                              path=manifest.path, hint="start from _posts/2026-11-24-actors-and-"
-                             "streams-with-jmh.md: its includes take run= and table=")
+                             "streams-with-jmh.md: its includes take block= and table=")
     run = build_run(manifest)
     path = draft_path(Path(args.drafts), run)
     try:
