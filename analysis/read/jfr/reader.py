@@ -238,7 +238,9 @@ class ChunkReader:
             s.cover_until(start_nanos + h.duration_nanos)
         elif last_ticks is not None:
             s.cover_until(start_nanos + (last_ticks - start_ticks) * 1_000_000_000 // tps)
-        self._resolve_samples(pools, offsets, data, entries)
+        # One set of name lookups a chunk: a subclass folding more stacks (stacks.py) resolves
+        # them with the same method names, not a second copy of each.
+        self._resolve_samples(self._stack_names(pools, offsets, data, entries))
 
     def _find_metadata(self, chunk: Chunk, end: int) -> Metadata | None:
         data = chunk.data
@@ -472,8 +474,9 @@ class ChunkReader:
 
         return stack, text, by_name.get("jdk.types.GCWhen", missing)
 
-    def _resolve_samples(self, pools, offsets, data, entries):
-        stack, text, when = self._stack_names(pools, offsets, data, entries)
+    def _resolve_samples(self, names):
+        """The chunk's execution samples and GCWhen keys resolved; `names`: _stack_names's."""
+        stack, text, when = names
         for target in (self.summary, self.summary.warmup):
             if target is None:
                 continue

@@ -166,8 +166,8 @@ class StackReader(ChunkReader):
 
     _on_ThreadPark = _on_JavaMonitorEnter = _on_ThreadSleep = _on_SocketRead = _on_duration
 
-    def _resolve_samples(self, pools, offsets, data, entries):
-        stack = self._stack_names(pools, offsets, data, entries)[0]
+    def _resolve_samples(self, names):
+        stack = names[0]
         target = self.summary
         weights = self._samples.get(target, {})
         events = self._events.get(target)
@@ -216,37 +216,49 @@ class FoldingReader(ChunkReader):
         # event -> {stack trace key: [summed ns, events]}, of the chunk being read
         self._off_cpu: dict[str, dict] = {}
 
-    def _tally(self, event, v):
-        s = self.summary
-        if s.window is not None and s.route(self._epoch_ns(v[0])) is not s:
-            return      # the warm-up's and the drain's stacks are not kept
-        key = v[2] if type(v[2]) is int else None
-        per_key = self._off_cpu.setdefault(event, {})
+    def _tally(self, event, key, span_ns):
+        """One event of the window (the warm-up's and the drain's stacks are not kept)."""
+        key = key if type(key) is int else None
+        per_key = self._off_cpu.get(event)
+        if per_key is None:
+            per_key = self._off_cpu[event] = {}
         tally = per_key.get(key)
         if tally is None:
             tally = per_key[key] = [0, 0]
-        tally[0] += self._span_ns(v[1]) or 0
+        tally[0] += span_ns or 0
         tally[1] += 1
 
+    def _count_and_tally(self, event, v, record: str):
+        """An event the summary counts too (its method `record`) and whose stack is folded,
+        from one routing of it: parks are the most frequent off-CPU events (~10k a run in
+        runs/pool-vs-virtual)."""
+        target = self._route(v[0])
+        if target is None:
+            return
+        span = self._span_ns(v[1])
+        getattr(target, record)(span)
+        if target is self.summary:
+            self._tally(event, v[2], span)
+
     def _on_ThreadPark(self, v):
-        super()._on_ThreadPark(v)
-        self._tally("jdk.ThreadPark", v)
+        self._count_and_tally("jdk.ThreadPark", v, "park")
 
     def _on_JavaMonitorEnter(self, v):
-        super()._on_JavaMonitorEnter(v)
-        self._tally("jdk.JavaMonitorEnter", v)
+        self._count_and_tally("jdk.JavaMonitorEnter", v, "monitor_enter")
 
     def _on_ThreadSleep(self, v):
-        self._tally("jdk.ThreadSleep", v)
+        if self._route(v[0]) is self.summary:
+            self._tally("jdk.ThreadSleep", v[2], self._span_ns(v[1]))
 
     def _on_SocketRead(self, v):
-        self._tally("jdk.SocketRead", v)
+        if self._route(v[0]) is self.summary:
+            self._tally("jdk.SocketRead", v[2], self._span_ns(v[1]))
 
-    def _resolve_samples(self, pools, offsets, data, entries):
-        super()._resolve_samples(pools, offsets, data, entries)
+    def _resolve_samples(self, names):
+        super()._resolve_samples(names)
         if not self._off_cpu:
             return
-        stack = self._stack_names(pools, offsets, data, entries)[0]
+        stack = names[0]
         for event, per_key in sorted(self._off_cpu.items()):
             fold = self.summary.folds[event]
             for key, (ns, n) in per_key.items():
