@@ -388,19 +388,23 @@ class ChunkReader:
         if target is not None:
             target.safepoint(start, self._span_ns(v[1]))
 
+    # These two return the summary the event counted in (None: none), so that a subclass
+    # reading the same event for more (stacks.FoldingReader) does not route it again.
     def _on_ThreadPark(self, v):
         target = self.summary
         if target.window is not None:
             target = target.route(self._epoch_ns(v[0]))
             if target is None:
-                return
+                return None
         ticks = v[1]
         target.park(ticks * 1_000_000_000 // self._clock[2] if type(ticks) is int else None)
+        return target
 
     def _on_JavaMonitorEnter(self, v):
         target = self._route(v[0])
         if target is not None:
             target.monitor_enter(self._span_ns(v[1]))
+        return target
 
     def _on_ActiveSetting(self, v):
         event_name = self.setting_events.get(v[1]) if type(v[1]) is int else None

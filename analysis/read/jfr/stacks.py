@@ -228,23 +228,15 @@ class FoldingReader(ChunkReader):
         tally[0] += span_ns or 0
         tally[1] += 1
 
-    def _count_and_tally(self, event, v, record: str):
-        """An event the summary counts too (its method `record`) and whose stack is folded,
-        from one routing of it: parks are the most frequent off-CPU events (~10k a run in
-        runs/pool-vs-virtual)."""
-        target = self._route(v[0])
-        if target is None:
-            return
-        span = self._span_ns(v[1])
-        getattr(target, record)(span)
-        if target is self.summary:
-            self._tally(event, v[2], span)
-
+    # Parks are the most frequent off-CPU events (~10k a run in runs/pool-vs-virtual): the
+    # summary's handler places each in the window, and says where, for both.
     def _on_ThreadPark(self, v):
-        self._count_and_tally("jdk.ThreadPark", v, "park")
+        if super()._on_ThreadPark(v) is self.summary:
+            self._tally("jdk.ThreadPark", v[2], self._span_ns(v[1]))
 
     def _on_JavaMonitorEnter(self, v):
-        self._count_and_tally("jdk.JavaMonitorEnter", v, "monitor_enter")
+        if super()._on_JavaMonitorEnter(v) is self.summary:
+            self._tally("jdk.JavaMonitorEnter", v[2], self._span_ns(v[1]))
 
     def _on_ThreadSleep(self, v):
         if self._route(v[0]) is self.summary:
