@@ -41,6 +41,54 @@ def test_one_pass_gives_the_summary_and_every_events_stacks(recording):
     assert folds["jdk.ExecutionSample"]["total"] > 0
 
 
+# Recordings with parks (966; 99) and, in the second, sleeps (99), which the summary does not read.
+WITH_PARKS = [REPO / "runs" / "pool-vs-virtual" / "virtual" / "r25.2.jfr", SPLIT / "jdk25-split.jfr"]
+
+
+def _calls(monkeypatch, owner, name):
+    """A counter of the calls of owner.name (the method still runs)."""
+    inner, calls = getattr(owner, name), []
+
+    def counted(*a, **k):
+        calls.append(1)
+        return inner(*a, **k)
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize("recording", WITH_PARKS, ids=lambda p: p.name)
+def test_folding_resolves_each_chunks_names_once(monkeypatch, recording):
+    """The off-CPU stacks are named with the lookups the execution samples' were: one set a
+    chunk, as the summary alone makes (issue 25: folding's cost in the build)."""
+    from analysis.read.jfr.reader import ChunkReader
+    calls = _calls(monkeypatch, ChunkReader, "_stack_names")
+    summarize_jfr(recording)
+    alone = len(calls)
+    calls.clear()
+    _summary, folds = summarize_and_fold(recording)
+    assert folds["jdk.ThreadPark"]["events"] > 90    # off-CPU stacks were folded
+    assert alone > 0 and len(calls) == alone
+
+
+@pytest.mark.parametrize("recording", WITH_PARKS, ids=lambda p: p.name)
+def test_folding_routes_each_summary_event_once(monkeypatch, recording):
+    """An off-CPU event the summary reads too (parks, monitor waits) is placed in the window
+    once for both; only the events the summary does not read (sleeps, socket reads) add a
+    routing each."""
+    from analysis.read.jfr.summary import Summary
+    start = fold_jfr(recording, window_s=(0.0, 1e9))["window"]["start_epoch_s"]
+    window = (round(start * 1e9) + 2_000_000_000, round(start * 1e9) + 8_000_000_000)
+    only_folded = sum(f["events"] + f["unresolved"] for f in (
+        fold_jfr(recording, e) for e in ("jdk.ThreadSleep", "jdk.SocketRead")))
+    assert fold_jfr(recording, "jdk.ThreadPark")["events"] > 90
+    calls = _calls(monkeypatch, Summary, "route")
+    summarize_jfr(recording, window=window)
+    alone = len(calls)
+    calls.clear()
+    summarize_and_fold(recording, window=window)
+    assert len(calls) == alone + only_folded
+
+
 def test_application_patterns_are_the_ones_naming_application_code():
     run = SimpleNamespace(jfr_attribution=yaml.safe_load(
         (REPO / "runs" / "many-servers" / "run.yml").read_text())["jfr_attribution"])

@@ -226,3 +226,19 @@ def test_cli_diff_writes_the_differential_graph(tmp_path):
 ])
 def test_frame_kinds(name, kind):
     assert frame_kind(name, [re.compile(r"loadcurve\..*")]) == kind
+
+
+def test_one_tree_is_ranked_once_for_both_widths(monkeypatch):
+    """The wide and the phone's graph of a profile share one tree and one ranking of its
+    frames' weights (the frame budget's cut), not one a width (issue 25: the build draws both
+    of every cell)."""
+    from analysis.write.charts import flamegraph
+    ranked = []
+    inner = flamegraph.ranked_weights
+    monkeypatch.setattr(flamegraph, "ranked_weights", lambda root: ranked.append(root) or
+                        inner(root))
+    stacks = {("main", f"m{k}", f"n{j}"): k + j for k in range(40) for j in range(30)}
+    wide, phone = flamegraph.flamegraph_svgs(stacks, "samples", "t", script=False)
+    assert len(ranked) == 1 and ranked[0].weight == sum(stacks.values())
+    # the phone's budget cut it to fewer frames than the wide graph's
+    assert 0 < len(frames(phone)) < len(frames(wide))

@@ -212,6 +212,20 @@ def test_folded_text_format():
         "a;z 5\nb 2\n"
 
 
+def test_folded_text_cleans_only_the_stacks_that_need_it(monkeypatch):
+    """A frame holding a separator (a damaged recording) is cleaned; the others, every frame
+    of a readable recording, are written as they are, without a replace per frame (the build
+    writes ~10^5 frames a run: issue 25)."""
+    from analysis.read.jfr import stacks as stacks_module
+    cleaned = []
+    inner = stacks_module.frame_text
+    monkeypatch.setattr(stacks_module, "frame_text", lambda f: cleaned.append(f) or inner(f))
+    f = {"unit": "samples", "stacks": {("a", "b", "c"): 3, ("a", "b;\rx"): 2, ("d",): 1,
+                                       ("a", "b"): 4}}
+    assert folded_text(f) == "a;b 4\na;b: x 2\na;b;c 3\nd 1\n"
+    assert cleaned == ["a", "b;\rx"]
+
+
 def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "analysis", "jfr", *map(str, args)], cwd=REPO,
                           capture_output=True, text=True, timeout=120)

@@ -25,11 +25,12 @@ from analysis.write.charts import flame_cells, flamegraph  # noqa: E402
 
 
 def clear_caches() -> None:
-    """Each timing starts cold: flamegraph's fill cache would otherwise carry the first
-    repetition's work into the next (a build's worker starts each run with what it has)."""
-    fills = getattr(flamegraph, "_fills", None)
-    if fills is not None:
-        fills.cache_clear()
+    """Each timing starts cold: flamegraph's fill and escape caches would otherwise carry the
+    first repetition's work into the next (a build's worker starts each run with what it has)."""
+    for name in ("_fills", "_xml"):     # (_xml: escaped names, since issue 25's last round)
+        cache = getattr(flamegraph, name, None)
+        if cache is not None:
+            cache.cache_clear()
 
 
 def flame_stage(run):

@@ -15,7 +15,8 @@ and then builds a second copy of it under another run id ("next": what each furt
 Stages, CPU seconds of the worker process (time.process_time; steadier than wall time when other
 work shares the cores):
     hlog      read_hlog and read_counts (the .hlog and counts.json of every cell)
-    jfr       summarize_jfr (every cell's recording)
+    jfr       summarize_jfr (every cell's recording), or summarize_and_fold where the tree
+              folds the flame graphs' stacks in the same pass (issue 25)
     model     the rest of analyse_run (aggregation, statistics)
     data      the rest of analyse_task: chart plan, CSVs, the data file's YAML, the page
     yaml      the part of `data` spent in dump_yaml
@@ -62,6 +63,8 @@ def timed(module, name, stage):
 timed(analysis.derive.analyse, "read_hlog", "hlog")
 timed(analysis.derive.analyse, "read_counts", "hlog")
 timed(analysis.derive.analyse, "summarize_jfr", "jfr")
+if hasattr(analysis.derive.analyse, "summarize_and_fold"):   # the JFR pass since issue 25
+    timed(analysis.derive.analyse, "summarize_and_fold", "jfr")
 timed(analysis.derive.analyse, "analyse_run", "run")
 timed(analysis.write.yaml_text, "dump_yaml", "yaml")
 runs_root, site = sys.argv[1], sys.argv[2]

@@ -238,7 +238,9 @@ class ChunkReader:
             s.cover_until(start_nanos + h.duration_nanos)
         elif last_ticks is not None:
             s.cover_until(start_nanos + (last_ticks - start_ticks) * 1_000_000_000 // tps)
-        self._resolve_samples(pools, offsets, data, entries)
+        # One set of name lookups a chunk: a subclass folding more stacks (stacks.py) resolves
+        # them with the same method names, not a second copy of each.
+        self._resolve_samples(self._stack_names(pools, offsets, data, entries))
 
     def _find_metadata(self, chunk: Chunk, end: int) -> Metadata | None:
         data = chunk.data
@@ -386,19 +388,23 @@ class ChunkReader:
         if target is not None:
             target.safepoint(start, self._span_ns(v[1]))
 
+    # These two return the summary the event counted in (None: none), so that a subclass
+    # reading the same event for more (stacks.FoldingReader) does not route it again.
     def _on_ThreadPark(self, v):
         target = self.summary
         if target.window is not None:
             target = target.route(self._epoch_ns(v[0]))
             if target is None:
-                return
+                return None
         ticks = v[1]
         target.park(ticks * 1_000_000_000 // self._clock[2] if type(ticks) is int else None)
+        return target
 
     def _on_JavaMonitorEnter(self, v):
         target = self._route(v[0])
         if target is not None:
             target.monitor_enter(self._span_ns(v[1]))
+        return target
 
     def _on_ActiveSetting(self, v):
         event_name = self.setting_events.get(v[1]) if type(v[1]) is int else None
@@ -472,8 +478,9 @@ class ChunkReader:
 
         return stack, text, by_name.get("jdk.types.GCWhen", missing)
 
-    def _resolve_samples(self, pools, offsets, data, entries):
-        stack, text, when = self._stack_names(pools, offsets, data, entries)
+    def _resolve_samples(self, names):
+        """The chunk's execution samples and GCWhen keys resolved; `names`: _stack_names's."""
+        stack, text, when = names
         for target in (self.summary, self.summary.warmup):
             if target is None:
                 continue

@@ -166,8 +166,8 @@ class StackReader(ChunkReader):
 
     _on_ThreadPark = _on_JavaMonitorEnter = _on_ThreadSleep = _on_SocketRead = _on_duration
 
-    def _resolve_samples(self, pools, offsets, data, entries):
-        stack = self._stack_names(pools, offsets, data, entries)[0]
+    def _resolve_samples(self, names):
+        stack = names[0]
         target = self.summary
         weights = self._samples.get(target, {})
         events = self._events.get(target)
@@ -216,37 +216,41 @@ class FoldingReader(ChunkReader):
         # event -> {stack trace key: [summed ns, events]}, of the chunk being read
         self._off_cpu: dict[str, dict] = {}
 
-    def _tally(self, event, v):
-        s = self.summary
-        if s.window is not None and s.route(self._epoch_ns(v[0])) is not s:
-            return      # the warm-up's and the drain's stacks are not kept
-        key = v[2] if type(v[2]) is int else None
-        per_key = self._off_cpu.setdefault(event, {})
+    def _tally(self, event, key, span_ns):
+        """One event of the window (the warm-up's and the drain's stacks are not kept)."""
+        key = key if type(key) is int else None
+        per_key = self._off_cpu.get(event)
+        if per_key is None:
+            per_key = self._off_cpu[event] = {}
         tally = per_key.get(key)
         if tally is None:
             tally = per_key[key] = [0, 0]
-        tally[0] += self._span_ns(v[1]) or 0
+        tally[0] += span_ns or 0
         tally[1] += 1
 
+    # Parks are the most frequent off-CPU events (~10k a run in runs/pool-vs-virtual): the
+    # summary's handler places each in the window, and says where, for both.
     def _on_ThreadPark(self, v):
-        super()._on_ThreadPark(v)
-        self._tally("jdk.ThreadPark", v)
+        if super()._on_ThreadPark(v) is self.summary:
+            self._tally("jdk.ThreadPark", v[2], self._span_ns(v[1]))
 
     def _on_JavaMonitorEnter(self, v):
-        super()._on_JavaMonitorEnter(v)
-        self._tally("jdk.JavaMonitorEnter", v)
+        if super()._on_JavaMonitorEnter(v) is self.summary:
+            self._tally("jdk.JavaMonitorEnter", v[2], self._span_ns(v[1]))
 
     def _on_ThreadSleep(self, v):
-        self._tally("jdk.ThreadSleep", v)
+        if self._route(v[0]) is self.summary:
+            self._tally("jdk.ThreadSleep", v[2], self._span_ns(v[1]))
 
     def _on_SocketRead(self, v):
-        self._tally("jdk.SocketRead", v)
+        if self._route(v[0]) is self.summary:
+            self._tally("jdk.SocketRead", v[2], self._span_ns(v[1]))
 
-    def _resolve_samples(self, pools, offsets, data, entries):
-        super()._resolve_samples(pools, offsets, data, entries)
+    def _resolve_samples(self, names):
+        super()._resolve_samples(names)
         if not self._off_cpu:
             return
-        stack = self._stack_names(pools, offsets, data, entries)[0]
+        stack = names[0]
         for event, per_key in sorted(self._off_cpu.items()):
             fold = self.summary.folds[event]
             for key, (ns, n) in per_key.items():
@@ -313,9 +317,19 @@ def folded_text(folded: dict) -> str:
     """Brendan Gregg's folded format: `frame;frame;... weight` per stack, root first, lines in
     the order of their text (as FlameGraph's stackcollapse scripts sort them)."""
     unit = folded["unit"]
-    lines = sorted(";".join(frame_text(f) for f in stack) + " " + weight_text(w, unit)
+    lines = sorted(_frames_text(stack) + " " + weight_text(w, unit)
                    for stack, w in folded["stacks"].items() if stack)
     return "".join(line + "\n" for line in lines)
+
+
+def _frames_text(stack: tuple) -> str:
+    """A stack's frames as its folded line holds them (frame_text each, joined by ';')."""
+    text = ";".join(stack)
+    # Every frame of a readable recording: no separator inside, so the plain join is the line
+    # (one check a stack, not a replace per frame: the build writes ~10^5 frames a run).
+    if text.count(";") == len(stack) - 1 and "\n" not in text and "\r" not in text:
+        return text
+    return ";".join(frame_text(f) for f in stack)
 
 
 def parse_folded(text: str, unit: str = "samples", source: str = "") -> dict:

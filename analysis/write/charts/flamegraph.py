@@ -118,7 +118,7 @@ def _fills(application: tuple[str, ...]):
 
 # -- the tree ----------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     name: str
     weight: int = 0
@@ -130,32 +130,39 @@ def build_tree(stacks: dict) -> Node:
     root = Node(ROOT)
     for stack, weight in stacks.items():
         root.weight += weight
-        node = root
+        children = root.children
         for frame in stack:
-            child = node.children.get(frame)
+            child = children.get(frame)
             if child is None:
-                child = node.children[frame] = Node(frame)
+                child = children[frame] = Node(frame)
             child.weight += weight
-            node = child
+            children = child.children
     return root
 
 
-def _cutoff(root: Node, min_weight: float, budget: int) -> float:
-    """The weight a frame must exceed to be drawn: at least min_weight, and at most `budget`
-    frames above it (a caller is never lighter than its callees, so what is drawn is whole)."""
+def ranked_weights(root: Node) -> list:
+    """Every node's weight, heaviest first: _cutoff's input, the same for each width drawn of
+    one tree (so it is gathered once, not once a width)."""
     weights = []
     todo = [root]
     while todo:
         node = todo.pop()
         weights.append(node.weight)
         todo.extend(node.children.values())
-    if len(weights) <= budget:
-        return min_weight
     weights.sort(reverse=True)
-    return max(min_weight, weights[budget])
+    return weights
 
 
-@dataclass
+def _cutoff(ranked: list, min_weight: float, budget: int) -> float:
+    """The weight a frame must exceed to be drawn: at least min_weight, and at most `budget`
+    frames above it (a caller is never lighter than its callees, so what is drawn is whole);
+    `ranked`: ranked_weights of the tree."""
+    if len(ranked) <= budget:
+        return min_weight
+    return max(min_weight, ranked[budget])
+
+
+@dataclass(slots=True)
 class Box:
     depth: int
     x: float                      # in weight units from the left
@@ -171,17 +178,21 @@ def layout(root: Node, keep_above: float, min_other: float) -> list[Box]:
     while todo:
         node, depth, x, parent = todo.pop()
         boxes.append(Box(depth, x, node, parent))
+        children = node.children
+        if not children:        # a leaf: most of the frames drawn
+            continue
         narrow = []
-        for name in sorted(node.children):
-            child = node.children[name]
+        for name in sorted(children):
+            child = children[name]
             if child.weight > keep_above:
                 todo.append((child, depth + 1, x, node))
                 x += child.weight
             else:
-                narrow.append(child.name)
-        rest = sum(node.children[n].weight for n in narrow)
-        if narrow and rest >= min_other:
-            todo.append((Node(OTHER, rest, {}, tuple(narrow)), depth + 1, x, node))
+                narrow.append(name)
+        if narrow:
+            rest = sum(children[n].weight for n in narrow)
+            if rest >= min_other:
+                todo.append((Node(OTHER, rest, {}, tuple(narrow)), depth + 1, x, node))
     boxes.sort(key=lambda b: (b.depth, b.x))
     return boxes
 
@@ -205,27 +216,42 @@ def _label(name: str, width_px: float) -> str | None:
 
 def _px(v: float) -> str:
     """A frame's coordinate to a tenth of a pixel (finer is not seen, and a graph has
-    hundreds of frames of three coordinates each)."""
-    text = f"{v:.1f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+    hundreds of frames of three coordinates each), without a trailing ".0"."""
+    text = f"{v:.1f}"
+    if text.endswith(".0"):
+        text = text[:-2]
+        return "0" if text == "-0" else text
+    return text
+
+
+# escape, remembered per text: a run's graphs draw the same frame names (and labels) again
+# and again, wide and narrow, cell after cell.
+_xml = lru_cache(maxsize=1 << 16)(escape)
 
 
 def _frame(box: Box, scale: float, bottom: int, fill: str, tip: str | None) -> str:
     """One frame (a <g> child of #frames: the style and the script find frames so, with no
-    class repeated on each); `bottom`: the y where the root frame's row ends."""
+    class repeated on each); `bottom`: the y where the root frame's row ends; `tip`: its
+    title, escaped already (_tip)."""
     x = PAD_X + box.x * scale
     w = box.node.weight * scale
     y = bottom - (box.depth + 1) * FRAME_H
     label = _label(box.node.name, w)
     text = "" if label is None else \
-        f'<text x="{_px(x + 3)}" y="{y + LABEL_Y}">{escape(label)}</text>'
-    head = "<g>" if tip is None else f"<g><title>{escape(tip)}</title>"
+        f'<text x="{_px(x + 3)}" y="{y + LABEL_Y}">{_xml(label)}</text>'
+    head = "<g>" if tip is None else f"<g><title>{tip}</title>"
     return (f'{head}<rect x="{_px(x)}" y="{y}" '
             f'width="{_px(w)}" height="{FRAME_H - 1}" fill="{fill}"/>{text}</g>')
 
 
 def _other_tip(node: Node) -> str:
     return f"{OTHER}: {len(node.merged)} frames too narrow to draw, merged"
+
+
+def _tip_name(node: Node) -> str:
+    """The start of a frame's title, escaped: its name, or what an "other" frame merged (the
+    rest of a title is numbers and plain words, which escaping leaves as they are)."""
+    return _other_tip(node) if node.merged else _xml(node.name)
 
 
 def _document(height: int, title: str, subtitle: str, frames: list[str], legend: str,
@@ -282,8 +308,16 @@ def _legend(top: int, rows: list[list]) -> str:
     return "".join(out)
 
 
-def _render(root: Node, title: str, subtitle: str, frame_of, legend_items, script: bool,
-            width: int) -> str:
+def _render_widths(root: Node, title: str, subtitle: str, frame_of, legend_items,
+                   script: bool, widths: Sequence[int]) -> list[bytes]:
+    """_render's SVG of one tree at each of `widths`, as bytes."""
+    ranked = ranked_weights(root)
+    return [_render(root, ranked, title, subtitle, frame_of, legend_items, script,
+                    w).encode("utf-8") for w in widths]
+
+
+def _render(root: Node, ranked: list, title: str, subtitle: str, frame_of, legend_items,
+            script: bool, width: int) -> str:
     """The SVG text within MAX_BYTES: frame_of(box, scale, bottom, tips) -> one frame's
     element, with its <title> when `tips`: in the wide graph, or one with the script (which
     reads them). A phone's graph without the script has none: pages show it only as an <img>,
@@ -300,7 +334,7 @@ def _render(root: Node, title: str, subtitle: str, frame_of, legend_items, scrip
     min_px = MIN_PX if width >= WIDTH else NARROW_MIN_PX
     while True:
         px = 1 / scale if scale else 0.0
-        boxes = layout(root, _cutoff(root, min_px * px, budget), 0.3 * px) if root.weight \
+        boxes = layout(root, _cutoff(ranked, min_px * px, budget), 0.3 * px) if root.weight \
             else [Box(0, 0.0, root, None)]
         depth = max(b.depth for b in boxes)
         bottom = TOP + (depth + 1) * FRAME_H
@@ -335,15 +369,13 @@ def flamegraph_svgs(stacks: dict, unit: str, title: str, subtitle: str = "",
         if not tips:
             return _frame(box, scale, bottom, fill(node.name), None)
         share = 100.0 * node.weight / total if total else 0.0
-        name = _other_tip(node) if node.merged else node.name
-        tip = f"{name} ({weight_text(node.weight, unit)}, {share:.2f} %)"
+        tip = f"{_tip_name(node)} ({weight_text(node.weight, unit)}, {share:.2f} %)"
         return _frame(box, scale, bottom, fill(node.name), tip)
 
     measure = "samples" if unit == "samples" else "ms off-CPU"
     line = subtitle or f"total {weight_text(total, unit)}; width = share of {measure}"
     legend = [(_shade(c, ""), label) for _, label, c in KINDS] + [("#d0d0d0", "merged")]
-    return [_render(root, title, line, frame_of, legend, script, w).encode("utf-8")
-            for w in widths]
+    return _render_widths(root, title, line, frame_of, legend, script, widths)
 
 
 def _diff_fill(delta: float, biggest: float) -> str:
@@ -422,8 +454,7 @@ def diff_flamegraph_svgs(base: dict, stacks: dict, unit: str, title: str, subtit
         node = box.node
         a, b = weight_in(twin_a, box), weight_in(twin_b, box)
         sb, sa = shares(b, a)
-        name = _other_tip(node) if node.merged else node.name
-        tip = (f"{name}: B {sb:.2f} % ({weight_text(b, unit)}), A {sa:.2f} % "
+        tip = (f"{_tip_name(node)}: B {sb:.2f} % ({weight_text(b, unit)}), A {sa:.2f} % "
                f"({weight_text(a, unit)}), change {sb - sa:+.2f} points") if tips else None
         return _frame(box, scale, bottom, _diff_fill(sb - sa, biggest), tip)
 
@@ -433,8 +464,7 @@ def diff_flamegraph_svgs(base: dict, stacks: dict, unit: str, title: str, subtit
         f"of {measure}; colour = change of share, B minus A (red: more in B, blue: less)")
     legend = [(_diff_fill(-1, 1), "less of the total in B"), ("#ffffff", "same share"),
               (_diff_fill(1, 1), "more of the total in B")]
-    return [_render(root, title, line, frame_of, legend, script, w).encode("utf-8")
-            for w in widths]
+    return _render_widths(root, title, line, frame_of, legend, script, widths)
 
 
 # Click a frame to zoom to it (its callers stretch to the full width, the rest hide); "Search"
