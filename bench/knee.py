@@ -12,12 +12,20 @@ A probe is saturated when, of the requests whose intended send time fell in its 
   - the server completed fewer than 95 % of the offered rate during the window (a queue grows
     before its requests time out), or
   - with --p99-ms, the p99 latency of those answered in time is above that bound.
+A server that has not settled before a probe (bench/settle.py: not back to its quiet answer
+time within --settle-max-s) is still working off the previous probe, and a rate that leaves it
+so is not one it sustains: that probe counts as saturated and the search stops there, its knee
+the highest good probe left (an error if there is none).
+
+Each probe gets the host check a cell gets (bench/hostcheck.py, and the settle wait); the
+counts file's host_check is kept with the probe.
 
 The search is kept in STATE (JSON: the rule, and per system each probe's rate, verdict and why,
 the knee and the chosen rates); run.yml gets it as method.knee_search. One call per step:
 
     python bench/knee.py step --state FILE --system ID --start 10 --ceiling R [--bisections 2]
         [--p99-ms X] [--rate R --counts FILE --hlog FILE]   # the probe just measured, if any
+        [--unsettled-before R --settle ITEMS]   # or: the server did not settle before probe R
     -> prints `probe RATE`, or `done RATE,RATE,...` (the curve)
     python bench/knee.py rates --state FILE   # the union of every system's curve
 """
@@ -32,6 +40,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from analysis import atomic  # noqa: E402  (the repository root is put on the path just above)
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from settle import IN_A_ROW  # noqa: E402  (bench/, just above)
+
 MAX_FAILED_SHARE = 0.01
 MIN_SEND_SHARE = 0.99
 MIN_COMPLETION_SHARE = 0.95
@@ -43,7 +54,9 @@ def rule_text(p99_ms: float | None) -> str:
     text = (f"saturated when timed out + errors > {MAX_FAILED_SHARE:.0%} of the window's sent "
             f"requests, sent < {MIN_SEND_SHARE:.0%} of the offered rate (or any not sent), or "
             f"completed < {MIN_COMPLETION_SHARE:.0%} of the offered rate in the window")
-    return text + (f", or p99 of the answered ones > {p99_ms:g} ms" if p99_ms else "")
+    text += f", or p99 of the answered ones > {p99_ms:g} ms" if p99_ms else ""
+    return text + ("; a probe after which the server did not settle again before the next one "
+                   "is saturated too, and the search stops there")
 
 
 def verdict(counts: dict, p99_ms: float | None, hlog: Path | None) -> tuple[str, str]:
@@ -101,6 +114,23 @@ def curve(probes: list[dict], ceiling: int) -> tuple[int | None, int | None, lis
     return knee, past, sorted(r for r in rates if 1 <= r <= ceiling)
 
 
+def stop_unsettled(probes: list[dict], rate: int, settle_items: str) -> str:
+    """The server had not settled before the probe at RATE (SETTLE_ITEMS: settle.py's
+    settle=unsettled,settle_waited_s=X,settle_bound_ms=X): the probe before it, which left the
+    server so, becomes saturated. Returns why the search stopped."""
+    items = dict(item.split("=", 1) for item in settle_items.split(","))
+    waited, bound = float(items["settle_waited_s"]), float(items["settle_bound_ms"])
+    never = f"never {IN_A_ROW} answers in a row within {bound:g} ms"
+    if not probes:
+        return (f"the server had not settled before the first probe, at {rate} req/s, in "
+                f"{waited:g} s ({never})")
+    last = probes[-1]
+    last["verdict"] = "saturated"
+    last["why"] += f"; the server was not settled {waited:g} s later ({never})"
+    return (f"the server was not settled {waited:g} s after the {last['rate']} req/s probe "
+            f"({never}), so the {rate} req/s probe was not made")
+
+
 def load(path: Path, p99_ms: float | None) -> dict:
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
@@ -120,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--rate", type=int)
     s.add_argument("--counts", type=Path)
     s.add_argument("--hlog", type=Path)
+    s.add_argument("--unsettled-before", type=int, metavar="RATE",
+                   help="the server did not settle before the probe at RATE: stop the search")
+    s.add_argument("--settle", help="settle.py wait's items, with --unsettled-before")
     r = sub.add_parser("rates")
     r.add_argument("--state", required=True, type=Path)
     args = p.parse_args(argv)
@@ -132,22 +165,39 @@ def main(argv: list[str] | None = None) -> int:
     if args.rate is not None:
         counts = json.loads(args.counts.read_text(encoding="utf-8"))
         v, why = verdict(counts, args.p99_ms, args.hlog)
-        search["probes"].append({"rate": args.rate, "verdict": v, "why": why})
+        probe = {"rate": args.rate, "verdict": v, "why": why}
+        if counts.get("host_check"):
+            probe["host_check"] = counts["host_check"]
+        search["probes"].append(probe)
         print(f"   probe {args.rate} req/s: {v} ({why})", file=sys.stderr)
-    rate = next_step(search["probes"], args.start, args.ceiling, args.bisections)
+    if args.unsettled_before is not None:
+        search["stopped"] = stop_unsettled(search["probes"], args.unsettled_before, args.settle)
+        print(f"   knee search stopped: {search['stopped']}", file=sys.stderr)
+        rate = None
+    else:
+        rate = next_step(search["probes"], args.start, args.ceiling, args.bisections)
+    status = 0
     if rate is None:
         knee, past, rates = curve(search["probes"], args.ceiling)
         search.update({"knee": knee, "first_saturated": past, "rates": rates})
         if knee is None:
-            print(f"error: {args.system} is saturated already at {args.start} req/s; start lower "
-                  f"with --knee-start", file=sys.stderr)
-            atomic.write_text(args.state, json.dumps(state, indent=1) + "\n")
-            return 1
-        print("done " + ",".join(map(str, rates)))
+            print(f"error: {no_knee(args.system, search, args.start)}", file=sys.stderr)
+            status = 1
+        else:
+            print("done " + ",".join(map(str, rates)))
     else:
         print(f"probe {rate}")
     atomic.write_text(args.state, json.dumps(state, indent=1) + "\n")
-    return 0
+    return status
+
+
+def no_knee(system: str, search: dict, start: int) -> str:
+    """Why a search found no good rate, and what to do."""
+    if "stopped" in search:
+        return (f"{system}: the knee search found no good rate before it stopped: "
+                f"{search['stopped']}; let the server recover (or restart it), then start lower "
+                f"with --knee-start or allow longer with --settle-max-s")
+    return f"{system} is saturated already at {start} req/s; start lower with --knee-start"
 
 
 if __name__ == "__main__":

@@ -70,8 +70,11 @@ A server you started yourself, measured by URL (no server is started; --targets 
                       timed out + errors > 1 % of the window's requests, sent < 99 % or
                       completed < 95 % of the offered rate, or p99 > --knee-p99-ms), then
                       --knee-bisections (2) probes between the last good rate K and the first
-                      saturated S; then measures K/4, K/2, 3K/4, K, S, 3S/2 in full. The search
-                      goes to OUT/knee.json and run.yml (a rerun, e.g. with --only, reuses it)
+                      saturated S; then measures K/4, K/2, 3K/4, K, S, 3S/2 in full. Each probe
+                      gets a cell's host check; a server not settled before a probe stops the
+                      search (the last probe counts as saturated; with no good probe left, an
+                      error). The search goes to OUT/knee.json and run.yml (a rerun, e.g. with
+                      --only, reuses it)
   --knee-start R, --knee-probe-s S (3), --knee-bisections N (2), --knee-p99-ms MS
   --server-pid PID    the server's process: its CPU per window goes into each counts file
   --jfr-pid PID       a local JVM server: per cell, `jcmd PID JFR.start` (bench/loadcurve.jfc)
@@ -89,7 +92,7 @@ A server you started yourself, measured by URL (no server is started; --targets 
                       --settle-ms (default: 2 x its median answer over 5 probes before the
                       first cell, + 50 ms), for at most S seconds (default 60; 0: no settling).
                       The wait goes into each counts file's host_check (settle_waited_s);
-                      a server that never settles is measured anyway, with a warning
+                      a cell whose server never settles is measured anyway, with a warning
   --settle-ms MS      the settle probes' bound instead of the measured one
   Bounds: a cell lasts at most settle + warm-up + window + timeout and
   sends at most rate x that many requests; a knee search probes at most log2(limit/start) + 1 +
@@ -156,6 +159,7 @@ MAX_RATE_OVERRIDE=
 SELF_TEST_TRIES=3
 SETTLE_MAX_S=60
 SETTLE_MS=
+SETTLED=
 LIMIT_FILE=
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -376,7 +380,7 @@ start_server() {
 # One cell repetition: host check, server up with JFR, generator (warm-up, window, drain),
 # server down, files into place. SCENARIO is - for the implicit scenario of a run without any.
 measure_cell() {
-    local rep=$1 scenario=$2 system=$3 rate=$4 endpoint=$5 load=r$4 server_log jfr_tmp port host_check
+    local rep=$1 scenario=$2 system=$3 rate=$4 endpoint=$5 load=r$4 server_log jfr_tmp port
     local dir=$system
     [[ $scenario == - ]] || dir=$scenario/$system
     # Under $WORK/<dir>/ the files have their final names (the counts file names its log).
@@ -385,12 +389,9 @@ measure_cell() {
     server_log=$WORK/$name.server.log
     jfr_tmp=$WORK/$name.jfr
     # A server given by URL first works off the previous cell's queue (which also keeps the host busy).
-    local settled=
-    if (( URL_MODE )); then settle "$system" "$name"; settled=,$SETTLED; fi
-    host_check=$("$PY" "$HERE/hostcheck.py" --threshold "$BUSY_THRESHOLD" --busy-wait-s "$BUSY_WAIT_S" \
-        --on-busy "$ON_BUSY" --cell "$name") || exit 3
-    host_check+=$settled
-    echo "   host check: $host_check"
+    SETTLED=
+    if (( URL_MODE )); then settle "$system" "$name" measure; fi
+    check_machine "$name"
     local jfr_flags=() target_args observed=$OBSERVED_PID recorded=0
     if (( rep <= JFR_REPETITIONS )) && { (( ! URL_MODE )) || [[ -n "$JFR_PID" ]]; }; then
         recorded=1
@@ -406,7 +407,7 @@ measure_cell() {
         target_args=(--url "http://127.0.0.1:$port$endpoint")
         observed=$SERVER_PID
     fi
-    run_generator "$name" "$rate" "$WARMUP_S" "$DURATION_S" "$observed" --host-check "$host_check" "${target_args[@]}"
+    run_generator "$name" "$rate" "$WARMUP_S" "$DURATION_S" "$observed" --host-check "$HOST_CHECK" "${target_args[@]}"
     sed -n 's/^loadgen: window/   window/p' "$WORK/$name.loadgen.log"
     if (( URL_MODE )); then
         if (( recorded )); then jfr_finish "$jfr_tmp"; fi
@@ -423,6 +424,16 @@ measure_cell() {
     # Same filesystem: each rename is atomic, so a cell's files are old or new, never half.
     mv -f "$WORK/$name.hlog" "$OUT/$name.hlog"
     mv -f "$WORK/$name.counts.json" "$OUT/$name.counts.json"
+}
+
+# Sets HOST_CHECK, the generator's --host-check value before NAME (a cell or a knee probe): the
+# machine's quiet check (bench/hostcheck.py; exits 3 on a busy host with --on-busy refuse) and
+# the settle wait just made (SETTLED), if any.
+check_machine() {
+    HOST_CHECK=$("$PY" "$HERE/hostcheck.py" --threshold "$BUSY_THRESHOLD" --busy-wait-s "$BUSY_WAIT_S" \
+        --on-busy "$ON_BUSY" --cell "$1") || exit 3
+    HOST_CHECK+=${SETTLED:+,$SETTLED}
+    echo "   host check: $HOST_CHECK"
 }
 
 # Runs the generator into WORK/NAME.{hlog,counts.json,loadgen.log}: NAME RATE WARMUP_S DURATION_S
@@ -480,12 +491,13 @@ settle_baselines() {
 }
 
 # Sets SETTLED to the --host-check items of the wait until SYSTEM answers quickly again, before
-# NAME (a cell or knee probe); empty without settling.
+# NAME (a cell or knee probe); empty without settling. UNSETTLED: what the caller does with a
+# server that did not settle: measure (the cell, with a warning) or stop (the knee search).
 settle() {
     SETTLED=
     (( SETTLE_MAX_S > 0 )) || return 0
     SETTLED=$("$PY" "$HERE/settle.py" wait --target "${TARGET_OF[$1]}" --state "$OUT/.settle.json" \
-        --system "$1" --max-s "$SETTLE_MAX_S" --cell "$2" "${REQUEST_ARGS[@]}") || exit 1
+        --system "$1" --max-s "$SETTLE_MAX_S" --cell "$2" --unsettled "$3" "${REQUEST_ARGS[@]}") || exit 1
     echo "   settle: $SETTLED"
 }
 
@@ -547,8 +559,16 @@ find_knee() {
             step=$("$PY" "$HERE/knee.py" step "${args[@]}") || exit 1
             while [[ $step == probe* ]]; do
                 rate=${step#probe }
-                settle "$system" "knee probe $system/r$rate"
-                run_generator "knee/$system/r$rate" "$rate" 1 "$KNEE_PROBE_S" "$OBSERVED_PID" "${URL_TARGET_ARGS[@]}"
+                settle "$system" "knee probe $system/r$rate" stop
+                if [[ $SETTLED == settle=unsettled* ]]; then
+                    # Still working off the last probe: probing on would measure that backlog.
+                    step=$("$PY" "$HERE/knee.py" step "${args[@]}" --unsettled-before "$rate" \
+                        --settle "$SETTLED") || exit 1
+                    break
+                fi
+                check_machine "knee probe $system/r$rate"
+                run_generator "knee/$system/r$rate" "$rate" 1 "$KNEE_PROBE_S" "$OBSERVED_PID" \
+                    --host-check "$HOST_CHECK" "${URL_TARGET_ARGS[@]}"
                 step=$("$PY" "$HERE/knee.py" step "${args[@]}" --rate "$rate" \
                     --counts "$WORK/knee/$system/r$rate.counts.json" --hlog "$WORK/knee/$system/r$rate.hlog") || exit 1
             done

@@ -21,9 +21,11 @@ server took to get to it. A failed connection counts as a slow probe.
         measures the quiet answer time, keeps the bound in FILE (JSON, run.yml's method.settle);
         once per run folder: a system already in FILE keeps its bound
     python bench/settle.py wait --target URL|@FILE --state FILE --system ID --max-s 60
-        [--cell NAME] [request options]
+        [--cell NAME] [--unsettled measure|stop] [request options]
         waits; prints the generator's --host-check items settle=settled|unsettled,
-        settle_waited_s=X,settle_bound_ms=X (into the cell's counts file)
+        settle_waited_s=X,settle_bound_ms=X (into the cell's counts file). A cell is measured
+        unsettled with a warning (measure); a knee probe is not made (stop: no warning, the
+        knee search says why it stopped)
 
 request options: --method M, --header 'Name: value' (repeatable), --body-file PATH, --insecure
 """
@@ -152,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-s", type=float, default=60)
     p.add_argument("--bound-ms", type=float, help="the probes' bound (default: from the baseline)")
     p.add_argument("--cell", default="the next cell")
+    p.add_argument("--unsettled", choices=("measure", "stop"), default="measure",
+                   help="what the caller does when the server has not settled")
     p.add_argument("--method", default="GET")
     p.add_argument("--header", action="append", default=[])
     p.add_argument("--body-file", type=Path)
@@ -191,7 +195,7 @@ def run(args) -> int:
         return 0
     bound_ms = state["systems"][args.system]["bound_ms"]
     settled, waited = wait(probe, bound_ms / 1000, args.max_s)
-    if not settled:
+    if not settled and args.unsettled == "measure":
         print(f"warning: {args.system} did not settle in {args.max_s:g} s before {args.cell} "
               f"(never {IN_A_ROW} answers in a row within {bound_ms:g} ms); measuring anyway, its "
               f"first seconds may still see the previous cell's queue", file=sys.stderr)

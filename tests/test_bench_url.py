@@ -2,6 +2,10 @@
 generator's limit, and the knee search's steps and rule, without a server."""
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -125,3 +129,71 @@ def test_knee_saturation_rule():
     assert knee.verdict(counts(100, 100, send_rate=49.0), None, None)[0] == "saturated"
     assert knee.verdict(counts(100, 100, completion_rate=47.0), None, None) == (
         "saturated", "completed 47.0/s of 50 offered")
+
+
+@pytest.mark.parametrize("ci, status, outcome", [("true", 1, "1 error"), (None, 0, "1 skipped")])
+def test_harness_tests_fail_in_ci_without_the_bench_jars(tmp_path, ci, status, outcome):
+    """A checkout whose bench jars are not built: the harness tests skip on a developer's
+    machine, but fail in CI, where a skip hid them for a whole session (make test once ran
+    pytest before bench/test.sh built the jars)."""
+    tests = Path(__file__).resolve().parent
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "bench").mkdir()   # no server/target/server.jar, no loadgen/target/loadgen.jar
+    for name in ("__init__.py", "conftest.py", "test_harness_url.py"):
+        shutil.copy(tests / name, tmp_path / "tests" / name)
+    env = {k: v for k, v in os.environ.items() if k != "CI"} | ({"CI": ci} if ci else {})
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rfs", "-p", "no:cacheprovider",
+                           "tests/test_harness_url.py", "-k", "every_tenth_500"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == status and outcome in proc.stdout, proc.stdout + proc.stderr
+    assert ("CI needs the bench jars" if ci else "needs the bench jars") in proc.stdout
+
+
+UNSETTLED = "settle=unsettled,settle_waited_s=60.0,settle_bound_ms=53"
+
+
+def knee_step(state, *args):
+    return knee.main(["step", "--state", str(state), "--system", "s", "--start", "10",
+                      "--ceiling", "8000", *args])
+
+
+def test_knee_search_stops_where_the_server_did_not_settle(tmp_path, capsys):
+    """A probe that leaves the server unsettled (the wait before the next probe ran out) counts
+    as saturated, and the search stops: the knee is the highest good probe before it."""
+    state = tmp_path / "knee.json"
+    state.write_text(json.dumps({"rule": knee.rule_text(None), "systems": {"s": {"probes": [
+        probe(10, "good"), probe(20, "good"), probe(40, "good")]}}}))
+    assert knee_step(state, "--unsettled-before", "80", "--settle", UNSETTLED) == 0
+    assert capsys.readouterr().out == "done 5,10,15,20,40,60\n"
+    search = json.loads(state.read_text())["systems"]["s"]
+    assert [(p["rate"], p["verdict"]) for p in search["probes"]] == [
+        (10, "good"), (20, "good"), (40, "saturated")]
+    assert search["probes"][-1]["why"].endswith(
+        "; the server was not settled 60 s later (never 3 answers in a row within 53 ms)")
+    assert (search["knee"], search["first_saturated"]) == (20, 40)
+    assert search["stopped"] == ("the server was not settled 60 s after the 40 req/s probe "
+                                 "(never 3 answers in a row within 53 ms), so the 80 req/s probe "
+                                 "was not made")
+
+
+def test_knee_search_with_nothing_good_left_is_one_error_line(tmp_path, capsys):
+    state = tmp_path / "knee.json"
+    assert knee_step(state) == 0 and capsys.readouterr().out == "probe 10\n"
+    assert knee_step(state, "--unsettled-before", "10", "--settle", UNSETTLED) == 1
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert err == ["error: s: the knee search found no good rate before it stopped: the server "
+                   "had not settled before the first probe, at 10 req/s, in 60 s (never 3 answers "
+                   "in a row within 53 ms); let the server recover (or restart it), then start "
+                   "lower with --knee-start or allow longer with --settle-max-s"]
+
+
+def test_a_knee_probe_keeps_its_host_check(tmp_path, capsys):
+    state, counts_file = tmp_path / "knee.json", tmp_path / "r10.counts.json"
+    host = {"busy_share_before": 0.071, "verdict": "quiet", "settle": "settled",
+            "settle_waited_s": 0.4}
+    counts_file.write_text(json.dumps({**counts(20, 20, send_rate=10.0, completion_rate=10.0),
+                                       "offered_rate": 10, "host_check": host}))
+    assert knee_step(state, "--rate", "10", "--counts", str(counts_file)) == 0
+    assert capsys.readouterr().out == "probe 20\n"
+    (only,) = json.loads(state.read_text())["systems"]["s"]["probes"]
+    assert only["host_check"] == host and only["verdict"] == "good"

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import need
 from tests.sitebuild import REPO, build_site
 
 pytestmark = pytest.mark.browser
@@ -136,10 +137,8 @@ class WebDriver:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    if not (Path(CHROMIUM).exists() and CHROMEDRIVER and Path(CHROMEDRIVER).exists()):
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs {CHROMIUM} and chromedriver (apt-get install chromium chromium-driver)")
-        pytest.skip("needs Chromium and chromedriver (apt-get install chromium chromium-driver)")
+    need(Path(CHROMIUM).exists() and bool(CHROMEDRIVER) and Path(CHROMEDRIVER).exists(),
+         f"{CHROMIUM} and chromedriver (apt-get install chromium chromium-driver)")
     port = free_port()
     proc = subprocess.Popen([CHROMEDRIVER, f"--port={port}"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -225,10 +224,7 @@ def open_at(driver: WebDriver, url: str, width: int) -> None:
 
 @pytest.fixture(scope="module")
 def axe_source() -> str:
-    if not AXE.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs {AXE} (npm ci)")
-        pytest.skip("needs axe-core from npm: run `npm ci` (make test does)")
+    need(AXE.exists(), f"{AXE} (npm ci; make test runs it)")
     return AXE.read_text()
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,15 +20,23 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.conftest import need
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 SERVER_JAR = BENCH / "server" / "target" / "server.jar"
 LOADGEN_JAR = BENCH / "loadgen" / "target" / "loadgen.jar"
 JAVA = Path("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java")
 
-pytestmark = [pytest.mark.harness,
-              pytest.mark.skipif(not (SERVER_JAR.is_file() and LOADGEN_JAR.is_file()),
-                                 reason="bench jars not built (run bench/test.sh)")]
+pytestmark = pytest.mark.harness
+
+
+@pytest.fixture(autouse=True)
+def bench_jars():
+    """make test builds the jars (bench/test.sh) before pytest runs: in CI a missing jar fails
+    these tests rather than skipping them all unseen."""
+    need(SERVER_JAR.is_file() and LOADGEN_JAR.is_file(),
+         "the bench jars (bash bench/test.sh, or bash bench/run.sh x --smoke, builds them)")
 
 # Short cells on a 2-core machine shared with others: the host check only records the verdict.
 SHORT = ["--no-build", "--warmup-s", "1", "--duration-s", "2", "--timeout-s", "1",
@@ -37,17 +46,13 @@ SHORT = ["--no-build", "--warmup-s", "1", "--duration-s", "2", "--timeout-s", "1
 OVERRIDE = ["--max-rate-override", "1000"]
 
 
-class SleepServer(ThreadingHTTPServer):
-    """N handlers at most at a time, each holding its request SLEEP_S: ceiling N / SLEEP_S req/s.
-    With fail_every=K, every K-th request (in arrival order) is answered 500."""
+class LocalServer(ThreadingHTTPServer):
+    """A test's server on an ephemeral port of 127.0.0.1, serving from a daemon thread."""
     daemon_threads = True
 
-    def __init__(self, workers: int, sleep_s: float, fail_every: int | None = None):
-        self.slots = threading.Semaphore(workers)
-        self.sleep_s, self.fail_every = sleep_s, fail_every
-        self.arrivals = 0
+    def __init__(self, handler):
         self.lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), SleepHandler)
+        super().__init__(("127.0.0.1", 0), handler)
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
     def handle_error(self, request, client_address):
@@ -58,9 +63,31 @@ class SleepServer(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}/sleep"
 
 
-class SleepHandler(BaseHTTPRequestHandler):
+class QuietHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"   # keep-alive, as the generator expects
 
+    def answer(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+class SleepServer(LocalServer):
+    """N handlers at most at a time, each holding its request SLEEP_S: ceiling N / SLEEP_S req/s.
+    With fail_every=K, every K-th request (in arrival order) is answered 500."""
+
+    def __init__(self, workers: int, sleep_s: float, fail_every: int | None = None):
+        self.slots = threading.Semaphore(workers)
+        self.sleep_s, self.fail_every = sleep_s, fail_every
+        self.arrivals = 0
+        super().__init__(SleepHandler)
+
+
+class SleepHandler(QuietHandler):
     def do_GET(self):  # noqa: N802 (http.server's name)
         server = self.server
         with server.lock:
@@ -68,14 +95,34 @@ class SleepHandler(BaseHTTPRequestHandler):
             failing = server.fail_every and server.arrivals % server.fail_every == 0
         with server.slots:
             time.sleep(server.sleep_s)
-        body = b"no\n" if failing else b"ok\n"
-        self.send_response(500 if failing else 200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.answer(500 if failing else 200, b"no\n" if failing else b"ok\n")
 
-    def log_message(self, *args):
-        pass
+
+class WedgingServer(LocalServer):
+    """Quick until wedged, then every request takes SLOW_S (as WireMock was, not settled 60 s
+    after a probe at 8,000 req/s): wedged until HOLD_S after the last second with more
+    than BURST requests, or for good from its request AFTER + 1 on."""
+
+    def __init__(self, burst: int | None = None, after: int | None = None):
+        self.burst, self.after, self.slow_s, self.hold_s = burst, after, 0.5, 15
+        self.recent: list[float] = []
+        self.count, self.slow_until = 0, 0.0
+        super().__init__(WedgingHandler)
+
+    def wedged(self, now: float) -> bool:
+        with self.lock:
+            self.count += 1
+            self.recent = [t for t in self.recent if t > now - 1] + [now]
+            if self.burst is not None and len(self.recent) > self.burst:
+                self.slow_until = now + self.hold_s
+            return now < self.slow_until or (self.after is not None and self.count > self.after)
+
+
+class WedgingHandler(QuietHandler):
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        if self.server.wedged(time.monotonic()):
+            time.sleep(self.server.slow_s)
+        self.answer(200, b"ok\n")
 
 
 @pytest.fixture
@@ -165,9 +212,70 @@ def test_find_knee_lands_within_one_bisection_step_of_the_ceiling(sleep_server, 
     assert abs(knee - 80) <= step, (search, proc.stdout)
     rates = [p["rate"] for p in search["probes"]]
     assert rates[:3] == [10, 20, 40] and len(rates) <= 5 + 2
+    for probe in search["probes"]:   # each probe host-checked as a cell is, the settle wait too
+        host = probe["host_check"]
+        assert host["verdict"] in ("quiet", "busy") and 0 <= host["busy_share_before"] <= 1
+        assert host["settle"] == "settled" and host["settle_waited_s"] >= 0, probe
     run = yaml.safe_load((tmp_path / "run.yml").read_text(encoding="utf-8"))
     assert [lp["offered_rate"] for lp in run["load_points"]] == search["rates"]
     assert run["method"]["knee_search"]["systems"][0]["probes"] == search["probes"]
+
+
+def knee_search_of(out: Path, system: str) -> dict:
+    return json.loads((out / "knee.json").read_text())["systems"][system]
+
+
+UNSETTLED = r"the server was not settled [0-9.]+ s{} \(never 3 answers in a row within [0-9.]+ ms\)"
+
+
+def test_find_knee_stops_where_the_server_does_not_settle(tmp_path):
+    """More than 30 req/s wedges this server for 15 s: the 40 req/s probe leaves it slow, the
+    wait before the next probe (80 req/s if that probe was good, else the bisection's 30) runs
+    out (3 s), and the search stops there instead of probing a server still draining. The
+    40 req/s probe counts as saturated; the knee is 20 req/s. (--only: one cell of the curve is
+    enough here; the search is what is tested.)"""
+    server = WedgingServer(burst=30)
+    try:
+        proc = run_harness(tmp_path, "--system", f"wedge={server.url}", "--find-knee",
+                           "--knee-start", "10", "--knee-probe-s", "2", "--settle-max-s", "3",
+                           "--only", "wedge/r10")
+    finally:
+        server.shutdown()
+        server.server_close()
+    search = knee_search_of(tmp_path, "wedge")
+    assert [(p["rate"], p["verdict"]) for p in search["probes"]] == [
+        (10, "good"), (20, "good"), (40, "saturated")], proc.stderr
+    assert re.search("; " + UNSETTLED.format(" later") + "$", search["probes"][-1]["why"])
+    assert re.fullmatch(UNSETTLED.format(" after the 40 req/s probe") +
+                        ", so the (80|30) req/s probe was not made", search["stopped"])
+    assert (search["knee"], search["first_saturated"]) == (20, 40)
+    assert not re.search("knee probe wedge/r(80|30)", proc.stdout + proc.stderr)
+    run = yaml.safe_load((tmp_path / "run.yml").read_text(encoding="utf-8"))
+    assert run["method"]["knee_search"]["systems"][0]["stopped"] == search["stopped"]
+    assert [c["load"] for c in run["cells"]] == ["r10"]
+
+
+def test_find_knee_with_no_good_probe_left_is_one_error_line(tmp_path):
+    """Wedged for good by the first probe's first request (the settle baseline's 5 requests
+    and the first wait's 3 come before it): that probe is good (its window sees a steady 0.5 s
+    answer), but the server does not settle after it, so nothing usable remains: one error
+    line, status 1, no run."""
+    server = WedgingServer(after=8)
+    try:
+        proc = run_harness(tmp_path, "--system", f"wedge={server.url}", "--find-knee",
+                           "--knee-start", "10", "--knee-probe-s", "2", "--settle-max-s", "3",
+                           check=False)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (line,) = error_lines(proc)
+    assert re.fullmatch(
+        "error: wedge: the knee search found no good rate before it stopped: " +
+        UNSETTLED.format(" after the 10 req/s probe") + ", so the 20 req/s probe was not made; "
+        "let the server recover \\(or restart it\\), then start lower with --knee-start or "
+        "allow longer with --settle-max-s", line), line
+    assert not (tmp_path / "run.yml").exists() and not list(tmp_path.glob("*/*.counts.json"))
 
 
 def test_ctrl_c_keeps_measured_cells_and_writes_run_yml(sleep_server, tmp_path):
@@ -189,6 +297,35 @@ def test_ctrl_c_keeps_measured_cells_and_writes_run_yml(sleep_server, tmp_path):
     measured = cells(tmp_path)
     assert 1 <= len(measured) < 3, err
     assert len(list(tmp_path.glob("*/*.counts.json"))) == len(measured)
+
+
+def test_only_re_measures_one_cell_of_a_url_run(sleep_server, tmp_path):
+    """--only SYSTEM/LOAD on a run given by URL: that cell's files are measured again, every
+    other file keeps its bytes, run.yml still lists every cell, and the settle bound measured
+    before the first cell is kept (the server may still be busy when a rerun starts)."""
+    server = sleep_server(workers=4, sleep_s=0.005)
+    run_harness(tmp_path, "--system", f"quick={server.url}", "--rates", "20,30")
+    before = {f.relative_to(tmp_path): f.read_bytes() for f in (tmp_path / "quick").iterdir()}
+    assert sorted(map(str, before)) == [f"quick/r{r}.1.{x}" for r in (20, 30)
+                                        for x in ("counts.json", "hlog")]
+    proc = run_harness(tmp_path, "--system", f"quick={server.url}", "--rates", "20,30",
+                       "--only", "quick/r20")
+    assert "-- [1/1] repetition 1: quick at 20 req/s" in proc.stdout
+    bound = json.loads((tmp_path / ".settle.json").read_text())["systems"]["quick"]["bound_ms"]
+    assert f"quick: settle bound {bound:g} ms (kept in" in proc.stdout
+    after = {f.relative_to(tmp_path): f.read_bytes() for f in (tmp_path / "quick").iterdir()}
+    assert after.keys() == before.keys()
+    changed = {str(f) for f in after if after[f] != before[f]}
+    assert changed == {"quick/r20.1.counts.json", "quick/r20.1.hlog"}
+    run = yaml.safe_load((tmp_path / "run.yml").read_text(encoding="utf-8"))
+    assert [(c["load"], c["counts"]) for c in run["cells"]] == [
+        ("r20", "quick/r20.1.counts.json"), ("r30", "quick/r30.1.counts.json")]
+    for counts in cells(tmp_path).values():
+        w = counts["window"]
+        assert w["sent"] == w["completed"] + w["timed_out"] + w["errors"]
+    w = cells(tmp_path)["quick/r20"]["window"]
+    assert w["sent"] == 40 and w["completed"] == 40
+    assert "0 failed" in check_run(tmp_path)
 
 
 def test_bundled_server_by_url_with_jfr_pid(tmp_path):
@@ -300,36 +437,23 @@ def test_settle_waits_out_the_queue_a_saturated_cell_left(sleep_server, tmp_path
     assert 50 <= bound["quiet_answer_ms"] < 1000
 
 
-class RecordingHandler(BaseHTTPRequestHandler):
+class RecordingHandler(QuietHandler):
     """Answers 200 and records each request: (method, path, User-Agent, X-Loadcurve-Test, body)."""
-    protocol_version = "HTTP/1.1"
 
     def do_POST(self):  # noqa: N802 (http.server's name)
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         with self.server.lock:
             self.server.seen.append((self.command, self.path, self.headers.get("User-Agent"),
                                      self.headers.get("X-Loadcurve-Test"), body))
-        self.send_response(200)
-        self.send_header("Content-Length", "3")
-        self.end_headers()
-        self.wfile.write(b"ok\n")
+        self.answer(200, b"ok\n")
 
     do_GET = do_POST
 
-    def log_message(self, *args):
-        pass
 
-
-class RecordingServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class RecordingServer(LocalServer):
     def __init__(self):
-        self.seen, self.lock = [], threading.Lock()
-        super().__init__(("127.0.0.1", 0), RecordingHandler)
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-
-    def handle_error(self, request, client_address):
-        pass
+        self.seen = []
+        super().__init__(RecordingHandler)
 
 
 def test_post_with_header_body_and_weighted_urls_file(tmp_path):

@@ -16,9 +16,13 @@ from tests.conftest import REPO
 from tests.helpers import URL_RUN
 
 
-def _page_text(tmp_path) -> str:
+def _page_text(tmp_path, edit=None) -> str:
+    """The methodology section's text, of the fixture run or of a copy EDIT(run.yml text) made."""
     runs, site = tmp_path / "runs", tmp_path / "site"
     shutil.copytree(URL_RUN, runs / "url-knee")
+    if edit:
+        manifest = runs / "url-knee" / "run.yml"
+        manifest.write_text(edit(manifest.read_text(encoding="utf-8")), encoding="utf-8")
     site.mkdir()
     proc = subprocess.run([sys.executable, "-m", "analysis", "build", "--runs", str(runs),
                            "--site", str(site), "-q"], cwd=REPO, capture_output=True, text=True,
@@ -47,7 +51,8 @@ def test_methodology_of_a_run_given_by_url(tmp_path):
             f"{settle['quiet_answer_ms']:.1f} ms)") in text
     search = run["method"]["knee_search"]["systems"][0]
     for probe in search["probes"]:   # every probe, in the order it was made
-        assert f"sleep4 {probe['rate']} req/s {probe['verdict']} {probe['why']}" in text
+        # recorded before probes got the cells' host check
+        assert f"sleep4 {probe['rate']} req/s {probe['verdict']} {probe['why']} not checked" in text
     order = [text.index(f"sleep4 {p['rate']} req/s {p['verdict']}") for p in search["probes"]]
     assert order == sorted(order)
     assert (f"knee {search['knee']} req/s (the highest good probe), first saturated "
@@ -81,3 +86,22 @@ def test_a_bad_knee_search_or_settle_names_its_line(tmp_path):
             load_manifest(run, tmp_path)
         line = text.splitlines().index(next(x for x in text.splitlines() if old in x)) + 1
         assert f"run.yml: line {line}: method." in str(e.value), str(e.value)
+
+
+def test_a_stopped_search_and_the_probes_host_checks_are_on_the_page(tmp_path):
+    """run.sh --find-knee now host-checks each probe as it does each cell, and stops where the
+    server does not settle after a probe: the methodology's table shows both."""
+    checked = ("        why: 0 of 20 failed, sent 10.0/s, completed 10.0/s\n"
+               "        host_check: {busy_share_before: 0.071, loadavg_1m_before: 0.42, "
+               "waited_s: 0, threshold: 0.2, action: warn, verdict: quiet, settle: settled, "
+               "settle_waited_s: 0.4, settle_bound_ms: 168.1}\n")
+    stopped = ("the server was not settled 60 s after the 160 req/s probe (never 3 answers in a "
+               "row within 168.1 ms), so the 120 req/s probe was not made")
+
+    def edit(text):
+        text = text.replace("        why: 0 of 20 failed, sent 10.0/s, completed 10.0/s\n", checked)
+        return text.replace("      knee: 80\n", f"      stopped: {stopped}\n      knee: 80\n")
+    text = _page_text(tmp_path, edit)
+    assert ("sleep4 10 req/s good 0 of 20 failed, sent 10.0/s, completed 10.0/s quiet (CPU 7% "
+            "busy; server settled in 0.4 s) sleep4 20 req/s") in text
+    assert f"first saturated 100 req/s; the search stopped: {stopped}; measured in full" in text

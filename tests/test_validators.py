@@ -8,26 +8,19 @@ its tests fail in CI and skip elsewhere, saying what to install.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import need
 from tests.sitebuild import REPO, build_site
 
 pytestmark = pytest.mark.site
 
 VNU = REPO / "node_modules" / "vnu-jar" / "build" / "dist" / "vnu.jar"
 ATOM_RNC = REPO / "tests" / "schemas" / "atom.rnc"
-
-
-def need(ok: bool, what: str) -> None:
-    if not ok:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs {what}")
-        pytest.skip(f"needs {what}")
 
 
 @pytest.fixture(scope="module")

@@ -63,8 +63,12 @@ METHOD_KEYS = {"repetitions", "order", "order_seed", "drain", "host_check", "poo
                "jfr_repetitions", "knee_search", "settle"}
 HOST_CHECK_KEYS = {"threshold", "action", "busy_wait_s"}
 KNEE_SEARCH_KEYS = {"rule", "systems"}
-KNEE_SYSTEM_KEYS = {"system", "probes", "knee", "first_saturated", "rates"}
-KNEE_PROBE_KEYS = {"rate", "verdict", "why"}
+KNEE_SYSTEM_KEYS = {"system", "probes", "knee", "first_saturated", "rates", "stopped"}
+KNEE_PROBE_KEYS = {"rate", "verdict", "why", "host_check"}
+# A probe's host check as its counts file has it (bench/hostcheck.py and bench/settle.py, through
+# the generator's --host-check); runs before probes were checked have none.
+PROBE_HOST_CHECK_KEYS = {"busy_share_before", "loadavg_1m_before", "waited_s", "threshold",
+                         "action", "verdict", "settle", "settle_waited_s", "settle_bound_ms"}
 SETTLE_KEYS = {"rule", "max_wait_s", "systems"}
 SETTLE_SYSTEM_KEYS = {"system", "quiet_answer_ms", "bound_ms"}
 
@@ -431,17 +435,28 @@ def _knee_search(block, p, problems) -> dict[str, Any] | None:
         q = p + ("knee_search", "systems", i)
         for key in ("knee", "first_saturated"):
             number_at(entry, key, q, problems)
+        string_at(entry, "stopped", q, problems)
         for j, probe in enumerate(list_at(entry, "probes", q, problems, required=True)):
-            if not isinstance(probe, dict):
-                problems.add(q + ("probes", j), "must be a mapping with rate, verdict, why")
-                continue
-            unknown_keys(probe, KNEE_PROBE_KEYS, q + ("probes", j), problems)
-            number_at(probe, "rate", q + ("probes", j), problems, required=True)
-            if probe.get("verdict") not in ("good", "saturated"):
-                problems.add(q + ("probes", j, "verdict"),
-                             f"must be good or saturated, not {show(probe.get('verdict'))}")
-            string_at(probe, "why", q + ("probes", j), problems, required=True)
+            _knee_probe(probe, q + ("probes", j), problems)
     return search
+
+
+def _knee_probe(probe, q, problems) -> None:
+    if not isinstance(probe, dict):
+        problems.add(q, "must be a mapping with rate, verdict, why")
+        return
+    unknown_keys(probe, KNEE_PROBE_KEYS, q, problems)
+    number_at(probe, "rate", q, problems, required=True)
+    if probe.get("verdict") not in ("good", "saturated"):
+        problems.add(q + ("verdict",), f"must be good or saturated, not {show(probe.get('verdict'))}")
+    string_at(probe, "why", q, problems, required=True)
+    host = scalar_map_at(probe, "host_check", {k: k for k in PROBE_HOST_CHECK_KEYS}, q, problems)
+    if host and host.get("verdict") not in ("quiet", "busy"):
+        problems.add(q + ("host_check", "verdict"),
+                     f"must be quiet or busy, not {show(host.get('verdict'))}")
+    for key in ("busy_share_before", "settle_waited_s"):   # the methodology prints these
+        if key in host:
+            number_at(host, key, q + ("host_check",), problems, positive=False)
 
 
 def _settle(block, p, problems) -> dict[str, Any] | None:

@@ -595,17 +595,33 @@ def knee_search(run: Run) -> dict[str, Any] | None:
                   if knee is not None else "no good probe")
         if past is not None:
             result += f", first saturated {fmt_number(past)} {RATE_UNIT}"
+        if entry.get("stopped"):
+            result += f"; the search stopped: {entry['stopped']}"
         if entry.get("rates"):
             result += (f"; measured in full at "
                        f"{', '.join(fmt_number(r) for r in entry['rates'])} {RATE_UNIT}")
         systems.append({"label": labels.get(entry["system"], entry["system"]),
                         "result_text": result,
                         "probes": [{"rate_text": f"{fmt_number(pr['rate'])} {RATE_UNIT}",
-                                    "verdict": pr["verdict"], "why": pr["why"]}
+                                    "verdict": pr["verdict"], "why": pr["why"],
+                                    "host_text": probe_host_text(pr.get("host_check"))}
                                    for pr in entry["probes"]]})
     return {"caption": f"Knee search (bench/run.sh --find-knee): short probes chose the rates; "
                        f"{search['rule']}.",
             "systems": systems}
+
+
+def probe_host_text(host: dict[str, Any] | None) -> str:
+    """A knee probe's host check (the one each cell gets) in a few words."""
+    if not host:
+        return "not checked"   # runs from before the probes were checked
+    text = host["verdict"]
+    details = []
+    if host.get("busy_share_before") is not None:
+        details.append(f"CPU {host['busy_share_before']:.0%} busy")
+    if host.get("settle_waited_s") is not None:
+        details.append(f"server settled in {fmt_number(host['settle_waited_s'])} s")
+    return text + (f" ({'; '.join(details)})" if details else "")
 
 
 def settle_text(run: Run) -> str | None:
