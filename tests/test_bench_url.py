@@ -131,6 +131,7 @@ def test_knee_saturation_rule():
         "saturated", "completed 47.0/s of 50 offered")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ci, status, outcome", [("true", 1, "1 error"), (None, 0, "1 skipped")])
 def test_harness_tests_fail_in_ci_without_the_bench_jars(tmp_path, ci, status, outcome):
     """A checkout whose bench jars are not built: the harness tests skip on a developer's

@@ -92,6 +92,7 @@ def _referee(jfr: str, doc: dict) -> dict:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.jdk
 def test_accounting_matches_jfr_print_and_counts_json(run):
     jfr = shutil.which("jfr")

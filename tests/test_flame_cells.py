@@ -227,6 +227,7 @@ def _render(text: str, docs: dict) -> str:
     return template.render(site={"data": {"runs": docs}}, baseurl_=baseurl(REPO))
 
 
+@pytest.mark.slow
 def test_the_post_includes_show_a_cells_graph_and_a_pairs_difference():
     from analysis.paths import find_data
     docs = {run: yaml.safe_load(find_data(REPO, run).read_text())

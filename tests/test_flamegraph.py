@@ -117,6 +117,7 @@ def test_largest_demo_cell_stays_under_the_size_limit():
     assert len(svg) < 150_000 and len(frames(svg)) > 100
 
 
+@pytest.mark.slow
 def test_narrow_frames_merge_into_other_and_the_size_holds():
     # 20,000 distinct stacks of 30 frames: far over the budget if drawn one by one
     stacks = {tuple(f"pkg.C{d}.m{(i >> d) % 7}" for d in range(30)): 1 + i % 5

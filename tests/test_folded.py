@@ -194,6 +194,7 @@ def test_cut_recording_says_what_it_left_out(tmp_path):
     assert out.stderr.startswith(f"error: {cut}: no event could be read")
 
 
+@pytest.mark.slow
 def test_native_walk_and_python_reader_fold_alike():
     code = ("import json, sys; from analysis.read.jfr.stacks import fold_jfr, folded_text; "
             "sys.stdout.write(folded_text(fold_jfr(sys.argv[1], sys.argv[2])))")

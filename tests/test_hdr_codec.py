@@ -32,6 +32,7 @@ def _ours_b64(text: str):
         return "refused"
 
 
+@pytest.mark.slow
 @needs_fast
 @settings(max_examples=3000, deadline=None)
 @given(st.text(alphabet="AB01+/=-_ \n\xe9", max_size=16))
@@ -78,5 +79,6 @@ assert codec.NAMES == "binascii + zlib", codec.NAMES
 """
 
 
+@pytest.mark.slow
 def test_goldens_without_the_fast_wheels(tmp_path):
     assert_goldens_in_fresh_interpreter(tmp_path, WITHOUT_WHEELS)

@@ -435,6 +435,7 @@ def test_event_counts_match_live_jfr_summary():
     assert s["allocation_samples"] == counts["jdk.ObjectAllocationSample"]
 
 
+@pytest.mark.slow
 @pytest.mark.jdk
 def test_fresh_recording_from_this_machines_jdk_matches_jfr_print(tmp_path):
     """Records two seconds with whatever JDK is installed here (it may be newer than the

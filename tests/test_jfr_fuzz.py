@@ -199,6 +199,7 @@ def test_random_events_after_real_metadata(tmp_path_factory, junk, keep):
     assert out["gc"]["count"] <= 3 + len(junk) // 4
 
 
+@pytest.mark.slow
 def test_gzip_bomb_is_read_in_bounded_steps(tmp_path):
     import gzip
     # 200 MB of zeros compress to ~200 KB; not a chunk, so refused at the first header.
@@ -221,6 +222,7 @@ event_names = st.sampled_from(["jdk.GarbageCollection", "jdk.CPULoad", "jdk.Exec
                                "jdk.GCHeapSummary", "jdk.ObjectAllocationSample", "x"])
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=2000)
 @given(st.lists(st.fixed_dictionaries({"type": event_names, "values": json_values}),
                 max_size=5) | json_values)

@@ -262,6 +262,7 @@ documents = st.recursive(scalars, lambda inner: st.one_of(
                                      "tags", "x"]), inner, max_size=6)), max_leaves=25)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(doc=documents)
 def test_fuzzed_documents_only_raise_manifest_error(tmp_path, doc):

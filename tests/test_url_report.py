@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from tests.conftest import REPO
@@ -34,6 +35,7 @@ def _page_text(tmp_path, edit=None) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", section)).split())
 
 
+@pytest.mark.slow
 def test_methodology_of_a_run_given_by_url(tmp_path):
     run = yaml.safe_load((URL_RUN / "run.yml").read_text(encoding="utf-8"))
     text = _page_text(tmp_path)
@@ -88,6 +90,7 @@ def test_a_bad_knee_search_or_settle_names_its_line(tmp_path):
         assert f"run.yml: line {line}: method." in str(e.value), str(e.value)
 
 
+@pytest.mark.slow
 def test_a_stopped_search_and_the_probes_host_checks_are_on_the_page(tmp_path):
     """run.sh --find-knee now host-checks each probe as it does each cell, and stops where the
     server does not settle after a probe: the methodology's table shows both."""
