@@ -57,8 +57,22 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     --destination=*) dest="${args[i]#--destination=}"; given_dest=1 ;;
   esac
 done
-if [ "$given_dest" = 0 ] && [ "$jekyll_command" = serve ]; then
-  set -- "$@" --destination "$dest"
+if [ "$jekyll_command" = serve ]; then
+  # jekyll serve hands its web server the destination as given, and Jekyll's reader changes the
+  # process's directory (Dir.chdir) while it regenerates: a relative root then resolved inside
+  # the source folders, and the preview answered 404 for files it had, now and then.
+  case "$dest" in /*) ;; *) dest="$PWD/$dest" ;; esac
+  if [ "$given_dest" = 0 ]; then
+    set -- "$@" --destination "$dest"
+  else
+    for ((i = 0; i < ${#args[@]}; i++)); do
+      case "${args[i]}" in
+        -d|--destination) args[i+1]="$dest" ;;
+        --destination=*) args[i]="--destination=$dest" ;;
+      esac
+    done
+    set -- "${args[@]}"
+  fi
 fi
 # A destination that cannot be written (a read-only file system; root ignores mode bits) is
 # refused before anything moves: Jekyll and the mirror would fail half-way, file by file.
@@ -126,7 +140,7 @@ if [ "$jekyll_command" = build ] && [ "$mirrored" = 1 ] && [ "${LOADCURVE_SKIP_J
     echo "Jekyll: nothing it reads changed since its last build of $dest; skipped"
     exit 0
   fi
-elif [ "$jekyll_command" = build ] || [ "$dest" = _site ]; then
+elif [ "$jekyll_command" = build ] || [ "$dest" = _site ] || [ "$dest" = "$PWD/_site" ]; then
   rm -f .cache/jekyll-stamp.json   # a build this script cannot vouch for, or a serve of _site
 fi
 # Jekyll's cleaner lists every file under $dest, the ~150,000 mirrored ones too (1.2 s of a

@@ -415,6 +415,35 @@ def status(url: str) -> int:
         return 0
 
 
+@pytest.mark.parametrize("given", [[], ["--destination", ".cache/other"], ["-d", "_site"]])
+def test_serve_gives_jekyll_an_absolute_destination(tmp_path, given):
+    """jekyll serve hands its web server the destination as given, and Jekyll's reader changes
+    the process's directory while it regenerates: with a relative root the preview answered 404
+    for files it had, now and then (seen in CI). The jekyll here records its arguments."""
+    src = tmp_path / "src"
+    for rel in ("scripts/build-site.sh", "scripts/jekyll.sh", "scripts/mirror_static.py", "_config.yml"):
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, src / rel)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    # bundle fails `bundle check`, so scripts/jekyll.sh runs the jekyll on PATH: this recorder
+    (tools / "bundle").write_text("#!/bin/sh\nexit 1\n")
+    (tools / "jekyll").write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$ARGS_OUT"\n')
+    for tool in tools.iterdir():
+        tool.chmod(0o755)
+    out = tmp_path / "args.txt"
+    env = {**os.environ, "PY": sys.executable, "ARGS_OUT": str(out),
+           "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}
+    run = subprocess.run(["bash", "scripts/build-site.sh", "serve", *given], cwd=src, env=env,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    args = out.read_text().split("\n")
+    expected = str(src / (given[1] if given else ".cache/preview"))
+    assert args[0] == "serve"
+    dests = [args[i + 1] for i, a in enumerate(args) if a in ("-d", "--destination")]
+    assert dests == [expected], args
+
+
 @pytest.mark.skipif(not os.environ.get("LOADCURVE_SLOW"),
                     reason="about 60 s: set LOADCURVE_SLOW=1 (make serve beside make site)")
 def test_make_serve_keeps_serving_while_make_site_rebuilds(tmp_path):
