@@ -69,14 +69,10 @@ def cell_texts(c: Cell) -> dict[str, str]:
 
 def cpu_account_texts(a) -> dict[str, str]:
     """The per-request accounting's figures as a post prints them inline (stat.html)."""
-    if a is None:
-        return {key: "–" for key in ("cpu_account.cpu_ms", "cpu_account.handler_ms",
-                                     "cpu_account.coordination_ms", "cpu_account.gc_vm_ms",
-                                     "cpu_account.p99.waiting_pct")}
-    return {"cpu_account.cpu_ms": _ms3(a.cpu_ms), "cpu_account.handler_ms": _ms3(a.handler_ms),
-            "cpu_account.coordination_ms": _ms3(a.coordination_ms),
-            "cpu_account.gc_vm_ms": _ms3(a.gc_vm_ms),
-            "cpu_account.p99.waiting_pct": _bound_pct(a.p99)}
+    texts = {f"cpu_account.{name}": "–" if a is None else _ms3(getattr(a, name))
+             for name in ("cpu_ms", "handler_ms", "coordination_ms", "gc_vm_ms")}
+    texts["cpu_account.p99.waiting_pct"] = "–" if a is None else _bound_pct(a.p99)
+    return texts
 
 
 def _whole(x: float | None) -> int | None:
