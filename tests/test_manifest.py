@@ -282,3 +282,24 @@ def test_fuzzed_text_only_raises_manifest_error(tmp_path, text):
         load_manifest(run_dir)
     except ManifestError:
         pass
+
+
+def test_relative_paths_through_links_are_judged_where_they_lead(tmp_path):
+    """check_relpath looks for links only along the relative path (issue 25's build cost): a
+    link that stays inside the run is fine, one on the way out is refused, at any depth."""
+    from analysis.read.checks import check_relpath
+    run_dir, outside = tmp_path / "runs" / "r", tmp_path / "outside"
+    (run_dir / "a" / "b").mkdir(parents=True)
+    outside.mkdir()
+    os.symlink(run_dir / "a", run_dir / "inside")        # a link that stays in the run
+    os.symlink(outside, run_dir / "a" / "out")            # a link two levels down, leading out
+    os.symlink("../../..", run_dir / "a" / "b" / "up")    # relative, leading out
+    assert check_relpath(run_dir, "a/b/x.hlog") is None
+    assert check_relpath(run_dir, "not/there/yet.hlog") is None
+    assert check_relpath(run_dir, "inside/b/x.hlog") is None
+    assert "resolves outside" in check_relpath(run_dir, "a/out/x.hlog")
+    assert "resolves outside" in check_relpath(run_dir, "a/b/up/x.hlog")
+    linked_run = tmp_path / "runs" / "linked"             # the run folder itself a link: its
+    os.symlink(run_dir, linked_run)                       # files are inside it
+    assert check_relpath(linked_run, "a/b/x.hlog") is None
+    assert "resolves outside" in check_relpath(linked_run, "a/out/x.hlog")

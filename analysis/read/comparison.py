@@ -17,7 +17,7 @@ import yaml
 
 from analysis.errors import ManifestError
 from analysis.paths import COMPARISON_SPECS_DIR
-from analysis.read.checks import (ID_RE, Loader, Problems, show, string_at,
+from analysis.read.checks import (ID_RE, Problems, load_yaml, show, string_at,
                                   unknown_keys)
 from analysis.vocabulary import COMPARED_METRICS
 
@@ -50,7 +50,7 @@ def _side(data, key, problems) -> str | None:
 def load_comparison(path: Path, shown: str) -> ComparisonSpec:
     text = path.read_text(encoding="utf-8")
     try:
-        data = yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ManifestError([f"{'line %d: ' % (mark.line + 1) if mark else ''}not valid YAML"],

@@ -20,7 +20,7 @@ import yaml
 
 from analysis.errors import ManifestError
 from analysis.vocabulary import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS
-from analysis.read.checks import (ID_RE, Loader, Problems, check_relpath, ident_at,
+from analysis.read.checks import (ID_RE, Problems, check_relpath, ident_at, load_yaml,
                                   header_at, list_at, number_at, relpath_at,
                                   scalar_map_at, show, string_at, unknown_keys)
 
@@ -210,7 +210,7 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
     except UnicodeDecodeError as exc:
         raise ManifestError([f"not UTF-8 text (byte {exc.start})"], path=path) from None
     try:
-        data = yaml.load(text, Loader=Loader)  # noqa: S506 - Loader is a SafeLoader
+        data = load_yaml(text)
     except RecursionError:
         raise ManifestError(["nested too deeply to be a run manifest"], path=path) from None
     except yaml.YAMLError as exc:

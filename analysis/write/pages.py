@@ -20,6 +20,7 @@ import yaml
 
 from analysis import atomic
 from analysis.model import Run, Scenario
+from analysis.read.checks import load_yaml
 from analysis.write import liquid_pages
 from analysis.write.yaml_text import dump_yaml
 from analysis.paths import (REPORTS_DIR, chart_path, report_path, report_url,
@@ -120,10 +121,6 @@ def write_report(site_root: Path, run: Run, doc: dict[str, Any]) -> list[str]:
     return written
 
 
-# libyaml's safe loader where PyYAML has it (10x faster; the same safe tags)
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def is_generated(path: Path) -> bool:
     """True for a page this tool wrote: front matter with `generated_by: loadcurve`. Reads
     the front matter only (a report is tens of KB of HTML after it; the build asks this of
@@ -144,8 +141,8 @@ def is_generated(path: Path) -> bool:
     if "generated_by" not in front_text:
         return False
     try:
-        front = yaml.load(front_text, Loader=_SAFE_LOADER)
-    except yaml.YAMLError:
+        front = load_yaml(front_text, yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError, ValueError):
         return False
     return isinstance(front, dict) and front.get("generated_by") == GENERATOR
 

@@ -12,7 +12,30 @@ import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 
-class _Dumper(yaml.SafeDumper):
+# The serializer asks the resolver twice per scalar whether its text would read back as its
+# tag; a run's document has ~20,000 scalars, mostly repeated keys and names, and the resolver
+# tries its regular expressions each time. The answer depends only on the text and the
+# `implicit` pair (no path resolvers are registered), so it is remembered; bounded, as the
+# process writes document after document.
+_RESOLVED: dict[tuple, str] = {}
+_RESOLVED_MAX = 100_000
+
+
+class _ResolveOnce:
+    def resolve(self, kind, value, implicit):
+        if kind is not ScalarNode:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(_RESOLVED) >= _RESOLVED_MAX:
+                _RESOLVED.clear()
+            _RESOLVED[key] = tag
+        return tag
+
+
+class _Dumper(_ResolveOnce, yaml.SafeDumper):
     """Safe dumper that keeps our key order and writes None as `null`."""
 
 
@@ -29,7 +52,7 @@ class _Dumper(yaml.SafeDumper):
 _FAST_BASE = getattr(yaml, "CSafeDumper", None) if yaml.__with_libyaml__ else None
 
 
-class _FastDumper(_FAST_BASE or yaml.SafeDumper):
+class _FastDumper(_ResolveOnce, _FAST_BASE or yaml.SafeDumper):
     """_Dumper's representers on libyaml's emitter."""
 
 
