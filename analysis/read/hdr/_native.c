@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LC_ABI 3
+#define LC_ABI 4
 #define INT31_MAX 2147483647LL
 #define TOTAL_LIMIT (1ULL << 62)  /* rows or totals at or past this go to the numpy path */
 #define BLOCK_BITS 5              /* lc_running's block sums: 32 counts-array entries each */
@@ -274,9 +274,10 @@ int64_t lc_running(const int64_t *restrict keys, const int64_t *restrict cnt, in
  *
  * lc_scan_lines  split whole lines (ended by \n, \r\n or a bare \r, as Python's universal
  *                newlines) and recognise the plain histogram line of a normal log:
- *                `D[.D],D[.D],D[.D],BASE64` (no tag, no sign, no exponent, no spaces, at most
- *                15 integer digits, a payload of whole base64 quads). Everything else is left to
- *                the Python line parser (lines.line_item), whose rules and messages stand.
+ *                `[Tag=NAME,]D[.D],D[.D],D[.D],BASE64` (a tag name of printable ASCII without
+ *                spaces or commas, no sign, no exponent, no spaces, at most 15 integer digits, a
+ *                payload of whole base64 quads). Everything else is left to the Python line
+ *                parser (lines.line_item), whose rules and messages stand.
  * lc_bodies      the inflated V2 payloads of a group, joined: checks each has the group's
  *                header and a counts body ending on a whole varint, and packs the bodies.
  */
@@ -312,13 +313,26 @@ static const uint8_t *lc_number(const uint8_t *p, const uint8_t *end, double *ou
 
 static uint8_t lc_b64[256];       /* 1 for the base64 alphabet and '=' */
 
+/* After `Tag=` at p: the byte after the name's comma, or NULL for a name that is empty or
+ * holds anything but printable ASCII (a space, a control or latin-1 byte: Python's strip and
+ * split rules are left to decide those). */
+static const uint8_t *lc_tag(const uint8_t *p, const uint8_t *end)
+{
+    const uint8_t *q = p;
+    while (q < end && *q > ' ' && *q < 0x7f && *q != ',')
+        q++;
+    return q > p && q < end && *q == ',' ? q + 1 : NULL;
+}
+
 /* Lines of buf[0 .. len): line k is buf[starts[k] .. ends[k]) without its terminator; a last
  * line without one counts. plain[k] = 1 for a plain histogram line, with nums[3k .. 3k+2]
- * its timestamp, length and max and its payload buf[payloads[k] .. ends[k]).
+ * its timestamp, length and max and its payload buf[payloads[k] .. ends[k]); heads[k] is
+ * where its timestamp starts: starts[k] untagged, else after `Tag=NAME,` (the name is
+ * buf[starts[k] + 4 .. heads[k] - 1)).
  * Returns the number of lines, or -1 when there are more than cap. */
 int64_t lc_scan_lines(const uint8_t *restrict buf, int64_t len, int64_t cap,
                       int64_t *restrict starts, int64_t *restrict ends, uint8_t *restrict plain,
-                      double *restrict nums, int64_t *restrict payloads)
+                      double *restrict nums, int64_t *restrict payloads, int64_t *restrict heads)
 {
     if (!lc_b64['A']) {
         for (int c = 'A'; c <= 'Z'; c++)
@@ -334,7 +348,11 @@ int64_t lc_scan_lines(const uint8_t *restrict buf, int64_t len, int64_t cap,
             return -1;
         const uint8_t *q = p, *payload = NULL;
         int ok = 0;
-        q = lc_number(q, end, &nums[3 * k]);
+        if (end - p > 4 && !memcmp(p, "Tag=", 4))
+            q = lc_tag(p + 4, end);
+        heads[k] = q ? q - buf : p - buf;
+        if (q)
+            q = lc_number(q, end, &nums[3 * k]);
         if (q)
             q = lc_number(q, end, &nums[3 * k + 1]);
         if (q)

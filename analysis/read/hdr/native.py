@@ -25,7 +25,7 @@ SOURCE = Path(__file__).with_name("_native.c")
 # -fwrapv: int64 sums wrap as numpy's do; -ffp-contract=off: no fused multiply-add, so the
 # percentile targets are Java's double arithmetic, operation by operation.
 FLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off"]
-ABI = 3               # lc_abi() of the source this module was written against
+ABI = 4               # lc_abi() of the source this module was written against
 ROW_DEFERRED = 1      # lc_decode_v2's status of a row left to the Python decoder
 POOL = 5              # output arrays kept for reuse: a batch in use, two decoded ahead
                       # (log._decoded_ahead), the next being decoded, one spare
@@ -51,7 +51,7 @@ class Kernels:
         lib.lc_running.argtypes = [_i64, _i64, _I64, _i64, _i64, _I64, _I64, _i64, _I64, _i64,
                                    _I64, _i64, _f64, ctypes.c_void_p, _i64]
         lib.lc_scan_lines.restype = _I64
-        lib.lc_scan_lines.argtypes = [_u8, _I64, _I64, _i64, _i64, _u8, _f64, _i64]
+        lib.lc_scan_lines.argtypes = [_u8, _I64, _I64, _i64, _i64, _u8, _f64, _i64, _i64]
         lib.lc_outer.restype = _I64
         lib.lc_outer.argtypes = [ctypes.c_char_p, _i64, _I64, _I64]
         lib.lc_bodies.restype = _I64
@@ -112,16 +112,18 @@ class Kernels:
 
     def scan_lines(self, block, length: int):
         """lc_scan_lines of block[:length] (bytes or bytearray; see _native.c) -> (starts,
-        ends, plain, nums, payload starts), one entry per line."""
+        ends, plain, nums, payload starts, heads), one entry per line."""
         buf = np.frombuffer(block, np.uint8)
         cap = length // 512 + 64      # (room for a log's lines; else counted, and again)
         for _ in range(2):
-            starts, ends, payloads = (np.empty(cap, np.int64) for _ in range(3))
+            starts, ends, payloads, heads = (np.empty(cap, np.int64) for _ in range(4))
             plain = np.empty(cap, np.uint8)
             nums = np.empty((cap, 3), np.float64)
-            n = self.lib.lc_scan_lines(buf, length, cap, starts, ends, plain, nums, payloads)
+            n = self.lib.lc_scan_lines(buf, length, cap, starts, ends, plain, nums, payloads,
+                                       heads)
             if n >= 0:
-                return starts[:n], ends[:n], plain[:n].view(bool), nums[:n], payloads[:n]
+                return (starts[:n], ends[:n], plain[:n].view(bool), nums[:n], payloads[:n],
+                        heads[:n])
             cap = block.count(b"\n", 0, length) + block.count(b"\r", 0, length) + 1
         raise RuntimeError("lc_scan_lines: more lines than line ends")
 
