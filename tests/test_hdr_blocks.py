@@ -158,3 +158,27 @@ def test_packed_groups_decode_as_payload_by_payload(monkeypatch, awkward, path):
     except Exception as exc:
         slow = repr(exc)
     assert fast == slow
+
+
+LOADGEN_LOG = REPO / "runs" / "pool-vs-virtual" / "pool20" / "r100.1.hlog"
+
+
+def test_a_group_of_two_layouts_is_packed(monkeypatch):
+    """bench/loadgen writes its empty intervals with another highest trackable value than the
+    others: such a group is still packed (lc_kinds), each row with its own header's layout,
+    and decodes as payload_from_text row by row."""
+    from analysis.read.hdr import batch
+    from analysis.read.hdr.payload import payload_from_text
+    if native.get() is None:
+        pytest.skip("no compiled kernels here")
+    handle, lines = open_lines(str(LOADGEN_LOG), None)
+    with handle:
+        items, _ = next(item_groups(lines, str(LOADGEN_LOG), HeaderState(), 512))
+    packed = batch._inflate_plain(items)
+    assert packed is not None
+    expected = [payload_from_text(item[7])[1].layout for item in items]
+    assert len(set(expected)) == 2
+    assert [p.layout for p in packed[0]] == expected
+    fast = _read(LOADGEN_LOG)
+    monkeypatch.setattr(batch, "_inflate_plain", lambda items: None)
+    assert fast == _read(LOADGEN_LOG)

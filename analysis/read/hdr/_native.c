@@ -278,8 +278,11 @@ int64_t lc_running(const int64_t *restrict keys, const int64_t *restrict cnt, in
  *                spaces or commas, no sign, no exponent, no spaces, at most 15 integer digits, a
  *                payload of whole base64 quads). Everything else is left to the Python line
  *                parser (lines.line_item), whose rules and messages stand.
- * lc_bodies      the inflated V2 payloads of a group, joined: checks each has the group's
- *                header and a counts body ending on a whole varint, and packs the bodies.
+ * lc_kinds       the inflated V2 payloads of a group, joined: which of the headers seen so
+ *                far each has (a group may hold a few layouts: a log's empty intervals are often
+ *                written with another highest trackable value).
+ * lc_bodies      the same: checks each has a counts body ending on a whole varint, and packs
+ *                the bodies.
  */
 
 static const uint8_t *lc_number(const uint8_t *p, const uint8_t *end, double *out)
@@ -388,25 +391,47 @@ int64_t lc_scan_lines(const uint8_t *restrict buf, int64_t len, int64_t cap,
 }
 
 /* The inflated payloads of a group, joined: payload r is buf[offsets[r] .. offsets[r + 1]).
- * Each must be at least 40 bytes with header[0..4) and header[8..40) equal to `header` (36
- * bytes: the group's first payload's, checked by the Python parser), a payload length field
- * (bytes 4..8, big-endian) >= 0, and min(limit, that length) bytes of counts after the header,
- * the last one ending a varint (< 0x80). The counts bodies are packed at the front of buf
- * itself, their lengths into lengths. Returns the packed size, or -1 - r for the first payload
- * r that is otherwise (buf is then partly overwritten; the caller takes the general path). */
+ * From row `from` on: kinds[r] = the header among the k known ones (36 bytes each: bytes
+ * [0..4) and [8..40) of a payload, checked by the Python parser) that row r has. Returns n
+ * when every row has one, else the first row that has none (a row under 40 bytes: -1 - r). */
+int64_t lc_kinds(const uint8_t *restrict buf, const int64_t *restrict offsets, int64_t from,
+                 int64_t n, const uint8_t *restrict known, int64_t k, int64_t *restrict kinds)
+{
+    for (int64_t r = from; r < n; r++) {
+        const uint8_t *p = buf + offsets[r];
+        if (offsets[r + 1] - offsets[r] < 40)
+            return -1 - r;
+        int64_t j = 0;
+        while (j < k && (memcmp(p, known + 36 * j, 4) || memcmp(p + 8, known + 36 * j + 4, 32)))
+            j++;
+        if (j == k)
+            return r;
+        kinds[r] = j;
+    }
+    return n;
+}
+
+/* The same payloads, each of the header lc_kinds found (kinds[r]): each must have a payload
+ * length field (bytes 4..8, big-endian) >= 0 and min(limits[kinds[r]], that length) bytes of
+ * counts after the header, the last one ending a varint (< 0x80). The counts bodies are packed
+ * at the front of buf itself, their lengths into lengths. Returns the packed size, or -1 - r
+ * for the first payload r that is otherwise (buf is then partly overwritten; the caller takes
+ * the general path). */
 int64_t lc_bodies(uint8_t *buf, const int64_t *restrict offsets, int64_t n,
-                  const uint8_t *restrict header, int64_t limit, int64_t *restrict lengths)
+                  const int64_t *restrict kinds, const int64_t *restrict limits,
+                  int64_t *restrict lengths)
 {
     int64_t o = 0;
     for (int64_t r = 0; r < n; r++) {
         const uint8_t *p = buf + offsets[r];
         int64_t size = offsets[r + 1] - offsets[r];
-        if (size < 40 || memcmp(p, header, 4) || memcmp(p + 8, header + 4, 32))
+        if (size < 40)
             return -1 - r;
         int64_t length = (int32_t)((uint32_t)p[4] << 24 | (uint32_t)p[5] << 16
                                    | (uint32_t)p[6] << 8 | p[7]);
         if (length < 0)
             return -1 - r;
+        int64_t limit = limits[kinds[r]];
         int64_t body = length < limit ? length : limit;
         if (size < 40 + body || (body && p[40 + body - 1] >= 0x80))
             return -1 - r;

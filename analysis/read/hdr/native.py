@@ -55,7 +55,9 @@ class Kernels:
         lib.lc_outer.restype = _I64
         lib.lc_outer.argtypes = [ctypes.c_char_p, _i64, _I64, _I64]
         lib.lc_bodies.restype = _I64
-        lib.lc_bodies.argtypes = [_u8, _i64, _I64, ctypes.c_char_p, _I64, _i64]
+        lib.lc_bodies.argtypes = [_u8, _i64, _I64, _i64, _i64, _i64]
+        lib.lc_kinds.restype = _I64
+        lib.lc_kinds.argtypes = [_u8, _i64, _I64, _I64, ctypes.c_char_p, _I64, _i64]
         self.lib = lib
         self._pool: list[list] = []      # [keys, counts, references when idle]: see _outputs
 
@@ -131,14 +133,21 @@ class Kernels:
         """Whether every payload of `joined` passes lc_outer."""
         return self.lib.lc_outer(joined, offsets, offsets.size - 1, max_compressed) == 0
 
-    def bodies(self, joined: bytearray, offsets, header: bytes, limit: int):
+    def kinds(self, joined: bytearray, offsets, start: int, known: list[bytes], kinds):
+        """lc_kinds: from row `start` on, kinds[r] = the position in `known` of row r's
+        header -> n when every row has one, else the first row without (-1 - r: too short)."""
+        return self.lib.lc_kinds(np.frombuffer(joined, np.uint8), offsets, start,
+                                 offsets.size - 1, b"".join(known), len(known), kinds)
+
+    def bodies(self, joined: bytearray, offsets, kinds, limits):
         """lc_bodies: the counts bodies packed at the front of `joined` (in place; it is cut
-        to them) -> their lengths, or None when some payload is not a plain one of the
-        group's header (`joined` is then spoilt)."""
+        to them) -> their lengths, or None when some payload is not a plain one of its
+        header (kinds: lc_kinds'; limits: each header's counts byte limit; `joined` is then
+        spoilt)."""
         n = offsets.size - 1
         lengths = np.empty(n, np.int64)
-        size = self.lib.lc_bodies(np.frombuffer(joined, np.uint8), offsets, n, header, limit,
-                                  lengths)
+        size = self.lib.lc_bodies(np.frombuffer(joined, np.uint8), offsets, n, kinds,
+                                  np.asarray(limits, np.int64), lengths)
         if size < 0:
             return None
         del joined[size:]
