@@ -42,6 +42,17 @@ AWKWARD = "".join([
     "12.100,1.000\n",
     "#[StartTime: 1700000100.000 (seconds since epoch)]\n",
     f"13.100,1.000,2.000,{PAYLOAD}\n",
+    f"Tag=b,13.100,1.000,2.000,{PAYLOAD}\n",         # tags interleaved, each its own order
+    f"Tag=a,2.100,1.000,2.000,{PAYLOAD}\n",          # backwards for a (4.1 above)
+    f"Tag=b,14.100,1.000,2.000,{PAYLOAD}\n",
+    f"Tag=b,13.500,1.000,2.000,{PAYLOAD}\n",         # backwards for b only
+    f"Tag=,14.100,1.000,2.000,{PAYLOAD}\n",          # an empty tag name
+    f"Tag=a b,14.100,1.000,2.000,{PAYLOAD}\n",       # a space in the name
+    f"Tag=\xe9,14.100,1.000,2.000,{PAYLOAD}\n",      # a latin-1 name
+    f"Tag=a,Tag=b,14.100,1.000,2.000,{PAYLOAD}\n",   # two tags
+    "Tag=c,14.100,1.000\n",                          # too few fields
+    "Tag=c\n",
+    f"Tag=a,14.1e0,1.000,2.000,{PAYLOAD}\n",
     f"14.100,1.000,2.000,{PAYLOAD}",                 # no line end at the end of the file
 ]).encode("latin-1")
 
@@ -102,14 +113,19 @@ def test_plain_lines_are_the_compiled_scanners(awkward):
     kernels = native.get()
     if kernels is None:
         pytest.skip("no compiled kernels here")
-    starts, ends, plain, nums, payloads = kernels.scan_lines(AWKWARD, len(AWKWARD))
+    starts, ends, plain, nums, payloads, heads = kernels.scan_lines(AWKWARD, len(AWKWARD))
     lines = AWKWARD.decode("latin-1").replace("\r\n", "\n").replace("\r", "\n").split("\n")
     assert [AWKWARD[s:e].decode("latin-1") for s, e in zip(starts, ends)] == lines
     taken = [k + 1 for k in range(len(lines)) if plain[k]]
-    # (4, ended by a bare CR, is left to Python; 17 is, but its error comes later)
-    assert taken == [2, 3, 5, 8, 17, 21, 22]
+    # (4, ended by a bare CR, is left to Python; 17 is, but its error comes later; of the
+    # tagged lines, only names of printable ASCII without spaces)
+    assert taken == [2, 3, 5, 8, 10, 17, 21, 22, 23, 24, 25, 33]
     assert nums[2].tolist() == [1.1, 1.0, 2.0]
     assert base64.b64decode(AWKWARD[payloads[1]:ends[1]]) == base64.b64decode(PAYLOAD)
+    tags = [AWKWARD[s + 4:h - 1].decode() if h > s else None
+            for s, h in zip(starts[plain], heads[plain])]
+    assert tags == [None, None, None, None, "a", None, None, "b", "a", "b", "b", None]
+    assert nums[24].tolist() == [13.5, 1.0, 2.0]
 
 
 def _read(path):
@@ -142,3 +158,27 @@ def test_packed_groups_decode_as_payload_by_payload(monkeypatch, awkward, path):
     except Exception as exc:
         slow = repr(exc)
     assert fast == slow
+
+
+LOADGEN_LOG = REPO / "runs" / "pool-vs-virtual" / "pool20" / "r100.1.hlog"
+
+
+def test_a_group_of_two_layouts_is_packed(monkeypatch):
+    """bench/loadgen writes its empty intervals with another highest trackable value than the
+    others: such a group is still packed (lc_kinds), each row with its own header's layout,
+    and decodes as payload_from_text row by row."""
+    from analysis.read.hdr import batch
+    from analysis.read.hdr.payload import payload_from_text
+    if native.get() is None:
+        pytest.skip("no compiled kernels here")
+    handle, lines = open_lines(str(LOADGEN_LOG), None)
+    with handle:
+        items, _ = next(item_groups(lines, str(LOADGEN_LOG), HeaderState(), 512))
+    packed = batch._inflate_plain(items)
+    assert packed is not None
+    expected = [payload_from_text(item[7])[1].layout for item in items]
+    assert len(set(expected)) == 2
+    assert [p.layout for p in packed[0]] == expected
+    fast = _read(LOADGEN_LOG)
+    monkeypatch.setattr(batch, "_inflate_plain", lambda items: None)
+    assert fast == _read(LOADGEN_LOG)

@@ -144,10 +144,14 @@ value_lists = st.lists(st.one_of(st.integers(0, 10**6), st.integers(0, 2**63 - 1
                        min_size=1, max_size=60)
 
 
+edge_percentiles = st.one_of(st.floats(0, 100), st.sampled_from([0.0, 100.0, 50.0, 5e-324]))
+
+
 @settings(max_examples=60, deadline=None)
 @given(values=value_lists, digits=st.integers(0, 5),
-       percentiles=st.lists(st.floats(0, 100), min_size=1, max_size=8))
+       percentiles=st.lists(edge_percentiles, min_size=1, max_size=40))
 def test_statistics_equal_the_reference_algorithm(values, digits, percentiles):
+    # up to 40 percentiles: both the one-by-one lookup (a few) and the array one (many)
     layout = layout_for(1, 2**63 - 1, digits)
     h = Histogram.from_values(layout, values)
     ref = _reference(layout, values)
@@ -155,7 +159,30 @@ def test_statistics_equal_the_reference_algorithm(values, digits, percentiles):
     assert (h.min, h.max) == (ref["min"], ref["max"])
     assert h.mean == ref["mean"]
     assert h.stddev == ref["stddev"]
-    assert list(h.values_at_percentiles(percentiles)) == [ref["at"](p) for p in percentiles]
+    expected = [ref["at"](p) for p in percentiles]
+    assert list(h.values_at_percentiles(percentiles)) == expected
+    assert list(h.values_at_percentiles(percentiles[:3])) == expected[:3]
+    assert [h.value_at_percentile(p) for p in percentiles] == expected
+
+
+@pytest.mark.parametrize("ldv,digits", [(1, 0), (1, 2), (1, 3), (1, 5), (1000, 3), (2**20, 1)])
+def test_scalar_index_values_equal_valuefromindex(ldv, digits):
+    # Every bucket's first, second, middle and last sub-bucket, up to the 2^63 range's top
+    # bucket and a few buckets beyond it (where the int64 arithmetic wraps, and shifts reach
+    # 64): the one-index forms equal the array forms (Java's valueFromIndex and
+    # highestEquivalentValue, checked against Java by the goldens).
+    layout = layout_for(ldv, 2**63 - 1, digits)
+    half = layout.sub_bucket_half_count
+    top = layout.counts_array_length
+    edges = {0, 1, half - 1, half, top - 1}
+    for start in range(half, top + 3 * half, half):
+        edges.update({start, start + 1, start + half // 2, start + half - 1})
+    indices = sorted(i for i in edges if i >= 0)
+    lowest = layout.lowest_value_at(np.array(indices)).tolist()
+    highest = layout.highest_value_at(np.array(indices)).tolist()
+    assert [layout.lowest_value_of(i) for i in indices] == lowest
+    assert [layout.highest_value_of(i) for i in indices] == highest
+    assert layout.highest_value_of(int(layout.index_of(np.array([2**63 - 1]))[0])) == 2**63 - 1
 
 
 def test_one_value_histogram_and_the_largest_value():

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LC_ABI 3
+#define LC_ABI 4
 #define INT31_MAX 2147483647LL
 #define TOTAL_LIMIT (1ULL << 62)  /* rows or totals at or past this go to the numpy path */
 #define BLOCK_BITS 5              /* lc_running's block sums: 32 counts-array entries each */
@@ -274,11 +274,15 @@ int64_t lc_running(const int64_t *restrict keys, const int64_t *restrict cnt, in
  *
  * lc_scan_lines  split whole lines (ended by \n, \r\n or a bare \r, as Python's universal
  *                newlines) and recognise the plain histogram line of a normal log:
- *                `D[.D],D[.D],D[.D],BASE64` (no tag, no sign, no exponent, no spaces, at most
- *                15 integer digits, a payload of whole base64 quads). Everything else is left to
- *                the Python line parser (lines.line_item), whose rules and messages stand.
- * lc_bodies      the inflated V2 payloads of a group, joined: checks each has the group's
- *                header and a counts body ending on a whole varint, and packs the bodies.
+ *                `[Tag=NAME,]D[.D],D[.D],D[.D],BASE64` (a tag name of printable ASCII without
+ *                spaces or commas, no sign, no exponent, no spaces, at most 15 integer digits, a
+ *                payload of whole base64 quads). Everything else is left to the Python line
+ *                parser (lines.line_item), whose rules and messages stand.
+ * lc_kinds       the inflated V2 payloads of a group, joined: which of the headers seen so
+ *                far each has (a group may hold a few layouts: a log's empty intervals are often
+ *                written with another highest trackable value).
+ * lc_bodies      the same: checks each has a counts body ending on a whole varint, and packs
+ *                the bodies.
  */
 
 static const uint8_t *lc_number(const uint8_t *p, const uint8_t *end, double *out)
@@ -312,13 +316,26 @@ static const uint8_t *lc_number(const uint8_t *p, const uint8_t *end, double *ou
 
 static uint8_t lc_b64[256];       /* 1 for the base64 alphabet and '=' */
 
+/* After `Tag=` at p: the byte after the name's comma, or NULL for a name that is empty or
+ * holds anything but printable ASCII (a space, a control or latin-1 byte: Python's strip and
+ * split rules are left to decide those). */
+static const uint8_t *lc_tag(const uint8_t *p, const uint8_t *end)
+{
+    const uint8_t *q = p;
+    while (q < end && *q > ' ' && *q < 0x7f && *q != ',')
+        q++;
+    return q > p && q < end && *q == ',' ? q + 1 : NULL;
+}
+
 /* Lines of buf[0 .. len): line k is buf[starts[k] .. ends[k]) without its terminator; a last
  * line without one counts. plain[k] = 1 for a plain histogram line, with nums[3k .. 3k+2]
- * its timestamp, length and max and its payload buf[payloads[k] .. ends[k]).
+ * its timestamp, length and max and its payload buf[payloads[k] .. ends[k]); heads[k] is
+ * where its timestamp starts: starts[k] untagged, else after `Tag=NAME,` (the name is
+ * buf[starts[k] + 4 .. heads[k] - 1)).
  * Returns the number of lines, or -1 when there are more than cap. */
 int64_t lc_scan_lines(const uint8_t *restrict buf, int64_t len, int64_t cap,
                       int64_t *restrict starts, int64_t *restrict ends, uint8_t *restrict plain,
-                      double *restrict nums, int64_t *restrict payloads)
+                      double *restrict nums, int64_t *restrict payloads, int64_t *restrict heads)
 {
     if (!lc_b64['A']) {
         for (int c = 'A'; c <= 'Z'; c++)
@@ -334,7 +351,11 @@ int64_t lc_scan_lines(const uint8_t *restrict buf, int64_t len, int64_t cap,
             return -1;
         const uint8_t *q = p, *payload = NULL;
         int ok = 0;
-        q = lc_number(q, end, &nums[3 * k]);
+        if (end - p > 4 && !memcmp(p, "Tag=", 4))
+            q = lc_tag(p + 4, end);
+        heads[k] = q ? q - buf : p - buf;
+        if (q)
+            q = lc_number(q, end, &nums[3 * k]);
         if (q)
             q = lc_number(q, end, &nums[3 * k + 1]);
         if (q)
@@ -370,25 +391,47 @@ int64_t lc_scan_lines(const uint8_t *restrict buf, int64_t len, int64_t cap,
 }
 
 /* The inflated payloads of a group, joined: payload r is buf[offsets[r] .. offsets[r + 1]).
- * Each must be at least 40 bytes with header[0..4) and header[8..40) equal to `header` (36
- * bytes: the group's first payload's, checked by the Python parser), a payload length field
- * (bytes 4..8, big-endian) >= 0, and min(limit, that length) bytes of counts after the header,
- * the last one ending a varint (< 0x80). The counts bodies are packed at the front of buf
- * itself, their lengths into lengths. Returns the packed size, or -1 - r for the first payload
- * r that is otherwise (buf is then partly overwritten; the caller takes the general path). */
+ * From row `from` on: kinds[r] = the header among the k known ones (36 bytes each: bytes
+ * [0..4) and [8..40) of a payload, checked by the Python parser) that row r has. Returns n
+ * when every row has one, else the first row that has none (a row under 40 bytes: -1 - r). */
+int64_t lc_kinds(const uint8_t *restrict buf, const int64_t *restrict offsets, int64_t from,
+                 int64_t n, const uint8_t *restrict known, int64_t k, int64_t *restrict kinds)
+{
+    for (int64_t r = from; r < n; r++) {
+        const uint8_t *p = buf + offsets[r];
+        if (offsets[r + 1] - offsets[r] < 40)
+            return -1 - r;
+        int64_t j = 0;
+        while (j < k && (memcmp(p, known + 36 * j, 4) || memcmp(p + 8, known + 36 * j + 4, 32)))
+            j++;
+        if (j == k)
+            return r;
+        kinds[r] = j;
+    }
+    return n;
+}
+
+/* The same payloads, each of the header lc_kinds found (kinds[r]): each must have a payload
+ * length field (bytes 4..8, big-endian) >= 0 and min(limits[kinds[r]], that length) bytes of
+ * counts after the header, the last one ending a varint (< 0x80). The counts bodies are packed
+ * at the front of buf itself, their lengths into lengths. Returns the packed size, or -1 - r
+ * for the first payload r that is otherwise (buf is then partly overwritten; the caller takes
+ * the general path). */
 int64_t lc_bodies(uint8_t *buf, const int64_t *restrict offsets, int64_t n,
-                  const uint8_t *restrict header, int64_t limit, int64_t *restrict lengths)
+                  const int64_t *restrict kinds, const int64_t *restrict limits,
+                  int64_t *restrict lengths)
 {
     int64_t o = 0;
     for (int64_t r = 0; r < n; r++) {
         const uint8_t *p = buf + offsets[r];
         int64_t size = offsets[r + 1] - offsets[r];
-        if (size < 40 || memcmp(p, header, 4) || memcmp(p + 8, header + 4, 32))
+        if (size < 40)
             return -1 - r;
         int64_t length = (int32_t)((uint32_t)p[4] << 24 | (uint32_t)p[5] << 16
                                    | (uint32_t)p[6] << 8 | p[7]);
         if (length < 0)
             return -1 - r;
+        int64_t limit = limits[kinds[r]];
         int64_t body = length < limit ? length : limit;
         if (size < 40 + body || (body && p[40 + body - 1] >= 0x80))
             return -1 - r;

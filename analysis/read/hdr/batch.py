@@ -18,6 +18,8 @@ from analysis.read.hdr.payload import (INT_MAX, SMALL_COMPRESSED, V2_MAX_WORD_SI
 
 # Batch.column(k): the k-th field of every row's lines.iter_lines item
 LINE, TAG, START_S, LENGTH_S, START_MS, END_MS, LOG_START_S = range(7)
+# Headers a group's payloads may have for _inflate_plain (a loadgen log's groups have two)
+MAX_KINDS = 8
 
 
 @dataclass
@@ -183,11 +185,12 @@ def inflate_items(items):
 
 
 def _inflate_plain(items):
-    """inflate_items of a group whose payloads are all compressed V2 ones with the same
-    header (every group of a normal log) -> (one shared payload per row, raws, {}, (counts
-    bodies joined, their lengths)), as worker.unpack_payloads gives: base64 and inflation one
-    call a row, the rest by the compiled checks (lc_outer, lc_bodies) on the joined bytes.
-    None for anything else: payload_from_text then takes each row, and words any error."""
+    """inflate_items of a group whose payloads are all compressed V2 ones of at most
+    MAX_KINDS headers (every group of a normal log) -> (each row's payload, one shared per
+    header, raws, {}, (counts bodies joined, their lengths)), as worker.unpack_payloads
+    gives: base64 and inflation one call a row, the rest by the compiled checks (lc_outer,
+    lc_kinds, lc_bodies) on the joined bytes. None for anything else: payload_from_text then
+    takes each row, and words any error."""
     kernels = native.get()
     if kernels is None or not items:
         return None
@@ -207,22 +210,35 @@ def _inflate_plain(items):
                                                            offsets[1:].tolist())]
     except Exception:      # (isal's IsalError is no zlib.error)
         return None
-    first = inflated[0]
-    if len(first) < 40:
-        return None
-    header = first[:4] + first[8:40]
-    try:
-        layout, word_size, limit, ratio = _parse_header_fields(header, 40)
-    except ValueError:     # (PayloadError, LayoutError)
-        return None
-    if word_size != V2_MAX_WORD_SIZE:
-        return None
     bodies = bytearray().join(inflated)
-    lengths = kernels.bodies(bodies, _offsets(inflated), header, limit)
+    offsets = _offsets(inflated)
+    kinds = np.empty(len(items), np.int64)
+    known: list[bytes] = []
+    shared: list[DecodedPayload] = []
+    limits: list[int] = []
+    row = 0
+    while True:
+        row = kernels.kinds(bodies, offsets, row, known, kinds)
+        if row == len(items):
+            break
+        if row < 0 or len(known) == MAX_KINDS:
+            return None
+        header = inflated[row][:4] + inflated[row][8:40]
+        try:
+            layout, word_size, limit, ratio = _parse_header_fields(header, 40)
+        except ValueError:     # (PayloadError, LayoutError)
+            return None
+        if word_size != V2_MAX_WORD_SIZE:
+            return None
+        known.append(header)
+        shared.append(DecodedPayload(layout, V2_MAX_WORD_SIZE, b"", ratio))
+        limits.append(limit)
+    lengths = kernels.bodies(bodies, offsets, kinds, limits)
     if lengths is None:
         return None
-    payload = DecodedPayload(layout, V2_MAX_WORD_SIZE, b"", ratio)
-    return [payload] * len(items), raws, {}, (bodies, lengths)
+    payloads = [shared[0]] * len(items) if len(shared) == 1 else \
+        [shared[k] for k in kinds.tolist()]
+    return payloads, raws, {}, (bodies, lengths)
 
 
 def _strict_a2b(text) -> bytes:
@@ -275,8 +291,9 @@ def decode_part(items, part, payloads, raws, errors, stride_bits, joined=None) -
     # (V1/V0 words, a 9-byte varint at the end, a truncated payload) one at a time.
     if joined is not None:
         # every row of the group, plain V2 bodies joined (worker.pack_payloads): no per-row
-        # Python before the compiled decoder
-        cals = np.full(len(part), payloads[0].layout.counts_array_length, np.int64)
+        # Python before the compiled decoder but each row's counts array length
+        cals = np.fromiter((p.layout.counts_array_length for p in payloads), np.int64,
+                           len(payloads))
         keys, counts, _, totals, slow, bits = native.get().decode_v2_joined(*joined, cals,
                                                                              stride_bits)
         if not slow:

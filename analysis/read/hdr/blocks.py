@@ -1,13 +1,14 @@
 """Reading an `.hlog` file in blocks of bytes: groups.item_groups' groups, with the plain
 histogram lines of a normal log (see lc_scan_lines in _native.c) found and parsed by the
-compiled scanner and turned into items a whole run at a time; every other line (headers, tags,
-anything odd or broken) goes through lines.line_item, whose rules and messages stand.
+compiled scanner and turned into items a whole run at a time (tagged or not); every other line
+(headers, anything odd or broken) goes through lines.line_item, whose rules and messages stand.
 
 Same items, warnings and header state as lines.iter_lines over the file opened as latin-1 text
 with universal newlines (tested); without the compiled kernels it is that."""
 from __future__ import annotations
 
 import io
+import os
 from itertools import repeat
 
 import numpy as np
@@ -17,6 +18,7 @@ from analysis.read.hdr.histogram import java_long
 from analysis.read.hdr.lines import HeaderState, _recognise, line_item, numbered_lines
 
 BLOCK_BYTES = 4 << 20
+MIN_BLOCK_BYTES = 64 << 10
 LONG_SAFE = 9.2e18      # |ms| below this: Java's (long) cast is numpy's truncation
 
 
@@ -49,7 +51,9 @@ def _item_runs(kernels, handle, path, warnings, state, room):
     """Lists of items (None for a line that gave none), in line order: one a line, or a run
     of plain lines of at most room[0]."""
     # One buffer, refilled: a fresh 4 MB object per read costs its page faults every time.
-    block = bytearray(BLOCK_BYTES)
+    # A small file gets a buffer of its size: zeroing 4 MB for a few kB of log took a build
+    # 0.46 ms a file (the loop below still grows it for a file that grows meanwhile).
+    block = bytearray(_buffer_size(handle))
     view = memoryview(block)
     kept = 0                  # bytes of an unfinished line, moved to the front
     line_base = 0
@@ -64,7 +68,7 @@ def _item_runs(kernels, handle, path, warnings, state, room):
             state.unterminated_line = line_base + 1
         cut = _whole_lines(block, size) if got else size
         if cut:
-            starts, ends, plain, nums, payloads = kernels.scan_lines(block, cut)
+            starts, ends, plain, nums, payloads, heads = kernels.scan_lines(block, cut)
             n = len(starts)
             plain_list = plain.tolist()
             run_ends = [*(np.flatnonzero(plain[1:] != plain[:-1]) + 1).tolist(), n]
@@ -75,8 +79,8 @@ def _item_runs(kernels, handle, path, warnings, state, room):
                     # line_item)
                     if plain_list[a] and state.observed_start and state.observed_base:
                         stop = min(b, a + room[0])
-                        yield _plain_run(block, line_base, a, stop, ends, nums, payloads,
-                                         warnings, state)
+                        yield _plain_run(block, line_base, slice(a, stop),
+                                         (starts, ends, nums, payloads, heads), warnings, state)
                     else:
                         stop = a + 1
                         yield [line_item(line_base + a + 1,
@@ -90,6 +94,14 @@ def _item_runs(kernels, handle, path, warnings, state, room):
             return
 
 
+def _buffer_size(handle) -> int:
+    try:
+        size = os.fstat(handle.fileno()).st_size
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        return BLOCK_BYTES
+    return min(BLOCK_BYTES, max(size + 1, MIN_BLOCK_BYTES))
+
+
 def _whole_lines(block, size: int) -> int:
     """The end of the last whole line of block[:size] (0: none); a CR at the very end may be
     half of a CRLF and stays for the next read."""
@@ -98,32 +110,50 @@ def _whole_lines(block, size: int) -> int:
     return bare_cr if 0 < bare_cr < size else cut
 
 
-def _plain_run(block, line_base, a, b, ends, nums, payloads, warnings, state):
-    """line_item's items of the plain lines a..b of a block, all at once: no tag, no sign, no
-    out-of-range time (lc_scan_lines' plain form), with the start and base times known."""
+def _plain_run(block, line_base, run: slice, scanned, warnings, state):
+    """line_item's items of the plain lines `run` of a block, all at once: no sign, no
+    out-of-range time (lc_scan_lines' plain form; `scanned`: its arrays), with the start and
+    base times known."""
     _recognise(state, warnings)
-    ts, length = nums[a:b, 0], nums[a:b, 1]
-    line_nos = np.arange(line_base + a + 1, line_base + b + 1)
-    # a timestamp below the latest one so far goes backwards (the latest stays); never negative
-    latest = state.latest_timestamp.get(None)
+    starts, ends, nums, payloads, heads = (x[run] for x in scanned)
+    ts, length = nums[:, 0], nums[:, 1]
+    line_nos = np.arange(line_base + run.start + 1, line_base + run.stop + 1)
+    if (heads > starts).any():
+        tags = [block[a + 4:h - 1].decode("latin-1") if h > a else None
+                for a, h in zip(starts.tolist(), heads.tolist())]
+        by_tag: dict = {}
+        for k, tag in enumerate(tags):
+            by_tag.setdefault(tag, []).append(k)
+        backwards = np.zeros(ts.size, bool)
+        for tag, rows in by_tag.items():     # (in order of first appearance, as line_item)
+            backwards[rows] = _goes_backwards(state, tag, ts[rows])
+    else:
+        tags = [None] * ts.size
+        backwards = _goes_backwards(state, None, ts)
+    for k in np.flatnonzero(backwards).tolist():     # (in line order, as line_item)
+        state.backwards.setdefault(tags[k], []).append(int(line_nos[k]))
+    absolute_start = ts + state.base_time
+    offset = absolute_start - state.start_time
+    absolute_end = absolute_start + length
+    start_ms, end_ms = (_java_longs(x * 1000.0) for x in (absolute_start, absolute_end))
+    texts = [block[p:e] for p, e in zip(payloads.tolist(), ends.tolist())]
+    return list(zip(line_nos.tolist(), tags, offset.tolist(), length.tolist(), start_ms,
+                    end_ms, repeat(state.start_time), texts))
+
+
+def _goes_backwards(state, tag, ts: np.ndarray) -> np.ndarray:
+    """Which of a tag's timestamps `ts` (in line order) lie below the latest one before them
+    (line_item's test; the latest stays), updating the tag's latest timestamp."""
+    latest = state.latest_timestamp.get(tag)
     highest = np.maximum.accumulate(ts)
     before = np.empty_like(ts)
     before[0] = -np.inf if latest is None else latest
     before[1:] = highest[:-1]
     if latest is not None:
         np.maximum(before, latest, out=before)
-    backwards = np.flatnonzero(ts < before)
-    if backwards.size:
-        state.backwards.setdefault(None, []).extend(line_nos[backwards].tolist())
-    state.latest_timestamp[None] = float(highest[-1]) if latest is None \
+    state.latest_timestamp[tag] = float(highest[-1]) if latest is None \
         else max(latest, float(highest[-1]))
-    absolute_start = ts + state.base_time
-    offset = absolute_start - state.start_time
-    absolute_end = absolute_start + length
-    start_ms, end_ms = (_java_longs(x * 1000.0) for x in (absolute_start, absolute_end))
-    texts = [block[p:e] for p, e in zip(payloads[a:b].tolist(), ends[a:b].tolist())]
-    return list(zip(line_nos.tolist(), repeat(None), offset.tolist(), length.tolist(), start_ms,
-                    end_ms, repeat(state.start_time), texts))
+    return ts < before
 
 
 def _java_longs(values: np.ndarray) -> list[int]:

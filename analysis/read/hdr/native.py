@@ -25,7 +25,7 @@ SOURCE = Path(__file__).with_name("_native.c")
 # -fwrapv: int64 sums wrap as numpy's do; -ffp-contract=off: no fused multiply-add, so the
 # percentile targets are Java's double arithmetic, operation by operation.
 FLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off"]
-ABI = 3               # lc_abi() of the source this module was written against
+ABI = 4               # lc_abi() of the source this module was written against
 ROW_DEFERRED = 1      # lc_decode_v2's status of a row left to the Python decoder
 POOL = 5              # output arrays kept for reuse: a batch in use, two decoded ahead
                       # (log._decoded_ahead), the next being decoded, one spare
@@ -51,11 +51,13 @@ class Kernels:
         lib.lc_running.argtypes = [_i64, _i64, _I64, _i64, _i64, _I64, _I64, _i64, _I64, _i64,
                                    _I64, _i64, _f64, ctypes.c_void_p, _i64]
         lib.lc_scan_lines.restype = _I64
-        lib.lc_scan_lines.argtypes = [_u8, _I64, _I64, _i64, _i64, _u8, _f64, _i64]
+        lib.lc_scan_lines.argtypes = [_u8, _I64, _I64, _i64, _i64, _u8, _f64, _i64, _i64]
         lib.lc_outer.restype = _I64
         lib.lc_outer.argtypes = [ctypes.c_char_p, _i64, _I64, _I64]
         lib.lc_bodies.restype = _I64
-        lib.lc_bodies.argtypes = [_u8, _i64, _I64, ctypes.c_char_p, _I64, _i64]
+        lib.lc_bodies.argtypes = [_u8, _i64, _I64, _i64, _i64, _i64]
+        lib.lc_kinds.restype = _I64
+        lib.lc_kinds.argtypes = [_u8, _i64, _I64, _I64, ctypes.c_char_p, _I64, _i64]
         self.lib = lib
         self._pool: list[list] = []      # [keys, counts, references when idle]: see _outputs
 
@@ -112,16 +114,18 @@ class Kernels:
 
     def scan_lines(self, block, length: int):
         """lc_scan_lines of block[:length] (bytes or bytearray; see _native.c) -> (starts,
-        ends, plain, nums, payload starts), one entry per line."""
+        ends, plain, nums, payload starts, heads), one entry per line."""
         buf = np.frombuffer(block, np.uint8)
         cap = length // 512 + 64      # (room for a log's lines; else counted, and again)
         for _ in range(2):
-            starts, ends, payloads = (np.empty(cap, np.int64) for _ in range(3))
+            starts, ends, payloads, heads = (np.empty(cap, np.int64) for _ in range(4))
             plain = np.empty(cap, np.uint8)
             nums = np.empty((cap, 3), np.float64)
-            n = self.lib.lc_scan_lines(buf, length, cap, starts, ends, plain, nums, payloads)
+            n = self.lib.lc_scan_lines(buf, length, cap, starts, ends, plain, nums, payloads,
+                                       heads)
             if n >= 0:
-                return starts[:n], ends[:n], plain[:n].view(bool), nums[:n], payloads[:n]
+                return (starts[:n], ends[:n], plain[:n].view(bool), nums[:n], payloads[:n],
+                        heads[:n])
             cap = block.count(b"\n", 0, length) + block.count(b"\r", 0, length) + 1
         raise RuntimeError("lc_scan_lines: more lines than line ends")
 
@@ -129,14 +133,21 @@ class Kernels:
         """Whether every payload of `joined` passes lc_outer."""
         return self.lib.lc_outer(joined, offsets, offsets.size - 1, max_compressed) == 0
 
-    def bodies(self, joined: bytearray, offsets, header: bytes, limit: int):
+    def kinds(self, joined: bytearray, offsets, start: int, known: list[bytes], kinds):
+        """lc_kinds: from row `start` on, kinds[r] = the position in `known` of row r's
+        header -> n when every row has one, else the first row without (-1 - r: too short)."""
+        return self.lib.lc_kinds(np.frombuffer(joined, np.uint8), offsets, start,
+                                 offsets.size - 1, b"".join(known), len(known), kinds)
+
+    def bodies(self, joined: bytearray, offsets, kinds, limits):
         """lc_bodies: the counts bodies packed at the front of `joined` (in place; it is cut
-        to them) -> their lengths, or None when some payload is not a plain one of the
-        group's header (`joined` is then spoilt)."""
+        to them) -> their lengths, or None when some payload is not a plain one of its
+        header (kinds: lc_kinds'; limits: each header's counts byte limit; `joined` is then
+        spoilt)."""
         n = offsets.size - 1
         lengths = np.empty(n, np.int64)
-        size = self.lib.lc_bodies(np.frombuffer(joined, np.uint8), offsets, n, header, limit,
-                                  lengths)
+        size = self.lib.lc_bodies(np.frombuffer(joined, np.uint8), offsets, n, kinds,
+                                  np.asarray(limits, np.int64), lengths)
         if size < 0:
             return None
         del joined[size:]

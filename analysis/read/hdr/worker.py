@@ -114,15 +114,17 @@ def _read_ahead(conn, lines, path: str, state: HeaderState, batch_size: int,
         for items, read_warnings in item_groups(lines, path, state, batch_size):
             inflated = inflate_items(items)
             payloads, raws, errors = inflated[:3]
-            if len(inflated) == 4 and keep_raws:
-                payloads = _unjoin(payloads, inflated[3])
+            joined = inflated[3] if len(inflated) == 4 else None
+            # (a packed message carries one layout: a group of several goes unpacked)
+            if joined is not None and (keep_raws or any(p is not payloads[0] for p in payloads)):
+                payloads, joined = _unjoin(payloads, joined), None
             if not keep_raws:
                 raws = None
             items = [item[:7] + (None,) for item in items]   # (the payload text is done with)
-            if len(inflated) == 4 and not keep_raws:     # (inflate_items packed them already)
+            if joined is not None:     # (inflate_items packed them already)
                 layout = payloads[0].layout
                 packed = ((layout.lowest_discernible_value, layout.highest_trackable_value,
-                           layout.significant_digits), payloads[0].double_ratio, *inflated[3])
+                           layout.significant_digits), payloads[0].double_ratio, *joined)
             else:
                 packed = None if keep_raws or errors else pack_payloads(payloads)
             if packed is not None:
