@@ -120,7 +120,7 @@ def test_folding_counts_parks_by_stack_not_one_call_each(monkeypatch, recording)
 def test_a_chunks_methods_are_named_once_and_frames_without_a_call(monkeypatch, recording):
     """Stacks share most of their frames: each method of a chunk is named once (method_label)
     and a frame already named costs no Python call (issue 25: ~14k frames a run were one
-    call each)."""
+    call each), nor a method's name symbol one for text()."""
     from analysis.read.jfr import reader as reader_module
     labels = _calls(monkeypatch, reader_module, "method_label")
     calls = Counter()
@@ -136,6 +136,8 @@ def test_a_chunks_methods_are_named_once_and_frames_without_a_call(monkeypatch, 
     frames = sum(len(stack) for f in folds.values() for stack in f["stacks"])
     assert frames > len(labels) > 0
     assert calls["method_name"] == len(labels)
+    # a method's name symbol is a str as the pool gives it: text() only for its class's
+    assert calls["text"] < len(labels)
 
 
 def test_a_frame_key_equal_to_an_int_but_not_one_is_not_given_its_name():

@@ -486,7 +486,9 @@ class ChunkReader:
                 cls_sym = classes(cls_key) if cls_key is not None else None
                 cls_name = text(symbols(cls_sym)) if type(cls_sym) is int else None
                 class_names[cls_key] = cls_name
-            meth = text(symbols(m[1])) if m and type(m[1]) is int else None
+            meth = symbols(m[1]) if m and type(m[1]) is int else None
+            if type(meth) is not str:        # (a symbol is a str but in damaged recordings)
+                meth = text(meth)
             return method_label(cls_name, meth)
 
         # A chunk's stacks share most of their frames (a run: ~14k frames, ~1,500 methods):
