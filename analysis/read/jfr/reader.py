@@ -415,7 +415,8 @@ class ChunkReader:
             target.safepoint(start, self._span_ns(v[1]))
 
     # These two return the summary the event counted in (None: none), so that a subclass
-    # reading the same event for more (stacks.FoldingReader) does not route it again.
+    # reading the same event for more (stacks.FoldingReader's monitor waits; its parks have a
+    # handler of their own) does not route it again.
     def _on_ThreadPark(self, v):
         target = self._route(v[0])
         if target is None:
