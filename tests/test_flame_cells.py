@@ -10,6 +10,7 @@ fold_jfr of each repetition with the window its counts.json gives (read here, no
 from __future__ import annotations
 
 import shutil
+import sys
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -72,21 +73,87 @@ def test_folding_resolves_each_chunks_names_once(monkeypatch, recording):
 
 @pytest.mark.parametrize("recording", WITH_PARKS, ids=lambda p: p.name)
 def test_folding_routes_each_summary_event_once(monkeypatch, recording):
-    """An off-CPU event the summary reads too (parks, monitor waits) is placed in the window
-    once for both; only the events the summary does not read (sleeps, socket reads) add a
-    routing each."""
+    """An off-CPU event the summary reads too (monitor waits) is placed in the window once for
+    both; parks, the most frequent, take no routing call at all when folding (the handler
+    routes them on their ticks); only the events the summary does not read (sleeps, socket
+    reads) add a routing each."""
+    from analysis.read.jfr.reader import ChunkReader
     from analysis.read.jfr.summary import Summary
     start = fold_jfr(recording, window_s=(0.0, 1e9))["window"]["start_epoch_s"]
     window = (round(start * 1e9) + 2_000_000_000, round(start * 1e9) + 8_000_000_000)
     only_folded = sum(f["events"] + f["unresolved"] for f in (
         fold_jfr(recording, e) for e in ("jdk.ThreadSleep", "jdk.SocketRead")))
     assert fold_jfr(recording, "jdk.ThreadPark")["events"] > 90
+    parks = _calls(monkeypatch, ChunkReader, "_on_ThreadPark")
     calls = _calls(monkeypatch, Summary, "route")
+    routed = _calls(monkeypatch, ChunkReader, "_route")
     summarize_jfr(recording, window=window)
-    alone = len(calls)
+    alone, n_parks = len(calls) + len(routed), len(parks)
+    assert n_parks > 90
     calls.clear()
+    routed.clear()
     summarize_and_fold(recording, window=window)
-    assert len(calls) == alone + only_folded
+    assert len(calls) + len(routed) == alone - n_parks + only_folded
+
+
+@pytest.mark.parametrize("recording", WITH_PARKS, ids=lambda p: p.name)
+def test_folding_counts_parks_by_stack_not_one_call_each(monkeypatch, recording):
+    """The folding pass tallies parks by stack trace key and gives the summary each chunk's
+    sums (issue 25: ~10k parks a run, each of which took six Python calls); the figures are
+    the summary's own (test_one_pass_gives_the_summary_and_every_events_stacks)."""
+    from analysis.read.jfr.reader import ChunkReader
+    from analysis.read.jfr.summary import Summary
+    start = fold_jfr(recording, window_s=(0.0, 1e9))["window"]["start_epoch_s"]
+    window = (round(start * 1e9) + 2_000_000_000, round(start * 1e9) + 8_000_000_000)
+    alone = summarize_jfr(recording, window=window)
+    parks = fold_jfr(recording, "jdk.ThreadPark", window=window)["events"]
+    # (the sleeps of the second recording take _route and _span_ns: not counted)
+    per_park = [_calls(monkeypatch, owner, name) for owner, name in (
+        (Summary, "park"), (Summary, "route"), (ChunkReader, "_epoch_ns"))]
+    summary, folds = summarize_and_fold(recording, window=window)
+    assert summary["threads"] == alone["threads"] and summary["threads"]["park_events"] > 0
+    assert parks > 50 and folds["jdk.ThreadPark"]["events"] == parks
+    assert sum(map(len, per_park)) < parks // 10
+
+
+@pytest.mark.parametrize("recording", WITH_PARKS, ids=lambda p: p.name)
+def test_a_chunks_methods_are_named_once_and_frames_without_a_call(monkeypatch, recording):
+    """Stacks share most of their frames: each method of a chunk is named once (method_label)
+    and a frame already named costs no Python call (issue 25: ~14k frames a run were one
+    call each), nor a method's name symbol one for text()."""
+    from analysis.read.jfr import reader as reader_module
+    labels = _calls(monkeypatch, reader_module, "method_label")
+    calls = Counter()
+
+    def count(frame, event, _arg):
+        if event == "call" and frame.f_code.co_filename == reader_module.__file__:
+            calls[frame.f_code.co_name] += 1
+    sys.setprofile(count)
+    try:
+        _summary, folds = summarize_and_fold(recording)
+    finally:
+        sys.setprofile(None)
+    frames = sum(len(stack) for f in folds.values() for stack in f["stacks"])
+    assert frames > len(labels) > 0
+    assert calls["method_name"] == len(labels)
+    # a method's name symbol is a str as the pool gives it: text() only for its class's
+    assert calls["text"] < len(labels)
+
+
+def test_a_frame_key_equal_to_an_int_but_not_one_is_not_given_its_name():
+    """A damaged metadata can make a frame's method key a bool or a float: such a key names
+    no method, even beside the int it equals in a dict (the names' cache is keyed by ints)."""
+    from analysis.read.jfr.reader import ChunkReader
+    reader = ChunkReader(None)
+    names = ("jdk.types.StackTrace", "jdk.types.Method", "java.lang.Class", "jdk.types.Symbol")
+    reader.pool_plans = {tid: (name,) for tid, name in enumerate(names)}
+    reader.lazy_plans = {}
+    pools = {0: {7: (0, (1, True, 1.0, 2)), 8: (1, (2, 1))},
+             1: {1: (5, 6), 2: (5, 9)}, 2: {5: 4}, 3: {4: "a/B", 6: "m", 9: "n"}}
+    stack = reader._stack_names(pools, {tid: {} for tid in pools}, b"", None)[0]
+    assert stack(7) == (("a.B.m", "<unknown method>", "<unknown method>", "a.B.n"), False)
+    assert stack(8) == (("a.B.n", "a.B.m"), True)
+    assert stack(True) is None and stack(9) is None
 
 
 def test_application_patterns_are_the_ones_naming_application_code():

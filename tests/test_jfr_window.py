@@ -15,6 +15,8 @@ import shutil
 import subprocess
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analysis.errors import JfrError
 from analysis.read.counts import read_counts
@@ -134,3 +136,22 @@ def test_window_figures_match_jfr_print(cell):
         sum(v["machineTotal"] for v in cpu) / len(cpu), abs=1e-6)
     assert ours["samples"]["count"] == len(inside("jdk.ExecutionSample"))
     assert ours["safepoint"]["count"] == len(inside("jdk.SafepointBegin"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(start_nanos=st.integers(0, 1 << 62), start_ticks=st.integers(0, 1 << 62),
+       tps=st.one_of(st.sampled_from([1, 1000, 10 ** 9, 1_000_000_007, 3_000_000_000]),
+                     st.integers(1, 1 << 40)),
+       offset=st.integers(-(1 << 40), 1 << 40))
+def test_window_ends_in_ticks_place_every_tick_as_its_epoch_time_would(start_nanos, start_ticks,
+                                                                      tps, offset):
+    """The reader routes events on their ticks against the window's ends turned into ticks once
+    a chunk (issue 25: one conversion a chunk, not one an event); around the tick found, each
+    tick is on the side its epoch time (_epoch_ns) is."""
+    from analysis.read.jfr.reader import ChunkReader
+    reader = ChunkReader(None)
+    reader._clock = (start_nanos, start_ticks, tps)
+    edge = start_nanos + offset
+    first = reader._first_tick_at(edge)
+    for t in range(first - 3, first + 4):
+        assert (reader._epoch_ns(t) >= edge) == (t >= first), t

@@ -36,6 +36,21 @@ from analysis.read.jfr.wire import DECODE_ERRORS, Damage, StringRef, read_string
 METADATA_TYPE = 0
 CHECKPOINT_TYPE = 1
 
+class _Names(dict):
+    """Method key -> its frame name, named on first use."""
+
+    def __init__(self, name_of):
+        super().__init__()
+        self._name_of = name_of
+
+    def __missing__(self, key):
+        name = self[key] = self._name_of(key)
+        return name
+
+
+_INT_ONLY = frozenset((int,))
+
+
 class ChunkReader:
     """Reads chunks one after another into a Summary, keeping the last metadata (a chunk cut
     before its metadata event can still be read with the previous chunk's types).
@@ -107,6 +122,11 @@ class ChunkReader:
 
         start_nanos, start_ticks, tps = h.start_nanos, h.start_ticks, h.ticks_per_second
         self._clock = (start_nanos, start_ticks, tps)
+        # Where an event counts is decided on its ticks, not its epoch time (one conversion
+        # a chunk, not one an event): _epoch_ns never decreases as ticks grow, so the window's
+        # ends are two ticks of this chunk's clock.
+        self._window_ticks = None if s.window is None else \
+            (self._first_tick_at(s.window[0]), self._first_tick_at(s.window[1]))
         self._data = data
         pools: dict[int, dict] = {tid: {} for tid in self.pool_plans}
         # Entries the compiled walk indexed: key -> offset of the value, per pool. A key is in
@@ -329,22 +349,31 @@ class ChunkReader:
         start_nanos, start_ticks, tps = self._clock
         return start_nanos + (ticks - start_ticks) * 1_000_000_000 // tps
 
+    def _first_tick_at(self, ns):
+        """The least tick whose _epoch_ns is `ns` or later: floor((t - start_ticks) * 1e9 / tps)
+        >= ns - start_nanos exactly when (t - start_ticks) * 1e9 >= (ns - start_nanos) * tps."""
+        start_nanos, start_ticks, tps = self._clock
+        return start_ticks - (start_nanos - ns) * tps // 1_000_000_000
+
     def _span_ns(self, ticks):
         return ticks * 1_000_000_000 // self._clock[2] if type(ticks) is int else None
 
     def _route(self, ticks):
-        """The summary this event counts in (see Summary.route); no time decoded without a
-        window."""
+        """The summary an event at `ticks` counts in: Summary.route of its _epoch_ns."""
         s = self.summary
-        return s if s.window is None else s.route(self._epoch_ns(ticks))
+        window = self._window_ticks
+        if window is None:
+            return s
+        if type(ticks) is not int:
+            return None
+        if ticks < window[0]:
+            return s.warmup
+        return s if ticks < window[1] else None
 
-    # The three most frequent events route inline (_route's work, without its calls).
     def _on_ExecutionSample(self, v):
-        target = self.summary
-        if target.window is not None:
-            target = target.route(self._epoch_ns(v[0]))
-            if target is None:
-                return
+        target = self._route(v[0])
+        if target is None:
+            return
         key = v[1]
         counts = self._samples.get(target)
         if counts is None:
@@ -352,12 +381,9 @@ class ChunkReader:
         counts[key if type(key) is int else None] += 1
 
     def _on_ObjectAllocationSample(self, v):
-        target = self.summary
-        if target.window is not None:
-            target = target.route(self._epoch_ns(v[0]))
-            if target is None:
-                return
-        target.allocation(as_int(v[1]))
+        target = self._route(v[0])
+        if target is not None:
+            target.allocation(as_int(v[1]))
 
     def _on_CPULoad(self, v):
         target = self._route(v[0])
@@ -389,13 +415,12 @@ class ChunkReader:
             target.safepoint(start, self._span_ns(v[1]))
 
     # These two return the summary the event counted in (None: none), so that a subclass
-    # reading the same event for more (stacks.FoldingReader) does not route it again.
+    # reading the same event for more (stacks.FoldingReader's monitor waits; its parks have a
+    # handler of their own) does not route it again.
     def _on_ThreadPark(self, v):
-        target = self.summary
-        if target.window is not None:
-            target = target.route(self._epoch_ns(v[0]))
-            if target is None:
-                return None
+        target = self._route(v[0])
+        if target is None:
+            return None
         ticks = v[1]
         target.park(ticks * 1_000_000_000 // self._clock[2] if type(ticks) is int else None)
         return target
@@ -449,32 +474,39 @@ class ChunkReader:
         classes = by_name.get("java.lang.Class", missing)
         methods = by_name.get("jdk.types.Method", missing)
         traces = by_name.get("jdk.types.StackTrace", missing)
-        method_names: dict = {}
         class_names: dict = {}
 
         def method_name(key):
             if type(key) is not int:
                 return "<unknown method>"
-            n = method_names.get(key)
-            if n is None:
-                m = methods(key)
-                cls_key = m[0] if m and type(m[0]) is int else None
-                if cls_key in class_names:       # (a class's methods are many)
-                    cls_name = class_names[cls_key]
-                else:
-                    cls_sym = classes(cls_key) if cls_key is not None else None
-                    cls_name = text(symbols(cls_sym)) if type(cls_sym) is int else None
-                    class_names[cls_key] = cls_name
-                meth = text(symbols(m[1])) if m and type(m[1]) is int else None
-                n = method_label(cls_name, meth)
-                method_names[key] = n
-            return n
+            m = methods(key)
+            cls_key = m[0] if m and type(m[0]) is int else None
+            if cls_key in class_names:       # (a class's methods are many)
+                cls_name = class_names[cls_key]
+            else:
+                cls_sym = classes(cls_key) if cls_key is not None else None
+                cls_name = text(symbols(cls_sym)) if type(cls_sym) is int else None
+                class_names[cls_key] = cls_name
+            meth = symbols(m[1]) if m and type(m[1]) is int else None
+            if type(meth) is not str:        # (a symbol is a str but in damaged recordings)
+                meth = text(meth)
+            return method_label(cls_name, meth)
+
+        # A chunk's stacks share most of their frames (a run: ~14k frames, ~1,500 methods):
+        # the frames are named by one map() over a dict whose misses name the method, so a
+        # frame already named costs no Python call.
+        method_names = _Names(method_name)
 
         def stack(key):
             trace = traces(key) if type(key) is int else None
             if trace is None:
                 return None
-            return tuple(method_name(m) for m in trace[1]), trace[0] == 1
+            frames = trace[1]
+            # Keys equal to an int but of another type (True, 1.0: a damaged metadata's field
+            # types) must not take an int's name: those are named one call each.
+            names = map(method_names.__getitem__, frames) \
+                if _INT_ONLY.issuperset(map(type, frames)) else map(method_name, frames)
+            return tuple(names), trace[0] == 1
 
         return stack, text, by_name.get("jdk.types.GCWhen", missing)
 

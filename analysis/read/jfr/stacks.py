@@ -215,6 +215,10 @@ class FoldingReader(ChunkReader):
         super().__init__(summary)
         # event -> {stack trace key: [summed ns, events]}, of the chunk being read
         self._off_cpu: dict[str, dict] = {}
+        # The chunk's parks: the window's by stack trace key as _off_cpu's, the warm-up's
+        # [summed ns, events]. The summary's park figures are their sums (_resolve_samples).
+        self._parks: dict = {}
+        self._warmup_parks = [0, 0]
 
     def _tally(self, event, key, span_ns):
         """One event of the window (the warm-up's and the drain's stacks are not kept)."""
@@ -228,11 +232,29 @@ class FoldingReader(ChunkReader):
         tally[0] += span_ns or 0
         tally[1] += 1
 
-    # Parks are the most frequent off-CPU events (~10k a run in runs/pool-vs-virtual): the
-    # summary's handler places each in the window, and says where, for both.
+    # Parks are the most frequent off-CPU events (~10k a run in runs/pool-vs-virtual): one
+    # call each, routed as ChunkReader._route does, and only tallied here; the summary is
+    # given each chunk's sums (integers: the same figures as one park at a time).
     def _on_ThreadPark(self, v):
-        if super()._on_ThreadPark(v) is self.summary:
-            self._tally("jdk.ThreadPark", v[2], self._span_ns(v[1]))
+        window = self._window_ticks
+        if window is not None:
+            t = v[0]
+            if type(t) is not int or t >= window[1]:
+                return
+            if t < window[0]:
+                if self.summary.warmup is not None:
+                    warmup = self._warmup_parks
+                    d = v[1]
+                    warmup[0] += d * 1_000_000_000 // self._clock[2] if type(d) is int else 0
+                    warmup[1] += 1
+                return
+        key = v[2] if type(v[2]) is int else None
+        tally = self._parks.get(key)
+        if tally is None:
+            tally = self._parks[key] = [0, 0]
+        d = v[1]
+        tally[0] += d * 1_000_000_000 // self._clock[2] if type(d) is int else 0
+        tally[1] += 1
 
     def _on_JavaMonitorEnter(self, v):
         if super()._on_JavaMonitorEnter(v) is self.summary:
@@ -248,6 +270,14 @@ class FoldingReader(ChunkReader):
 
     def _resolve_samples(self, names):
         super()._resolve_samples(names)
+        if self._warmup_parks[1]:
+            self.summary.warmup.parks(*self._warmup_parks)
+            self._warmup_parks = [0, 0]
+        if self._parks:
+            self.summary.parks(sum(ns for ns, _n in self._parks.values()),
+                               sum(n for _ns, n in self._parks.values()))
+            self._off_cpu["jdk.ThreadPark"] = self._parks
+            self._parks = {}
         if not self._off_cpu:
             return
         stack = names[0]

@@ -259,6 +259,11 @@ class Summary:
         self.park_count += 1
         self.park_ns += duration_ns or 0
 
+    def parks(self, total_ns: int, count: int):
+        """`count` parks of `total_ns` together (stacks.FoldingReader's sums a chunk)."""
+        self.park_count += count
+        self.park_ns += total_ns
+
     def monitor_enter(self, duration_ns):
         self.monitor_count += 1
         self.monitor_ns += duration_ns or 0
