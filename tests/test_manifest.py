@@ -299,6 +299,9 @@ def test_relative_paths_through_links_are_judged_where_they_lead(tmp_path):
     assert check_relpath(run_dir, "inside/b/x.hlog") is None
     assert "resolves outside" in check_relpath(run_dir, "a/out/x.hlog")
     assert "resolves outside" in check_relpath(run_dir, "a/b/up/x.hlog")
+    if os.sep == "/":   # a backslash is part of a name here: a link named `c\\d`
+        os.symlink(outside, run_dir / "c\\d")
+        assert "resolves outside" in check_relpath(run_dir, "c\\d/x.hlog")
     linked_run = tmp_path / "runs" / "linked"             # the run folder itself a link: its
     os.symlink(run_dir, linked_run)                       # files are inside it
     assert check_relpath(linked_run, "a/b/x.hlog") is None

@@ -220,7 +220,7 @@ def check_relpath(run_dir: Path, relpath: str) -> str | None:
     # Relative, without '..': only a symbolic link on the way can lead outside. Looking for
     # one costs a stat per part of `relpath`; resolving costs one per part of the whole
     # absolute path, twice (a manifest names ~100 files: 13 ms of a run's build).
-    if not _link_on_the_way(run_dir, parts):
+    if not _link_on_the_way(run_dir, relpath):
         return None
     root = run_dir.resolve()
     target = (run_dir / relpath).resolve()
@@ -229,9 +229,10 @@ def check_relpath(run_dir: Path, relpath: str) -> str | None:
     return None
 
 
-def _link_on_the_way(run_dir: Path, parts: list[str]) -> bool:
+def _link_on_the_way(run_dir: Path, relpath: str) -> bool:
+    # the parts as this system names files (a backslash is part of a name on POSIX)
     here = str(run_dir)
-    for part in parts:
+    for part in Path(relpath).parts:
         here = os.path.join(here, part)
         if os.path.islink(here):
             return True
