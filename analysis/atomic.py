@@ -19,7 +19,6 @@ What that costs depends on the file:
 """
 from __future__ import annotations
 
-import itertools
 import os
 import tempfile
 from pathlib import Path
@@ -28,43 +27,24 @@ from pathlib import Path
 def _temp_beside(path: Path, data: bytes, durable: bool) -> str:
     """Write `data` to a new temporary file in `path`'s folder (flushed to disk when
     `durable`); return its name."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fd, tmp = _new_temp(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise _naming(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            os.fchmod(f.fileno(), 0o644)
             if durable:
                 f.flush()
                 os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
     except BaseException as exc:
         _unlink(tmp)
         if isinstance(exc, OSError):
             raise _naming(exc, path) from None
         raise
     return tmp
-
-
-# A run writes ~130 files. tempfile.mkstemp drew a random name for each, and each write also
-# asked for its folder (mkdir) and set the mode by path: about 0.4 ms a file more than this
-# (bench/perf/atomic_writes.py). The name is unique to this process (pid and a count), so the
-# folder is made only when opening finds it missing, and an existing name (a leftover of a
-# killed process that had the same pid) falls back to mkstemp's random names.
-_COUNT = itertools.count()
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-
-
-def _new_temp(path: Path) -> tuple[int, str]:
-    tmp = os.path.join(path.parent, f".{path.name}.{os.getpid()}-{next(_COUNT)}.tmp")
-    try:
-        return os.open(tmp, _FLAGS, 0o644), tmp
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(tmp, _FLAGS, 0o644), tmp
-    except FileExistsError:
-        return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
 
 
 def _naming(exc: OSError, path: Path) -> OSError:

@@ -52,22 +52,10 @@ def test_a_write_makes_its_folders_and_leaves_a_readable_file_whatever_the_umask
     assert [p.name for p in path.parent.iterdir()] == ["chart.svg"]
 
 
-def test_a_temporary_name_left_by_a_killed_process_is_stepped_over(tmp_path, monkeypatch):
-    """Temporary names are `.<name>.<pid>-<n>.tmp`; a leftover of a killed process that had
-    this pid must not stop the write (nor be taken over: O_EXCL)."""
-    monkeypatch.setattr(atomic, "_COUNT", iter([7]))
-    leftover = tmp_path / f".out.csv.{os.getpid()}-7.tmp"
-    leftover.write_text("half a file of another process")
-    assert atomic.write_text(tmp_path / "out.csv", "x\n")
-    assert (tmp_path / "out.csv").read_text() == "x\n"
-    assert leftover.read_text() == "half a file of another process"
-    assert sorted(p.name for p in tmp_path.iterdir()) == [leftover.name, "out.csv"]
-
-
 def test_a_failed_write_names_the_output_and_leaves_no_temporary_file(tmp_path, monkeypatch):
-    def full(fd, mode):     # (the last call on the open file before it is closed)
+    def full(name, mode):     # (the last step before the rename)
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(os, "fchmod", full)
+    monkeypatch.setattr(os, "chmod", full)
     with pytest.raises(OSError) as caught:
         atomic.write_bytes(tmp_path / "chart.svg", b"<svg/>" * 10_000)
     assert caught.value.filename == str(tmp_path / "chart.svg")
