@@ -93,9 +93,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {os_error_text(exc)}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - a bug; still no traceback unless asked for
+        if _interrupted(exc):
+            print("error: interrupted", file=sys.stderr)
+            return 130
         if os.environ.get("LOADCURVE_DEBUG"):
             raise
         print(f"error: internal error: {type(exc).__name__}: {exc} "
               f"(re-run with LOADCURVE_DEBUG=1 for a traceback, and please report it)",
               file=sys.stderr)
         return 2
+
+
+def _interrupted(exc: BaseException | None) -> bool:
+    """Whether Ctrl-C is behind `exc`: Python 3.11 wraps a KeyboardInterrupt that lands while
+    a class is being made (a dataclass's fields, in a module imported on first use) in a
+    RuntimeError ("Error calling __set_name__"), which was reported as an internal error."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False

@@ -49,3 +49,23 @@ def test_only_the_chosen_command_is_imported():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                          text=True, timeout=120)
     assert out.stdout.split() == ["False", "True"], out.stderr
+
+
+def test_ctrl_c_while_a_class_is_made_is_an_interruption_not_an_internal_error(
+        monkeypatch, capsys):
+    """CI (b2e6632): Ctrl-C landed while the corpus step imported a module defining a
+    dataclass; Python 3.11 turned it into RuntimeError("Error calling __set_name__ ..."), and
+    the build said "internal error" and exited 2 instead of 130."""
+    from analysis import cli
+    from analysis.commands import hgrm
+
+    def interrupted_while_making_a_class(args):
+        class Field:
+            def __set_name__(self, owner, name):
+                raise KeyboardInterrupt
+        # 3.11 raises RuntimeError from it; 3.12+ the KeyboardInterrupt itself
+        type("CellHistory", (), {"changes": Field()})
+
+    monkeypatch.setattr(hgrm, "run", interrupted_while_making_a_class)
+    assert cli.main(["hgrm", "-i", "x.hlog"]) == 130
+    assert capsys.readouterr().err == "error: interrupted\n"
