@@ -40,7 +40,9 @@ Loader.yaml_implicit_resolvers = {
 # overflows the C stack and kills the process, where the Python parser raises RecursionError.
 # So libyaml only composes documents it has first parsed (its parser is a loop, not a
 # recursion) to no more than C_DEPTH levels; anything deeper, and anything libyaml refuses,
-# goes through the Python loader as before: same values, same errors, same messages.
+# goes through the Python loader as before: same values, same errors, same messages. So does
+# text with a tab: libyaml reads some tabs as blanks where the Python parser refuses them
+# (tests/test_yaml_load.py found `title: <tab>`).
 C_DEPTH = 100
 _C_BASE = getattr(yaml, "CSafeLoader", None)
 
