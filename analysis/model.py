@@ -303,6 +303,26 @@ class Imported:
     hlog_text: str | None = field(default=None, repr=False)   # the converted .hlog, to write
 
 
+STEADY_CLASSES = ("flat", "warmup", "slowdown", "no-steady-state")
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """Issue 32: whether a repetition's window measured the system's steady state or a
+    transient (analysis/derive/steady.py says how). `cls` is one of STEADY_CLASSES, or None
+    when the data cannot show it (a load tool's summary: "not known"). Times are seconds from
+    the window's start, the series' own axis (t_s of Repetition.series)."""
+
+    cls: str | None                         # flat | warmup | slowdown | no-steady-state | None
+    steady_from_s: float | None             # where the steady part starts; None: flat, none
+    window_s: float | None                  # the window's length the series covers
+    changes_s: tuple[float, ...] = ()       # where a change that matters starts
+    from_steady_part: bool = False          # the repetition's stats are its steady part's
+    not_steady: bool = False                # kept out of knee, ceiling, comparison, regression
+    saturated_queue: bool = False           # no steady state because the queue grows: saturated
+    sentence: str = ""                      # what a page prints about it
+
+
 @dataclass
 class Repetition:
     index: int                              # 1-based, as run.yml's `repetition`
@@ -320,6 +340,9 @@ class Repetition:
     timeout_ms: float | None = None         # the generator's timeout (censored values' bound)
     imported: Imported | None = None        # issue 23: read from a load tool's file
     cpu_window: CpuWindow | None = None     # issue 25: the server's CPU in the window
+    steady: SteadyState | None = None       # issue 32: transient or steady state
+    window_stats: LatencyStats | None = None   # the whole window's, when `stats` are the
+                                            #   steady part's (steady.from_steady_part)
 
 
 @dataclass
@@ -355,6 +378,11 @@ class Cell:
     jmh: JmhResult | None = None
     imported: Imported | None = None        # issue 23: the first repetition's
     cpu_account: Any = None                 # cpu_accounting.CpuAccount: CPU per request
+    steady_counts: dict[str, int] = field(default_factory=dict)   # issue 32: class -> reps
+    not_steady: bool = False                # more than half its repetitions not steady: kept
+                                            #   out of knee, ceiling, comparison, regression
+    window_stats: LatencyStats | None = None   # the whole windows' figures, when `stats` are
+                                            #   (some repetitions') steady parts'
 
     @property
     def sources(self) -> list[str]:
