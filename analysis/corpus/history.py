@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from analysis.derive.changepoints import pelt
+
 PENALTY_PER_LOG_N = 6.0
 MIN_SEGMENT = 2
 MIN_CHANGE_PCT = 5.0
@@ -90,39 +92,6 @@ def ordered_runs(rows: pd.DataFrame) -> list[str]:
     return [r.run for r in keyed]
 
 
-def pelt(y: np.ndarray, noise: float, penalty: float, min_size: int = MIN_SEGMENT) -> list[int]:
-    """The change points (indices where a new segment starts) minimising the cost above."""
-    n = len(y)
-    if n < 2 * min_size or noise <= 0:
-        return []
-    s1 = np.concatenate([[0.0], np.cumsum(y)])
-    s2 = np.concatenate([[0.0], np.cumsum(y * y)])
-
-    def cost(a: int, b: int) -> float:          # y[a:b] around its mean, in units of noise^2
-        m = b - a
-        return (s2[b] - s2[a] - (s1[b] - s1[a]) ** 2 / m) / noise ** 2
-
-    best = [0.0] + [math.inf] * n
-    best[0] = -penalty
-    last = [0] * (n + 1)
-    candidates = [0]
-    for t in range(min_size, n + 1):
-        options = [(best[s] + cost(s, t) + penalty, s) for s in candidates if t - s >= min_size]
-        if options:
-            best[t], last[t] = min(options)
-        # PELT's pruning: a start that is already worse than the best cannot become optimal
-        candidates = [s for s in candidates
-                      if t - s < min_size or best[s] + cost(s, t) <= best[t]]
-        if best[t] < math.inf:
-            candidates.append(t)
-    points, t = [], n
-    while t > 0:
-        t = last[t]
-        if t > 0:
-            points.append(t)
-    return sorted(points)
-
-
 def noise_of(points: list[Point]) -> float:
     """s: the noise of one version's mean log value (see the module docstring)."""
     within, dof, reps = 0.0, 0, []
@@ -145,7 +114,7 @@ def detect(points: list[Point], *, lower_is_better: bool = True) -> tuple[list[C
         return [], 0.0
     y = np.array([statistics.fmean(math.log(v) for v in p.values) for p in points])
     noise = noise_of(points)
-    found = pelt(y, noise, PENALTY_PER_LOG_N * math.log(len(points)))
+    found = pelt(y, noise, PENALTY_PER_LOG_N * math.log(len(points)), MIN_SEGMENT)
     bounds = [0, *found, len(points)]
     changes = []
     for k, start in enumerate(found, start=1):

@@ -7,6 +7,7 @@ display happens once, in the writers. Conversion from the recorded unit happens 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
 from analysis.derive import cpu_accounting, overload
@@ -164,6 +165,7 @@ def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: fl
     sat = Saturation(sat.saturated, sat.reasons, sat.sentences)
     service = overload.service_time(service_time_ms, baseline_p50 or Percentile())
     first = repetitions[0]
+    steady_counts, not_steady, window_stats = steadiness(repetitions)
     return Cell(scenario=scenario, system=system, load=load, repetitions=repetitions,
                 stats=stats, throughput_rps=throughput, saturation=sat,
                 low_sample=low_sample_percentiles(min(r.stats.count for r in repetitions)),
@@ -179,7 +181,25 @@ def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: fl
                 goodput_rps=None if goodput_spread is None else goodput_spread[1],
                 time_split=None if service is None else overload.where_the_time_went(
                     stats.mean, stats.get("p99"), service),
-                timeout_ms=first.timeout_ms, imported=first.imported)
+                timeout_ms=first.timeout_ms, imported=first.imported,
+                steady_counts=steady_counts, not_steady=not_steady, window_stats=window_stats)
+
+
+def steadiness(repetitions: Sequence[Repetition]) -> tuple[dict[str, int], bool, LatencyStats | None]:
+    """Issue 32, per cell: how many repetitions fell in each steadiness class ("not known"
+    where the data cannot show it), whether the cell is not steady (more than half of its
+    repetitions are: the queue rule's majority), and the whole windows' statistics when some
+    repetition's figures are its steady part's."""
+    counts: dict[str, int] = {}
+    for r in repetitions:
+        name = (r.steady.cls if r.steady is not None else None) or "not known"
+        counts[name] = counts.get(name, 0) + 1
+    not_steady = 2 * sum(1 for r in repetitions if r.steady and r.steady.not_steady) > \
+        len(repetitions)
+    whole = None
+    if any(r.window_stats is not None for r in repetitions):
+        whole = cell_stats([replace(r, stats=r.window_stats or r.stats) for r in repetitions])
+    return dict(sorted(counts.items())), not_steady, whole
 
 
 def predicted_ceiling(concurrency_limit: int | None, service_time_ms: float | None) -> float | None:
@@ -361,6 +381,7 @@ def build_scenario(scenario: Scenario, measured: dict, combine, unit: str,
                               connections=lp.connections)
             cell.in_flight_cap = cap
             scenario.cells[(lp.id, system.id)] = cell
-        cells = [c for c in scenario.measured() if c.system == system.id]
+        # a cell that is not steady measured a transient, not what the server can do
+        cells = [c for c in scenario.measured() if c.system == system.id and not c.not_steady]
         fill_system(system, service_time_ms=service,
                     throughput_rps=[c.throughput_rps for c in cells])

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from analysis.derive import aggregate, overload
+from analysis.derive import aggregate, overload, steady
 from analysis.errors import HlogError
 from analysis.model import (Accounting, CpuWindow, InFlight, Jvm, JvmWindow, Missing, Repetition,
                             Run)
@@ -234,15 +234,30 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
         gc_pauses = pauses_on_series_axis(summary, intervals[0].start_ms / 1000.0, span_s)
     tmo = timeout_ms(manifest, counts)
     if counts is None:
-        stats = aggregate.histogram_stats(histogram, unit)
-        p50s = [(r["t_s"], r["p50_ms"]) for r in series if r["p50_ms"] is not None]
+        state = steady.classify(steady.window_series(series, lp.duration_s),
+                                window_s=lp.duration_s, offered_rate=lp.offered_rate,
+                                timeout_ms=tmo)
+        whole = stats = aggregate.histogram_stats(histogram, unit)
+        length_s = lp.duration_s
+        cut = intervals[0].start_s + (state.steady_from_s or 0.0) - 1e-6
+        part = [iv.histogram for iv in intervals if iv.start_s >= cut]
+        if state.from_steady_part and not part:
+            state = replace(state, from_steady_part=False)
+        if state.from_steady_part:
+            # the log is the window (schema 1): the steady part is its intervals from there on
+            histogram = combine(part)
+            stats = aggregate.histogram_stats(histogram, unit)
+            length_s = lp.duration_s - state.steady_from_s
+        p50s = [(r["t_s"], r["p50_ms"]) for r in series if r["p50_ms"] is not None
+                and r["t_s"] >= (state.steady_from_s or 0.0) * state.from_steady_part]
         return Repetition(
             index=cell.repetition, source=rel, stats=stats,
-            throughput_rps=aggregate.recorded_rate(stats.count, lp.duration_s),
+            throughput_rps=aggregate.recorded_rate(stats.count, length_s),
             accounting=Accounting(sent=cell.sent, errors=cell.errors, timed_out=cell.timeouts),
             series=series, jvm=jvm, gc_pauses=gc_pauses, timeout_ms=tmo,
             queue=None if lp.offered_rate is None else overload.queue_growth_from_p50(
-                [t for t, _ in p50s], [v for _, v in p50s], lp.offered_rate)), histogram
+                [t for t, _ in p50s], [v for _, v in p50s], lp.offered_rate),
+            steady=state, window_stats=whole if state.from_steady_part else None), histogram
     w = counts.window
     if tmo is None:
         raise HlogError("the counts file gives no timeout_s and run.yml no load_generator."
@@ -252,6 +267,22 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
     window_s = w.duration_s or lp.duration_s
     rates = overload.window_rates(w.completed, window_s, counts.server_completions_window)
     win = counts.window_intervals()
+    state = steady.classify(steady.window_series(series, window_s), window_s=window_s,
+                            offered_rate=lp.offered_rate, timeout_ms=tmo)
+    part = None
+    if state.from_steady_part:
+        part = steady_part(log, cell.tag, counts, w.start_s + state.steady_from_s, tmo, unit)
+        if part is None:
+            state = replace(state, from_steady_part=False)
+    accounting = Accounting(sent=w.sent, completed=w.completed, timed_out=w.timed_out,
+                            errors=w.errors, not_sent=w.not_sent)
+    fl = counts.in_flight
+    in_flight = InFlight(fl.window_mean, fl.window_max, fl.at_window_start, fl.at_window_end)
+    whole = None
+    if part is not None:
+        whole = stats
+        stats, accounting, in_flight, rates, histogram = part
+        win = [iv for iv in win if iv.t_s >= w.start_s + state.steady_from_s - 1e-6]
     # the queue rule scales by the offered rate: a closed loop (issue 23) offers none
     queue = None if lp.offered_rate is None else overload.queue_growth(
         [iv.t_s for iv in win], [iv.in_flight_mean for iv in win], lp.offered_rate)
@@ -262,12 +293,44 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
     cpu = server_cpu_window(counts, summary, window_s)
     lag = counts.send_lag_us_window.p99
     host = replace(host, send_lag_p99_ms=None if lag is None else lag / 1000.0)
-    fl = counts.in_flight
     return Repetition(
         index=cell.repetition, source=rel, stats=stats, throughput_rps=rates.throughput_rps,
-        accounting=Accounting(sent=w.sent, completed=w.completed, timed_out=w.timed_out,
-                              errors=w.errors, not_sent=w.not_sent),
-        series=series, jvm=jvm, gc_pauses=gc_pauses, host=host,
-        in_flight=InFlight(fl.window_mean, fl.window_max, fl.at_window_start, fl.at_window_end),
-        goodput_rps=rates.goodput_rps, queue=queue,
-        timeout_ms=tmo, cpu_window=cpu), histogram
+        accounting=accounting, series=series, jvm=jvm, gc_pauses=gc_pauses, host=host,
+        in_flight=in_flight, goodput_rps=rates.goodput_rps, queue=queue,
+        timeout_ms=tmo, cpu_window=cpu, steady=state, window_stats=whole), histogram
+
+
+def steady_part(log, tag, counts: Counts, cut_s: float, tmo: float, unit: str):
+    """A warm-up repetition's figures from its steady part on (issue 32), `cut_s` on the log's
+    axis: (stats, accounting, in flight, rates, histogram), or None when nothing was answered
+    in it. The log and the counts hold 1 s intervals by
+    the time a request was answered or timed out, not by its send time, so the part's
+    population is the window's requests answered, timed out or failed from `cut_s` on: a
+    request sent just before the cut and answered after it is in (at most the few in flight
+    at the cut, as the steady part is steady), one sent before it and timing out after it too
+    (which can only make the part look worse). The window's end and its drain are the
+    window's."""
+    cut = cut_s - 1e-6
+    answered = [iv.histogram for iv in log.select(tag) if iv.start_s >= cut]
+    if not answered:
+        return None
+    histogram = combine(answered)
+    timed_out = sum(iv.total_count for iv in log.select("timeout") if iv.start_s >= cut)
+    later = [iv for iv in counts.intervals if iv.t_s >= cut and iv.phase != "warmup"]
+    errors = sum(iv.errors for iv in later)
+    completed = int(histogram.total_count)
+    stats = overload.censored_stats(histogram, timed_out, tmo, 1.0 / UNITS_PER_MS[unit], errors)
+    w = counts.window
+    length_s = w.end_s - cut_s
+    inside = [iv for iv in later if iv.phase == "window"]
+    replies = sum(iv.completed for iv in inside)
+    rates = overload.window_rates(completed, length_s, replies)
+    fl = counts.in_flight
+    means = [iv.in_flight_mean for iv in inside]
+    in_flight = InFlight(sum(means) / len(means) if means else None,
+                         max((iv.in_flight_max for iv in inside), default=None),
+                         round(means[0]) if means else None, fl.at_window_end)
+    accounting = Accounting(sent=completed + timed_out + errors, completed=completed,
+                            timed_out=timed_out, errors=errors,
+                            not_sent=0 if w.not_sent == 0 else None)
+    return stats, accounting, in_flight, rates, histogram

@@ -19,14 +19,15 @@ unknown; a closed loop's latencies leave out the time requests waited to be sent
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from analysis.derive import aggregate, overload
+from analysis.derive import aggregate, overload, steady
 from analysis.errors import ResultsError
 from analysis.model import Accounting, Imported, LatencyStats, Percentile, Repetition
-from analysis.read.hdr.histogram import Histogram
+from analysis.read.hdr.histogram import Histogram, sum_histograms
 from analysis.read.loadtools import detect_format, native_unit, read_results
 from analysis.read.loadtools.results import RequestSamples, ResultSummary
 from analysis.read.manifest import UNITS_PER_MS, Manifest
@@ -102,9 +103,35 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples,
     lp = manifest.load_point(cell.load)
     duration = window_s or _send_span_s(rec) or lp.duration_s
     series = aggregate.interval_series(answered, unit)
+    timeouts = {iv.start_s: iv.total_count for iv in rec.intervals if iv.tag == "timeout"}
+    for row, iv in zip(series, answered):
+        row["timed_out"] = timeouts.get(iv.start_s, 0)
+    state = steady.classify(steady.window_series(series, duration), window_s=duration,
+                            offered_rate=lp.offered_rate, timeout_ms=timeout_ms)
+    whole = None
+    requests, completed, timed_out, errors = rec.requests, rec.answered, rec.timed_out, rec.errors
+    length_s = duration
+    if state.from_steady_part and answered:
+        # the intervals are by send time: the steady part is exactly the requests sent from
+        # steady_from_s on
+        cut = answered[0].start_s + state.steady_from_s - 1e-6
+        part = [iv for iv in rec.intervals if iv.start_s >= cut]
+        kept = [iv.histogram for iv in part if iv.tag is None]
+        if kept:
+            whole, histogram = stats, sum_histograms(kept)
+            timed_out = sum(iv.total_count for iv in part if iv.tag == "timeout")
+            errors = sum(iv.total_count for iv in part if iv.tag == "error")
+            completed = int(histogram.total_count)
+            requests = completed + timed_out + errors
+            length_s = duration - state.steady_from_s
+            stats = overload.censored_stats(histogram, timed_out, timeout_ms or 0.0,
+                                            1.0 / UNITS_PER_MS[unit], errors)
+    if whole is None and state.from_steady_part:
+        state = replace(state, from_steady_part=False)
     queue = None
     if lp.offered_rate:
-        p50s = [(r["t_s"], r["p50_ms"]) for r in series if r["p50_ms"] is not None]
+        p50s = [(r["t_s"], r["p50_ms"]) for r in series if r["p50_ms"] is not None
+                and (whole is None or r["t_s"] >= state.steady_from_s)]
         queue = overload.queue_growth_from_p50([t for t, _ in p50s], [v for _, v in p50s],
                                                lp.offered_rate)
     if rec.corrected:
@@ -119,12 +146,15 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples,
         index=cell.repetition, source=imported.source, stats=stats,
         # as the harness counts them: every reply (any status) that came during the window,
         # to whichever request, per second; and the window's requests answered, per second
-        throughput_rps=_replies_during(samples, skip_s, duration) / duration if duration else 0.0,
-        goodput_rps=rec.answered / duration if duration else None,
-        accounting=Accounting(sent=rec.requests, completed=rec.answered,
-                              timed_out=rec.timed_out, errors=rec.errors,
-                              not_sent=_not_sent(lp.offered_rate, duration, rec.requests)),
-        series=series, timeout_ms=timeout_ms, queue=queue, imported=imported)
+        # (the steady part's: its requests' replies, answered or failed, per second of it)
+        throughput_rps=((completed + errors) / length_s if whole is not None else
+                        _replies_during(samples, skip_s, duration) / duration) if length_s else 0.0,
+        goodput_rps=completed / length_s if length_s else None,
+        accounting=Accounting(sent=requests, completed=completed,
+                              timed_out=timed_out, errors=errors,
+                              not_sent=_not_sent(lp.offered_rate, length_s, requests)),
+        series=series, timeout_ms=timeout_ms, queue=queue, imported=imported,
+        steady=state, window_stats=whole)
     return rep, histogram
 
 
@@ -214,7 +244,8 @@ def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Im
         index=cell.repetition, source=rel, stats=stats, throughput_rps=rate or 0.0,
         accounting=Accounting(sent=sent, completed=answered,
                               timed_out=summary.timeouts, errors=summary.errors),
-        series=series, imported=imported)
+        series=series, imported=imported,
+        steady=steady.not_known(f"a {imported.tool} summary holds no per-request times"))
 
 
 def _summary_series(rows: list[dict]) -> list[dict]:

@@ -270,6 +270,7 @@ def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
     split = _time_split(c)
     if split is not None:
         entry["time_split"] = split
+    entry.update(_steady_entry(c))
     entry["source"] = c.sources[0]
     if len(c.sources) > 1:
         entry["sources"] = list(c.sources)
@@ -282,6 +283,26 @@ def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
                                          if v is not None}
     entry.update(views.cell_texts(c))
     return entry
+
+
+def _steady_entry(c) -> dict[str, Any]:
+    """Issue 32: each repetition's steadiness class (`steady_state`, the key and class names
+    checks read), the cell's count per class, whether it is not steady, and the whole
+    windows' figures when the cell's are (some repetitions') steady parts'."""
+    reps = []
+    for r in c.repetitions:
+        st = r.steady
+        reps.append({"repetition": r.index, "source": r.source,
+                     "steady_state": {"class": st.cls if st else None,
+                                      "steady_from_s": r3(st.steady_from_s) if st else None},
+                     "from_steady_part": bool(st and st.from_steady_part),
+                     "not_steady": bool(st and st.not_steady),
+                     "sentence": st.sentence if st else "not known"})
+    out: dict[str, Any] = {"steady_counts": dict(c.steady_counts), "not_steady": c.not_steady,
+                           "repetition_steadiness": reps}
+    if c.window_stats is not None:
+        out["whole_window"] = {key: r3(c.window_stats.value(key)) for key in LATENCY_KEYS}
+    return out
 
 
 # --- CSV ------------------------------------------------------------------------------------

@@ -1,0 +1,341 @@
+"""Is a window the system's steady state, or a transient? One class per cell repetition (issue 32).
+
+Every percentile of a window that starts with a backlog and ends without one is exact, and none
+of them describes the server: the window measured the queue draining. Load tools average over
+whatever the window holds; this module looks at the window second by second first, the way
+Barrett et al. ("Virtual Machine Warmup Blows Hot and Cold", OOPSLA 2017) look at a VM's
+in-process iterations, and gives their classes:
+
+    flat             no change that matters
+    warmup           the window starts in a transient that ends inside it
+    slowdown         the last segment is worse than an earlier one
+    no-steady-state  it changes to the end (the last segment is too short, or it trends:
+                     a queue that grows through the window)
+
+The method (docs/data-format.md, "Steady state", gives the reasons for each number):
+
+1. Signals, one value per 1 s interval inside the window (never the drain): log p50 and log
+   p99 of the requests answered in it, and log(1 + requests in flight) where the generator
+   counted them (the strongest evidence: by Little's law a steady system holds about rate x
+   latency in flight; thousands at the start and a handful at the end is a backlog draining).
+   An interval with requests that timed out in it counts at the timeout where they are at least
+   1 % of its requests; an interval with no answer takes the next answered one's latency (a
+   stall is as slow as the first answer after it).
+2. A running median of MEDIAN_WIDTH intervals: a periodic GC pause or a single slow second is
+   not a change (a median keeps a step where it is and removes a burst of up to
+   (MEDIAN_WIDTH - 1) / 2 intervals).
+3. PELT (derive/changepoints.py) on the filtered signals together, each in units of its noise
+   (the robust spread of successive differences of the raw signal, at least NOISE_FLOOR), with a
+   penalty of PENALTY_PER_LOG_N x ln(intervals) a change, segments at least MIN_SEGMENT_S long.
+4. Levels: each segment's median of the raw signals. A segment differs from another when some
+   signal differs by more than its factor and its absolute floor (MATTERS); then the final
+   segment is grown backwards over the segments that do not differ from it: that is the steady
+   part, and its first second is `steady_from_s`.
+5. The class: flat when the steady part is the whole window; no-steady-state when it is shorter
+   than the last TAIL_SHARE of the window (a change that late leaves nothing to call steady),
+   or when the queue rule (overload.queue_growth) holds inside it; slowdown when an earlier
+   segment is better than the steady part; else warmup.
+
+Headline figures: a warmup repetition whose steady part is at least HEADLINE_SHARE of the
+window reports its steady part's figures (analyse.py selects its intervals); a shorter one is
+not steady. A no-steady-state repetition is not steady too, unless its queue grows: that one is
+saturated, which its saturation verdict says already (one mark, not two alarms).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.derive import overload
+from analysis.derive.changepoints import pelt
+from analysis.model import SteadyState
+
+MEDIAN_WIDTH = 5          # removes bursts of 1-2 slow seconds (a GC pause, a spike)
+MIN_SEGMENT_S = 3         # a level must last 3 s to count (longer than the filter's reach)
+PENALTY_PER_LOG_N = 6.0   # as corpus/history.py: BIC-like, strict; the filtered series is smooth
+NOISE_FLOOR = math.log(1.10)   # 10 %: per-second percentiles are never steadier than that
+TIMEOUT_SHARE = 0.01      # timeouts in an interval at >= 1 % of it put its p99 at the timeout
+TAIL_SHARE = 0.25         # a steady part shorter than the last quarter of the window: none
+HEADLINE_SHARE = 0.5      # a warm-up's steady part gives the headline when >= half the window
+
+# A difference that matters, per signal: (factor, absolute floor in the signal's unit).
+# p50 1.5x and 1 ms; p99 2x (a tail is noisier) and 2 ms; in flight 2x and 10 requests.
+# Throughput is "worse" when higher too: above the offered rate it is a backlog draining.
+# Replies per second 1.5x and 5/s: a server answering nothing, or a backlog at twice the rate.
+MATTERS = {"p50": (1.5, 1.0), "p99": (2.0, 2.0), "in_flight": (2.0, 10.0),
+           "throughput": (1.5, 5.0)}
+
+DRIFT_SIGNALS = ("p50", "in_flight", "throughput")
+
+METHOD_TEXT = (
+    "each 1 s interval of the window: p50, p99 and requests in flight (where counted); a "
+    f"running median of {MEDIAN_WIDTH} intervals; PELT change points (penalty "
+    f"{PENALTY_PER_LOG_N:g} x ln(intervals), segments of at least {MIN_SEGMENT_S} s); a change "
+    f"matters when p50 moves by over 1.5x and 1 ms, p99 by over 2x and 2 ms, or requests in "
+    f"flight by over 2x and 10; the steady part is the last segment grown back over segments "
+    f"that do not differ from it; shorter than the last {TAIL_SHARE:.0%} of the window: no "
+    f"steady state; a warm-up's steady part gives the figures when it is at least "
+    f"{HEADLINE_SHARE:.0%} of the window")
+
+
+@dataclass(frozen=True)
+class Series:
+    """A window's per-second signals (seconds from the window's start)."""
+    t_s: list[float]
+    p50_ms: list[float | None]
+    p99_ms: list[float | None]
+    in_flight: list[float | None] | None = None
+    timed_out: list[int | None] | None = None
+    answered: list[int] | None = None
+    throughput_rps: list[float | None] | None = None   # every reply in the interval
+
+
+def window_series(rows: list[dict], window_s: float | None) -> Series:
+    """The window's part of aggregate.interval_series rows (t_s from the window's start): the
+    intervals that start inside it and are whole seconds (the drain's short tail is not in it)."""
+    keep = [r for r in rows
+            if r["t_s"] >= -1e-9 and (window_s is None or r["t_s"] < window_s - 1e-9)
+            and r.get("length_s", 1.0) >= 0.999]
+    have_flight = any(r.get("in_flight_mean") is not None for r in keep)
+    have_timeouts = any(r.get("timed_out") is not None for r in keep)
+    return Series(
+        t_s=[r["t_s"] for r in keep], p50_ms=[r.get("p50_ms") for r in keep],
+        p99_ms=[r.get("p99_ms") for r in keep],
+        in_flight=[r.get("in_flight_mean") for r in keep] if have_flight else None,
+        timed_out=[r.get("timed_out") for r in keep] if have_timeouts else None,
+        answered=[r.get("count", 0) for r in keep],
+        throughput_rps=[r.get("throughput_rps") for r in keep])
+
+
+def running_median(y: np.ndarray, width: int = MEDIAN_WIDTH) -> np.ndarray:
+    """Running median of `width` values, the window kept whole and inside the series at its
+    ends (the first values take the median of the first `width`): a burst of up to
+    (width - 1) / 2 values is removed wherever it is, at the window's start too, and a step
+    stays where it is."""
+    n = len(y)
+    if n <= width:
+        return np.full(n, float(np.median(y))) if n else np.asarray(y, dtype=np.float64)
+    half = width // 2
+    out = np.empty(n)
+    for i in range(n):
+        a = min(max(i - half, 0), n - width)
+        out[i] = np.median(y[a:a + width])
+    return out
+
+
+def robust_noise(y: np.ndarray) -> float:
+    """The spread of one value around its level: the median absolute successive difference x
+    1.4826 / sqrt 2 (a few steps or spikes do not move it), at least NOISE_FLOOR."""
+    if len(y) < 2:
+        return NOISE_FLOOR
+    d = np.abs(np.diff(y))
+    return max(float(np.median(d)) * 1.4826 / math.sqrt(2.0), NOISE_FLOOR)
+
+
+def _filled(values: list[float | None]) -> list[float] | None:
+    """None (no answer that second) takes the next known value, or the last one at the end."""
+    out: list[float | None] = list(values)
+    nxt = None
+    for i in range(len(out) - 1, -1, -1):
+        if out[i] is None:
+            out[i] = nxt
+        else:
+            nxt = out[i]
+    prev = None
+    for i, v in enumerate(out):
+        if v is None:
+            out[i] = prev
+        else:
+            prev = v
+    return None if any(v is None for v in out) else [float(v) for v in out]
+
+
+def _signals(series: Series, timeout_ms: float | None,
+             offered_rate: float | None) -> dict[str, np.ndarray]:
+    p99 = list(series.p99_ms)
+    if series.timed_out is not None and timeout_ms:
+        for i, t in enumerate(series.timed_out):
+            answered = (series.answered or [0] * len(p99))[i] or 0
+            if t and t >= TIMEOUT_SHARE * (t + answered):
+                p99[i] = float(timeout_ms)
+    out = {}
+    for name, values in (("p50", series.p50_ms), ("p99", p99)):
+        filled = _filled(values)
+        if filled is not None:
+            out[name] = np.log(np.maximum(np.asarray(filled), 1e-6))
+    filled = None if series.in_flight is None else _filled(series.in_flight)
+    if filled is not None:
+        out["in_flight"] = np.log1p(np.maximum(np.asarray(filled), 0.0))
+    filled = None if series.throughput_rps is None else _filled(series.throughput_rps)
+    if filled is not None and offered_rate:
+        # how far the replies per second are from the offered rate, either way: a server that
+        # answers nothing and one that drains a backlog at twice the rate are both off it
+        out["throughput"] = np.abs(np.log1p(np.maximum(np.asarray(filled), 0.0))
+                                   - math.log1p(offered_rate))
+    return out
+
+
+def _level(raw: np.ndarray, a: int, b: int) -> float:
+    return float(np.median(raw[a:b]))
+
+
+def _linear(name: str, log_value: float, offered_rate: float | None) -> float:
+    if name == "throughput":     # about this many replies per second off the offered rate
+        return (offered_rate or 0.0) * math.expm1(log_value)
+    return math.expm1(log_value) if name == "in_flight" else math.exp(log_value)
+
+
+def difference(signals: dict[str, np.ndarray], a: tuple[int, int], b: tuple[int, int],
+               offered_rate: float | None = None, names=None) -> int:
+    """+1 when segment a is worse (higher) than segment b in a way that matters, -1 when it is
+    better, 0 when they do not differ; levels are the segments' medians of the filtered signals
+    (so that a burst the filter removes moves no level). Signals that disagree in direction: the
+    largest relative difference decides. `names`: only these signals."""
+    votes = []
+    for name, raw in signals.items():
+        if names is not None and name not in names:
+            continue
+        factor, floor = MATTERS[name]
+        la, lb = _level(raw, *a), _level(raw, *b)
+        va, vb = _linear(name, la, offered_rate), _linear(name, lb, offered_rate)
+        if abs(la - lb) > math.log(factor) and abs(va - vb) > floor:
+            votes.append(la - lb)
+    if not votes:
+        return 0
+    return 1 if max(votes, key=abs) > 0 else -1
+
+
+def classify(series: Series, *, window_s: float, offered_rate: float | None = None,
+             timeout_ms: float | None = None) -> SteadyState:
+    """The window's class and where its steady part starts (see the module docstring)."""
+    n = len(series.t_s)
+    signals = _signals(series, timeout_ms, offered_rate)
+    if n < 2 * MIN_SEGMENT_S or not signals:
+        return SteadyState(None, None, window_s, sentence=(
+            f"not known: {n} whole seconds in the window, too few to tell a transient from a "
+            f"steady state" if signals else "not known: no interval of the window was answered"))
+    names = list(signals)
+    smooth = {k: running_median(signals[k]) for k in names}
+    noise = [robust_noise(signals[k]) for k in names]
+    found = pelt(np.vstack([smooth[k] for k in names]), noise, PENALTY_PER_LOG_N * math.log(n),
+                 MIN_SEGMENT_S)
+    bounds = [0, *found, n]
+    segments = list(zip(bounds[:-1], bounds[1:]))
+    # the steady part: the last segment, grown back over those that do not differ from it
+    start = segments[-1][0]
+    k = len(segments) - 2
+    while k >= 0 and difference(smooth, segments[k], (start, n), offered_rate) == 0:
+        start = segments[k][0]
+        k -= 1
+    changes = tuple(float(series.t_s[a]) for a, _ in segments[1:])
+    if start > 0:
+        start = _first_steady_second(signals, start, n, offered_rate)
+    steady_from = float(series.t_s[start])
+    steady_len = n - start
+    # the queue rule over the steady part, and never over fewer than the window's last quarter
+    queue = _queue_in(series, min(start, n - max(overload.QUEUE_MIN_POINTS,
+                                                 math.ceil(TAIL_SHARE * n))), offered_rate)
+    if queue is not None and queue.grows:
+        return SteadyState("no-steady-state", None, window_s, changes, not_steady=False,
+                           saturated_queue=True, sentence=(
+                               f"no steady state: requests in flight grew by "
+                               f"{queue.slope_per_s:.1f} per second to the window's end "
+                               f"(saturated)"))
+    drift = _drift(smooth, start, n, offered_rate)
+    if drift < 0 or _drains(series, start, offered_rate):
+        return SteadyState("no-steady-state", None, window_s, changes, not_steady=True,
+                           sentence=("no steady state: the backlog was still draining at the "
+                                     "window's end"))
+    if drift > 0:
+        return SteadyState("no-steady-state", None, window_s, changes, not_steady=True,
+                           sentence="no steady state: it kept getting slower to the window's end")
+    if start == 0:
+        return SteadyState("flat", None, window_s, changes,
+                           sentence="flat: no change that matters in the window")
+    if steady_len < max(MIN_SEGMENT_S, TAIL_SHARE * n):
+        return SteadyState("no-steady-state", None, window_s, changes, not_steady=True,
+                           sentence=(f"no steady state: it still changed {steady_from:g} s into "
+                                     f"the {window_s:g} s window"))
+    earlier = [difference(smooth, seg, (start, n), offered_rate) for seg in segments if seg[1] <= start]
+    if any(d < 0 for d in earlier):
+        return SteadyState("slowdown", steady_from, window_s, changes, sentence=(
+            f"slowdown: worse from {steady_from:g} s of the {window_s:g} s window on than "
+            f"before it"))
+    headline = steady_len >= HEADLINE_SHARE * n
+    if headline:
+        sentence = (f"warm-up: steady from {steady_from:g} s of the {window_s:g} s window; the "
+                    f"figures are the steady part's")
+    else:
+        sentence = (f"not steady: a transient until {steady_from:g} s of the {window_s:g} s "
+                    f"window leaves under {HEADLINE_SHARE:.0%} of it steady")
+    return SteadyState("warmup", steady_from, window_s, changes, from_steady_part=headline,
+                       not_steady=not headline, sentence=sentence)
+
+
+def _first_steady_second(signals: dict[str, np.ndarray], start: int, n: int,
+                         offered_rate: float | None) -> int:
+    """A change point is placed on filtered signals, segments at least MIN_SEGMENT_S long, so
+    the transient's last second can fall inside the steady part: skip seconds at its start
+    whose raw values are worse than the steady level by a difference that matters (at most
+    MIN_SEGMENT_S - 1 of them, and never below TAIL_SHARE of the window left)."""
+    limit = min(start + MIN_SEGMENT_S - 1, n - max(MIN_SEGMENT_S, math.ceil(TAIL_SHARE * n)))
+    steady = {k: np.full(n, _level(v, start, n)) for k, v in signals.items()}
+    while start < limit:
+        second = {k: np.concatenate([v[:start + 1], steady[k][start + 1:]])
+                  for k, v in signals.items()}
+        if difference(second, (start, start + 1), (start + 1, n), offered_rate) <= 0:
+            break
+        start += 1
+    return start
+
+
+def _queue_in(series: Series, start: int, offered_rate: float | None):
+    """overload's queue rule inside the steady part: in flight where counted, else p50."""
+    if not offered_rate:
+        return None
+    t = series.t_s[start:]
+    if series.in_flight is not None:
+        pairs = [(x, v) for x, v in zip(t, series.in_flight[start:]) if v is not None]
+        return overload.queue_growth([x for x, _ in pairs], [v for _, v in pairs], offered_rate)
+    pairs = [(x, v) for x, v in zip(t, series.p50_ms[start:]) if v is not None]
+    return overload.queue_growth_from_p50([x for x, _ in pairs], [v for _, v in pairs],
+                                          offered_rate)
+
+
+def _drift(smooth: dict[str, np.ndarray], start: int, n: int,
+           offered_rate: float | None) -> int:
+    """Within the steady part, its last third against its first (difference() on DRIFT_SIGNALS):
+    +1 slower at the end, -1 faster, 0 the same. A drift that no single change point shows,
+    such as a backlog draining through the whole window, is caught here (fio's steady-state test
+    looks at a trailing window's slope the same way). Not on p99: one second's p99 rests on a
+    few requests, and a tail that settles over the window as the JIT finishes is no queue."""
+    m = n - start
+    if m < 2 * MIN_SEGMENT_S:
+        return 0
+    third = max(MIN_SEGMENT_S, m // 3)
+    return difference(smooth, (n - third, n), (start, start + third), offered_rate,
+                      DRIFT_SIGNALS)
+
+
+def _drains(series: Series, start: int, offered_rate: float | None) -> bool:
+    """The queue rule turned round: in flight (else p50 x rate) falls through the steady part
+    by more than the rule's slope and scatter. A backlog still draining is no steady state."""
+    if not offered_rate:
+        return False
+    n = len(series.t_s)
+    a = min(start, n - max(overload.QUEUE_MIN_POINTS, math.ceil(TAIL_SHARE * n)))
+    t = series.t_s[a:]
+    if series.in_flight is not None:
+        pairs = [(x, -v) for x, v in zip(t, series.in_flight[a:]) if v is not None]
+        return overload.queue_growth([x for x, _ in pairs], [v for _, v in pairs],
+                                     offered_rate).grows
+    pairs = [(x, -v) for x, v in zip(t, series.p50_ms[a:]) if v is not None]
+    return overload.queue_growth_from_p50([x for x, _ in pairs], [v for _, v in pairs],
+                                          offered_rate).grows
+
+
+def not_known(reason: str) -> SteadyState:
+    """A repetition whose data cannot show its course (a load tool's summary)."""
+    return SteadyState(None, None, None, sentence=f"not known: {reason}")
