@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from analysis.derive import overload
+from analysis.derive import overload, steady
 from analysis.model import Cell, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_UNIT, PERCENTILES,
                                  RATE_UNIT, TABLE_LATENCY, UNIT_TEXT, closed_load_text,
@@ -162,7 +162,56 @@ def _table_cell(s: System, c: Cell | None, lp: LoadPoint) -> dict[str, Any]:
                     if gc_max else None),
         "failures_text": failures,
         **({"littles_text": text} if (text := _littles_text(c, lp)) else {}),
+        **steady_texts(c),
     }
+
+
+def _seconds(values: list[float]) -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:g} s" if lo == hi else f"{lo:g}–{hi:g} s"
+
+
+def steady_texts(c: Cell) -> dict[str, Any]:
+    """Issue 32: what the load-curve cell says of its steadiness, once. `steady_text` is the
+    flag (not steady; warm-up with the figures from the steady part; slowdown; no steady state),
+    `whole_window_text` the whole windows' figures beside steady-part ones. A saturated cell
+    whose queue grows to the end says so in its saturation flag instead (one mark, not two)."""
+    reps = [r for r in c.repetitions if r.steady is not None and r.steady.cls is not None]
+    out: dict[str, Any] = {}
+    if not reps:
+        if any(r.steady is not None for r in c.repetitions):
+            out["steady_text"] = "steadiness not known"
+        return out
+    n = len(c.repetitions)
+
+    def of(k: int) -> str:
+        return "" if k == n == 1 else f" ({k} of {n} repetitions)"
+    growing = [r for r in reps if r.steady.saturated_queue]
+    if c.not_steady:
+        k = sum(1 for r in reps if r.steady.not_steady)
+        out["steady_text"] = "not steady: a transient" + of(k)
+    else:
+        warm = [r.steady.steady_from_s for r in reps if r.steady.from_steady_part]
+        slow = [r.steady.steady_from_s for r in reps if r.steady.cls == "slowdown"]
+        if warm:
+            out["steady_text"] = f"warm-up: steady from {_seconds(warm)}" + of(len(warm))
+        elif slow:
+            out["steady_text"] = f"slowdown from {_seconds(slow)}" + of(len(slow))
+        elif len(growing) < sum(1 for r in reps if r.steady.cls == "no-steady-state"):
+            k = sum(1 for r in reps if r.steady.cls == "no-steady-state")
+            out["steady_text"] = "no steady state" + of(k)
+    if growing and c.saturation.saturated and 2 * len(growing) > n:
+        out["saturation_text"] = ("saturated: " + ", ".join(c.saturation.reasons)
+                                  + "; the queue grows to the end: no steady state")
+    if c.window_stats is not None:
+        whole = " / ".join(_stat_text_of(c.window_stats, name) for name in TABLE_LATENCY)
+        out["whole_window_text"] = f"whole window: {whole}"
+    return out
+
+
+def _stat_text_of(stats, name: str) -> str:
+    p = stats.get(name)
+    return fmt_censored(p.value_ms, p.at_least_ms, table=True)
 
 
 def _littles_text(c: Cell, lp: LoadPoint) -> str | None:
@@ -261,12 +310,25 @@ def load_curve_table(run: Run, scenario: Scenario | None = None) -> dict[str, An
         "rows": rows,
         "rules": table_rules(timeout, counted, closed,
                              imported=any(c.imported for c in scenario.measured()),
-                             harness=any(not c.imported for c in scenario.measured())),
+                             harness=any(not c.imported for c in scenario.measured()))
+        + _steady_rules(rows),
         # issue 23: a closed loop's rows are its connections, not offered rates
         **({"load_header": "Load"} if closed else {}),
         **({"load_model": note} if (note := load_model_note(run, scenario)) else {}),
         "missing": [{"load": x.load, "system": x.system, "file": x.file} for x in scenario.missing],
     }
+
+
+def _steady_rules(rows: list[dict[str, Any]]) -> list[str]:
+    """The steady-state marks' rule, under a table that shows one (issue 32)."""
+    if not any(c.get("steady_text") for r in rows for c in r["cells"]):
+        return []
+    return [f"steady state, per repetition (Methodology, \"Steady state\"): warm-up - the window "
+            f"started in a transient; when its steady part is at least "
+            f"{steady.HEADLINE_SHARE:.0%} of the window the figures are that part's, the whole "
+            f"window's beside them; not steady - a transient in more than half of the "
+            f"repetitions, kept out of the measured ceiling, the knee and comparisons; slowdown "
+            f"- worse at the end than before; no steady state - it changed to the end."]
 
 
 def _row_load(lp: LoadPoint) -> dict[str, Any]:
@@ -570,7 +632,47 @@ def methodology(run: Run) -> dict[str, Any]:
                            if "target" in run.load_generator else
                            "one JDK, one synthetic workload"),
             **({"knee_search": search} if (search := knee_search(run)) else {}),
-            **({"settle_text": settle} if (settle := settle_text(run)) else {})}
+            **({"settle_text": settle} if (settle := settle_text(run)) else {}),
+            **({"steadiness": block} if (block := steadiness(run)) else {})}
+
+
+def steadiness(run: Run) -> dict[str, Any] | None:
+    """Issue 32's methodology block: how a window is judged steady (derive/steady.py), the count
+    of repetitions per class over the run, and a row per cell that is not all flat, with each
+    repetition's sentence. None for a run with no classified repetition (JMH)."""
+    totals: dict[str, int] = {}
+    rows = []
+    for scenario in run.scenarios:
+        labels = {s.id: s.label for s in scenario.systems}
+        for lp, row in scenario.grid():
+            for system, c in row:
+                if c is None:
+                    continue
+                for name, k in c.steady_counts.items():
+                    totals[name] = totals.get(name, 0) + k
+                if set(c.steady_counts) <= {"flat"}:
+                    continue
+                rows.append({
+                    "scenario": scenario.label, "load": load_point_text(lp),
+                    "system": labels.get(system.id, system.id),
+                    "counts_text": ", ".join(f"{name} {k}" for name, k in c.steady_counts.items()),
+                    "verdict_text": ("not steady: kept out of the measured ceiling, the knee and "
+                                     "comparisons" if c.not_steady else
+                                     "figures from the steady part" if c.window_stats else
+                                     "figures from the whole window"),
+                    "repetitions": [f"{r.index}: {r.steady.sentence}" for r in c.repetitions
+                                    if r.steady is not None]})
+    if not totals:
+        return None
+    order = [*STEADY_ORDER, *sorted(set(totals) - set(STEADY_ORDER))]
+    return {"method_text": "How a window is judged steady: " + steady.METHOD_TEXT + ".",
+            "counts_text": ", ".join(f"{totals[k]} {k}" for k in order if k in totals)
+            + " (cell repetitions)",
+            "has_scenarios": any(sc.id is not None for sc in run.scenarios),
+            "rows": rows}
+
+
+STEADY_ORDER = ("flat", "warmup", "slowdown", "no-steady-state", "not known")
 
 
 def _system_labels(run: Run) -> dict[str, str]:
