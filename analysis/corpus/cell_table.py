@@ -23,12 +23,15 @@ from analysis.vocabulary import ENVIRONMENT_LABELS, LATENCY_KEYS, PERCENTILE_NAM
 KEY_COLUMNS = ("run", "series", "version", "date", "scenario", "system", "load", "repetition")
 ACCOUNTING = ("sent", "completed", "timed_out", "errors", "not_sent")
 AT_LEAST_COLUMNS = tuple(f"{name}_at_least_ms" for name in PERCENTILE_NAMES)
-FLAG_COLUMNS = ("saturated", "saturation", "host_busy", "censored")
+FLAG_COLUMNS = ("saturated", "saturation", "host_busy", "censored", "steady_class", "not_steady")
 # The run's environment, one column per run.yml key: compare lists the differences.
 ENV_COLUMNS = tuple(f"env_{key}" for key in ENVIRONMENT_LABELS)
 COLUMNS = (KEY_COLUMNS + ("offered_rate", "count", "throughput_rps", "goodput_rps") + LATENCY_KEYS
            + AT_LEAST_COLUMNS + ACCOUNTING + FLAG_COLUMNS + ENV_COLUMNS)
+# Columns added since the table was first written (issue 32): an older table reads without them.
+OPTIONAL_COLUMNS = ("steady_class", "not_steady")
 TEXT_COLUMNS = ("run", "series", "version", "date", "scenario", "system", "load", "saturation",
+                "steady_class",
                 *ENV_COLUMNS)
 # Sort order of the corpus table.
 ORDER = ("run", "scenario", "offered_rate", "load", "system", "repetition")
@@ -60,7 +63,11 @@ def run_rows(run: Run) -> list[dict]:
                     row[key] = getattr(rep.accounting, key)
                 row.update(saturated=cell.saturation.saturated,
                            saturation=" ".join(cell.saturation.reasons) or None,
-                           host_busy=None if host is None else host.host_busy, censored=censored)
+                           host_busy=None if host is None else host.host_busy, censored=censored,
+                           # issue 32: a repetition that measured a transient is no evidence
+                           # for a comparison or a regression
+                           steady_class=rep.steady.cls if rep.steady else None,
+                           not_steady=bool(rep.steady and rep.steady.not_steady))
                 row.update(env)
                 rows.append(row)
     return rows
@@ -79,7 +86,7 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
             df[col] = df[col].astype("string")
         elif col in ("repetition", "count") + ACCOUNTING:
             df[col] = pd.to_numeric(df[col]).astype("Int64")
-        elif col in ("saturated", "host_busy", "censored"):
+        elif col in ("saturated", "host_busy", "censored", "not_steady"):
             df[col] = df[col].astype("boolean")
         else:
             df[col] = pd.to_numeric(df[col]).astype("float64")
@@ -118,7 +125,7 @@ def run_spectra_csv(run: Run) -> str:
 # tests/test_corpus_csv.py compares the two on the bundled runs and on generated rows.
 CELL_KINDS = {col: "string" if col in TEXT_COLUMNS else
               "int" if col in ("repetition", "count") + ACCOUNTING else
-              "boolean" if col in ("saturated", "host_busy", "censored") else "float"
+              "boolean" if col in ("saturated", "host_busy", "censored", "not_steady") else "float"
               for col in COLUMNS}
 SPECTRA_KINDS = {"run": "string", "scenario": "string", "system": "string", "load": "string",
                  "count": "int", "percentile": "float", "value_ms": "float", "censored": "bool"}
@@ -174,6 +181,9 @@ def read_csv(path_or_text) -> pd.DataFrame:
 def _read_raw(source) -> pd.DataFrame:
     df = pd.read_csv(source, dtype={c: "string" for c in TEXT_COLUMNS}, keep_default_na=False,
                      na_values={c: [""] for c in COLUMNS})
+    for col in OPTIONAL_COLUMNS:
+        if col not in df.columns:   # a table written before the column existed
+            df[col] = pd.NA
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"cell table lacks columns {', '.join(missing)}")

@@ -241,8 +241,16 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, *, metric: str = "p99",
         gb = groups_b.get(key)
         if gb is None:
             continue
-        va, fa = _values(ga, metric)
-        vb, fb = _values(gb, metric)
+        # issue 32: repetitions that measured a transient are left out, and the flag says so
+        left_out = {}
+        for side in ("A", "B"):
+            rows = ga if side == "A" else gb
+            if "not_steady" in rows and rows["not_steady"].fillna(False).astype(bool).any():
+                left_out[side] = int(rows["not_steady"].fillna(False).astype(bool).sum())
+        ga_steady = ga[~ga["not_steady"].fillna(False).astype(bool)] if "A" in left_out else ga
+        gb_steady = gb[~gb["not_steady"].fillna(False).astype(bool)] if "B" in left_out else gb
+        va, fa = _values(ga_steady, metric)
+        vb, fb = _values(gb_steady, metric)
         ca, cb = any(fa), any(fb)
         cmp = CellComparison(
             scenario=ga["scenario"].iloc[0] or None,
@@ -254,6 +262,9 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, *, metric: str = "p99",
                 cmp.flags.append(f"host busy in {side}")
             if rows["saturated"].fillna(False).any():
                 cmp.flags.append(f"saturated in {side}")
+            if side in left_out:
+                cmp.flags.append(f"{left_out[side]} repetition(s) not steady in {side}: "
+                                 f"left out")
         if min(len(va), len(vb)) < MIN_REPETITIONS:
             cmp.verdict = TOO_FEW
         elif ca or cb:

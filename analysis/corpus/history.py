@@ -140,6 +140,9 @@ def series_history(rows: pd.DataFrame, metric: str = "p99") -> list[CellHistory]
                        _busy=rows["host_busy"].fillna(False).astype(bool),
                        _order=rows["run"].map(order))
     rows = rows[rows["_censored"] | (rows["_value"] > 0)]
+    if "not_steady" in rows:
+        # issue 32: a repetition that measured a transient is no point of the history
+        rows = rows[~rows["not_steady"].fillna(False).astype(bool)]
     # one group-by: per cell and run, its repetitions' values and flags
     per_run = rows.groupby(["scenario", "system", "load", "_order"], sort=True).agg(
         values=("_value", list), censored=("_censored", "any"), busy=("_busy", "any"),

@@ -36,9 +36,13 @@ def summary_point(scenario: Scenario) -> tuple[LoadPoint | None, str]:
     if len(by_rate) == 1:
         return by_rate[0], "its only rate"
     calm = [lp for lp, row in scenario.grid()
-            if all(c is not None and not c.saturation.saturated for _, c in row)]
+            if all(c is not None and not c.saturation.saturated and not c.not_steady
+                   for _, c in row)]
     if calm:
         top = max(calm, key=load_order)
+        if any(c is not None and c.not_steady for _, row in scenario.grid() for _, c in row):
+            return top, ("the highest rate at which no target saturated (cells that were not "
+                         "steady left out)")
         return top, "the highest rate at which no target saturated"
     return by_rate[0], "every rate saturated some target: the lowest"
 
