@@ -229,3 +229,14 @@ def test_the_page_marks_the_cells(site):
     assert 'id="steady-state"' in page and "slowdown from" in page
     # the growing queue is saturated, and says it once
     assert "the queue grows to the end: no steady state" in page
+
+
+def test_a_long_window_is_judged_in_blocks_at_a_bounded_cost():
+    n = 7200                       # two hours: 12-second blocks
+    rng = np.random.default_rng(5)
+    t = np.arange(n, dtype=float)
+    p50 = BASE_MS * np.exp(rng.normal(0.0, 0.1, n)) + np.maximum(0.0, 900.0 * (1 - t / 1800))
+    series = steady.Series(list(t), list(p50), list(p50 * 2), answered=[RATE] * n)
+    state = steady.classify(series, window_s=n, offered_rate=RATE)
+    assert state.cls == "warmup" and abs(state.steady_from_s - 1800) <= 60, state
+    assert len(steady.binned(series, 12).t_s) == 600

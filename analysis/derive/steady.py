@@ -68,6 +68,9 @@ MATTERS = {"p50": (1.5, 1.0), "p99": (2.0, 2.0), "in_flight": (2.0, 10.0),
            "throughput": (1.5, 5.0)}
 
 DRIFT_SIGNALS = ("p50", "in_flight", "throughput")
+# A longer window is judged on blocks of several seconds (each the median of its seconds), so
+# that a 24-hour log costs what a 10-minute one does; a change then lasts 3 blocks.
+MAX_POINTS = 600
 
 METHOD_TEXT = (
     "each 1 s interval of the window: p50, p99 and requests in flight (where counted); a "
@@ -109,6 +112,27 @@ def window_series(rows: list[dict], window_s: float | None) -> Series:
         throughput_rps=[r.get("throughput_rps") for r in keep])
 
 
+def binned(series: Series, size: int) -> Series:
+    """The series in blocks of `size` intervals: each block's start, and the median of its
+    known values per signal (None where it has none); answered and timed out are summed."""
+    def med(values):
+        if values is None:
+            return None
+        out = []
+        for a in range(0, len(values), size):
+            known = [v for v in values[a:a + size] if v is not None]
+            out.append(float(np.median(known)) if known else None)
+        return out
+
+    def total(values):
+        if values is None:
+            return None
+        return [sum(v or 0 for v in values[a:a + size]) for a in range(0, len(values), size)]
+    return Series(series.t_s[::size], med(series.p50_ms), med(series.p99_ms),
+                  med(series.in_flight), total(series.timed_out), total(series.answered),
+                  med(series.throughput_rps))
+
+
 def running_median(y: np.ndarray, width: int = MEDIAN_WIDTH) -> np.ndarray:
     """Running median of `width` values, the window kept whole and inside the series at its
     ends (the first values take the median of the first `width`): a burst of up to
@@ -117,12 +141,9 @@ def running_median(y: np.ndarray, width: int = MEDIAN_WIDTH) -> np.ndarray:
     n = len(y)
     if n <= width:
         return np.full(n, float(np.median(y))) if n else np.asarray(y, dtype=np.float64)
-    half = width // 2
-    out = np.empty(n)
-    for i in range(n):
-        a = min(max(i - half, 0), n - width)
-        out[i] = np.median(y[a:a + width])
-    return out
+    medians = np.median(np.lib.stride_tricks.sliding_window_view(y, width), axis=1)
+    starts = np.clip(np.arange(n) - width // 2, 0, n - width)
+    return medians[starts]
 
 
 def robust_noise(y: np.ndarray) -> float:
@@ -210,6 +231,8 @@ def difference(signals: dict[str, np.ndarray], a: tuple[int, int], b: tuple[int,
 def classify(series: Series, *, window_s: float, offered_rate: float | None = None,
              timeout_ms: float | None = None) -> SteadyState:
     """The window's class and where its steady part starts (see the module docstring)."""
+    if len(series.t_s) > MAX_POINTS:
+        series = binned(series, math.ceil(len(series.t_s) / MAX_POINTS))
     n = len(series.t_s)
     signals = _signals(series, timeout_ms, offered_rate)
     if n < 2 * MIN_SEGMENT_S or not signals:
