@@ -327,9 +327,11 @@ def steady_part(log, tag, counts: Counts, cut_s: float, tmo: float, unit: str):
     rates = overload.window_rates(completed, length_s, replies)
     fl = counts.in_flight
     means = [iv.in_flight_mean for iv in inside]
+    # the mean and max are the part's (Little's law checks them against its latency); at the
+    # window's start and end stay the window's: the backlog the transient began with
     in_flight = InFlight(sum(means) / len(means) if means else None,
                          max((iv.in_flight_max for iv in inside), default=None),
-                         round(means[0]) if means else None, fl.at_window_end)
+                         fl.at_window_start, fl.at_window_end)
     accounting = Accounting(sent=completed + timed_out + errors, completed=completed,
                             timed_out=timed_out, errors=errors,
                             not_sent=0 if w.not_sent == 0 else None)
