@@ -20,6 +20,8 @@ work shares the cores):
     model     the rest of analyse_run (aggregation, statistics)
     data      the rest of analyse_task: chart plan, CSVs, the data file's YAML, the page
     yaml      the part of `data` spent in dump_yaml
+    steady    the part of `model` spent judging steadiness (issue 32: steady.classify and the
+              steady parts' figures), where the tree has it
     charts    chart_task (every SVG and PNG)
 The code trees run interleaved, --repeat times each; the best (least disturbed) CPU time is
 printed with the 1-minute load average read just before that measurement.
@@ -37,7 +39,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
-STAGES = ("hlog", "jfr", "model", "data", "yaml", "charts")
+STAGES = ("hlog", "jfr", "model", "data", "yaml", "steady", "charts")
 
 CHILD = r"""
 import json, os, sys, time
@@ -66,6 +68,12 @@ timed(analysis.derive.analyse, "summarize_jfr", "jfr")
 if hasattr(analysis.derive.analyse, "summarize_and_fold"):   # the JFR pass since issue 25
     timed(analysis.derive.analyse, "summarize_and_fold", "jfr")
 timed(analysis.derive.analyse, "analyse_run", "run")
+try:   # issue 32's classification, where the tree has it (both readers call it by module)
+    import analysis.derive.steady as steady_module
+    timed(steady_module, "classify", "steady")
+    timed(analysis.derive.analyse, "steady_part", "steady")
+except ImportError:
+    pass
 timed(analysis.write.yaml_text, "dump_yaml", "yaml")
 runs_root, site = sys.argv[1], sys.argv[2]
 out = {"imports": imports}
@@ -84,7 +92,8 @@ for label in ("first", "next"):
         sys.exit(c["error"])
     hlog, jfr, run = spent.get("hlog", 0.0), spent.get("jfr", 0.0), spent.get("run", 0.0)
     out[label] = {"hlog": hlog, "jfr": jfr, "model": run - hlog - jfr, "data": analyse - run,
-                  "yaml": spent.get("yaml", 0.0), "charts": charts,
+                  "yaml": spent.get("yaml", 0.0), "steady": spent.get("steady", 0.0),
+                  "charts": charts,
                   "total": analyse + charts, "n_charts": len(r["chart_jobs"])}
 print(json.dumps(out))
 """
@@ -158,7 +167,8 @@ def main() -> int:
           f"interleaved fresh processes [1-min load average then]")
     print(f"{'stage':<10}" + "".join(f"{label[:24]:>28}" for label in trees))
     rows = [("imports", "imports", None)] + [(f"first {s}", "first", s) for s in ("total",)] + \
-        [(s, "next", s) for s in STAGES + ("total",)]
+        [(s, "next", s) for s in STAGES + ("total",)
+         if all(s in r["next"] for rs in results.values() for r in rs)]
     for title, key, stage in rows:
         cells = [best(results[label], key, stage) for label in trees]
         print(f"{title:<10}" + "".join(f"{f'{cpu:.3f} s [{load:.2f}]':>28}"
