@@ -17,7 +17,7 @@ from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_U
                                  fmt_count, fmt_ms, fmt_number, fmt_pct, fmt_rate, fmt_timeout,
                                  has_closed_loads, labelled, load_label, load_point_text, plain,
                                  r1, r3)
-from analysis.read.loadtools import CAVEATS
+from analysis.read.loadtools import CAVEATS, LEAVES_OUT_FAILED
 from analysis.write.charts.chartset import drawn_in
 from analysis.paths import scenario_url, table_csv_path
 
@@ -667,6 +667,7 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                                     else "; no latency over time")),
                 "files_text": f"{len(files)} file{'s' if len(files) != 1 else ''}",
                 "caveat_text": CAVEATS.get(first.format),
+                "failures_text": failures_text(first, cells, scenario),
                 "window_text": first.window_text,
                 "correction_text": (f"coordinated-omission correction for an expected "
                                     f"interval of {fmt_number(first.co_interval_ms)} ms "
@@ -676,6 +677,45 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                                  f"the build's warnings)" if skipped else None)}
             out.append(entry)
     return out
+
+
+def failures_text(first, cells: list[Cell], scenario: Scenario) -> str | None:
+    """Where a system's error and never-sent counts come from when its tool's per-request files
+    leave out the failed requests (issue 32): the tool's summary of the same run, kept beside
+    each file (run.yml `summary:`), or, without one, that the run's files cannot show them."""
+    reps = [(c, r) for c in cells for r in c.repetitions if r.imported]
+    kept = [(c, r.imported.summary) for c, r in reps if r.imported.summary]
+    if first.format not in LEAVES_OUT_FAILED and not kept:
+        return None
+    tool = first.tool
+    loads = {lp.id: lp for lp in scenario.load_points}
+    sentences = []
+    if kept:
+        requests = sum(s.requests for _, s in kept)
+        failed = sum(s.failed for _, s in kept)
+        timed_out = sum(s.timed_out for _, s in kept)
+        where = [f"{load_point_text(loads[c.load], plain, RATE_UNIT)}: {fmt_count(s.failed)}"
+                 for c, s in kept if s.failed]
+        text = (f"From {tool}'s own summary of the same run, kept beside "
+                f"{'each' if len(kept) == len(reps) else 'the'} file ({len(kept)} of "
+                f"{len(reps)}; whole runs, warm-up included): {fmt_count(failed)} of "
+                f"{fmt_count(requests)} requests failed without an answer "
+                f"({fmt_count(timed_out)} timed out)")
+        if failed:
+            sentences.append(text + f" ({'; '.join(where)}). The file leaves them out: up to "
+                             f"that many of a cell's not-sent requests were sent and failed, "
+                             f"and its errors count only answers with a status of 400 or more.")
+        else:
+            sentences.append(text + ". So every request it sent is in the file: the sent, "
+                             "errors and not-sent counts are complete.")
+    if len(kept) < len(reps):
+        sentences.append(f"{'The other files have' if kept else 'This run keeps'} no {tool} "
+                         f"summary beside {'them' if kept else 'its files'}: {tool}'s file "
+                         f"lists only the requests that were answered, so whether any request "
+                         f"failed without an answer (a timeout, a refused connection) cannot be "
+                         f"checked from the run's files. Such a request would count here as "
+                         f"not sent, and in no error count.")
+    return " ".join(sentences)
 
 
 # --- jvm-table.html -------------------------------------------------------------------------
