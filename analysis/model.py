@@ -494,6 +494,7 @@ class Run:
     version: str | None = None
     repetitions: int = 1                    # the most repetitions of any cell in run.yml
     method: Any = None                      # manifest.Method (schema 2): how it was measured
+    knee_search: Any = None                 # read.knee.KneeSearch: the run's knee.json (issue 32)
 
     @property
     def scenario(self) -> Scenario:

@@ -216,6 +216,19 @@ def per_system(path: Path) -> dict:
     return {**state, "systems": [{"system": sid, **entry} for sid, entry in state["systems"].items()]}
 
 
+# What run.yml's method.knee_search keeps of a probe; its figures (warm-up, window, outcomes,
+# p99) stay in the run's knee.json, which the analysis reads for the probe table.
+RUN_YML_PROBE_KEYS = ("rate", "verdict", "why", "host_check")
+
+
+def knee_search(path: Path) -> dict:
+    search = per_system(path)
+    for entry in search["systems"]:
+        entry["probes"] = [{k: probe[k] for k in RUN_YML_PROBE_KEYS if k in probe}
+                           for probe in entry["probes"]]
+    return search
+
+
 HEADER = """\
 # Measured by bench/run.sh; regenerate with it rather than by hand.
 # Latencies are from each request's intended send time (open loop, the wrk2 method).
@@ -269,7 +282,7 @@ def build(args, systems, load_points, env, cells, title, description, date, tags
     if args.jfr_repetitions is not None and args.jfr_repetitions < args.repetitions:
         run["method"]["jfr_repetitions"] = args.jfr_repetitions
     if args.knee:
-        run["method"]["knee_search"] = per_system(args.knee)
+        run["method"]["knee_search"] = knee_search(args.knee)
     if args.settle:
         run["method"]["settle"] = per_system(args.settle)
     if any(c["jfr"] is not None for c in cells):

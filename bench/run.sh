@@ -73,8 +73,9 @@ A server you started yourself, measured by URL (no server is started; --targets 
                       saturated S; then measures K/4, K/2, 3K/4, K, S, 3S/2 in full. Each probe
                       gets a cell's host check; a server not settled before a probe stops the
                       search (the last probe counts as saturated; with no good probe left, an
-                      error). The search goes to OUT/knee.json and run.yml (a rerun, e.g. with
-                      --only, reuses it)
+                      error). The search goes to OUT/knee.json (each probe's warm-up, window,
+                      outcomes, p99, verdict; its files in OUT/knee/) and run.yml (a rerun, e.g.
+                      with --only, reuses it)
   --knee-start R, --knee-probe-s S (3), --knee-bisections N (2), --knee-p99-ms MS
   --server-pid PID    the server's process: its CPU per window goes into each counts file
   --jfr-pid PID       a local JVM server: per cell, `jcmd PID JFR.start` (bench/loadcurve.jfc)
@@ -575,8 +576,18 @@ find_knee() {
             echo "   $system: curve at ${step#done } req/s"
         done
         mv -f "$WORK/knee.json" "$state"
+        keep_knee_probes
     fi
     RATES=$("$PY" "$HERE/knee.py" rates --state "$state")
+}
+
+# The probes' own files beside knee.json (OUT/knee/<system>/r<rate>.hlog, .counts.json), so
+# the figures of the methodology's probe table rest on files published with the run.
+keep_knee_probes() {
+    rm -rf "$OUT/knee"
+    [[ -d "$WORK/knee" ]] || return 0
+    find "$WORK/knee" -name '*.loadgen.log' -delete
+    mv "$WORK/knee" "$OUT/knee"
 }
 
 write_manifest() {

@@ -216,9 +216,21 @@ def test_find_knee_lands_within_one_bisection_step_of_the_ceiling(sleep_server, 
         host = probe["host_check"]
         assert host["verdict"] in ("quiet", "busy") and 0 <= host["busy_share_before"] <= 1
         assert host["settle"] == "settled" and host["settle_waited_s"] >= 0, probe
+        # issue 32: knee.json keeps the probe's figures, from its own files under knee/
+        counts = json.loads((tmp_path / "knee" / "knee" / f"r{probe['rate']}.counts.json")
+                            .read_text())
+        assert (tmp_path / "knee" / "knee" / f"r{probe['rate']}.hlog").is_file()
+        assert (probe["warmup_s"], probe["window_s"]) == (1, 2)
+        assert {k: probe[k] for k in ("sent", "completed", "timed_out", "errors", "not_sent")} \
+            == {k: counts["window"][k] for k in ("sent", "completed", "timed_out", "errors",
+                                                 "not_sent")}
+        assert probe["sent"] == 2 * probe["rate"]
+        assert probe["p99_ms"] is None if not probe["completed"] else probe["p99_ms"] >= 50
     run = yaml.safe_load((tmp_path / "run.yml").read_text(encoding="utf-8"))
     assert [lp["offered_rate"] for lp in run["load_points"]] == search["rates"]
-    assert run["method"]["knee_search"]["systems"][0]["probes"] == search["probes"]
+    # run.yml keeps each probe's rate, verdict, why and host check (the figures: knee.json)
+    assert run["method"]["knee_search"]["systems"][0]["probes"] == [
+        {k: p[k] for k in ("rate", "verdict", "why", "host_check")} for p in search["probes"]]
 
 
 def knee_search_of(out: Path, system: str) -> dict:

@@ -6,6 +6,7 @@ print. Text is formatted here (vocabulary.py says how); the includes escape it.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -578,14 +579,17 @@ def _system_labels(run: Run) -> dict[str, str]:
 
 
 def knee_search(run: Run) -> dict[str, Any] | None:
-    """run.yml's method.knee_search (bench/run.sh --find-knee, issue 24), as the methodology's
-    table: each probe's rate, verdict and why, per system, and what was then measured."""
-    search = run.method.knee_search if run.method is not None else None
-    if not search:
+    """The knee search (bench/run.sh --find-knee, issues 24 and 32) as the methodology's table:
+    per system each probe's rate, warm-up, window, outcomes, p99, verdict and why and host
+    check, then what was measured in full. From the run's knee.json where it has one (the
+    figures); else from run.yml's method.knee_search (rate, verdict, why, host check only)."""
+    search = _knee_entries(run)
+    if search is None:
         return None
+    rule, entries, source = search
     labels = _system_labels(run)
     systems = []
-    for entry in search["systems"]:
+    for entry in entries:
         knee, past = entry.get("knee"), entry.get("first_saturated")
         result = (f"knee {fmt_number(knee)} {RATE_UNIT} (the highest good probe)"
                   if knee is not None else "no good probe")
@@ -598,13 +602,45 @@ def knee_search(run: Run) -> dict[str, Any] | None:
                        f"{', '.join(fmt_number(r) for r in entry['rates'])} {RATE_UNIT}")
         systems.append({"label": labels.get(entry["system"], entry["system"]),
                         "result_text": result,
-                        "probes": [{"rate_text": f"{fmt_number(pr['rate'])} {RATE_UNIT}",
-                                    "verdict": pr["verdict"], "why": pr["why"],
-                                    "host_text": probe_host_text(pr.get("host_check"))}
-                                   for pr in entry["probes"]]})
+                        "probes": [_probe_row(pr) for pr in entry["probes"]]})
+    figures = ("each probe's figures are its window's requests (sent at the offered rate after "
+               "its warm-up) as the run's knee.json records them, its files in knee/"
+               if source else "run.yml records each probe's verdict only (the run has no "
+               "knee.json with the probes' figures)")
     return {"caption": f"Knee search (bench/run.sh --find-knee): short probes chose the rates; "
-                       f"{search['rule']}.",
+                       f"{rule}; {figures}.",
+            **({"source": source} if source else {}),
             "systems": systems}
+
+
+def _knee_entries(run: Run) -> tuple[str, list[dict[str, Any]], str | None] | None:
+    """(rule, per-system entries as dicts, the knee.json it came from or None)."""
+    if run.knee_search is not None:
+        source = run.manifest_path.rsplit("/", 1)[0] + "/knee.json"
+        return (run.knee_search.rule, [dataclasses.asdict(e) for e in run.knee_search.systems],
+                source)
+    search = run.method.knee_search if run.method is not None else None
+    if not search:
+        return None
+    return search["rule"], search["systems"], None
+
+
+def _probe_row(pr: dict[str, Any]) -> dict[str, Any]:
+    """One probe as printed; a figure the record lacks is a dash."""
+    def count(key: str) -> str:
+        return fmt_count(pr[key]) if pr.get(key) is not None else "–"
+    p99 = pr.get("p99_ms")
+    return {"rate_text": f"{fmt_number(pr['rate'])} {RATE_UNIT}",
+            "warmup_text": f"{fmt_number(pr['warmup_s'])} s" if pr.get("warmup_s") is not None
+            else "–",
+            "window_text": f"{fmt_number(pr['window_s'])} s" if pr.get("window_s") is not None
+            else "–",
+            "sent_text": count("sent"), "completed_text": count("completed"),
+            "timed_out_text": count("timed_out"), "errors_text": count("errors"),
+            "p99_text": (fmt_ms(p99) if p99 is not None else
+                         "none answered" if pr.get("completed") == 0 else "–"),
+            "verdict": pr["verdict"], "why": pr["why"],
+            "host_text": probe_host_text(pr.get("host_check"))}
 
 
 def probe_host_text(host: dict[str, Any] | None) -> str:
