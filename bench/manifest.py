@@ -199,7 +199,8 @@ def url_run_facts(args, targets: list[str]) -> dict:
                     "there are no server CPU or JVM figures")
     jvm = server_jvm(args)
     if jvm:
-        observed += f"; its JVM's JDK, GC, heap and flags (the environment) read with {jvm['read_with']}"
+        observed += (f"; its JVM's JDK, GC, heap and flags (the environment) read with "
+                     f"{jvm['read_with']}")
     facts = {"target": "given by URL (bench/run.sh --url); the harness started no server",
              "server_observed": observed,
              "request": " ".join(args.request.split()) or "GET, success 2xx/3xx"}
