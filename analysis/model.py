@@ -281,6 +281,21 @@ class JmhResult:
     source: str | None = None               # file:line (JSON, CSV, text) of the entry
 
 
+@dataclass(frozen=True)
+class ToolSummary:
+    """The tool's own summary of the same invocation as a per-request file (run.yml `summary:`,
+    issue 32), kept because the file leaves requests out: hey's CSV lists only the answered
+    ones, its text summary counts the rest. Whole-run counts (a summary holds no times, so
+    the window cannot cut it)."""
+
+    source: str                             # the summary file, repo-relative
+    requests: int                           # every request the tool finished, answered or not
+    answered: int                           # of them, answered (any status): the file's rows
+    failed: int                             # of them, no answer (timed out, refused, reset)
+    timed_out: int                          # of the failed, the tool's timeout
+    error_answers: int                      # answered with a status >= 400
+
+
 @dataclass
 class Imported:
     """Where a cell's numbers came from when it was read from a load tool's file (issue 23):
@@ -300,6 +315,7 @@ class Imported:
     co_interval_ms: float | None = None     # the expected interval of that correction
     skipped: int = 0                        # unreadable lines skipped
     spectrum: list[tuple[float, float, bool]] = field(default_factory=list)  # a summary's own
+    summary: ToolSummary | None = None      # the tool's summary of the same run (`summary:`)
     hlog_text: str | None = field(default=None, repr=False)   # the converted .hlog, to write
 
 
@@ -478,6 +494,7 @@ class Run:
     version: str | None = None
     repetitions: int = 1                    # the most repetitions of any cell in run.yml
     method: Any = None                      # manifest.Method (schema 2): how it was measured
+    knee_search: Any = None                 # read.knee.KneeSearch: the run's knee.json (issue 32)
 
     @property
     def scenario(self) -> Scenario:

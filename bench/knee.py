@@ -21,7 +21,10 @@ Each probe gets the host check a cell gets (bench/hostcheck.py, and the settle w
 counts file's host_check is kept with the probe.
 
 The search is kept in STATE (JSON: the rule, and per system each probe's rate, verdict and why,
-the knee and the chosen rates); run.yml gets it as method.knee_search. One call per step:
+its warm-up, window, outcomes and p99, the knee and the chosen rates); bench/run.sh keeps it as
+the run's knee.json (read by analysis/read/knee.py) and the probes' own files under knee/, and
+run.yml gets it as method.knee_search (each probe's rate, verdict, why and host check). One
+call per step:
 
     python bench/knee.py step --state FILE --system ID --start 10 --ceiling R [--bisections 2]
         [--p99-ms X] [--rate R --counts FILE --hlog FILE]   # the probe just measured, if any
@@ -82,6 +85,20 @@ def verdict(counts: dict, p99_ms: float | None, hlog: Path | None) -> tuple[str,
     return "good", (f"{failed} of {w['sent']} failed, sent {counts['achieved_send_rate']:.1f}/s, "
                     f"completed {counts['achieved_completion_rate']:.1f}/s"
                     + (f", p99 {p99:.1f} ms" if p99 is not None else ""))
+
+
+def probe_figures(counts: dict, hlog: Path | None) -> dict:
+    """What the run's knee.json keeps of one probe beside its verdict (issue 32: the methodology
+    prints them as a table): the warm-up and window it had, its window's outcomes, and the p99
+    of the answered ones (whether or not --p99-ms bounds it; null with none answered)."""
+    w = counts["window"]
+    p99 = None
+    if hlog is not None and w["completed"]:
+        from analysis.read.hdr.log import read_hlog  # only the probe's p99 needs the analysis
+        p99 = read_hlog(hlog).merged(None).value_at_percentile(99.0) / 1000
+    return {"warmup_s": counts["warmup_s"], "window_s": counts["duration_s"],
+            **{k: w[k] for k in ("sent", "completed", "timed_out", "errors", "not_sent")},
+            "p99_ms": p99}
 
 
 def next_step(probes: list[dict], start: int, ceiling: int, bisections: int) -> int | None:
@@ -165,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.rate is not None:
         counts = json.loads(args.counts.read_text(encoding="utf-8"))
         v, why = verdict(counts, args.p99_ms, args.hlog)
-        probe = {"rate": args.rate, "verdict": v, "why": why}
+        probe = {"rate": args.rate, "verdict": v, "why": why,
+                 **probe_figures(counts, args.hlog)}
         if counts.get("host_check"):
             probe["host_check"] = counts["host_check"]
         search["probes"].append(probe)

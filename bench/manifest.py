@@ -94,6 +94,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="the run's limit (JSON): the generator's best --self-test, or the override")
     p.add_argument("--knee", type=Path, help="bench/knee.py's search state (--find-knee)")
     p.add_argument("--settle", type=Path, help="bench/settle.py's bounds (--url runs)")
+    p.add_argument("--server-jvm", type=Path,
+                   help="bench/serverjvm.py's facts of the observed server JVM (--url runs)")
     return p.parse_args(argv)
 
 
@@ -141,8 +143,8 @@ def java_description(java: str) -> str:
 
 def environment(java: str, server_flags: str, url_targets: list[str] | None = None) -> dict:
     """The machine (the generator's); for bundled targets also the server's JVM. A server given
-    by URL runs a JVM (if any) the harness knows nothing of: no jdk/jvm_flags/gc/heap, and
-    shared_host from its address."""
+    by URL runs a JVM (if any) the harness knows only through --server-pid (with_server_jvm):
+    here no jdk/jvm_flags/gc/heap, and shared_host from its address."""
     cpuinfo = read("/proc/cpuinfo")
     model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.M)
     cores = os.cpu_count()
@@ -195,6 +197,10 @@ def url_run_facts(args, targets: list[str]) -> dict:
     else:
         observed = ("no: the server was given by URL without --server-pid or --jfr-pid, so "
                     "there are no server CPU or JVM figures")
+    jvm = server_jvm(args)
+    if jvm:
+        observed += (f"; its JVM's JDK, GC, heap and flags (the environment) read with "
+                     f"{jvm['read_with']}")
     facts = {"target": "given by URL (bench/run.sh --url); the harness started no server",
              "server_observed": observed,
              "request": " ".join(args.request.split()) or "GET, success 2xx/3xx"}
@@ -210,10 +216,41 @@ def url_run_facts(args, targets: list[str]) -> dict:
     return {k: v for k, v in facts.items() if v}
 
 
+def server_jvm(args) -> dict | None:
+    """bench/serverjvm.py's file for the observed server (issue 32), or None: no --server-pid,
+    or not a JVM."""
+    if not args.server_jvm or not args.server_jvm.is_file():
+        return None
+    return json.loads(args.server_jvm.read_text(encoding="utf-8"))
+
+
+def with_server_jvm(env: dict, jvm: dict | None) -> dict:
+    """The environment with the observed server JVM's jdk, jvm_flags, gc and heap, in the order
+    the bundled targets' runs give them (before shared_host)."""
+    if not jvm:
+        return env
+    shared = {k: env[k] for k in ("shared_host",) if k in env}
+    return {**{k: v for k, v in env.items() if k != "shared_host"}, **jvm["environment"],
+            **shared}
+
+
 def per_system(path: Path) -> dict:
     """A state file of knee.py or settle.py for run.yml: its `systems` map as a list."""
     state = json.loads(path.read_text(encoding="utf-8"))
     return {**state, "systems": [{"system": sid, **entry} for sid, entry in state["systems"].items()]}
+
+
+# What run.yml's method.knee_search keeps of a probe; its figures (warm-up, window, outcomes,
+# p99) stay in the run's knee.json, which the analysis reads for the probe table.
+RUN_YML_PROBE_KEYS = ("rate", "verdict", "why", "host_check")
+
+
+def knee_search(path: Path) -> dict:
+    search = per_system(path)
+    for entry in search["systems"]:
+        entry["probes"] = [{k: probe[k] for k in RUN_YML_PROBE_KEYS if k in probe}
+                           for probe in entry["probes"]]
+    return search
 
 
 HEADER = """\
@@ -269,7 +306,7 @@ def build(args, systems, load_points, env, cells, title, description, date, tags
     if args.jfr_repetitions is not None and args.jfr_repetitions < args.repetitions:
         run["method"]["jfr_repetitions"] = args.jfr_repetitions
     if args.knee:
-        run["method"]["knee_search"] = per_system(args.knee)
+        run["method"]["knee_search"] = knee_search(args.knee)
     if args.settle:
         run["method"]["settle"] = per_system(args.settle)
     if any(c["jfr"] is not None for c in cells):
@@ -371,8 +408,8 @@ def main(argv=None) -> int:
             else dt.datetime.now(dt.timezone.utc).date())
     tags = [t for t in args.tags.split(",") if t]
     url_targets = [spec.partition("=")[2] for spec in args.url_system] or None
-    run = build(args, systems, load_points, environment(args.java, args.server_flags, url_targets),
-                cells, title, description, date, tags, scenarios)
+    env = with_server_jvm(environment(args.java, args.server_flags, url_targets), server_jvm(args))
+    run = build(args, systems, load_points, env, cells, title, description, date, tags, scenarios)
     atomic.write_text(run_dir / "run.yml", render(run, args.generator_flags))
     print(f"wrote {run_dir / 'run.yml'} ({len(cells)} cell repetitions)")
     return 0

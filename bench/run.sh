@@ -73,10 +73,13 @@ A server you started yourself, measured by URL (no server is started; --targets 
                       saturated S; then measures K/4, K/2, 3K/4, K, S, 3S/2 in full. Each probe
                       gets a cell's host check; a server not settled before a probe stops the
                       search (the last probe counts as saturated; with no good probe left, an
-                      error). The search goes to OUT/knee.json and run.yml (a rerun, e.g. with
-                      --only, reuses it)
+                      error). The search goes to OUT/knee.json (each probe's warm-up, window,
+                      outcomes, p99, verdict; its files in OUT/knee/) and run.yml (a rerun, e.g.
+                      with --only, reuses it)
   --knee-start R, --knee-probe-s S (3), --knee-bisections N (2), --knee-p99-ms MS
-  --server-pid PID    the server's process: its CPU per window goes into each counts file
+  --server-pid PID    the server's process: its CPU per window goes into each counts file, and
+                      if it is a JVM, its JDK, GC, heap and -X/-XX flags (only those: a command
+                      line can hold secrets) into run.yml's environment (bench/serverjvm.py)
   --jfr-pid PID       a local JVM server: per cell, `jcmd PID JFR.start` (bench/loadcurve.jfc)
                       before the warm-up, JFR.dump + JFR.stop after the drain (implies
                       --server-pid PID). Without either, run.yml and the report say the server
@@ -575,8 +578,26 @@ find_knee() {
             echo "   $system: curve at ${step#done } req/s"
         done
         mv -f "$WORK/knee.json" "$state"
+        keep_knee_probes
     fi
     RATES=$("$PY" "$HERE/knee.py" rates --state "$state")
+}
+
+# The observed server's JVM, once per run (issue 32): its JDK, GC, heap and -X/-XX flags, for
+# run.yml's environment (bench/serverjvm.py: nothing else of its command line; no file when
+# the process is not a JVM).
+record_server_jvm() {
+    [[ -n "$OBSERVED_PID" ]] || return 0
+    "$PY" "$HERE/serverjvm.py" --pid "$OBSERVED_PID" --jcmd "$JCMD" --out "$OUT/.server-jvm.json" || exit 1
+}
+
+# The probes' own files beside knee.json (OUT/knee/<system>/r<rate>.hlog, .counts.json), so
+# the figures of the methodology's probe table rest on files published with the run.
+keep_knee_probes() {
+    rm -rf "$OUT/knee"
+    [[ -d "$WORK/knee" ]] || return 0
+    find "$WORK/knee" -name '*.loadgen.log' -delete
+    mv "$WORK/knee" "$OUT/knee"
 }
 
 write_manifest() {
@@ -599,6 +620,7 @@ write_manifest() {
         [[ -s "${LIMIT_FILE:-}" ]] && manifest_args+=(--self-test "$LIMIT_FILE")
         [[ -s "$OUT/knee.json" ]] && manifest_args+=(--knee "$OUT/knee.json")
         [[ -s "$OUT/.settle.json" ]] && manifest_args+=(--settle "$OUT/.settle.json")
+        [[ -s "$OUT/.server-jvm.json" ]] && manifest_args+=(--server-jvm "$OUT/.server-jvm.json")
     fi
     "$PY" "$HERE/manifest.py" "${manifest_args[@]}"
 }
@@ -633,6 +655,7 @@ if (( URL_MODE )); then
     echo "== systems given by URL (no server is started):"
     for sid in ${SYSTEMS//,/ }; do echo "   $sid: ${TARGET_OF[$sid]}"; done
     [[ -n "$OBSERVED_PID" ]] || echo "== no --server-pid/--jfr-pid: the server side is not observed"
+    record_server_jvm
     settle_baselines
     if (( FIND_KNEE )); then
         check_limit "$KNEE_START" ""

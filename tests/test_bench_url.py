@@ -115,7 +115,8 @@ def test_knee_stops_at_the_ceiling():
 
 
 def counts(sent, completed, timed_out=0, errors=0, send_rate=50.0, completion_rate=50.0):
-    return {"offered_rate": 50, "achieved_send_rate": send_rate,
+    # (as the generator writes them: the probe's warm-up and window, which knee.json keeps)
+    return {"offered_rate": 50, "warmup_s": 1, "duration_s": 2, "achieved_send_rate": send_rate,
             "achieved_completion_rate": completion_rate,
             "window": {"sent": sent, "completed": completed, "timed_out": timed_out,
                        "errors": errors, "not_sent": 0}}
@@ -198,3 +199,8 @@ def test_a_knee_probe_keeps_its_host_check(tmp_path, capsys):
     assert capsys.readouterr().out == "probe 20\n"
     (only,) = json.loads(state.read_text())["systems"]["s"]["probes"]
     assert only["host_check"] == host and only["verdict"] == "good"
+    # issue 32: and its figures, for the methodology's probe table (no .hlog given: no p99)
+    assert {k: only[k] for k in ("warmup_s", "window_s", "sent", "completed", "timed_out",
+                                 "errors", "not_sent", "p99_ms")} == {
+        "warmup_s": 1, "window_s": 2, "sent": 20, "completed": 20, "timed_out": 0, "errors": 0,
+        "not_sent": 0, "p99_ms": None}

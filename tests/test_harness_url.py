@@ -216,9 +216,21 @@ def test_find_knee_lands_within_one_bisection_step_of_the_ceiling(sleep_server, 
         host = probe["host_check"]
         assert host["verdict"] in ("quiet", "busy") and 0 <= host["busy_share_before"] <= 1
         assert host["settle"] == "settled" and host["settle_waited_s"] >= 0, probe
+        # issue 32: knee.json keeps the probe's figures, from its own files under knee/
+        counts = json.loads((tmp_path / "knee" / "knee" / f"r{probe['rate']}.counts.json")
+                            .read_text())
+        assert (tmp_path / "knee" / "knee" / f"r{probe['rate']}.hlog").is_file()
+        assert (probe["warmup_s"], probe["window_s"]) == (1, 2)
+        assert {k: probe[k] for k in ("sent", "completed", "timed_out", "errors", "not_sent")} \
+            == {k: counts["window"][k] for k in ("sent", "completed", "timed_out", "errors",
+                                                 "not_sent")}
+        assert probe["sent"] == 2 * probe["rate"]
+        assert probe["p99_ms"] is None if not probe["completed"] else probe["p99_ms"] >= 50
     run = yaml.safe_load((tmp_path / "run.yml").read_text(encoding="utf-8"))
     assert [lp["offered_rate"] for lp in run["load_points"]] == search["rates"]
-    assert run["method"]["knee_search"]["systems"][0]["probes"] == search["probes"]
+    # run.yml keeps each probe's rate, verdict, why and host check (the figures: knee.json)
+    assert run["method"]["knee_search"]["systems"][0]["probes"] == [
+        {k: p[k] for k in ("rate", "verdict", "why", "host_check")} for p in search["probes"]]
 
 
 def knee_search_of(out: Path, system: str) -> dict:
@@ -534,3 +546,55 @@ def test_https_self_signed_refused_without_insecure_measured_with_it(tmp_path):
     rows = labelled(load_manifest(out).load_generator, LOAD_GENERATOR_LABELS)
     assert {"key": "tls", "label": "TLS",
             "value": "HTTPS without checking the certificate (--insecure)"} in rows
+
+
+def test_server_pid_of_a_jvm_records_its_jdk_gc_heap_and_only_its_x_flags(tmp_path):
+    """Issue 32: --server-pid on a JVM puts its JDK, GC, heap and -X/-XX flags into run.yml's
+    environment, once per run; a -D property (which can be a secret) and the application's
+    arguments are not recorded. Golden: the flags given here and the JDK's own release file."""
+    port_file = tmp_path / "port"
+    server = subprocess.Popen([str(JAVA), "-Xms32m", "-Xmx64m", "-XX:+UseSerialGC",
+                               "-Dpassword=hunter2", "-jar", str(SERVER_JAR), "--executor",
+                               "pool:4", "--port", "0", "--port-file", str(port_file)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            if port_file.is_file() and port_file.read_text().strip():
+                break
+            time.sleep(0.1)
+        url = f"http://127.0.0.1:{port_file.read_text().strip()}/sleep?ms=20"
+        out = tmp_path / "run"
+        run_harness(out, "--system", f"jdk-pool4={url}", "--rates", "20",
+                    "--server-pid", str(server.pid))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    text = (out / "run.yml").read_text(encoding="utf-8")
+    env = yaml.safe_load(text)["environment"]
+    release = dict(re.findall(r'^(\w+)="(.*)"$', (JAVA.parents[1] / "release").read_text(), re.M))
+    assert env["jdk"] == f"{release['IMPLEMENTOR_VERSION']} ({release['JAVA_RUNTIME_VERSION']})"
+    assert (env["jvm_flags"], env["gc"], env["heap"]) == (
+        "-Xms32m -Xmx64m -XX:+UseSerialGC", "Serial", "64 MiB")
+    assert "hunter2" not in text and "password" not in text and "--executor" not in text
+    observed = yaml.safe_load(text)["load_generator"]["server_observed"]
+    assert "only its -X and -XX options are kept" in observed, observed
+
+
+def test_a_server_pid_that_is_not_a_jvm_is_never_sent_jcmd(tmp_path):
+    """jcmd sends SIGQUIT to a process without a JVM's attach listener that catches it (a Go
+    server does, and exits): serverjvm.py asks only a process with libjvm loaded."""
+    catcher = subprocess.Popen([sys.executable, "-c", "import signal, sys, time; "
+                                "signal.signal(signal.SIGQUIT, lambda *a: sys.exit(3)); "
+                                "time.sleep(60)"])
+    try:
+        time.sleep(0.5)
+        proc = subprocess.run([sys.executable, str(BENCH / "serverjvm.py"), "--pid",
+                               str(catcher.pid), "--jcmd", str(JAVA.parent / "jcmd"), "--out",
+                               str(tmp_path / "jvm.json")], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert "not a JVM" in proc.stdout and not (tmp_path / "jvm.json").exists()
+        assert catcher.poll() is None       # still running: no SIGQUIT reached it
+    finally:
+        catcher.kill()
+        catcher.wait()

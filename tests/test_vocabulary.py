@@ -86,7 +86,6 @@ DATA.append(_url_run_doc())
 PARAMS = {
     ("history-cell.html", "cell"): "cells[]",
     ("method.html", "method"): "method",
-    ("method.html", "search"): "methodology.knee_search",
     ("environment-differences.html", "diffs"): "environment_differences",
     ("load-curve-cell.html", "cell"): "load_curve_table.rows[].cells[]",
     ("load-curve-note.html", "table"): "load_curve_table",

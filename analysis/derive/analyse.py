@@ -168,8 +168,26 @@ def analyse_run(manifest: Manifest, site_root: Path, map_fn=map) -> Run:
         warnings.extend(cell_warnings)
         measured.setdefault(aggregate.measured_key(cell.scenario, cell.load, cell.system),
                             []).append(pair)
-    return aggregate.build_run(manifest, measured, combine, missing=missing, warnings=warnings,
-                               manifest_path=repo_relative(manifest.path, site_root))
+    run = aggregate.build_run(manifest, measured, combine, missing=missing, warnings=warnings,
+                              manifest_path=repo_relative(manifest.path, site_root))
+    run.knee_search = read_knee_search(manifest, site_root)
+    return run
+
+
+def read_knee_search(manifest: Manifest, site_root: Path):
+    """The run's knee.json (bench/run.sh --find-knee, issue 32), or None without one."""
+    path = manifest.run_dir / "knee.json"
+    if not path.is_file():
+        return None
+    from analysis.read.knee import KneeError, read_knee
+    shown = repo_relative(path, site_root)
+    search = read_knee(path, shown)
+    systems = {s.id for s in manifest.systems}
+    for entry in search.systems:
+        if entry.system not in systems:
+            raise KneeError(f"system {entry.system!r} is not a system of run.yml "
+                            f"({', '.join(sorted(systems))})", path=shown)
+    return search
 
 
 def _read_repetition_task(manifest: Manifest, cell, path: Path, rel: str, site_root: Path):

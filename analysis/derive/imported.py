@@ -77,7 +77,16 @@ def read_imported(manifest: Manifest, cell, path: Path, rel: str,
                         measure=info.measure, load_model=model, load_model_evidence=evidence,
                         per_request=isinstance(result, RequestSamples), source=rel,
                         skipped=result.skipped, co_interval_ms=cell.co_interval_ms)
+    if cell.summary and not isinstance(result, RequestSamples):
+        raise ResultsError(f"is a {info.tool} summary itself; run.yml's `summary:` goes with a "
+                           f"per-request file", path=rel)
     if isinstance(result, RequestSamples):
+        if cell.summary:
+            from analysis.derive.tool_summary import read_tool_summary
+            # (rel ends with the cell's run-relative path: the summary's sits beside it)
+            imported.summary = read_tool_summary(
+                manifest.resolve(cell.summary),
+                rel[:len(rel) - len(cell.hlog)] + cell.summary, result, rel)
         return _from_samples(manifest, cell, result, imported)
     return _from_summary(manifest, cell, result, imported, rel), None
 

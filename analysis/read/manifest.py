@@ -49,9 +49,12 @@ DEFAULT_CPU_ACCOUNTING = {
     "coordination": ("virtual-thread scheduling", "executor and queues", "Pekko Streams"),
 }
 CELL_KEYS = {"system", "load", "hlog", "tag", "jfr", "sent", "errors", "timeouts", "repetition",
-             "counts", "scenario", "results", "format", "options", "window", "co_correction"}
+             "counts", "scenario", "results", "format", "options", "window", "co_correction",
+             "summary"}
 # issue 23: a load tool's file instead of an .hlog (`results:`), cut by `window:`, and
-# HdrHistogram's coordinated-omission correction (`co_correction:`), per run or per cell
+# HdrHistogram's coordinated-omission correction (`co_correction:`), per run or per cell;
+# issue 32: `summary:`, the same tool's summary of the same invocation (hey's text beside its
+# CSV, which leaves out the failed requests), the source of the counts the per-request file lacks
 WINDOW_KEYS = {"skip_s", "duration_s"}
 CO_CORRECTION_KEYS = {"expected_interval_ms"}
 # what a plain CSV (`format: csv`) cannot say about itself (analysis/read/loadtools/plaincsv.py)
@@ -128,6 +131,7 @@ class CellSpec:
     options: tuple = ()          # (key, value) pairs for the reader (plain CSV columns, units)
     window: tuple[float, float | None] | None = None   # (skip_s, duration_s or None)
     co_interval_ms: float | None = None   # coordinated-omission correction's expected interval
+    summary: str | None = None   # the tool's summary of the same run, relative to the run folder
 
 
 @dataclass(frozen=True)
@@ -696,7 +700,7 @@ def _results_at(entry, p, problems, run_dir, defaults) -> dict | None:
     correction, as CellSpec fields; None for an .hlog cell."""
     from analysis.read.loadtools import FORMATS     # (only runs that import need the readers)
     rel = relpath_at(entry, "results", p, problems, run_dir)
-    for key in ("format", "options", "window", "co_correction"):
+    for key in ("format", "options", "window", "co_correction", "summary"):
         if key in entry and "results" not in entry:
             problems.add(p + (key,), "goes with `results:` (a load tool's file)")
     if rel is None:
@@ -723,4 +727,5 @@ def _results_at(entry, p, problems, run_dir, defaults) -> dict | None:
     window = _window_at(entry, p, problems) if "window" in entry else defaults[0]
     co = _co_interval_at(entry, p, problems) if "co_correction" in entry else defaults[1]
     return {"hlog": rel, "results": True, "format": fmt,
-            "options": tuple(sorted(options.items())), "window": window, "co_interval_ms": co}
+            "options": tuple(sorted(options.items())), "window": window, "co_interval_ms": co,
+            "summary": relpath_at(entry, "summary", p, problems, run_dir)}

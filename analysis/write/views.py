@@ -6,6 +6,7 @@ print. Text is formatted here (vocabulary.py says how); the includes escape it.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -17,7 +18,7 @@ from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_U
                                  fmt_count, fmt_ms, fmt_number, fmt_pct, fmt_rate, fmt_timeout,
                                  has_closed_loads, labelled, load_label, load_point_text, plain,
                                  r1, r3)
-from analysis.read.loadtools import CAVEATS
+from analysis.read.loadtools import CAVEATS, LEAVES_OUT_FAILED
 from analysis.write.charts.chartset import drawn_in
 from analysis.paths import scenario_url, table_csv_path
 
@@ -680,14 +681,17 @@ def _system_labels(run: Run) -> dict[str, str]:
 
 
 def knee_search(run: Run) -> dict[str, Any] | None:
-    """run.yml's method.knee_search (bench/run.sh --find-knee, issue 24), as the methodology's
-    table: each probe's rate, verdict and why, per system, and what was then measured."""
-    search = run.method.knee_search if run.method is not None else None
-    if not search:
+    """The knee search (bench/run.sh --find-knee, issues 24 and 32) as the methodology's table:
+    per system each probe's rate, warm-up, window, outcomes, p99, verdict and why and host
+    check, then what was measured in full. From the run's knee.json where it has one (the
+    figures); else from run.yml's method.knee_search (rate, verdict, why, host check only)."""
+    search = _knee_entries(run)
+    if search is None:
         return None
+    rule, entries, source = search
     labels = _system_labels(run)
     systems = []
-    for entry in search["systems"]:
+    for entry in entries:
         knee, past = entry.get("knee"), entry.get("first_saturated")
         result = (f"knee {fmt_number(knee)} {RATE_UNIT} (the highest good probe)"
                   if knee is not None else "no good probe")
@@ -700,13 +704,45 @@ def knee_search(run: Run) -> dict[str, Any] | None:
                        f"{', '.join(fmt_number(r) for r in entry['rates'])} {RATE_UNIT}")
         systems.append({"label": labels.get(entry["system"], entry["system"]),
                         "result_text": result,
-                        "probes": [{"rate_text": f"{fmt_number(pr['rate'])} {RATE_UNIT}",
-                                    "verdict": pr["verdict"], "why": pr["why"],
-                                    "host_text": probe_host_text(pr.get("host_check"))}
-                                   for pr in entry["probes"]]})
+                        "probes": [_probe_row(pr) for pr in entry["probes"]]})
+    figures = ("each probe's figures are its window's requests (sent at the offered rate after "
+               "its warm-up) as the run's knee.json records them, its files in knee/"
+               if source else "run.yml records each probe's verdict only (the run has no "
+               "knee.json with the probes' figures)")
     return {"caption": f"Knee search (bench/run.sh --find-knee): short probes chose the rates; "
-                       f"{search['rule']}.",
+                       f"{rule}; {figures}.",
+            **({"source": source} if source else {}),
             "systems": systems}
+
+
+def _knee_entries(run: Run) -> tuple[str, list[dict[str, Any]], str | None] | None:
+    """(rule, per-system entries as dicts, the knee.json it came from or None)."""
+    if run.knee_search is not None:
+        source = run.manifest_path.rsplit("/", 1)[0] + "/knee.json"
+        return (run.knee_search.rule, [dataclasses.asdict(e) for e in run.knee_search.systems],
+                source)
+    search = run.method.knee_search if run.method is not None else None
+    if not search:
+        return None
+    return search["rule"], search["systems"], None
+
+
+def _probe_row(pr: dict[str, Any]) -> dict[str, Any]:
+    """One probe as printed; a figure the record lacks is a dash."""
+    def count(key: str) -> str:
+        return fmt_count(pr[key]) if pr.get(key) is not None else "–"
+    p99 = pr.get("p99_ms")
+    return {"rate_text": f"{fmt_number(pr['rate'])} {RATE_UNIT}",
+            "warmup_text": f"{fmt_number(pr['warmup_s'])} s" if pr.get("warmup_s") is not None
+            else "–",
+            "window_text": f"{fmt_number(pr['window_s'])} s" if pr.get("window_s") is not None
+            else "–",
+            "sent_text": count("sent"), "completed_text": count("completed"),
+            "timed_out_text": count("timed_out"), "errors_text": count("errors"),
+            "p99_text": (fmt_ms(p99) if p99 is not None else
+                         "none answered" if pr.get("completed") == 0 else "–"),
+            "verdict": pr["verdict"], "why": pr["why"],
+            "host_text": probe_host_text(pr.get("host_check"))}
 
 
 def probe_host_text(host: dict[str, Any] | None) -> str:
@@ -769,6 +805,7 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                                     else "; no latency over time")),
                 "files_text": f"{len(files)} file{'s' if len(files) != 1 else ''}",
                 "caveat_text": CAVEATS.get(first.format),
+                "failures_text": failures_text(first, cells, scenario),
                 "window_text": first.window_text,
                 "correction_text": (f"coordinated-omission correction for an expected "
                                     f"interval of {fmt_number(first.co_interval_ms)} ms "
@@ -778,6 +815,45 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                                  f"the build's warnings)" if skipped else None)}
             out.append(entry)
     return out
+
+
+def failures_text(first, cells: list[Cell], scenario: Scenario) -> str | None:
+    """Where a system's error and never-sent counts come from when its tool's per-request files
+    leave out the failed requests (issue 32): the tool's summary of the same run, kept beside
+    each file (run.yml `summary:`), or, without one, that the run's files cannot show them."""
+    reps = [(c, r) for c in cells for r in c.repetitions if r.imported]
+    kept = [(c, r.imported.summary) for c, r in reps if r.imported.summary]
+    if first.format not in LEAVES_OUT_FAILED and not kept:
+        return None
+    tool = first.tool
+    loads = {lp.id: lp for lp in scenario.load_points}
+    sentences = []
+    if kept:
+        requests = sum(s.requests for _, s in kept)
+        failed = sum(s.failed for _, s in kept)
+        timed_out = sum(s.timed_out for _, s in kept)
+        where = [f"{load_point_text(loads[c.load], plain, RATE_UNIT)}: {fmt_count(s.failed)}"
+                 for c, s in kept if s.failed]
+        text = (f"From {tool}'s own summary of the same run, kept beside "
+                f"{'each' if len(kept) == len(reps) else 'the'} file ({len(kept)} of "
+                f"{len(reps)}; whole runs, warm-up included): {fmt_count(failed)} of "
+                f"{fmt_count(requests)} requests failed without an answer "
+                f"({fmt_count(timed_out)} timed out)")
+        if failed:
+            sentences.append(text + f" ({'; '.join(where)}). The file leaves them out: up to "
+                             f"that many of a cell's not-sent requests were sent and failed, "
+                             f"and its errors count only answers with a status of 400 or more.")
+        else:
+            sentences.append(text + ". So every request it sent is in the file: the sent, "
+                             "errors and not-sent counts are complete.")
+    if len(kept) < len(reps):
+        sentences.append(f"{'The other files have' if kept else 'This run keeps'} no {tool} "
+                         f"summary beside {'them' if kept else 'its files'}: {tool}'s file "
+                         f"lists only the requests that were answered, so whether any request "
+                         f"failed without an answer (a timeout, a refused connection) cannot be "
+                         f"checked from the run's files. Such a request would count here as "
+                         f"not sent, and in no error count.")
+    return " ".join(sentences)
 
 
 # --- jvm-table.html -------------------------------------------------------------------------

@@ -2,8 +2,10 @@
 # Records a run with two load tools people already use, against one bundled server: vegeta
 # (open loop: requests at a constant rate whatever the server does) and hey (closed loop: each
 # worker waits for its reply before it sends again), at the same target rates. The files are
-# the tools' own output (vegeta encode --to csv, hey -o csv); run.yml names them with
-# `results:` (issue 23), so loadcurve reads them as a user's imported results.
+# the tools' own output (vegeta encode --to csv; hey's CSV and, beside it, hey's text summary
+# of the same invocation, which counts the failed requests its CSV leaves out); run.yml names
+# them with `results:` and `summary:` (issue 23), so loadcurve reads them as a user's imported
+# results.
 set -euo pipefail
 
 usage() {
@@ -61,6 +63,9 @@ done
 VEGETA_VERSION=$(go version -m "$VEGETA" 2>/dev/null | awk '$1 == "mod" {print $3}')
 HEY_VERSION=$(dpkg-query -W -f '${Version}' hey 2>/dev/null || echo "unknown version")
 [ -f "$JAR" ] || { echo "error: $JAR missing: mvn -q -f bench/pom.xml package" >&2; exit 1; }
+# (the x keeps the template's last newline, which $(...) would strip)
+HEY_TEMPLATE=$(cat bench/outside/hey-csv-and-summary.tmpl; printf x)
+HEY_TEMPLATE=${HEY_TEMPLATE%x}
 
 OUT=runs/$RUN_ID
 [ ! -e "$OUT" ] || { echo "error: $OUT exists; remove it or choose another id" >&2; exit 1; }
@@ -100,8 +105,10 @@ for rate in "${rate_list[@]}"; do
             "$VEGETA" report "$WORK/r.bin" >&2
         else
             per_worker=$(python3 -c "print(round($rate / $WORKERS, 6))")
-            hey -z "${DURATION_S}s" -c "$WORKERS" -q "$per_worker" -t "$TIMEOUT_S" -o csv "$URL" \
-                > "$WORK/run/hey/r$rate.csv"
+            # One run, both outputs: the CSV has only the answered requests; the summary beside
+            # it counts the failed ones of the same requests (bench/outside/hey_split.py).
+            hey -z "${DURATION_S}s" -c "$WORKERS" -q "$per_worker" -t "$TIMEOUT_S" -o "$HEY_TEMPLATE" "$URL" \
+                | python3 bench/outside/hey_split.py "$WORK/run/hey/r$rate.csv" "$WORK/run/hey/r$rate.txt"
         fi
         stop_server
     done
@@ -134,8 +141,10 @@ run = {
                         f"vegeta encode --to csv"},
         {"id": "hey", "label": f"hey, {workers} workers (closed loop)",
          "concurrency_limit": int(pool),
-         "description": f"hey -z {duration}s -c {workers} -q R/{workers} -t {timeout} -o csv: "
-                        f"each worker sends at most R/{workers} req/s and waits for each reply"},
+         "description": f"hey -z {duration}s -c {workers} -q R/{workers} -t {timeout}, its "
+                        f"CSV and its text summary from one run (-o with "
+                        f"bench/outside/hey-csv-and-summary.tmpl): each worker sends at most "
+                        f"R/{workers} req/s and waits for each reply"},
     ],
     "load_points": [{"id": f"r{r}", "offered_rate": r, "duration_s": measured} for r in rates],
     "environment": env,
@@ -143,7 +152,8 @@ run = {
                                f"server's machine",
                        "timeout_s": int(timeout), "warmup_s": int(skip)},
     "window": {"skip_s": int(skip), "duration_s": measured},
-    "cells": [{"system": tool, "load": f"r{r}", "results": f"{tool}/r{r}.csv"}
+    "cells": [{"system": tool, "load": f"r{r}", "results": f"{tool}/r{r}.csv",
+               **({"summary": f"hey/r{r}.txt"} if tool == "hey" else {})}
               for r in rates for tool in ("vegeta", "hey")],
 }
 header = ("# Recorded by bench/outside/record.sh; regenerate with it rather than by hand.\n"

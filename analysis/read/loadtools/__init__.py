@@ -55,6 +55,9 @@ CAVEATS = {
     "gatling-log": "Gatling 2.3 logs a timed-out request with end = start (0 ms), as its own "
                    "report shows it",
 }
+# Per-request formats that leave out the requests that got no answer (issue 32): without the
+# tool's summary of the same run (run.yml `summary:`) a failed request looks never sent.
+LEAVES_OUT_FAILED = frozenset({"hey-csv"})
 # The unit a per-request format's latencies are whole numbers in (None: a summary, never
 # recorded into histograms). A plain CSV's is its `latency_unit` (seconds: microseconds).
 NATIVE_UNITS = {"jmeter-jtl": "ms", "jmeter-xml": "ms", "gatling-log": "ms", "k6-json": "us",

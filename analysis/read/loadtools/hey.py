@@ -151,6 +151,7 @@ def _read_text(path: str) -> ResultSummary:
     return ResultSummary(
         path=path, info=_info("hey-text"),
         requests=sum(status.values()) + failed,
+        answered=sum(status.values()),
         errors=sum(n for code, n in status.items() if code >= 400) + failed,
         timeouts=sum(n for msg, n in errors.items() if TIMEOUT_TEXT.search(msg)),
         duration_s=float(values["Total"]), rate_rps=_float(values.get("Requests/sec")),

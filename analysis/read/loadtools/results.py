@@ -84,6 +84,8 @@ class ResultSummary:
     requests: int | None = None      # requests completed (answered, any status)
     errors: int | None = None        # of those, failed (non-2xx/3xx or the tool's error count)
     timeouts: int | None = None      # requests the tool counted as timed out
+    answered: int | None = None      # of `requests`, those that got an answer (any status); the
+                                     # rest failed without one (hey's error distribution)
     duration_s: float | None = None  # the span the tool measured over
     rate_rps: float | None = None    # requests per second as the tool reports it
     percentiles_ms: dict[float, float] = field(default_factory=dict)   # headline: {50.0: 1.2}
