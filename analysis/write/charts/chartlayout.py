@@ -274,7 +274,31 @@ def data_values(plot: Plot) -> tuple[list[float], list[float]]:
         ys += list(b.lo) + list(b.hi)
     for r in plot.rules:
         (xs if r.vertical else ys).append(r.at)
+    for band in plot.bands:
+        xs += [band.x0, band.x1]
     return xs, ys
+
+
+RULE_LABEL_PT = 8.0
+
+
+def rule_labels(plot: Plot, box: tuple[float, float, float, float],
+                sx: Scale) -> list[tuple[float, float, str, str]]:
+    """Where each labelled vertical rule's text goes: (x, baseline y, anchor, text) in points,
+    at the top of the plot area, a row apart from the one before so that two rules close
+    together do not print over each other; to the rule's right, or to its left where the text
+    would leave the plot area."""
+    x0, y0, x1, _ = box
+    out = []
+    for r in plot.rules:
+        if not (r.vertical and r.label and sx.inside(r.at)):
+            continue
+        px = sx(r.at)
+        gap = 0.4 * RULE_LABEL_PT
+        right = px + gap + text_width(r.label, RULE_LABEL_PT) <= x1 - gap
+        y = y0 + gap + RULE_LABEL_PT * ASCENT + len(out) * RULE_LABEL_PT * LINE_H
+        out.append((px + gap, y, "start", r.label) if right else (px - gap, y, "end", r.label))
+    return out
 
 
 def axis_ticks(axis: Axis, scale: Scale, length_pt: float, font_pt: float,
@@ -365,6 +389,33 @@ class Geometry:
     yticks: list[float]
     layout: Layout
     legend: tuple | None = None
+    remarks: tuple | None = None     # (x, y, width, height, lines): the remarks' framed box
+
+
+REMARK_PT = 8.0
+
+
+def _remarks_box(plot: Plot, g: "Geometry", sx: Scale, sy: Scale) -> tuple | None:
+    """The plot's remarks as lines that fit the plot area (wrapped at spaces), framed as an
+    inside legend is, in the corner where they cover the fewest data points (best_spot)."""
+    if not plot.remarks:
+        return None
+    x0, y0, x1, y1 = g.box
+    pad = 0.4 * REMARK_PT
+    room = x1 - x0 - 2 * pad - 2 * REMARK_PT
+    lines: list[str] = []
+    for remark in plot.remarks:
+        words = remark.split(" ")
+        lines.append(words[0])
+        for word in words[1:]:
+            if text_width(f"{lines[-1]} {word}", REMARK_PT) <= room:
+                lines[-1] = f"{lines[-1]} {word}"
+            else:
+                lines.append(word)
+    w = max(text_width(line, REMARK_PT) for line in lines) + 2 * pad
+    h = len(lines) * REMARK_PT * LINE_H + 2 * pad
+    x, y = best_spot(plot, g.box, (w, h), sx, sy, pad)
+    return x, y, w, h, lines
 
 
 def geometry(plot: Plot, narrow: bool = False) -> Geometry:
@@ -384,6 +435,7 @@ def geometry(plot: Plot, narrow: bool = False) -> Geometry:
         xticks = xticks[::2]
     yticks = axis_ticks(plot.y, sy, y1 - y0, layout.tick_pt, 2)
     g = Geometry(W, H, (x0, y0, x1, y1), xlim, ylim, xticks, yticks, layout)
+    g.remarks = _remarks_box(plot, g, sx, sy)
     if plot.entries and plot.legend:
         size = legend_size(plot, layout)
         labels = legend_labels(plot, layout)

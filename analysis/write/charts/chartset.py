@@ -68,9 +68,12 @@ def scenario_charts(scenario: Scenario) -> list[Chart]:
     against = ("the throughput achieved (requests/s) at each number of connections, points "
                "joined in order of connections" if has_closed_loads(scenario.load_points)
                else "offered load (requests/s)")
+    # issue 32: said only where some cell is not steady, so other runs' text stays as it was
+    hollow = (" Hollow points: cells that are not steady (their windows measured a transient)."
+              if any(c.not_steady for c in scenario.measured()) else "")
     charts = [Chart("load_curve", f"{prefix}load-curve",
                     f"Load curve{of}: p50 and p99 latency (ms) against {against} for {names}, "
-                    f"with predicted ceilings where known.", scenario=sid)]
+                    f"with predicted ceilings where known.{hollow}", scenario=sid)]
     for lp, row in scenario.grid():
         present = [s.label for s, c in row if c and drawn_in(c, "spectrum")]
         over_time = [s.label for s, c in row if c and drawn_in(c, "latency_over_time")]
@@ -138,11 +141,53 @@ def chart_gaps(scenario: Scenario) -> dict[str, list[str]]:
     return gaps
 
 
-def caption(kind: str, lp: LoadPoint) -> str:
+def caption(kind: str, lp: LoadPoint, row: list | None = None) -> str:
     """'Percentile spectrum at 25 req/s offered (5 × 5/s)': the caption under a chart of one
-    load point (the clients × rate only when the run gave clients)."""
+    load point (the clients × rate only when the run gave clients). A latency-over-time chart
+    whose drawn repetitions were not all flat then says what its shading and marks mean
+    (steadiness_caption; `row`: the load point's (system, cell) pairs)."""
     text = f"{CHART_TITLES[kind]} at {load_point_text(lp, plain)}"
-    return text + (f" ({load_label(lp.offered_rate, lp.clients)})" if lp.clients else "")
+    text += f" ({load_label(lp.offered_rate, lp.clients)})" if lp.clients else ""
+    more = steadiness_caption(row) if kind == "latency_over_time" and row else ""
+    return f"{text}. {more}" if more else text
+
+
+# steadiness classes (model.STEADY_CLASSES, and aggregate.steadiness's "not known") as a
+# caption prints them
+STEADY_WORDS = {"flat": "flat", "warmup": "warm-up", "slowdown": "slowdown",
+                "no-steady-state": "no steady state", "not known": "not known"}
+
+
+def steadiness_caption(row: list) -> str:
+    """Issue 32: what the latency-over-time chart marks of each drawn repetition (each
+    system's first) that was not flat, in the classification's own sentence, and what the
+    shading means; for a system with any repetition not flat, how its repetitions divide into
+    classes (the chart draws only the first). '' when every repetition was flat or not known,
+    so the caption stays as it was."""
+    parts, shaded = [], set()
+    for s, c in row:
+        if c is None or not drawn_in(c, "latency_over_time"):
+            continue
+        if all(r.steady is None or r.steady.cls in (None, "flat") for r in c.repetitions):
+            continue
+        st = c.repetitions[0].steady
+        drawn = st is not None and st.cls not in (None, "flat")
+        if drawn and st.cls in ("warmup", "slowdown") and st.steady_from_s is not None:
+            shaded.add(st.cls)
+        text = f"{s.label}, repetition 1 (drawn), " + (
+            st.sentence if drawn else STEADY_WORDS[(st and st.cls) or "not known"])
+        if len(c.repetitions) > 1:
+            counts = ", ".join(f"{n} {STEADY_WORDS.get(name, name)}"
+                               for name, n in c.steady_counts.items())
+            text += f"; its {len(c.repetitions)} repetitions: {counts}"
+        parts.append(text + ".")
+    if shaded:
+        what = " or ".join(w for cls, w in (("warmup", "warm-up transient"),
+                                            ("slowdown", "part before its slowdown"))
+                           if cls in shaded)
+        parts.insert(0, f"Shaded from the window's start to the dashed line: the drawn "
+                        f"repetition's {what}.")
+    return " ".join(parts)
 
 
 def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None,
@@ -155,6 +200,7 @@ def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None,
     path -> pixels) gives each entry its width and height."""
     scenario = scenario if scenario is not None else run.scenario
     section: dict[str, Any] = {"spectrum": [], "latency_over_time": [], "throughput_over_time": []}
+    rows = {lp.id: row for lp, row in scenario.grid()}
     for chart in scenario_charts(scenario):
         entry = {**chart.files(run.id), "alt": chart.alt}
         if sizes and entry["png"] in sizes:
@@ -166,7 +212,7 @@ def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None,
             section[kind] = entry
         else:
             section[kind].append({"load": chart.load.id, **entry,
-                                  "caption": caption(kind, chart.load)})
+                                  "caption": caption(kind, chart.load, rows[chart.load.id])})
     by_load = {e["load"]: dict(e) for e in section["spectrum"]}
     gaps = chart_gaps(scenario)
     out = {"load_curve": section.pop("load_curve"), **section, "spectrum_by_load": by_load}

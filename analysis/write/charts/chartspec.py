@@ -34,6 +34,8 @@ class Series:
     style: Style
     steps: bool = False
     edges: Sequence[str] | None = None    # per-point marker edge colours
+    titles: Sequence[str | None] | None = None   # per-point marker <title> (SVG only: a
+                                                 #   tooltip and what a screen reader says)
 
 
 @dataclass
@@ -55,6 +57,20 @@ class Rule:
     vertical: bool
     style: Style
     span: tuple[float, float] = (0.0, 1.0)
+    label: str | None = None        # a vertical rule's text, at the top of the plot area, to
+                                    #   its right (labelled rules stack a row apart)
+
+
+@dataclass
+class Band:
+    """A stretch of the x axis shaded across the plot area's height, under everything else;
+    `title` says what it means (the SVG's <title> of the band, for a reader and a screen
+    reader: the PNG cannot carry it, so the legend and caption say it too)."""
+    x0: float
+    x1: float
+    color: str
+    alpha: float
+    title: str
 
 
 @dataclass
@@ -87,15 +103,18 @@ class Axis:
 
 @dataclass
 class Plot:
-    """One chart: what is drawn (in drawing order within each list: rules, bars, series, notes),
-    its axes, title and legend ("inside": the emptiest spot of the plot area; "below": under the
-    x axis; None)."""
+    """One chart: what is drawn (in drawing order: bands, rules, bars, series, notes, each list
+    in its order), its axes, title and legend ("inside": the emptiest spot of the plot area;
+    "below": under the x axis; None)."""
     x: Axis
     y: Axis
     series: list[Series] = field(default_factory=list)
     bars: list[Bars] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
+    bands: list[Band] = field(default_factory=list)
+    remarks: list[str] = field(default_factory=list)   # what the chart says in words, in a box
+                                                       #   in the plot area's emptiest corner
     entries: list[Entry] = field(default_factory=list)
     title: str = ""
     legend: str | None = "inside"

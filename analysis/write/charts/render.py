@@ -32,6 +32,7 @@ from PIL import Image  # noqa: E402  (matplotlib's own PNG writer)
 
 from analysis import atomic  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 from analysis.write.charts import chartlayout, svgcharts  # noqa: E402
@@ -202,6 +203,15 @@ def _draw_plot(fig, ax, plot) -> None:
     with plt.rc_context(STYLE):
         mark_plot_area(ax)
         _draw_content(ax, plot, g.xlim, g.ylim, g.xticks, g.yticks)
+        # the rules' labels where the SVG has them (chartlayout.rule_labels, in points from
+        # the figure's top left)
+        sx = chartlayout.Scale(plot.x.scale, *g.xlim, x0, x1)
+        for x, y, anchor, text in chartlayout.rule_labels(plot, g.box, sx):
+            ax.text(x / g.width, 1 - y / g.height, text, transform=fig.transFigure,
+                    ha="left" if anchor == "start" else "right", va="baseline",
+                    fontsize=chartlayout.RULE_LABEL_PT)
+        if g.remarks:
+            _draw_remarks(fig, ax, g)
         if plot.title:
             ax.set_title(plot.title, y=1.0, pad=6)
         ax.set_xlabel(plot.x.label)
@@ -215,8 +225,22 @@ def _draw_plot(fig, ax, plot) -> None:
             mark_legend(legend, inside=kind == "inside")
 
 
+def _draw_remarks(fig, ax, g) -> None:
+    """The remarks' framed box where the SVG has it (chartlayout's points, y down)."""
+    rx, ry, rw, rh, lines = g.remarks
+    size = chartlayout.REMARK_PT
+    ax.add_artist(Rectangle((rx / g.width, 1 - (ry + rh) / g.height), rw / g.width, rh / g.height,
+                            transform=fig.transFigure, facecolor=(1.0, 1.0, 1.0, 0.85),
+                            edgecolor="#cccccc", linewidth=1.0, zorder=5, clip_on=False))
+    for i, line in enumerate(lines):
+        y = ry + 0.4 * size + size * chartlayout.ASCENT + i * size * chartlayout.LINE_H
+        ax.text((rx + 0.4 * size) / g.width, 1 - y / g.height, line, transform=fig.transFigure,
+                ha="left", va="baseline", fontsize=size, zorder=6)
+
+
 def _draw_content(ax, plot, xlim, ylim, xticks, yticks) -> None:
-    """A Plot's rules, bars, series and notes on `ax`, with the given ranges and ticks."""
+    """A Plot's bands, rules, bars, series and notes on `ax`, with the given ranges and
+    ticks."""
     ax.set_xscale(plot.x.scale)
     ax.set_yscale(plot.y.scale)
     ax.set_xlim(*xlim)
@@ -226,6 +250,8 @@ def _draw_content(ax, plot, xlim, ylim, xticks, yticks) -> None:
         axis.set_minor_locator(NullLocator())
         fmt = spec.formatter or chartlayout.plain
         axis.set_major_formatter(FuncFormatter(lambda v, _pos, fmt=fmt: fmt(v)))
+    for b in plot.bands:
+        ax.axvspan(b.x0, b.x1, color=b.color, alpha=b.alpha, linewidth=0)
     for r in plot.rules:
         line = _line_kwargs(r.style)
         if r.vertical:

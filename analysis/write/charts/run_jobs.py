@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from analysis.derive.gc_tail import gc_tail_points
-from analysis.model import Cell, LoadPoint, Run, Scenario, System
-from analysis.vocabulary import closed_load_text, has_closed_loads, load_order
+from analysis.model import Cell, LoadPoint, Repetition, Run, Scenario, System
+from analysis.vocabulary import closed_load_text, fmt_censored, has_closed_loads, load_order
 from analysis.write.charts import svgcharts
 from analysis.write.charts.chartlayout import figure_size_in, panel_layout
 from analysis.write.charts.chartset import (MANY_SYSTEMS, chart_set, drawn_in, load_text,
@@ -82,6 +82,8 @@ def _load_curve_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
                  **({"point_labels": [closed_load_text(lp) for lp, c in row if c]}
                     if closed else {}),
                  "saturated": [c.saturation.saturated for c in cells],
+                 "not_steady": [c.not_steady for c in cells],
+                 "steady_notes": [_steady_note(s, lp, c) for lp, c in row if c],
                  "ceiling_rps": s.predicted_ceiling_rps}
         for name in ("p50", "p99"):
             points = [_at_timeout(c, name) for c in cells]
@@ -93,6 +95,25 @@ def _load_curve_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
     return {"systems": systems, "timeout_ms": timeout,
             "title": f"Latency vs {'throughput' if closed else 'offered load'}{of}",
             **({"x_label": "throughput (requests/s)"} if closed else {})}
+
+
+def _steady_note(s: System, lp: LoadPoint, c: Cell) -> str | None:
+    """The load curve point's <title> (issue 32) for a cell that is not steady, or whose
+    figures are (some repetitions') steady parts'; None for every other cell."""
+    n = len(c.repetitions)
+    at = load_text(lp)
+    if c.not_steady:
+        k = sum(1 for r in c.repetitions if r.steady and r.steady.not_steady)
+        return (f"{s.label} at {at}: not steady, {k} of {n} repetitions measured a transient, "
+                f"not a steady state")
+    k = sum(1 for r in c.repetitions if r.steady and r.steady.from_steady_part)
+    if not k:
+        return None
+    whole = c.window_stats.get("p99") if c.window_stats is not None else None
+    return (f"{s.label} at {at}: {k} of {n} repetitions warmed up inside the window; their "
+            f"figures are their steady parts'" + (
+                f" (over the whole windows, p99 {fmt_censored(whole.value_ms, whole.at_least_ms)}"
+                f" ms)" if whole is not None and whole.known else ""))
 
 
 def _gc_tail_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
@@ -135,9 +156,22 @@ def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]],
             "systems": [{"label": s.label, **styles[s.id],
                          "t_s": _step_times(c.repetitions[0].series),
                          "p99_ms": _step_values(c.repetitions[0].series, "p99_ms"),
-                         "max_ms": _step_values(c.repetitions[0].series, "max_ms")}
+                         "max_ms": _step_values(c.repetitions[0].series, "max_ms"),
+                         **_steady_data(c.repetitions[0])}
                         for s, c in present],
             "gc_pauses": next((c.gc_pauses for _, c in present if c.gc_pauses), None)}
+
+
+def _steady_data(rep: Repetition) -> dict[str, Any]:
+    """What the latency chart marks of a repetition's steadiness (issue 32): its class, where
+    its steady part starts (seconds from the window's start: the series' own t_s axis, which
+    the chart draws as it is), whether it is not steady or saturated; nothing for a flat one or
+    one whose course is not known, so their charts stay as they were."""
+    st = rep.steady
+    if st is None or st.cls in (None, "flat"):
+        return {}
+    return {"steady": {"class": st.cls, "from_s": st.steady_from_s, "not_steady": st.not_steady,
+                       "saturated": st.saturated_queue}}
 
 
 def _throughput_data(lp: LoadPoint, present: list[tuple[System, Cell]],

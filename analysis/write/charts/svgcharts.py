@@ -11,8 +11,10 @@ from typing import Any, Callable, Sequence
 from analysis.write.charts.plots import (OTHERS_GREY, _percent_label, _plain, _spectrum_censored,
                                   _spectrum_xy, panel_title)
 from analysis.write.charts.chartlayout import panel_layout
-from analysis.write.charts.chartspec import Axis, Bars, Entry, Note, Panels, Plot, Rule, Series, Style
+from analysis.write.charts.chartspec import (Axis, Band, Bars, Entry, Note, Panels, Plot, Rule,
+                                             Series, Style)
 from analysis.write.charts.plots import NARROW_TITLE_CHARS
+from analysis.write.charts.svgdraw import colour as svgdraw_colour
 from analysis.write.charts.svgdraw import render_panels
 
 
@@ -142,14 +144,65 @@ def _time_label(data: dict[str, Any], event: str) -> str:
     return f"{event} (s since {data.get('origin') or 'the first interval'})"
 
 
+TRANSIENT_ALPHA = 0.15     # a band light enough that the lines over it read as on white
+
+
+def _tint(color: str, alpha: float) -> str:
+    """The colour a band of `color` at `alpha` shows over white, as one opaque colour (for its
+    legend handle: the PNG's legend draws handles opaque)."""
+    rgb = svgdraw_colour(color).lstrip("#")
+    mixed = [round(alpha * int(rgb[i:i + 2], 16) + (1 - alpha) * 255) for i in (0, 2, 4)]
+    return "#" + "".join(f"{v:02x}" for v in mixed)
+
+
+def _steadiness(plot: Plot, s: dict[str, Any], named: bool) -> str | None:
+    """Issue 32, one system's drawn repetition: a warm-up's transient (or what came before a
+    slowdown) shaded from the window's start to `steady_from_s`, on the series' own time axis
+    (the window's start is its 0), and a dashed line there, labelled; a repetition with no
+    steady state said in the chart's remarks (a legend label that long would take the legend
+    to one column). Returns the shaded class, if any. `named`: more than one system is drawn,
+    so the texts name theirs."""
+    st = s.get("steady")
+    if not st:
+        return None
+    who = f"{s['label']}: " if named else ""
+    at = st.get("from_s")
+    if st["class"] in ("warmup", "slowdown") and at is not None:
+        if st["class"] == "warmup":
+            line = f"{who}steady from {at:g} s"
+            title = (f"{s['label']}: the warm-up transient, from the window's start to {at:g} s, "
+                     f"where the steady part starts")
+            if st.get("not_steady"):
+                line += ", too late: not steady"
+                title += "; too short a steady part: not steady"
+        else:
+            line = f"{who}slower from {at:g} s"
+            title = (f"{s['label']}: before the slowdown, from the window's start to {at:g} s; "
+                     f"from there on it is slower")
+        plot.bands.append(Band(0.0, at, s["color"], TRANSIENT_ALPHA, title))
+        plot.rules.append(Rule(at, True, Style(s["color"], 1.0, "--"), label=line))
+        return st["class"]
+    if st["class"] == "no-steady-state":
+        # a queue that grows to the end is the saturation: one statement, not two alarms
+        plot.remarks.append(f"{who}no steady state" + (" (saturated: the queue grew)"
+                                                       if st.get("saturated") else ""))
+    return None
+
+
+SHADED_ENTRIES = {"warmup": "shaded: warm-up transient", "slowdown": "shaded: before a slowdown"}
+
+
 def latency_over_time(data: dict[str, Any]) -> Plot:
     """Per interval p99 (solid) and max (thin) per system, GC
-    pauses as ticks along the bottom, the legend below. Intervals hold the requests completed
+    pauses as ticks along the bottom, the legend below; where the drawn repetition was not
+    flat (issue 32), its transient shaded and where its steady part starts marked
+    (_steadiness). Intervals hold the requests completed
     in them, so the x axis is the time of completion: a system that answers no window request
     in time until its backlog clears starts late, which the axis label says."""
     plot = Plot(x=Axis(_time_label(data, "time of completion")), y=Axis(""),
                 title=data.get("title") or "", legend="below")
     values: list[float] = []
+    shaded: dict[str, str] = {}        # class -> the first shaded system's colour
     for s in data["systems"]:
         none = "" if any(v is not None for v in s["p99_ms"]) else " (no request answered)"
         p99 = Style(s["color"], 1.6, s.get("linestyle", "-"))
@@ -158,7 +211,14 @@ def latency_over_time(data: dict[str, Any]) -> Plot:
                         Series(s["t_s"], s["max_ms"], top, steps=True)]
         plot.entries += [Entry(f"{s['label']} p99{none}", p99), Entry(f"{s['label']} max", top)]
         values += [v for v in list(s["p99_ms"]) + list(s["max_ms"]) if v is not None]
+        cls = _steadiness(plot, s, len(data["systems"]) > 1)
+        if cls:
+            shaded.setdefault(cls, s["color"])
     plot.y = auto_y("latency per interval (ms)", values)
+    for cls, text in SHADED_ENTRIES.items():
+        if cls in shaded:
+            plot.entries.append(Entry(text, Style(_tint(shaded[cls], TRANSIENT_ALPHA), 0,
+                                                  marker="s", marker_size=9), line=False))
     pauses = data.get("gc_pauses")
     if pauses:
         tick = Style("#000000", 1.0)
@@ -196,13 +256,16 @@ def load_curve(data: dict[str, Any]) -> Plot:
     """P99 (solid, circles) and p50 (dashed, squares) against offered
     load, the repetitions' range as error bars, saturated points ringed, censored points as
     triangles at the timeout, each system's predicted ceiling dotted. A closed loop's data
-    (issue 23) has its own `x_label` (throughput) and `point_labels` (connections) by p99."""
+    (issue 23) has its own `x_label` (throughput) and `point_labels` (connections) by p99.
+    Issue 32: a cell that is not steady is drawn hollow; `steady_notes` give a point its
+    <title> (not steady, or figures from the steady part)."""
     x_label = data.get("x_label", "offered load (requests/s)")
     plot = Plot(x=Axis(x_label), y=Axis(""),
                 title=data.get("title") or "", legend="below")
     all_x: list[float] = []
     all_y: list[float] = []
-    censored_any = saturated_any = ranged_any = False
+    censored_any = saturated_any = ranged_any = unsteady_any = False
+    hollow: list[Series] = []
     rings: list[Series] = []
     marks: list[Series] = []
     for s in data["systems"]:
@@ -212,13 +275,18 @@ def load_curve(data: dict[str, Any]) -> Plot:
             continue
         xs = [s["offered"][i] for i in pts]
         all_x += xs
+        unsteady = s.get("not_steady") or [False] * n
+        notes = s.get("steady_notes") or [None] * n
         for key, width, dash, marker, size in (("p99", 1.8, s.get("linestyle", "-"), "o", 6),
                                                 ("p50", 1.2, "--", "s", 4)):
             values = s[f"{key}_ms"]
             ys = [values[i] for i in pts]
             all_y += [y for y in ys if y is not None]
             style = Style(s["color"], width, dash, marker=marker, marker_size=size)
-            plot.series.append(Series(xs, ys, style))
+            # a hollow point's note is on its hollow marker, which covers this one
+            titles = [None if unsteady[i] else notes[i] for i in pts]
+            plot.series.append(Series(xs, ys, style,
+                                      titles=titles if any(titles) else None))
             plot.entries.append(Entry(f"{s['label']} {key}", style))
             ranges = s.get(f"{key}_range") or [None] * n
             ranged = [(s["offered"][i], values[i], ranges[i]) for i in pts
@@ -229,6 +297,13 @@ def load_curve(data: dict[str, Any]) -> Plot:
                                       [min(r[0], y) for _, y, r in ranged],
                                       [max(r[1], y) for _, y, r in ranged], s["color"]))
                 all_y += [r[0] for _, _, r in ranged] + [r[1] for _, _, r in ranged]
+            open_ = [i for i in pts if unsteady[i] and values[i] is not None]
+            if open_:
+                unsteady_any = True
+                hollow.append(Series([s["offered"][i] for i in open_], [values[i] for i in open_],
+                                     Style(s["color"], 0, marker=marker, marker_size=size,
+                                           face="#ffffff", edge_width=1.2),
+                                     titles=[notes[i] for i in open_]))
             flags = s.get(f"{key}_censored") or [False] * n
             cens = [(s["offered"][i], values[i]) for i in pts if flags[i]]
             if cens:
@@ -245,7 +320,7 @@ def load_curve(data: dict[str, Any]) -> Plot:
         for i, text in enumerate(s.get("point_labels") or []):
             if i in pts and s["p99_ms"][i] is not None:
                 plot.notes.append(Note(s["offered"][i], s["p99_ms"][i], text))
-    plot.series += rings + marks        # drawn over the lines, as plots.py's zorder has them
+    plot.series += hollow + rings + marks    # drawn over the lines, as plots.py's zorder has them
     for s in data["systems"]:
         if s.get("ceiling_rps"):
             style = Style(s["color"], 1.4, ":")
@@ -263,6 +338,10 @@ def load_curve(data: dict[str, Any]) -> Plot:
                                   f"(drawn at it)",
                                   Style("grey", 0, marker="^", marker_size=8, edge="#000000"),
                                   line=False))
+    if unsteady_any:
+        plot.entries.append(Entry("hollow: not steady (transient)",
+                                  Style("grey", 0, marker="o", marker_size=6, face="#ffffff",
+                                        edge_width=1.2), line=False))
     if saturated_any:
         plot.entries.append(Entry("saturated (see the table's rules)",
                                   Style("#000000", 0, marker="o", marker_size=9, face="none"),

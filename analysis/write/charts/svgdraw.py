@@ -20,10 +20,10 @@ import textwrap
 from dataclasses import dataclass
 from typing import Sequence
 
-from analysis.write.charts.chartlayout import (ASCENT, LINE_H, NARROW, TICK_PT, Scale, axis_ticks,
-                                        data_values, finite, geometry, legend_box,
-                                        panel_tick_pt, plain, shared_limits, text_width,
-                                        view_limits, xlabel_y)
+from analysis.write.charts.chartlayout import (ASCENT, LINE_H, NARROW, REMARK_PT, RULE_LABEL_PT,
+                                        TICK_PT, Scale, axis_ticks, data_values, finite,
+                                        geometry, legend_box, panel_tick_pt, plain, rule_labels,
+                                        shared_limits, text_width, view_limits, xlabel_y)
 from analysis.write.charts.chartspec import Entry, Panels, Plot, Style
 from analysis.write.charts.plots import (LEGEND_ID, LEGEND_INSIDE_ID, NARROW_TITLE_CHARS,
                                   PANEL_TITLE_ID, PLOT_AREA_ID)
@@ -31,6 +31,8 @@ from analysis.write.charts.plots import (LEGEND_ID, LEGEND_INSIDE_ID, NARROW_TIT
 FONT_FAMILY = ("'DejaVu Sans', 'Bitstream Vera Sans', 'Verdana', 'Geneva', 'Arial', "
                "'Helvetica', sans-serif")
 GRID = "#b0b0b0"
+# a framed box in the plot area, matplotlib's legend frame: the inside legend, a plot's remarks
+FRAME = "fill: #ffffff; fill-opacity: 0.85; stroke: #cccccc; stroke-width: 1"
 
 
 # The characters XML 1.0 forbids (below " " but tab and newline).
@@ -117,9 +119,16 @@ class Canvas:
         self.out: list[str] = []
         self.clips: list[tuple[float, float, float, float]] = []
 
-    def path(self, d: str, style: str, clip: int | None = None) -> None:
+    def path(self, d: str, style: str, clip: int | None = None,
+             title: str | None = None) -> None:
+        """A path; with a `title`, its <title> child (a tooltip, and what a screen reader
+        says of it)."""
         attr = f' clip-path="url(#clip-{clip})"' if clip is not None else ""
-        self.out.append(f'<path d="{d}"{attr} style="{style}"/>')
+        if title:
+            self.out.append(f'<path d="{d}"{attr} style="{style}"><title>{escape(title)}</title>'
+                            f'</path>')
+        else:
+            self.out.append(f'<path d="{d}"{attr} style="{style}"/>')
 
     def text(self, x: float, y: float, text: str, size: float, anchor: str = "middle",
              rotate: bool = False, gid: str | None = None) -> None:
@@ -188,8 +197,7 @@ def _draw_legend(c: Canvas, entries: Sequence[Entry], labels: Sequence[Sequence[
     """The legend's group: its box first (invisible without a frame), then each entry's
     handle and its label's lines, column by column."""
     width, height, columns = legend_box(labels, size, cols, row_h)
-    frame = "fill: #ffffff; fill-opacity: 0.85; stroke: #cccccc; stroke-width: 1" if framed \
-        else "fill: none; stroke: none"
+    frame = FRAME if framed else "fill: none; stroke: none"
     c.out.append(f'<g id="{gid}">')
     c.path(_rect(x0, y0, x0 + width, y0 + height), frame)
     row_h = row_h or size * LINE_H + 0.5 * size
@@ -210,14 +218,15 @@ def _draw_legend(c: Canvas, entries: Sequence[Entry], labels: Sequence[Sequence[
     c.out.append("</g>")
 
 
-def _marker(c: Canvas, s: Style, x: float, y: float, edge: str | None) -> None:
+def _marker(c: Canvas, s: Style, x: float, y: float, edge: str | None,
+            title: str | None = None) -> None:
     face = s.color if s.face is None else s.face
     edge = colour(edge or s.edge or s.color)
     fill = "none" if face == "none" else colour(face)
     style = f"fill: {fill}; stroke: {edge}; stroke-width: {num(s.edge_width)}"
     if s.alpha < 1:
         style += f"; fill-opacity: {num(s.alpha)}; stroke-opacity: {num(s.alpha)}"
-    c.path(_marker_path(s.marker, x, y, s.marker_size), style)
+    c.path(_marker_path(s.marker, x, y, s.marker_size), style, title=title)
 
 
 @dataclass
@@ -261,6 +270,10 @@ def _draw_area(c: Canvas, plot: Plot, f: Frame, area_id: str) -> None:
         [f"M {num(x0)} {num(sy(t))} H {num(x1)}" for t in f.yticks]
     if lines:
         c.path(" ".join(lines), grid)
+    for b in plot.bands:
+        c.path(_rect(sx(b.x0), y0, sx(b.x1), y1),
+               f"fill: {colour(b.color)}; fill-opacity: {num(b.alpha)}; stroke: none",
+               clip=f.clip, title=b.title)
     for r in plot.rules:
         if r.vertical:
             px = sx(r.at)
@@ -288,9 +301,12 @@ def _draw_area(c: Canvas, plot: Plot, f: Frame, area_id: str) -> None:
         if s.style.marker:
             for i, (x, y) in enumerate(zip(s.xs, s.ys)):
                 if finite(x) and finite(y) and sx.inside(x) and sy.inside(y):
-                    _marker(c, s.style, sx(x), sy(y), s.edges[i] if s.edges else None)
+                    _marker(c, s.style, sx(x), sy(y), s.edges[i] if s.edges else None,
+                            s.titles[i] if s.titles else None)
     for n in plot.notes:
         c.text(sx(n.x), sy(n.y) - n.dy, n.text, n.size, "start")
+    for x, y, anchor, text in rule_labels(plot, f.box, sx):
+        c.text(x, y, text, RULE_LABEL_PT, anchor)
 
 
 def _draw_ticks(c: Canvas, plot: Plot, f: Frame, tick_pt: float, x_labels: bool = True,
@@ -337,6 +353,11 @@ def render_svg(plot: Plot, narrow: bool = False) -> str:
         lines = textwrap.wrap(plot.title, NARROW_TITLE_CHARS) if layout.narrow else [plot.title]
         first = y0 - 6 - (len(lines) - 1) * layout.title_pt * LINE_H - layout.title_pt * 0.24
         c.lines((x0 + x1) / 2, first, lines, layout.title_pt, "middle")
+    if g.remarks:
+        rx, ry, rw, rh, lines = g.remarks
+        c.path(_rect(rx, ry, rx + rw, ry + rh), FRAME)
+        c.lines(rx + 0.4 * REMARK_PT, ry + 0.4 * REMARK_PT + REMARK_PT * ASCENT, lines,
+                REMARK_PT, "start")
     if g.legend:
         kind, lx, ly, size, cols, row_h, labels = g.legend
         _draw_legend(c, plot.entries, labels, lx, ly, size, cols, kind == "inside",
