@@ -335,7 +335,8 @@ class SteadyState:
     changes_s: tuple[float, ...] = ()       # where a change that matters starts
     from_steady_part: bool = False          # the repetition's stats are its steady part's
     not_steady: bool = False                # kept out of knee, ceiling, comparison, regression
-    saturated_queue: bool = False           # no steady state because the queue grows: saturated
+    saturated_queue: bool = False           # no steady state because the queue grows (or most
+                                            #   requests time out): saturated
     sentence: str = ""                      # what a page prints about it
 
 

@@ -175,14 +175,13 @@ def _filled(values: list[float | None]) -> list[float] | None:
 
 def _signals(series: Series, timeout_ms: float | None,
              offered_rate: float | None) -> dict[str, np.ndarray]:
-    p99 = list(series.p99_ms)
-    if series.timed_out is not None and timeout_ms:
-        for i, t in enumerate(series.timed_out):
-            answered = (series.answered or [0] * len(p99))[i] or 0
-            if t and t >= TIMEOUT_SHARE * (t + answered):
-                p99[i] = float(timeout_ms)
+    p50, p99 = list(series.p50_ms), list(series.p99_ms)
+    for i in _censored(series, timeout_ms, TIMEOUT_SHARE):
+        p99[i] = float(timeout_ms)
+    for i in _censored(series, timeout_ms, 0.5):
+        p50[i] = float(timeout_ms)
     out = {}
-    for name, values in (("p50", series.p50_ms), ("p99", p99)):
+    for name, values in (("p50", p50), ("p99", p99)):
         filled = _filled(values)
         if filled is not None:
             out[name] = np.log(np.maximum(np.asarray(filled), 1e-6))
@@ -196,6 +195,16 @@ def _signals(series: Series, timeout_ms: float | None,
         out["throughput"] = np.abs(np.log1p(np.maximum(np.asarray(filled), 0.0))
                                    - math.log1p(offered_rate))
     return out
+
+
+def _censored(series: Series, timeout_ms: float | None, share: float) -> list[int]:
+    """The intervals whose timed-out requests are at least `share` of them: a percentile at or
+    above 1 - share is then the timeout (a lower bound)."""
+    if series.timed_out is None or not timeout_ms:
+        return []
+    answered = series.answered or [0] * len(series.timed_out)
+    return [i for i, (t, a) in enumerate(zip(series.timed_out, answered))
+            if t and t >= share * (t + (a or 0))]
 
 
 def _level(raw: np.ndarray, a: int, b: int) -> float:
@@ -266,6 +275,12 @@ def classify(series: Series, *, window_s: float, offered_rate: float | None = No
                                f"no steady state: requests in flight grew by "
                                f"{queue.slope_per_s:.1f} per second to the window's end "
                                f"(saturated)"))
+    timing_out = set(_censored(series, timeout_ms, 0.5))
+    if 2 * sum(1 for i in range(start, n) if i in timing_out) > n - start:
+        # the latency is only known to be over the timeout: no level can be seen
+        return SteadyState("no-steady-state", None, window_s, changes, saturated_queue=True,
+                           sentence=("no steady state: most requests timed out to the window's "
+                                     "end (saturated)"))
     drift = _drift(smooth, start, n, offered_rate)
     if drift < 0 or _drains(series, start, offered_rate):
         return SteadyState("no-steady-state", None, window_s, changes, not_steady=True,
