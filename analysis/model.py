@@ -311,6 +311,7 @@ class Imported:
     source: str                             # the tool's file, repo-relative
     converted: str | None = None            # the .hlog recorded from it (per-request files)
     window_text: str | None = None          # the cut applied (`window:`), in a sentence
+    window_cut: tuple[int, int] | None = None   # requests it left out: before, after the window
     corrected: LatencyStats | None = None   # coordinated-omission corrected estimate
     co_interval_ms: float | None = None     # the expected interval of that correction
     skipped: int = 0                        # unreadable lines skipped
@@ -414,7 +415,7 @@ class System:
     concurrency_limit: int | None = None
     description: str | None = None
     predicted_ceiling_rps: float | None = None
-    measured_peak_rps: float | None = None  # highest throughput_rps over the load points
+    measured_peak_rps: float | None = None  # the measured ceiling (overload.CEILING_RULE)
     peak_vs_predicted_pct: float | None = None
     baseline_p50_ms: float | None = None    # p50 at the lowest load (the latency rule's base)
     family: str | None = None               # the server, e.g. "Jetty 12" (issue 11)

@@ -28,8 +28,11 @@ def repetition(index, latencies_us, timed_out=0, *, offered=5.0, window_s=2.0,
                                   if server_completions is not None else completed)
     host = overload.host_health(machine, server, generator)
     queue = overload.QueueTest(5.0 if grows else 0.0, 10.0 if grows else 0.0, 0.1, 6, grows, "")
+    # as the harness counts them: what the offered rate asked for in the window and was not
+    # sent is not_sent (sent = completed + timed_out + errors)
+    not_sent = max(0, round(offered * window_s) - (completed + timed_out))
     rep = Repetition(index, f"runs/t/s/l.{index}.hlog", stats, rates.throughput_rps,
-                     Accounting(completed + timed_out, completed, timed_out, 0, 0), [],
+                     Accounting(completed + timed_out, completed, timed_out, 0, not_sent), [],
                      host=host, in_flight=InFlight(*in_flight),
                      goodput_rps=rates.goodput_rps, queue=queue,
                      timeout_ms=TIMEOUT_MS)

@@ -96,18 +96,9 @@ def queue_verdict(repetitions: Sequence[Repetition]) -> overload.QueueTest | Non
 
 
 def cell_host(repetitions: Sequence[Repetition]) -> HostHealth | None:
-    """Host busy when any repetition's host was; the figures are the repetitions' medians."""
-    hosts = [r.host for r in repetitions if r.host is not None]
-    if not hosts:
-        return None
-    busy = next((h for h in hosts if h.host_busy), None)
-    return HostHealth(
-        machine_cpu=_median(h.machine_cpu for h in hosts),
-        server_cpu=_median(h.server_cpu for h in hosts),
-        generator_cpu=_median(h.generator_cpu for h in hosts),
-        unexplained=_median(h.unexplained for h in hosts),
-        host_busy=busy is not None, reason=busy.reason if busy else None,
-        send_lag_p99_ms=_median(h.send_lag_p99_ms for h in hosts))
+    """overload.repetitions_host: a busy repetition's own figures, else the medians."""
+    return overload.repetitions_host([(r.index, r.host) for r in repetitions
+                                      if r.host is not None])
 
 
 def cell_in_flight(repetitions: Sequence[Repetition], answered_rps: float, mean: Percentile,
@@ -161,7 +152,8 @@ def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: fl
         drop_pct = 100.0 * drops / accounting.sent if accounting.sent else 0.0
     sat = overload.saturation(answered, offered_rate, queue_verdict(repetitions),
                               stats.get("p50"), baseline_p50_ms, throughput_rps=throughput,
-                              predicted_ceiling_rps=predicted_ceiling_rps)
+                              predicted_ceiling_rps=predicted_ceiling_rps,
+                              answered=overload.answered_counts(repetitions))
     sat = Saturation(sat.saturated, sat.reasons, sat.sentences)
     service = overload.service_time(service_time_ms, baseline_p50 or Percentile())
     first = repetitions[0]
@@ -383,5 +375,7 @@ def build_scenario(scenario: Scenario, measured: dict, combine, unit: str,
             scenario.cells[(lp.id, system.id)] = cell
         # a cell that is not steady measured a transient, not what the server can do
         cells = [c for c in scenario.measured() if c.system == system.id and not c.not_steady]
+        offered = {lp.id: lp.offered_rate for lp in scenario.load_points}
         fill_system(system, service_time_ms=service,
-                    throughput_rps=[c.throughput_rps for c in cells])
+                    throughput_rps=[overload.ceiling_rate([r.throughput_rps for r in c.repetitions],
+                                                          offered[c.load]) for c in cells])

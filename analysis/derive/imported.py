@@ -148,6 +148,7 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples,
     imported.converted = converted_hlog_path(manifest.run_id, os.path.relpath(
         manifest.resolve(cell.hlog), manifest.run_dir).replace(os.sep, "/"))
     imported.window_text = _window_text(rec)
+    imported.window_cut = None if rec.window is None else (rec.cut_before, rec.cut_after)
     imported.hlog_text = hlog_text(rec.intervals, UNITS_PER_MS[unit],
                                    comment=f"{imported.tool} {imported.format} file "
                                            f"{imported.source}, recorded by loadcurve")
@@ -213,8 +214,7 @@ def _window_text(rec) -> str | None:
         return None
     skip, duration = rec.window
     span = f"the {duration:g} s after it" if duration else "the rest"
-    return (f"the first {skip:g} s of sends skipped, {span} kept: {rec.cut_before:,} requests "
-            f"before the window and {rec.cut_after:,} after it left out")
+    return f"the first {skip:g} s of sends skipped, {span} kept"
 
 
 def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Imported,

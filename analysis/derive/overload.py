@@ -8,7 +8,9 @@ constant below, and every verdict comes with a sentence a page can print.
 The population of a cell is its *window requests*: those whose intended send time falls in the
 measured window. Each has one outcome: completed (a 200 within the timeout), timed out, or error.
 Latency statistics are over completed + timed out; errors are reported apart (an error has no
-latency: a refused connection answers fast and would pull every percentile down).
+latency: a refused connection answers fast and would pull every percentile down). An error is an
+answer: the goodput rule counts it as answered, and a high share of errors is its own verdict
+(`error_rate`), not saturation.
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.model import HostHealth, InFlight, LatencyStats, Percentile, Saturation, Spread
+from analysis.model import (Accounting, HostHealth, InFlight, LatencyStats, Percentile,
+                            Repetition, Saturation, Spread)
 from analysis.read.hdr.double import DoubleHistogram
 from analysis.read.hdr.histogram import Histogram, percentile_target_count
 from analysis.vocabulary import PERCENTILES
@@ -25,7 +28,8 @@ from analysis.vocabulary import PERCENTILES
 STAT_KEYS = tuple(name for name, _, _ in PERCENTILES) + ("max", "mean")
 
 # Saturation rules (see `saturation`).
-GOODPUT_SHARE = 0.95           # goodput: < 95 % of offered (window requests answered)
+GOODPUT_SHARE = 0.95           # goodput: < 95 % of offered (window requests answered, errors
+                               #   too), in the cell's median or in any one repetition
 QUEUE_MIN_SLOPE_SHARE = 0.005  # queue: in-flight grows by > 0.5 % of the offered rate per second
                                #   (demo: unsaturated cells within +-0.01 %, the pool at its
                                #   ceiling 0.75 %, past it 50-86 %)
@@ -35,6 +39,15 @@ LATENCY_FACTOR = 2.0           # latency: p50 > 2 x the system's p50 at its lowe
 UTILISATION_SHARE = 0.95       # utilisation: the server delivered >= 95 % of its predicted
                                #   ceiling (N / S): near 100 % a queue has no steady state and
                                #   its latency depends on how long the load lasts
+
+# Errors (see `error_rate`): above 1 % of the window's requests answered with an error, the
+# failures outnumber the requests beyond p99 (1 %), and the percentiles, which leave errors out,
+# describe a server that fails that often as if it did not.
+ERROR_SHARE = 0.01
+
+# The measured ceiling (see `ceiling_rate`): a repetition's replies above the offered rate by
+# more than this share answer requests queued before the window (a backlog draining).
+DRAIN_SHARE = 0.01
 
 # Host health (see `host_health`).
 HOST_BUSY_MACHINE = 0.80       # the machine's CPU share (all cores) above which it is busy
@@ -128,9 +141,49 @@ def window_rates(completed: int, window_s: float, server_completions_window: int
 
 
 def measured_ceiling(throughput_rps: list[float | None]) -> float | None:
-    """The highest throughput over a system's load points (None when none known)."""
+    """The highest rate over a system's load points (None when none known): of `ceiling_rate`s
+    for the measured ceiling."""
     known = [r for r in throughput_rps if r is not None]
     return max(known) if known else None
+
+
+CEILING_RULE = ("the most replies per second the server kept up in every repetition of one "
+                "load point: each repetition's throughput counted up to the offered rate "
+                "(replies beyond it answer requests queued before the window, a backlog "
+                "draining), and the lowest repetition's taken (so a repetition that collapsed "
+                "is not hidden by the others)")
+
+
+def ceiling_rate(throughput_rps: list[float | None], offered_rate: float | None) -> float | None:
+    """What one load point shows the server can keep up (CEILING_RULE): the lowest of its
+    repetitions' throughputs, each capped at the offered rate (a closed loop offers none: its
+    throughput as it is). The median a table prints can hide a collapsed repetition (WireMock
+    at 4,000 req/s: 124, 4,000, 4,000), and a window that starts with a backlog delivers more
+    than the offered rate while it drains (1,837 req/s at 1,500 offered) - neither is a rate
+    the server sustains."""
+    known = [r for r in throughput_rps if r is not None]
+    if not known:
+        return None
+    return min(min(r, offered_rate) if offered_rate else r for r in known)
+
+
+def ceiling_left_out(repetitions: list[tuple[int, float | None]],
+                     offered_rate: float | None) -> str | None:
+    """Why a load point's throughput (the median of `repetitions`' (index, throughput)) is not
+    what it gives the measured ceiling (`ceiling_rate`), in a sentence; None when it is."""
+    known = [(i, r) for i, r in repetitions if r is not None]
+    if not known:
+        return None
+    median = number_spread([r for _, r in known])[1]
+    kept = ceiling_rate([r for _, r in known], offered_rate)
+    if kept >= median:
+        return None
+    over = [i for i, r in known if offered_rate and r > (1 + DRAIN_SHARE) * offered_rate]
+    if over:
+        return (f"more than offered, a backlog from before the window draining "
+                f"(repetition{'s' if len(over) > 1 else ''} {', '.join(str(i) for i in over)})")
+    low_i, low = min(known, key=lambda x: (x[1], x[0]))
+    return f"repetition {low_i} delivered only {low:,.1f} req/s"
 
 
 # -- saturation -------------------------------------------------------------------------------
@@ -186,12 +239,61 @@ def queue_growth_from_p50(t_s: list[float], p50_ms: list[float],
     return queue_growth(t_s, [offered_rate * v / 1000.0 for v in p50_ms], offered_rate)
 
 
+@dataclass(frozen=True)
+class Answered:
+    """One repetition's window requests as the goodput rule counts them."""
+    repetition: int                # run.yml's index
+    asked: int                     # what the offered rate asked for: sent + never sent
+    answered: int                  # a reply of any status within the timeout: completed + errors
+
+    @property
+    def share(self) -> float:
+        return self.answered / self.asked if self.asked else 1.0
+
+
+def answered_counts(repetitions: list[Repetition]) -> list[Answered] | None:
+    """Each repetition's `Answered`, or None when some repetition cannot give it: schema 1 and
+    a load tool's summary count no window requests (no goodput), so the rule runs on rates."""
+    out = []
+    for r in repetitions:
+        a = r.accounting
+        if r.goodput_rps is None or a.sent is None or a.completed is None:
+            return None
+        out.append(Answered(r.index, a.sent + (a.not_sent or 0), a.completed + (a.errors or 0)))
+    return out
+
+
+def _unanswered_sentence(answered: list[Answered]) -> str | None:
+    """The goodput rule on counts: some repetition got an answer (errors too) to fewer than
+    GOODPUT_SHARE of what the offered rate asked for. Each short repetition is named, so a
+    collapsed one cannot hide behind the others' median."""
+    short = [a for a in answered if a.answered < GOODPUT_SHARE * a.asked]
+    if not short:
+        return None
+    under = f"under {GOODPUT_SHARE * 100:g} %"
+    if len(answered) == 1:
+        a = short[0]
+        return (f"{a.answered:,} of the window's {a.asked:,} requests got an answer (of any "
+                f"status) within the timeout ({100 * a.share:.1f} %, {under}): the rest got none")
+    total = Answered(0, sum(a.asked for a in answered), sum(a.answered for a in answered))
+    each = "; ".join(f"repetition {a.repetition}: {a.answered:,} of {a.asked:,}, "
+                     f"{100 * a.share:.1f} %" for a in short)
+    return (f"fewer than {GOODPUT_SHARE * 100:g} % of the window's requests got an answer (of "
+            f"any status) within the timeout in {len(short)} of {len(answered)} repetitions "
+            f"({each}; {100 * total.share:.1f} % over all {len(answered)})")
+
+
 def saturation(goodput_rps: float, offered_rate: float | None, queue: QueueTest | None,
                p50: Percentile, baseline_p50_ms: float | None,
                throughput_rps: float | None = None,
-               predicted_ceiling_rps: float | None = None) -> Saturation:
+               predicted_ceiling_rps: float | None = None,
+               answered: list[Answered] | None = None) -> Saturation:
     """Saturated when any rule holds, with the reasons in fixed order:
-    goodput     - goodput < GOODPUT_SHARE x offered: the window's requests went unanswered;
+    goodput     - the window's requests went unanswered. With `answered` (counts per
+                  repetition): some repetition got an answer of any status - an error is an
+                  answer, `error_rate` judges it - to fewer than GOODPUT_SHARE of the requests
+                  the offered rate asked for. Without (schema 1, summaries): `goodput_rps`
+                  < GOODPUT_SHARE x offered;
     queue       - `queue.grows` (see `queue_growth`);
     latency     - p50 > LATENCY_FACTOR x the same system's p50 at its lowest load (a censored
                   p50 counts as above; no baseline, or a censored one: not tested);
@@ -199,7 +301,11 @@ def saturation(goodput_rps: float, offered_rate: float | None, queue: QueueTest 
                   ceiling (Little's law, N / S; not tested without one)."""
     reasons, sentences = [], []
     # a closed loop (offered_rate None) offers no rate: its throughput is what it achieved
-    if offered_rate and goodput_rps < GOODPUT_SHARE * offered_rate:
+    unanswered = _unanswered_sentence(answered) if offered_rate and answered else None
+    if unanswered:
+        reasons.append("goodput")
+        sentences.append(unanswered)
+    elif offered_rate and not answered and goodput_rps < GOODPUT_SHARE * offered_rate:
         reasons.append("goodput")
         sentences.append(f"{goodput_rps:.1f} of {offered_rate:g} req/s offered were answered "
                          f"within the timeout (under {GOODPUT_SHARE:.0%})")
@@ -221,6 +327,34 @@ def saturation(goodput_rps: float, offered_rate: float | None, queue: QueueTest 
                          f"{100.0 * throughput_rps / predicted_ceiling_rps:.0f} % of its predicted "
                          f"ceiling of {predicted_ceiling_rps:g} req/s")
     return Saturation(bool(reasons), tuple(reasons), tuple(sentences))
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ErrorRate:
+    """The window's requests answered with an error (a status outside success, a refused or
+    reset connection): their own verdict, apart from saturation - an error is an answer."""
+    errors: int
+    sent: int
+    share: float
+    high: bool                     # share > ERROR_SHARE
+    sentence: str
+
+
+def error_rate(accounting: Accounting) -> ErrorRate | None:
+    """The share of the window's sent requests answered with an error (summed over the
+    repetitions); high above ERROR_SHARE. None when the errors or the sent count are not
+    recorded, or nothing was sent."""
+    errors, sent = accounting.errors, accounting.sent
+    if errors is None or not sent:
+        return None
+    share = errors / sent
+    high = share > ERROR_SHARE
+    sentence = (f"{errors:,} of the window's {sent:,} requests were answered with an error "
+                f"({100 * share:.1f} %" + (f", over {ERROR_SHARE * 100:g} %): the latencies "
+                                         f"describe the other requests only" if high else ")"))
+    return ErrorRate(errors, sent, share, high, sentence)
 
 
 # -- host health --------------------------------------------------------------------------------
@@ -255,6 +389,26 @@ def host_health(machine: float | None, server: float | None,
                   f"the load generator ({generator:.0%}) explain {server + generator:.0%}: "
                   f"something else ran")
     return HostHealth(machine, server, generator, unexplained, reason is not None, reason)
+
+
+def repetitions_host(hosts: list[tuple[int, HostHealth]]) -> HostHealth | None:
+    """A cell's host health from its repetitions' (index, health): when some repetition's host
+    was busy, that repetition's own figures and verdict, the reason naming it (a median beside
+    one repetition's verdict would not agree with it); else the medians, quiet."""
+    if not hosts:
+        return None
+    busy = next(((i, h) for i, h in hosts if h.host_busy), None)
+    if busy is not None:
+        index, health = busy
+        reason = health.reason if len(hosts) == 1 else f"repetition {index}: {health.reason}"
+        return HostHealth(health.machine_cpu, health.server_cpu, health.generator_cpu,
+                          health.unexplained, True, reason, health.send_lag_p99_ms)
+
+    def median(name: str) -> float | None:
+        s = number_spread([getattr(h, name) for _, h in hosts])
+        return None if s is None else s[1]
+    return HostHealth(median("machine_cpu"), median("server_cpu"), median("generator_cpu"),
+                      median("unexplained"), False, None, median("send_lag_p99_ms"))
 
 
 # -- in flight ----------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import csv
 import io
 from typing import Any
 
+from analysis.derive import overload
 from analysis.derive.aggregate import rate_per_client
 from analysis.model import Cell, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATOR_LABELS,
@@ -227,6 +228,11 @@ def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
     entry["saturated"] = c.saturation.saturated
     entry["saturation"] = list(c.saturation.reasons)
     entry["saturation_sentences"] = list(c.saturation.sentences)
+    errors = overload.error_rate(c.accounting)
+    if errors is not None:
+        # its own verdict: an error is an answer (docs/data-format.md, "The overload layer")
+        entry["error_rate"] = {"share": r3(errors.share), "high": errors.high,
+                               "sentence": errors.sentence}
     for key in LATENCY_KEYS:
         entry[key] = r3(c.stats.value(key))
     for name in (*PERCENTILE_NAMES, "max", "mean"):

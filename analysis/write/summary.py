@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from analysis.derive import overload
 from analysis.model import Cell, LoadPoint, Percentile, Run, Scenario, System
 from analysis.vocabulary import (RATE_UNIT, fmt_censored, fmt_count,
                                  fmt_rate, load_order, load_point_text, r3)
 from analysis.paths import scenario_url, summary_csv_path
+from analysis.write.views import error_flag_text
 
 # How a target's model (run.yml `model:`) is named in the table; other words print as given.
 MODEL_TEXT = {"pool": "thread pool", "virtual": "virtual threads", "event-loop": "event loop"}
@@ -121,6 +123,7 @@ def summary_table(run: Run) -> dict[str, Any] | None:
             out_cells.append({
                 "scenario": sc.id, "missing": c is None,
                 "saturated": bool(c and c.saturation.saturated),
+                "error_text": error_flag_text(c) if c else None,
                 "values": [{"text": values[(sc.id, s.id)][col][1],
                             "best": best[(sc.id, s.id, col)]} for col, _, _ in COLUMNS]})
         return {"system": s.id, "label": s.label, "detail_text": _system_text(s),
@@ -156,7 +159,10 @@ def summary_table(run: Run) -> dict[str, Any] | None:
                       "where the values differ as printed (throughputs: by more than 1 % "
                       "of the offered rate); a censored latency (\">\": only a "
                       "lower bound) is never best. Saturated: a saturation rule of the "
-                      "load-curve table holds for the cell, so its latencies describe a queue."),
+                      "load-curve table holds for the cell, so its latencies describe a queue. "
+                      "errors: more than "
+                      f"{overload.ERROR_SHARE * 100:g} % of its window's requests were "
+                      "answered with an error (its own verdict: an error is an answer)."),
         "colspan": 1 + len(COLUMNS) * len(scenarios),
         "columns": [{"key": k, "label": label, "unit": unit} for k, label, unit in COLUMNS],
         "scenarios": scenarios,

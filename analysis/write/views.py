@@ -154,6 +154,8 @@ def _table_cell(s: System, c: Cell | None, lp: LoadPoint) -> dict[str, Any]:
         "saturated": c.saturation.saturated,
         "saturation_text": ("saturated: " + ", ".join(c.saturation.reasons))
         if c.saturation.saturated else None,
+        # an error is an answer: its own flag, beside saturation, never part of it
+        "error_text": error_flag_text(c),
         "host_busy": bool(c.host and c.host.host_busy),
         "disagree": c.repetitions_disagree,
         "low_sample_p99": "p99" in c.low_sample,
@@ -213,6 +215,12 @@ def steady_texts(c: Cell) -> dict[str, Any]:
 def _stat_text_of(stats, name: str) -> str:
     p = stats.get(name)
     return fmt_censored(p.value_ms, p.at_least_ms, table=True)
+
+
+def error_flag_text(c: Cell) -> str | None:
+    """The cell's flag when its error rate is high (overload.error_rate): "errors: 10.0 %"."""
+    errors = overload.error_rate(c.accounting)
+    return f"errors: {fmt_pct(100.0 * errors.share)} %" if errors and errors.high else None
 
 
 def _littles_text(c: Cell, lp: LoadPoint) -> str | None:
@@ -396,6 +404,11 @@ def table_rules(timeout_ms: float | None, counted: bool, closed: bool = False, *
         rules.append(f"> {fmt_timeout(timeout_ms)}: the percentile falls among requests that "
                      f"got no answer within the {fmt_timeout(timeout_ms)} timeout, so it is "
                      f"only known to be at least that.")
+    rules.append(f"errors: more than {overload.ERROR_SHARE * 100:g} % of the window's requests "
+                 "were answered with an error (a status outside success, a refused or reset "
+                 "connection). An error is an answer, not saturation: the goodput rule counts "
+                 "it as answered, and the latencies leave errors out, so they describe the "
+                 "other requests.")
     rules.append(f"host busy: the machine's CPU was above {overload.HOST_BUSY_MACHINE:.0%}, "
                  f"or more than {overload.HOST_UNEXPLAINED:.0%} above what the server and the "
                  f"load generator used together, in some repetition.")
@@ -470,7 +483,10 @@ def cpu_accounting(run: Run, scenario: Scenario | None = None) -> dict[str, Any]
                 "cpu_text": _ms3(a.cpu_ms), "mean_text": _stat_text(c, "mean"),
                 "waiting_text": _bound_ms(a.mean), "p99_text": _stat_text(c, "p99"),
                 "p99_waiting_text": _bound_ms(a.p99), "p99_waiting_pct_text": _bound_pct(a.p99),
-                "samples_text": fmt_count(a.samples), "requests_text": fmt_count(a.replies)})
+                # the population: every pooled repetition's window (jvm_hotspots counts one)
+                "samples_text": (f"{fmt_count(a.samples)} ({a.repetitions} "
+                                 f"repetition{'s' if a.repetitions != 1 else ''})"),
+                "requests_text": fmt_count(a.replies)})
     if not rows:
         return None
     return {"caption_id": f"cpu-{block_id(run, scenario)}",
@@ -478,6 +494,7 @@ def cpu_accounting(run: Run, scenario: Scenario | None = None) -> dict[str, Any]
                         + ": the server's CPU per request, split by its JFR execution samples, "
                         "and the rest of the latency, waiting (ms per request; the repetitions "
                         "with a recording pooled). " + _cpu_method_text(run, accounts)),
+            "samples_note": "in the pooled repetitions' windows",
             "rows": rows, "growth": _waiting_growth(scenario)}
 
 
@@ -549,8 +566,9 @@ def _waiting_growth(scenario: Scenario) -> list[dict[str, Any]]:
 # --- host-health.html -----------------------------------------------------------------------
 
 def host_health(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | None:
-    """Per cell, the machine's CPU against the server's and the generator's (medians of the
-    repetitions), the generator's send lag and the busy verdict. None without counts."""
+    """Per cell, the machine's CPU against the server's and the generator's, the generator's
+    send lag and the busy verdict: the medians of the repetitions, or a busy repetition's own
+    (overload.repetitions_host), so that figures and verdict agree. None without counts."""
     scenario = scenario or run.scenario
     rows = []
     for lp, row in scenario.grid():
@@ -568,8 +586,10 @@ def host_health(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | 
         return None
     busy_text = f"{sum(1 for r in rows if r['host_busy'])} of {len(rows)}"
     return {"caption_id": f"host-{block_id(run, scenario)}",
-            "caption": (f"Host health during each cell's window (medians of the repetitions; "
-                        f"CPU as a share of the whole machine): host busy in {busy_text} cells"),
+            "caption": (f"Host health during each cell's window (medians of the repetitions, "
+                        f"or where a repetition's host was busy, that repetition's own figures, "
+                        f"named in the verdict; CPU as a share of the whole machine): host busy "
+                        f"in {busy_text} cells"),
             "rows": rows, "busy_cells": sum(1 for r in rows if r["host_busy"]),
             "busy_text": busy_text}
 
@@ -600,14 +620,35 @@ def ceiling(run: Run, scenario: Scenario | None = None) -> dict[str, Any]:
             "predicted_ceiling_rps": predicted,
             "predicted_text": f"{plain(predicted)} {RATE_UNIT}" if predicted else "none predicted",
             "measured_peak_rps": peak, "measured_text": f"{plain(peak)} {RATE_UNIT}",
+            "left_out_text": _ceiling_left_out(scenario, s),
             "peak_vs_predicted_pct": vs, "vs_text": f"{plain(vs)} %" if vs is not None else "–"})
     return {"caption_id": f"ceiling-{block_id(run, scenario)}",
             "caption": ("Predicted vs measured ceiling. Little's law: a system holding at most N "
                         "requests at a time, each for S seconds, completes at most N / S "
-                        "requests per second."),
+                        "requests per second. The measured ceiling is "
+                        + overload.CEILING_RULE + "."),
+            "measured_note": "kept up in every repetition",
             "service_time_ms": service,
             "service_time_text": f"{plain(service)} ms" if service is not None else "not given",
             "rows": rows}
+
+
+def _ceiling_left_out(scenario: Scenario, system: System) -> str | None:
+    """Why the load-curve table shows a higher throughput for `system` than its measured
+    ceiling: each such load point and overload.ceiling_left_out's reason."""
+    peak = system.measured_peak_rps
+    parts = []
+    for lp in scenario.load_points:
+        c = scenario.cell(lp.id, system.id)
+        # a hair above the ceiling is the lowest repetition's noise, not a left-out point
+        if c is None or peak is None or c.throughput_rps <= (1 + overload.DRAIN_SHARE) * peak:
+            continue
+        why = overload.ceiling_left_out([(r.index, r.throughput_rps) for r in c.repetitions],
+                                        lp.offered_rate)
+        if why:
+            parts.append(f"{load_point_text(lp, unit=RATE_UNIT)} (throughput "
+                         f"{fmt_rate(c.throughput_rps)}): {why}")
+    return ("not counted: " + "; ".join(parts)) if parts else None
 
 
 # --- methodology.html -----------------------------------------------------------------------
@@ -806,7 +847,9 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                 "files_text": f"{len(files)} file{'s' if len(files) != 1 else ''}",
                 "caveat_text": CAVEATS.get(first.format),
                 "failures_text": failures_text(first, cells, scenario),
-                "window_text": first.window_text,
+                "window_text": "; ".join(dict.fromkeys(
+                    c.imported.window_text for c in cells if c.imported.window_text)) or None,
+                **({"window_loads": loads} if (loads := _window_cuts(scenario, cells)) else {}),
                 "correction_text": (f"coordinated-omission correction for an expected "
                                     f"interval of {fmt_number(first.co_interval_ms)} ms "
                                     f"(estimates, shown beside the measured numbers)"
@@ -854,6 +897,22 @@ def failures_text(first, cells: list[Cell], scenario: Scenario) -> str | None:
                          f"checked from the run's files. Such a request would count here as "
                          f"not sent, and in no error count.")
     return " ".join(sentences)
+
+
+def _window_cuts(scenario: Scenario, cells: list[Cell]) -> list[str]:
+    """Per load point, the requests the window cut left out of its files (summed over the
+    repetitions): every load's, not the first's alone."""
+    out = []
+    for lp in scenario.load_points:
+        cuts = [r.imported.window_cut for c in cells if c.load == lp.id
+                for r in c.repetitions if r.imported and r.imported.window_cut]
+        if not cuts:
+            continue
+        files = f" ({len(cuts)} files)" if len(cuts) > 1 else ""
+        out.append(f"{load_point_text(lp, unit=RATE_UNIT)}: {fmt_count(sum(b for b, _ in cuts))} "
+                   f"requests before the window and {fmt_count(sum(a for _, a in cuts))} after "
+                   f"it left out{files}")
+    return out
 
 
 # --- jvm-table.html -------------------------------------------------------------------------
@@ -908,6 +967,8 @@ def jvm_hotspots(run: Run, scenario: Scenario | None = None) -> dict[str, Any] |
     the share of samples per label. Percentages are of the samples with a readable stack."""
     scenario = scenario or run.scenario
     with_labels = bool(run.jfr_attribution)
+    scopes = {_samples_scope(c) for c in scenario.measured() if c.jvm is not None}
+    scope = scopes.pop() if len(scopes) == 1 else "in one repetition's recording"
     labels: list[str] = []
     systems = []
     for s in scenario.systems:
@@ -923,6 +984,9 @@ def jvm_hotspots(run: Run, scenario: Scenario | None = None) -> dict[str, Any] |
                 "load": lp.id,
                 "offered": closed_load_text(lp) if lp.closed else fmt_number(lp.offered_rate),
                 "samples": f"{n:,}",
+                # the population: the recording of the cell's first repetition (the
+                # per-request accounting pools every repetition's windows)
+                "samples_text": f"{n:,} samples {_samples_scope(c)}",
                 "methods": [{"method": h["method"], "self_pct": fmt_pct(h.get("self_pct")),
                              "total_pct": fmt_pct(h.get("total_pct"))}
                             for h in jvm["hot_methods"][:HOT_METHODS_SHOWN]]}
@@ -940,7 +1004,9 @@ def jvm_hotspots(run: Run, scenario: Scenario | None = None) -> dict[str, Any] |
                 "methods_caption_id": f"jvm-methods-{block_id(run, scenario)}-{s.id}",
                 "methods_caption": (f"Hot methods of {s.label}: the top {HOT_METHODS_SHOWN} "
                                     f"by self time per offered load (requests/s), from the "
-                                    f"server's JFR execution samples. Self %: share of samples "
+                                    f"server's JFR execution samples {scope} of each load "
+                                    f"(the per-request accounting pools every repetition's). "
+                                    f"Self %: share of samples "
                                     f"with the method on top of the stack; total %: with it "
                                     f"anywhere on the stack."),
                 "loads": loads})
@@ -959,12 +1025,22 @@ def jvm_hotspots(run: Run, scenario: Scenario | None = None) -> dict[str, Any] |
         out["attribution_labels"] = labels
         out["attribution_colspan"] = len(labels) + 2    # offered, samples, one per label
         out["attribution_caption_id"] = f"jvm-attribution-{block_id(run, scenario)}"
+        out["attribution_samples_note"] = "one repetition"
         out["attribution_caption"] = (
             "Share of the server's JFR execution samples per offered load (requests/s), in "
-            "brackets how many: a sample counts once, under the first frame from the leaf (the "
+            "brackets how many, the samples " + scope + " of each load (the per-request "
+            "accounting pools every repetition's): a sample counts once, under the first frame from the leaf (the "
             "running method) towards the root that a pattern of the run's jfr_attribution "
             "matches; other: no frame matched.")
     return out
+
+
+def _samples_scope(c: Cell) -> str:
+    """Which samples a hot-methods row counts: those of one repetition's recording (the cell's
+    `jvm`), inside its measured window when the run says where the window is."""
+    index = c.repetitions[0].index
+    return (f"in repetition {index}'s measured window" if c.jvm.window is not None
+            else f"over repetition {index}'s whole recording")
 
 
 # --- scenarios (issue 11) --------------------------------------------------------------------
