@@ -128,7 +128,7 @@ def test_running_median_keeps_a_step_and_removes_a_burst_at_the_start():
 
 # -- through a whole build ------------------------------------------------------------------------
 
-RUN_HEAD = f"""\
+RUN_HEAD = """\
 title: Shapes
 date: 2026-11-28
 description: Synthetic requests of known shape (tests/test_steady.py).

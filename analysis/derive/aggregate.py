@@ -203,8 +203,8 @@ def predicted_ceiling(concurrency_limit: int | None, service_time_ms: float | No
 
 def fill_system(system: System, *, service_time_ms: float | None,
                 throughput_rps: Sequence[float | None]) -> None:
-    """The system's predicted ceiling, its measured peak (the highest throughput) and how far
-    apart they are."""
+    """The system's predicted ceiling, its measured peak (the highest of `throughput_rps`: per
+    steady load point, what it kept up, overload.CEILING_RULE) and how far apart they are."""
     predicted = predicted_ceiling(system.concurrency_limit, service_time_ms)
     peak = overload.measured_ceiling(list(throughput_rps))
     vs = None
