@@ -21,10 +21,12 @@ import java.util.Locale;
  * <li>that level is not above what Little's law gives from the latency of the requests that
  * ended in those seconds (offered rate x their mean time in flight, a timeout counting as the
  * timeout) by more than {@link #LITTLE_FACTOR} (plus the floor): a standing backlog;</li>
- * <li>the per-second p99 of the completed requests has no trend: Theil-Sen slope x span within
- * {@link #P99_TOLERANCE} of their median plus {@link #P99_FLOOR_MS}, over the seconds that had
+ * <li>the per-second p99 of the completed requests has no trend, over the seconds that had
  * completions (when at least {@link #MIN_P99_SECONDS} had; below that, at a rate of a request
- * every few seconds or with every request failing, there is no p99 to trend).</li>
+ * every few seconds or with every request failing, there is no p99 to trend). A trend is both a
+ * direction (Mann-Kendall: of the pairs of seconds, later minus earlier, the ones going one way
+ * outnumber the others by {@link #P99_MIN_AGREEMENT} or more) and a size (Theil-Sen slope x
+ * span beyond {@link #P99_TOLERANCE} of their median plus {@link #P99_FLOOR_MS}).</li>
  * </ul>
  */
 final class Steadiness {
@@ -70,6 +72,16 @@ final class Steadiness {
     static final double P99_TOLERANCE = 0.25;
     /** A p99 change below this is never a trend: the scheduler's and timer's granularity. */
     static final double P99_FLOOR_MS = 1;
+    /**
+     * The Mann-Kendall S (pairs rising minus pairs falling) a p99 trend needs. A second's p99 is
+     * the tail of one second's requests: at 40 req/s on a shared host it jumped between 4 and
+     * 97 ms from one second to the next with no trend at all (tests/test_harness_warmup.py's
+     * server), so a fitted slope alone called noise a trend. Of the 10 pairs of 5 seconds, 9 or
+     * more going one way (S >= 8) happens by chance in 5 of the 120 orders of 5 distinct
+     * values, 8 % both ways; a transient (the JIT, a queue draining) moves the tail one way
+     * second after second.
+     */
+    static final int P99_MIN_AGREEMENT = 8;
     /** Seconds with completions needed for a p99 trend (of the K). */
     static final int MIN_P99_SECONDS = 3;
 
@@ -143,7 +155,8 @@ final class Steadiness {
             }
             double p99Level = median(y);
             double p99Change = theilSen(x, y) * (SECONDS - 1);
-            if (Math.abs(p99Change) > P99_TOLERANCE * p99Level + P99_FLOOR_MS) {
+            if (Math.abs(mannKendall(y)) >= P99_MIN_AGREEMENT
+                    && Math.abs(p99Change) > P99_TOLERANCE * p99Level + P99_FLOOR_MS) {
                 return new Verdict(false, String.format(Locale.ROOT,
                         "p99 %s by %.1f ms in %d s (level %.1f ms)", p99Change > 0 ? "rising" : "falling",
                         Math.abs(p99Change), SECONDS - 1, p99Level));
@@ -181,6 +194,17 @@ final class Steadiness {
         Arrays.sort(sorted);
         int n = sorted.length;
         return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    /** Mann-Kendall's S: over every pair i < j, +1 when y[j] > y[i], -1 when below, 0 when equal. */
+    static int mannKendall(double[] y) {
+        int s = 0;
+        for (int i = 0; i < y.length; i++) {
+            for (int j = i + 1; j < y.length; j++) {
+                s += Double.compare(y[j], y[i]) > 0 ? 1 : y[j] < y[i] ? -1 : 0;
+            }
+        }
+        return s;
     }
 
     /** The median of the pairwise slopes: a line's slope that one odd point does not move. */

@@ -123,6 +123,27 @@ class SteadinessTest {
     }
 
     @Test
+    void aNoisyP99WithoutADirectionIsNoTrend() {
+        // Per-second p99 at 40 req/s on a shared host (tests/test_harness_warmup.py's server
+        // once quick): 97, 52, 28, 60, 9 ms. A fitted slope of about -15 ms/s, but no direction
+        // (S = -6 of 10 pairs). The same values in falling order are a trend.
+        double[] noisy = {97, 52, 28, 60, 9};
+        List<Steadiness.Second> seconds = new ArrayList<>();
+        for (double p99 : noisy) {
+            seconds.add(new Steadiness.Second(0.1, 40, p99, 2, 0));
+        }
+        assertEquals(-6, Steadiness.mannKendall(noisy));
+        assertTrue(Steadiness.judge(seconds, 40, TIMEOUT_S).steady());
+        double[] falling = {97, 60, 52, 28, 9};
+        seconds.clear();
+        for (double p99 : falling) {
+            seconds.add(new Steadiness.Second(0.1, 40, p99, 2, 0));
+        }
+        assertEquals(-10, Steadiness.mannKendall(falling));
+        assertFalse(Steadiness.judge(seconds, 40, TIMEOUT_S).steady());
+    }
+
+    @Test
     void theilSenIgnoresOneOutlier() {
         assertEquals(1.0, Steadiness.theilSen(new double[] {0, 1, 2, 3, 4}, new double[] {0, 1, 100, 3, 4}));
         assertEquals(2.5, Steadiness.median(new double[] {4, 1, 3, 2}));
