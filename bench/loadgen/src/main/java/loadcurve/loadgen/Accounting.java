@@ -10,7 +10,9 @@ import java.util.List;
  * warm-up [t0, windowStart), the measured window [windowStart, windowEnd) and the drain after it.
  * A cell is the window's requests: each one ends answered (a 200 within the timeout), timed out
  * or in error, and {@code sent = completed + timedOut + errors} holds for them exactly once the
- * drain is over ({@link #windowResolved()}). Warm-up and drain requests only give context.
+ * drain is over ({@link #windowResolved()}). Warm-up and drain requests only give context. The
+ * window's start is given, or (--warmup auto) chosen at run time on a whole second by a
+ * {@link WindowChooser}; until then every request is a warm-up request.
  *
  * <p>Events are booked in 1 s intervals from t0 by the time they happen: counts, the requests in
  * flight (time-weighted mean and maximum, exact rather than sampled), and three histograms per
