@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from analysis.errors import ManifestError
+from analysis.read.counts import WARMUP_MODES
 from analysis.vocabulary import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS
 from analysis.read.checks import (ID_RE, Problems, check_relpath, ident_at, load_yaml,
                                   header_at, list_at, number_at, relpath_at,
@@ -75,7 +76,8 @@ SETTLE_SYSTEM_KEYS = {"system", "quiet_answer_ms", "bound_ms"}
 # the warm-up its counts file says it used and whether it was steady
 WARMUP_KEYS = {"mode", "min_s", "max_s", "rule", "cells"}
 WARMUP_CELL_KEYS = {"cell", "mode", "min_s", "max_s", "used_s", "reached"}
-WARMUP_MODES = ("auto", "fixed")
+# a cell repetition's files without their suffix: [scenario/]system/load.repetition
+WARMUP_CELL_RE = re.compile(r"^(?:[^/]+/)?[^/]+/[^/]+\.[0-9]+$")
 
 
 @dataclass(frozen=True)
@@ -497,7 +499,9 @@ def _warmup(block, p, problems) -> dict[str, Any] | None:
             problems.add(c, "must be a mapping with cell, used_s, reached")
             continue
         unknown_keys(cell, WARMUP_CELL_KEYS, c, problems)
-        string_at(cell, "cell", c, problems, required=True)
+        name = string_at(cell, "cell", c, problems, required=True)
+        if name is not None and not WARMUP_CELL_RE.match(name):
+            problems.add(c + ("cell",), f"{show(name)} must be [scenario/]system/load.repetition")
         _warmup_setting(cell, c, problems, required=False)
         number_at(cell, "used_s", c, problems, required=True, positive=False)
         if not isinstance(cell.get("reached"), bool):

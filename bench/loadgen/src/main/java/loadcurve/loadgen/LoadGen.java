@@ -91,8 +91,8 @@ public final class LoadGen {
 
     static final double MAX_RATE = 100_000;
 
-    /** {@code selfTestS} > 0: run the self-test with windows of that many seconds, nothing else. */
     /**
+     * {@code selfTestS} > 0: run the self-test with windows of that many seconds, nothing else.
      * {@code warmupAuto}: the window starts once the warm-up is steady (Steadiness), from
      * {@code warmupS} to {@code warmupMaxS} seconds; else after exactly {@code warmupS}.
      */
