@@ -101,6 +101,16 @@ def probe_figures(counts: dict, hlog: Path | None) -> dict:
             "p99_ms": p99}
 
 
+def warmup_text(counts: dict) -> str:
+    """The probe's warm-up (counts `warmup:`, issue 32) as a few words for its why, so the
+    methodology's probe table says whether a probe was measured warm; "" for older files."""
+    w = counts.get("warmup")
+    if not w:
+        return ""
+    return (f"; warm-up {w['used_s']} s ({w['mode']}, "
+            f"{'steady' if w['reached'] else 'not steady'})")
+
+
 def next_step(probes: list[dict], start: int, ceiling: int, bisections: int) -> int | None:
     """The next rate to probe, or None when the search is over."""
     if not probes:
@@ -182,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rate is not None:
         counts = json.loads(args.counts.read_text(encoding="utf-8"))
         v, why = verdict(counts, args.p99_ms, args.hlog)
+        why += warmup_text(counts)
         probe = {"rate": args.rate, "verdict": v, "why": why,
                  **probe_figures(counts, args.hlog)}
         if counts.get("host_check"):

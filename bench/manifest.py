@@ -70,6 +70,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--jfr-repetitions", type=int)
     p.add_argument("--service-ms", required=True, type=int)
     p.add_argument("--warmup-s", required=True, type=float)
+    p.add_argument("--warmup", choices=("auto", "fixed"),
+                   help="the generator's --warmup (issue 32); recorded with each cell's warm-up")
+    p.add_argument("--warmup-max-s", type=float, help="with --warmup auto: the most warm-up")
     p.add_argument("--duration-s", required=True, type=int)
     p.add_argument("--timeout-s", required=True, type=float)
     p.add_argument("--max-in-flight", required=True, type=int)
@@ -261,12 +264,41 @@ HEADER = """\
 # the .hlog their latencies (untagged: answered in time; tag timeout; tag outside: context).
 """
 
+WARMUP_RULE = ("auto: after the least warm-up, the generator keeps sending at the offered rate "
+               "until its own per-second figures of the last seconds are steady (requests in "
+               "flight without a trend, back near the level Little's law gives from the latency, "
+               "per-second p99 without a trend; bench/README.md, \"Warm-up until steady\"), or "
+               "the most warm-up runs out; the window starts on that whole second. fixed: the "
+               "least warm-up, and reached says whether its last seconds were steady by the same "
+               "rule")
+
+
+def warmup_block(args, entries: list[dict]) -> dict | None:
+    """method.warmup (issue 32): the run's warm-up setting, and per cell repetition the warm-up
+    its counts file says it used and whether it was steady. A cell measured with other settings
+    (a rerun with --only) carries its own mode, min_s and max_s. None when no counts file has a
+    warm-up block (cells measured before issue 32)."""
+    if not entries:
+        return None
+    mode = args.warmup or "fixed"
+    least = number(args.warmup_s)
+    most = number(args.warmup_max_s) if mode == "auto" and args.warmup_max_s is not None else least
+    cells = []
+    for e in entries:
+        cell = {"cell": e["cell"]}
+        if (e["mode"], e["min_s"], e["max_s"]) != (mode, least, most):
+            cell.update({"mode": e["mode"], "min_s": e["min_s"], "max_s": e["max_s"]})
+        cell.update({"used_s": e["used_s"], "reached": e["reached"]})
+        cells.append(cell)
+    return {"mode": mode, "min_s": least, "max_s": most, "rule": WARMUP_RULE, "cells": cells}
+
+
 DRAIN = ("after the window, the same offered rate until every window request is answered, "
          "errored or timed out (at most timeout_s); requests still in flight then are abandoned")
 
 
 def build(args, systems, load_points, env, cells, title, description, date, tags,
-          scenarios) -> dict:
+          scenarios, warmups=()) -> dict:
     """run.yml as a dict, in the order it is written. With scenarios, each scenario has its own
     service time and load points, and there is no run-wide service_time_ms."""
     run = {"schema_version": 2, "title": title, "date": date, "description": description}
@@ -309,6 +341,8 @@ def build(args, systems, load_points, env, cells, title, description, date, tags
         run["method"]["knee_search"] = knee_search(args.knee)
     if args.settle:
         run["method"]["settle"] = per_system(args.settle)
+    if (warmup := warmup_block(args, list(warmups))) is not None:
+        run["method"]["warmup"] = warmup
     if any(c["jfr"] is not None for c in cells):
         patterns = JFR_ATTRIBUTION
         if scenarios:
@@ -350,7 +384,7 @@ def main(argv=None) -> int:
     rates = sorted({r for _, rs in plan for r in rs})
     load_points = [{"id": f"r{r}", "offered_rate": r, "duration_s": args.duration_s}
                    for r in rates]
-    cells, missing, distorted, busy = [], [], [], []
+    cells, missing, distorted, busy, warmups, unsteady = [], [], [], [], [], []
     width = 18 if not scenarios else 40
     print(f"{'cell':<{width}} {'offered':>7} {'sent/s':>7} {'lag p99':>9} {'sent':>6} {'done':>6} "
           f"{'timed out':>9} {'errors':>6} {'not sent':>8} {'drain':>6} {'host':>5}")
@@ -376,6 +410,13 @@ def main(argv=None) -> int:
             distorted.append(rel)
         if verdict == "busy":
             busy.append(rel)
+        if counts.get("warmup"):
+            w = counts["warmup"]
+            warmups.append({"cell": rel, "mode": w["mode"], "min_s": w["min_s"],
+                            "max_s": w["max_s"], "used_s": w["used_s"], "reached": w["reached"]})
+            if w["mode"] == "auto" and not w["reached"]:
+                unsteady.append(f"{rel}: the warm-up was not steady within its {w['max_s']} s; "
+                                f"its window may hold a transient")
         jfr = f"{rel}.jfr" if (run_dir / f"{rel}.jfr").is_file() else None
         cell = {"scenario": sid} if sid is not None else {}
         cell.update({"system": s["id"], "load": lp["id"], "repetition": rep,
@@ -389,6 +430,8 @@ def main(argv=None) -> int:
               file=sys.stderr)
     for rel in busy:
         print(f"warning: {rel}: measured on a busy host (host_check verdict busy)", file=sys.stderr)
+    for text in unsteady:
+        print(f"warning: {text}", file=sys.stderr)
     for rel in missing:
         print(f"warning: {rel}: no .hlog/.counts.json; the cell is left out of run.yml",
               file=sys.stderr)
@@ -409,7 +452,8 @@ def main(argv=None) -> int:
     tags = [t for t in args.tags.split(",") if t]
     url_targets = [spec.partition("=")[2] for spec in args.url_system] or None
     env = with_server_jvm(environment(args.java, args.server_flags, url_targets), server_jvm(args))
-    run = build(args, systems, load_points, env, cells, title, description, date, tags, scenarios)
+    run = build(args, systems, load_points, env, cells, title, description, date, tags, scenarios,
+                warmups)
     atomic.write_text(run_dir / "run.yml", render(run, args.generator_flags))
     print(f"wrote {run_dir / 'run.yml'} ({len(cells)} cell repetitions)")
     return 0

@@ -13,7 +13,7 @@ without scenarios); with --estimate, one line with the expected wall time instea
 --targets/--scenarios/--only is one `error:` line, exit status 2.
 
 usage: python bench/plan.py --systems LIST [--url-systems] (--rates LIST --service-ms MS | --scenarios LIST)
-  --repetitions 3 --seed 1 [--warmup-s 5 --duration-s 12 --timeout-s 15 --pool-threads 100]
+  --repetitions 3 --seed 1 [--warmup-s 5 [--warmup-max-s 60] --duration-s 12 --timeout-s 15 --pool-threads 100]
   [--only [SCENARIO/]SYSTEM/LOAD[.REP] ...] [--estimate]
 """
 from __future__ import annotations
@@ -64,6 +64,21 @@ def cells(scenarios, systems: list[str], repetitions: int, seed: int, only: list
     return order
 
 
+# The generator's steadiness rule judges this many seconds (Steadiness.SECONDS in bench/loadgen).
+STEADY_SECONDS = 5
+
+
+def warmup_s(args, saturated: bool) -> float:
+    """A cell's expected warm-up. Fixed: --warmup-s. Auto (--warmup-max-s): a cell below its
+    ceiling is steady at the rule's first look; a saturated one once its queue stops growing,
+    which is when requests start timing out (the timeout) and the rule has seen that long."""
+    if args.warmup_max_s is None:
+        return args.warmup_s
+    first_look = max(args.warmup_s, STEADY_SECONDS)
+    expected = args.timeout_s + STEADY_SECONDS if saturated else first_look
+    return min(args.warmup_max_s, max(first_look, expected))
+
+
 def drain_s(system: str, rate: int, service_ms: float, timeout_s: float, pool_threads: int) -> float:
     """The expected drain: the timeout for a saturated pool, else one service time."""
     if system not in catalog.TARGETS and not catalog.LEGACY_SYSTEM.match(system):
@@ -84,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repetitions", type=int, required=True)
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--warmup-s", type=float, default=5)
+    p.add_argument("--warmup-max-s", type=float,
+                   help="the generator's --warmup auto: a cell warms from --warmup-s up to this")
     p.add_argument("--duration-s", type=float, default=12)
     p.add_argument("--timeout-s", type=float, default=15)
     p.add_argument("--service-ms", type=int, default=200)
@@ -102,13 +119,18 @@ def main(argv: list[str] | None = None) -> int:
     order = cells(scenarios, systems, args.repetitions, args.seed, args.only)
     if args.estimate:
         drains = [drain_s(s, r, ms, args.timeout_s, args.pool_threads) for _, _, s, r, _, ms in order]
-        total = sum(OVERHEAD_S + args.warmup_s + args.duration_s + d for d in drains)
+        warmups = [warmup_s(args, d == args.timeout_s) for d in drains]
+        total = sum(OVERHEAD_S + w + args.duration_s + d for w, d in zip(warmups, drains))
         saturated = sum(1 for d in drains if d == args.timeout_s)
         jfr_reps = args.repetitions if args.jfr_repetitions is None else args.jfr_repetitions
         size_mb = sum(LOGS_KB + (JFR_KB if rep <= jfr_reps else 0) for rep, *_ in order) / 1024
+        longest = ""
+        if args.warmup_max_s is not None:
+            most = total + sum(args.warmup_max_s - w for w in warmups)
+            longest = f", at most {most / 60:.0f} min if no warm-up is steady before its maximum"
         print(f"{len(order)} cell runs ({saturated} saturated, drained up to {args.timeout_s:g} s), "
-              f"about {total / 60:.0f} min ({total:.0f} s) plus any wait for a quiet host, "
-              f"up to about {size_mb:.0f} MB")
+              f"about {total / 60:.0f} min ({total:.0f} s) plus any wait for a quiet host"
+              f"{longest}, up to about {size_mb:.0f} MB")
         return 0
     for rep, sid, system, rate, endpoint, _ in order:
         print(rep, sid, system, rate, endpoint)

@@ -30,7 +30,15 @@ its estimated time first, about 16 minutes).
                       25,50,100,200,400,800)
   --service-ms MS     without --scenarios: time each request holds its worker, /sleep?ms=MS
                       (default 200)
-  --warmup-s S        whole seconds at the offered rate before the window (default 5)
+  --warmup MODE       auto (default): after --warmup-s, keep sending at the offered rate until
+                      the generator finds its last 5 s steady (requests in flight without a
+                      trend, back near what Little's law gives, per-second p99 without a
+                      trend), or --warmup-max-s runs out; the window starts on that whole
+                      second. fixed: exactly --warmup-s, as runs before issue 32. Each counts
+                      file records the warm-up used and whether it was steady (warmup:)
+  --warmup-s S        whole seconds at the offered rate before the window (default 5; with
+                      auto, the least)
+  --warmup-max-s S    with auto, the most warm-up a cell gets (default 60)
   --duration-s S      measured seconds per cell (default 12); after it, the drain (same rate
                       until every window request resolved, at most the timeout)
   --timeout-s S       request timeout from the intended send time (default 15)
@@ -50,8 +58,8 @@ its estimated time first, about 16 minutes).
   --title TEXT        run.yml title (default: made from the systems)
   --description TEXT  run.yml description (default: made from the systems)
   --tags LIST         run.yml tags (default jvm,virtual-threads,http)
-  --short             a quick check: rates 50,200, warm-up 1 s, 3 s windows, timeout 2 s,
-                      2 repetitions
+  --short             a quick check: rates 50,200, fixed warm-up 1 s, 3 s windows, timeout
+                      2 s, 2 repetitions
   --no-build          use the jars already built (bench/test.sh builds first)
   --jfr-repetitions N record JFR in repetitions 1..N only (default: all), to keep a large
                       run's size down; the others have jfr: null in run.yml
@@ -65,7 +73,7 @@ A server you started yourself, measured by URL (no server is started; --targets 
   --method M, --header 'NAME: value' (repeatable), --body-file PATH, --success 200-399,
   --insecure          the request's shape, passed to the generator (--insecure: HTTPS without
                       checking the certificate, stated in the run's methodology)
-  --find-knee         instead of --rates: per system, 1 s warm-up + --knee-probe-s probes from
+  --find-knee         instead of --rates: per system, warm-up + --knee-probe-s probes from
                       --knee-start req/s (10), doubling until one is saturated (bench/knee.py:
                       timed out + errors > 1 % of the window's requests, sent < 99 % or
                       completed < 95 % of the offered rate, or p99 > --knee-p99-ms), then
@@ -77,6 +85,8 @@ A server you started yourself, measured by URL (no server is started; --targets 
                       outcomes, p99, verdict; its files in OUT/knee/) and run.yml (a rerun, e.g.
                       with --only, reuses it)
   --knee-start R, --knee-probe-s S (3), --knee-bisections N (2), --knee-p99-ms MS
+  --knee-warmup-max-s S  a probe's warm-up: with --warmup auto, until steady (5 s at least)
+                      or S seconds (default 20); with --warmup fixed, 1 s
   --server-pid PID    the server's process: its CPU per window goes into each counts file, and
                       if it is a JVM, its JDK, GC, heap and -X/-XX flags (only those: a command
                       line can hold secrets) into run.yml's environment (bench/serverjvm.py)
@@ -97,7 +107,7 @@ A server you started yourself, measured by URL (no server is started; --targets 
                       The wait goes into each counts file's host_check (settle_waited_s);
                       a cell whose server never settles is measured anyway, with a warning
   --settle-ms MS      the settle probes' bound instead of the measured one
-  Bounds: a cell lasts at most settle + warm-up + window + timeout and
+  Bounds: a cell lasts at most settle + warm-up (auto: --warmup-max-s) + window + timeout and
   sends at most rate x that many requests; a knee search probes at most log2(limit/start) + 1 +
   bisections rates per system. Ctrl-C stops the cell under way and writes run.yml from the cells
   already measured.
@@ -126,7 +136,10 @@ SCENARIOS=
 POOL_THREADS=100
 RATES=25,50,100,200,400,800
 SERVICE_MS=200
+WARMUP_MODE=auto
 WARMUP_S=5
+WARMUP_MAX_S=60
+KNEE_WARMUP_MAX_S=20
 DURATION_S=12
 TIMEOUT_S=15
 REPETITIONS=3
@@ -171,7 +184,10 @@ while [[ $# -gt 0 ]]; do
         --pool-threads) POOL_THREADS=$2; shift 2;;
         --rates) RATES=$2; shift 2;;
         --service-ms) SERVICE_MS=$2; shift 2;;
+        --warmup) WARMUP_MODE=$2; shift 2;;
         --warmup-s) WARMUP_S=$2; shift 2;;
+        --warmup-max-s) WARMUP_MAX_S=$2; shift 2;;
+        --knee-warmup-max-s) KNEE_WARMUP_MAX_S=$2; shift 2;;
         --duration-s) DURATION_S=$2; shift 2;;
         --timeout-s) TIMEOUT_S=$2; shift 2;;
         --max-in-flight) MAX_IN_FLIGHT=$2; shift 2;;
@@ -185,7 +201,7 @@ while [[ $# -gt 0 ]]; do
         --title) TITLE=$2; shift 2;;
         --description) DESCRIPTION=$2; shift 2;;
         --tags) TAGS=$2; shift 2;;
-        --short) RATES=50,200 WARMUP_S=1 DURATION_S=3 TIMEOUT_S=2 REPETITIONS=2; shift;;
+        --short) RATES=50,200 WARMUP_MODE=fixed WARMUP_S=1 DURATION_S=3 TIMEOUT_S=2 REPETITIONS=2; shift;;
         --no-build) BUILD=0; shift;;
         --smoke) SMOKE=1; shift;;
         --jfr-repetitions) JFR_REPETITIONS=$2; shift 2;;
@@ -262,6 +278,27 @@ done
 # A server given by URL is recorded only through --jfr-pid.
 if (( URL_MODE )) && [[ -z "$JFR_PID" ]]; then JFR_REPETITIONS=0; fi
 [[ "$WARMUP_S" =~ ^[0-9]+$ ]] || { echo "error: --warmup-s '$WARMUP_S' must be whole seconds" >&2; exit 2; }
+[[ "$WARMUP_MODE" == auto || "$WARMUP_MODE" == fixed ]] \
+    || { echo "error: --warmup must be auto or fixed, not '$WARMUP_MODE'" >&2; exit 2; }
+for v in "$WARMUP_MAX_S" "$KNEE_WARMUP_MAX_S"; do
+    [[ "$v" =~ ^[0-9]+$ ]] && (( v <= 600 )) || { echo "error: --warmup-max-s and --knee-warmup-max-s take whole seconds up to 600, not '$v'" >&2; exit 2; }
+done
+if [[ $WARMUP_MODE == auto ]] && (( WARMUP_MAX_S < WARMUP_S )); then
+    echo "error: --warmup-max-s $WARMUP_MAX_S is below --warmup-s $WARMUP_S" >&2
+    exit 2
+fi
+# The generator's warm-up options for a cell (WARMUP_ARGS) and for a knee probe (KNEE_WARMUP_ARGS).
+if [[ $WARMUP_MODE == auto ]]; then
+    WARMUP_ARGS=(--warmup auto --warmup-s "$WARMUP_S" --warmup-max-s "$WARMUP_MAX_S")
+    KNEE_WARMUP_ARGS=(--warmup auto --warmup-s 1 --warmup-max-s "$(( KNEE_WARMUP_MAX_S > 1 ? KNEE_WARMUP_MAX_S : 1 ))")
+    WARMUP_TEXT="warm-up until steady (${WARMUP_S}-${WARMUP_MAX_S} s)"
+    KNEE_WARMUP_TEXT="a warm-up until steady (at most $KNEE_WARMUP_MAX_S s)"
+else
+    WARMUP_ARGS=(--warmup fixed --warmup-s "$WARMUP_S")
+    KNEE_WARMUP_ARGS=(--warmup fixed --warmup-s 1)
+    WARMUP_TEXT="${WARMUP_S} s warm-up"
+    KNEE_WARMUP_TEXT="1 s warm-up"
+fi
 [[ "$ON_BUSY" == warn || "$ON_BUSY" == refuse ]] \
     || { echo "error: --on-busy must be warn or refuse, not '$ON_BUSY'" >&2; exit 2; }
 [[ -x "$PY" ]] || { echo "error: no Python at $PY (run 'make bench', which installs .venv, or set PY)" >&2; exit 2; }
@@ -272,6 +309,7 @@ make_plan() {
     plan_args=(--systems "$SYSTEMS" --repetitions "$REPETITIONS" --seed "$SEED" --pool-threads "$POOL_THREADS"
         --jfr-repetitions "$JFR_REPETITIONS"
         --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S")
+    [[ $WARMUP_MODE == auto ]] && plan_args+=(--warmup-max-s "$WARMUP_MAX_S")
     if [[ -n "$SCENARIOS" ]]; then
         plan_args+=(--scenarios "$SCENARIOS")
     else
@@ -410,8 +448,9 @@ measure_cell() {
         target_args=(--url "http://127.0.0.1:$port$endpoint")
         observed=$SERVER_PID
     fi
-    run_generator "$name" "$rate" "$WARMUP_S" "$DURATION_S" "$observed" --host-check "$HOST_CHECK" "${target_args[@]}"
-    sed -n 's/^loadgen: window/   window/p' "$WORK/$name.loadgen.log"
+    run_generator "$name" "$rate" "$DURATION_S" "$observed" --host-check "$HOST_CHECK" "${WARMUP_ARGS[@]}" \
+        "${target_args[@]}"
+    sed -n -e 's/^loadgen: warm-up/   warm-up/p' -e 's/^loadgen: window/   window/p' "$WORK/$name.loadgen.log"
     if (( URL_MODE )); then
         if (( recorded )); then jfr_finish "$jfr_tmp"; fi
     else
@@ -439,14 +478,16 @@ check_machine() {
     echo "   host check: $HOST_CHECK"
 }
 
-# Runs the generator into WORK/NAME.{hlog,counts.json,loadgen.log}: NAME RATE WARMUP_S DURATION_S
-# SERVER_PID (or empty), then its other arguments (the target, --host-check). Exits on failure.
+# Runs the generator into WORK/NAME.{hlog,counts.json,loadgen.log}: NAME RATE DURATION_S
+# SERVER_PID (or empty), then its other arguments (the warm-up, the target, --host-check). Exits
+# on failure. No time limit of its own: the generator stops by itself at the latest --timeout-s + 5 s
+# after the latest window end its warm-up allows.
 run_generator() {
-    local name=$1 rate=$2 warmup=$3 duration=$4 pid=$5; shift 5
+    local name=$1 rate=$2 duration=$3 pid=$4; shift 4
     local observe=()
     [[ -n "$pid" ]] && observe=(--server-pid "$pid")
     "${GENERATOR_NICE[@]}" "$BENCH_JAVA" "${GENERATOR_FLAGS[@]}" -jar "$LOADGEN_JAR" "$@" \
-        --rate "$rate" --warmup-s "$warmup" --duration-s "$duration" --timeout-s "$TIMEOUT_S" \
+        --rate "$rate" --duration-s "$duration" --timeout-s "$TIMEOUT_S" \
         --max-in-flight "$MAX_IN_FLIGHT" "${observe[@]}" \
         --hlog "$WORK/$name.hlog" --counts "$WORK/$name.counts.json" \
         >"$WORK/$name.loadgen.log" 2>&1 &
@@ -554,7 +595,7 @@ find_knee() {
         echo "== knee search: reusing $state (delete it to search again)"
     else
         for system in ${SYSTEMS//,/ }; do
-            echo "-- knee search, $system: probes of 1 s warm-up + $KNEE_PROBE_S s from $KNEE_START req/s"
+            echo "-- knee search, $system: probes of $KNEE_WARMUP_TEXT + $KNEE_PROBE_S s from $KNEE_START req/s"
             url_target_args "$system"
             mkdir -p "$WORK/knee/$system"
             args=(--state "$WORK/knee.json" --system "$system" --start "$KNEE_START" --ceiling "$ceiling"
@@ -570,8 +611,8 @@ find_knee() {
                     break
                 fi
                 check_machine "knee probe $system/r$rate"
-                run_generator "knee/$system/r$rate" "$rate" 1 "$KNEE_PROBE_S" "$OBSERVED_PID" \
-                    --host-check "$HOST_CHECK" "${URL_TARGET_ARGS[@]}"
+                run_generator "knee/$system/r$rate" "$rate" "$KNEE_PROBE_S" "$OBSERVED_PID" \
+                    --host-check "$HOST_CHECK" "${KNEE_WARMUP_ARGS[@]}" "${URL_TARGET_ARGS[@]}"
                 step=$("$PY" "$HERE/knee.py" step "${args[@]}" --rate "$rate" \
                     --counts "$WORK/knee/$system/r$rate.counts.json" --hlog "$WORK/knee/$system/r$rate.hlog") || exit 1
             done
@@ -602,7 +643,8 @@ keep_knee_probes() {
 
 write_manifest() {
     local manifest_args=(--run-dir "$OUT" --systems "$SYSTEMS" --rates "$RATES" --service-ms "$PLAN_SERVICE_MS"
-        --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S"
+        --warmup-s "$WARMUP_S" --warmup "$WARMUP_MODE" --warmup-max-s "$WARMUP_MAX_S"
+        --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S"
         --max-in-flight "$MAX_IN_FLIGHT" --repetitions "$REPETITIONS" --seed "$SEED"
         --busy-threshold "$BUSY_THRESHOLD" --busy-wait-s "$BUSY_WAIT_S" --on-busy "$ON_BUSY" --java "$BENCH_JAVA"
         --pool-threads "$POOL_THREADS" --jfr-repetitions "$JFR_REPETITIONS"
@@ -665,7 +707,7 @@ if (( URL_MODE )); then
         check_limit "$RATES" "$(tr , '\n' <<<"$RATES" | sort -n | tail -n 1)"
     fi
 fi
-echo "== $RUN_ID: ${WARMUP_S} s warm-up + ${DURATION_S} s window + drain per cell, into $OUT"
+echo "== $RUN_ID: $WARMUP_TEXT + ${DURATION_S} s window + drain per cell, into $OUT"
 echo "== estimate: $("$PY" "$HERE/plan.py" "${plan_args[@]}" --estimate)"
 if (( URL_MODE )); then
     echo "== generator: ${GENERATOR_FLAGS[*]}"

@@ -204,3 +204,56 @@ def test_a_knee_probe_keeps_its_host_check(tmp_path, capsys):
                                  "errors", "not_sent", "p99_ms")} == {
         "warmup_s": 1, "window_s": 2, "sent": 20, "completed": 20, "timed_out": 0, "errors": 0,
         "not_sent": 0, "p99_ms": None}
+
+
+def test_a_knee_probe_says_how_long_it_warmed_and_whether_it_was_steady(tmp_path, capsys):
+    """issue 32: a probe warms until steady like a cell; its why says so (the methodology's
+    probe table prints it). A counts file from before has no warm-up block and no words."""
+    state, counts_file = tmp_path / "knee.json", tmp_path / "r10.counts.json"
+    counts_file.write_text(json.dumps({
+        **counts(20, 20, send_rate=10.0, completion_rate=10.0), "offered_rate": 10,
+        "warmup": {"mode": "auto", "min_s": 1, "max_s": 20, "used_s": 20, "reached": False}}))
+    assert knee_step(state, "--rate", "10", "--counts", str(counts_file)) == 0
+    (only,) = json.loads(state.read_text())["systems"]["s"]["probes"]
+    assert only["why"] == ("0 of 20 failed, sent 10.0/s, completed 10.0/s; "
+                           "warm-up 20 s (auto, not steady)")
+    assert knee.warmup_text(counts(20, 20)) == ""
+
+
+def test_the_estimate_counts_an_auto_warmup_and_gives_its_bound():
+    """A cell below its ceiling is steady at the rule's first look (5 s); a saturated one
+    once its queue stops growing at the timeout (timeout + 5 s); the bound has every warm-up at
+    its maximum. pool20 at 800 req/s x 200 ms is saturated (ceiling 100 req/s), at 25 it is not."""
+    import plan
+    args = ["--systems", "pool20", "--rates", "25,800", "--repetitions", "1", "--seed", "1",
+            "--warmup-s", "1", "--duration-s", "10", "--timeout-s", "15", "--estimate"]
+    fixed = subprocess.run([sys.executable, plan.__file__, *args], capture_output=True, text=True)
+    auto = subprocess.run([sys.executable, plan.__file__, *args, "--warmup-max-s", "60"],
+                          capture_output=True, text=True)
+    # Per cell: 5 s overhead + warm-up + 10 s window + drain (0.2 s below the ceiling, 15 s
+    # above). Fixed: (5 + 1 + 10 + 0.2) + (5 + 1 + 10 + 15) = 47.2 s. Auto: (5 + 5 + 10 + 0.2) +
+    # (5 + 20 + 10 + 15) = 70.2 s; at most 70.2 + 55 + 40 = 165.2 s, under 3 min.
+    assert "(47 s)" in fixed.stdout and "at most" not in fixed.stdout, fixed.stdout
+    assert "(70 s)" in auto.stdout and "at most 3 min if no warm-up" in auto.stdout, auto.stdout
+
+
+def test_run_yml_gets_each_cells_warmup_and_a_cell_measured_otherwise_keeps_its_own():
+    from bench import manifest as bench_manifest
+    args = bench_manifest.parse_args([
+        "--run-dir", "x", "--systems", "pool20", "--rates", "25", "--service-ms", "200",
+        "--warmup-s", "5", "--warmup", "auto", "--warmup-max-s", "60", "--duration-s", "2",
+        "--timeout-s", "2", "--max-in-flight", "100", "--repetitions", "2", "--seed", "1",
+        "--busy-threshold", "0.2", "--busy-wait-s", "0", "--on-busy", "warn", "--java", "java",
+        "--server-flags=-Xmx1g", "--generator-flags=-Xmx256m"])
+    entries = [{"cell": "pool20/r25.1", "mode": "auto", "min_s": 5, "max_s": 60, "used_s": 7,
+                "reached": True},
+               {"cell": "pool20/r25.2", "mode": "fixed", "min_s": 5, "max_s": 5, "used_s": 5,
+                "reached": False}]
+    block = bench_manifest.warmup_block(args, entries)
+    assert {k: block[k] for k in ("mode", "min_s", "max_s")} == {"mode": "auto", "min_s": 5,
+                                                                  "max_s": 60}
+    assert block["cells"] == [
+        {"cell": "pool20/r25.1", "used_s": 7, "reached": True},
+        {"cell": "pool20/r25.2", "mode": "fixed", "min_s": 5, "max_s": 5, "used_s": 5,
+         "reached": False}]
+    assert bench_manifest.warmup_block(args, []) is None

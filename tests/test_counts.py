@@ -53,6 +53,16 @@ def test_v2_example():
     assert read_counts(V1_DEMO / "demo-v1-pool20-r25.counts.json").window_epoch_ns() is None
 
 
+def test_warmup_block_is_read_and_older_files_have_none(tmp_path):
+    """issue 32: `warmup` says how the window's start was chosen; older files have none."""
+    assert read_counts(V2).warmup is None
+    path = tmp_path / "r100.1.counts.json"
+    path.write_text(_v2(warmup={"mode": "auto", "min_s": 1, "max_s": 60, "used_s": 2,
+                                "reached": True}))
+    w = read_counts(path).warmup
+    assert (w.mode, w.min_s, w.max_s, w.used_s, w.reached) == ("auto", 1, 60, 2, True)
+
+
 def _v2(**changes):
     doc = json.loads(V2.read_text())
     for dotted, value in changes.items():
@@ -93,6 +103,20 @@ BROKEN = [
     ("mean above max", _v2(in_flight__window_mean=40.0), "window_mean 40 is above window_max 38"),
     ("verdict", _v2(host_check__verdict="fine"), "host_check.verdict: expected quiet or busy"),
     ("v1 window", '{"schema_version": 1, "window": {"sent": 1}}', "window.completed: missing"),
+    # issue 32: the warm-up block, optional, typed and consistent with the window
+    ("warmup mode", _v2(warmup={"mode": "steady", "min_s": 2, "max_s": 2, "used_s": 2,
+                                "reached": False}), 'warmup.mode: expected auto or fixed, got "steady"'),
+    ("warmup reached", _v2(warmup={"mode": "auto", "min_s": 1, "max_s": 9, "used_s": 2,
+                                   "reached": 1}), "warmup.reached: expected true or false, got 1"),
+    ("warmup used", _v2(warmup={"mode": "auto", "min_s": 1, "max_s": 9, "used_s": 3,
+                                "reached": True}), "used_s 3 is not warmup_s 2"),
+    ("warmup window", _v2(warmup_s=3, warmup={"mode": "auto", "min_s": 1, "max_s": 9,
+                                              "used_s": 3, "reached": True}),
+     "used_s 3 is not window.start_s 2"),
+    ("warmup max", _v2(warmup={"mode": "auto", "min_s": 1, "max_s": 1, "used_s": 2,
+                               "reached": False}), "used_s 2 is above max_s 1"),
+    ("warmup missing", _v2(warmup={"mode": "fixed", "min_s": 2, "max_s": 2, "reached": True}),
+     "warmup.used_s: missing"),
 ]
 
 

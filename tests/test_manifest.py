@@ -306,3 +306,47 @@ def test_relative_paths_through_links_are_judged_where_they_lead(tmp_path):
     os.symlink(run_dir, linked_run)                       # files are inside it
     assert check_relpath(linked_run, "a/b/x.hlog") is None
     assert "resolves outside" in check_relpath(linked_run, "a/out/x.hlog")
+
+
+@pytest.mark.parametrize("warmup,message", [
+    ({"mode": "auto", "min_s": 1, "max_s": 9, "cells": [{"cell": "nofolder", "used_s": 2,
+                                                        "reached": True}]},
+     "method.warmup.cells[0].cell: 'nofolder' must be [scenario/]system/load.repetition"),
+    ({"mode": "auto", "min_s": 1, "max_s": 9, "cells": [{"cell": "a/r1.1", "used_s": 2,
+                                                        "reached": "yes"}]},
+     "method.warmup.cells[0].reached: must be true or false, not 'yes'"),
+    ({"mode": "steady", "min_s": 1, "max_s": 9, "cells": [{"cell": "a/r1.1", "used_s": 2,
+                                                          "reached": True}]},
+     "method.warmup.mode: must be auto or fixed, not 'steady'"),
+    ({"mode": "fixed", "min_s": 1, "max_s": 1, "cells": [{"cell": "a/r1.1", "reached": True}]},
+     "method.warmup.cells[0].used_s: required"),
+])
+def test_method_warmup_is_checked_with_its_line(tmp_path, warmup, message):
+    """issue 32: run.yml's method.warmup (bench/manifest.py) is read only when well formed; a
+    bad entry is a ManifestError naming the file, the line and the key."""
+    from tests.helpers import URL_RUN
+    import shutil
+    run_dir = tmp_path / "url-knee"
+    shutil.copytree(URL_RUN, run_dir)
+    run = yaml.safe_load((run_dir / "run.yml").read_text())
+    run["method"]["warmup"] = warmup
+    (run_dir / "run.yml").write_text(yaml.safe_dump(run, sort_keys=False))
+    with pytest.raises(ManifestError) as info:
+        load_manifest(run_dir, tmp_path)
+    assert str(info.value).startswith(str(run_dir / "run.yml") + ": line ") and message in str(info.value)
+
+
+def test_method_warmup_reads(tmp_path):
+    from tests.helpers import URL_RUN
+    import shutil
+    assert load_manifest(URL_RUN, URL_RUN.parent).method.warmup is None   # before issue 32
+    run_dir = tmp_path / "url-knee"
+    shutil.copytree(URL_RUN, run_dir)
+    run = yaml.safe_load((run_dir / "run.yml").read_text())
+    warmup = {"mode": "auto", "min_s": 5, "max_s": 60, "rule": "auto: ...",
+              "cells": [{"cell": "sleep4/r20.1", "used_s": 7, "reached": True},
+                        {"cell": "sleep4/r40.1", "mode": "fixed", "min_s": 5, "max_s": 5,
+                         "used_s": 5, "reached": False}]}
+    run["method"]["warmup"] = warmup
+    (run_dir / "run.yml").write_text(yaml.safe_dump(run, sort_keys=False))
+    assert load_manifest(run_dir, tmp_path).method.warmup == warmup

@@ -3,6 +3,7 @@ includes only loop and print fields that the data files have, and every block th
 writes is read by some include or layout."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -81,6 +82,32 @@ def _url_run_doc() -> dict:
 
 
 DATA.append(_url_run_doc())
+
+
+def _warmup_run_doc() -> dict:
+    """The URL run's document with run.yml's method.warmup (issue 32), which runs recorded
+    before it lack: one entry per cell repetition, as bench/manifest.py writes it from the
+    counts files (these cells had a fixed warm-up of their counts' warmup_s)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+    from analysis.derive.analyse import analyse_run
+    from analysis.read.manifest import load_manifest
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp) / "url-knee"
+        shutil.copytree(URL_RUN, run_dir)
+        run = yaml.safe_load((run_dir / "run.yml").read_text())
+        cells = [{"cell": c["counts"].removesuffix(".counts.json"),
+                  "used_s": json.loads((run_dir / c["counts"]).read_text())["warmup_s"],
+                  "reached": False} for c in run["cells"]]
+        run["method"]["warmup"] = {"mode": "fixed", "min_s": cells[0]["used_s"],
+                                   "max_s": cells[0]["used_s"], "rule": "fixed", "cells": cells}
+        (run_dir / "run.yml").write_text(yaml.safe_dump(run, sort_keys=False))
+        return datafiles.run_document(analyse_run(load_manifest(run_dir, run_dir.parent),
+                                                  Path(tmp) / "out"))
+
+
+DATA.append(_warmup_run_doc())
 
 # What an include parameter holds (the include passes a piece of a block down).
 PARAMS = {

@@ -16,6 +16,11 @@ Two schema versions are read:
   completions during the window), and `window.completed / timed_out / errors` are None, as are
   every v2-only field. `window.sent` and `window.not_sent` mean the same in both versions.
 
+Since issue 32 a v2 file may carry `warmup: {mode, min_s, max_s, used_s, reached}`: the warm-up
+the generator chose at run time (`auto`: until its last seconds were steady, between min_s and
+max_s; `fixed`: min_s) and whether it was steady. `used_s` must be the top-level `warmup_s` and
+the window's `start_s`. Older files have none (`Counts.warmup` is None).
+
 Interval counts (v2) are taken as events of *any* request that fall in the interval (sends,
 completions, timeouts, errors), so the window-phase intervals' `completed` add up to the server's
 completions during the window. Unknown keys are allowed (the generator may add figures).
@@ -33,6 +38,7 @@ from analysis.errors import CountsError
 
 MAX_BYTES = 16 * 1024 * 1024   # a counts file is a few KB; anything this large is not one
 PHASES = ("warmup", "window", "drain")
+WARMUP_MODES = ("auto", "fixed")
 SCHEMA_VERSIONS = (1, 2)
 
 
@@ -93,6 +99,16 @@ class HostCheck:
 
 
 @dataclass(frozen=True)
+class Warmup:
+    """The warm-up before the window (issue 32): how it was chosen and what it came to."""
+    mode: str                      # auto | fixed
+    min_s: float
+    max_s: float
+    used_s: float                  # whole seconds of warm-up the cell had (= window.start_s)
+    reached: bool                  # its last seconds were steady by the generator's rule
+
+
+@dataclass(frozen=True)
 class Counts:
     path: str
     schema_version: int
@@ -113,6 +129,7 @@ class Counts:
     server_cpu_share_window: float | None
     send_lag_us_window: SendLag
     host_check: HostCheck | None
+    warmup: Warmup | None = None   # issue 32; None in older files
 
     def window_intervals(self) -> tuple[IntervalCounts, ...]:
         return tuple(iv for iv in self.intervals if iv.phase == "window")
@@ -207,6 +224,10 @@ class _Doc:
         if v is not None and v > 1.0:
             self.fail(prefix + key, f"a CPU share of the whole machine is at most 1, got {v:g}")
         return v
+
+    def flag(self, parent: dict, key: str, prefix: str = "", required: bool = True):
+        return self._get(parent, key, prefix, required, lambda v: type(v) is bool,
+                         "true or false")
 
     def text(self, parent: dict, key: str, prefix: str = "", required: bool = True):
         return self._get(parent, key, prefix, required, lambda v: isinstance(v, str),
@@ -307,7 +328,7 @@ def _v2(d: _Doc, doc: dict, common: dict) -> Counts:
         machine_cpu_share_window=d.share(machine, "cpu_share_window", "machine."),
         machine_cores=d.count(machine, "cores", "machine.", required=False),
         server_cpu_share_window=d.share(server, "cpu_share_window", "server.", required=False),
-        host_check=_host_check(d, doc))
+        host_check=_host_check(d, doc), warmup=_warmup(d, doc, window))
 
 
 def _intervals(d: _Doc, doc: dict, window: WindowCounts) -> tuple[IntervalCounts, ...]:
@@ -333,6 +354,30 @@ def _intervals(d: _Doc, doc: dict, window: WindowCounts) -> tuple[IntervalCounts
             d.fail(p + "t_s", f"{iv.t_s:g} comes before the previous interval's {out[-1].t_s:g}")
         out.append(iv)
     return tuple(out)
+
+
+def _warmup(d: _Doc, doc: dict, window: WindowCounts) -> Warmup | None:
+    w = d.obj(doc, "warmup", required=False)
+    if w is None:
+        return None
+    p = "warmup."
+    mode = d.text(w, "mode", p)
+    if mode not in WARMUP_MODES:
+        d.fail(p + "mode", f"expected auto or fixed, got {_show(mode)}")
+    warmup = Warmup(mode, d.number(w, "min_s", p), d.number(w, "max_s", p),
+                    d.number(w, "used_s", p), d.flag(w, "reached", p))
+    if not warmup.min_s <= warmup.max_s:
+        d.fail("warmup", f"min_s {warmup.min_s:g} is above max_s {warmup.max_s:g}")
+    if not warmup.used_s <= warmup.max_s:
+        d.fail("warmup", f"used_s {warmup.used_s:g} is above max_s {warmup.max_s:g}")
+    if warmup.used_s < warmup.min_s:
+        d.fail("warmup", f"used_s {warmup.used_s:g} is below min_s {warmup.min_s:g}")
+    top = d.number(doc, "warmup_s", required=False)
+    for name, value in (("warmup_s", top), ("window.start_s", window.start_s)):
+        if value is not None and value != warmup.used_s:
+            d.fail("warmup", f"used_s {warmup.used_s:g} is not {name} {value:g}: the window starts "
+                   f"where the warm-up ends")
+    return warmup
 
 
 def _host_check(d: _Doc, doc: dict) -> HostCheck:

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from analysis.errors import ManifestError
+from analysis.read.counts import WARMUP_MODES
 from analysis.vocabulary import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS
 from analysis.read.checks import (ID_RE, Problems, check_relpath, ident_at, load_yaml,
                                   header_at, list_at, number_at, relpath_at,
@@ -63,7 +64,7 @@ RESULT_OPTION_KEYS = {"timestamp", "timestamp_unit", "timestamp_marks", "latency
 # knee_search (bench/run.sh --find-knee): how the rates were chosen; settle (a server given by
 # URL): the wait before each cell. Both per system, for the methodology.
 METHOD_KEYS = {"repetitions", "order", "order_seed", "drain", "host_check", "pool_threads",
-               "jfr_repetitions", "knee_search", "settle"}
+               "jfr_repetitions", "knee_search", "settle", "warmup"}
 HOST_CHECK_KEYS = {"threshold", "action", "busy_wait_s"}
 KNEE_SEARCH_KEYS = {"rule", "systems"}
 KNEE_SYSTEM_KEYS = {"system", "probes", "knee", "first_saturated", "rates", "stopped"}
@@ -74,6 +75,12 @@ PROBE_HOST_CHECK_KEYS = {"busy_share_before", "loadavg_1m_before", "waited_s", "
                          "action", "verdict", "settle", "settle_waited_s", "settle_bound_ms"}
 SETTLE_KEYS = {"rule", "max_wait_s", "systems"}
 SETTLE_SYSTEM_KEYS = {"system", "quiet_answer_ms", "bound_ms"}
+# warmup (issue 32, bench/manifest.py): the generator's warm-up setting and, per cell repetition,
+# the warm-up its counts file says it used and whether it was steady
+WARMUP_KEYS = {"mode", "min_s", "max_s", "rule", "cells"}
+WARMUP_CELL_KEYS = {"cell", "mode", "min_s", "max_s", "used_s", "reached"}
+# a cell repetition's files without their suffix: [scenario/]system/load.repetition
+WARMUP_CELL_RE = re.compile(r"^(?:[^/]+/)?[^/]+/[^/]+\.[0-9]+$")
 
 
 @dataclass(frozen=True)
@@ -148,6 +155,8 @@ class Method:
     # rates}]} and {rule, max_wait_s, systems: [{system, quiet_answer_ms, bound_ms}]}
     knee_search: dict[str, Any] | None = None
     settle: dict[str, Any] | None = None
+    # issue 32: {mode, min_s, max_s, rule, cells: [{cell, used_s, reached}]}
+    warmup: dict[str, Any] | None = None
 
 
 @dataclass
@@ -410,7 +419,8 @@ def _method(data, problems) -> Method | None:
                   jfr_repetitions=number_at(block, "jfr_repetitions", p, problems,
                                             integer=True, positive=False),
                   knee_search=_knee_search(block, p, problems),
-                  settle=_settle(block, p, problems))
+                  settle=_settle(block, p, problems),
+                  warmup=_warmup(block, p, problems))
 
 
 def _per_system(block, key, keys, system_keys, p, problems) -> dict[str, Any] | None:
@@ -472,6 +482,42 @@ def _settle(block, p, problems) -> dict[str, Any] | None:
                 for key in ("quiet_answer_ms", "bound_ms"):
                     number_at(entry, key, p + ("settle", "systems", i), problems, required=True)
     return settle
+
+
+def _warmup(block, p, problems) -> dict[str, Any] | None:
+    """method.warmup: the mode and bounds, then one entry per cell repetition; a cell's own mode,
+    min_s and max_s (a rerun with other settings) override the run's."""
+    warmup = block.get("warmup")
+    if warmup is None:
+        return None
+    q = p + ("warmup",)
+    if not isinstance(warmup, dict):
+        problems.add(q, "must be a mapping (" + ", ".join(sorted(WARMUP_KEYS)) + ")")
+        return None
+    unknown_keys(warmup, WARMUP_KEYS, q, problems)
+    _warmup_setting(warmup, q, problems, required=True)
+    string_at(warmup, "rule", q, problems)
+    for i, cell in enumerate(list_at(warmup, "cells", q, problems, required=True)):
+        c = q + ("cells", i)
+        if not isinstance(cell, dict):
+            problems.add(c, "must be a mapping with cell, used_s, reached")
+            continue
+        unknown_keys(cell, WARMUP_CELL_KEYS, c, problems)
+        name = string_at(cell, "cell", c, problems, required=True)
+        if name is not None and not WARMUP_CELL_RE.match(name):
+            problems.add(c + ("cell",), f"{show(name)} must be [scenario/]system/load.repetition")
+        _warmup_setting(cell, c, problems, required=False)
+        number_at(cell, "used_s", c, problems, required=True, positive=False)
+        if not isinstance(cell.get("reached"), bool):
+            problems.add(c + ("reached",), f"must be true or false, not {show(cell.get('reached'))}")
+    return warmup
+
+
+def _warmup_setting(entry: dict, q, problems, *, required: bool) -> None:
+    if (required or "mode" in entry) and entry.get("mode") not in WARMUP_MODES:
+        problems.add(q + ("mode",), f"must be auto or fixed, not {show(entry.get('mode'))}")
+    for key in ("min_s", "max_s"):
+        number_at(entry, key, q, problems, required=required, positive=False)
 
 
 def _scenarios(data, declared_loads, run_service_ms, problems) -> list[ScenarioSpec]:

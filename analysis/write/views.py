@@ -675,7 +675,8 @@ def methodology(run: Run) -> dict[str, Any]:
                            "one JDK, one synthetic workload"),
             **({"knee_search": search} if (search := knee_search(run)) else {}),
             **({"settle_text": settle} if (settle := settle_text(run)) else {}),
-            **({"steadiness": block} if (block := steadiness(run)) else {})}
+            **({"steadiness": block} if (block := steadiness(run)) else {}),
+            **({"warmup": warmup} if (warmup := warmup_used(run)) else {})}
 
 
 def steadiness(run: Run) -> dict[str, Any] | None:
@@ -809,6 +810,43 @@ def settle_text(run: Run) -> str | None:
                        f"(quiet answer {fmt_ms(e['quiet_answer_ms'])} ms)"
                        for e in settle["systems"])
     return f"Settling: {settle['rule']}. {bounds}."
+
+
+def warmup_used(run: Run) -> dict[str, Any] | None:
+    """run.yml's method.warmup (issue 32) as the methodology's table: per cell, the warm-up
+    each repetition had before its window and in how many the generator found it steady, in
+    run.yml's order. None for runs recorded before it."""
+    warmup = run.method.warmup if run.method is not None else None
+    if not warmup:
+        return None
+    labels = _system_labels(run)
+    scenario_labels = {sc.id: sc.label for sc in run.scenarios if sc.id is not None}
+    load_points = {lp.id: lp for sc in run.scenarios for lp in sc.load_points}
+    rows: dict[tuple[str, ...], dict[str, Any]] = {}
+    for entry in warmup["cells"]:
+        path = entry["cell"].rpartition(".")[0]
+        *scenario, system, load = path.split("/")
+        row = rows.setdefault((*scenario, system, load), {
+            "label": labels.get(system, system) + "".join(
+                f" ({scenario_labels.get(sc, sc)})" for sc in scenario),
+            "load_text": (load_point_text(load_points[load], unit=RATE_UNIT)
+                          if load in load_points else load),
+            "used": [], "reached": [], "modes": set()})
+        row["used"].append(entry["used_s"])
+        row["reached"].append(entry["reached"])
+        row["modes"].add(entry.get("mode", warmup["mode"]))
+    bounds = (f"{fmt_number(warmup['min_s'])} to {fmt_number(warmup['max_s'])} s"
+              if warmup["mode"] == "auto" else f"{fmt_number(warmup['min_s'])} s")
+    return {"caption": (f"Warm-up before each window ({warmup['mode']}, {bounds}): the seconds "
+                        f"each repetition had, and in how many the generator found its last "
+                        f"seconds steady"),
+            "rule_text": warmup.get("rule"),
+            "rows": [{"label": r["label"], "load_text": r["load_text"],
+                      "used_text": ", ".join(fmt_number(u) for u in r["used"]) + " s"
+                      + ("" if r["modes"] == {warmup["mode"]}
+                         else f" ({', '.join(sorted(r['modes']))})"),
+                      "steady_text": f"{sum(r['reached'])} of {len(r['reached'])}",
+                      "all_steady": all(r["reached"])} for r in rows.values()]}
 
 
 def load_tools(run: Run) -> list[dict[str, Any]]:

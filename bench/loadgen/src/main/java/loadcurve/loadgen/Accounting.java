@@ -10,7 +10,9 @@ import java.util.List;
  * warm-up [t0, windowStart), the measured window [windowStart, windowEnd) and the drain after it.
  * A cell is the window's requests: each one ends answered (a 200 within the timeout), timed out
  * or in error, and {@code sent = completed + timedOut + errors} holds for them exactly once the
- * drain is over ({@link #windowResolved()}). Warm-up and drain requests only give context.
+ * drain is over ({@link #windowResolved()}). Warm-up and drain requests only give context. The
+ * window's start is given, or (--warmup auto) chosen at run time on a whole second by a
+ * {@link WindowChooser}; until then every request is a warm-up request.
  *
  * <p>Events are booked in 1 s intervals from t0 by the time they happen: counts, the requests in
  * flight (time-weighted mean and maximum, exact rather than sampled), and three histograms per
@@ -30,6 +32,15 @@ final class Accounting {
         void entered(Phase phase, long nowNanos);
     }
 
+    /**
+     * Decides, while the window's start is open, whether the window starts at whole second
+     * {@code second} from t0, given the whole seconds before it (--warmup auto). Asked once per
+     * second, when the first request intended in that second falls due.
+     */
+    interface WindowChooser {
+        boolean startsAt(int second, List<Interval> before);
+    }
+
     /** Counts for one population. {@code notSent}: due but over the in-flight cap. */
     record Counts(long sent, long completed, long timedOut, long errors, long notSent) {
     }
@@ -37,7 +48,8 @@ final class Accounting {
     /** One second of the run (the last one may be shorter), by the time events happened. */
     static final class Interval {
         final int index;
-        final Phase phase;
+        /** Not final: with the window's start chosen at run time, set when it is chosen. */
+        Phase phase;
         long lengthNanos = SECOND;
         long sent;
         long completed;
@@ -84,13 +96,17 @@ final class Accounting {
     }
 
     private final long t0;
-    private final long windowStart;
-    private final long windowEnd;
+    private long windowStart;
+    private long windowEnd;
     private final long timeoutNanos;
     private final long nanosPerUnit;
-    private final long windowRequests;
-    private final int warmupIntervals;
+    private long windowRequests;
+    private int warmupIntervals;
     private final int windowIntervals;
+    /** With --warmup auto: asked until the window's start is chosen, then null. */
+    private WindowChooser chooser;
+    private Schedule schedule;
+    private int lastSecondAsked = -1;
     private PhaseListener listener = (phase, now) -> { };
 
     private final List<Interval> intervals = new ArrayList<>();
@@ -134,6 +150,35 @@ final class Accounting {
         this.lastNanos = t0Nanos;
     }
 
+    /**
+     * A window of {@code windowSeconds} whose start the chooser decides at run time, on a whole
+     * second from t0, at {@code latestStartSecond} at the latest. Until then every request is a
+     * warm-up request, and the window's bounds are those of the latest start (the client's hard
+     * stop); {@link #windowChosen()} says when it is decided.
+     */
+    Accounting(long t0Nanos, int latestStartSecond, int windowSeconds, long timeoutNanos, long nanosPerUnit,
+               Schedule schedule, WindowChooser chooser) {
+        this(t0Nanos, t0Nanos + latestStartSecond * SECOND, t0Nanos + (latestStartSecond + windowSeconds) * SECOND,
+                timeoutNanos, nanosPerUnit, 0);
+        this.schedule = schedule;
+        this.chooser = chooser;
+    }
+
+    /** Whether the window's bounds are final (always, unless a chooser has not decided yet). */
+    boolean windowChosen() {
+        return chooser == null;
+    }
+
+    /** Whole seconds from t0 to the window's start (the latest possible one while not chosen). */
+    int warmupSeconds() {
+        return warmupIntervals;
+    }
+
+    /** The window's end (while not chosen, the latest possible one). */
+    long windowEndNanos() {
+        return windowEnd;
+    }
+
     void listener(PhaseListener phaseListener) {
         this.listener = phaseListener;
     }
@@ -144,7 +189,7 @@ final class Accounting {
     }
 
     Phase phase(long intendedNanos) {
-        if (intendedNanos - windowStart < 0) {
+        if (chooser != null || intendedNanos - windowStart < 0) {
             return Phase.WARMUP;
         }
         return intendedNanos - windowEnd < 0 ? Phase.WINDOW : Phase.DRAIN;
@@ -157,7 +202,7 @@ final class Accounting {
 
     /** Whether every window request has fallen due and been resolved: the drain may stop. */
     boolean windowResolved() {
-        return windowSent + windowNotSent == windowRequests
+        return chooser == null && windowSent + windowNotSent == windowRequests
                 && windowCompleted + windowTimedOut + windowErrors == windowSent;
     }
 
@@ -261,6 +306,9 @@ final class Accounting {
 
     /** The phase of a request falling due; the first one of a phase marks the phase's start. */
     private Phase due(long intendedNanos, long nowNanos) {
+        if (chooser != null) {
+            choose(intendedNanos, nowNanos);
+        }
         Phase phase = phase(intendedNanos);
         if (phase != lastDuePhase) {
             lastDuePhase = phase;
@@ -272,6 +320,40 @@ final class Accounting {
             listener.entered(phase, nowNanos);
         }
         return phase;
+    }
+
+    /**
+     * The first request intended in a new second k asks the chooser whether the window starts
+     * at k: no request intended at or after k has been sent yet, so every request keeps the
+     * phase it was booked with. Its seconds before k are whole by now (now >= intended).
+     */
+    private void choose(long intendedNanos, long nowNanos) {
+        int second = (int) ((intendedNanos - t0) / SECOND);
+        if (intendedNanos - t0 < 0 || second <= lastSecondAsked) {
+            return;
+        }
+        lastSecondAsked = second;
+        advance(nowNanos);
+        List<Interval> before = intervals.subList(0, Math.min(second, intervals.size()));
+        // Asked at the latest second too: the chooser records whether it was reached there.
+        boolean starts = chooser.startsAt(second, List.copyOf(before));
+        if (starts || second >= warmupIntervals) {
+            chooseWindow(Math.min(second, warmupIntervals));
+        }
+    }
+
+    private void chooseWindow(int second) {
+        chooser = null;
+        warmupIntervals = second;
+        windowStart = t0 + second * SECOND;
+        windowEnd = windowStart + windowIntervals * SECOND;
+        windowRequests = schedule.countBefore(windowEnd) - schedule.countBefore(windowStart);
+        // The sender may run behind the clock: seconds already opened from here on are the window's.
+        for (Interval iv : intervals) {
+            if (iv.index >= second) {
+                iv.phase = phaseOfInterval(iv.index);
+            }
+        }
     }
 
     private Interval resolve(long nowNanos) {
@@ -304,6 +386,21 @@ final class Accounting {
         iv.inFlightArea += (double) inFlight * (nowNanos - lastNanos);
         lastNanos = nowNanos;
         return iv;
+    }
+
+    /** The warm-up rule's view of whole seconds: in flight, and the completions' p99 and mean. */
+    List<Steadiness.Second> seconds(List<Interval> whole) {
+        List<Steadiness.Second> out = new ArrayList<>(whole.size());
+        double msPerUnit = nanosPerUnit / 1e6;
+        for (Interval iv : whole) {
+            Histogram completed = iv.outside.copy();
+            completed.add(iv.window);
+            long n = completed.getTotalCount();
+            out.add(new Steadiness.Second(iv.inFlightMean(), n,
+                    n == 0 ? 0 : completed.getValueAtPercentile(99) * msPerUnit,
+                    n == 0 ? 0 : completed.getMean() * msPerUnit, iv.timedOut));
+        }
+        return out;
     }
 
     private Phase phaseOfInterval(int index) {

@@ -41,7 +41,8 @@ public final class LoadGen {
     static final String USAGE = String.join("\n",
             "usage: LoadGen (--url URL | --urls-file FILE) --rate REQ_PER_S --duration-s S --hlog PATH --counts PATH",
             "               [--method GET] [--header 'Name: value']... [--body-file PATH] [--success 200-399]",
-            "               [--insecure] [--warmup-s 5] [--timeout-s 15] [--max-in-flight 15000] [--server-pid PID]",
+            "               [--insecure] [--warmup auto] [--warmup-s 5] [--warmup-max-s 60] [--timeout-s 15]",
+            "               [--max-in-flight 15000] [--server-pid PID]",
             "               [--host-check busy_share_before=X,loadavg_1m_before=X,waited_s=X,verdict=quiet]",
             "  --url          the URL to send to, http:// or https://, e.g. http://127.0.0.1:8080/sleep?ms=200",
             "  --urls-file    instead of --url: one URL or WEIGHT URL a line (# comments); requests take",
@@ -52,7 +53,11 @@ public final class LoadGen {
             "  --success      statuses that count as success, e.g. 200-399 or 200,204; any other is an error",
             "  --insecure     https without certificate or host-name checks (a self-signed server)",
             "  --rate         offered rate in requests per second (constant, open loop)",
-            "  --warmup-s     whole seconds at the same rate before the measured window",
+            "  --warmup       auto: after --warmup-s, keep sending at the rate until the last 5 s are",
+            "                 steady (in flight flat and near Little's law, p99 without a trend), or",
+            "                 --warmup-max-s runs out; fixed: exactly --warmup-s (bench/README.md)",
+            "  --warmup-s     whole seconds at the same rate before the measured window (auto: at least)",
+            "  --warmup-max-s auto: whole seconds of warm-up at most",
             "  --duration-s   length of the measured window in whole seconds",
             "  --timeout-s    a request with no reply this long after its intended send time",
             "                 is a timeout (its connection is closed)",
@@ -86,14 +91,18 @@ public final class LoadGen {
 
     static final double MAX_RATE = 100_000;
 
-    /** {@code selfTestS} > 0: run the self-test with windows of that many seconds, nothing else. */
+    /**
+     * {@code selfTestS} > 0: run the self-test with windows of that many seconds, nothing else.
+     * {@code warmupAuto}: the window starts once the warm-up is steady (Steadiness), from
+     * {@code warmupS} to {@code warmupMaxS} seconds; else after exactly {@code warmupS}.
+     */
     record Options(RequestShape request, double rate, int warmupS, int durationS, double timeoutS,
                    int maxInFlight, Path hlog, Path counts, long serverPid, Map<String, Object> hostCheck,
-                   int selfTestS) {
-        /** A cell measured without files (the self-test's probes). */
+                   int selfTestS, boolean warmupAuto, int warmupMaxS) {
+        /** A cell measured without files (the self-test's probes), with a fixed warm-up. */
         static Options probe(URI url, double rate, int warmupS, int durationS, double timeoutS, int maxInFlight) {
             return new Options(RequestShape.get(url), rate, warmupS, durationS, timeoutS, maxInFlight, null, null, 0,
-                    null, 0);
+                    null, 0, false, warmupS);
         }
 
         /** The first URL of the rotation (the only one with --url). */
@@ -136,6 +145,8 @@ public final class LoadGen {
         boolean insecure = false;
         double rate = 0;
         int warmupS = 5;
+        String warmup = "auto";
+        int warmupMaxS = 60;
         int durationS = 0;
         double timeoutS = 15;
         int maxInFlight = 15_000;
@@ -168,6 +179,8 @@ public final class LoadGen {
                 case "--success" -> success = value;
                 case "--rate" -> rate = number(option, value);
                 case "--warmup-s" -> warmupS = (int) whole(option, value);
+                case "--warmup" -> warmup = value;
+                case "--warmup-max-s" -> warmupMaxS = (int) whole(option, value);
                 case "--duration-s" -> durationS = (int) whole(option, value);
                 case "--timeout-s" -> timeoutS = number(option, value);
                 case "--max-in-flight" -> maxInFlight = (int) whole(option, value);
@@ -183,7 +196,7 @@ public final class LoadGen {
             if (selfTestS < 1 || selfTestS > 60) {
                 throw new IllegalArgumentException("--self-test-s must be 1..60, not " + selfTestS);
             }
-            return new Options(null, 0, 0, 0, 0, 0, null, null, 0, null, selfTestS);
+            return new Options(null, 0, 0, 0, 0, 0, null, null, 0, null, selfTestS, false, 0);
         }
         if ((url == null) == (urlsFile == null) || hlog == null || counts == null) {
             throw new IllegalArgumentException("one of --url and --urls-file, and --hlog and --counts, are required");
@@ -197,11 +210,19 @@ public final class LoadGen {
         if (durationS < 1 || durationS > 3600 || warmupS < 0 || warmupS > 600) {
             throw new IllegalArgumentException("--duration-s must be 1..3600 and --warmup-s 0..600");
         }
+        if (!warmup.equals("auto") && !warmup.equals("fixed")) {
+            throw new IllegalArgumentException("--warmup must be auto or fixed, not " + warmup);
+        }
+        boolean auto = warmup.equals("auto");
+        if (auto && (warmupMaxS < warmupS || warmupMaxS > 600)) {
+            throw new IllegalArgumentException("--warmup-max-s must be --warmup-s (" + warmupS + ")..600, not "
+                    + warmupMaxS);
+        }
         if (!(timeoutS > 0) || timeoutS > 600 || maxInFlight < 1) {
             throw new IllegalArgumentException("--timeout-s must be in (0, 600], --max-in-flight >= 1");
         }
         return new Options(request, rate, warmupS, durationS, timeoutS, maxInFlight, hlog, counts, serverPid,
-                hostCheck, 0);
+                hostCheck, 0, auto, auto ? warmupMaxS : warmupS);
     }
 
     private static double number(String option, String value) {
@@ -241,9 +262,21 @@ public final class LoadGen {
         return check;
     }
 
+    /**
+     * The warm-up a cell had: {@code usedS} whole seconds, and whether the rule called its last
+     * seconds steady ({@code why}: the rule's last verdict, for the log). With a fixed warm-up the
+     * rule is only applied to what the warm-up was, at its end.
+     */
+    record Warmup(boolean auto, int minS, int maxS, int usedS, boolean reached, String why) {
+        Map<String, Object> json() {
+            return map("mode", auto ? "auto" : "fixed", "min_s", minS, "max_s", maxS, "used_s", usedS,
+                    "reached", reached);
+        }
+    }
+
     /** One measured cell: the accounting at the end, the window's send lag, the client's figures. */
     record Measurement(Accounting.Snapshot snapshot, Histogram sendLagUs, Map<String, Object> client,
-                       long startEpochMs, HostProbe.Usage usage) {
+                       long startEpochMs, HostProbe.Usage usage, Warmup warmup) {
         /** The rate the generator actually sent at in the window. */
         double sentRate(int durationS) {
             return snapshot.sentInWindowByActualTime() / (double) durationS;
@@ -251,12 +284,16 @@ public final class LoadGen {
     }
 
     static int run(Options o, PrintStream out) throws IOException {
-        out.printf(Locale.ROOT, "loadgen: %s at %.1f req/s, warm-up %d s, window %d s, timeout %.1f s, then drain%n",
-                o.url(), o.rate(), o.warmupS(), o.durationS(), o.timeoutS());
+        out.printf(Locale.ROOT, "loadgen: %s at %.1f req/s, warm-up %s, window %d s, timeout %.1f s, then drain%n",
+                o.url(), o.rate(), o.warmupAuto() ? String.format(Locale.ROOT, "auto %d..%d s", o.warmupS(),
+                        o.warmupMaxS()) : o.warmupS() + " s", o.durationS(), o.timeoutS());
         Measurement m = measure(o);
-        writeAtomically(o.hlog(), hlog(o, m.snapshot(), m.startEpochMs()));
+        writeAtomically(o.hlog(), hlog(o, m.snapshot(), m.startEpochMs(), m.warmup().usedS()));
         writeAtomically(o.counts(), Json.write(counts(o, m.snapshot(), m.sendLagUs(), m.client(),
-                m.startEpochMs(), m.usage())));
+                m.startEpochMs(), m.usage(), m.warmup())));
+        Warmup w = m.warmup();
+        out.printf(Locale.ROOT, "loadgen: warm-up %d s (%s, %s): %s%n", w.usedS(), w.auto() ? "auto" : "fixed",
+                w.reached() ? "steady" : "not steady", w.why());
         out.print(summary(o, m.snapshot(), m.sendLagUs()));
         // Requests still in flight are abandoned: the process exits and their sockets close.
         return 0;
@@ -276,11 +313,27 @@ public final class LoadGen {
         long t0 = System.nanoTime() + 50_000_000L;
         long startEpochMs = System.currentTimeMillis() + 50;
         Schedule schedule = new Schedule(t0, o.rate());
-        long windowStart = t0 + o.warmupS() * Accounting.SECOND;
-        long windowEnd = windowStart + o.durationS() * Accounting.SECOND;
-        long windowRequests = schedule.countBefore(windowEnd) - schedule.countBefore(windowStart);
-        Accounting accounting = new Accounting(t0, windowStart, windowEnd, timeoutNanos, NANOS_PER_UNIT,
-                windowRequests);
+        Accounting accounting;
+        // The rule's last verdict, written by the chooser on the client's thread.
+        Steadiness.Verdict[] verdict = {null};
+        if (o.warmupAuto()) {
+            int firstCheck = Steadiness.firstCheck(o.warmupS(), o.warmupMaxS());
+            Accounting[] self = new Accounting[1];
+            accounting = new Accounting(t0, o.warmupMaxS(), o.durationS(), timeoutNanos, NANOS_PER_UNIT, schedule,
+                    (second, before) -> {
+                        if (second < firstCheck) {
+                            return false;
+                        }
+                        verdict[0] = Steadiness.judge(self[0].seconds(before), o.rate(), o.timeoutS());
+                        return verdict[0].steady();
+                    });
+            self[0] = accounting;
+        } else {
+            long windowStart = t0 + o.warmupS() * Accounting.SECOND;
+            long windowEnd = windowStart + o.durationS() * Accounting.SECOND;
+            long windowRequests = schedule.countBefore(windowEnd) - schedule.countBefore(windowStart);
+            accounting = new Accounting(t0, windowStart, windowEnd, timeoutNanos, NANOS_PER_UNIT, windowRequests);
+        }
         HostProbe probe = new HostProbe(o.serverPid());
         HostProbe.Sample[] probes = new HostProbe.Sample[2];
         accounting.listener((phase, now) -> {
@@ -294,8 +347,16 @@ public final class LoadGen {
         Accounting.Snapshot snapshot;
         Map<String, Object> client = new LinkedHashMap<>();
         // Every window request resolves by windowEnd + timeout; the margin only guards a bug.
-        long end = c.run(accounting, schedule, windowEnd, windowEnd + timeoutNanos + 5 * Accounting.SECOND, sendLagUs);
+        long end = c.run(accounting, schedule, timeoutNanos + 5 * Accounting.SECOND, sendLagUs);
         snapshot = accounting.close(end);
+        int usedS = accounting.warmupSeconds();
+        if (!o.warmupAuto() || verdict[0] == null) {
+            // A fixed warm-up (or one that ended before the rule was asked): the rule on what it was.
+            verdict[0] = Steadiness.judge(accounting.seconds(snapshot.intervals().subList(0,
+                    Math.min(usedS, snapshot.intervals().size()))), o.rate(), o.timeoutS());
+        }
+        Warmup warmup = new Warmup(o.warmupAuto(), o.warmupS(), o.warmupMaxS(), usedS, verdict[0].steady(),
+                verdict[0].why());
         client.put("connections_opened", c.connectionsOpened());
         client.put("retries_on_closed_keepalive", c.retries());
         client.put("first_error", c.errors().first());
@@ -306,7 +367,8 @@ public final class LoadGen {
         if (probes[0] == null) {
             probes[0] = probes[1];
         }
-        return new Measurement(snapshot, sendLagUs, client, startEpochMs, HostProbe.between(probes[0], probes[1]));
+        return new Measurement(snapshot, sendLagUs, client, startEpochMs, HostProbe.between(probes[0], probes[1]),
+                warmup);
     }
 
     private static void writeAtomically(Path path, String text) throws IOException {
@@ -322,14 +384,14 @@ public final class LoadGen {
      * The interval log: per interval the window's completions (untagged), then tags timeout and
      * outside, each written even when empty so every interval has all three lines.
      */
-    static String hlog(Options o, Accounting.Snapshot s, long startEpochMs) {
+    static String hlog(Options o, Accounting.Snapshot s, long startEpochMs, int warmupS) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream stream = new PrintStream(bytes, false, StandardCharsets.US_ASCII);
         HistogramLogWriter writer = new HistogramLogWriter(stream);
         writer.outputComment("loadcurve bench/loadgen: open loop at " + o.rate() + " req/s, latency from"
                 + " intended send time, values in microseconds; untagged = window requests answered in time,"
                 + " tag timeout = window requests timed out (value = the timeout), tag outside = other"
-                + " requests' completions; window = [" + o.warmupS() + ", " + (o.warmupS() + o.durationS())
+                + " requests' completions; window = [" + warmupS + ", " + (warmupS + o.durationS())
                 + ") s");
         writer.outputLogFormatVersion();
         writer.setBaseTime(startEpochMs);
@@ -349,16 +411,18 @@ public final class LoadGen {
     }
 
     static Map<String, Object> counts(Options o, Accounting.Snapshot s, Histogram sendLagUs,
-                                      Map<String, Object> client, long startEpochMs, HostProbe.Usage usage) {
+                                      Map<String, Object> client, long startEpochMs, HostProbe.Usage usage,
+                                      Warmup warmup) {
         Accounting.Counts t = s.total();
         Accounting.Counts w = s.window();
-        long windowStartMs = startEpochMs + o.warmupS() * 1000L;
+        long windowStartMs = startEpochMs + warmup.usedS() * 1000L;
         long windowEndMs = windowStartMs + o.durationS() * 1000L;
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("schema_version", 2);
         m.put("url", o.url().toString());
         m.put("offered_rate", o.rate());
-        m.put("warmup_s", o.warmupS());
+        m.put("warmup_s", warmup.usedS());
+        m.put("warmup", warmup.json());
         m.put("duration_s", o.durationS());
         m.put("timeout_s", o.timeoutS());
         m.put("max_in_flight_cap", o.maxInFlight());
@@ -366,7 +430,7 @@ public final class LoadGen {
         m.put("hlog", o.hlog().getFileName().toString());
         m.put("hlog_intervals", s.intervals().size());
         m.put("start_epoch_ms", startEpochMs);
-        m.put("window", map("start_s", o.warmupS(), "end_s", o.warmupS() + o.durationS(),
+        m.put("window", map("start_s", warmup.usedS(), "end_s", warmup.usedS() + o.durationS(),
                 "start_epoch_ms", windowStartMs, "end_epoch_ms", windowEndMs,
                 "sent", w.sent(), "completed", w.completed(), "timed_out", w.timedOut(),
                 "errors", w.errors(), "not_sent", w.notSent()));

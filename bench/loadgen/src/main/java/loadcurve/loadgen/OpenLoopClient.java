@@ -159,13 +159,14 @@ final class OpenLoopClient implements AutoCloseable {
     /**
      * Sends request {@code i} of the schedule at its intended time, for i = 0, 1, ... (warm-up,
      * window, then the drain at the same rate), and serves replies and timeouts until every
-     * window request has resolved ({@link Accounting#windowResolved()}), or at the latest at
-     * {@code hardStopNanos}. Returns the time it stopped; what is still in flight is abandoned.
+     * window request has resolved ({@link Accounting#windowResolved()}), or at the latest
+     * {@code stopMarginNanos} after the window's end (the latest possible one while the window's
+     * start is not chosen yet). Returns the time it stopped; what is still in flight is abandoned.
      * Records the send lag of the window's requests (actual minus intended, microseconds) in
      * {@code lagUs}.
      */
-    long run(Accounting accounting, Schedule schedule, long windowEndNanos, long hardStopNanos,
-             org.HdrHistogram.Histogram lagUs) throws IOException {
+    long run(Accounting accounting, Schedule schedule, long stopMarginNanos, org.HdrHistogram.Histogram lagUs)
+            throws IOException {
         this.accounting = accounting;
         long next = 0;
         while (true) {
@@ -176,13 +177,16 @@ final class OpenLoopClient implements AutoCloseable {
             int batch = 0;
             while (schedule.intendedNanos(next) - now <= 0 && batch++ < SEND_BATCH) {
                 long intended = schedule.intendedNanos(next++);
+                // Sent (or counted not sent) first: that may choose the window's start (--warmup auto).
+                send(intended, now);
                 if (accounting.phase(intended) == Accounting.Phase.WINDOW) {
                     lagUs.recordValue(Math.max(0, now - intended) / 1000);
                 }
-                send(intended, now);
                 now = System.nanoTime();
             }
             expire(now);
+            long windowEndNanos = accounting.windowEndNanos();
+            long hardStopNanos = windowEndNanos + stopMarginNanos;
             if ((now - windowEndNanos >= 0 && accounting.windowResolved()) || now - hardStopNanos >= 0) {
                 return now;
             }

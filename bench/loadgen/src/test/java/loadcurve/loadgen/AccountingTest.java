@@ -232,4 +232,90 @@ class AccountingTest {
         assertThrows(IllegalArgumentException.class,
                 () -> new Accounting(0, SECOND, SECOND, TIMEOUT, 1_000, 1));
     }
+    /**
+     * A window whose start a chooser decides (--warmup auto): asked once per second from the
+     * first request due in it, with the whole seconds before it; the window then starts there.
+     * 10 req/s, each answered in 50 ms, a 2 s window, started at 7 s of at most 60.
+     */
+    @Test
+    void aChosenWindowStartsAtTheSecondItWasChosenAndEverythingFollowsIt() {
+        Schedule schedule = new Schedule(0, 10);
+        List<Integer> asked = new java.util.ArrayList<>();
+        Accounting a = new Accounting(0, 60, 2, TIMEOUT, 1_000, schedule, (second, before) -> {
+            asked.add(second);
+            assertEquals(second, before.size(), "the whole seconds before it");
+            assertTrue(before.stream().allMatch(iv -> iv.phase == Accounting.Phase.WARMUP));
+            return second == 7;
+        });
+        assertTrue(!a.windowChosen());
+        assertEquals(62 * SECOND, a.windowEndNanos(), "until chosen, the latest possible end");
+        long next = 0;
+        long now = 0;
+        PriorityQueue<long[]> replies = new PriorityQueue<>((x, y) -> Long.compare(x[0], y[0]));
+        while (!(now >= a.windowEndNanos() && a.windowResolved())) {
+            long sendAt = schedule.intendedNanos(next);
+            if (replies.isEmpty() || sendAt <= replies.peek()[0]) {
+                now = sendAt;
+                next++;
+                a.onSent(sendAt, sendAt);
+                replies.add(new long[] {sendAt + 50 * MS, sendAt});
+            } else {
+                long[] r = replies.poll();
+                now = r[0];
+                a.onCompleted(r[1], now);
+            }
+        }
+        assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7), asked);
+        assertTrue(a.windowChosen());
+        assertEquals(7, a.warmupSeconds());
+        assertEquals(9 * SECOND, a.windowEndNanos());
+        Accounting.Snapshot s = a.close(now);
+        assertEquals(new Accounting.Counts(20, 20, 0, 0, 0), s.window());
+        assertWindowBalanced(s);
+        for (Accounting.Interval iv : s.intervals()) {
+            Accounting.Phase expected = iv.index < 7 ? Accounting.Phase.WARMUP
+                    : iv.index < 9 ? Accounting.Phase.WINDOW : Accounting.Phase.DRAIN;
+            assertEquals(expected, iv.phase, "interval " + iv.index);
+            assertEquals(iv.phase == Accounting.Phase.WINDOW ? 10 : 0, iv.window.getTotalCount());
+        }
+        // The one of 6.9 s was answered at 6.95 s; in the window 10 x 50 ms in flight a second.
+        assertEquals(0, s.inFlightAtWindowStart());
+        assertEquals(0.5, s.windowInFlightMean(), 1e-9);
+    }
+
+    @Test
+    void aSenderBehindTheClockStillStartsTheWindowOnTheSecondOfItsFirstRequest() {
+        Schedule schedule = new Schedule(0, 10);
+        Accounting a = new Accounting(0, 60, 1, TIMEOUT, 1_000, schedule, (second, before) -> second == 3);
+        for (long i = 0; i < 30; i++) {
+            a.onSent(schedule.intendedNanos(i), schedule.intendedNanos(i));
+        }
+        // The request intended at 3.0 s goes out at 4.5 s: the seconds 3 and 4 already opened
+        // as warm-up by then become the window's and the drain's.
+        a.onSent(schedule.intendedNanos(30), 4 * SECOND + 500 * MS);
+        assertEquals(3, a.warmupSeconds());
+        assertEquals(Accounting.Phase.WINDOW, a.phase(3 * SECOND));
+        Accounting.Snapshot s = a.close(4 * SECOND + 600 * MS);
+        assertEquals(Accounting.Phase.WARMUP, s.intervals().get(2).phase);
+        assertEquals(Accounting.Phase.WINDOW, s.intervals().get(3).phase);
+        assertEquals(Accounting.Phase.DRAIN, s.intervals().get(4).phase);
+    }
+
+    @Test
+    void aWindowNeverChosenStartsAtTheLatestSecond() {
+        Schedule schedule = new Schedule(0, 2);
+        List<Integer> asked = new java.util.ArrayList<>();
+        Accounting a = new Accounting(0, 4, 1, TIMEOUT, 1_000, schedule, (second, before) -> {
+            asked.add(second);
+            return false;
+        });
+        for (long i = 0; i < 10; i++) {
+            a.onSent(schedule.intendedNanos(i), schedule.intendedNanos(i));
+        }
+        assertEquals(List.of(0, 1, 2, 3, 4), asked, "asked at the latest second too");
+        assertTrue(a.windowChosen());
+        assertEquals(4, a.warmupSeconds());
+        assertEquals(Accounting.Phase.WINDOW, a.phase(4 * SECOND));
+        assertEquals(Accounting.Phase.DRAIN, a.phase(5 * SECOND));
+    }
 }

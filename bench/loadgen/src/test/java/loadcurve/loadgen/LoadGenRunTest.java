@@ -52,13 +52,16 @@ class LoadGenRunTest {
     }
 
     /**
-     * The generator run as from its command line, with a 1 s window, by default a 1 s warm-up
-     * and a 5 s timeout, and the given options; returns the counts file.
+     * The generator run as from its command line, with a 1 s window, by default a fixed 1 s
+     * warm-up and a 5 s timeout, and the given options; returns the counts file.
      */
     static String run(Path dir, String... options) throws Exception {
         List<String> args = new ArrayList<>(List.of(options));
         if (!args.contains("--warmup-s")) {
             args.addAll(List.of("--warmup-s", "1"));
+        }
+        if (!args.contains("--warmup")) {
+            args.addAll(List.of("--warmup", "fixed"));
         }
         args.addAll(List.of("--duration-s", "1", "--hlog", dir.resolve("x.hlog").toString(),
                 "--counts", dir.resolve("x.counts.json").toString(),
@@ -135,5 +138,52 @@ class LoadGenRunTest {
                 s.close();
             }
         }
+    }
+    @Test
+    void anAutoWarmupStartsTheWindowOnAWholeSecondAndEveryRecordAgrees(@TempDir Path dir) throws Exception {
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+        server.createContext("/", exchange -> {
+            exchange.sendResponseHeaders(200, 3);
+            exchange.getResponseBody().write("ok\n".getBytes(StandardCharsets.US_ASCII));
+            exchange.close();
+        });
+        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        server.start();
+        try {
+            String json = run(dir, "--url", "http://127.0.0.1:" + server.getAddress().getPort() + "/x",
+                    "--rate", "50", "--warmup", "auto", "--warmup-s", "2", "--warmup-max-s", "12");
+            Matcher m = Pattern.compile("\"warmup_s\": (\\d+),\\s+\"warmup\": \\{\"mode\": \"auto\", \"min_s\": 2, "
+                    + "\"max_s\": 12, \"used_s\": (\\d+), \"reached\": (true|false)\\}").matcher(json);
+            assertTrue(m.find(), json);
+            int used = Integer.parseInt(m.group(1));
+            assertEquals(used, Integer.parseInt(m.group(2)), "top-level warmup_s is the seconds used");
+            // Never before the rule has K seconds to judge; at the maximum only when not reached.
+            assertTrue(used >= Steadiness.SECONDS && used <= 12, json);
+            assertTrue(m.group(3).equals("true") || used == 12, json);
+            assertEquals(used, field(json, "window", "start_s"));
+            assertEquals(used + 1, field(json, "window", "end_s"));
+            assertEquals(field(json, "window", "start_epoch_ms") - 1000L * used,
+                    Long.parseLong(top(json, "start_epoch_ms")));
+            assertEquals(50, field(json, "window", "sent"));
+            assertEquals(50, loggedCount(dir.resolve("x.hlog"), null), "the window's completions, untagged");
+            Matcher phases = Pattern.compile("\"t_s\": (\\d+), \"length_s\": [^,]+, \"phase\": \"(\\w+)\"")
+                    .matcher(json);
+            int n = 0;
+            while (phases.find()) {
+                int t = Integer.parseInt(phases.group(1));
+                assertEquals(t < used ? "warmup" : t < used + 1 ? "window" : "drain", phases.group(2), "interval " + t);
+                n++;
+            }
+            assertTrue(n >= used + 1, json);
+            assertTrue(Files.readString(dir.resolve("x.hlog")).contains("window = [" + used + ", " + (used + 1) + ") s"));
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    private static String top(String json, String name) {
+        Matcher m = Pattern.compile("\"" + name + "\": (\\d+)").matcher(json);
+        assertTrue(m.find(), name + " in " + json);
+        return m.group(1);
     }
 }
