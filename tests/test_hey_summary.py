@@ -1,12 +1,15 @@
-"""hey's CSV and its text summary from one run (issue 32): bench/outside/record.sh has hey print
-both through one template, and a run's hey cell names the summary beside the CSV (`summary:`),
-so that its failed requests, which the CSV leaves out, are counted from a file of the same run.
+"""hey's CSV and its summary from one run (issue 32): bench/outside/record.sh has hey print its
+report of the run through our template (bench/outside/hey-csv-and-summary.tmpl) as a CSV in
+`hey -o csv`'s columns and the summary lines the build reads, and a run's hey cell names the
+summary beside the CSV (`summary:`), so that its failed requests, which the CSV leaves out, are
+counted from a file of the same run.
 
 Golden counts come from the target's own rule (bench/loadtools_target.py: every 97th request
 outlasts the 1 s timeout, every 17th answers 500), never from our output."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -64,9 +67,17 @@ def test_one_hey_run_prints_the_csv_and_the_summary_of_the_same_requests(tmp_pat
     assert len(rows) == summary.answered == 198
     assert (summary.requests, summary.timeouts) == (200, 2)
     assert int((rows.status == 500).sum()) == 11 == summary.errors - 2
-    # the CSV part is what `-o csv` prints: its header, then one line per answer, one newline
-    assert csv_part.startswith(hey.CSV_HEADER.encode() + b"\n") and csv_part.endswith(b"\n")
-    assert text_part.startswith(b"\nSummary:\n")
+    # the CSV part: `-o csv`'s header, then one line of its eight columns per answer
+    lines = csv_part.decode().split("\n")
+    assert lines[0] == hey.CSV_HEADER and lines[-1] == "" and len(lines) == 198 + 2
+    assert {len(line.split(",")) for line in lines[1:-1]} == {8}
+    # the summary part: its Slowest is the CSV's largest response-time (one report), and it
+    # ends with the error distribution, one line for both timeouts (one message), one newline
+    slowest = max((line.split(",")[0] for line in lines[1:-1]), key=float)
+    assert text_part.startswith(b"Summary:\n  Total:\t")
+    assert f"\n  Slowest:\t{slowest} secs\n".encode() in text_part
+    errors = text_part.partition(b"\n\nError distribution:\n")[2]
+    assert re.fullmatch(rb"  \[2\]\t[^\n]*Client\.Timeout exceeded[^\n]*\n", errors), text_part
 
 
 def test_output_without_the_marker_is_refused():

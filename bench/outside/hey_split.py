@@ -1,12 +1,15 @@
 """Split what hey printed with bench/outside/hey-csv-and-summary.tmpl into its two files.
 
-    hey -o "$(template)" ... | python3 bench/outside/hey_split.py CSV_OUT TEXT_OUT
+    T=$(cat bench/outside/hey-csv-and-summary.tmpl)
+    hey -o "$T" ... | python3 bench/outside/hey_split.py CSV_OUT TEXT_OUT
 
 hey (0.1.4) prints either its CSV (`-o csv`) or its text summary, never both, and its CSV leaves
 out the requests that got no answer; a second invocation for the summary would count other
-requests. `-o` also takes a Go template over the same report, so one run prints both parts:
-the CSV, a marker line, the summary. The lines before the marker go to CSV_OUT, the lines after
-it to TEXT_OUT, each byte for byte what `hey -o csv` and plain `hey` print.
+requests. `-o` also takes a Go template over the report of the run, so our template prints two
+parts from that one report: rows in the column layout of `hey -o csv` (what the hey-csv reader
+takes), a marker line, then the summary lines the build reads (Total, Slowest, Requests/sec, the
+status code and error distributions, in the sections the hey-text reader parses). The lines
+before the marker go to CSV_OUT, the lines after it to TEXT_OUT.
 """
 from __future__ import annotations
 

@@ -2,10 +2,11 @@
 # Records a run with two load tools people already use, against one bundled server: vegeta
 # (open loop: requests at a constant rate whatever the server does) and hey (closed loop: each
 # worker waits for its reply before it sends again), at the same target rates. The files are
-# the tools' own output (vegeta encode --to csv; hey's CSV and, beside it, hey's text summary
-# of the same invocation, which counts the failed requests its CSV leaves out); run.yml names
-# them with `results:` and `summary:` (issue 23), so loadcurve reads them as a user's imported
-# results.
+# the tools' own data: vegeta encode --to csv, and hey's report of each invocation printed
+# through our template (bench/outside/hey-csv-and-summary.tmpl) as a CSV in `hey -o csv`'s
+# columns and, beside it, the summary lines that count the failed requests the CSV leaves out.
+# run.yml names them with `results:` and `summary:` (issue 23), so loadcurve reads them as a
+# user's imported results.
 set -euo pipefail
 
 usage() {
@@ -63,9 +64,7 @@ done
 VEGETA_VERSION=$(go version -m "$VEGETA" 2>/dev/null | awk '$1 == "mod" {print $3}')
 HEY_VERSION=$(dpkg-query -W -f '${Version}' hey 2>/dev/null || echo "unknown version")
 [ -f "$JAR" ] || { echo "error: $JAR missing: mvn -q -f bench/pom.xml package" >&2; exit 1; }
-# (the x keeps the template's last newline, which $(...) would strip)
-HEY_TEMPLATE=$(cat bench/outside/hey-csv-and-summary.tmpl; printf x)
-HEY_TEMPLATE=${HEY_TEMPLATE%x}
+HEY_TEMPLATE=$(cat bench/outside/hey-csv-and-summary.tmpl)
 
 OUT=runs/$RUN_ID
 [ ! -e "$OUT" ] || { echo "error: $OUT exists; remove it or choose another id" >&2; exit 1; }
@@ -105,8 +104,8 @@ for rate in "${rate_list[@]}"; do
             "$VEGETA" report "$WORK/r.bin" >&2
         else
             per_worker=$(python3 -c "print(round($rate / $WORKERS, 6))")
-            # One run, both outputs: the CSV has only the answered requests; the summary beside
-            # it counts the failed ones of the same requests (bench/outside/hey_split.py).
+            # One run, one report, two files: the CSV has only the answered requests; the
+            # summary beside it counts the failed ones of the same requests (hey_split.py).
             hey -z "${DURATION_S}s" -c "$WORKERS" -q "$per_worker" -t "$TIMEOUT_S" -o "$HEY_TEMPLATE" "$URL" \
                 | python3 bench/outside/hey_split.py "$WORK/run/hey/r$rate.csv" "$WORK/run/hey/r$rate.txt"
         fi
@@ -142,7 +141,7 @@ run = {
         {"id": "hey", "label": f"hey, {workers} workers (closed loop)",
          "concurrency_limit": int(pool),
          "description": f"hey -z {duration}s -c {workers} -q R/{workers} -t {timeout}, its "
-                        f"CSV and its text summary from one run (-o with "
+                        f"report of one run as a CSV and a summary (-o with "
                         f"bench/outside/hey-csv-and-summary.tmpl): each worker sends at most "
                         f"R/{workers} req/s and waits for each reply"},
     ],

@@ -11,6 +11,8 @@ Formats (hey 0.1.x):
 - `hey-text`: what hey prints without `-o`: Summary (Total, Slowest, Fastest, Average,
   Requests/sec), a response-time histogram, "Latency distribution" (10% .. 99%, secs), Details,
   "Status code distribution" ([code] N responses) and "Error distribution" ([N] message).
+  bench/outside/hey-csv-and-summary.tmpl prints only the Summary lines Total, Slowest and
+  Requests/sec and the two distributions, and is read the same way.
 
 What a latency covers: `response-time` runs from just before hey builds and sends the request
 (`s := now()`) to the end of reading the body, so it includes getting a connection (DNS+dialup,
