@@ -180,7 +180,7 @@ def steady_texts(c: Cell) -> dict[str, Any]:
     `whole_window_text` the whole windows' figures beside steady-part ones. A saturated cell
     whose queue grows to the end says so in its saturation flag instead (one mark, not two)."""
     reps = [r for r in c.repetitions if r.steady is not None and r.steady.cls is not None]
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"steady_text": None, "whole_window_text": None}
     if not reps:
         if any(r.steady is not None for r in c.repetitions):
             out["steady_text"] = "steadiness not known"
