@@ -73,13 +73,17 @@ DRIFT_SIGNALS = ("p50", "in_flight", "throughput")
 MAX_POINTS = 600
 
 METHOD_TEXT = (
-    "each 1 s interval of the window: p50, p99 and requests in flight (where counted); a "
-    f"running median of {MEDIAN_WIDTH} intervals; PELT change points (penalty "
-    f"{PENALTY_PER_LOG_N:g} x ln(intervals), segments of at least {MIN_SEGMENT_S} s); a change "
-    f"matters when p50 moves by over 1.5x and 1 ms, p99 by over 2x and 2 ms, or requests in "
-    f"flight by over 2x and 10; the steady part is the last segment grown back over segments "
-    f"that do not differ from it; shorter than the last {TAIL_SHARE:.0%} of the window: no "
-    f"steady state; a warm-up's steady part gives the figures when it is at least "
+    "each 1 s interval of the window: p50, p99, requests in flight (where counted) and how far "
+    "the replies per second are from the offered rate, an interval's p99 at the timeout when "
+    f"{TIMEOUT_SHARE:.0%} of its requests timed out and its p50 when half did; a running median "
+    f"of {MEDIAN_WIDTH} intervals (a 1-2 s burst such as a GC pause is no change); PELT change "
+    f"points (penalty {PENALTY_PER_LOG_N:g} x ln(intervals), segments of at least "
+    f"{MIN_SEGMENT_S} s); a change matters when p50 moves by over 1.5x and 1 ms, p99 by over 2x "
+    "and 2 ms, requests in flight by over 2x and 10, or the replies' distance from the offered "
+    "rate by over 1.5x and 5/s; the steady part is the last segment grown back over the "
+    "segments that do not differ from it; no steady state when it is shorter than the window's "
+    f"last {TAIL_SHARE:.0%}, drifts (its last third against its first), drains, times out, or "
+    "its queue grows; a warm-up's steady part gives the figures when it is at least "
     f"{HEADLINE_SHARE:.0%} of the window")
 
 
