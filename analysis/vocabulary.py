@@ -114,7 +114,11 @@ CELL_TEXT_FIELDS = {**{f"{name}_ms": name for name in PERCENTILE_NAMES},
                     "cpu_account.cpu_ms": "cpu", "cpu_account.handler_ms": "handler_cpu",
                     "cpu_account.coordination_ms": "coordination_cpu",
                     "cpu_account.gc_vm_ms": "gc_vm_cpu",
-                    "cpu_account.p99.waiting_pct": "p99_waiting_pct"}
+                    "cpu_account.p99.waiting_pct": "p99_waiting_pct",
+                    # issue 32: the repetitions' steadiness classes, where the steady parts
+                    # start, and the whole windows' figures beside steady-part ones
+                    "steady_counts": "steadiness", "steady_from": "steady_from",
+                    "whole_window.p50_ms": "whole_p50", "whole_window.p99_ms": "whole_p99"}
 
 # --- number formats -------------------------------------------------------------------------
 

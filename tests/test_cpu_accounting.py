@@ -29,7 +29,7 @@ from analysis.write import views
 from tests.conftest import REPO
 from tests.test_manifest import MINIMAL, write_run
 
-RUN = REPO / "runs" / "fanout-curve"
+RUN = REPO / "runs" / "fanout-startup"
 CELL = ("fanout-pekko", "jdk-virtual", "r1000")
 
 

@@ -284,11 +284,11 @@ def test_a_built_cells_folded_file_is_its_repetitions_windows_summed(tmp_path):
 
 
 def _render(text: str, docs: dict) -> str:
-    """`text` rendered with `fanout` and `pekko` (fanout-curve's document and its Pekko scenario's
+    """`text` rendered with `fanout` and `pekko` (fanout-startup's document and its Pekko scenario's
     block) and `pv` (pool-vs-virtual's document) assigned, as a post assigns the blocks it passes."""
     from analysis.write.liquid_pages import baseurl, environment
     template = environment(str(REPO)).from_string(
-        '{%- assign fanout = site.data.runs["fanout-curve"] -%}'
+        '{%- assign fanout = site.data.runs["fanout-startup"] -%}'
         '{%- assign pekko = fanout.scenarios["fanout-pekko"] -%}'
         '{%- assign pv = site.data.runs["pool-vs-virtual"] -%}' + text)
     return template.render(site={"data": {"runs": docs}}, baseurl_=baseurl(REPO))
@@ -298,10 +298,10 @@ def _render(text: str, docs: dict) -> str:
 def test_the_post_includes_show_a_cells_graph_and_a_pairs_difference():
     from analysis.paths import find_data
     docs = {run: yaml.safe_load(find_data(REPO, run).read_text())
-            for run in ("fanout-curve", "pool-vs-virtual")}
+            for run in ("fanout-startup", "pool-vs-virtual")}
     one = _render('{% include flamegraph.html block=pekko '
                   'system="jdk-virtual" load="r1500" kind="cpu" %}', docs)
-    assert 'src="/assets/charts/fanout-curve/fanout-pekko-flame-jdk-virtual-r1500-cpu.svg"' in one
+    assert 'src="/assets/charts/fanout-startup/fanout-pekko-flame-jdk-virtual-r1500-cpu.svg"' in one
     assert 'loading="lazy"' in one and "fanout-pekko-jdk-virtual-r1500.cpu.folded" in one
     diff = _render('{% include flamegraph-diff.html block=fanout base="fanout-futures" '
                    'other="fanout-pekko" load="r750" %}', docs)

@@ -165,7 +165,7 @@ def test_host_row_prints_the_busy_repetitions_figures():
 # --- the bundled runs -----------------------------------------------------------------------
 
 def _fanout_pekko() -> dict:
-    doc = yaml.safe_load(find_data(REPO, "fanout-curve").read_text())
+    doc = yaml.safe_load(find_data(REPO, "fanout-startup").read_text())
     return doc["scenarios"]["fanout-pekko"]
 
 
@@ -174,7 +174,7 @@ def test_fanout_tables_say_which_samples_they_count():
     methods (repetition 1's window): each table says so; the counts are the JFR summaries'."""
     from analysis.read.counts import read_counts
     from analysis.read.jfr import summarize_jfr
-    run_dir = REPO / "runs" / "fanout-curve" / "fanout-pekko" / "jdk-virtual"
+    run_dir = REPO / "runs" / "fanout-startup" / "fanout-pekko" / "jdk-virtual"
     per_rep = []
     for i in (1, 2, 3):
         counts = read_counts(run_dir / f"r750.{i}.counts.json")

@@ -63,9 +63,21 @@ def cell_texts(c: Cell) -> dict[str, str]:
                "spread.p50_ms": _range_text(c, "p50"), "spread.p99_ms": _range_text(c, "p99"),
                "host.machine_cpu": _share(c.host.machine_cpu if c.host else None),
                "host.server_cpu": _share(c.host.server_cpu if c.host else None),
-               **cpu_account_texts(c.cpu_account)}
+               **cpu_account_texts(c.cpu_account), **_steady_cell_texts(c)}
     return {f"{name}_text": special[key] if key in special else _stat_text(c, name)
             for key, name in CELL_TEXT_FIELDS.items()}
+
+
+def _steady_cell_texts(c: Cell) -> dict[str, str]:
+    """Issue 32's figures for prose: the classes ("warmup 2, flat 1"), where the steady parts
+    whose figures the cell reports start ("3–6 s"), and the whole windows' p50 and p99."""
+    starts = [r.steady.steady_from_s for r in c.repetitions
+              if r.steady is not None and r.steady.from_steady_part]
+    whole = c.window_stats
+    return {"steady_counts": ", ".join(f"{k} {v}" for k, v in c.steady_counts.items()) or "–",
+            "steady_from": _seconds(starts) if starts else "–",
+            "whole_window.p50_ms": _stat_text_of(whole, "p50") if whole else "–",
+            "whole_window.p99_ms": _stat_text_of(whole, "p99") if whole else "–"}
 
 
 def cpu_account_texts(a) -> dict[str, str]:
