@@ -138,16 +138,20 @@ def binned(series: Series, size: int) -> Series:
 
 
 def running_median(y: np.ndarray, width: int = MEDIAN_WIDTH) -> np.ndarray:
-    """Running median of `width` values, the window kept whole and inside the series at its
+    """Running median of `width` (odd) values, the window kept whole and inside the series at its
     ends (the first values take the median of the first `width`): a burst of up to
     (width - 1) / 2 values is removed wherever it is, at the window's start too, and a step
     stays where it is."""
-    n = len(y)
+    y = np.asarray(y, dtype=np.float64)
+    n = y.shape[-1]
     if n <= width:
-        return np.full(n, float(np.median(y))) if n else np.asarray(y, dtype=np.float64)
-    medians = np.median(np.lib.stride_tricks.sliding_window_view(y, width), axis=1)
+        return np.broadcast_to(np.median(y, axis=-1, keepdims=True), y.shape).copy() if n else y
+    # an odd width: the middle of each sorted window is its median (np.median's checks cost
+    # more than the sort at this size); rows of a 2-D array are smoothed each on its own
+    windows = np.lib.stride_tricks.sliding_window_view(y, width, axis=-1)
+    medians = np.sort(windows, axis=-1)[..., width // 2]
     starts = np.clip(np.arange(n) - width // 2, 0, n - width)
-    return medians[starts]
+    return medians[..., starts]
 
 
 def robust_noise(y: np.ndarray) -> float:
@@ -221,6 +225,13 @@ def _linear(name: str, log_value: float, offered_rate: float | None) -> float:
     return math.expm1(log_value) if name == "in_flight" else math.exp(log_value)
 
 
+def _matters(name: str, la: float, lb: float, offered_rate: float | None) -> bool:
+    """Whether two levels of a signal (its log scale) differ by MATTERS' factor and floor."""
+    factor, floor = MATTERS[name]
+    return (abs(la - lb) > math.log(factor)
+            and abs(_linear(name, la, offered_rate) - _linear(name, lb, offered_rate)) > floor)
+
+
 def difference(signals: dict[str, np.ndarray], a: tuple[int, int], b: tuple[int, int],
                offered_rate: float | None = None, names=None) -> int:
     """+1 when segment a is worse (higher) than segment b in a way that matters, -1 when it is
@@ -231,10 +242,8 @@ def difference(signals: dict[str, np.ndarray], a: tuple[int, int], b: tuple[int,
     for name, raw in signals.items():
         if names is not None and name not in names:
             continue
-        factor, floor = MATTERS[name]
         la, lb = _level(raw, *a), _level(raw, *b)
-        va, vb = _linear(name, la, offered_rate), _linear(name, lb, offered_rate)
-        if abs(la - lb) > math.log(factor) and abs(va - vb) > floor:
+        if _matters(name, la, lb, offered_rate):
             votes.append(la - lb)
     if not votes:
         return 0
@@ -253,10 +262,17 @@ def classify(series: Series, *, window_s: float, offered_rate: float | None = No
             f"not known: {n} whole seconds in the window, too few to tell a transient from a "
             f"steady state" if signals else "not known: no interval of the window was answered"))
     names = list(signals)
-    smooth = {k: running_median(signals[k]) for k in names}
-    noise = [robust_noise(signals[k]) for k in names]
-    found = pelt(np.vstack([smooth[k] for k in names]), noise, PENALTY_PER_LOG_N * math.log(n),
-                 MIN_SEGMENT_S)
+    smooth = dict(zip(names, running_median(np.vstack([signals[k] for k in names]))))
+    found = []
+    # Segment levels are medians of the smoothed signals, so they lie within each signal's
+    # range: when no signal's whole range is a difference that matters, no two segments can
+    # differ, and the change points would change nothing (most windows: it saves PELT's cost).
+    bounded = not any(_matters(k, float(v.max()), float(v.min()), offered_rate)
+                      for k, v in smooth.items())
+    if not bounded:
+        noise = [robust_noise(signals[k]) for k in names]
+        found = pelt(np.vstack([smooth[k] for k in names]), noise,
+                     PENALTY_PER_LOG_N * math.log(n), MIN_SEGMENT_S)
     bounds = [0, *found, n]
     segments = list(zip(bounds[:-1], bounds[1:]))
     # the steady part: the last segment, grown back over those that do not differ from it
@@ -265,7 +281,8 @@ def classify(series: Series, *, window_s: float, offered_rate: float | None = No
     while k >= 0 and difference(smooth, segments[k], (start, n), offered_rate) == 0:
         start = segments[k][0]
         k -= 1
-    changes = tuple(float(series.t_s[a]) for a, _ in segments[1:])
+    changes = tuple(float(series.t_s[b[0]]) for a, b in zip(segments, segments[1:])
+                    if difference(smooth, a, b, offered_rate) != 0)
     if start > 0:
         start = _first_steady_second(signals, start, n, offered_rate)
     steady_from = float(series.t_s[start])
@@ -285,7 +302,7 @@ def classify(series: Series, *, window_s: float, offered_rate: float | None = No
         return SteadyState("no-steady-state", None, window_s, changes, saturated_queue=True,
                            sentence=("no steady state: most requests timed out to the window's "
                                      "end (saturated)"))
-    drift = _drift(smooth, start, n, offered_rate)
+    drift = 0 if bounded else _drift(smooth, start, n, offered_rate)
     if drift < 0 or _drains(series, start, offered_rate):
         return SteadyState("no-steady-state", None, window_s, changes, not_steady=True,
                            sentence=("no steady state: the backlog was still draining at the "
