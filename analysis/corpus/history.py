@@ -39,7 +39,8 @@ MIN_SEGMENT = 2
 MIN_CHANGE_PCT = 5.0
 METHOD_TEXT = ("change points: PELT (Killick et al. 2012) on the mean log {metric} of each "
                "version, penalty {per_log_n:g} x ln(versions), segments of at least "
-               "{min_segment} versions, changes under {min_pct:g} % not reported")
+               "{min_segment} versions, changes under {min_pct:g} % not reported; repetitions "
+               "that were not steady (a transient, issue 32) left out")
 
 
 @dataclass

@@ -556,7 +556,7 @@ def _cpu_method_text(run: Run, accounts: list) -> str:
 
 def _waiting_growth(scenario: Scenario) -> list[dict[str, Any]]:
     """Per system, the waiting share of p99 at each of its loads, the first saturated load
-    (the knee) marked."""
+    that was steady (the knee) marked."""
     out = []
     for s in scenario.systems:
         points, knee_seen = [], False
@@ -564,8 +564,9 @@ def _waiting_growth(scenario: Scenario) -> list[dict[str, Any]]:
             c = scenario.cell(lp.id, s.id)
             if c is None or c.cpu_account is None:
                 continue
-            knee = c.saturation.saturated and not knee_seen
-            knee_seen = knee_seen or c.saturation.saturated
+            # a cell that measured a transient is no knee (issue 32)
+            knee = c.saturation.saturated and not c.not_steady and not knee_seen
+            knee_seen = knee_seen or knee
             w = c.cpu_account.p99
             points.append({"offered_text": load_point_text(lp, unit=RATE_UNIT),
                            "pct_text": _bound_pct(w),
