@@ -65,7 +65,11 @@ PAGES = {"home": "/", "post": "/2026/11/22/thread-pool-vs-virtual-threads/",
          "fanout-post": "/2026/11/27/fan-out-under-load-futures-vs-pekko-streams/",
          # a server none of the bundled targets are, measured by URL with its JFR (issue 24)
          "url-report": "/reports/wiremock-by-url/",
-         **{f"fanout-{s}": f"/reports/fanout-curve/{s}/" for s in ("fanout-futures", "fanout-pekko")}}
+         **{f"fanout-{s}": f"/reports/fanout-curve/{s}/" for s in ("fanout-futures", "fanout-pekko")},
+         # the first fan-out recording, kept for its start-up backlog (issue 32)
+         "startup-report": "/reports/fanout-startup/",
+         **{f"startup-{s}": f"/reports/fanout-startup/{s}/"
+            for s in ("fanout-futures", "fanout-pekko")}}
 AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 # Desktop, and a phone (iPhone 12-15 class, CSS px).
 WIDTHS = {"desktop": 1280, "phone": 390}
