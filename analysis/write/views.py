@@ -721,7 +721,9 @@ def steadiness(run: Run) -> dict[str, Any] | None:
     if not totals:
         return None
     order = [*STEADY_ORDER, *sorted(set(totals) - set(STEADY_ORDER))]
-    return {"method_text": "How a window is judged steady: " + steady.METHOD_TEXT + ".",
+    return {"caption": ("The cells whose repetitions were not all flat: their classes, each "
+                        "repetition's verdict, and what the load-curve table shows for the cell."),
+            "method_text": "How a window is judged steady: " + steady.METHOD_TEXT + ".",
             "counts_text": ", ".join(f"{totals[k]} {k}" for k in order if k in totals)
             + " (cell repetitions)",
             "has_scenarios": any(sc.id is not None for sc in run.scenarios),
