@@ -6,6 +6,7 @@ rates. Needs the jars (bench/test.sh or `bash bench/run.sh x --smoke` builds the
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -341,10 +342,12 @@ def test_only_re_measures_one_cell_of_a_url_run(sleep_server, tmp_path):
     assert "0 failed" in check_run(tmp_path)
 
 
-def test_bundled_server_by_url_with_jfr_pid(tmp_path):
-    from analysis.read.jfr import summarize_jfr
+@contextlib.contextmanager
+def bundled_server(tmp_path, *jvm_flags):
+    """The bundled server's JDK HttpServer with a pool of 4 on a free port, started with
+    `jvm_flags`: yields (its process, the URL of /sleep?ms=20); stopped on leaving."""
     port_file = tmp_path / "port"
-    server = subprocess.Popen([str(JAVA), "-Xmx256m", "-jar", str(SERVER_JAR), "--executor",
+    server = subprocess.Popen([str(JAVA), *jvm_flags, "-jar", str(SERVER_JAR), "--executor",
                                "pool:4", "--port", "0", "--port-file", str(port_file)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -352,13 +355,18 @@ def test_bundled_server_by_url_with_jfr_pid(tmp_path):
             if port_file.is_file() and port_file.read_text().strip():
                 break
             time.sleep(0.1)
-        url = f"http://127.0.0.1:{port_file.read_text().strip()}/sleep?ms=20"
-        out = tmp_path / "run"
-        run_harness(out, "--system", f"jdk-pool4={url}", "--rates", "20,40",
-                    "--jfr-pid", str(server.pid))
+        yield server, f"http://127.0.0.1:{port_file.read_text().strip()}/sleep?ms=20"
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_bundled_server_by_url_with_jfr_pid(tmp_path):
+    from analysis.read.jfr import summarize_jfr
+    out = tmp_path / "run"
+    with bundled_server(tmp_path, "-Xmx256m") as (server, url):
+        run_harness(out, "--system", f"jdk-pool4={url}", "--rates", "20,40",
+                    "--jfr-pid", str(server.pid))
     run = yaml.safe_load((out / "run.yml").read_text(encoding="utf-8"))
     assert run["load_generator"]["server_observed"].startswith("yes:")
     for cell in run["cells"]:
@@ -553,23 +561,11 @@ def test_server_pid_of_a_jvm_records_its_jdk_gc_heap_and_only_its_x_flags(tmp_pa
     """Issue 32: --server-pid on a JVM puts its JDK, GC, heap and -X/-XX flags into run.yml's
     environment, once per run; a -D property (which can be a secret) and the application's
     arguments are not recorded. Golden: the flags given here and the JDK's own release file."""
-    port_file = tmp_path / "port"
-    server = subprocess.Popen([str(JAVA), "-Xms32m", "-Xmx64m", "-XX:+UseSerialGC",
-                               "-Dpassword=hunter2", "-jar", str(SERVER_JAR), "--executor",
-                               "pool:4", "--port", "0", "--port-file", str(port_file)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(300):
-            if port_file.is_file() and port_file.read_text().strip():
-                break
-            time.sleep(0.1)
-        url = f"http://127.0.0.1:{port_file.read_text().strip()}/sleep?ms=20"
-        out = tmp_path / "run"
+    out = tmp_path / "run"
+    with bundled_server(tmp_path, "-Xms32m", "-Xmx64m", "-XX:+UseSerialGC",
+                        "-Dpassword=hunter2") as (server, url):
         run_harness(out, "--system", f"jdk-pool4={url}", "--rates", "20",
                     "--server-pid", str(server.pid))
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     text = (out / "run.yml").read_text(encoding="utf-8")
     env = yaml.safe_load(text)["environment"]
     release = dict(re.findall(r'^(\w+)="(.*)"$', (JAVA.parents[1] / "release").read_text(), re.M))

@@ -5,7 +5,7 @@ window (derive/steady.py). Pure, no I/O.
 
 The cost minimised is
 
-    sum over segments of  sum_i sum_k (y_ik - segment mean_k)^2 / s_k^2   +   penalty x (segments - 1)
+    sum over segments of  sum_i sum_k (y_ik - segment mean_k)^2 / s_k^2  +  penalty x (segments - 1)
 
 for one signal (k = 1) or several measured on the same points (each in units of its noise s_k).
 """

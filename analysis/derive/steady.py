@@ -317,7 +317,8 @@ def classify(series: Series, *, window_s: float, offered_rate: float | None = No
         return SteadyState("no-steady-state", None, window_s, changes, not_steady=True,
                            sentence=(f"no steady state: it still changed {steady_from:g} s into "
                                      f"the {window_s:g} s window"))
-    earlier = [difference(smooth, seg, (start, n), offered_rate) for seg in segments if seg[1] <= start]
+    earlier = [difference(smooth, seg, (start, n), offered_rate)
+               for seg in segments if seg[1] <= start]
     if any(d < 0 for d in earlier):
         return SteadyState("slowdown", steady_from, window_s, changes, sentence=(
             f"slowdown: worse from {steady_from:g} s of the {window_s:g} s window on than "

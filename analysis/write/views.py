@@ -1082,9 +1082,9 @@ def jvm_hotspots(run: Run, scenario: Scenario | None = None) -> dict[str, Any] |
         out["attribution_caption"] = (
             "Share of the server's JFR execution samples per offered load (requests/s), in "
             "brackets how many, the samples " + scope + " of each load (the per-request "
-            "accounting pools every repetition's): a sample counts once, under the first frame from the leaf (the "
-            "running method) towards the root that a pattern of the run's jfr_attribution "
-            "matches; other: no frame matched.")
+            "accounting pools every repetition's): a sample counts once, under the first frame "
+            "from the leaf (the running method) towards the root that a pattern of the run's "
+            "jfr_attribution matches; other: no frame matched.")
     return out
 
 
