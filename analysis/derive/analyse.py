@@ -266,8 +266,10 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
             histogram = combine(part)
             stats = aggregate.histogram_stats(histogram, unit)
             length_s = lp.duration_s - state.steady_from_s
-        p50s = [(r["t_s"], r["p50_ms"]) for r in series if r["p50_ms"] is not None
-                and r["t_s"] >= (state.steady_from_s or 0.0) * state.from_steady_part]
+        # the queue rule over what the figures describe: the steady part, or the whole window
+        first_s = state.steady_from_s if state.from_steady_part else 0.0
+        p50s = [(r["t_s"], r["p50_ms"]) for r in series
+                if r["p50_ms"] is not None and r["t_s"] >= first_s]
         return Repetition(
             index=cell.repetition, source=rel, stats=stats,
             throughput_rps=aggregate.recorded_rate(stats.count, length_s),
