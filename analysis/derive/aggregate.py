@@ -95,6 +95,16 @@ def queue_verdict(repetitions: Sequence[Repetition]) -> overload.QueueTest | Non
     return growing[len(growing) // 2]
 
 
+def p50_queue(series: list[dict[str, Any]], offered_rate: float,
+              from_s: float = 0.0) -> overload.QueueTest:
+    """The queue rule on the per-interval p50 of `series` (interval_series rows) from `from_s`
+    on: where no in-flight count was recorded (schema 1, a load tool's per-request file)."""
+    points = [(r["t_s"], r["p50_ms"]) for r in series
+              if r["p50_ms"] is not None and r["t_s"] >= from_s]
+    return overload.queue_growth_from_p50([t for t, _ in points], [v for _, v in points],
+                                          offered_rate)
+
+
 def cell_host(repetitions: Sequence[Repetition]) -> HostHealth | None:
     """overload.repetitions_host: a busy repetition's own figures, else the medians."""
     return overload.repetitions_host([(r.index, r.host) for r in repetitions

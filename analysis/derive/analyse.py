@@ -266,17 +266,14 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
             histogram = combine(part)
             stats = aggregate.histogram_stats(histogram, unit)
             length_s = lp.duration_s - state.steady_from_s
-        # the queue rule over what the figures describe: the steady part, or the whole window
-        first_s = state.steady_from_s if state.from_steady_part else 0.0
-        p50s = [(r["t_s"], r["p50_ms"]) for r in series
-                if r["p50_ms"] is not None and r["t_s"] >= first_s]
         return Repetition(
             index=cell.repetition, source=rel, stats=stats,
             throughput_rps=aggregate.recorded_rate(stats.count, length_s),
             accounting=Accounting(sent=cell.sent, errors=cell.errors, timed_out=cell.timeouts),
             series=series, jvm=jvm, gc_pauses=gc_pauses, timeout_ms=tmo,
-            queue=None if lp.offered_rate is None else overload.queue_growth_from_p50(
-                [t for t, _ in p50s], [v for _, v in p50s], lp.offered_rate),
+            # the queue rule over what the figures describe: the steady part, or the window
+            queue=None if lp.offered_rate is None else aggregate.p50_queue(
+                series, lp.offered_rate, state.steady_from_s if state.from_steady_part else 0.0),
             steady=state, window_stats=whole if state.from_steady_part else None), histogram
     w = counts.window
     if tmo is None:
@@ -323,13 +320,12 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
 def steady_part(log, tag, counts: Counts, cut_s: float, tmo: float, unit: str):
     """A warm-up repetition's figures from its steady part on (issue 32), `cut_s` on the log's
     axis: (stats, accounting, in flight, rates, histogram), or None when nothing was answered
-    in it. The log and the counts hold 1 s intervals by
-    the time a request was answered or timed out, not by its send time, so the part's
-    population is the window's requests answered, timed out or failed from `cut_s` on: a
-    request sent just before the cut and answered after it is in (at most the few in flight
-    at the cut, as the steady part is steady), one sent before it and timing out after it too
-    (which can only make the part look worse). The window's end and its drain are the
-    window's."""
+    in it. The log and the counts hold 1 s intervals by the time a request was answered or
+    timed out, not by its send time, so the part's population is the window's requests
+    answered, timed out or failed from `cut_s` on: a request sent just before the cut and
+    answered after it is in (at most the few in flight at the cut, as the steady part is
+    steady), one sent before it and timing out after it too (which can only make the part look
+    worse). The window's end and its drain are the window's."""
     cut = cut_s - 1e-6
     answered = [iv.histogram for iv in log.select(tag) if iv.start_s >= cut]
     if not answered:

@@ -137,12 +137,12 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples,
                                             1.0 / UNITS_PER_MS[unit], errors)
     if whole is None and state.from_steady_part:
         state = replace(state, from_steady_part=False)
+    replies = (completed + errors if whole is not None else
+               _replies_during(samples, skip_s, duration) if duration else 0)
     queue = None
     if lp.offered_rate:
-        p50s = [(r["t_s"], r["p50_ms"]) for r in series if r["p50_ms"] is not None
-                and (whole is None or r["t_s"] >= state.steady_from_s)]
-        queue = overload.queue_growth_from_p50([t for t, _ in p50s], [v for _, v in p50s],
-                                               lp.offered_rate)
+        queue = aggregate.p50_queue(series, lp.offered_rate,
+                                    state.steady_from_s if whole is not None else 0.0)
     if rec.corrected:
         imported.corrected = aggregate.histogram_stats(rec.merged(corrected=True), unit)
     imported.converted = converted_hlog_path(manifest.run_id, os.path.relpath(
@@ -157,8 +157,7 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples,
         # as the harness counts them: every reply (any status) that came during the window,
         # to whichever request, per second; and the window's requests answered, per second
         # (the steady part's: its requests' replies, answered or failed, per second of it)
-        throughput_rps=((completed + errors) / length_s if whole is not None else
-                        _replies_during(samples, skip_s, duration) / duration) if length_s else 0.0,
+        throughput_rps=replies / length_s if length_s else 0.0,
         goodput_rps=completed / length_s if length_s else None,
         accounting=Accounting(sent=requests, completed=completed,
                               timed_out=timed_out, errors=errors,

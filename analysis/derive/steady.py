@@ -238,13 +238,14 @@ def difference(signals: dict[str, np.ndarray], a: tuple[int, int], b: tuple[int,
     better, 0 when they do not differ; levels are the segments' medians of the filtered signals
     (so that a burst the filter removes moves no level). Signals that disagree in direction: the
     largest relative difference decides. `names`: only these signals."""
-    votes = []
-    for name, raw in signals.items():
-        if names is not None and name not in names:
-            continue
-        la, lb = _level(raw, *a), _level(raw, *b)
-        if _matters(name, la, lb, offered_rate):
-            votes.append(la - lb)
+    return _vote({name: (_level(raw, *a), _level(raw, *b)) for name, raw in signals.items()
+                  if names is None or name in names}, offered_rate)
+
+
+def _vote(levels: dict[str, tuple[float, float]], offered_rate: float | None) -> int:
+    """difference() on given (a, b) levels per signal: +1 a worse, -1 a better, 0 the same."""
+    votes = [la - lb for name, (la, lb) in levels.items()
+             if _matters(name, la, lb, offered_rate)]
     if not votes:
         return 0
     return 1 if max(votes, key=abs) > 0 else -1
@@ -287,9 +288,7 @@ def classify(series: Series, *, window_s: float, offered_rate: float | None = No
         start = _first_steady_second(signals, start, n, offered_rate)
     steady_from = float(series.t_s[start])
     steady_len = n - start
-    # the queue rule over the steady part, and never over fewer than the window's last quarter
-    queue = _queue_in(series, min(start, n - max(overload.QUEUE_MIN_POINTS,
-                                                 math.ceil(TAIL_SHARE * n))), offered_rate)
+    queue = _queue_test(series, _tail_start(start, n), offered_rate)
     if queue is not None and queue.grows:
         return SteadyState("no-steady-state", None, window_s, changes, not_steady=False,
                            saturated_queue=True, sentence=(
@@ -341,27 +340,31 @@ def _first_steady_second(signals: dict[str, np.ndarray], start: int, n: int,
     whose raw values are worse than the steady level by a difference that matters (at most
     MIN_SEGMENT_S - 1 of them, and never below TAIL_SHARE of the window left)."""
     limit = min(start + MIN_SEGMENT_S - 1, n - max(MIN_SEGMENT_S, math.ceil(TAIL_SHARE * n)))
-    steady = {k: np.full(n, _level(v, start, n)) for k, v in signals.items()}
-    while start < limit:
-        second = {k: np.concatenate([v[:start + 1], steady[k][start + 1:]])
-                  for k, v in signals.items()}
-        if difference(second, (start, start + 1), (start + 1, n), offered_rate) <= 0:
-            break
+    steady = {k: _level(v, start, n) for k, v in signals.items()}
+    while start < limit and _vote({k: (float(v[start]), steady[k]) for k, v in signals.items()},
+                                  offered_rate) > 0:
         start += 1
     return start
 
 
-def _queue_in(series: Series, start: int, offered_rate: float | None):
-    """overload's queue rule inside the steady part: in flight where counted, else p50."""
+def _tail_start(start: int, n: int) -> int:
+    """Where the queue tests begin: the steady part, and never fewer intervals than the
+    window's last quarter (nor than the queue rule needs)."""
+    return min(start, n - max(overload.QUEUE_MIN_POINTS, math.ceil(TAIL_SHARE * n)))
+
+
+def _queue_test(series: Series, start: int, offered_rate: float | None, falling: bool = False):
+    """overload's queue rule from interval `start` on: in flight where counted, else p50.
+    `falling`: the rule turned round (a backlog still draining grows when negated)."""
     if not offered_rate:
         return None
+    sign = -1.0 if falling else 1.0
     t = series.t_s[start:]
-    if series.in_flight is not None:
-        pairs = [(x, v) for x, v in zip(t, series.in_flight[start:]) if v is not None]
-        return overload.queue_growth([x for x, _ in pairs], [v for _, v in pairs], offered_rate)
-    pairs = [(x, v) for x, v in zip(t, series.p50_ms[start:]) if v is not None]
-    return overload.queue_growth_from_p50([x for x, _ in pairs], [v for _, v in pairs],
-                                          offered_rate)
+    values = series.in_flight if series.in_flight is not None else series.p50_ms
+    pairs = [(x, sign * v) for x, v in zip(t, values[start:]) if v is not None]
+    test = overload.queue_growth if series.in_flight is not None else \
+        overload.queue_growth_from_p50
+    return test([x for x, _ in pairs], [v for _, v in pairs], offered_rate)
 
 
 def _drift(smooth: dict[str, np.ndarray], start: int, n: int,
@@ -382,18 +385,8 @@ def _drift(smooth: dict[str, np.ndarray], start: int, n: int,
 def _drains(series: Series, start: int, offered_rate: float | None) -> bool:
     """The queue rule turned round: in flight (else p50 x rate) falls through the steady part
     by more than the rule's slope and scatter. A backlog still draining is no steady state."""
-    if not offered_rate:
-        return False
-    n = len(series.t_s)
-    a = min(start, n - max(overload.QUEUE_MIN_POINTS, math.ceil(TAIL_SHARE * n)))
-    t = series.t_s[a:]
-    if series.in_flight is not None:
-        pairs = [(x, -v) for x, v in zip(t, series.in_flight[a:]) if v is not None]
-        return overload.queue_growth([x for x, _ in pairs], [v for _, v in pairs],
-                                     offered_rate).grows
-    pairs = [(x, -v) for x, v in zip(t, series.p50_ms[a:]) if v is not None]
-    return overload.queue_growth_from_p50([x for x, _ in pairs], [v for _, v in pairs],
-                                          offered_rate).grows
+    test = _queue_test(series, _tail_start(start, len(series.t_s)), offered_rate, falling=True)
+    return bool(test and test.grows)
 
 
 def not_known(reason: str) -> SteadyState:

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from analysis.derive import overload, steady
-from analysis.model import Cell, LoadPoint, Run, Scenario, System
+from analysis.model import Cell, LatencyStats, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_UNIT, PERCENTILES,
                                  RATE_UNIT, TABLE_LATENCY, UNIT_TEXT, closed_load_text,
                                  display_value, fmt_censored,
@@ -32,7 +32,11 @@ def latency_header() -> str:
 
 
 def _stat_text(c: Cell, name: str, *, table: bool = False) -> str:
-    p = c.stats.get(name)
+    return _latency_text(c.stats, name, table=table)
+
+
+def _latency_text(stats: LatencyStats, name: str, *, table: bool = False) -> str:
+    p = stats.get(name)
     return fmt_censored(p.value_ms, p.at_least_ms, table=table)
 
 
@@ -76,8 +80,8 @@ def _steady_cell_texts(c: Cell) -> dict[str, str]:
     whole = c.window_stats
     return {"steady_counts": ", ".join(f"{k} {v}" for k, v in c.steady_counts.items()) or "–",
             "steady_from": _seconds(starts) if starts else "–",
-            "whole_window.p50_ms": _stat_text_of(whole, "p50") if whole else "–",
-            "whole_window.p99_ms": _stat_text_of(whole, "p99") if whole else "–"}
+            "whole_window.p50_ms": _latency_text(whole, "p50", table=True) if whole else "–",
+            "whole_window.p99_ms": _latency_text(whole, "p99", table=True) if whole else "–"}
 
 
 def cpu_account_texts(a) -> dict[str, str]:
@@ -219,14 +223,10 @@ def steady_texts(c: Cell) -> dict[str, Any]:
         out["saturation_text"] = ("saturated: " + ", ".join(c.saturation.reasons)
                                   + "; the queue grows to the end: no steady state")
     if c.window_stats is not None:
-        whole = " / ".join(_stat_text_of(c.window_stats, name) for name in TABLE_LATENCY)
+        whole = " / ".join(_latency_text(c.window_stats, name, table=True)
+                           for name in TABLE_LATENCY)
         out["whole_window_text"] = f"whole window: {whole}"
     return out
-
-
-def _stat_text_of(stats, name: str) -> str:
-    p = stats.get(name)
-    return fmt_censored(p.value_ms, p.at_least_ms, table=True)
 
 
 def error_flag_text(c: Cell) -> str | None:
