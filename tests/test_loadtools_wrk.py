@@ -133,8 +133,10 @@ def test_only_the_right_reader_claims_a_fixture(path):
     head = path.read_bytes()[:65536]
     claims = {m.__name__: m.sniff(head) for m in (wrk, hgrm, locust, plaincsv)}
     expected = {"wrk": "wrk", "wrk2": "wrk2", "hgrm": "hgrm"}.get(path.parent.name)
-    if path.parent.name == "locust":
-        expected = "locust-history" if "history" in path.name else "locust-stats"
+    if path.parent.name == "locust" and path.suffix == ".csv" and "failures" not in path.name:
+        expected = {"history": "locust-history", "requests": "locust-requests",
+                    "distribution": "locust-distribution"}.get(
+                        path.stem.rsplit("_", 1)[-1], "locust-stats")
     if path.parent.name == "wrk2" and path.name == "wrk2-plain.txt":
         expected = "wrk2"       # calibration lines, no distribution
     assert sorted(v for v in claims.values() if v) == ([expected] if expected else [])

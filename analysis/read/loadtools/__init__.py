@@ -10,7 +10,9 @@ columns and units). Every reader returns the plain data of `results.py` and rais
 skipped, counted and listed in `warnings`.
 
 Each reader module has `sniff(head: bytes) -> str | None` (the format name it recognises in the
-first bytes of a file, or None) and `read(path, fmt, options) -> RequestSamples | ResultSummary`.
+first bytes of a file, or None) and `read(path, fmt, options) -> RequestSamples | ResultSummary`;
+it may have `refuse(head: bytes) -> (what, hint) | None` for a file of its tool that holds no
+result (Locust's PREFIX_failures.csv), refused by name rather than as unknown.
 """
 from __future__ import annotations
 
@@ -39,6 +41,8 @@ FORMATS: dict[str, tuple[str, str]] = {
     "wrk2": ("wrk", "wrk2's console output (with --latency: the whole percentile spectrum)"),
     "locust-stats": ("locust", "Locust --csv PREFIX: PREFIX_stats.csv"),
     "locust-history": ("locust", "Locust --csv PREFIX: PREFIX_stats_history.csv"),
+    "locust-requests": ("locust", "Locust 0.x --csv=PREFIX: PREFIX_requests.csv"),
+    "locust-distribution": ("locust", "Locust 0.x --csv=PREFIX: PREFIX_distribution.csv"),
     "hgrm": ("hgrm", "HdrHistogram percentile distribution (.hgrm)"),
     "csv": ("plaincsv", "a plain CSV: timestamp, latency, optional status (units in run.yml)"),
 }
@@ -83,6 +87,9 @@ def detect_format(path: str | os.PathLike) -> str:
         fmt = _module(name).sniff(head)
         if fmt is not None:
             return fmt
+        refusal = getattr(_module(name), "refuse", lambda _: None)(head)
+        if refusal is not None:
+            raise ResultsError(f"this is {refusal[0]}", path=path, hint=refusal[1])
     raise ResultsError("not a result file of a known load tool",
                        path=path, hint="formats: " + ", ".join(FORMATS)
                        + "; name one with `format:` in run.yml or --format")
