@@ -25,10 +25,10 @@ RAW_FIELDS = {"gatling-2.3.1": (5, 6, 7), "gatling-3.12.0-open": (3, 4, 5),
               "gatling-3.12.0-closed": (3, 4, 5)}
 
 
-def raw_requests(run: str) -> list[tuple[int, int, str]]:
+def raw_requests(run: str, log: str | None = None) -> list[tuple[int, int, str]]:
     begin, end, status = RAW_FIELDS[run]
     out = []
-    for line in (GA / f"{run}.simulation.log").read_text().splitlines():
+    for line in (GA / (log or f"{run}.simulation.log")).read_text().splitlines():
         fields = line.split("\t")
         if fields[0] == "REQUEST":
             out.append((int(fields[begin]), int(fields[end]) - int(fields[begin]),
@@ -67,6 +67,39 @@ def test_text_logs_match_gatlings_own_statistics(run):
     assert set(result.labels) == {"home", "api-error", "checkout / cart", "checkout / pay",
                                   "slow", "refused", "missing"}
     assert result.skipped == 0 and result.warnings == []
+
+
+@pytest.mark.parametrize("run", ["gatling-2.3.1", "gatling-3.12.0-open"])
+def test_records_that_end_at_ok_ko_are_read(run):
+    """The real log with its trailing whitespace trimmed: every request without a message ends
+    right after OK/KO (README); Gatling's own statistics of the run still hold."""
+    log = f"{run}-trimmed.simulation.log"
+    assert sum(line.endswith("\tOK") for line in (GA / log).read_text().splitlines()) > 200
+    result = read_results(GA / log)
+    stats = json.loads((GA / f"{run}.global_stats.json").read_text())
+    raw = raw_requests(run, log)
+    assert len(result) == len(raw) == stats["numberOfRequests"]["total"]
+    assert int(result.ok.sum()) == stats["numberOfRequests"]["ok"]
+    values = sorted(result.latency_ns // 1_000_000)
+    assert values[-1] == stats["maxResponseTime"]["total"]
+    for p in (50, 99):
+        assert nearest_rank(values, p) == nearest_rank(sorted(r[1] for r in raw), p)
+    assert result.skipped == 0 and result.warnings == []
+
+
+@pytest.mark.parametrize("run", ["gatling-2.3.1", "gatling-3.12.0-open"])
+@pytest.mark.parametrize("with_run_record", [True, False])
+def test_a_log_made_only_of_records_without_a_message(tmp_path, run, with_run_record):
+    lines = [line for line in (GA / f"{run}-trimmed.simulation.log").read_text().splitlines()
+             if line.endswith("\tOK") or (with_run_record and line.startswith("RUN"))]
+    path = tmp_path / "simulation.log"
+    path.write_text("\n".join(lines) + "\n")
+    result = read_results(path, format="gatling-log")
+    stats = json.loads((GA / f"{run}.global_stats.json").read_text())
+    assert len(result) == int(result.ok.sum()) == stats["numberOfRequests"]["ok"]
+    assert (result.latency_ns // 1_000_000).max() == stats["maxResponseTime"]["ok"]
+    assert result.skipped == 0
+    assert ("Gatling 2.2-2.3" if "2.3.1" in run else "Gatling 3.4-3.12") in result.info.measure
 
 
 def test_layouts_are_named_in_the_measure():

@@ -10,6 +10,9 @@ The layouts (tab-separated; from Gatling's LogFileDataWriter at each release):
                RUN <class> <userDefinedId> <defaultId> <start> <description> 2.0
     3.0 - 3.3  REQUEST <userId> <groups> <name> <start> <end> OK|KO <message>
     3.4 - 3.12 REQUEST <groups> <name> <start> <end> OK|KO <message>
+
+A request without a message has " " there; a log whose trailing whitespace was trimmed ends
+such a record right after OK/KO: read with an empty message (any layout).
                RUN <class> <simulationId> <start> <description> <Gatling version>
 
 `<groups>` is the comma-separated group path (empty outside a group); the label is Gatling's
@@ -191,8 +194,12 @@ def _read_run(run: _Run, fields: list[str]) -> None:
 
 def _request(run: _Run, fields: list[str], whole: bool):
     """(start, end, ok, label, message) of a REQUEST record, or what is wrong with it."""
-    layout = run.layout or _layout_of(fields)
+    layout = run.layout = run.layout or _layout_of(fields)    # one log, one layout
     groups, name, begin, end, status, message, width = _REQUEST_FIELDS[layout]
+    if len(fields) == width - 1:
+        # Gatling writes " " where a request has no message: a log whose trailing whitespace
+        # was trimmed (an editor, a commit hook) ends such records right after OK/KO
+        fields = fields + [""]
     if len(fields) < width or (layout in ("3.0", "3.4") and len(fields) != width):
         cut = "" if whole else ", the line is cut off"
         return (f"REQUEST record with {len(fields)} fields, Gatling {_RANGES[layout]} writes "
@@ -211,11 +218,13 @@ def _request(run: _Run, fields: list[str], whole: bool):
 
 
 def _layout_of(fields: list[str]) -> str:
-    """A log without its RUN record: the layout from the REQUEST record's shape."""
+    """A log without its RUN record: the layout from where the REQUEST record's OK/KO sits
+    after its two times (its message may be missing, so not from its field count)."""
     if fields[0] != "REQUEST":
         return "2.0"
-    if len(fields) == 8:
-        return "3.0"
-    if len(fields) >= 9:
-        return "2.2"
-    return "3.4"
+    for layout in ("3.4", "3.0", "2.2"):
+        status = _REQUEST_FIELDS[layout][4]
+        if len(fields) > status and fields[status] in ("OK", "KO") and \
+                fields[status - 1].isdigit() and fields[status - 2].isdigit():
+            return layout
+    return "2.2" if len(fields) >= 9 else "3.0" if len(fields) == 8 else "3.4"
