@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -385,3 +386,19 @@ def test_a_runs_window_and_correction_leave_a_summary_whole_and_say_so(tmp_path)
     assert tool["window_text"].startswith("not cut: the wrk summary holds no times")
     assert tool["correction_text"] is None
     assert doc["cells"]["c8"]["wrk"]["count"] == 8211       # the whole file, as wrk printed it
+
+
+def test_a_jmeter_csv_with_date_timestamps_builds_with_its_pattern_from_run_yml(tmp_path):
+    """JMeter 5.6.3 with timestamp_format=MM/dd/yyyy HH:mm:ss.SSS: the file cannot say whether
+    11/29 is day/month or month/day, run.yml's options can; every sample counts (JMeter's own
+    summariser line of that run)."""
+    site = _one_file_run(
+        tmp_path, "jm", "jmeter/jmeter5-date-us.jtl", "results.jtl",
+        "systems: [{id: jm, label: JMeter}]\n"
+        "load_points: [{id: r50, offered_rate: 50, duration_s: 6}]\n"
+        "cells:\n  - system: jm\n    load: r50\n    results: files/results.jtl\n"
+        "    options: {timestamp_format: \"MM/dd/yyyy HH:mm:ss.SSS\"}\n")
+    summary = (FIXTURES / "jmeter/jmeter5-date-us.summariser.txt").read_text()
+    sent = int(re.search(r"^summary =\s+(\d+) in", summary, re.MULTILINE)[1])
+    cell = yaml.safe_load(find_data(site, "jm").read_text(encoding="utf-8"))["cells"]["r50"]["jm"]
+    assert cell["sent"] == sent == 416

@@ -24,6 +24,15 @@ JM = FIXTURES / "jmeter"
 CSV_FILES = ["jmeter213-noheader", "jmeter213-header", "jmeter5-default", "jmeter5-noheader",
              "jmeter5-reduced", "jmeter5-reduced-noheader"]
 XML_FILES = ["jmeter213", "jmeter5"]
+# JMeter 5.6.3 with jmeter.save.saveservice.timestamp_format (README): the run.yml options each
+# needs (the JVM's zone was UTC but for the Kolkata run, +05:30)
+DATE_FILES = {"jmeter5-date-seconds": {}, "jmeter5-date-ms": {},
+              "jmeter5-date-us": {"timestamp_format": "MM/dd/yyyy HH:mm:ss.SSS"},
+              "jmeter5-date-kolkata": {"utc_offset": "+05:30"}}
+PYTHON_FORMATS = {"jmeter5-date-seconds": ("%Y/%m/%d %H:%M:%S", 0),
+                  "jmeter5-date-ms": ("%Y/%m/%d %H:%M:%S.%f", 0),
+                  "jmeter5-date-us": ("%m/%d/%Y %H:%M:%S.%f", 0),
+                  "jmeter5-date-kolkata": ("%Y-%m-%d %H:%M:%S.%f", 330)}
 # the columns of each headerless fixture, as JMeter's jmeter.properties of that run had them
 HEADERLESS = {
     "jmeter213-noheader": jmeter.DEFAULT_COLUMNS_2,
@@ -192,9 +201,9 @@ def test_timestamp_at_the_end_gives_start_as_end_minus_elapsed():
 
 def test_the_fast_and_the_row_by_row_reader_agree(monkeypatch):
     monkeypatch.setattr(jmeter, "CHUNK_ROWS", 37)    # many chunks, categories that differ
-    for name in CSV_FILES:
+    for name in CSV_FILES + list(DATE_FILES):
         path = str(JM / f"{name}.jtl")
-        layout = jmeter._csv_layout(path)
+        layout = jmeter._csv_layout(path, DATE_FILES.get(name, {}))
         fast = jmeter._read_csv_fast(path, layout)
         rows, skipped = jmeter._read_csv_rows(path, layout)
         assert skipped.count == 0
@@ -263,8 +272,9 @@ def test_the_shared_unusable_variants_fail_clearly(tmp_path, name, fmt):
     (b"", "empty"),
     (b"\x00\x01\x02binary\x00" * 100, "NUL bytes"),
     (b"hello,world\n1,2\n", "neither a header"),
-    (b"timeStamp,elapsed,success\n2024/01/01 10:00:00.000,12,true\n",
-     "timestamp_format=ms"),
+    (b"timeStamp,elapsed,success\n01/02/2024 10:00:00.000,12,true\n",
+     "day and month in an order the file does not say"),
+    (b"timeStamp,elapsed,success\nMon Jan 01 2024,12,true\n", "timestamp_format"),
 ])
 def test_unusable_files_give_one_clear_error(tmp_path, content, what):
     assert_one_clear_error(tmp_path / "x.jtl", content, "jmeter-jtl", what)
@@ -300,3 +310,80 @@ def test_damaged_files_read_or_raise_results_error(tmp_path, name, data):
     path = tmp_path / name
     path.write_bytes(damaged(data, (JM / name).read_bytes()[:6000]))
     assert_reads_or_raises(path, "jmeter-xml" if "xml" in name else "jmeter-jtl")
+
+
+# ---------------------------------------------------------------------------- dates (issue 33)
+
+def _run_window_ms(name: str) -> tuple[int, int]:
+    """The epoch ms JMeter printed as the test's start and its tidying up, the same run."""
+    text = (JM / f"{name}.summariser.txt").read_text()
+    start = int(re.search(r"Starting standalone test @ .*\((\d+)\)", text)[1])
+    end = int(re.search(r"Tidying up .*\((\d+)\)", text)[1])
+    return start, end
+
+
+@pytest.mark.parametrize("name", sorted(DATE_FILES))
+def test_date_timestamps_read_like_epoch_ms(name):
+    from datetime import datetime, timedelta, timezone
+    path = JM / f"{name}.jtl"
+    assert detect_format(path) == "jmeter-jtl"
+    result = read_results(path, options=DATE_FILES[name])
+    rows = raw_rows(name)
+    elapsed = [int(r["elapsed"]) for r in rows]
+    summary = summariser(name)
+    assert len(result) == len(rows) == summary["count"]
+    assert int((~result.ok).sum()) == summary["errors"]
+    assert (ms(result).min(), ms(result).max()) == (summary["min"], summary["max"])
+    for p in (50, 90, 99):
+        assert nearest_rank(sorted(ms(result)), p) == nearest_rank(sorted(elapsed), p)
+    # the dates, parsed here by Python's strptime in the zone JMeter's JVM ran in
+    pattern, minutes = PYTHON_FORMATS[name]
+    zone = timezone(timedelta(minutes=minutes))
+    expected = [round(datetime.strptime(r["timeStamp"], pattern).replace(tzinfo=zone)
+                      .timestamp() * 1000) for r in rows]
+    assert result.start_ms.tolist() == expected
+    # and inside the run as JMeter's own clock printed it (a date in whole seconds: from
+    # the start of the second the test started in)
+    start, end = _run_window_ms(name)
+    assert start // 1000 * 1000 <= result.start_ms.min() and result.start_ms.max() <= end
+    assert result.skipped == 0 and result.warnings == []
+
+
+def test_a_wrong_zone_moves_every_send_time_by_its_offset_only():
+    name = "jmeter5-date-kolkata"
+    right = read_results(JM / f"{name}.jtl", options=DATE_FILES[name])
+    as_utc = read_results(JM / f"{name}.jtl")
+    shift = as_utc.start_ms - right.start_ms
+    assert (shift == 330 * 60_000).all()
+    # the sends relative to the first, and so the one-second intervals, do not change
+    assert ((as_utc.start_ms - as_utc.start_ms.min())
+            == (right.start_ms - right.start_ms.min())).all()
+
+
+def test_an_ambiguous_date_asks_for_its_pattern():
+    with pytest.raises(ResultsError) as err:
+        read_results(JM / "jmeter5-date-us.jtl")
+    message = str(err.value)
+    assert "jmeter5-date-us.jtl:2: timeStamp '11/29/2026" in message
+    assert "day and month" in message and "timestamp_format" in message
+
+
+@pytest.mark.parametrize("options, what", [
+    ({"timestamp_format": "yyyy/MM/dd hh:mm a"}, "'hh' is not a pattern letter"),
+    ({"timestamp_format": "yyyy-MM-dd HH:mm:ss"}, "is not a date of timestamp_format"),
+    ({"utc_offset": "CET"}, "utc_offset 'CET'"),
+])
+def test_a_wrong_pattern_or_offset_is_one_clear_error(options, what):
+    with pytest.raises(ResultsError, match=re.escape(what)):
+        read_results(JM / "jmeter5-date-ms.jtl", options=options)
+
+
+def test_a_row_whose_date_does_not_fit_is_skipped_with_its_line(tmp_path):
+    lines = (JM / "jmeter5-date-ms.jtl").read_text().splitlines(keepends=True)
+    lines[5] = lines[5].replace("2026/", "2026-", 1)
+    path = tmp_path / "x.jtl"
+    path.write_text("".join(lines))
+    result = read_results(path)
+    assert len(result) == len(lines) - 2 and result.skipped == 1
+    assert result.warnings == [f"{path}:6: timeStamp {lines[5].split(',')[0]!r} is not a "
+                               "date of the pattern 'yyyy/MM/dd HH:mm:ss.SSS' (skipped)"]

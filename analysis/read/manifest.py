@@ -59,7 +59,8 @@ CELL_KEYS = {"system", "load", "hlog", "tag", "jfr", "sent", "errors", "timeouts
 WINDOW_KEYS = {"skip_s", "duration_s"}
 CO_CORRECTION_KEYS = {"expected_interval_ms"}
 # what a plain CSV (`format: csv`) cannot say about itself (analysis/read/loadtools/plaincsv.py)
-RESULT_OPTION_KEYS = {"timestamp", "timestamp_unit", "timestamp_marks", "latency",
+RESULT_OPTION_KEYS = {"timestamp", "timestamp_unit", "timestamp_marks", "timestamp_format",
+                      "utc_offset", "latency",
                       "latency_unit", "status", "ok", "delimiter", "value_unit_ms"}
 # knee_search (bench/run.sh --find-knee): how the rates were chosen; settle (a server given by
 # URL): the wait before each cell. Both per system, for the methodology.

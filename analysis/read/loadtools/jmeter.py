@@ -6,8 +6,10 @@ per sample, with the columns the `jmeter.save.saveservice.*` properties left on.
 - `timeStamp` / `ts`: ms since the Unix epoch. JMeter's shipped jmeter.properties sets
   `sampleresult.timestamp.start=true`, so it is when the request was SENT; a JMeter whose
   properties set it false writes the END time instead, which the file cannot tell: give
-  `options["timestamp"] = "end"` and start = timeStamp - elapsed. A date-formatted timeStamp
-  (`timestamp_format` other than ms) is refused with that hint.
+  `options["timestamp"] = "end"` and start = timeStamp - elapsed. A CSV's timeStamp written as a
+  date (`timestamp_format` other than ms) is read by jmeter_dates: the common year-first
+  patterns from the file, any other from `options["timestamp_format"]`, as UTC unless
+  `options["utc_offset"]` says otherwise.
 - `elapsed` / `t`: integer ms, from just before the request is sent to the last byte of the
   response (JMeter's "elapsed"; `Latency`/`lt` runs to the first byte and `Connect`/`ct` to the
   connection, neither is used). native_unit is therefore "ms".
@@ -58,6 +60,7 @@ import pandas as pd
 from analysis.errors import ResultsError
 from analysis.read.loadtools.results import MAX_LATENCY_MS, RequestSamples, ToolInfo
 from analysis.read.loadtools.common import SkipLog, check_text, read_head
+from analysis.read.loadtools.jmeter_dates import DateFormat, date_format
 
 TOOL = "JMeter"
 MEASURE = "elapsed: send to last byte (JMeter's elapsed; Latency, to the first byte, not used)"
@@ -112,7 +115,7 @@ def read(path: str, fmt: str, options: dict) -> RequestSamples:
     timestamp_is_end = options.get("timestamp", "start") == "end"
     if fmt == "jmeter-xml":
         return _read_xml(path, timestamp_is_end)
-    return _read_csv(path, timestamp_is_end)
+    return _read_csv(path, timestamp_is_end, options)
 
 
 def _info(fmt: str) -> ToolInfo:
@@ -140,11 +143,13 @@ def _samples(path, fmt, ts_ms, elapsed_ms, ok, timed_out, status, labels, warnin
 class _Layout:
     """Where the used columns are: by header name, or by the default order."""
 
-    def __init__(self, delimiter: str, header: bool, names: list[str], warnings: list[str]):
+    def __init__(self, delimiter: str, header: bool, names: list[str], warnings: list[str],
+                 dates: DateFormat | None = None):
         self.delimiter = delimiter
         self.header = header
         self.names = names
         self.warnings = warnings
+        self.dates = dates      # the timeStamp's date pattern; None: ms since the epoch
 
     def has(self, column: str) -> bool:
         return column in self.names
@@ -179,13 +184,15 @@ def _utf8(path: str, data: bytes) -> str:
                            hint="JMeter writes UTF-8 with -Dfile.encoding=UTF-8") from None
 
 
-def _csv_layout(path: str) -> _Layout:
+def _csv_layout(path: str, options: dict) -> _Layout:
     lines = _first_rows(path, SNIFF_ROWS)
     for delimiter in DELIMITERS:
         fields = _split(lines[0], delimiter)
         if "timeStamp" in fields and "elapsed" in fields:
-            _refuse_dates(path, lines[1:2], delimiter, fields.index("timeStamp"))
-            return _Layout(delimiter, True, fields, [])
+            first = _split(lines[1], delimiter) if len(lines) > 1 else []
+            at = fields.index("timeStamp")
+            dates = date_format(first[at], options, path, 2) if len(first) > at else None
+            return _Layout(delimiter, True, fields, [], dates)
     for delimiter in DELIMITERS:
         fields = _split(lines[0], delimiter)
         if len(fields) >= 2 and fields[0].isdigit() and fields[1].isdigit():
@@ -197,19 +204,6 @@ def _csv_layout(path: str) -> _Layout:
     raise ResultsError(f"not a JMeter .jtl: the first line is neither a header with timeStamp "
                        f"and elapsed nor a sample starting with them ({first!r})",
                        path=path, line=1, hint="a .jtl written by jmeter -l FILE")
-
-
-def _refuse_dates(path: str, lines: list[str], delimiter: str, at: int) -> None:
-    """A timeStamp written as a date (timestamp_format=yyyy/MM/dd HH:mm:ss.SSS ...): its
-    format is in the writer's properties, not the file, so it is refused, not guessed."""
-    for line in lines:
-        fields = _split(line, delimiter)
-        if len(fields) > at and not fields[at].isdigit() and re.search(r"\d[-/:.]\d",
-                                                                        fields[at]):
-            raise ResultsError(f"timeStamp {fields[at][:40]!r} is a date, not ms since the "
-                               "epoch", path=path, line=2,
-                               hint="write the .jtl with jmeter.save.saveservice."
-                                    "timestamp_format=ms (the default)")
 
 
 def _headerless_layout(path: str, delimiter: str, rows: list[list[str]]) -> _Layout:
@@ -245,8 +239,8 @@ def _column_where(rows, width, columns, test) -> int | None:
     return None
 
 
-def _read_csv(path: str, timestamp_is_end: bool) -> RequestSamples:
-    layout = _csv_layout(path)
+def _read_csv(path: str, timestamp_is_end: bool, options: dict) -> RequestSamples:
+    layout = _csv_layout(path, options)
     try:
         columns = _read_csv_fast(path, layout)
         skips = SkipLog(path)
@@ -267,7 +261,8 @@ def _read_csv_fast(path: str, layout: _Layout):
     dtypes = {c: "category" for c in used}
     # labels stay plain strings: pandas' parser already shares one str per distinct value,
     # which is cheaper than categories when every row's value is kept anyway
-    dtypes.update(timeStamp="int64", elapsed="int64", success="bool", label=object)
+    dtypes.update(timeStamp=object if layout.dates else "int64", elapsed="int64",
+                  success="bool", label=object)
     parts = []
     try:
         reader = pd.read_csv(
@@ -290,7 +285,8 @@ def _read_csv_fast(path: str, layout: _Layout):
 
 
 def _chunk_columns(chunk: pd.DataFrame, layout: _Layout):
-    ts = chunk["timeStamp"].to_numpy()
+    ts = layout.dates.parse_all(chunk["timeStamp"]) if layout.dates else \
+        chunk["timeStamp"].to_numpy()
     elapsed = chunk["elapsed"].to_numpy()
     if (elapsed < 0).any() or (ts < 0).any() or (elapsed > MAX_LATENCY_MS).any():
         raise _Irregular()
@@ -393,7 +389,7 @@ def _read_csv_rows(path: str, layout: _Layout):
             if len(row) < need:
                 skips.skip(line, f"{len(row)} fields of {len(layout.names)}")
                 continue
-            sample = _row_sample(row, where, skips, line)
+            sample = _row_sample(row, where, skips, line, layout.dates)
             if sample is None:
                 continue
             t, e, good, code, message = sample
@@ -430,8 +426,15 @@ def _guarded(rows, path) -> Iterator[list[str]]:
                            hint="JMeter writes UTF-8 with -Dfile.encoding=UTF-8") from None
 
 
-def _row_sample(row, where, skips, line):
+def _row_sample(row, where, skips, line, dates: DateFormat | None):
     t_text, e_text = row[where["timeStamp"]], row[where["elapsed"]]
+    if dates is not None and e_text.isdigit():
+        t = dates.parse(t_text)
+        if t is None:
+            skips.skip(line, f"timeStamp {t_text[:40]!r} is not a date of the pattern "
+                             f"{dates.pattern!r}")
+            return None
+        t_text = str(t) if t >= 0 else t_text
     if not (t_text.isdigit() and e_text.isdigit()):
         what = "timeStamp" if not t_text.isdigit() else "elapsed"
         value = t_text if what == "timeStamp" else e_text
