@@ -274,7 +274,7 @@ def test_the_shared_unusable_variants_fail_clearly(tmp_path, name, fmt):
     (b"hello,world\n1,2\n", "neither a header"),
     (b"timeStamp,elapsed,success\n01/02/2024 10:00:00.000,12,true\n",
      "day and month in an order the file does not say"),
-    (b"timeStamp,elapsed,success\nMon Jan 01 2024,12,true\n", "timestamp_format"),
+    (b"timeStamp,elapsed,success\n2024.01.01 at 10:00,12,true\n", "timestamp_format"),
 ])
 def test_unusable_files_give_one_clear_error(tmp_path, content, what):
     assert_one_clear_error(tmp_path / "x.jtl", content, "jmeter-jtl", what)

@@ -10,10 +10,10 @@ The layouts (tab-separated; from Gatling's LogFileDataWriter at each release):
                RUN <class> <userDefinedId> <defaultId> <start> <description> 2.0
     3.0 - 3.3  REQUEST <userId> <groups> <name> <start> <end> OK|KO <message>
     3.4 - 3.12 REQUEST <groups> <name> <start> <end> OK|KO <message>
+               RUN <class> <simulationId> <start> <description> <Gatling version>
 
 A request without a message has " " there; a log whose trailing whitespace was trimmed ends
 such a record right after OK/KO: read with an empty message (any layout).
-               RUN <class> <simulationId> <start> <description> <Gatling version>
 
 `<groups>` is the comma-separated group path (empty outside a group); the label is Gatling's
 own "group / name". GROUP records (a group's cumulated time) and ERROR records are not

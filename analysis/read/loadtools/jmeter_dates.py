@@ -6,8 +6,7 @@ The pattern is in the writer's properties, not in the file. The common year-firs
 month in either order, `dd/MM/yyyy`) needs run.yml's `options: {timestamp_format: PATTERN}`,
 and a date that matches no common pattern is one error saying so. The pattern letters taken:
 yyyy, M/MM, d/dd, H/HH, mm, ss and SSS (ms, three digits as JMeter writes them: S and SS
-would print 7 ms as "7"), text in single quotes, any other non-letter as
-itself.
+would print 7 ms as "7"), text in single quotes, any other non-letter as itself.
 
 Time zone: JMeter formats the date in its JVM's zone and writes no zone. loadcurve reads the
 date as UTC, so that the same file gives the same numbers on every machine, unless
@@ -109,8 +108,8 @@ def date_format(sample: str, options: dict, path: str, line: int) -> DateFormat 
     pattern = options.get("timestamp_format")
     offset = offset_ms(options, path)
     if pattern is None or str(pattern) == "ms":
-        if sample.isdigit():
-            return None
+        if sample.isdigit() or not re.search(r"\d[-/:.]\d", sample):
+            return None     # ms, or a damaged first row: skipped as such, with its line
         for common in COMMON:
             candidate = DateFormat(common, offset)
             if candidate.parse(sample) is not None:

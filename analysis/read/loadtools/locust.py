@@ -229,9 +229,9 @@ def read(path: str, fmt: str, options: dict) -> ResultSummary:
         other = path[:-len(partner[0])] + partner[1]
         if os.path.isfile(other):
             warnings += _join(summary, other, partner[2])
-    label = "Aggregated" if fmt == STATS else "Total"
+    label = "'Aggregated'" if fmt == STATS else "'Total' or 'Aggregated'"
     if summary is None:
-        raise ResultsError(f"no '{label}' row", path=path,
+        raise ResultsError(f"no {label} row", path=path,
                            hint=f"the file ends early, or is not {WHAT[fmt]}")
     return ResultSummary(path=path, info=_info(fmt), warnings=warnings, skipped=skipped,
                          **summary)
@@ -243,7 +243,7 @@ def _join(summary: dict | None, other: str, fmt: str) -> list[str]:
     requests; a warning otherwise."""
     found, _, _ = _read_stats(other, fmt)
     if summary is None or found is None or found["requests"] != summary["requests"]:
-        return [f"{other}: not joined: its Total row does not count the same requests"]
+        return [f"{other}: not joined: its summary row does not count the same requests"]
     for key, value in found.items():
         if key == "percentiles_ms":
             summary[key] = {**value, **summary[key]}
