@@ -255,6 +255,10 @@ public final class LoadGen {
             throw new IllegalArgumentException("--start-at takes milliseconds since the epoch (e.g. $(( ($(date +%s)"
                     + " + 30) * 1000 ))), not " + value);
         }
+        if (at <= nowMs / 100) {
+            throw new IllegalArgumentException("--start-at " + at + " is long past: it takes milliseconds since the"
+                    + " epoch, not seconds (now " + nowMs + ")");
+        }
         if (at <= nowMs) {
             throw new IllegalArgumentException("--start-at " + at + " is " + (nowMs - at) + " ms in the past"
                     + " (now " + nowMs + "); give an instant a few seconds ahead, the same for every generator");

@@ -68,6 +68,8 @@ class LoadGenOptionsTest {
         assertTrue(assertThrows(IllegalArgumentException.class,
                 () -> LoadGen.startAt(Long.toString(now + 601_000), now)).getMessage().contains("more than 600 s"));
         assertThrows(IllegalArgumentException.class, () -> LoadGen.startAt("soon", now));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> LoadGen.startAt("1800000005", now))
+                .getMessage().contains("milliseconds since the epoch, not seconds"));
     }
 
     @Test
