@@ -68,7 +68,8 @@ public final class LoadGen {
             "                 then, so that copies started on other machines send from the same instant",
             "                 (in the future, at most 10 minutes ahead; clocks synchronised, e.g. by NTP)",
             "  --generator    this process is generator I of N of one cell (1-based), each at its share",
-            "                 of the cell's rate: written to the counts file for the merge",
+            "                 of the cell's rate: written to the counts file for the merge; with N > 1",
+            "                 the warm-up must be fixed (the same --warmup-s for all: one window)",
             "  --host-check   the host check run before the cell (bench/hostcheck.py), recorded as is",
             "  --hlog         HdrHistogram interval log to write (latency in microseconds)",
             "  --counts       JSON file with the counts to write",
@@ -235,6 +236,11 @@ public final class LoadGen {
             throw new IllegalArgumentException("--warmup must be auto or fixed, not " + warmup);
         }
         boolean auto = warmup.equals("auto");
+        if (auto && generator[1] > 1) {
+            // Each would judge its own share's seconds and open its own window: logs apart.
+            throw new IllegalArgumentException("--warmup auto lets each of the " + generator[1] + " generators"
+                    + " choose its own window; give every one --warmup fixed and the same --warmup-s");
+        }
         if (auto && (warmupMaxS < warmupS || warmupMaxS > 600)) {
             throw new IllegalArgumentException("--warmup-max-s must be --warmup-s (" + warmupS + ")..600, not "
                     + warmupMaxS);

@@ -95,6 +95,14 @@ class LoadGenOptionsTest {
         for (String bad : new String[] {"0/2", "3/2", "2", "a/b", "1/0", "1/2/3"}) {
             assertThrows(IllegalArgumentException.class, () -> LoadGen.generator(bad), bad);
         }
+        String[] args = java.util.Arrays.copyOf(REQUIRED, REQUIRED.length + 4);
+        System.arraycopy(new String[] {"--generator", "1/2", "--warmup", "auto"}, 0, args, REQUIRED.length, 4);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> LoadGen.parse(args)).getMessage()
+                .contains("choose its own window"), "one window for all generators: a fixed warm-up");
+        args[REQUIRED.length + 3] = "fixed";
+        LoadGen.Options o = LoadGen.parse(args);
+        assertEquals(1, o.generatorIndex());
+        assertEquals(2, o.generators());
     }
 
     @Test
