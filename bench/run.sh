@@ -54,7 +54,8 @@ its estimated time first, about 16 minutes).
                       from the same instant (their --start-at, a few seconds ahead): the cell's
                       files are <load>.<rep>.g1.hlog .. gN (and .gI.counts.json), listed in
                       run.yml in that order. Their warm-up is fixed (--warmup-s): with auto,
-                      each generator would choose its own window. Not with --find-knee
+                      each generator would choose its own window. Not with --find-knee; a
+                      rerun with --only takes the same N (run.yml lists the N-file cells)
   --only SYS/LOAD     re-measure just this cell, every repetition (repeatable, e.g. --only
                       pool20/r800, or pool20/r800.2 for one repetition; with scenarios
                       SCENARIO/SYS/LOAD, e.g. sleep/jetty-pool/r1500); the other cells' files
