@@ -550,12 +550,12 @@ run_generators() {
         GENERATOR_PIDS+=($!)
     done
     # The first to fail stops the others: without it, the cell's rate is not what they send.
-    local left=$n status pid label
+    local left=$n status running label
     while (( left > 0 )); do
         for (( i = 1; i <= n; i++ )); do
-            pid=${GENERATOR_PIDS[i - 1]}
-            [[ -n "$pid" ]] && ! kill -0 "$pid" 2>/dev/null || continue
-            if wait "$pid"; then status=0; else status=$?; fi
+            running=${GENERATOR_PIDS[i - 1]}
+            [[ -n "$running" ]] && ! kill -0 "$running" 2>/dev/null || continue
+            if wait "$running"; then status=0; else status=$?; fi
             GENERATOR_PIDS[i - 1]=
             left=$((left - 1))
             if (( status != 0 )) && [[ -z "$failed" ]]; then
