@@ -1,6 +1,7 @@
 """Check a run that bench/run.sh measured: the analysis reads every cell, and counts agree.
 
-For each cell repetition of <run-dir>/run.yml (schema 2): the counts file has every key of
+For each cell repetition of <run-dir>/run.yml (schema 2), and each of its generators' files
+(`hlog: [..]`, `counts: [..]` with run.sh --generators N): the counts file has every key of
 counts schema 2 (bench/README.md); the analysis's .hlog reader reads the log without warnings;
 its untagged count is the window's completed requests and its `timeout` tag count the window's
 timed-out ones; sent = completed + timed_out + errors for the window, and with the abandoned
@@ -85,7 +86,19 @@ def cell_key(cell: dict) -> str:
     return "/".join(x for x in (cell.get("scenario"), cell["system"], cell["load"]) if x)
 
 
+def cell_files(cell: dict) -> list[tuple[str, str, str]]:
+    """(name, hlog, counts) per generator of a cell: one, or each of a `--generators N` cell's
+    lists (`hlog: [..]`, `counts: [..]`, in generator order)."""
+    name = f"{cell_key(cell)}.{cell['repetition']}"
+    if isinstance(cell["hlog"], str):
+        return [(name, cell["hlog"], cell["counts"])]
+    return [(f"{name}.g{i}", hlog, counts)
+            for i, (hlog, counts) in enumerate(zip(cell["hlog"], cell["counts"]), 1)]
+
+
 def check_cell(run_dir: Path, run: dict, cell: dict, checks: Checks) -> dict:
+    """Checks each generator's files, then the cell; returns the cell's window outcomes (summed
+    over its generators)."""
     name = f"{cell_key(cell)}.{cell['repetition']}"
     scenario = next((s for s in run.get("scenarios") or [] if s["id"] == cell.get("scenario")), None)
     if run.get("scenarios"):
@@ -94,7 +107,38 @@ def check_cell(run_dir: Path, run: dict, cell: dict, checks: Checks) -> dict:
         floor_ms = catalog.floor_ms(scenario["id"]) if scenario else None
     else:
         floor_ms = run.get("service_time_ms")
-    counts = json.loads((run_dir / cell["counts"]).read_text(encoding="utf-8"))
+    files = cell_files(cell)
+    generated = [check_generator(run_dir, *f, floor_ms, checks) for f in files]
+    if len(files) > 1:
+        n = len(files)
+        checks.check(f"{name}: {n} generators, as many logs as counts files, in order, from one "
+                     f"instant", len(cell["hlog"]) == len(cell["counts"])
+                     and [(c.get("generator_index"), c.get("generators")) for c in generated]
+                     == [(i, n) for i in range(1, n + 1)]
+                     and len({c["start_epoch_ms"] for c in generated}) == 1,
+                     json.dumps([(c.get("generator_index"), c["start_epoch_ms"]) for c in generated]))
+    system = next(s for s in run["systems"] if s["id"] == cell["system"])
+    if system.get("concurrency_limit") and floor_ms:
+        # N workers holding each request at least S seconds complete at most N/S per second,
+        # plus the N already in progress when the window opened.
+        n, s = system["concurrency_limit"], floor_ms / 1000
+        duration = generated[0]["duration_s"]
+        done = sum(c["completed"] for counts in generated for c in counts["intervals"]
+                   if c["phase"] == "window")
+        checks.check(f"{name}: completions in the window within the pool's ceiling",
+                     done <= n / s * duration + n, f"{done} > {n / s * duration + n:g}")
+    if cell["repetition"] <= (run.get("method") or {}).get("jfr_repetitions", cell["repetition"]):
+        checks.check(f"{name}: JFR recording present",
+                     cell.get("jfr") is not None and (run_dir / cell["jfr"]).stat().st_size > 0)
+    else:
+        checks.check(f"{name}: no JFR recording beyond method.jfr_repetitions", cell.get("jfr") is None)
+    return {k: sum(c["window"][k] for c in generated) for k in ("sent", "completed", "timed_out")}
+
+
+def check_generator(run_dir: Path, name: str, hlog: str, counts_file: str, floor_ms,
+                    checks: Checks) -> dict:
+    """One generator's log and counts file agree; returns its counts."""
+    counts = json.loads((run_dir / counts_file).read_text(encoding="utf-8"))
     checks.check(f"{name}: counts file schema 2 with every key",
                  counts.get("schema_version") == 2 and not missing_keys(counts),
                  ", ".join(missing_keys(counts)))
@@ -109,7 +153,7 @@ def check_cell(run_dir: Path, run: dict, cell: dict, checks: Checks) -> dict:
     checks.check(f"{name}: window sent + not_sent = the schedule's {scheduled}",
                  window["sent"] + window["not_sent"] == scheduled, json.dumps(window))
 
-    log = read_hlog(run_dir / cell["hlog"])
+    log = read_hlog(run_dir / hlog)
     checks.check(f"{name}: the analysis reads the .hlog without warnings", not log.warnings,
                  "; ".join(log.warnings))
     by_tag = {tag: log.select(tag) for tag in (None, "timeout", "outside")}
@@ -143,19 +187,6 @@ def check_cell(run_dir: Path, run: dict, cell: dict, checks: Checks) -> dict:
         low = log.merged(None).min
         checks.check(f"{name}: no latency below the service time ({floor_ms:g} ms)",
                      low >= floor_ms * 1000 * 0.999, f"min {low} us")
-    system = next(s for s in run["systems"] if s["id"] == cell["system"])
-    if system.get("concurrency_limit") and floor_ms:
-        # N workers holding each request at least S seconds complete at most N/S per second,
-        # plus the N already in progress when the window opened.
-        n, s = system["concurrency_limit"], floor_ms / 1000
-        done = sum(c["completed"] for c in intervals if c["phase"] == "window")
-        checks.check(f"{name}: completions in the window within the pool's ceiling",
-                     done <= n / s * duration + n, f"{done} > {n / s * duration + n:g}")
-    if cell["repetition"] <= (run.get("method") or {}).get("jfr_repetitions", cell["repetition"]):
-        checks.check(f"{name}: JFR recording present",
-                     cell.get("jfr") is not None and (run_dir / cell["jfr"]).stat().st_size > 0)
-    else:
-        checks.check(f"{name}: no JFR recording beyond method.jfr_repetitions", cell.get("jfr") is None)
     return counts
 
 
@@ -169,10 +200,10 @@ def check_run(run_dir: Path, saturated: list[str], checks: Checks) -> None:
     reps = {}
     outcomes = {}
     for cell in run["cells"]:
-        counts = check_cell(run_dir, run, cell, checks)
+        window = check_cell(run_dir, run, cell, checks)
         key = cell_key(cell)
         reps.setdefault(key, []).append(cell["repetition"])
-        outcomes.setdefault(key, []).append(counts["window"])
+        outcomes.setdefault(key, []).append(window)
     n = method.get("repetitions")
     checks.check(f"{run_dir.name}: every cell has repetitions 1..{n}",
                  all(sorted(r) == list(range(1, (n or 0) + 1)) for r in reps.values()),

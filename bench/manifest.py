@@ -38,6 +38,8 @@ MAX_SEND_LAG_P99_MS = 20.0
 # flight (up to --max-in-flight), which the name says.
 GENERATOR_NAME = ("loadcurve bench/loadgen (Java NIO, HTTP/1.1 keep-alive, one connection "
                   "per request in flight, at most {max_in_flight:,})")
+GENERATORS_NAME = ("; {generators} processes per cell, each at 1/{generators} of the offered rate "
+                   "and with its own cap, all sending from one instant (--start-at)")
 
 # Where the server's JFR execution samples go in the report's "where the time went" table: each
 # sample counts once, under the first frame from the leaf whose pkg.Class.method fully matches a
@@ -77,6 +79,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--timeout-s", required=True, type=float)
     p.add_argument("--max-in-flight", required=True, type=int)
     p.add_argument("--repetitions", required=True, type=int)
+    p.add_argument("--generators", type=int, default=1,
+                   help="generator processes per cell: files <load>.<rep>.gI.hlog/.counts.json")
     p.add_argument("--seed", required=True, type=int)
     p.add_argument("--busy-threshold", required=True, type=float)
     p.add_argument("--busy-wait-s", required=True, type=float)
@@ -271,6 +275,13 @@ WARMUP_RULE = ("auto: after the least warm-up, the generator keeps sending at th
                "the most warm-up runs out; the window starts on that whole second. fixed: the "
                "least warm-up, and reached says whether its last seconds were steady by the same "
                "rule")
+# With several generators per cell the warm-up is fixed: each generator would judge its own
+# seconds, so each would start its own window, and a copy on another machine cannot be told
+# another's choice in time. The same fixed warm-up gives all of them one window.
+GENERATORS_WARMUP_RULE = ("; with {generators} generators per cell the warm-up is fixed: under "
+                          "auto each generator would judge its own share and start its own "
+                          "window, so their logs would not cover the same seconds; reached is "
+                          "true when every generator's last seconds were steady")
 
 
 def warmup_block(args, entries: list[dict]) -> dict | None:
@@ -290,7 +301,9 @@ def warmup_block(args, entries: list[dict]) -> dict | None:
             cell.update({"mode": e["mode"], "min_s": e["min_s"], "max_s": e["max_s"]})
         cell.update({"used_s": e["used_s"], "reached": e["reached"]})
         cells.append(cell)
-    return {"mode": mode, "min_s": least, "max_s": most, "rule": WARMUP_RULE, "cells": cells}
+    rule = WARMUP_RULE + (GENERATORS_WARMUP_RULE.format(generators=args.generators)
+                          if args.generators > 1 else "")
+    return {"mode": mode, "min_s": least, "max_s": most, "rule": rule, "cells": cells}
 
 
 DRAIN = ("after the window, the same offered rate until every window request is answered, "
@@ -316,7 +329,8 @@ def build(args, systems, load_points, env, cells, title, description, date, tags
         "load_points": load_points,
         "environment": env,
         "load_generator": {
-            "name": GENERATOR_NAME.format(max_in_flight=args.max_in_flight),
+            "name": GENERATOR_NAME.format(max_in_flight=args.max_in_flight)
+            + (GENERATORS_NAME.format(generators=args.generators) if args.generators > 1 else ""),
             "model": "open",
             "timeout_s": number(args.timeout_s),
             "warmup_s": number(args.warmup_s),
@@ -367,6 +381,28 @@ def render(run: dict, generator_flags: str) -> str:
                              default_flow_style=False))
 
 
+def cell_files(rel: str, generators: int) -> list[str]:
+    """A cell repetition's files without their suffix: one generator's, or each of N's."""
+    return [rel] if generators == 1 else [f"{rel}.g{i}" for i in range(1, generators + 1)]
+
+
+def generators_apart(rel: str, generated: list[dict]) -> list[str]:
+    """Why a cell's generators' files do not make one cell (files gathered by hand from other
+    machines: another --start-at, another --generator), or nothing."""
+    n = len(generated)
+    if n == 1:
+        return []
+    problems = [f"{rel}.g{i}.counts.json says generator {c.get('generator_index')} of "
+                f"{c.get('generators')}, not {i} of {n} (its --generator)"
+                for i, c in enumerate(generated, 1)
+                if (c.get("generator_index"), c.get("generators")) != (i, n)]
+    starts = sorted({c["start_epoch_ms"] for c in generated})
+    if len(starts) > 1:
+        problems.append(f"{rel}: its generators started at {', '.join(map(str, starts))} "
+                        f"(start_epoch_ms), not one instant: give every copy the same --start-at")
+    return problems
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     run_dir: Path = args.run_dir
@@ -384,7 +420,7 @@ def main(argv=None) -> int:
     rates = sorted({r for _, rs in plan for r in rs})
     load_points = [{"id": f"r{r}", "offered_rate": r, "duration_s": args.duration_s}
                    for r in rates]
-    cells, missing, distorted, busy, warmups, unsteady = [], [], [], [], [], []
+    cells, missing, distorted, busy, warmups, unsteady, apart = [], [], [], [], [], [], []
     width = 18 if not scenarios else 40
     print(f"{'cell':<{width}} {'offered':>7} {'sent/s':>7} {'lag p99':>9} {'sent':>6} {'done':>6} "
           f"{'timed out':>9} {'errors':>6} {'not sent':>8} {'drain':>6} {'host':>5}")
@@ -392,42 +428,54 @@ def main(argv=None) -> int:
             if lp["offered_rate"] in srates for s in systems for rep in range(1, args.repetitions + 1)]
     for sid, lp, s, rep in grid:
         rel = f"{s['id']}/{lp['id']}.{rep}" if sid is None else f"{sid}/{s['id']}/{lp['id']}.{rep}"
-        counts_path = run_dir / f"{rel}.counts.json"
-        if not (run_dir / f"{rel}.hlog").is_file() or not counts_path.is_file():
+        names = cell_files(rel, args.generators)
+        if not all((run_dir / f"{name}.hlog").is_file() and (run_dir / f"{name}.counts.json").is_file()
+                   for name in names):
             missing.append(rel)
             continue
-        counts = json.loads(counts_path.read_text(encoding="utf-8"))
-        window = counts["window"]
-        lag_p99_ms = counts["send_lag_us_window"]["p99"] / 1000
-        send_rate = counts["achieved_send_rate"]
-        verdict = (counts.get("host_check") or {}).get("verdict", "?")
-        print(f"{rel:<{width}} {lp['offered_rate']:>7} {send_rate:>7.1f} {lag_p99_ms:>7.2f}ms "
-              f"{window['sent']:>6} {window['completed']:>6} {window['timed_out']:>9} "
-              f"{window['errors']:>6} {window['not_sent']:>8} {counts['drain_s']:>5.1f}s "
-              f"{verdict:>5}")
-        if (send_rate < MIN_SEND_SHARE * lp["offered_rate"]
-                or lag_p99_ms > MAX_SEND_LAG_P99_MS or window["not_sent"]):
-            distorted.append(rel)
-        if verdict == "busy":
+        share = lp["offered_rate"] / args.generators
+        generated = []
+        for name in names:
+            counts = json.loads((run_dir / f"{name}.counts.json").read_text(encoding="utf-8"))
+            generated.append(counts)
+            window = counts["window"]
+            lag_p99_ms = counts["send_lag_us_window"]["p99"] / 1000
+            send_rate = counts["achieved_send_rate"]
+            verdict = (counts.get("host_check") or {}).get("verdict", "?")
+            print(f"{name:<{width}} {share:>7g} {send_rate:>7.1f} {lag_p99_ms:>7.2f}ms "
+                  f"{window['sent']:>6} {window['completed']:>6} {window['timed_out']:>9} "
+                  f"{window['errors']:>6} {window['not_sent']:>8} {counts['drain_s']:>5.1f}s "
+                  f"{verdict:>5}")
+            if (send_rate < MIN_SEND_SHARE * share
+                    or lag_p99_ms > MAX_SEND_LAG_P99_MS or window["not_sent"]):
+                distorted.append((name, rel))
+        if any((c.get("host_check") or {}).get("verdict") == "busy" for c in generated):
             busy.append(rel)
-        if counts.get("warmup"):
-            w = counts["warmup"]
+        apart.extend(generators_apart(rel, generated))
+        if generated[0].get("warmup"):
+            w = generated[0]["warmup"]
+            reached = all(c["warmup"]["reached"] for c in generated)
             warmups.append({"cell": rel, "mode": w["mode"], "min_s": w["min_s"],
-                            "max_s": w["max_s"], "used_s": w["used_s"], "reached": w["reached"]})
-            if w["mode"] == "auto" and not w["reached"]:
+                            "max_s": w["max_s"], "used_s": w["used_s"], "reached": reached})
+            if w["mode"] == "auto" and not reached:
                 unsteady.append(f"{rel}: the warm-up was not steady within its {w['max_s']} s; "
                                 f"its window may hold a transient")
         jfr = f"{rel}.jfr" if (run_dir / f"{rel}.jfr").is_file() else None
         cell = {"scenario": sid} if sid is not None else {}
+        hlog = [f"{name}.hlog" for name in names]
+        counts_files = [f"{name}.counts.json" for name in names]
         cell.update({"system": s["id"], "load": lp["id"], "repetition": rep,
-                     "hlog": f"{rel}.hlog", "jfr": jfr, "counts": f"{rel}.counts.json"})
+                     "hlog": hlog if args.generators > 1 else hlog[0], "jfr": jfr,
+                     "counts": counts_files if args.generators > 1 else counts_files[0]})
         cells.append(cell)
-    for rel in distorted:
+    for name, rel in distorted:
         cell = rel.rsplit(".", 1)[0]
-        print(f"warning: {rel}: the generator fell behind the offered rate (sent < "
+        print(f"warning: {name}: the generator fell behind the offered rate (sent < "
               f"{MIN_SEND_SHARE:.0%} of it, send lag p99 > {MAX_SEND_LAG_P99_MS:g} ms, or window "
               f"requests not sent); re-measure it with: bench/run.sh {run_dir.name} --only {cell}",
               file=sys.stderr)
+    for text in apart:
+        print(f"warning: {text}", file=sys.stderr)
     for rel in busy:
         print(f"warning: {rel}: measured on a busy host (host_check verdict busy)", file=sys.stderr)
     for text in unsteady:

@@ -14,7 +14,7 @@ without scenarios); with --estimate, one line with the expected wall time instea
 
 usage: python bench/plan.py --systems LIST [--url-systems] (--rates LIST --service-ms MS | --scenarios LIST)
   --repetitions 3 --seed 1 [--warmup-s 5 [--warmup-max-s 60] --duration-s 12 --timeout-s 15 --pool-threads 100]
-  [--only [SCENARIO/]SYSTEM/LOAD[.REP] ...] [--estimate]
+  [--only [SCENARIO/]SYSTEM/LOAD[.REP] ...] [--generators N] [--estimate]
 """
 from __future__ import annotations
 
@@ -35,6 +35,9 @@ OVERHEAD_S = 5.0
 # metadata that every recording carries; .hlog and counts file 10-30 KB together).
 JFR_KB = 450
 LOGS_KB = 30
+# With several generators per cell, they are told to start this far ahead (bench/run.sh's
+# START_AHEAD_MS), so that every JVM is ready by then.
+START_AHEAD_S = 4.0
 # A pool offered more than its ceiling (threads / service time) builds a queue its window
 # requests wait in up to the timeout, so its drain is estimated at the timeout; at or below the
 # ceiling, at one service time (measured: pool20 at 100 req/s drained in 0.4 s, at 800 in 15 s).
@@ -107,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pool-threads", type=int, default=100)
     p.add_argument("--jfr-repetitions", type=int, help="JFR in repetitions 1..N only (default all)")
     p.add_argument("--only", action="append", default=[])
+    p.add_argument("--generators", type=int, default=1, help="generator processes per cell")
     p.add_argument("--estimate", action="store_true")
     args = p.parse_args(argv)
     try:
@@ -120,10 +124,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.estimate:
         drains = [drain_s(s, r, ms, args.timeout_s, args.pool_threads) for _, _, s, r, _, ms in order]
         warmups = [warmup_s(args, d == args.timeout_s) for d in drains]
-        total = sum(OVERHEAD_S + w + args.duration_s + d for w, d in zip(warmups, drains))
+        overhead = OVERHEAD_S + (START_AHEAD_S if args.generators > 1 else 0)
+        total = sum(overhead + w + args.duration_s + d for w, d in zip(warmups, drains))
         saturated = sum(1 for d in drains if d == args.timeout_s)
         jfr_reps = args.repetitions if args.jfr_repetitions is None else args.jfr_repetitions
-        size_mb = sum(LOGS_KB + (JFR_KB if rep <= jfr_reps else 0) for rep, *_ in order) / 1024
+        size_mb = sum(LOGS_KB * args.generators + (JFR_KB if rep <= jfr_reps else 0)
+                      for rep, *_ in order) / 1024
         longest = ""
         if args.warmup_max_s is not None:
             most = total + sum(args.warmup_max_s - w for w in warmups)

@@ -48,8 +48,14 @@ its estimated time first, about 16 minutes).
   --busy-wait-s S     host check: wait up to S seconds for a busy host to calm (default 120)
   --on-busy ACTION    host check: warn (measure, record verdict busy) or refuse (stop)
                       (default warn)
-  --max-in-flight N   generator cap on requests (connections) in flight (default: the open
-                      file limit, raised to its hard limit, minus 1000)
+  --max-in-flight N   generator cap on requests (connections) in flight, per generator process
+                      (default: the open file limit, raised to its hard limit, minus 1000)
+  --generators N      N generator processes per cell (default 1), each at rate/N, all sending
+                      from the same instant (their --start-at, a few seconds ahead): the cell's
+                      files are <load>.<rep>.g1.hlog .. gN (and .gI.counts.json), listed in
+                      run.yml in that order. Their warm-up is fixed (--warmup-s): with auto,
+                      each generator would choose its own window. Not with --find-knee; a
+                      rerun with --only takes the same N (run.yml lists the N-file cells)
   --only SYS/LOAD     re-measure just this cell, every repetition (repeatable, e.g. --only
                       pool20/r800, or pool20/r800.2 for one repetition; with scenarios
                       SCENARIO/SYS/LOAD, e.g. sleep/jetty-pool/r1500); the other cells' files
@@ -137,6 +143,7 @@ POOL_THREADS=100
 RATES=25,50,100,200,400,800
 SERVICE_MS=200
 WARMUP_MODE=auto
+WARMUP_GIVEN=
 WARMUP_S=5
 WARMUP_MAX_S=60
 KNEE_WARMUP_MAX_S=20
@@ -148,6 +155,10 @@ BUSY_THRESHOLD=0.20
 BUSY_WAIT_S=120
 ON_BUSY=warn
 MAX_IN_FLIGHT=
+GENERATORS=1
+# How far ahead of now a cell's generators are told to start (--start-at): time for N JVMs to
+# start and get ready on a busy host; a generator that is not ready by then refuses to send.
+START_AHEAD_MS=4000
 ONLY=()
 OUT=
 TITLE=
@@ -184,13 +195,14 @@ while [[ $# -gt 0 ]]; do
         --pool-threads) POOL_THREADS=$2; shift 2;;
         --rates) RATES=$2; shift 2;;
         --service-ms) SERVICE_MS=$2; shift 2;;
-        --warmup) WARMUP_MODE=$2; shift 2;;
+        --warmup) WARMUP_MODE=$2; WARMUP_GIVEN=$2; shift 2;;
         --warmup-s) WARMUP_S=$2; shift 2;;
         --warmup-max-s) WARMUP_MAX_S=$2; shift 2;;
         --knee-warmup-max-s) KNEE_WARMUP_MAX_S=$2; shift 2;;
         --duration-s) DURATION_S=$2; shift 2;;
         --timeout-s) TIMEOUT_S=$2; shift 2;;
         --max-in-flight) MAX_IN_FLIGHT=$2; shift 2;;
+        --generators) GENERATORS=$2; shift 2;;
         --repetitions) REPETITIONS=$2; shift 2;;
         --seed) SEED=$2; shift 2;;
         --busy-threshold) BUSY_THRESHOLD=$2; shift 2;;
@@ -272,12 +284,23 @@ elif (( FIND_KNEE )) || [[ "$OBSERVED_PID$INSECURE$MAX_RATE_OVERRIDE$SETTLE_MS" 
     echo "error: --find-knee, --server-pid, --jfr-pid, --max-rate-override, --settle-ms and the request options are for a server given by --url" >&2
     exit 2
 fi
-for v in "$SERVICE_MS" "$DURATION_S" "$MAX_IN_FLIGHT" "$REPETITIONS" "$SEED" "$POOL_THREADS" "$JFR_REPETITIONS"; do
+for v in "$SERVICE_MS" "$DURATION_S" "$MAX_IN_FLIGHT" "$REPETITIONS" "$SEED" "$POOL_THREADS" "$JFR_REPETITIONS" "$GENERATORS"; do
     [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "error: '$v' must be a positive whole number" >&2; exit 2; }
 done
 # A server given by URL is recorded only through --jfr-pid.
 if (( URL_MODE )) && [[ -z "$JFR_PID" ]]; then JFR_REPETITIONS=0; fi
 [[ "$WARMUP_S" =~ ^[0-9]+$ ]] || { echo "error: --warmup-s '$WARMUP_S' must be whole seconds" >&2; exit 2; }
+if (( GENERATORS > 1 )); then
+    (( GENERATORS <= 64 )) || { echo "error: --generators $GENERATORS: at most 64 per cell" >&2; exit 2; }
+    (( ! FIND_KNEE )) || { echo "error: --find-knee probes with one generator; it does not take --generators (find the knee first, then measure its rates with --rates and --generators)" >&2; exit 2; }
+    # Each generator judging its own warm-up would start its own window: the logs would not
+    # cover the same seconds. A fixed warm-up gives every generator the same window.
+    if [[ $WARMUP_GIVEN == auto ]]; then
+        echo "error: --warmup auto lets each generator choose its own window; with --generators the warm-up is fixed (--warmup fixed --warmup-s S)" >&2
+        exit 2
+    fi
+    WARMUP_MODE=fixed
+fi
 [[ "$WARMUP_MODE" == auto || "$WARMUP_MODE" == fixed ]] \
     || { echo "error: --warmup must be auto or fixed, not '$WARMUP_MODE'" >&2; exit 2; }
 for v in "$WARMUP_MAX_S" "$KNEE_WARMUP_MAX_S"; do
@@ -297,6 +320,7 @@ else
     WARMUP_ARGS=(--warmup fixed --warmup-s "$WARMUP_S")
     KNEE_WARMUP_ARGS=(--warmup fixed --warmup-s 1)
     WARMUP_TEXT="${WARMUP_S} s warm-up"
+    (( GENERATORS == 1 )) || WARMUP_TEXT+=" (fixed: $GENERATORS generators per cell, each at rate/$GENERATORS, from one --start-at)"
     KNEE_WARMUP_TEXT="1 s warm-up"
 fi
 [[ "$ON_BUSY" == warn || "$ON_BUSY" == refuse ]] \
@@ -308,7 +332,7 @@ fi
 make_plan() {
     plan_args=(--systems "$SYSTEMS" --repetitions "$REPETITIONS" --seed "$SEED" --pool-threads "$POOL_THREADS"
         --jfr-repetitions "$JFR_REPETITIONS"
-        --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S")
+        --warmup-s "$WARMUP_S" --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S" --generators "$GENERATORS")
     [[ $WARMUP_MODE == auto ]] && plan_args+=(--warmup-max-s "$WARMUP_MAX_S")
     if [[ -n "$SCENARIOS" ]]; then
         plan_args+=(--scenarios "$SCENARIOS")
@@ -348,7 +372,7 @@ fi
 mkdir -p "$OUT"
 WORK=$(mktemp -d "$OUT/.work.XXXXXX")
 SERVER_PID=
-GENERATOR_PID=
+GENERATOR_PIDS=()
 JCMD=$BENCH_JAVA_HOME/bin/jcmd
 JFR_NAME=loadcurve-$RUN_ID
 JFR_ACTIVE=0
@@ -356,7 +380,7 @@ cleanup() {
     local pid
     # A recording left running would go on filling the observed server's disk.
     if (( JFR_ACTIVE )); then "$JCMD" "$JFR_PID" JFR.stop name="$JFR_NAME" >/dev/null 2>&1 || true; fi
-    for pid in "$GENERATOR_PID" "$SERVER_PID"; do
+    for pid in "${GENERATOR_PIDS[@]}" "$SERVER_PID"; do
         if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
             kill -TERM "$pid" 2>/dev/null || true
             for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -372,11 +396,19 @@ MEASURING=0
 interrupted() {
     trap - INT TERM
     echo "== interrupted; writing run.yml from the cells measured so far" >&2
-    if [[ -n "$GENERATOR_PID" ]]; then kill -TERM "$GENERATOR_PID" 2>/dev/null || true; fi
+    stop_generators
     if (( MEASURING )); then write_manifest || true; fi
     exit 130
 }
 trap interrupted INT TERM
+
+# Stops the cell's generators still running (their files are left in WORK, never used).
+stop_generators() {
+    local pid
+    for pid in "${GENERATOR_PIDS[@]}"; do
+        if [[ -n "$pid" ]]; then kill -TERM "$pid" 2>/dev/null || true; fi
+    done
+}
 
 stop_server() {
     local pid=$SERVER_PID
@@ -448,9 +480,8 @@ measure_cell() {
         target_args=(--url "http://127.0.0.1:$port$endpoint")
         observed=$SERVER_PID
     fi
-    run_generator "$name" "$rate" "$DURATION_S" "$observed" --host-check "$HOST_CHECK" "${WARMUP_ARGS[@]}" \
-        "${target_args[@]}"
-    sed -n -e 's/^loadgen: warm-up/   warm-up/p' -e 's/^loadgen: window/   window/p' "$WORK/$name.loadgen.log"
+    run_generators "$name" "$rate" "$DURATION_S" "$observed" "$GENERATORS" --host-check "$HOST_CHECK" \
+        "${WARMUP_ARGS[@]}" "${target_args[@]}"
     if (( URL_MODE )); then
         if (( recorded )); then jfr_finish "$jfr_tmp"; fi
     else
@@ -464,8 +495,19 @@ measure_cell() {
         rm -f "$OUT/$name.jfr"
     fi
     # Same filesystem: each rename is atomic, so a cell's files are old or new, never half.
-    mv -f "$WORK/$name.hlog" "$OUT/$name.hlog"
-    mv -f "$WORK/$name.counts.json" "$OUT/$name.counts.json"
+    # The cell's files of a measurement with another --generators would not belong to these.
+    local i
+    if (( GENERATORS == 1 )); then
+        rm -f "$OUT/$name".g[0-9]*.hlog "$OUT/$name".g[0-9]*.counts.json
+        mv -f "$WORK/$name.hlog" "$OUT/$name.hlog"
+        mv -f "$WORK/$name.counts.json" "$OUT/$name.counts.json"
+    else
+        rm -f "$OUT/$name.hlog" "$OUT/$name.counts.json" "$OUT/$name".g[0-9]*.hlog "$OUT/$name".g[0-9]*.counts.json
+        for (( i = 1; i <= GENERATORS; i++ )); do
+            mv -f "$WORK/$name.g$i.hlog" "$OUT/$name.g$i.hlog"
+            mv -f "$WORK/$name.g$i.counts.json" "$OUT/$name.g$i.counts.json"
+        done
+    fi
 }
 
 # Sets HOST_CHECK, the generator's --host-check value before NAME (a cell or a knee probe): the
@@ -478,28 +520,64 @@ check_machine() {
     echo "   host check: $HOST_CHECK"
 }
 
-# Runs the generator into WORK/NAME.{hlog,counts.json,loadgen.log}: NAME RATE DURATION_S
-# SERVER_PID (or empty), then its other arguments (the warm-up, the target, --host-check). Exits
-# on failure. No time limit of its own: the generator stops by itself at the latest --timeout-s + 5 s
-# after the latest window end its warm-up allows.
-run_generator() {
-    local name=$1 rate=$2 duration=$3 pid=$4; shift 4
-    local observe=()
+# Runs N generators: N = 1, one into WORK/NAME.{hlog,counts.json,loadgen.log}; N > 1, generator
+# I of N at RATE/N into WORK/NAME.gI.*, all with the same --start-at (START_AHEAD_MS from now).
+# Arguments: NAME RATE DURATION_S SERVER_PID (or empty) N, then the generators' other arguments
+# (the warm-up, the target, --host-check). Prints each one's warm-up and window lines; exits on
+# any failure. No time limit of its own: a generator stops by itself at the latest --timeout-s +
+# 5 s after the latest window end its warm-up allows.
+run_generators() {
+    local name=$1 rate=$2 duration=$3 pid=$4 n=$5; shift 5
+    local observe=() start_at share i out failed=
     [[ -n "$pid" ]] && observe=(--server-pid "$pid")
-    "${GENERATOR_NICE[@]}" "$BENCH_JAVA" "${GENERATOR_FLAGS[@]}" -jar "$LOADGEN_JAR" "$@" \
-        --rate "$rate" --duration-s "$duration" --timeout-s "$TIMEOUT_S" \
-        --max-in-flight "$MAX_IN_FLIGHT" "${observe[@]}" \
-        --hlog "$WORK/$name.hlog" --counts "$WORK/$name.counts.json" \
-        >"$WORK/$name.loadgen.log" 2>&1 &
-    GENERATOR_PID=$!
-    if ! wait "$GENERATOR_PID"; then
-        GENERATOR_PID=
-        stop_server
-        echo "error: the load generator failed; its output:" >&2
-        cat "$WORK/$name.loadgen.log" >&2
-        exit 1
+    GENERATOR_PIDS=()
+    if (( n > 1 )); then
+        start_at=$(( $(date +%s%3N) + START_AHEAD_MS ))
+        share=$(awk -v r="$rate" -v n="$n" 'BEGIN { printf "%.10g", r / n }')
     fi
-    GENERATOR_PID=
+    for (( i = 1; i <= n; i++ )); do
+        out=$WORK/$name
+        local each=(--rate "$rate")
+        if (( n > 1 )); then
+            out=$WORK/$name.g$i
+            each=(--rate "$share" --start-at "$start_at" --generator "$i/$n")
+        fi
+        "${GENERATOR_NICE[@]}" "$BENCH_JAVA" "${GENERATOR_FLAGS[@]}" -jar "$LOADGEN_JAR" "$@" \
+            "${each[@]}" --duration-s "$duration" --timeout-s "$TIMEOUT_S" \
+            --max-in-flight "$MAX_IN_FLIGHT" "${observe[@]}" \
+            --hlog "$out.hlog" --counts "$out.counts.json" \
+            >"$out.loadgen.log" 2>&1 &
+        GENERATOR_PIDS+=($!)
+    done
+    # The first to fail stops the others: without it, the cell's rate is not what they send.
+    local left=$n status running label
+    while (( left > 0 )); do
+        for (( i = 1; i <= n; i++ )); do
+            running=${GENERATOR_PIDS[i - 1]}
+            [[ -n "$running" ]] && ! kill -0 "$running" 2>/dev/null || continue
+            if wait "$running"; then status=0; else status=$?; fi
+            GENERATOR_PIDS[i - 1]=
+            left=$((left - 1))
+            if (( status != 0 )) && [[ -z "$failed" ]]; then
+                failed=$i
+                stop_generators
+            fi
+        done
+        (( left == 0 )) || sleep 0.1
+    done
+    GENERATOR_PIDS=()
+    for (( i = 1; i <= n; i++ )); do
+        out=$WORK/$name label=
+        if (( n > 1 )); then out=$WORK/$name.g$i label="g$i "; fi
+        if [[ "$failed" == "$i" ]]; then
+            stop_server
+            echo "error: the load generator${label:+ $i of $n} failed; its output:" >&2
+            cat "$out.loadgen.log" >&2
+            exit 1
+        fi
+        sed -n -e "s/^loadgen: warm-up/   ${label}warm-up/p" -e "s/^loadgen: window/   ${label}window/p" \
+            "$out.loadgen.log"
+    done
 }
 
 # Sets URL_TARGET_ARGS: the generator's target and request shape for system SYSTEM (--url run).
@@ -564,9 +642,11 @@ jfr_finish() {
 
 # This host's limit (LIMIT_FILE): the generator's self-test, the best of a few tries (once per
 # run folder, cached), or --max-rate-override; the rates of RATES and --max-in-flight must be
-# within it. ENOUGH: the highest rate the run needs (empty: find the limit, for --find-knee).
+# within it, per generator process (a cell's rate / --generators, each its own file limit).
+# ENOUGH: the highest rate the run needs (empty: find the limit, for --find-knee).
 check_limit() {
     local rates=$1 enough=$2 cache=$OUT/.self-test.json
+    [[ -z "$enough" ]] || enough=$(( (enough + GENERATORS - 1) / GENERATORS ))
     if [[ -n "$MAX_RATE_OVERRIDE" ]]; then
         LIMIT_FILE=$WORK/limit-override.json
         "$PY" "$HERE/urls.py" override --max-rate "$MAX_RATE_OVERRIDE" --file-limit "$(ulimit -n)" \
@@ -582,7 +662,7 @@ check_limit() {
         echo "== this host's generator limit (self-test): $("$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["max_rate"], "req/s, tries", d.get("tries"))' "$cache")"
     fi
     "$PY" "$HERE/urls.py" limit --self-test "$LIMIT_FILE" --rates "$rates" --max-in-flight "$MAX_IN_FLIGHT" \
-        --file-limit "$(ulimit -n)" || exit 2
+        --file-limit "$(ulimit -n)" --generators "$GENERATORS" || exit 2
 }
 
 # The knee search (--find-knee, bench/knee.py), per system; sets RATES to the union of the
@@ -611,7 +691,7 @@ find_knee() {
                     break
                 fi
                 check_machine "knee probe $system/r$rate"
-                run_generator "knee/$system/r$rate" "$rate" "$KNEE_PROBE_S" "$OBSERVED_PID" \
+                run_generators "knee/$system/r$rate" "$rate" "$KNEE_PROBE_S" "$OBSERVED_PID" 1 \
                     --host-check "$HOST_CHECK" "${KNEE_WARMUP_ARGS[@]}" "${URL_TARGET_ARGS[@]}"
                 step=$("$PY" "$HERE/knee.py" step "${args[@]}" --rate "$rate" \
                     --counts "$WORK/knee/$system/r$rate.counts.json" --hlog "$WORK/knee/$system/r$rate.hlog") || exit 1
@@ -646,7 +726,7 @@ write_manifest() {
         --warmup-s "$WARMUP_S" --warmup "$WARMUP_MODE" --warmup-max-s "$WARMUP_MAX_S"
         --duration-s "$DURATION_S" --timeout-s "$TIMEOUT_S"
         --max-in-flight "$MAX_IN_FLIGHT" --repetitions "$REPETITIONS" --seed "$SEED"
-        --busy-threshold "$BUSY_THRESHOLD" --busy-wait-s "$BUSY_WAIT_S" --on-busy "$ON_BUSY" --java "$BENCH_JAVA"
+        --generators "$GENERATORS" --busy-threshold "$BUSY_THRESHOLD" --busy-wait-s "$BUSY_WAIT_S" --on-busy "$ON_BUSY" --java "$BENCH_JAVA"
         --pool-threads "$POOL_THREADS" --jfr-repetitions "$JFR_REPETITIONS"
         --server-flags "${SERVER_FLAGS[*]} -XX:StartFlightRecording=settings=bench/loadcurve.jfc"
         --generator-flags "${GENERATOR_NICE[*]:+${GENERATOR_NICE[*]} }${GENERATOR_FLAGS[*]}" --tags "$TAGS")

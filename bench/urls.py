@@ -14,8 +14,10 @@ holds what only a URL run needs, so run.sh, plan.py and manifest.py say it the s
     python bench/urls.py override --max-rate R --file-limit N --out FILE
         the limit a person states instead of the self-test (run.sh --max-rate-override)
     python bench/urls.py limit --self-test FILE --rates LIST --max-in-flight N --file-limit N
-        refuses (one `error:` line, status 2) a rate above the limit's max_rate or an
-        in-flight cap above its max_in_flight or the open-file limit
+            [--generators N]
+        refuses (one `error:` line, status 2) a rate above the limit's max_rate (per generator:
+        a cell's rate / --generators) or an in-flight cap above its max_in_flight or the
+        open-file limit (each generator process has its own)
 
 A bad value is one `error:` line and exit status 2.
 """
@@ -176,13 +178,20 @@ def override_limit(max_rate: float, file_limit: int) -> dict:
             "override": True}
 
 
-def limit_error(self_test: dict, rates: list[int], max_in_flight: int, file_limit: int) -> str | None:
-    """Why the run asks more than this host's generator can do, or None."""
+def limit_error(self_test: dict, rates: list[int], max_in_flight: int, file_limit: int,
+                generators: int = 1) -> str | None:
+    """Why the run asks more than this host's generator can do, or None. The self-test measures
+    one generator process, and each of a cell's GENERATORS sends rate / GENERATORS; the
+    in-flight cap is each process's own (its own open files)."""
     how = limit_text(self_test)
-    too_fast = [r for r in rates if r > self_test["max_rate"]]
+    too_fast = [r for r in rates if r / generators > self_test["max_rate"]]
     if too_fast:
-        return (f"rate {max(too_fast)} req/s is above what this host's generator can send on "
-                f"time, {self_test['max_rate']:g} req/s ({how}); lower --rates, or delete "
+        worst = max(too_fast)
+        asked = (f"rate {worst} req/s is {worst / generators:g} req/s for each of {generators} "
+                 f"generators, above what one generator of this host" if generators > 1
+                 else f"rate {worst} req/s is above what this host's generator")
+        return (f"{asked} can send on time, {self_test['max_rate']:g} req/s ({how}); lower "
+                f"--rates{' or raise --generators' if generators > 1 else ''}, or delete "
                 f".self-test.json in the run folder to measure again on a quieter host")
     cap = min(self_test["max_in_flight"], file_limit)
     if max_in_flight > cap:
@@ -203,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     lim.add_argument("--rates", required=True)
     lim.add_argument("--max-in-flight", required=True, type=int)
     lim.add_argument("--file-limit", required=True, type=int)
+    lim.add_argument("--generators", type=int, default=1, help="generator processes per cell")
     st = sub.add_parser("self-test")
     st.add_argument("--cache", required=True, type=Path)
     st.add_argument("--tries", type=int, default=3)
@@ -237,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             raise UrlError(f"{args.self_test}: not the generator's --self-test line ({e}); "
                            f"delete it to measure again") from None
         problem = limit_error(self_test, [int(r) for r in args.rates.split(",") if r],
-                              args.max_in_flight, args.file_limit)
+                              args.max_in_flight, args.file_limit, args.generators)
         if problem:
             raise UrlError(problem)
     except UrlError as e:

@@ -257,3 +257,41 @@ def test_run_yml_gets_each_cells_warmup_and_a_cell_measured_otherwise_keeps_its_
         {"cell": "pool20/r25.2", "mode": "fixed", "min_s": 5, "max_s": 5, "used_s": 5,
          "reached": False}]
     assert bench_manifest.warmup_block(args, []) is None
+
+
+def test_the_limit_is_per_generator_with_several():
+    """The self-test measures one generator process; each of a cell's N sends rate / N."""
+    test = {"max_rate": 5000, "max_in_flight": 10000}
+    assert urls.limit_error(test, [9000], 900, 20000, generators=2) is None
+    problem = urls.limit_error(test, [12000], 900, 20000, generators=2)
+    assert problem.startswith("rate 12000 req/s is 6000 req/s for each of 2 generators, above "
+                              "what one generator of this host can send on time, 5000 req/s")
+    assert "lower --rates or raise --generators" in problem
+    # the cap is each process's own: not divided
+    assert urls.limit_error(test, [100], 9000, 20000, generators=4) is None
+
+
+def test_the_estimate_of_several_generators_adds_their_start_ahead():
+    import plan
+    args = ["--systems", "pool20", "--rates", "25", "--repetitions", "1", "--seed", "1",
+            "--warmup-s", "1", "--duration-s", "10", "--timeout-s", "15", "--estimate"]
+    one = subprocess.run([sys.executable, plan.__file__, *args], capture_output=True, text=True)
+    two = subprocess.run([sys.executable, plan.__file__, *args, "--generators", "2"],
+                         capture_output=True, text=True)
+    # 5 s overhead + 1 s warm-up + 10 s window + 0.2 s drain; + 4 s start-ahead with two
+    assert "(16 s)" in one.stdout and "(20 s)" in two.stdout, (one.stdout, two.stdout)
+
+
+def test_generators_of_one_cell_must_share_their_start_and_say_their_index():
+    from bench import manifest as bench_manifest
+
+    def counts(index, of, start):
+        return {"generator_index": index, "generators": of, "start_epoch_ms": start}
+    assert bench_manifest.generators_apart("a/r10.1", [counts(1, 2, 5), counts(2, 2, 5)]) == []
+    assert bench_manifest.generators_apart("a/r10.1", [{"start_epoch_ms": 5}]) == []
+    assert bench_manifest.generators_apart("a/r10.1", [counts(1, 2, 5), counts(1, 2, 7)]) == [
+        "a/r10.1.g2.counts.json says generator 1 of 2, not 2 of 2 (its --generator)",
+        "a/r10.1: its generators started at 5, 7 (start_epoch_ms), not one instant: give every "
+        "copy the same --start-at"]
+    assert bench_manifest.cell_files("a/r10.1", 1) == ["a/r10.1"]
+    assert bench_manifest.cell_files("a/r10.1", 2) == ["a/r10.1.g1", "a/r10.1.g2"]

@@ -42,7 +42,7 @@ public final class LoadGen {
             "usage: LoadGen (--url URL | --urls-file FILE) --rate REQ_PER_S --duration-s S --hlog PATH --counts PATH",
             "               [--method GET] [--header 'Name: value']... [--body-file PATH] [--success 200-399]",
             "               [--insecure] [--warmup auto] [--warmup-s 5] [--warmup-max-s 60] [--timeout-s 15]",
-            "               [--max-in-flight 15000] [--server-pid PID]",
+            "               [--max-in-flight 15000] [--server-pid PID] [--start-at EPOCH_MS] [--generator I/N]",
             "               [--host-check busy_share_before=X,loadavg_1m_before=X,waited_s=X,verdict=quiet]",
             "  --url          the URL to send to, http:// or https://, e.g. http://127.0.0.1:8080/sleep?ms=200",
             "  --urls-file    instead of --url: one URL or WEIGHT URL a line (# comments); requests take",
@@ -64,6 +64,12 @@ public final class LoadGen {
             "  --max-in-flight  requests in flight at most (one connection each); above it a",
             "                 request is not sent and counted as not_sent",
             "  --server-pid   the server's pid: its CPU use in the window goes to the counts file",
+            "  --start-at     the schedule's zero, in milliseconds since the epoch (wall clock): wait until",
+            "                 then, so that copies started on other machines send from the same instant",
+            "                 (in the future, at most 10 minutes ahead; clocks synchronised, e.g. by NTP)",
+            "  --generator    this process is generator I of N of one cell (1-based), each at its share",
+            "                 of the cell's rate: written to the counts file for the merge; with N > 1",
+            "                 the warm-up must be fixed (the same --warmup-s for all: one window)",
             "  --host-check   the host check run before the cell (bench/hostcheck.py), recorded as is",
             "  --hlog         HdrHistogram interval log to write (latency in microseconds)",
             "  --counts       JSON file with the counts to write",
@@ -92,17 +98,26 @@ public final class LoadGen {
     static final double MAX_RATE = 100_000;
 
     /**
+     * How far ahead --start-at may be: enough to start copies on other machines by hand, short
+     * enough that a typo (seconds for milliseconds, a day off) is caught rather than waited for.
+     */
+    static final long MAX_START_AHEAD_MS = 10 * 60 * 1000;
+
+    /**
      * {@code selfTestS} > 0: run the self-test with windows of that many seconds, nothing else.
      * {@code warmupAuto}: the window starts once the warm-up is steady (Steadiness), from
      * {@code warmupS} to {@code warmupMaxS} seconds; else after exactly {@code warmupS}.
+     * {@code startAtEpochMs} > 0: the schedule's zero (--start-at), else as soon as ready.
+     * {@code generatorIndex} of {@code generators} (1-based; 0 of 0: a cell's only generator).
      */
     record Options(RequestShape request, double rate, int warmupS, int durationS, double timeoutS,
                    int maxInFlight, Path hlog, Path counts, long serverPid, Map<String, Object> hostCheck,
-                   int selfTestS, boolean warmupAuto, int warmupMaxS) {
+                   int selfTestS, boolean warmupAuto, int warmupMaxS, long startAtEpochMs,
+                   int generatorIndex, int generators) {
         /** A cell measured without files (the self-test's probes), with a fixed warm-up. */
         static Options probe(URI url, double rate, int warmupS, int durationS, double timeoutS, int maxInFlight) {
             return new Options(RequestShape.get(url), rate, warmupS, durationS, timeoutS, maxInFlight, null, null, 0,
-                    null, 0, false, warmupS);
+                    null, 0, false, warmupS, 0, 0, 0);
         }
 
         /** The first URL of the rotation (the only one with --url). */
@@ -132,6 +147,9 @@ public final class LoadGen {
         } catch (UnknownHostException e) {
             System.err.println("error: cannot resolve the URL's host: " + e.getMessage());
             System.exit(2);
+        } catch (StartPassed e) {
+            System.err.println("error: " + e.getMessage());
+            System.exit(2);
         }
     }
 
@@ -156,6 +174,8 @@ public final class LoadGen {
         Map<String, Object> hostCheck = null;
         boolean selfTest = false;
         int selfTestS = 2;
+        long startAt = 0;
+        int[] generator = {0, 0};
         for (int i = 0; i < args.length; i++) {
             String option = args[i];
             if (option.equals("-h") || option.equals("--help")) {
@@ -189,6 +209,8 @@ public final class LoadGen {
                 case "--server-pid" -> serverPid = whole(option, value);
                 case "--host-check" -> hostCheck = parseHostCheck(value);
                 case "--self-test-s" -> selfTestS = (int) whole(option, value);
+                case "--start-at" -> startAt = startAt(value, System.currentTimeMillis());
+                case "--generator" -> generator = generator(value);
                 default -> throw new IllegalArgumentException("unknown argument " + option);
             }
         }
@@ -196,7 +218,7 @@ public final class LoadGen {
             if (selfTestS < 1 || selfTestS > 60) {
                 throw new IllegalArgumentException("--self-test-s must be 1..60, not " + selfTestS);
             }
-            return new Options(null, 0, 0, 0, 0, 0, null, null, 0, null, selfTestS, false, 0);
+            return new Options(null, 0, 0, 0, 0, 0, null, null, 0, null, selfTestS, false, 0, 0, 0, 0);
         }
         if ((url == null) == (urlsFile == null) || hlog == null || counts == null) {
             throw new IllegalArgumentException("one of --url and --urls-file, and --hlog and --counts, are required");
@@ -214,6 +236,11 @@ public final class LoadGen {
             throw new IllegalArgumentException("--warmup must be auto or fixed, not " + warmup);
         }
         boolean auto = warmup.equals("auto");
+        if (auto && generator[1] > 1) {
+            // Each would judge its own share's seconds and open its own window: logs apart.
+            throw new IllegalArgumentException("--warmup auto lets each of the " + generator[1] + " generators"
+                    + " choose its own window; give every one --warmup fixed and the same --warmup-s");
+        }
         if (auto && (warmupMaxS < warmupS || warmupMaxS > 600)) {
             throw new IllegalArgumentException("--warmup-max-s must be --warmup-s (" + warmupS + ")..600, not "
                     + warmupMaxS);
@@ -222,7 +249,56 @@ public final class LoadGen {
             throw new IllegalArgumentException("--timeout-s must be in (0, 600], --max-in-flight >= 1");
         }
         return new Options(request, rate, warmupS, durationS, timeoutS, maxInFlight, hlog, counts, serverPid,
-                hostCheck, 0, auto, auto ? warmupMaxS : warmupS);
+                hostCheck, 0, auto, auto ? warmupMaxS : warmupS, startAt, generator[0], generator[1]);
+    }
+
+    /** --start-at's instant, checked against {@code nowMs}: in the future, not too far. */
+    static long startAt(String value, long nowMs) {
+        long at;
+        try {
+            at = Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--start-at takes milliseconds since the epoch (e.g. $(( ($(date +%s)"
+                    + " + 30) * 1000 ))), not " + value);
+        }
+        if (at <= nowMs / 100) {
+            throw new IllegalArgumentException("--start-at " + at + " is long past: it takes milliseconds since the"
+                    + " epoch, not seconds (now " + nowMs + ")");
+        }
+        if (at <= nowMs) {
+            throw new IllegalArgumentException("--start-at " + at + " is " + (nowMs - at) + " ms in the past"
+                    + " (now " + nowMs + "); give an instant a few seconds ahead, the same for every generator");
+        }
+        if (at - nowMs > MAX_START_AHEAD_MS) {
+            throw new IllegalArgumentException("--start-at " + at + " is " + (at - nowMs) / 1000 + " s ahead, more"
+                    + " than " + MAX_START_AHEAD_MS / 1000 + " s (now " + nowMs + "); milliseconds, not seconds or"
+                    + " microseconds?");
+        }
+        return at;
+    }
+
+    /** --generator I/N: this process's 1-based index among the cell's N generators. */
+    static int[] generator(String value) {
+        String[] in = value.split("/", -1);
+        try {
+            if (in.length == 2) {
+                int index = Integer.parseInt(in[0]);
+                int of = Integer.parseInt(in[1]);
+                if (of >= 1 && index >= 1 && index <= of) {
+                    return new int[] {index, of};
+                }
+            }
+        } catch (NumberFormatException e) {
+            // the message below says the form
+        }
+        throw new IllegalArgumentException("--generator takes I/N with 1 <= I <= N (e.g. 2/3), not " + value);
+    }
+
+    /** --start-at had passed by the time the generator was ready to send. */
+    static final class StartPassed extends RuntimeException {
+        StartPassed(String message) {
+            super(message);
+        }
     }
 
     private static double number(String option, String value) {
@@ -287,6 +363,11 @@ public final class LoadGen {
         out.printf(Locale.ROOT, "loadgen: %s at %.1f req/s, warm-up %s, window %d s, timeout %.1f s, then drain%n",
                 o.url(), o.rate(), o.warmupAuto() ? String.format(Locale.ROOT, "auto %d..%d s", o.warmupS(),
                         o.warmupMaxS()) : o.warmupS() + " s", o.durationS(), o.timeoutS());
+        if (o.startAtEpochMs() > 0) {
+            out.printf(Locale.ROOT, "loadgen: sends from --start-at %d (in %d ms)%s%n", o.startAtEpochMs(),
+                    o.startAtEpochMs() - System.currentTimeMillis(), o.generators() > 0
+                            ? ", generator " + o.generatorIndex() + " of " + o.generators() : "");
+        }
         Measurement m = measure(o);
         writeAtomically(o.hlog(), hlog(o, m.snapshot(), m.startEpochMs(), m.warmup().usedS()));
         writeAtomically(o.counts(), Json.write(counts(o, m.snapshot(), m.sendLagUs(), m.client(),
@@ -312,6 +393,10 @@ public final class LoadGen {
         // t0 a little in the future so the first intended times are not already late.
         long t0 = System.nanoTime() + 50_000_000L;
         long startEpochMs = System.currentTimeMillis() + 50;
+        if (o.startAtEpochMs() > 0) {
+            t0 = nanoTimeAt(o.startAtEpochMs());
+            startEpochMs = o.startAtEpochMs();
+        }
         Schedule schedule = new Schedule(t0, o.rate());
         Accounting accounting;
         // The rule's last verdict, written by the chooser on the client's thread.
@@ -369,6 +454,22 @@ public final class LoadGen {
         }
         return new Measurement(snapshot, sendLagUs, client, startEpochMs, HostProbe.between(probes[0], probes[1]),
                 warmup);
+    }
+
+    /**
+     * The System.nanoTime() of wall-clock instant {@code epochMs}, which must still be ahead: the
+     * generator's schedule runs on nanoTime (monotonic); the wall clock only places its zero.
+     */
+    static long nanoTimeAt(long epochMs) {
+        java.time.Instant now = java.time.Instant.now();
+        long nowNanos = System.nanoTime();
+        long aheadNanos = (epochMs - now.toEpochMilli()) * 1_000_000L - now.getNano() % 1_000_000;
+        if (aheadNanos <= 0) {
+            throw new StartPassed("--start-at " + epochMs + " passed " + (-aheadNanos / 1_000_000) + " ms before"
+                    + " the generator was ready to send (its JVM and connections take a moment): give an instant"
+                    + " further ahead");
+        }
+        return nowNanos + aheadNanos;
     }
 
     private static void writeAtomically(Path path, String text) throws IOException {
@@ -430,6 +531,10 @@ public final class LoadGen {
         m.put("hlog", o.hlog().getFileName().toString());
         m.put("hlog_intervals", s.intervals().size());
         m.put("start_epoch_ms", startEpochMs);
+        if (o.generators() > 0) {
+            m.put("generator_index", o.generatorIndex());
+            m.put("generators", o.generators());
+        }
         m.put("window", map("start_s", warmup.usedS(), "end_s", warmup.usedS() + o.durationS(),
                 "start_epoch_ms", windowStartMs, "end_epoch_ms", windowEndMs,
                 "sent", w.sent(), "completed", w.completed(), "timed_out", w.timedOut(),

@@ -141,14 +141,7 @@ class LoadGenRunTest {
     }
     @Test
     void anAutoWarmupStartsTheWindowOnAWholeSecondAndEveryRecordAgrees(@TempDir Path dir) throws Exception {
-        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
-        server.createContext("/", exchange -> {
-            exchange.sendResponseHeaders(200, 3);
-            exchange.getResponseBody().write("ok\n".getBytes(StandardCharsets.US_ASCII));
-            exchange.close();
-        });
-        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
-        server.start();
+        HttpServer server = okServer(() -> { });
         try {
             String json = run(dir, "--url", "http://127.0.0.1:" + server.getAddress().getPort() + "/x",
                     "--rate", "50", "--warmup", "auto", "--warmup-s", "2", "--warmup-max-s", "12");
@@ -179,6 +172,46 @@ class LoadGenRunTest {
         } finally {
             server.stop(0);
         }
+    }
+
+    @Test
+    void startAtWaitsForItsInstantAndTakesItAsTheScheduleZero(@TempDir Path dir) throws Exception {
+        // The server's own clock for the first request it sees: the source the test trusts.
+        java.util.concurrent.atomic.AtomicLong firstArrivalMs = new java.util.concurrent.atomic.AtomicLong();
+        HttpServer server = okServer(() -> firstArrivalMs.compareAndSet(0, System.currentTimeMillis()));
+        try {
+            long startAt = System.currentTimeMillis() + 1500;
+            String json = run(dir, "--url", "http://127.0.0.1:" + server.getAddress().getPort() + "/x",
+                    "--rate", "20", "--start-at", Long.toString(startAt), "--generator", "2/3");
+            assertTrue(firstArrivalMs.get() >= startAt, "first request at " + firstArrivalMs.get()
+                    + ", before --start-at " + startAt);
+            // Not long after either: the first request is due at the instant itself.
+            assertTrue(firstArrivalMs.get() < startAt + 500, firstArrivalMs.get() + " vs " + startAt);
+            assertEquals(startAt, Long.parseLong(top(json, "start_epoch_ms")));
+            assertEquals(startAt + 1000, field(json, "window", "start_epoch_ms"));
+            assertEquals(2, Long.parseLong(top(json, "generator_index")));
+            assertEquals(3, Long.parseLong(top(json, "generators")));
+            assertEquals(20, field(json, "window", "sent"));
+            assertTrue(Files.readString(dir.resolve("x.hlog")).contains(String.format(java.util.Locale.ROOT,
+                    "#[StartTime: %.3f ", startAt / 1000.0)),
+                    "the log's StartTime is the instant");
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    /** A loopback server answering 200 "ok" to everything, after {@code onRequest}. */
+    private static HttpServer okServer(Runnable onRequest) throws java.io.IOException {
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+        server.createContext("/", exchange -> {
+            onRequest.run();
+            exchange.sendResponseHeaders(200, 3);
+            exchange.getResponseBody().write("ok\n".getBytes(StandardCharsets.US_ASCII));
+            exchange.close();
+        });
+        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        server.start();
+        return server;
     }
 
     private static String top(String json, String name) {
