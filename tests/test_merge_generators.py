@@ -94,3 +94,79 @@ cells:
               if k not in ("system", "system_label", "source") and whole[k] != split[k]}
     assert not differ
     assert int(whole["sent"] or whole["count"]) > 0
+
+
+def test_the_per_generator_table_lists_each_file_with_its_own_counts(tmp_path):
+    fixture, name, is_request = SPLIT["vegeta"]
+    text = (FIXTURES / fixture).read_text(encoding="utf-8")
+    parts = split_round_robin(text, is_request)
+    site = _site(tmp_path, f"""\
+title: t
+date: 2026-11-26
+description: d
+systems: [{{id: split, label: Split}}]
+load_points: [{{id: r50, offered_rate: 50, duration_s: 5}}]
+cells:
+  - {{system: split, load: r50, results: [a/{name}, b/{name}, c/{name}]}}
+""", {f"{d}/{name}": p for d, p in zip("abc", parts)})
+    proc = _build(site)
+    assert proc.returncode == 0, proc.stderr
+    page = (site / "_reports" / "merge.html").read_text(encoding="utf-8")
+    table = page[page.index("<h3>Load generators"):]
+    table = table[:table.index("</table>")]
+    for d, part in zip("abc", parts):
+        rows = list(csv.reader(io.StringIO(part)))
+        # vegeta's columns: timestamp, code, latency, ..., error text (index 5); a timeout is
+        # Go's client timeout text, the other failures are errors
+        timed = sum(1 for r in rows if "Client.Timeout exceeded" in r[5]
+                    or "context deadline exceeded" in r[5])
+        errors = sum(1 for r in rows if not 200 <= int(r[1]) < 400) - timed
+        row = table[table.index(f"<code>runs/merge/{d}/{name}</code>"):]
+        cells = [c.split("<")[0] for c in row.split("<td>")[1:7]]
+        assert cells[0] == str(len(rows)) and cells[3:5] == [str(errors), str(timed)]
+    assert "kept up" in table and "inside one interval" in table
+
+
+@pytest.mark.parametrize("cell, message", [
+    ("{system: a, load: r1, results: []}", "results: an empty list"),
+    ("{system: a, load: r1, results: [x.csv, 3]}", "results[1]: must be a path"),
+    ("{system: a, load: r1, results: [x.csv, y.csv, x.csv]}", "'x.csv' is given twice"),
+    ("{system: a, load: r1, results: [x.csv, ../y.csv]}", "leaves the run folder"),
+    ("{system: a, load: r1, hlog: [a.hlog, b.hlog], counts: [a.json]}",
+     "1 counts file for 2 `hlog:` files"),
+    ("{system: a, load: r1, hlog: a.hlog, counts: [a.json, b.json]}",
+     "2 counts files for 1 `hlog:` file"),
+    ("{system: a, load: r1, counts: [a.json, b.json]}", "need as many `hlog:`"),
+    ("{system: a, load: r1, results: [x.csv, y.csv], summary: s.txt}", "takes no `summary:`"),
+])
+def test_lists_of_files_are_checked_with_the_line_they_are_on(tmp_path, cell, message):
+    from analysis.errors import ManifestError
+    from analysis.read.manifest import load_manifest
+    run = tmp_path / "bad"
+    run.mkdir()
+    (run / "run.yml").write_text(
+        "title: t\ndate: 2026-11-26\ndescription: d\nvalue_unit: ms\n"
+        "systems: [{id: a, label: A}]\n"
+        "load_points: [{id: r1, offered_rate: 1, duration_s: 1}]\n"
+        f"cells:\n  - {cell}\n", encoding="utf-8")
+    with pytest.raises(ManifestError) as err:
+        load_manifest(run)
+    assert message in str(err.value) and "line 8" in str(err.value), str(err.value)
+
+
+def test_a_summary_beside_per_request_files_is_refused_naming_it(tmp_path):
+    fixture, name, is_request = SPLIT["hey"]
+    text = (FIXTURES / fixture).read_text(encoding="utf-8")
+    summary = (FIXTURES / "hey" / "summary.txt").read_text(encoding="utf-8")
+    site = _site(tmp_path, f"""\
+title: t
+date: 2026-11-26
+description: d
+systems: [{{id: a, label: A}}]
+load_points: [{{id: r1, offered_rate: 10, duration_s: 5}}]
+cells:
+  - {{system: a, load: r1, results: [one.csv, two.txt]}}
+""", {"one.csv": text, "two.txt": summary})
+    proc = _build(site)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "runs/merge/two.txt" in proc.stderr and "one kind of file per cell" in proc.stderr

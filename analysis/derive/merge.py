@@ -27,6 +27,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from analysis.derive.aggregate import low_sample_percentiles
 from analysis.errors import CountsError, HlogError, ResultsError
 from analysis.read.counts import Counts, InFlight, IntervalCounts, SendLag, WindowCounts
 from analysis.read.hdr.histogram import sum_histograms
@@ -209,7 +210,8 @@ RATE_SHORT_SHARE = 0.95
 # P99_OFF_MS apart: the generators sent one mix of requests to one server at once, so their p99s
 # differ by the noise of the requests each drew; a factor of 2 is far outside that, and the
 # absolute floor keeps sub-millisecond tails (where the 3-digit buckets and one GC pause decide)
-# from being flagged.
+# from being flagged. A p99 resting on fewer than aggregate.LOW_SAMPLE_BEYOND samples beyond it
+# (its generator sent under 1,000) is one or two requests' latency: never flagged.
 P99_OFF_FACTOR = 2.0
 P99_OFF_MS = 1.0
 # Clocks (or starts) disagree when the first sends lie further apart than one interval: the
@@ -227,7 +229,7 @@ def flag_generators(rows: list, offered_rate: float | None) -> None:
         row.share_rps = share
         row.behind_rate = row.rate_rps < RATE_SHORT_SHARE * share
         others = sorted(r.p99_ms for j, r in enumerate(rows) if j != i and r.p99_ms is not None)
-        if row.p99_ms is not None and others:
+        if row.p99_ms is not None and others and "p99" not in low_sample_percentiles(row.sent):
             typical = float(np.median(others))
             row.behind_p99 = (row.p99_ms >= P99_OFF_FACTOR * typical
                               and row.p99_ms - typical >= P99_OFF_MS)

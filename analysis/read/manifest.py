@@ -659,14 +659,18 @@ def _generator_parts(hlogs, counts_files, p, problems) -> dict:
     if not several:
         return {}
     if hlogs and counts_files and len(hlogs) != len(counts_files):
-        problems.add(p + ("counts",), f"{len(counts_files)} counts files for {len(hlogs)} "
-                     "`hlog:` files: one per generator, in the same order")
+        problems.add(p + ("counts",), f"{_files(len(counts_files), 'counts')} for "
+                     f"{_files(len(hlogs), '`hlog:`')}: one per generator, in the same order")
         return {}
     if not hlogs or len(hlogs) == 1:
-        problems.add(p + ("counts",), f"{len(counts_files)} counts files need as many `hlog:` "
-                     "files (a list, one per generator, in the same order)")
+        problems.add(p + ("counts",), f"{_files(len(counts_files), 'counts')} need as many "
+                     "`hlog:` files (a list, one per generator, in the same order)")
         return {}
     return {"parts": hlogs, "counts_parts": counts_files or ()}
+
+
+def _files(n: int, kind: str) -> str:
+    return f"{n} {kind} file{'s' if n != 1 else ''}"
 
 
 def _cell_scenario(entry, p, problems, by_id) -> tuple[str | None, bool]:
