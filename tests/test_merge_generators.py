@@ -170,3 +170,58 @@ cells:
     proc = _build(site)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "runs/merge/two.txt" in proc.stderr and "one kind of file per cell" in proc.stderr
+
+
+GENERATORS = REPO / "tests" / "fixtures" / "generators"
+
+
+@pytest.fixture(scope="module")
+def java_union(oracle, tmp_path_factory) -> list[str]:
+    """The java command line that runs UnionLogs (compiled here against the oracle's jar)."""
+    if shutil.which("javac") is None:
+        pytest.skip("needs javac")
+    classpath = subprocess.run(["bash", "-c", 'source "$1" && echo "$ORACLE_CP"', "_",
+                                str(oracle / "_setup.sh")], check=True, capture_output=True,
+                               text=True).stdout.strip()
+    jar = classpath.split(":")[0]
+    classes = tmp_path_factory.mktemp("union-classes")
+    subprocess.run(["javac", "-cp", jar, "-d", str(classes),
+                    str(REPO / "tests" / "oracle" / "UnionLogs.java")], check=True)
+    return ["java", "-Duser.timezone=UTC", "-cp", f"{jar}:{classes}", "UnionLogs"]
+
+
+def _counts_by_value(h) -> dict[int, int]:
+    """value (the lowest of its bucket) -> count, whatever the histogram's layout."""
+    kept = h.counts > 0
+    return dict(zip(h.layout.lowest_value_at(h.indices[kept]).tolist(),
+                    h.counts[kept].tolist()))
+
+
+def test_two_generator_logs_merge_to_hdrhistogram_javas_union(java_union, oracle, tmp_path):
+    from analysis.derive.merge import merge_logs
+    from analysis.read.hdr.log import read_hlog
+    from analysis.read.hdr.log_writer import hlog_text
+    logs = [GENERATORS / "r200.1.g1.hlog", GENERATORS / "r200.1.g2.hlog"]
+    java = tmp_path / "java-union.hlog"
+    subprocess.run(java_union + [str(java), "1000"] + [str(p) for p in logs], check=True)
+    ours = merge_logs([read_hlog(p) for p in logs])
+    theirs = read_hlog(java)
+    # (end times are left out: a length written at 3 decimals and read back can move the end
+    # by 1 ms in Java's own reader)
+    assert [(iv.tag, iv.start_ms, iv.total_count) for iv in ours.intervals] == \
+        [(iv.tag, iv.start_ms, iv.total_count) for iv in theirs.intervals]
+    for a, b in zip(ours.intervals, theirs.intervals):
+        assert _counts_by_value(a.histogram) == _counts_by_value(b.histogram)
+    written = tmp_path / "ours.hlog"
+    written.write_text(hlog_text(ours.intervals, 1000.0), encoding="utf-8")
+    for tag in (None, "timeout"):
+        outputs = []
+        for log in (java, written):
+            args = [str(oracle / "hlp"), "-i", str(log), "-outputValueUnitRatio", "1000"]
+            proc = subprocess.run(args + (["-tag", tag] if tag else []), capture_output=True,
+                                  text=True, check=True)
+            outputs.append(proc.stdout)
+        assert outputs[0] == outputs[1] and "Total count" in outputs[0]
+    total = sum(iv.total_count for iv in ours.intervals if iv.tag is None)
+    assert total == sum(iv.total_count for p in logs for iv in read_hlog(p).intervals
+                        if iv.tag is None)

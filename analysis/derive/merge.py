@@ -11,7 +11,8 @@
   placed in the whole second of the epoch it starts in (StartTime/BaseTime plus its offset), as
   HdrLogProcessing's union adds them; one tag is never added to another.
 - **Counts files** (`merge_counts`): window and per-interval counts (sent, completed, timed
-  out, errors, not sent) add, intervals matched by absolute start. The in-flight mean adds
+  out, errors, not sent) add, intervals matched by the whole epoch second they start in, as the
+  logs'. The window is the generators' common length from the earliest start. The in-flight mean adds
   (the mean of a sum is the sum of the means over the same seconds) and so do the counts in
   flight at the window's start and end (instants the generators share, started together). The
   maximum in flight is left out: a max of a sum is not the sum of the maxes, only at most it.
@@ -121,7 +122,10 @@ def merge_logs(logs: list[HlogLog]) -> HlogLog:
     merged = []
     for _, ivs in sorted(groups.items()):
         histogram = sum_histograms([iv.histogram for iv in ivs])
-        start_ms, end_ms = min(iv.start_ms for iv in ivs), max(iv.end_ms for iv in ivs)
+        # at the earliest member's start, as long as the longest member: the seconds of the
+        # generators' clocks are one second of the cell (their spread is flagged apart)
+        start_ms = min(iv.start_ms for iv in ivs)
+        end_ms = start_ms + max(iv.end_ms - iv.start_ms for iv in ivs)
         merged.append(Interval(line=ivs[0].line, tag=ivs[0].tag,
                                start_s=start_ms / 1000.0 - start_s,
                                length_s=(end_ms - start_ms) / 1000.0, start_ms=start_ms,
@@ -152,10 +156,15 @@ def merge_counts(parts: list[Counts]) -> Counts:
                                   f"{getattr(first, key)}: a cell's generators run one "
                                   "configuration", path=other.path)
     ws = [p.window for p in parts]
+    axis0 = min(_axis_epoch_s(p) for p in parts)
+    # the generators' common window length, from the earliest start (a later start is a
+    # clock or start-up difference, flagged in the per-generator table)
+    start_ms = min(w.start_epoch_ms for w in ws)
+    end_ms = start_ms + first.window.end_epoch_ms - first.window.start_epoch_ms
     window = WindowCounts(
-        start_s=first.window.start_s, end_s=first.window.end_s,
-        start_epoch_ms=min(w.start_epoch_ms for w in ws),
-        end_epoch_ms=max(w.end_epoch_ms for w in ws),
+        start_s=round(start_ms / 1000.0 - axis0, 3),
+        end_s=round(start_ms / 1000.0 - axis0 + first.window.duration_s, 3),
+        start_epoch_ms=start_ms, end_epoch_ms=end_ms,
         sent=sum(w.sent for w in ws), completed=sum(w.completed for w in ws),
         timed_out=sum(w.timed_out for w in ws), errors=sum(w.errors for w in ws),
         not_sent=sum(w.not_sent for w in ws))
@@ -166,7 +175,7 @@ def merge_counts(parts: list[Counts]) -> Counts:
     lags = [p.send_lag_us_window for p in parts]
     return replace(
         first, offered_rate=_total([p.offered_rate for p in parts]), window=window,
-        in_flight=in_flight, intervals=_merged_intervals(parts, first),
+        in_flight=in_flight, intervals=_merged_intervals(parts, axis0),
         server_completions_window=_total([p.server_completions_window for p in parts]),
         generator_cpu_s_window=_total([p.generator_cpu_s_window for p in parts]),
         generator_cpu_share_window=_total([p.generator_cpu_share_window for p in parts]),
@@ -177,19 +186,22 @@ def merge_counts(parts: list[Counts]) -> Counts:
             max=_extreme(max, [lag.max for lag in lags]), count=_total([lag.count for lag in lags])))
 
 
-def _merged_intervals(parts: list[Counts], first: Counts) -> tuple[IntervalCounts, ...]:
-    """Per-interval counts added by absolute start (the log's start + t_s), on the first
-    file's axis; an interval's in-flight max left at 0 (see the module docstring)."""
-    axis0 = _axis_epoch_s(first)
-    by_start: dict[float, list[IntervalCounts]] = {}
+def _merged_intervals(parts: list[Counts], axis0: float) -> tuple[IntervalCounts, ...]:
+    """Per-interval counts added by the whole epoch second they start in, as merge_logs adds
+    the logs' intervals, on the earliest log's axis (t_s from `axis0`, the earliest StartTime);
+    an interval's in-flight max left at 0 (see the module docstring)."""
+    by_second: dict[int, list[tuple[float, IntervalCounts]]] = {}
     for p in parts:
-        shift = _axis_epoch_s(p) - axis0
+        axis = _axis_epoch_s(p)
         for iv in p.intervals:
-            by_start.setdefault(round(iv.t_s + shift, 1), []).append(iv)
+            start = axis + iv.t_s
+            by_second.setdefault(math.floor(start + 1e-9), []).append((start, iv))
     out = []
-    for t_s, ivs in sorted(by_start.items()):
+    for _, group in sorted(by_second.items()):
+        ivs = [iv for _, iv in group]
         out.append(IntervalCounts(
-            t_s=t_s, length_s=max(iv.length_s for iv in ivs), phase=ivs[0].phase,
+            t_s=round(min(start for start, _ in group) - axis0, 3),
+            length_s=max(iv.length_s for iv in ivs), phase=ivs[0].phase,
             sent=sum(iv.sent for iv in ivs), completed=sum(iv.completed for iv in ivs),
             timed_out=sum(iv.timed_out for iv in ivs), errors=sum(iv.errors for iv in ivs),
             in_flight_mean=sum(iv.in_flight_mean for iv in ivs), in_flight_max=0))
