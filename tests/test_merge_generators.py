@@ -225,3 +225,84 @@ def test_two_generator_logs_merge_to_hdrhistogram_javas_union(java_union, oracle
     total = sum(iv.total_count for iv in ours.intervals if iv.tag is None)
     assert total == sum(iv.total_count for p in logs for iv in read_hlog(p).intervals
                         if iv.tag is None)
+
+
+def test_a_harness_cell_of_two_generators_builds_with_their_sums(tmp_path):
+    import json as _json
+
+    import yaml
+
+    from analysis.paths import find_data
+    names = ("r200.1.g1", "r200.1.g2")
+    files = {f"jdk-virtual/{n}.{ext}": (GENERATORS / f"{n}.{ext}").read_text(encoding="utf-8")
+             for n in names for ext in ("hlog", "counts.json")}
+    site = _site(tmp_path, """\
+schema_version: 2
+title: t
+date: 2026-11-29
+description: d
+value_unit: us
+systems: [{id: jdk-virtual, label: JDK virtual}]
+load_points: [{id: r200, offered_rate: 200, duration_s: 4}]
+load_generator: {model: open, timeout_s: 2}
+cells:
+  - system: jdk-virtual
+    load: r200
+    repetition: 1
+    hlog: [jdk-virtual/r200.1.g1.hlog, jdk-virtual/r200.1.g2.hlog]
+    counts: [jdk-virtual/r200.1.g1.counts.json, jdk-virtual/r200.1.g2.counts.json]
+""", files)
+    proc = _build(site)
+    assert proc.returncode == 0, proc.stderr
+    counts = [_json.loads(files[f"jdk-virtual/{n}.counts.json"]) for n in names]
+    with open(site / "assets" / "data" / "merge" / "cells.csv", newline="") as f:
+        row = next(csv.DictReader(f))
+    for key in ("sent", "completed", "timed_out", "errors", "not_sent"):
+        assert int(row[key]) == sum(c["window"][key] for c in counts), key
+    doc = yaml.safe_load(find_data(site, "merge").read_text(encoding="utf-8"))
+    gens = doc["methodology"]["generators"]
+    assert [r["sent_text"] for r in gens[0]["rows"]] == [str(c["window"]["sent"]) for c in counts]
+
+
+def _import(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "analysis", "import", *args, "-q"], env=ENV,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("tool", ["jmeter", "vegeta"])
+def test_import_of_three_parts_prints_the_whole_files_figures_and_a_line_per_file(tmp_path,
+                                                                                   tool):
+    fixture, name, is_request = SPLIT[tool]
+    text = (FIXTURES / fixture).read_text(encoding="utf-8")
+    paths = []
+    for i, part in enumerate(split_round_robin(text, is_request), 1):
+        paths.append(tmp_path / f"{i}-{name}")
+        paths[-1].write_text(part, encoding="utf-8")
+    whole = _import(str(FIXTURES / fixture), "--json")
+    merged = _import(*map(str, paths), "--json")
+    assert whole.returncode == 0 and merged.returncode == 0, merged.stderr
+    doc, files = json.loads(merged.stdout), None
+    files = doc.pop("files")
+    assert doc == json.loads(whole.stdout)
+    assert [f["file"] for f in files] == list(map(str, paths))
+    for key in ("requests", "errors", "timed_out"):
+        assert sum(f[key] for f in files) == doc[key]
+    for f, path in zip(files, paths):
+        assert f["requests"] == sum(map(is_request, path.read_text().splitlines()))
+    printed = _import(*map(str, paths))
+    lines = printed.stdout.splitlines()
+    assert lines[0].endswith("(merged)") and len(
+        [line for line in lines if line.startswith("  ")]) == 3
+
+
+def test_import_of_summaries_adds_counts_and_says_percentiles_cannot_be_merged(tmp_path):
+    paths = [FIXTURES / "hey" / "summary.txt", FIXTURES / "hey" / "same-run.txt"]
+    merged = _import(*map(str, paths), "--json")
+    assert merged.returncode == 0, merged.stderr
+    doc = json.loads(merged.stdout)
+    assert all(v is None for k, v in doc["latency_ms"].items() if k != "max")
+    assert doc["requests"] == sum(f["requests"] for f in doc["files"])
+    assert doc["latency_ms"]["max"] == max(f["latency_ms"]["max"] for f in doc["files"])
+    printed = _import(*map(str, paths))
+    assert "percentiles cannot be merged from summaries: give per-request files or interval " \
+           "logs" in printed.stdout
