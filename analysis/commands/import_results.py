@@ -39,7 +39,7 @@ import time
 from analysis.errors import ResultsError
 from analysis.read import loadtools
 from analysis.read.loadtools import FORMATS, read_results
-from analysis.read.loadtools.record import record_samples
+from analysis.read.loadtools.record import record_parts, record_samples
 from analysis.read.loadtools.results import RequestSamples, ResultSummary
 from analysis.read.manifest import UNITS_PER_MS
 
@@ -65,18 +65,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from analysis.derive import merge
-    looked = [_look(path, args.format, args.quiet) for path in args.files]
-    if len(looked) == 1:
+    results = [_read_one(path, args.format, args.quiet) for path in args.files]
+    kinds = {isinstance(r, RequestSamples) for r in results}
+    if len(kinds) > 1:
+        summary_file = next(r.path for r in results if not isinstance(r, RequestSamples))
+        raise ResultsError("is a summary while the other files list every request: give "
+                           "one kind of file", path=summary_file)
+    if len(results) == 1:
+        looked = [_Looked.of(results[0])]
         merged = looked[0]
+    elif kinds == {True}:
+        # each file recorded once; the merge's recording is the sum of theirs by key
+        recordings, whole = record_parts(results)
+        looked = [_Looked.of(r, recording) for r, recording in zip(results, recordings)]
+        merged = _Looked.of(merge.merge_samples(results), whole)
     else:
-        results = [one.result for one in looked]
-        kinds = {isinstance(r, RequestSamples) for r in results}
-        if len(kinds) > 1:
-            summary_file = next(r.path for r in results if not isinstance(r, RequestSamples))
-            raise ResultsError("is a summary while the other files list every request: give "
-                               "one kind of file", path=summary_file)
-        merged = _Looked.of(merge.merge_samples(results) if kinds == {True}
-                            else merge.merge_summaries(results))
+        looked = [_Looked.of(r) for r in results]
+        merged = _Looked.of(merge.merge_summaries(results))
     if args.hlog:
         if merged.recording is None:
             raise ResultsError(f"a {merged.result.info.format} file is a summary, with no "
@@ -110,26 +115,24 @@ class _Looked:
         self.bounds, self.recording = bounds, recording
 
     @classmethod
-    def of(cls, result, progress: "_Progress | None" = None) -> "_Looked":
+    def of(cls, result, recording=None) -> "_Looked":
         if isinstance(result, RequestSamples):
-            if progress:
-                progress.stage(f"recording {len(result):,} requests into 1-second histograms")
-            recording = record_samples(result)
+            recording = recording or record_samples(result)
             stats = samples_stats(recording)
             return cls(result, samples_summary(result, recording, stats), recording.timed_out,
                        censored_bounds(stats), recording)
         return cls(result, file_summary(result), result.timeouts, {}, None)
 
 
-def _look(path: str, fmt: str | None, quiet: bool) -> _Looked:
+def _read_one(path: str, fmt: str | None, quiet: bool):
     _check_readable(path)
     progress = _Progress(path, quiet=quiet)
     result = _read(path, fmt, progress)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    looked = _Looked.of(result, progress)
-    progress.stage("done")
-    return looked
+    if isinstance(result, RequestSamples):
+        progress.stage(f"recording {len(result):,} requests into 1-second histograms")
+    return result
 
 
 def _file_line(one: _Looked) -> str:
