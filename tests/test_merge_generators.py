@@ -289,6 +289,13 @@ def test_import_of_three_parts_prints_the_whole_files_figures_and_a_line_per_fil
         assert sum(f[key] for f in files) == doc[key]
     for f, path in zip(files, paths):
         assert f["requests"] == sum(map(is_request, path.read_text().splitlines()))
+    # the merge's .hlog is the whole file's, but for the comment naming the file
+    logs = []
+    for args, out in (([str(FIXTURES / fixture)], "whole.hlog"), (list(map(str, paths)),
+                                                                  "merged.hlog")):
+        assert _import(*args, "--hlog", str(tmp_path / out)).returncode == 0
+        logs.append((tmp_path / out).read_text(encoding="utf-8").splitlines()[1:])
+    assert logs[0] == logs[1] and len(logs[0]) > 5
     printed = _import(*map(str, paths))
     lines = printed.stdout.splitlines()
     assert lines[0].endswith("(merged)") and len(
