@@ -158,14 +158,14 @@ def test_a_summary_beside_per_request_files_is_refused_naming_it(tmp_path):
     fixture, name, is_request = SPLIT["hey"]
     text = (FIXTURES / fixture).read_text(encoding="utf-8")
     summary = (FIXTURES / "hey" / "summary.txt").read_text(encoding="utf-8")
-    site = _site(tmp_path, f"""\
+    site = _site(tmp_path, """\
 title: t
 date: 2026-11-26
 description: d
-systems: [{{id: a, label: A}}]
-load_points: [{{id: r1, offered_rate: 10, duration_s: 5}}]
+systems: [{id: a, label: A}]
+load_points: [{id: r1, offered_rate: 10, duration_s: 5}]
 cells:
-  - {{system: a, load: r1, results: [one.csv, two.txt]}}
+  - {system: a, load: r1, results: [one.csv, two.txt]}
 """, {"one.csv": text, "two.txt": summary})
     proc = _build(site)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr

@@ -84,8 +84,8 @@ def read_imported(manifest: Manifest, cell, path: Path, rel: str,
     kinds = {isinstance(r, RequestSamples) for r in results}
     if len(kinds) > 1:
         which = [base + p for p, r in zip(cell.files, results) if not isinstance(r, RequestSamples)]
-        raise ResultsError(f"is a summary while the cell's other files list every request: "
-                           f"give one kind of file per cell", path=which[0])
+        raise ResultsError("is a summary while the cell's other files list every request: "
+                           "give one kind of file per cell", path=which[0])
     parts = results if len(results) > 1 else None
     if isinstance(results[0], RequestSamples):
         result = merge.merge_samples(results)

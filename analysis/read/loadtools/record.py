@@ -122,15 +122,19 @@ def record_samples(samples: RequestSamples, unit: str | None = None, *,
     if expected is not None:
         keys, counts = _merge_counts(keys, counts, *extra.result())
         recording.expected_interval = expected
-        recording.corrected = _intervals(keys, counts, present)
+        recording.corrected = _intervals(keys, counts, _present(tally))
         recording.correction_values = tally.correction_values
     return recording
 
 
+def _present(tally: "_Tally") -> list[int]:
+    """The classes that get lines: the answered always, the others where a request has them."""
+    return [c for c in range(3) if c == ANSWERED or tally.classes[c]]
+
+
 def _recording(keys, counts, tally: "_Tally", unit: str, epoch: bool, window) -> Recording:
-    present = [c for c in range(3) if c == ANSWERED or tally.classes[c]]
     return Recording(
-        intervals=_intervals(keys, counts, present), unit=unit, requests=tally.requests,
+        intervals=_intervals(keys, counts, _present(tally)), unit=unit, requests=tally.requests,
         answered=int(tally.classes[ANSWERED]), errors=int(tally.classes[ERROR]),
         timed_out=int(tally.classes[TIMEOUT]), first_ms=tally.first_ms, last_ms=tally.last_ms,
         duration_s=(tally.last_ms - tally.first_ms) / 1000.0, epoch=epoch,
@@ -175,7 +179,7 @@ def _whole_span(keys, counts, tally: "_Tally", unit: str, epoch: bool) -> Record
     indices = keys & ((1 << INDEX_BITS) - 1)
     first, last = math.floor(tally.first_ms), math.floor(tally.last_ms) + 1
     intervals = []
-    for cls in (c for c in range(3) if c == ANSWERED or tally.classes[c]):
+    for cls in _present(tally):
         idx, n = indices[classes == cls], counts[classes == cls]
         if idx.size:
             idx, n = _sum_by_key(idx, n)
