@@ -110,7 +110,7 @@ def read_imported(manifest: Manifest, cell, path: Path, rel: str,
         rep, histogram = _from_samples(manifest, cell, result, imported)
         if parts:
             rep.generators = _sample_generators(parts, [base + p for p in cell.files],
-                                                result, rep, manifest, cell)
+                                                result, manifest, cell)
         return rep, histogram
     if parts:
         imported.percentiles_note = merge.PERCENTILES_NOT_MERGED
@@ -121,7 +121,7 @@ def read_imported(manifest: Manifest, cell, path: Path, rel: str,
 
 
 def _sample_generators(parts: list[RequestSamples], sources: list[str], merged: RequestSamples,
-                       rep: Repetition, manifest: Manifest, cell) -> list:
+                       manifest: Manifest, cell) -> list:
     """Each generator's figures over the cell's window (the same absolute send times as the
     merged cell's): its own samples recorded as the cell's are."""
     from analysis.derive import merge
