@@ -318,6 +318,25 @@ class Imported:
     spectrum: list[tuple[float, float, bool]] = field(default_factory=list)  # a summary's own
     summary: ToolSummary | None = None      # the tool's summary of the same run (`summary:`)
     hlog_text: str | None = field(default=None, repr=False)   # the converted .hlog, to write
+    percentiles_note: str | None = None     # why the cell has no percentiles (issue 33:
+                                            #   several generators' summaries)
+
+
+@dataclass
+class GeneratorFigures:
+    """One load generator's part of a cell measured by several (issue 33): its own file's
+    figures, and whether it fell behind the others (derive/merge.py's thresholds)."""
+
+    source: str                             # its file, repo-relative
+    sent: int                               # requests it sent (in the window)
+    rate_rps: float                         # sent / the window's length
+    errors: int
+    timed_out: int
+    p99_ms: float | None                    # of its answered requests (None: a summary's)
+    first_send_ms: float | None             # its first send (the log's start), epoch ms
+    share_rps: float | None = None          # its part of the offered rate (or the mean rate)
+    behind_rate: bool = False               # sent below RATE_SHORT_SHARE of its share
+    behind_p99: bool = False                # p99 far above the other generators'
 
 
 STEADY_CLASSES = ("flat", "warmup", "slowdown", "no-steady-state")
@@ -361,6 +380,7 @@ class Repetition:
     steady: SteadyState | None = None       # issue 32: transient or steady state
     window_stats: LatencyStats | None = None   # the whole window's, when `stats` are the
                                             #   steady part's (steady.from_steady_part)
+    generators: list[GeneratorFigures] | None = None   # issue 33: one per generator's file
 
 
 @dataclass

@@ -23,7 +23,7 @@ from analysis.read.hdr.log import read_hlog
 from analysis.read.loadtools.results import RequestSamples, ResultSummary, ToolInfo
 
 KEYS = ["format", "tool", "version", "per_request", "load_model", "requests", "errors",
-        "duration_s", "latency_ms"]
+        "timed_out", "duration_s", "latency_ms"]
 T0 = 1_700_000_000_000
 
 
@@ -112,10 +112,12 @@ def test_json_has_exactly_the_keys_and_java_exact_percentiles(stub, per_request,
     assert doc == {
         "format": "stub-csv", "tool": "Stub", "version": "1.2", "per_request": True,
         "load_model": "open", "requests": 2000, "errors": int((status >= 400).sum()),
-        "duration_s": (start.max() - start.min()) / 1000,
+        "timed_out": timed_out, "duration_s": (start.max() - start.min()) / 1000,
         "latency_ms": {"50": censored_rank(50), "90": censored_rank(90), "99": censored_rank(99),
                        "99.9": censored_rank(99.9), "max": None}}
     assert doc["latency_ms"]["99.9"] is None          # 5 timed out of 1,970: p99.9 among them
+    # every request is answered, failed or timed out, and counted once
+    assert doc["requests"] == answered.size + doc["errors"] + doc["timed_out"]
     assert f"warning: {path}:2002: expected 3 fields (skipped)" in err
 
 

@@ -1,6 +1,6 @@
 """Show what a load tool's result file holds: format, tool, load model, counts, latency.
 
-    python -m analysis import FILE [--format NAME] [--json] [--hlog OUT] [-q]
+    python -m analysis import FILE [FILE ...] [--format NAME] [--json] [--hlog OUT] [-q]
 
 The format is detected from the file's content (--format forces one). Printed: the format, the
 tool and its version where the file says, whether it has one row per request, the load model
@@ -14,7 +14,15 @@ least the shortest time they ran: printed "> X", null with --json (as the report
 with --json).
 
 `--json` prints one JSON object with exactly the keys format, tool, version, per_request,
-load_model, requests, errors, duration_s and latency_ms ("50", "90", "99", "99.9", "max").
+load_model, requests, errors, timed_out, duration_s and latency_ms ("50", "90", "99", "99.9",
+"max"). For a per-request file requests = answered + errors + timed_out: errors are the failed
+requests that did not time out. A summary's are the tool's own counts.
+
+Several files (one per load generator of one cell, issue 33) are merged as a run's cell merges
+them (analysis/derive/merge.py): per-request files' samples put together and recorded as one
+file's, summaries' counts added and no percentile (they cannot be merged from summaries). The
+text is the merge's, then one line per file; the JSON object is the merge's with `files`, one
+object per file with `file` (its path) and the keys above.
 `--hlog OUT` also writes the converted HdrHistogram interval log (per-request files only):
 untagged lines hold the answered requests, Tag=error the failed ones, Tag=timeout the timed-out
 ones. Lines the reader skipped are reported on stderr as warnings; progress for big files
@@ -31,7 +39,7 @@ import time
 from analysis.errors import ResultsError
 from analysis.read import loadtools
 from analysis.read.loadtools import FORMATS, read_results
-from analysis.read.loadtools.record import record_samples
+from analysis.read.loadtools.record import record_parts, record_samples
 from analysis.read.loadtools.results import RequestSamples, ResultSummary
 from analysis.read.manifest import UNITS_PER_MS
 
@@ -42,44 +50,101 @@ PROGRESS_BYTES = 32 << 20        # files from this size on get progress lines
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="the result file to look at")
+    parser.add_argument("files", metavar="FILE", nargs="+",
+                        help="the result file to look at; several: one per load generator of "
+                             "one cell, merged (issue 33)")
     parser.add_argument("--format", metavar="NAME",
-                        help="read it as this format instead of detecting it: "
+                        help="read them as this format instead of detecting it: "
                              + ", ".join(FORMATS))
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--hlog", metavar="OUT",
-                        help="also write the converted .hlog to OUT (per-request files)")
+                        help="also write the converted .hlog to OUT (per-request files; of the "
+                             "merge for several)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
 
 def run(args) -> int:
-    path = args.file
+    from analysis.derive import merge
+    results = [_read_one(path, args.format, args.quiet) for path in args.files]
+    kinds = {isinstance(r, RequestSamples) for r in results}
+    if len(kinds) > 1:
+        summary_file = next(r.path for r in results if not isinstance(r, RequestSamples))
+        raise ResultsError("is a summary while the other files list every request: give "
+                           "one kind of file", path=summary_file)
+    if len(results) == 1:
+        looked = [_Looked.of(results[0])]
+        merged = looked[0]
+    elif kinds == {True}:
+        # each file recorded once; the merge's recording is the sum of theirs by key
+        recordings, whole = record_parts(results)
+        looked = [_Looked.of(r, recording) for r, recording in zip(results, recordings)]
+        merged = _Looked.of(merge.merge_samples(results), whole)
+    else:
+        looked = [_Looked.of(r) for r in results]
+        merged = _Looked.of(merge.merge_summaries(results))
+    if args.hlog:
+        if merged.recording is None:
+            raise ResultsError(f"a {merged.result.info.format} file is a summary, with no "
+                               "per-request samples to convert into an .hlog",
+                               path=merged.result.path)
+        from analysis.read.hdr.log_writer import write_hlog
+        write_hlog(args.hlog, merged.recording.intervals, UNITS_PER_MS[merged.recording.unit],
+                   comment=hlog_comment(merged.result, merged.recording.unit))
+    if len(looked) == 1:
+        one = looked[0]
+        print(json.dumps(one.summary) if args.json else
+              summary_text(one.result.path, one.result, one.summary, one.timed_out, one.bounds))
+        return 0
+    if args.json:
+        print(json.dumps({**merged.summary,
+                          "files": [{"file": one.result.path, **one.summary} for one in looked]}))
+        return 0
+    note = "" if merged.recording is not None else f" ({merge.PERCENTILES_NOT_MERGED})"
+    text = summary_text(" + ".join(args.files) + f" (merged{note})", merged.result,
+                        merged.summary, merged.timed_out, merged.bounds)
+    print(text + "\n" + "\n".join(_file_line(one) for one in looked))
+    return 0
+
+
+class _Looked:
+    """One file (or the merge) read: its result, printed keys, timeouts and censored bounds,
+    and its recording (None for a summary)."""
+
+    def __init__(self, result, summary, timed_out, bounds, recording):
+        self.result, self.summary, self.timed_out = result, summary, timed_out
+        self.bounds, self.recording = bounds, recording
+
+    @classmethod
+    def of(cls, result, recording=None) -> "_Looked":
+        if isinstance(result, RequestSamples):
+            recording = recording or record_samples(result)
+            stats = samples_stats(recording)
+            return cls(result, samples_summary(result, recording, stats), recording.timed_out,
+                       censored_bounds(stats), recording)
+        return cls(result, file_summary(result), result.timeouts, {}, None)
+
+
+def _read_one(path: str, fmt: str | None, quiet: bool):
     _check_readable(path)
-    progress = _Progress(path, quiet=args.quiet)
-    result = _read(path, args.format, progress)
+    progress = _Progress(path, quiet=quiet)
+    result = _read(path, fmt, progress)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if isinstance(result, RequestSamples):
         progress.stage(f"recording {len(result):,} requests into 1-second histograms")
-        recording = record_samples(result)
-        stats = samples_stats(recording)
-        summary = samples_summary(result, recording, stats)
-        timed_out = recording.timed_out
-        bounds = censored_bounds(stats)
-        if args.hlog:
-            from analysis.read.hdr.log_writer import write_hlog
-            write_hlog(args.hlog, recording.intervals, UNITS_PER_MS[recording.unit],
-                       comment=hlog_comment(result, recording.unit))
-    else:
-        if args.hlog:
-            raise ResultsError(f"a {result.info.format} file is a summary, with no "
-                               "per-request samples to convert into an .hlog", path=path)
-        summary = file_summary(result)
-        timed_out = result.timeouts
-        bounds = {}
-    progress.stage("done")
-    print(json.dumps(summary) if args.json else summary_text(path, result, summary, timed_out, bounds))
-    return 0
+    return result
+
+
+def _file_line(one: _Looked) -> str:
+    """One generator's file in a line: its counts, p99 and first send (per-request files)."""
+    s = one.summary
+    p99 = ("> " + _number(one.bounds["99"])) if "99" in one.bounds else _number(
+        s["latency_ms"]["99"])
+    first = ""
+    if one.recording is not None and one.result.epoch:
+        first = f"  first send {one.recording.first_ms / 1000.0:.3f} s since the epoch"
+    return (f"  {one.result.path}: requests {_number(s['requests'])}  errors "
+            f"{_number(s['errors'])}  timed_out {_number(s['timed_out'])}  p99 {p99}{first}")
 
 
 def _check_readable(path: str) -> None:
@@ -132,7 +197,8 @@ def samples_summary(samples: RequestSamples, recording, stats) -> dict:
     (`stats`, samples_stats'), None where censored (summary_text prints the bound)."""
     latency = {key: stats.get(name).value_ms for key, name in STAT_NAMES}
     return _summary(samples.info, per_request=True, requests=recording.requests,
-                    errors=recording.errors, duration_s=recording.duration_s, latency=latency)
+                    errors=recording.errors, timed_out=recording.timed_out,
+                    duration_s=recording.duration_s, latency=latency)
 
 
 def censored_bounds(stats) -> dict:
@@ -147,14 +213,16 @@ def file_summary(result: ResultSummary) -> dict:
                      else result.percentiles_ms.get(percentile))
                for key, percentile in LATENCY_KEYS}
     return _summary(result.info, per_request=False, requests=result.requests,
-                    errors=result.errors, duration_s=result.duration_s, latency=latency)
+                    errors=result.errors, timed_out=result.timeouts,
+                    duration_s=result.duration_s, latency=latency)
 
 
-def _summary(info, *, per_request: bool, requests, errors, duration_s, latency) -> dict:
+def _summary(info, *, per_request: bool, requests, errors, timed_out, duration_s,
+             latency) -> dict:
     return {"format": info.format, "tool": info.tool, "version": info.version,
             "per_request": per_request, "load_model": info.load_model,
-            "requests": requests, "errors": errors, "duration_s": duration_s,
-            "latency_ms": latency}
+            "requests": requests, "errors": errors, "timed_out": timed_out,
+            "duration_s": duration_s, "latency_ms": latency}
 
 
 def hlog_comment(samples: RequestSamples, unit: str) -> str:

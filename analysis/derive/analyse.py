@@ -205,8 +205,7 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
         return read_imported(manifest, cell, path, rel, warnings)
     unit = manifest.value_unit
     lp = manifest.load_point(cell.load)
-    counts = read_counts(manifest.resolve(cell.counts)) if cell.counts else None
-    log = read_hlog(path)
+    counts, log, generators = _read_generators(manifest, cell, path, rel)
     for w in log.warnings:
         warnings.append(f"{rel}: {w}")
     intervals = log.select(cell.tag)
@@ -314,7 +313,45 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
         index=cell.repetition, source=rel, stats=stats, throughput_rps=rates.throughput_rps,
         accounting=accounting, series=series, jvm=jvm, gc_pauses=gc_pauses, host=host,
         in_flight=in_flight, goodput_rps=rates.goodput_rps, queue=queue,
-        timeout_ms=tmo, cpu_window=cpu, steady=state, window_stats=whole), histogram
+        timeout_ms=tmo, cpu_window=cpu, steady=state, window_stats=whole,
+        generators=generators), histogram
+
+
+def _read_generators(manifest: Manifest, cell, path: Path, rel: str):
+    """The cell's counts and log: one generator's, or several generators' merged (issue 33,
+    derive/merge.py) with each one's figures (GeneratorFigures) beside them."""
+    if not cell.parts:
+        counts = read_counts(manifest.resolve(cell.counts)) if cell.counts else None
+        return counts, read_hlog(path), None
+    from analysis.derive import merge
+    from analysis.model import GeneratorFigures
+    base = rel[:len(rel) - len(cell.hlog)]
+    logs, counts_files = [], []
+    for part in cell.parts:
+        if not manifest.resolve(part).is_file():
+            raise HlogError("missing: a cell of several generators needs every log",
+                            path=base + part)
+        logs.append(read_hlog(manifest.resolve(part)))
+    counts_files = [read_counts(manifest.resolve(c)) for c in cell.counts_parts]
+    rows = []
+    for i, (part, log) in enumerate(zip(cell.parts, logs)):
+        c = counts_files[i] if counts_files else None
+        answered = log.select(cell.tag)
+        if c is not None and c.window.start_s is not None:
+            answered = log.select(cell.tag, c.window.start_s, c.window.end_s - 1e-6)
+        p99 = (aggregate.histogram_stats(combine([iv.histogram for iv in answered]),
+                                         manifest.value_unit).get("p99").value_ms
+               if answered else None)
+        length = c.window.duration_s if c is not None else manifest.load_point(cell.load).duration_s
+        sent = c.window.sent if c is not None else sum(iv.total_count for iv in answered)
+        rows.append(GeneratorFigures(
+            source=base + part, sent=sent, rate_rps=sent / length if length else 0.0,
+            errors=c.window.errors or 0 if c is not None else 0,
+            timed_out=c.window.timed_out or 0 if c is not None else 0, p99_ms=p99,
+            first_send_ms=(log.intervals[0].log_start_s * 1000.0 if log.intervals else None)))
+    merge.flag_generators(rows, manifest.load_point(cell.load).offered_rate)
+    counts = merge.merge_counts(counts_files) if counts_files else None
+    return counts, merge.merge_logs(logs), rows
 
 
 def steady_part(log, tag, counts: Counts, cut_s: float, tmo: float, unit: str):
@@ -346,7 +383,9 @@ def steady_part(log, tag, counts: Counts, cut_s: float, tmo: float, unit: str):
     # the mean and max are the part's (Little's law checks them against its latency); at the
     # window's start and end stay the window's: the backlog the transient began with
     in_flight = InFlight(sum(means) / len(means) if means else None,
-                         max((iv.in_flight_max for iv in inside), default=None),
+                         # (a merge of generators' counts has no max: derive/merge.py)
+                         max((iv.in_flight_max for iv in inside), default=None)
+                         if fl.window_max is not None else None,
                          fl.at_window_start, fl.at_window_end)
     accounting = Accounting(sent=completed + timed_out + errors, completed=completed,
                             timed_out=timed_out, errors=errors,

@@ -68,9 +68,29 @@ def value_unit_for(manifest: Manifest) -> str:
 def read_imported(manifest: Manifest, cell, path: Path, rel: str,
                   warnings: list[str]) -> tuple[Repetition, object]:
     """One repetition of a `results:` cell -> (Repetition, histogram of the answered requests,
-    or None for a summary)."""
-    result = read_results(path, cell.format, dict(cell.options))
-    warnings.extend(_relative_warnings(result.warnings, path, rel))
+    or None for a summary). A cell of several generators' files (issue 33) is their merge."""
+    from analysis.derive import merge
+    # (rel ends with the cell's run-relative path: the other files' sit beside it)
+    base = rel[:len(rel) - len(cell.hlog)]
+    results = []
+    for part in cell.files:
+        part_path = manifest.resolve(part)
+        if not part_path.is_file():
+            raise ResultsError("missing: a cell of several generators needs every file",
+                               path=base + part)
+        result = read_results(part_path, cell.format, dict(cell.options))
+        warnings.extend(_relative_warnings(result.warnings, part_path, base + part))
+        results.append(result)
+    kinds = {isinstance(r, RequestSamples) for r in results}
+    if len(kinds) > 1:
+        which = [base + p for p, r in zip(cell.files, results) if not isinstance(r, RequestSamples)]
+        raise ResultsError("is a summary while the cell's other files list every request: "
+                           "give one kind of file per cell", path=which[0])
+    parts = results if len(results) > 1 else None
+    if isinstance(results[0], RequestSamples):
+        result = merge.merge_samples(results)
+    else:
+        result = merge.merge_summaries(results)
     model, evidence = load_model(result.info, manifest)
     info = result.info
     imported = Imported(format=info.format, tool=info.tool, version=info.version,
@@ -87,8 +107,75 @@ def read_imported(manifest: Manifest, cell, path: Path, rel: str,
             imported.summary = read_tool_summary(
                 manifest.resolve(cell.summary),
                 rel[:len(rel) - len(cell.hlog)] + cell.summary, result, rel)
-        return _from_samples(manifest, cell, result, imported)
-    return _from_summary(manifest, cell, result, imported, rel), None
+        rep, histogram = _from_samples(manifest, cell, result, imported)
+        if parts:
+            rep.generators = _sample_generators(parts, [base + p for p in cell.files],
+                                                result, manifest, cell)
+        return rep, histogram
+    if parts:
+        imported.percentiles_note = merge.PERCENTILES_NOT_MERGED
+    rep = _from_summary(manifest, cell, result, imported, rel)
+    if parts:
+        rep.generators = _summary_generators(parts, [base + p for p in cell.files], manifest, cell)
+    return rep, None
+
+
+def _sample_generators(parts: list[RequestSamples], sources: list[str], merged: RequestSamples,
+                       manifest: Manifest, cell) -> list:
+    """Each generator's figures over the cell's window (the same absolute send times as the
+    merged cell's): its own samples recorded as the cell's are."""
+    from analysis.derive import merge
+    from analysis.model import GeneratorFigures
+    from analysis.read.loadtools.record import record_samples
+    skip_s, window_s = cell.window if cell.window else (None, None)
+    lower = float(merged.start_ms.min()) + 1000.0 * (skip_s or 0.0)
+    upper = lower + 1000.0 * window_s if window_s else np.inf
+    duration = (window_s or _send_span_s_of(merged, lower, upper)
+                or manifest.load_point(cell.load).duration_s)
+    rows = []
+    for samples, source in zip(parts, sources):
+        keep = (samples.start_ms >= lower) & (samples.start_ms < upper)
+        if not keep.any():
+            rows.append(GeneratorFigures(source, 0, 0.0, 0, 0, None, None))
+            continue
+        part = replace(samples, start_ms=samples.start_ms[keep],
+                       latency_ns=samples.latency_ns[keep], ok=samples.ok[keep],
+                       timed_out=samples.timed_out[keep], labels=None, status=None, warnings=[])
+        rec = record_samples(part, manifest.value_unit)
+        p99 = aggregate.histogram_stats(rec.merged(), manifest.value_unit).get("p99")
+        rows.append(GeneratorFigures(
+            source=source, sent=rec.requests, rate_rps=rec.requests / duration if duration else 0.0,
+            errors=rec.errors, timed_out=rec.timed_out, p99_ms=p99.value_ms,
+            first_send_ms=rec.first_ms if samples.epoch else None))
+    merge.flag_generators(rows, manifest.load_point(cell.load).offered_rate)
+    return rows
+
+
+def _send_span_s_of(samples: RequestSamples, lower: float, upper: float) -> float | None:
+    """The merged cell's send span in the window, as _send_span_s gives it for the cell."""
+    inside = samples.start_ms[(samples.start_ms >= lower) & (samples.start_ms < upper)]
+    if inside.size < 2:
+        return None
+    span = (float(inside.max()) - float(inside.min())) / 1000.0
+    return span * inside.size / (inside.size - 1) if span > 0 else None
+
+
+def _summary_generators(parts: list[ResultSummary], sources: list[str], manifest: Manifest,
+                        cell) -> list:
+    from analysis.derive import merge
+    from analysis.model import GeneratorFigures
+    rows = []
+    for summary, source in zip(parts, sources):
+        sent = (summary.requests or 0) + (summary.timeouts or 0)
+        rate = summary.rate_rps
+        if rate is None and summary.requests is not None and summary.duration_s:
+            rate = summary.requests / summary.duration_s
+        rows.append(GeneratorFigures(source=source, sent=sent, rate_rps=rate or 0.0,
+                                     errors=summary.errors or 0, timed_out=summary.timeouts or 0,
+                                     p99_ms=summary.percentiles_ms.get(99.0),
+                                     first_send_ms=None))
+    merge.flag_generators(rows, manifest.load_point(cell.load).offered_rate)
+    return rows
 
 
 def _from_samples(manifest: Manifest, cell, samples: RequestSamples,

@@ -252,6 +252,35 @@ def relpath_at(data, key, path, problems, run_dir: Path) -> str | None:
     return value
 
 
+def relpaths_at(data, key, path, problems, run_dir: Path) -> tuple[str, ...] | None:
+    """A path, or a list of paths (issue 33: one file per load generator of a cell), as a tuple;
+    None when absent or unusable. A list must be non-empty, of strings only, each file once."""
+    value = data.get(key)
+    if not isinstance(value, list):
+        one = relpath_at(data, key, path, problems, run_dir)
+        return None if one is None else (one,)
+    if not value:
+        problems.add(path + (key,), "an empty list: give one file per load generator, or one "
+                     "file as a string")
+        return None
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            problems.add(path + (key, i), f"must be a path (a string), not {show(item)}: "
+                         "a list holds one file per load generator")
+            return None
+        why = check_relpath(run_dir, item)
+        if why:
+            problems.add(path + (key, i), why)
+            return None
+        if item in out:
+            problems.add(path + (key, i), f"{show(item)} is given twice (item {out.index(item) + 1}"
+                         f" and {i + 1}): each generator's file once")
+            return None
+        out.append(item)
+    return tuple(out)
+
+
 def scalar_map_at(data, key, labels: dict, path, problems) -> dict:
     block = data.get(key)
     if block is None:

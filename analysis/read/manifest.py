@@ -22,7 +22,7 @@ from analysis.errors import ManifestError
 from analysis.read.counts import WARMUP_MODES
 from analysis.vocabulary import ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS
 from analysis.read.checks import (ID_RE, Problems, check_relpath, ident_at, load_yaml,
-                                  header_at, list_at, number_at, relpath_at,
+                                  header_at, list_at, number_at, relpath_at, relpaths_at,
                                   scalar_map_at, show, string_at, unknown_keys)
 
 # 1: the first format (per-cell counts copied into run.yml); 2 (issue 10, bench/README.md):
@@ -140,6 +140,16 @@ class CellSpec:
     window: tuple[float, float | None] | None = None   # (skip_s, duration_s or None)
     co_interval_ms: float | None = None   # coordinated-omission correction's expected interval
     summary: str | None = None   # the tool's summary of the same run, relative to the run folder
+    # issue 33: a cell measured by several load generators lists one file per generator
+    # (`results: [..]` or `hlog: [..]` with `counts: [..]`, in the same order); `hlog`/`counts`
+    # are then the first. Empty for a cell of one generator.
+    parts: tuple[str, ...] = ()
+    counts_parts: tuple[str, ...] = ()
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The cell's data files (its `.hlog`s or load tools' files), one per generator."""
+        return self.parts or (self.hlog,)
 
 
 @dataclass(frozen=True)
@@ -600,7 +610,8 @@ def _cells(data, run_dir, systems, load_points, problems, declared_systems,
                          f"{show(scenario)} ({', '.join(by_id[scenario].load_points)})")
             load = None
         repetition = number_at(entry, "repetition", p, problems, integer=True)
-        hlog = relpath_at(entry, "hlog", p, problems, run_dir)
+        hlogs = relpaths_at(entry, "hlog", p, problems, run_dir)
+        hlog = hlogs[0] if hlogs else None
         jfr = relpath_at(entry, "jfr", p, problems, run_dir)
         tag = entry.get("tag")
         if tag is not None and (not isinstance(tag, str) or not tag):
@@ -608,7 +619,9 @@ def _cells(data, run_dir, systems, load_points, problems, declared_systems,
             tag = None
         counts = {k: number_at(entry, k, p, problems, positive=False, integer=True)
                   for k in ("sent", "errors", "timeouts")}
-        counts["counts"] = relpath_at(entry, "counts", p, problems, run_dir)
+        counts_files = relpaths_at(entry, "counts", p, problems, run_dir)
+        counts["counts"] = counts_files[0] if counts_files else None
+        parts = _generator_parts(hlogs, counts_files, p, problems)
         imported = _results_at(entry, p, problems, run_dir, defaults)
         if imported and hlog:
             problems.add(p + ("results",), "a cell reads either `hlog:` or `results:`, not both")
@@ -626,7 +639,7 @@ def _cells(data, run_dir, systems, load_points, problems, declared_systems,
             continue
         cells.append(CellSpec(system, load, rep,
                           hlog or _default_hlog(system, load, run_dir, problems, p, scenario),
-                          tag, jfr, **counts, scenario=scenario))
+                          tag, jfr, **counts, scenario=scenario, **parts))
     out = []
     grid = [(sc.id, sc.load_points) for sc in scenarios] or [(None, tuple(load_ids))]
     for scenario, loads in grid:
@@ -638,6 +651,27 @@ def _cells(data, run_dir, systems, load_points, problems, declared_systems,
                     hlog = _default_hlog(system, load, run_dir, problems, (), scenario)
                     out.append(CellSpec(system, load, 1, hlog, scenario=scenario))
     return out
+
+
+def _generator_parts(hlogs, counts_files, p, problems) -> dict:
+    """CellSpec's `parts`/`counts_parts` of a harness cell with several generators (issue 33):
+    one `.hlog` and one counts file per generator, in the same order."""
+    several = len(hlogs or ()) > 1 or len(counts_files or ()) > 1
+    if not several:
+        return {}
+    if hlogs and counts_files and len(hlogs) != len(counts_files):
+        problems.add(p + ("counts",), f"{_files(len(counts_files), 'counts')} for "
+                     f"{_files(len(hlogs), '`hlog:`')}: one per generator, in the same order")
+        return {}
+    if not hlogs or len(hlogs) == 1:
+        problems.add(p + ("counts",), f"{_files(len(counts_files), 'counts')} need as many "
+                     "`hlog:` files (a list, one per generator, in the same order)")
+        return {}
+    return {"parts": hlogs, "counts_parts": counts_files or ()}
+
+
+def _files(n: int, kind: str) -> str:
+    return f"{n} {kind} file{'s' if n != 1 else ''}"
 
 
 def _cell_scenario(entry, p, problems, by_id) -> tuple[str | None, bool]:
@@ -746,7 +780,8 @@ def _results_at(entry, p, problems, run_dir, defaults) -> dict | None:
     """A cell's `results:` (a load tool's file) with its format, options, window and
     correction, as CellSpec fields; None for an .hlog cell."""
     from analysis.read.loadtools import FORMATS     # (only runs that import need the readers)
-    rel = relpath_at(entry, "results", p, problems, run_dir)
+    files = relpaths_at(entry, "results", p, problems, run_dir)
+    rel = files[0] if files else None
     for key in ("format", "options", "window", "co_correction", "summary"):
         if key in entry and "results" not in entry:
             problems.add(p + (key,), "goes with `results:` (a load tool's file)")
@@ -773,6 +808,11 @@ def _results_at(entry, p, problems, run_dir, defaults) -> dict | None:
         options["executors"] = tuple(sorted(executors.items()))
     window = _window_at(entry, p, problems) if "window" in entry else defaults[0]
     co = _co_interval_at(entry, p, problems) if "co_correction" in entry else defaults[1]
-    return {"hlog": rel, "results": True, "format": fmt,
+    summary = relpath_at(entry, "summary", p, problems, run_dir)
+    if summary and len(files) > 1:
+        problems.add(p + ("summary",), "goes with one per-request file; a cell of several "
+                     "generators' files takes no `summary:`")
+        summary = None
+    return {"hlog": rel, "parts": files if len(files) > 1 else (), "results": True, "format": fmt,
             "options": tuple(sorted(options.items())), "window": window, "co_interval_ms": co,
-            "summary": relpath_at(entry, "summary", p, problems, run_dir)}
+            "summary": summary}

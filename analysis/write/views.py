@@ -19,6 +19,7 @@ from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_U
                                  has_closed_loads, labelled, load_label, load_point_text, plain,
                                  r1, r3)
 from analysis.read.loadtools import CAVEATS, LEAVES_OUT_FAILED
+from analysis.write import generator_views
 from analysis.write.charts.chartset import drawn_in
 from analysis.paths import scenario_url, table_csv_path
 
@@ -32,11 +33,18 @@ def latency_header() -> str:
 
 
 def _stat_text(c: Cell, name: str, *, table: bool = False) -> str:
-    return _latency_text(c.stats, name, table=table)
+    # several generators' summaries (issue 33): say why there are no percentiles where they go
+    note = next((r.imported.percentiles_note for r in c.repetitions
+                 if r.imported and r.imported.percentiles_note), None)
+    return _latency_text(c.stats, name, table=table,
+                         note=note if name.startswith("p") else None)
 
 
-def _latency_text(stats: LatencyStats, name: str, *, table: bool = False) -> str:
+def _latency_text(stats: LatencyStats, name: str, *, table: bool = False,
+                  note: str | None = None) -> str:
     p = stats.get(name)
+    if note and not p.known:
+        return note
     return fmt_censored(p.value_ms, p.at_least_ms, table=table)
 
 
@@ -689,7 +697,8 @@ def methodology(run: Run) -> dict[str, Any]:
             **({"knee_search": search} if (search := knee_search(run)) else {}),
             **({"settle_text": settle} if (settle := settle_text(run)) else {}),
             **({"steadiness": block} if (block := steadiness(run)) else {}),
-            **({"warmup": warmup} if (warmup := warmup_used(run)) else {})}
+            **({"warmup": warmup} if (warmup := warmup_used(run)) else {}),
+            **({"generators": gens} if (gens := generator_views.generators(run)) else {})}
 
 
 def steadiness(run: Run) -> dict[str, Any] | None:

@@ -117,20 +117,84 @@ def record_samples(samples: RequestSamples, unit: str | None = None, *,
         raise ResultsError(f"no request inside the window (skip_s {window[0]:g}, duration_s "
                            f"{window[1]}); the requests span {span:.3f} s", path=samples.path,
                            hint="shorten skip_s")
-    present = [c for c in range(3) if c == ANSWERED or tally.classes[c]]
     keys, counts = raw.result()
-    recording = Recording(
-        intervals=_intervals(keys, counts, present), unit=unit, requests=tally.requests,
-        answered=int(tally.classes[ANSWERED]), errors=int(tally.classes[ERROR]),
-        timed_out=int(tally.classes[TIMEOUT]), first_ms=tally.first_ms, last_ms=tally.last_ms,
-        duration_s=(tally.last_ms - tally.first_ms) / 1000.0, epoch=samples.epoch,
-        window=window, cut_before=tally.before, cut_after=tally.after)
+    recording = _recording(keys, counts, tally, unit, samples.epoch, window)
     if expected is not None:
         keys, counts = _merge_counts(keys, counts, *extra.result())
         recording.expected_interval = expected
-        recording.corrected = _intervals(keys, counts, present)
+        recording.corrected = _intervals(keys, counts, _present(tally))
         recording.correction_values = tally.correction_values
     return recording
+
+
+def _present(tally: "_Tally") -> list[int]:
+    """The classes that get lines: the answered always, the others where a request has them."""
+    return [c for c in range(3) if c == ANSWERED or tally.classes[c]]
+
+
+def _recording(keys, counts, tally: "_Tally", unit: str, epoch: bool, window) -> Recording:
+    return Recording(
+        intervals=_intervals(keys, counts, _present(tally)), unit=unit, requests=tally.requests,
+        answered=int(tally.classes[ANSWERED]), errors=int(tally.classes[ERROR]),
+        timed_out=int(tally.classes[TIMEOUT]), first_ms=tally.first_ms, last_ms=tally.last_ms,
+        duration_s=(tally.last_ms - tally.first_ms) / 1000.0, epoch=epoch,
+        window=window, cut_before=tally.before, cut_after=tally.after)
+
+
+def record_parts(parts: list[RequestSamples], unit: str | None = None
+                 ) -> tuple[list[Recording], Recording]:
+    """Each part's recording and their merge's (issue 33: one cell's files of several load
+    generators), whole (no window, no correction). The merge is what record_samples gives for
+    the parts' samples put together, exactly: the same (second, class, bucket) counts, added
+    by key as the chunks of one file are, without recording a sample twice. A part's recording
+    holds one interval per class over its whole span (its figures, not its seconds: building
+    every second's histogram of every part cost as much as reading them)."""
+    unit = unit or min((p.native_unit for p in parts), key=NS_PER_UNIT.__getitem__)
+    recordings, key_parts, total = [], [], _Tally()
+    for samples in parts:
+        if unit not in UNITS:
+            raise ResultsError(f"unknown value unit {unit!r}", path=samples.path,
+                               hint="one of " + ", ".join(UNITS))
+        _check_arrays(samples)
+        counter = _KeyCounter(_index_bound(_to_unit(samples.latency_ns.max(keepdims=True),
+                                                    unit, samples)))
+        tally = _Tally()
+        for seconds, values, classes in _chunks(samples, unit, None, None, tally):
+            counter.add(seconds * 3 + classes, java_indices(values))
+        keys, counts = counter.result()
+        recordings.append(_whole_span(keys, counts, tally, unit, samples.epoch))
+        key_parts.append((keys, counts))
+        total.requests += tally.requests
+        total.classes += tally.classes
+        total.first_ms = min(total.first_ms, tally.first_ms)
+        total.last_ms = max(total.last_ms, tally.last_ms)
+    keys, counts = _sum_by_key(np.concatenate([k for k, _ in key_parts]),
+                               np.concatenate([c for _, c in key_parts]))
+    return recordings, _recording(keys, counts, total, unit, parts[0].epoch, None)
+
+
+def _whole_span(keys, counts, tally: "_Tally", unit: str, epoch: bool) -> Recording:
+    """A Recording whose intervals are one per present class over the whole span."""
+    classes = (keys >> INDEX_BITS) % 3
+    indices = keys & ((1 << INDEX_BITS) - 1)
+    first, last = math.floor(tally.first_ms), math.floor(tally.last_ms) + 1
+    intervals = []
+    for cls in _present(tally):
+        idx, n = indices[classes == cls], counts[classes == cls]
+        if idx.size:
+            idx, n = _sum_by_key(idx, n)
+            hist = Histogram(java_layout(int(idx[-1])), idx, n)
+        else:
+            hist = Histogram.empty(JAVA_LAYOUT)
+        intervals.append(Interval(line=0, tag=TAGS[cls], start_s=0.0,
+                                  length_s=(last - first) / 1000.0, start_ms=first, end_ms=last,
+                                  log_start_s=first / 1000.0, _histogram=hist,
+                                  total_count=hist.total_count))
+    return Recording(
+        intervals=intervals, unit=unit, requests=tally.requests,
+        answered=int(tally.classes[ANSWERED]), errors=int(tally.classes[ERROR]),
+        timed_out=int(tally.classes[TIMEOUT]), first_ms=tally.first_ms, last_ms=tally.last_ms,
+        duration_s=(tally.last_ms - tally.first_ms) / 1000.0, epoch=epoch)
 
 
 @dataclass
