@@ -72,8 +72,6 @@ def test_two_generators_write_one_cell_each_at_half_the_rate(two_generator_run):
     assert "pool4/r80.1: 2 generators, as many logs as counts files, in order, from one instant" in checked
 
 
-@pytest.mark.xfail(strict=True, reason="the analysis reads hlog:/counts: lists once merge33's "
-                   "branch is merged: remove this mark then")
 def test_the_analysis_reads_a_two_generator_run(two_generator_run):
     from analysis.read.manifest import load_manifest
     out, _ = two_generator_run
