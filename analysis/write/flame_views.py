@@ -92,6 +92,11 @@ def _weight_text(g: FlameGraph) -> str:
             f"({threshold})")
 
 
+def top_id(svg: str) -> str:
+    """The top-frames table's caption id: its graph's file name, unique on a page."""
+    return "top-" + Path(svg).stem
+
+
 def _share(x: float) -> str:
     return f"{x * 100:.1f} %"
 
@@ -122,6 +127,7 @@ def _entry(g: FlameGraph, alt: str, caption: str, heading: str) -> dict[str, Any
         out["top"] = change_table(g.base_profile.stacks, g.profile.stacks, a, b)
     else:
         out["top"] = top_table(g.profile.stacks, KIND_TEXT[g.kind])
+    out["top"]["caption_id"] = top_id(g.svg)
     if g.folded:
         out["folded"] = g.folded
     return out
@@ -253,7 +259,8 @@ def comparison_flames(site: Path, spec, result, folder: str,
         entry = figure_entry(svg, narrow, wide, phone, alt, caption,
                              " / ".join(x for x in (c.scenario, c.system_a if c.system_a ==
                                                     c.system_b else None) if x) or at)
-        entry["top"] = change_table(a, b, spec.baseline, spec.candidate)
+        entry["top"] = {**change_table(a, b, spec.baseline, spec.candidate),
+                        "caption_id": top_id(svg)}
         # the page is redrawn when the stacks change, not only when this text does
         entry["stacks_sha256"] = hashlib.sha256(text_a.encode() + b"\0" +
                                                 text_b.encode()).hexdigest()[:16]
