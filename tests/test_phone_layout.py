@@ -19,7 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_browser import WIDTHS, browser, load_every_image, open_at, server  # noqa: F401
+from tests import test_browser
+from tests.test_browser import WIDTHS, load_every_image, open_at
+
+# test_browser's fixtures: one site build and one Chromium for this module too
+server, browser = test_browser.server, test_browser.browser
 
 pytestmark = pytest.mark.browser
 
