@@ -64,7 +64,8 @@ CHART_TITLES = {"spectrum": "Percentile spectrum", "latency_over_time": "Latency
 # --- files ----------------------------------------------------------------------------------
 
 # Front matter of a generated report page and of a drafted post, in order
-REPORT_FRONT_MATTER = ("layout", "title", "run", "date", "description", "tags", "image",
+REPORT_FRONT_MATTER = ("layout", "title", "run", "date", "description", "tags", "systems_text",
+                       "loads_text", "image",
                        "generated_by")
 POST_FRONT_MATTER = ("layout", "title", "date", "description", "tags", "run", "image")
 # Columns of assets/data/<run>/<system>-<load>.csv (one row per interval)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.derive.flame_top import TOP_FRAMES, top_changes, top_frames
 from analysis.model import Run, Scenario
 from analysis.read.jfr.stacks import parse_folded
 from analysis.vocabulary import fmt_number, load_point_text
@@ -91,8 +92,42 @@ def _weight_text(g: FlameGraph) -> str:
             f"({threshold})")
 
 
+def top_id(svg: str) -> str:
+    """The top-frames table's caption id: its graph's file name, unique on a page."""
+    return "top-" + Path(svg).stem
+
+
+def _share(x: float) -> str:
+    return f"{x * 100:.1f} %"
+
+
+def top_table(stacks: dict, what: str) -> dict[str, Any]:
+    """The graph's top frames as a table a touch screen reads (issue 34): by self share."""
+    return {"caption": f"The {TOP_FRAMES} frames with the largest self share of {what}: self, "
+                       f"where the stack ends in the frame; total, where it passes through it.",
+            "headers": ["self share", "total share"],
+            "rows": [{"frame": f.name, "values": [_share(f.self_share), _share(f.total_share)]}
+                     for f in top_frames(stacks)]}
+
+
+def change_table(base: dict, stacks: dict, a: str, b: str) -> dict[str, Any]:
+    """A differential graph's top frames: those whose self share changed most, B against A."""
+    return {"caption": f"The {TOP_FRAMES} frames whose self share changed most, {b} (B) "
+                       f"against {a} (A); the change in percentage points.",
+            "headers": ["self share A", "self share B", "change"],
+            "rows": [{"frame": c.name, "values": [_share(c.self_a), _share(c.self_b),
+                                                   f"{c.change * 100:+.1f}"]}
+                     for c in top_changes(base, stacks)]}
+
+
 def _entry(g: FlameGraph, alt: str, caption: str, heading: str) -> dict[str, Any]:
     out = figure_entry(g.svg, g.narrow_svg, g.svg_bytes, g.narrow_bytes, alt, caption, heading)
+    if g.base_profile is not None:
+        a, b = (_side(g.base), _side(g.other))
+        out["top"] = change_table(g.base_profile.stacks, g.profile.stacks, a, b)
+    else:
+        out["top"] = top_table(g.profile.stacks, KIND_TEXT[g.kind])
+    out["top"]["caption_id"] = top_id(g.svg)
     if g.folded:
         out["folded"] = g.folded
     return out
@@ -105,6 +140,10 @@ def figure_entry(svg: str, narrow_svg: str, svg_bytes: bytes, narrow_bytes: byte
     nw, nh = svg_size(narrow_bytes)
     return {"heading": heading, "svg": svg, "narrow_svg": narrow_svg, "width": w, "height": h,
             "narrow_width": nw, "narrow_height": nh, "alt": alt, "caption": caption}
+
+
+def _side(side: tuple) -> str:
+    return "/".join(x for x in side if x)
 
 
 def graph_entry(run: Run, scenario: Scenario, g: FlameGraph) -> dict[str, Any]:
@@ -220,6 +259,8 @@ def comparison_flames(site: Path, spec, result, folder: str,
         entry = figure_entry(svg, narrow, wide, phone, alt, caption,
                              " / ".join(x for x in (c.scenario, c.system_a if c.system_a ==
                                                     c.system_b else None) if x) or at)
+        entry["top"] = {**change_table(a, b, spec.baseline, spec.candidate),
+                        "caption_id": top_id(svg)}
         # the page is redrawn when the stacks change, not only when this text does
         entry["stacks_sha256"] = hashlib.sha256(text_a.encode() + b"\0" +
                                                 text_b.encode()).hexdigest()[:16]

@@ -474,7 +474,12 @@ def results_csv(report: jr.JmhReport) -> str:
 def report_front_matter(report: jr.JmhReport) -> dict[str, Any]:
     m = report.manifest
     front = {"layout": "jmh-report", "title": m.title, "run": report.id, "date": m.date,
-             "description": m.description, "tags": list(m.tags)}
+             "description": m.description, "tags": list(m.tags),
+             # /reports/'s columns (pages.run_list_texts): the variants, and no offered load
+             "systems_text": ", ".join(dict.fromkeys(label for t in report.tables
+                                                     for _, label in t.columns)),
+             "loads_text": "none: JMH benchmarks (" + ", ".join(t.spec.title
+                                                               for t in report.tables) + ")"}
     charts = chart_set(report)
     if charts:   # og:image and the feed: the first chart's PNG
         front["image"] = "/" + charts[0][0].files(report.id)["png"]

@@ -22,6 +22,7 @@ from analysis import atomic
 from analysis.model import Run, Scenario
 from analysis.read.checks import load_yaml
 from analysis.write import liquid_pages
+from analysis.vocabulary import closed_load_text, fmt_number
 from analysis.write.yaml_text import dump_yaml
 from analysis.paths import (REPORTS_DIR, chart_path, report_path, report_url,
                                   scenario_report_path, scenario_url)
@@ -39,10 +40,35 @@ def report_front_matter(run: Run) -> dict[str, Any]:
         "date": run.date,
         "description": run.description + _closed_loop_note(run),
         "tags": list(run.tags),
+        **run_list_texts(run),
         # jekyll-seo-tag's og:image and the feed: a PNG, site-relative
         "image": "/" + chart_path(run.id, f"{first}-load-curve" if first else "load-curve", "png"),
         "generated_by": GENERATOR,
     }
+
+
+def run_list_texts(run: Run) -> dict[str, str]:
+    """What /reports/ prints of a run (issue 34), in the report's front matter so that every
+    run has it, not only the runs a post names (whose document Jekyll reads): the systems, and
+    the loads, per scenario when the scenarios' loads differ."""
+    systems = dict.fromkeys(s.label for sc in run.scenarios for s in sc.systems)
+    per_scenario = [(sc.label, _loads_text(sc.load_points)) for sc in run.scenarios]
+    if len({text for _, text in per_scenario}) == 1:
+        loads = per_scenario[0][1]
+    else:
+        loads = "; ".join(f"{label}: {text}" for label, text in per_scenario)
+    return {"systems_text": ", ".join(systems), "loads_text": loads}
+
+
+def _loads_text(load_points) -> str:
+    """'25, 50, 100 req/s offered', '10, 50 connections', or both, in run.yml's order."""
+    rates = [fmt_number(lp.offered_rate) for lp in load_points if lp.offered_rate is not None]
+    closed = [lp for lp in load_points if lp.offered_rate is None]
+    parts = [f"{', '.join(rates)} req/s offered"] if rates else []
+    if closed:
+        words = closed_load_text(closed[-1]).split(" ", 1)[1]
+        parts.append(f"{', '.join(f'{lp.connections:,}' for lp in closed)} {words}")
+    return "; ".join(parts)
 
 
 def _closed_loop_note(run: Run) -> str:

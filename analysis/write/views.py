@@ -323,6 +323,7 @@ def load_curve_table(run: Run, scenario: Scenario | None = None) -> dict[str, An
     reps = run.repetitions
     timeout = next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)
     counted = any(c.accounting.completed is not None for c in scenario.measured())
+    used = _marks_used(rows)
     return {
         "caption_id": f"load-curve-{block_id(run, scenario)}",
         "caption": ((f"{scenario.label}: " if scenario.id is not None else "")
@@ -335,17 +336,42 @@ def load_curve_table(run: Run, scenario: Scenario | None = None) -> dict[str, An
         "latency_header": latency_header(),
         "latency_unit": LATENCY_UNIT,
         "requests_header": "sent / answered / timed out" if counted else "drops",
-        "systems": [{"id": s.id, "label": s.label} for s in scenario.systems],
+        "systems": [{"id": s.id, "label": s.label,
+                     # the system's own table (issue 34: read on a phone one at a time)
+                     "alone": {"summary": f"{s.label} alone",
+                               "caption_id": f"load-curve-{block_id(run, scenario)}-{s.id}",
+                               "caption": f"{s.label}: the columns of the table above that "
+                                          f"are its own."}}
+                    for s in scenario.systems],
         "rows": rows,
         "rules": table_rules(timeout, counted, closed,
                              imported=any(c.imported for c in scenario.measured()),
-                             harness=any(not c.imported for c in scenario.measured()))
+                             harness=any(not c.imported for c in scenario.measured()),
+                             marks=used)
         + _steady_rules(rows),
+        "marks": [text for key, text in TABLE_MARKS if key in used],
         # issue 23: a closed loop's rows are its connections, not offered rates
         **({"load_header": "Load"} if closed else {}),
         **({"load_model": note} if (note := load_model_note(run, scenario)) else {}),
         "missing": [{"load": x.load, "system": x.system, "file": x.file} for x in scenario.missing],
     }
+
+
+# The footnote marks a cell can carry, each explained under a table only where a cell uses it
+# (issue 34): (the cell's flag, the note).
+TABLE_MARKS = (
+    ("low_sample_p99", "† fewer than 10 samples beyond p99."),
+    ("over_cap", "‡ Little's law (requests answered per second × mean latency) puts more "
+                 "requests in flight than the load generator allows: suspect the row."),
+)
+# The flags whose rule table_rules states only under a table that shows them.
+FLAGGED_RULES = ("error_text", "host_busy", "disagree")
+
+
+def _marks_used(rows: list[dict[str, Any]]) -> set[str]:
+    """The cell flags (TABLE_MARKS, FLAGGED_RULES) that some cell of the rows carries."""
+    flags = [key for key, _ in TABLE_MARKS] + list(FLAGGED_RULES)
+    return {key for r in rows for c in r["cells"] for key in flags if c.get(key)}
 
 
 def _steady_rules(rows: list[dict[str, Any]]) -> list[str]:
@@ -373,11 +399,16 @@ def _row_load(lp: LoadPoint) -> dict[str, Any]:
 
 
 def table_rules(timeout_ms: float | None, counted: bool, closed: bool = False, *,
-                imported: bool = False, harness: bool = True) -> list[str]:
+                imported: bool = False, harness: bool = True,
+                marks: set[str] | None = None) -> list[str]:
     """The table's rules, stated under it (overload.py's constants). A closed loop offers no
     rate: the goodput and queue rules, which compare with one, are not tested. `imported`:
     some cells were read from load tools' files (issue 23), whose counts mean what the tool's
-    timestamps allow; `harness`: some were not."""
+    timestamps allow; `harness`: some were not; `marks`: the flags some cell shows
+    (_marks_used), whose rules are stated (None: every rule)."""
+    def shown(flag: str) -> bool:
+        return marks is None or flag in marks
+
     queue = ("queue - " + overload.QUEUE_RULE.format(share=overload.QUEUE_MIN_SLOPE_SHARE * 100,
                                                      sig=overload.QUEUE_SIGNIFICANCE)
              # a load tool's file has counts but no in-flight series: its rule runs on the p50
@@ -424,20 +455,33 @@ def table_rules(timeout_ms: float | None, counted: bool, closed: bool = False, *
         rules.append(f"> {fmt_timeout(timeout_ms)}: the percentile falls among requests that "
                      f"got no answer within the {fmt_timeout(timeout_ms)} timeout, so it is "
                      f"only known to be at least that.")
-    rules.append(f"errors: more than {overload.ERROR_SHARE * 100:g} % of the window's requests "
-                 "were answered with an error (a status outside success, a refused or reset "
-                 "connection). An error is an answer, not saturation: the goodput rule counts "
-                 "it as answered, and the latencies leave errors out, so they describe the "
-                 "other requests.")
-    rules.append(f"host busy: the machine's CPU was above {overload.HOST_BUSY_MACHINE:.0%}, "
-                 f"or more than {overload.HOST_UNEXPLAINED:.0%} above what the server and the "
-                 f"load generator used together, in some repetition.")
-    rules.append(f"repetitions disagree: max / min of p50 or p99 over "
-                 f"{overload.SPREAD_DISAGREE_RATIO:g} below saturation.")
+    if shown("error_text"):
+        rules.append(f"errors: more than {overload.ERROR_SHARE * 100:g} % of the window's "
+                     "requests were answered with an error (a status outside success, a "
+                     "refused or reset connection). An error is an answer, not saturation: the "
+                     "goodput rule counts it as answered, and the latencies leave errors out, "
+                     "so they describe the other requests.")
+    if shown("host_busy"):
+        rules.append(f"host busy: the machine's CPU was above {overload.HOST_BUSY_MACHINE:.0%}, "
+                     f"or more than {overload.HOST_UNEXPLAINED:.0%} above what the server and "
+                     f"the load generator used together, in some repetition.")
+    if shown("disagree"):
+        rules.append(f"repetitions disagree: max / min of p50 or p99 over "
+                     f"{overload.SPREAD_DISAGREE_RATIO:g} below saturation.")
     return rules
 
 
 # --- where-the-time-went.html ---------------------------------------------------------------
+
+def by_system(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows (load-major, as the grid gives them) grouped by system, loads in order within
+    each; the first row of a system carries `group`, its label, printed once as the group's
+    heading rather than in every row (issue 34: a phone shows the label column only once)."""
+    order = list(dict.fromkeys(r["label"] for r in rows))
+    out = sorted(rows, key=lambda r: order.index(r["label"]))   # stable: loads stay in order
+    return [{**r, "group": r["label"]} if i == 0 or out[i - 1]["label"] != r["label"] else r
+            for i, r in enumerate(out)]
+
 
 def where_the_time_went(run: Run, scenario: Scenario | None = None) -> dict[str, Any] | None:
     """Per cell, the mean (and p99) split into service and waiting: ms and % (overload's
@@ -467,7 +511,7 @@ def where_the_time_went(run: Run, scenario: Scenario | None = None) -> dict[str,
     return {"caption_id": f"time-{block_id(run, scenario)}",
             "caption": (f"Where the time went: each latency split into service ({source}) and "
                         f"waiting (the rest: queued), in ms and as a share of it"),
-            "rows": rows, **_load_header(scenario), "service_source": source}
+            "rows": by_system(rows), **_load_header(scenario), "service_source": source}
 
 
 def _pct(x: float | None) -> str:
@@ -515,7 +559,7 @@ def cpu_accounting(run: Run, scenario: Scenario | None = None) -> dict[str, Any]
                         "and the rest of the latency, waiting (ms per request; the repetitions "
                         "with a recording pooled). " + _cpu_method_text(run, accounts)),
             "samples_note": "in the pooled repetitions' windows",
-            "rows": rows, "growth": _waiting_growth(scenario)}
+            "rows": by_system(rows), "growth": _waiting_growth(scenario)}
 
 
 def _ms3(x: float) -> str:

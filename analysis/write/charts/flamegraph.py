@@ -34,6 +34,7 @@ strongest change is the full colour. Its title gives both shares and weights.
 from __future__ import annotations
 
 import re
+import textwrap
 import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -50,10 +51,11 @@ FRAME_H = 16
 FONT_PX = 12
 LABEL_Y = FRAME_H - 4  # a label's baseline below its frame's top
 CHAR_W = 7.0          # the mean advance of a 12 px sans-serif character, for label truncation
-TOP = 52              # the two title lines and the controls
+LINE_H = 18           # between the heading's lines (the title's, then the subtitle's)
 LEGEND_H = 30
 LEGEND_ROW = 18
-TITLE_CHARS = 130     # of the 15 px title line (the whole title is the SVG's <title>)
+TITLE_CHARS = 130     # of the 15 px title line at WIDTH; longer titles go on more lines
+MIN_LABEL_CHARS = 3   # the fewest characters of a name a cut label shows
 MIN_PX = 0.5
 # The phone's variant merges frames under 2 px: thinner ones are slivers a finger cannot pick
 # nor an eye tell apart at phone size (its picture links the wide graph, which has them).
@@ -205,13 +207,19 @@ def weight_text(weight: float, unit: str) -> str:
     return f"{weight / 1e6:.3f} ms"
 
 
-def _fit(text: str, chars: int) -> str:
-    return text if len(text) <= chars else text[:chars - 2] + ".."
-
-
 def _label(name: str, width_px: float) -> str | None:
+    """A frame's label: its name, or its first characters and "..", never fewer than
+    MIN_LABEL_CHARS of them (an "o.." names nothing: the frame stays unlabelled)."""
     chars = int((width_px - 4) / CHAR_W)
-    return None if chars < 3 else _fit(name, chars)
+    if len(name) <= chars:
+        return name
+    return name[:chars - 2] + ".." if chars - 2 >= MIN_LABEL_CHARS else None
+
+
+def _lines(text: str, chars: int) -> list[str]:
+    """`text` broken between words into lines of at most `chars` characters (a longer word
+    across lines), so that a title is whole however narrow the graph."""
+    return textwrap.wrap(text, max(chars, 8), break_on_hyphens=False) or [""]
 
 
 def _px(v: float) -> str:
@@ -254,10 +262,21 @@ def _tip_name(node: Node) -> str:
     return _other_tip(node) if node.merged else _xml(node.name)
 
 
-def _document(height: int, title: str, subtitle: str, frames: list[str], legend: str,
-              script: bool, width: int) -> str:
-    chars = int(TITLE_CHARS * width / WIDTH)
+def _heading(title: str, subtitle: str, script: bool, width: int) -> list[tuple[str, bool]]:
+    """The heading's lines, (text, is the title's): the title and the subtitle, each whole,
+    wrapped to the width (a phone's graph names both sides of a differential graph in full)."""
     room = 180 if script else 2 * PAD_X     # the controls' room at both ends of the line
+    return ([(line, True) for line in _lines(title, int(TITLE_CHARS * width / WIDTH))]
+            + [(line, False) for line in _lines(subtitle, int((width - room) / CHAR_W))])
+
+
+def _top(heading: list) -> int:
+    """Where the frames may start: below the heading's last line."""
+    return 20 + (len(heading) - 1) * LINE_H + 14
+
+
+def _document(height: int, title: str, heading: list, frames: list[str], legend: str,
+              script: bool, width: int) -> str:
     head = (f'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n'
             f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{width}" '
             f'height="{height}" viewBox="0 0 {width} {height}">\n'
@@ -265,15 +284,16 @@ def _document(height: int, title: str, subtitle: str, frames: list[str], legend:
             f'<style type="text/css">text{{font-family: {FONT_FAMILY}; font-size: {FONT_PX}px;'
             f' fill: #000000}} #frames>g:hover rect{{stroke: #000000; stroke-width: 0.5}} '
             f'.c{{cursor: pointer; fill: #404040}}</style>\n'
-            f'<rect width="100%" height="100%" fill="#ffffff"/>\n'
-            f'<text x="{width // 2}" y="20" style="font-size: 15px; text-anchor: middle">'
-            f'{escape(_fit(title, chars))}</text>\n'
-            f'<text x="{width // 2}" y="38" style="text-anchor: middle">'
-            f'{escape(_fit(subtitle, int((width - room) / CHAR_W)))}</text>\n')
+            f'<rect width="100%" height="100%" fill="#ffffff"/>\n')
+    for i, (line, is_title) in enumerate(heading):
+        style = "font-size: 15px; text-anchor: middle" if is_title else "text-anchor: middle"
+        head += (f'<text x="{width // 2}" y="{20 + i * LINE_H}" style="{style}">'
+                 f'{escape(line)}</text>\n')
     controls = ""
-    if script:
-        controls = (f'<text id="reset" class="c" x="{PAD_X}" y="38" visibility="hidden">'
-                    f'Reset zoom</text>\n<text id="search" class="c" x="{width - PAD_X}" y="38" '
+    if script:       # on the subtitle's first line, whose ends _heading leaves free
+        y = 20 + LINE_H * sum(1 for _, is_title in heading if is_title)
+        controls = (f'<text id="reset" class="c" x="{PAD_X}" y="{y}" visibility="hidden">'
+                    f'Reset zoom</text>\n<text id="search" class="c" x="{width - PAD_X}" y="{y}" '
                     f'style="text-anchor: end">Search</text>\n'
                     f'<text id="matched" x="{width - PAD_X}" y="20" style="text-anchor: end">'
                     f'</text>\n<script type="text/ecmascript"><![CDATA[{_script(width)}]]>'
@@ -330,6 +350,8 @@ def _render(root: Node, ranked: list, title: str, subtitle: str, frame_of, legen
     # phone's graph shows the main stacks; the wide one it links has the rest): the build
     # writes one of each per cell, and their bytes are most of the site's charts
     legend_h = LEGEND_H + (len(rows) - 1) * LEGEND_ROW
+    heading = _heading(title, subtitle, script, width)
+    top = _top(heading)
     budget = MAX_FRAMES if width >= WIDTH else MAX_FRAMES * width // WIDTH // 2
     min_px = MIN_PX if width >= WIDTH else NARROW_MIN_PX
     while True:
@@ -337,8 +359,8 @@ def _render(root: Node, ranked: list, title: str, subtitle: str, frame_of, legen
         boxes = layout(root, _cutoff(ranked, min_px * px, budget), 0.3 * px) if root.weight \
             else [Box(0, 0.0, root, None)]
         depth = max(b.depth for b in boxes)
-        bottom = TOP + (depth + 1) * FRAME_H
-        text = _document(bottom + legend_h, title, subtitle,
+        bottom = top + (depth + 1) * FRAME_H
+        text = _document(bottom + legend_h, title, heading,
                          [frame_of(b, scale, bottom, tips) for b in boxes],
                          _legend(bottom, rows), script, width)
         if len(text.encode("utf-8")) <= MAX_BYTES or budget <= 20:
@@ -486,7 +508,7 @@ function info(g) {
 function place(g, x, w) {
   var r = g.querySelector('rect'), t = g.querySelector('text'), n = info(g).name;
   r.setAttribute('x', x.toFixed(2)); r.setAttribute('width', w.toFixed(2));
-  var c = Math.floor((w - 4) / CW), s = c < 3 ? '' : n.length > c ? n.slice(0, c - 2) + '..' : n;
+  var c = Math.floor((w - 4) / CW), s = n.length <= c ? n : c - 2 >= %(mc)d ? n.slice(0, c - 2) + '..' : '';
   if (!t && s) { t = document.createElementNS('http://www.w3.org/2000/svg', 'text');
     t.setAttribute('y', info(g).y + %(ty)d); g.appendChild(t); }
   if (t) { t.setAttribute('x', (x + 3).toFixed(2)); t.textContent = s; }
@@ -525,4 +547,5 @@ document.getElementById('search').addEventListener('click', function () {
 
 
 def _script(width: int) -> str:
-    return _SCRIPT % {"w": width - 2 * PAD_X, "x0": PAD_X, "cw": CHAR_W, "ty": LABEL_Y}
+    return _SCRIPT % {"w": width - 2 * PAD_X, "x0": PAD_X, "cw": CHAR_W, "ty": LABEL_Y,
+                      "mc": MIN_LABEL_CHARS}
