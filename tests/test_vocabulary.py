@@ -116,6 +116,7 @@ PARAMS = {
     ("environment-differences.html", "diffs"): "environment_differences",
     ("load-curve-cell.html", "cell"): "load_curve_table.rows[].cells[]",
     ("load-curve-note.html", "table"): "load_curve_table",
+    ("load-curve-alone.html", "table"): "load_curve_table",
     ("jvm-attribution.html", "hotspots"): "jvm_hotspots",
     ("jvm-methods.html", "system"): "jvm_hotspots.systems[]",
     ("chart.html", "chart"): "charts.spectrum[]",
