@@ -33,6 +33,7 @@ FORMATS: dict[str, tuple[str, str]] = {
     "vegeta-json": ("vegeta", "vegeta encode --to json"),
     "vegeta-report": ("vegeta", "vegeta report -type=json"),
     "vegeta-hdrplot": ("vegeta", "vegeta report -type=hdrplot"),
+    "vegeta-text": ("vegeta", "vegeta report (text, the default; every v12 layout)"),
     "hey-csv": ("hey", "hey -o csv"),
     "hey-text": ("hey", "hey's text summary"),
     "wrk": ("wrk", "wrk's console output (with or without --latency)"),
