@@ -13,7 +13,8 @@ wrk2's "Detailed Percentile spectrum" and any program that calls the method writ
     #[Buckets =           21, SubBuckets     =          256]
 
 and with `-csv` the rows as `"Value","Percentile","TotalCount","1/(1-Percentile)"` CSV, with no
-footer. HistogramLogProcessor puts `#[Overall percentile distribution ...]` and `#[StartTime:
+footer. A text form whose footer was cut off is read the same way, when its rows run to
+1.0: count and max from the last row, no mean or standard deviation. HistogramLogProcessor puts `#[Overall percentile distribution ...]` and `#[StartTime:
 ...]` comment lines first. Each row is one step of HdrHistogram's percentile iteration: the
 highest value equivalent to the bucket where the cumulative count first reaches that percentile
 (a fraction 0..1 in the file), and the count up to it. The whole distribution is read into
@@ -178,7 +179,11 @@ def _row_problem(point: SpectrumPoint, before: list[SpectrumPoint]) -> str | Non
 
 
 def _footer(lines: list[str], number: int, path: str, unit_ms: float, out: Spectrum) -> int:
-    """Reads the #[Mean], #[Max], #[Buckets] lines from lines[number]; the index after them."""
+    """Reads the #[Mean], #[Max], #[Buckets] lines from lines[number]; the index after them.
+    A file that ends with its rows has no footer (it was cut off, or the writer stopped
+    there): _check_complete still wants its 100% row, and the count and max come from it."""
+    if number >= len(lines):
+        return number
     found = {}
     for name, pattern in (("Mean", _MEAN), ("Max", _MAX), ("Buckets", _BUCKETS)):
         match = pattern.match(lines[number].strip()) if number < len(lines) else None
