@@ -36,6 +36,7 @@ FORMATS: dict[str, tuple[str, str]] = {
     "vegeta-text": ("vegeta", "vegeta report (text, the default; every v12 layout)"),
     "hey-csv": ("hey", "hey -o csv"),
     "hey-text": ("hey", "hey's text summary"),
+    "boom-text": ("hey", "boom's text summary (before March 2016: a progress bar, \"secs.\")"),
     "wrk": ("wrk", "wrk's console output (with or without --latency)"),
     "wrk2": ("wrk", "wrk2's console output (with --latency: the whole percentile spectrum)"),
     "locust-stats": ("locust", "Locust --csv PREFIX: PREFIX_stats.csv"),
