@@ -42,10 +42,14 @@ SATURATION_REASONS = ("goodput", "queue", "latency", "utilisation")
 class Percentile:
     """A latency in ms: a measured value, or - when the rank fell among requests that got no
     answer - only a lower bound, the timeout (censored). At most one is set; both None: no
-    samples. (Also the type of max and mean, which are bounds once a request timed out.)"""
+    samples. (Also the type of max and mean, which are bounds once a request timed out.)
+    `upper_bound`: value_ms is only what a tool's summary states the percentile is at most: the
+    first row of its percentile spectrum at or above the level, where no row sits at it (issue
+    33); printed "≤ 9.34"."""
 
     value_ms: float | None = None
     at_least_ms: float | None = None
+    upper_bound: bool = False
 
     @property
     def censored(self) -> bool:

@@ -373,6 +373,24 @@ def test_a_locust_history_builds_with_its_intervals(tmp_path):
     assert (site / "assets/charts/locust/latency-u8.svg").is_file()
 
 
+def test_a_spectrums_upper_bounds_print_as_such_and_the_methodology_says_so(tmp_path):
+    """An .hgrm with no row at 0.99 or 0.999 (jhiccup-v1.hgrm): the load-curve table prints
+    p99 and p99.9 as "≤" the first row above (1283.46 and 1837.11 in the file)."""
+    site = _one_file_run(
+        tmp_path, "hgrm", "hgrm/jhiccup-v1.hgrm", "run.hgrm",
+        "load_generator: {model: open}\n"
+        "systems: [{id: jhiccup, label: jHiccup}]\n"
+        "load_points: [{id: r50, offered_rate: 50, duration_s: 5}]\n"
+        "cells: [{system: jhiccup, load: r50, results: files/run.hgrm}]\n")
+    doc = yaml.safe_load(find_data(site, "hgrm").read_text(encoding="utf-8"))
+    cell = doc["cells"]["r50"]["jhiccup"]
+    assert (cell["p99_ms"], cell["p999_ms"]) == (1283.46, 1837.11)
+    assert cell["upper_bounds"] == ["p99", "p999"]
+    page = (site / "_reports/hgrm.html").read_text(encoding="utf-8")
+    assert "≤ 1,283" in page and "≤ 1,837" in page
+    assert page.count("and X is its first row above it, the most that the file states") == 1
+
+
 def test_a_runs_window_and_correction_leave_a_summary_whole_and_say_so(tmp_path):
     site = _one_file_run(
         tmp_path, "mix", "wrk/wrk-latency.txt", "wrk.txt",

@@ -11,10 +11,13 @@ Java code computes them, over the requests a report counts: the answered ones an
 tool says timed out. A percentile whose rank falls among the timed out is only known to be at
 least the shortest time they ran: printed "> X", null with --json (as the report prints it,
 "> X"). A summary file's are the file's own, and what it does not hold is shown as "-" (null
-with --json).
+with --json). Where a summary has a percentile spectrum (.hgrm, wrk2, vegeta's hdrplot) but no
+row exactly at a level, the first row above it is what the file states that percentile is at
+most: printed "<= X" ("≤"), and with --json the number, its key listed in latency_upper_bounds.
 
 `--json` prints one JSON object with exactly the keys format, tool, version, per_request,
-load_model, requests, errors, duration_s and latency_ms ("50", "90", "99", "99.9", "max").
+load_model, requests, errors, duration_s, latency_ms ("50", "90", "99", "99.9", "max") and
+latency_upper_bounds (the latency_ms keys whose number is only an upper bound; [] when none).
 `--hlog OUT` also writes the converted HdrHistogram interval log (per-request files only):
 untagged lines hold the answered requests, Tag=error the failed ones, Tag=timeout the timed-out
 ones. Lines the reader skipped are reported on stderr as warnings; progress for big files
@@ -143,18 +146,22 @@ def censored_bounds(stats) -> dict:
 
 def file_summary(result: ResultSummary) -> dict:
     """The printed keys of a summary file: what it holds, None for what it does not."""
-    latency = {key: (result.max_ms if percentile is None
-                     else result.percentiles_ms.get(percentile))
-               for key, percentile in LATENCY_KEYS}
+    from analysis.derive.imported import summary_percentile
+    stated = {key: summary_percentile(result, percentile) for key, percentile in LATENCY_KEYS
+              if percentile is not None}
+    latency = {key: stated[key].value_ms if key in stated else result.max_ms
+               for key, _ in LATENCY_KEYS}
     return _summary(result.info, per_request=False, requests=result.requests,
-                    errors=result.errors, duration_s=result.duration_s, latency=latency)
+                    errors=result.errors, duration_s=result.duration_s, latency=latency,
+                    upper_bounds=[key for key, p in stated.items() if p.upper_bound])
 
 
-def _summary(info, *, per_request: bool, requests, errors, duration_s, latency) -> dict:
+def _summary(info, *, per_request: bool, requests, errors, duration_s, latency,
+             upper_bounds=()) -> dict:
     return {"format": info.format, "tool": info.tool, "version": info.version,
             "per_request": per_request, "load_model": info.load_model,
             "requests": requests, "errors": errors, "duration_s": duration_s,
-            "latency_ms": latency}
+            "latency_ms": latency, "latency_upper_bounds": list(upper_bounds)}
 
 
 def hlog_comment(samples: RequestSamples, unit: str) -> str:
@@ -186,8 +193,10 @@ def summary_text(path: str, result, summary: dict, timed_out: int | None,
     if result.skipped:
         requests += f" ({result.skipped:,} line(s) of the file skipped)"
     bounds = bounds or {}
+    at_most = set(summary["latency_upper_bounds"])
     latency = "  ".join(f"{'p' + key if key != 'max' else key} "
-                        + (f"> {_number(bounds[key])}" if key in bounds else _number(value))
+                        + (f"> {_number(bounds[key])}" if key in bounds else
+                           f"≤ {_number(value)}" if key in at_most else _number(value))
                         for key, value in summary["latency_ms"].items())
     # (the registry looked up now, not at import: a test may register a format of its own)
     described = loadtools.FORMATS.get(info.format, ("", "?"))[1]

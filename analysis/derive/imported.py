@@ -29,7 +29,7 @@ from analysis.errors import ResultsError
 from analysis.model import Accounting, Imported, LatencyStats, Percentile, Repetition
 from analysis.read.hdr.histogram import Histogram, sum_histograms
 from analysis.read.loadtools import detect_format, native_unit, read_results
-from analysis.read.loadtools.results import RequestSamples, ResultSummary
+from analysis.read.loadtools.results import RequestSamples, ResultSummary, spectrum_upper_bound
 from analysis.read.manifest import UNITS_PER_MS, Manifest
 from analysis.vocabulary import PERCENTILES
 from analysis.paths import converted_hlog_path
@@ -227,12 +227,9 @@ def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Im
         imported.window_text = (f"not cut: the {imported.tool} summary holds no times (the "
                                 f"window applies to per-request files)")
     imported.co_interval_ms = None
-    percentiles = dict(summary.percentiles_ms)
-    for point in summary.spectrum or ():
-        percentiles.setdefault(point.percentile, point.value_ms)
     stats = LatencyStats(
         count=summary.requests or 0,
-        percentiles={name: Percentile(percentiles.get(p)) for name, p, _ in PERCENTILES},
+        percentiles={name: summary_percentile(summary, p) for name, p, _ in PERCENTILES},
         max=Percentile(summary.max_ms), mean=Percentile(summary.mean_ms),
         stddev_ms=summary.stddev_ms, completed=summary.requests,
         timed_out=summary.timeouts or 0, errors=summary.errors or 0)
@@ -254,6 +251,19 @@ def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Im
                               timed_out=summary.timeouts, errors=summary.errors),
         series=series, imported=imported,
         steady=steady.not_known(f"a {imported.tool} summary holds no per-request times"))
+
+
+def summary_percentile(summary: ResultSummary, level: float) -> Percentile:
+    """A summary's LEVEL percentile: the one it printed, or a spectrum row exactly at it, else
+    the first spectrum row above it as an upper bound (wrk2's, vegeta's hdrplot and an .hgrm's
+    rows almost never sit at 99 or 99.9 exactly)."""
+    if level in summary.percentiles_ms:
+        return Percentile(summary.percentiles_ms[level])
+    exact = {round(p.percentile, 9): p.value_ms for p in summary.spectrum or ()}
+    if round(level, 9) in exact:
+        return Percentile(exact[round(level, 9)])
+    bound = spectrum_upper_bound(summary.spectrum, level)
+    return Percentile(bound, upper_bound=True) if bound is not None else Percentile()
 
 
 def _summary_series(rows: list[dict]) -> list[dict]:

@@ -239,6 +239,10 @@ def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
         bound = c.stats.get(name).at_least_ms
         if bound is not None:
             entry[f"{name}_at_least_ms"] = r3(bound)
+    upper = [name for name in (*PERCENTILE_NAMES, "max", "mean") if c.stats.get(name).upper_bound]
+    if upper:
+        # (issue 33) these numbers are what a tool's percentile spectrum states they are at most
+        entry["upper_bounds"] = upper
     entry["low_sample"] = list(c.low_sample)
     accounting = c.accounting
     for key, value in (("sent", accounting.sent), ("completed", accounting.completed),

@@ -37,7 +37,7 @@ def _stat_text(c: Cell, name: str, *, table: bool = False) -> str:
 
 def _latency_text(stats: LatencyStats, name: str, *, table: bool = False) -> str:
     p = stats.get(name)
-    return fmt_censored(p.value_ms, p.at_least_ms, table=table)
+    return fmt_censored(p.value_ms, p.at_least_ms, table=table, at_most=p.upper_bound)
 
 
 def cell_texts(c: Cell) -> dict[str, str]:
@@ -111,8 +111,8 @@ def _range_text(c: Cell, name: str) -> str:
     s = c.spread.get(name)
     if s is None:
         return "–"
-    return (f"{fmt_censored(s.min.value_ms, s.min.at_least_ms)}–"
-            f"{fmt_censored(s.max.value_ms, s.max.at_least_ms)}")
+    return (f"{fmt_censored(s.min.value_ms, s.min.at_least_ms, at_most=s.min.upper_bound)}–"
+            f"{fmt_censored(s.max.value_ms, s.max.at_least_ms, at_most=s.max.upper_bound)}")
 
 
 def _with_range(c: Cell, name: str) -> str:
@@ -122,8 +122,8 @@ def _with_range(c: Cell, name: str) -> str:
     s = c.spread.get(name)
     if s is None:
         return text
-    lo = fmt_censored(s.min.value_ms, s.min.at_least_ms, table=True)
-    hi = fmt_censored(s.max.value_ms, s.max.at_least_ms, table=True)
+    lo = fmt_censored(s.min.value_ms, s.min.at_least_ms, table=True, at_most=s.min.upper_bound)
+    hi = fmt_censored(s.max.value_ms, s.max.at_least_ms, table=True, at_most=s.max.upper_bound)
     return text if lo == hi == text else f"{text} ({lo}–{hi})"
 
 
@@ -899,6 +899,7 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                                     else "; no latency over time")),
                 "files_text": f"{len(files)} file{'s' if len(files) != 1 else ''}",
                 "caveat_text": CAVEATS.get(first.format),
+                "bounds_text": _upper_bounds_text(cells),
                 "failures_text": failures_text(first, cells, scenario),
                 "window_text": "; ".join(dict.fromkeys(
                     c.imported.window_text for c in cells if c.imported.window_text)) or None,
@@ -911,6 +912,17 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                                  f"the build's warnings)" if skipped else None)}
             out.append(entry)
     return out
+
+
+def _upper_bounds_text(cells: list[Cell]) -> str | None:
+    """Said once per tool when a percentile is only an upper bound (issue 33)."""
+    names = [label for name, _, label in PERCENTILES
+             if any(c.stats.get(name).upper_bound for c in cells)]
+    if not names:
+        return None
+    return (f"{' and '.join(names)} {'are' if len(names) > 1 else 'is'} printed \"≤ X\": the "
+            f"file's percentile spectrum has no row exactly at that level, and X is its first "
+            f"row above it, the most that the file states that percentile can be")
 
 
 def failures_text(first, cells: list[Cell], scenario: Scenario) -> str | None:
