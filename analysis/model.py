@@ -321,6 +321,8 @@ class Imported:
     skipped: int = 0                        # unreadable lines skipped
     spectrum: list[tuple[float, float, bool]] = field(default_factory=list)  # a summary's own
     summary: ToolSummary | None = None      # the tool's summary of the same run (`summary:`)
+    duration_s: float | None = None         # the span the file states (a summary) or its sends
+                                            # cover (per request); None where it says none
     hlog_text: str | None = field(default=None, repr=False)   # the converted .hlog, to write
 
 
@@ -434,6 +436,7 @@ class LoadPoint:
     duration_s: float
     connections: int | None = None          # issue 23: a closed loop's connections or users
     connections_key: str | None = None      # which of the two run.yml said
+    duration_from_files: bool = False       # issue 33: run.yml gave none; the files agreed
 
     @property
     def closed(self) -> bool:

@@ -309,10 +309,7 @@ def build_run(manifest, measured: dict[tuple[str, ...], list[tuple[Repetition, A
     cell's spectrum. Without `measured`: the run's shape only (systems, load points), as
     new-post drafts it before any analysis."""
     measured = measured or {}
-    points = {lp.id: LoadPoint(lp.id, lp.offered_rate, lp.clients, lp.duration_s,
-                               getattr(lp, "connections", None),
-                               getattr(lp, "connections_key", None))
-              for lp in manifest.load_points}
+    points = {lp.id: _load_point(lp, measured, manifest_path) for lp in manifest.load_points}
     declared = list(getattr(manifest, "scenarios", None) or [])
     shapes = [(sc.id, sc.label, sc.description, sc.service_time_ms, sc.load_points,
                sc.endpoint, sc.headline) for sc in declared] or \
@@ -345,6 +342,21 @@ def build_run(manifest, measured: dict[tuple[str, ...], list[tuple[Repetition, A
                warnings=list(warnings), series=manifest.series, version=manifest.version,
                repetitions=max((c.repetition for c in manifest.cells), default=1),
                method=method)
+
+
+def _load_point(lp, measured: dict, manifest_path: str) -> LoadPoint:
+    """The model's load point; a closed loop's duration from its files where run.yml gives none
+    (new-post, before any analysis, leaves it None)."""
+    duration, from_files = lp.duration_s, False
+    if duration is None and measured:
+        from analysis.derive.imported import duration_from_files
+        spans = [(r.imported.source if r.imported else r.source,
+                  r.imported.duration_s if r.imported else None)
+                 for key, reps in measured.items() if key[-2] == lp.id for r, _ in reps]
+        duration, from_files = duration_from_files(lp.id, spans, manifest_path), True
+    return LoadPoint(lp.id, lp.offered_rate, lp.clients, duration,
+                     getattr(lp, "connections", None), getattr(lp, "connections_key", None),
+                     duration_from_files=from_files)
 
 
 def build_scenario(scenario: Scenario, measured: dict, combine, unit: str,

@@ -110,7 +110,8 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples,
     stats = overload.censored_stats(histogram, rec.timed_out, timeout_ms or 0.0,
                                     1.0 / UNITS_PER_MS[unit], rec.errors)
     lp = manifest.load_point(cell.load)
-    duration = window_s or _send_span_s(rec) or lp.duration_s
+    imported.duration_s = window_s or _send_span_s(rec)
+    duration = imported.duration_s or lp.duration_s
     series = aggregate.interval_series(answered, unit)
     timeouts = {iv.start_s: iv.total_count for iv in rec.intervals if iv.tag == "timeout"}
     for row, iv in zip(series, answered):
@@ -165,6 +166,38 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples,
         series=series, timeout_ms=timeout_ms, queue=queue, imported=imported,
         steady=state, window_stats=whole)
     return rep, histogram
+
+
+# Files of one closed-loop load point agree on its duration when the shortest is within 1 % or
+# 0.5 s (whichever is more) of the longest: tools stop on their own clocks and print the span
+# rounded ("30.08s"), and repetitions of `-d 30s` differ by that much, not by a whole run.
+DURATION_AGREE_PCT = 1.0
+DURATION_AGREE_S = 0.5
+
+
+def duration_from_files(load_id: str, spans: list[tuple[str, float | None]],
+                        manifest_path: str) -> float:
+    """A closed-loop load point's duration when run.yml gives none (issue 33): what its files
+    state (SPANS: each file and its duration), when they agree; their median. A ResultsError
+    naming the files when some state none or they disagree."""
+    silent = [source for source, span in spans if span is None]
+    if silent or not spans:
+        raise ResultsError(f"load point {load_id!r} has no duration_s, and "
+                           + (f"{', '.join(silent)} state{'s' if len(silent) == 1 else ''} none"
+                              if silent else "no file of it was read"),
+                           path=manifest_path, hint=f"give duration_s for {load_id} in run.yml")
+    durations = sorted(span for _, span in spans)
+    if durations[-1] - durations[0] > max(DURATION_AGREE_S,
+                                          DURATION_AGREE_PCT / 100 * durations[-1]):
+        listed = ", ".join(f"{source} {span:g} s" for source, span in sorted(spans))
+        raise ResultsError(f"load point {load_id!r} has no duration_s, and its files disagree "
+                           f"on how long they ran ({listed}; they agree within "
+                           f"{DURATION_AGREE_PCT:g} % or {DURATION_AGREE_S:g} s)",
+                           path=manifest_path,
+                           hint=f"give duration_s for {load_id} in run.yml, or keep only the "
+                                f"files of one length of run in it")
+    n = len(durations)
+    return durations[n // 2] if n % 2 else (durations[n // 2 - 1] + durations[n // 2]) / 2
 
 
 def _replies_during(samples: RequestSamples, skip_s: float | None, duration_s: float) -> int:
@@ -234,6 +267,7 @@ def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Im
         stddev_ms=summary.stddev_ms, completed=summary.requests,
         timed_out=summary.timeouts or 0, errors=summary.errors or 0)
     lp = manifest.load_point(cell.load)
+    imported.duration_s = summary.duration_s
     duration = summary.duration_s or lp.duration_s
     rate = summary.rate_rps
     if rate is None and summary.requests is not None and duration:

@@ -16,7 +16,7 @@ from analysis.derive.aggregate import rate_per_client
 from analysis.model import Cell, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATOR_LABELS,
                                  METHOD_LABELS, PERCENTILE_NAMES, SERIES_COLUMNS,
-                                 SPREAD_STATS, SUMMARY_CSV_COLUMNS, closed_load_text,
+                                 SPREAD_STATS, SUMMARY_CSV_COLUMNS, closed_load_text, fmt_number,
                                  has_closed_loads, labelled, load_label, load_order, r1, r3,
                                  table_csv_columns)
 from analysis.write import flame_views, summary, views
@@ -169,9 +169,13 @@ def _system_entry(s: System, figures: bool = False) -> dict[str, Any]:
 def _load_point_entry(lp: LoadPoint) -> dict[str, Any]:
     if lp.closed:
         # issue 23: a closed loop's load is its connections (users); it offers no rate
-        return {"id": lp.id, "offered_rate": None, "connections": lp.connections,
-                "clients": None, "rate_per_client": None, "duration_s": lp.duration_s,
-                "label": closed_load_text(lp)}
+        entry = {"id": lp.id, "offered_rate": None, "connections": lp.connections,
+                 "clients": None, "rate_per_client": None, "duration_s": lp.duration_s,
+                 "label": closed_load_text(lp)}
+        if lp.duration_from_files:
+            # issue 33: the files' (3.06 s), printed as text: Liquid prints floats as Ruby does
+            entry["duration_text"] = fmt_number(lp.duration_s)
+        return entry
     return {"id": lp.id, "offered_rate": lp.offered_rate, "clients": lp.clients,
             "rate_per_client": r3(rate_per_client(lp.offered_rate, lp.clients)),
             "duration_s": lp.duration_s, "label": load_label(lp.offered_rate, lp.clients)}

@@ -900,6 +900,7 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                 "files_text": f"{len(files)} file{'s' if len(files) != 1 else ''}",
                 "caveat_text": CAVEATS.get(first.format),
                 "bounds_text": _upper_bounds_text(cells),
+                "duration_text": _duration_from_files_text(scenario, cells),
                 "failures_text": failures_text(first, cells, scenario),
                 "window_text": "; ".join(dict.fromkeys(
                     c.imported.window_text for c in cells if c.imported.window_text)) or None,
@@ -923,6 +924,20 @@ def _upper_bounds_text(cells: list[Cell]) -> str | None:
     return (f"{' and '.join(names)} {'are' if len(names) > 1 else 'is'} printed \"≤ X\": the "
             f"file's percentile spectrum has no row exactly at that level, and X is its first "
             f"row above it, the most that the file states that percentile can be")
+
+
+def _duration_from_files_text(scenario: Scenario, cells: list[Cell]) -> str | None:
+    """Where a closed-loop load point's duration came from the files (issue 33)."""
+    from analysis.derive.imported import DURATION_AGREE_PCT, DURATION_AGREE_S
+    loads = {c.load for c in cells}
+    taken = [f"{closed_load_text(lp)}: {fmt_number(lp.duration_s)} s"
+             for lp in scenario.load_points if lp.duration_from_files and lp.id in loads]
+    if not taken:
+        return None
+    return (f"run.yml gives no duration_s for {'these load points' if len(taken) > 1 else 'this load point'}: "
+            f"taken from the files, which state how long they ran and agree within "
+            f"{fmt_number(DURATION_AGREE_PCT)} % or {fmt_number(DURATION_AGREE_S)} s (the "
+            f"median of theirs): {'; '.join(taken)}")
 
 
 def failures_text(first, cells: list[Cell], scenario: Scenario) -> str | None:
