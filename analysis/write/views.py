@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from analysis.derive import overload, steady
+from analysis.derive.aggregate import DURATION_AGREE_PCT, DURATION_AGREE_S
 from analysis.model import Cell, LatencyStats, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_UNIT, PERCENTILES,
                                  RATE_UNIT, TABLE_LATENCY, UNIT_TEXT, closed_load_text,
@@ -928,7 +929,6 @@ def _upper_bounds_text(cells: list[Cell]) -> str | None:
 
 def _duration_from_files_text(scenario: Scenario, cells: list[Cell]) -> str | None:
     """Where a closed-loop load point's duration came from the files (issue 33)."""
-    from analysis.derive.imported import DURATION_AGREE_PCT, DURATION_AGREE_S
     loads = {c.load for c in cells}
     taken = [f"{closed_load_text(lp)}: {fmt_number(lp.duration_s)} s"
              for lp in scenario.load_points if lp.duration_from_files and lp.id in loads]
