@@ -169,16 +169,15 @@ def _system_entry(s: System, figures: bool = False) -> dict[str, Any]:
 def _load_point_entry(lp: LoadPoint) -> dict[str, Any]:
     if lp.closed:
         # issue 23: a closed loop's load is its connections (users); it offers no rate
-        entry = {"id": lp.id, "offered_rate": None, "connections": lp.connections,
-                 "clients": None, "rate_per_client": None, "duration_s": lp.duration_s,
-                 "label": closed_load_text(lp)}
-        if lp.duration_from_files:
-            # issue 33: the files' (3.06 s), printed as text: Liquid prints floats as Ruby does
-            entry["duration_text"] = fmt_number(lp.duration_s)
-        return entry
+        return {"id": lp.id, "offered_rate": None, "connections": lp.connections,
+                "clients": None, "rate_per_client": None, "duration_s": lp.duration_s,
+                "duration_text": fmt_number(lp.duration_s), "label": closed_load_text(lp)}
+    # (duration_text: issue 33's durations from the files are floats, 3.06, which Liquid
+    # would print as Ruby does)
     return {"id": lp.id, "offered_rate": lp.offered_rate, "clients": lp.clients,
             "rate_per_client": r3(rate_per_client(lp.offered_rate, lp.clients)),
-            "duration_s": lp.duration_s, "label": load_label(lp.offered_rate, lp.clients)}
+            "duration_s": lp.duration_s, "duration_text": fmt_number(lp.duration_s),
+            "label": load_label(lp.offered_rate, lp.clients)}
 
 
 def _run_load_points(run: Run) -> list[LoadPoint]:
