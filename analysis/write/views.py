@@ -934,7 +934,8 @@ def _duration_from_files_text(scenario: Scenario, cells: list[Cell]) -> str | No
              for lp in scenario.load_points if lp.duration_from_files and lp.id in loads]
     if not taken:
         return None
-    return (f"run.yml gives no duration_s for {'these load points' if len(taken) > 1 else 'this load point'}: "
+    which = "these load points" if len(taken) > 1 else "this load point"
+    return (f"run.yml gives no duration_s for {which}: "
             f"taken from the files, which state how long they ran and agree within "
             f"{fmt_number(DURATION_AGREE_PCT)} % or {fmt_number(DURATION_AGREE_S)} s (the "
             f"median of theirs): {'; '.join(taken)}")

@@ -59,7 +59,8 @@ CSV_COLUMNS = 8
 NS_PER_STEP = 100_000          # hey prints seconds with 4 decimals: 0.1 ms steps
 TIMEOUT_TEXT = re.compile(r"Client\.Timeout exceeded|context deadline exceeded|i/o timeout")
 # (boom, hey's predecessor, wrote "secs." until March 2016)
-_SUMMARY_LINE = re.compile(r"^\s+(Total|Slowest|Fastest|Average|Requests/sec):\s+(\d+(?:\.\d+)?)\s*(?:secs\.?)?\s*$")
+_SUMMARY_LINE = re.compile(r"^\s+(Total|Slowest|Fastest|Average|Requests/sec):"
+                           r"\s+(\d+(?:\.\d+)?)\s*(?:secs\.?)?\s*$")
 _PERCENTILE_LINE = re.compile(r"^\s+(\d+(?:\.\d+)?)% in (\d+(?:\.\d+)?) secs\.?\s*$")
 # boom's progress bar (github.com/rakyll/pb) before its summary: "400 / 400 ∎∎∎ 100.00 %",
 # redrawn after carriage returns; then a blank line and "Summary:" with "secs." times
