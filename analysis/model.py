@@ -42,10 +42,14 @@ SATURATION_REASONS = ("goodput", "queue", "latency", "utilisation")
 class Percentile:
     """A latency in ms: a measured value, or - when the rank fell among requests that got no
     answer - only a lower bound, the timeout (censored). At most one is set; both None: no
-    samples. (Also the type of max and mean, which are bounds once a request timed out.)"""
+    samples. (Also the type of max and mean, which are bounds once a request timed out.)
+    `upper_bound`: value_ms is only what a tool's summary states the percentile is at most: the
+    first row of its percentile spectrum at or above the level, where no row sits at it (issue
+    33); printed "≤ 9.34"."""
 
     value_ms: float | None = None
     at_least_ms: float | None = None
+    upper_bound: bool = False
 
     @property
     def censored(self) -> bool:
@@ -317,6 +321,8 @@ class Imported:
     skipped: int = 0                        # unreadable lines skipped
     spectrum: list[tuple[float, float, bool]] = field(default_factory=list)  # a summary's own
     summary: ToolSummary | None = None      # the tool's summary of the same run (`summary:`)
+    duration_s: float | None = None         # the span the file states (a summary) or its sends
+                                            # cover (per request); None where it says none
     hlog_text: str | None = field(default=None, repr=False)   # the converted .hlog, to write
     percentiles_note: str | None = None     # why the cell has no percentiles (issue 33:
                                             #   several generators' summaries)
@@ -450,6 +456,7 @@ class LoadPoint:
     duration_s: float
     connections: int | None = None          # issue 23: a closed loop's connections or users
     connections_key: str | None = None      # which of the two run.yml said
+    duration_from_files: bool = False       # issue 33: run.yml gave none; the files agreed
 
     @property
     def closed(self) -> bool:

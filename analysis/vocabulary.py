@@ -165,11 +165,15 @@ def fmt_timeout(ms: float) -> str:
     return f"{fmt_ms(ms)} ms"
 
 
-def fmt_censored(value_ms: float | None, at_least_ms: float | None, *, table: bool = False) -> str:
-    """A statistic that may be only a lower bound: its number (fmt_ms), or '> 15,000' (ms, as
-    stat.html prints it in prose) / '> 15 s' (table=True) when censored."""
+def fmt_censored(value_ms: float | None, at_least_ms: float | None, *, table: bool = False,
+                 at_most: bool = False) -> str:
+    """A statistic that may be only a bound: its number (fmt_ms), or '> 15,000' (ms, as
+    stat.html prints it in prose) / '> 15 s' (table=True) when censored, or '≤ 9.34' when the
+    number is only an upper bound (`at_most`: Percentile.upper_bound)."""
     if at_least_ms is not None:
         return f"> {fmt_timeout(at_least_ms)}" if table else f"> {fmt_ms(at_least_ms)}"
+    if at_most and value_ms is not None:
+        return f"≤ {fmt_ms(value_ms)}"
     return fmt_ms(value_ms)
 
 

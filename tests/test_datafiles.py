@@ -69,7 +69,8 @@ def test_run_document_follows_the_contract(tmp_path):
     assert doc["load_generator"][0]["value"] == "open loop (latency from intended send time)"
     assert doc["load_generator"][1]["value"] == "15 s"
     assert doc["load_points"][0] == {"id": "r25", "offered_rate": 25, "clients": 5,
-                                     "rate_per_client": 5.0, "duration_s": 30, "label": "5 × 5/s"}
+                                     "rate_per_client": 5.0, "duration_s": 30, "duration_text": "30",
+                                     "label": "5 × 5/s"}
     assert list(doc["cells"]) == ["r25", "r50"] and list(doc["cells"]["r50"]) == ["pool"]
     cell = doc["cells"]["r25"]["pool"]
     assert cell["p50_ms"] == 201.327 and cell["drop_pct"] == 1.3 and cell["drops"] == 10

@@ -21,9 +21,10 @@ from analysis.errors import ResultsError
 from analysis.read import loadtools
 from analysis.read.hdr.log import read_hlog
 from analysis.read.loadtools.results import RequestSamples, ResultSummary, ToolInfo
+from tests.conftest import REPO
 
 KEYS = ["format", "tool", "version", "per_request", "load_model", "requests", "errors",
-        "timed_out", "duration_s", "latency_ms"]
+        "timed_out", "duration_s", "latency_ms", "latency_upper_bounds"]
 T0 = 1_700_000_000_000
 
 
@@ -114,7 +115,8 @@ def test_json_has_exactly_the_keys_and_java_exact_percentiles(stub, per_request,
         "load_model": "open", "requests": 2000, "errors": int((status >= 400).sum()),
         "timed_out": timed_out, "duration_s": (start.max() - start.min()) / 1000,
         "latency_ms": {"50": censored_rank(50), "90": censored_rank(90), "99": censored_rank(99),
-                       "99.9": censored_rank(99.9), "max": None}}
+                       "99.9": censored_rank(99.9), "max": None},
+        "latency_upper_bounds": []}
     assert doc["latency_ms"]["99.9"] is None          # 5 timed out of 1,970: p99.9 among them
     # every request is answered, failed or timed out, and counted once
     assert doc["requests"] == answered.size + doc["errors"] + doc["timed_out"]
@@ -210,3 +212,26 @@ def test_missing_file_or_directory(stub, tmp_path, capsys, make, message):
 def test_an_unknown_format_names_the_known_ones(stub, per_request, capsys):
     code, _, err = main(capsys, str(per_request[0]), "--format", "nope")
     assert code == 1 and "unknown format 'nope'" in err and "stub-csv" in err
+
+
+def test_a_spectrums_p99_is_its_first_row_above_and_said_to_be_an_upper_bound(capsys):
+    """No row of this .hgrm (HistogramLogProcessor's) sits at 0.99 or 0.999: p99 and p99.9 are
+    the first rows above, upper bounds. HdrHistogram's Java on the same log
+    (`../shared/oracle/javastats tests/fixtures/hlog/java-jHiccup-2.0.6.logV1.hlog - 99,99.9`)
+    gives p99 = 1241513983 ns and p99.9 = 1837105151 ns: at or below them."""
+    path = REPO / "tests/fixtures/loadtools/hgrm/jhiccup-v1.hgrm"
+    rows = [line.split() for line in path.read_text().splitlines()
+            if line.strip() and line.split()[0][0].isdigit()]
+    first_above = {level: next(float(r[0]) for r in rows if float(r[1]) >= level)
+                   for level in (0.99, 0.999)}
+    assert not any(float(r[1]) in (0.99, 0.999) for r in rows)
+    code, out, _ = main(capsys, str(path), "--json")
+    doc = json.loads(out)
+    assert code == 0 and list(doc) == KEYS
+    assert doc["latency_ms"]["99"] == first_above[0.99] == 1283.46
+    assert doc["latency_ms"]["99.9"] == first_above[0.999] == 1837.11
+    assert doc["latency_upper_bounds"] == ["99", "99.9"]
+    assert 1241.513983 <= doc["latency_ms"]["99"] and 1837.105151 <= doc["latency_ms"]["99.9"]
+    assert doc["latency_ms"]["50"] == 0.39          # a row sits at 0.5: exact, not a bound
+    code, out, _ = main(capsys, str(path))
+    assert "p50 0.39  p90 0.43  p99 ≤ 1283.46  p99.9 ≤ 1837.11  max 1895.83" in out

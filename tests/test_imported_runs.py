@@ -374,6 +374,82 @@ def test_a_locust_history_builds_with_its_intervals(tmp_path):
     assert (site / "assets/charts/locust/latency-u8.svg").is_file()
 
 
+def test_a_spectrums_upper_bounds_print_as_such_and_the_methodology_says_so(tmp_path):
+    """An .hgrm with no row at 0.99 or 0.999 (jhiccup-v1.hgrm): the load-curve table prints
+    p99 and p99.9 as "≤" the first row above (1283.46 and 1837.11 in the file)."""
+    site = _one_file_run(
+        tmp_path, "hgrm", "hgrm/jhiccup-v1.hgrm", "run.hgrm",
+        "load_generator: {model: open}\n"
+        "systems: [{id: jhiccup, label: jHiccup}]\n"
+        "load_points: [{id: r50, offered_rate: 50, duration_s: 5}]\n"
+        "cells: [{system: jhiccup, load: r50, results: files/run.hgrm}]\n")
+    doc = yaml.safe_load(find_data(site, "hgrm").read_text(encoding="utf-8"))
+    cell = doc["cells"]["r50"]["jhiccup"]
+    assert (cell["p99_ms"], cell["p999_ms"]) == (1283.46, 1837.11)
+    assert cell["upper_bounds"] == ["p99", "p999"]
+    page = (site / "_reports/hgrm.html").read_text(encoding="utf-8")
+    assert "≤ 1,283" in page and "≤ 1,837" in page
+    assert page.count("and X is its first row above it, the most that the file states") == 1
+
+
+@pytest.mark.parametrize("load, message", [
+    ("{id: r8, offered_rate: 8}", "duration_s"),          # an open loop's is always needed
+    ("{id: r8, connections: 8}", "load point 'r8' needs duration_s: its cell"),   # an .hlog's
+])
+def test_duration_s_may_be_left_out_only_for_a_closed_loop_of_tool_files(tmp_path, load, message):
+    from analysis.errors import ManifestError
+    from analysis.read.manifest import load_manifest
+    run = tmp_path / "nodur"
+    run.mkdir()
+    (run / "run.yml").write_text(
+        "title: t\ndate: 2026-11-26\ndescription: d\nvalue_unit: ms\n"
+        f"systems: [{{id: a, label: A}}]\nload_points: [{load}]\n", encoding="utf-8")
+    with pytest.raises(ManifestError, match=re.escape(message)):
+        load_manifest(run)
+
+
+def _wrk_run(tmp_path: Path, fixtures: list[str]) -> tuple[Path, subprocess.CompletedProcess]:
+    """A closed-loop run without duration_s: one wrk file per repetition of one cell."""
+    site = tmp_path / "site"
+    files = site / "runs" / "wrk" / "files"
+    files.mkdir(parents=True)
+    cells = []
+    for i, fixture in enumerate(fixtures, 1):
+        shutil.copy(FIXTURES / "wrk" / fixture, files / fixture)
+        cells.append(f"  - {{system: wrk, load: c8, repetition: {i}, results: files/{fixture}}}")
+    (site / "runs" / "wrk" / "run.yml").write_text(
+        "title: t\ndate: 2026-11-26\ndescription: d\n"
+        "systems: [{id: wrk, label: wrk}]\n"
+        "load_points: [{id: c8, connections: 8}]\ncells:\n" + "\n".join(cells) + "\n",
+        encoding="utf-8")
+    for sub in ("_includes", "_layouts"):
+        shutil.copytree(REPO / sub, site / sub)
+    return site, _build(site)
+
+
+def test_a_closed_loops_duration_comes_from_its_files_when_they_agree(tmp_path):
+    # wrk printed "in 3.02s", "in 3.06s", "in 3.07s": within 0.5 s, so 3.06 s, their median
+    texts = [(FIXTURES / "wrk" / f).read_text() for f in
+             ("wrk-latency.txt", "wrk-non2xx.txt", "wrk-plain.txt")]
+    assert [t.count(s) for t, s in zip(texts, ("in 3.02s", "in 3.06s", "in 3.07s"))] == [1] * 3
+    site, proc = _wrk_run(tmp_path, ["wrk-latency.txt", "wrk-non2xx.txt", "wrk-plain.txt"])
+    assert proc.returncode == 0, proc.stderr
+    doc = yaml.safe_load(find_data(site, "wrk").read_text(encoding="utf-8"))
+    (point,) = doc["load_points"]
+    assert point["duration_s"] == 3.06
+    (tool,) = doc["methodology"]["load_tools"]
+    assert tool["duration_text"].endswith("(the median of theirs): 8 connections: 3.06 s")
+
+
+def test_a_closed_loops_files_that_disagree_on_the_duration_are_named(tmp_path):
+    # "in 3.02s" and "in 5.03s": no duration to take
+    _, proc = _wrk_run(tmp_path, ["wrk-latency.txt", "wrk-seconds.txt"])
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "load point 'c8' has no duration_s, and its files disagree" in proc.stderr
+    assert "wrk-latency.txt 3.02 s" in proc.stderr and "wrk-seconds.txt 5.03 s" in proc.stderr
+    assert "give duration_s for c8 in run.yml" in proc.stderr
+
+
 def test_a_runs_window_and_correction_leave_a_summary_whole_and_say_so(tmp_path):
     site = _one_file_run(
         tmp_path, "mix", "wrk/wrk-latency.txt", "wrk.txt",

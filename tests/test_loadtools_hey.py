@@ -9,7 +9,7 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from analysis.read.loadtools import hey
+from analysis.read.loadtools import hey, read_results
 from tests.loadtools_fixtures import (FIXTURES, assert_each_unusable_variant_fails,
                                       garbage_line, nearest_rank, read_fixture,
                                       truncated_mid_line)
@@ -64,6 +64,23 @@ def test_text_summary_holds_heys_numbers():
     assert r.percentiles_ms == {10.0: 1.5, 25.0: 2.7, 50.0: 4.7, 75.0: 6.7, 90.0: 8.7,
                                 95.0: 11.4, 99.0: 16.6}
     assert r.info.load_model == "closed"
+
+
+BOOM = FIXTURES / "boom" / "handmade-boom-2016-03.txt"
+
+
+def test_boom_summary_reads_as_hey_text_with_its_progress_bar_and_secs_dot():
+    assert hey.sniff(BOOM.read_bytes()) == "boom-text"
+    assert read_results(str(BOOM)).info.format == "boom-text"    # not a JMeter CSV either
+    r = read_fixture(hey, BOOM)
+    assert (r.info.tool, r.info.format, r.info.load_model) == ("boom", "boom-text", "closed")
+    # as printed: "Total: 2.2730 secs.", "[200] 373 responses", "[500] 22 responses", one
+    # error line "[5] ... Client.Timeout exceeded ...", "99% in 0.0166 secs."
+    assert (r.requests, r.answered, r.errors, r.timeouts) == (400, 395, 27, 5)
+    assert (r.duration_s, r.rate_rps) == (2.273, 175.9824)
+    assert (r.min_ms, r.max_ms, r.mean_ms) == (1.3, 21.6, 5.3)
+    assert r.percentiles_ms == {10.0: 1.5, 25.0: 2.7, 50.0: 4.7, 75.0: 6.7, 90.0: 8.7,
+                                95.0: 11.4, 99.0: 16.6}
 
 
 def test_text_summary_without_errors():

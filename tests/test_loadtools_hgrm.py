@@ -104,7 +104,10 @@ def test_a_bad_row_is_skipped_and_reported(tmp_path):
 
 @pytest.mark.parametrize("cut,message", [
     (lambda t: t[:t.index("#[Max")], "#[Max ...] footer line is missing"),
-    (lambda t: t[:t.index("#[Mean")], "#[Mean ...] footer line is missing"),
+    (lambda t: t[:t.index("#[Buckets")], "#[Buckets ...] footer line is missing"),
+    (lambda t: t[:t.index("#[Mean")] + "#[Max", "#[Mean ...] footer line is missing"),
+    (lambda t: "".join(l for l in t[:t.index("#[Mean")].splitlines(keepends=True)
+                       if " 1.000000000000 " not in l), "stops before its 100% row"),
     (lambda t: "".join(l for l in t.splitlines(keepends=True) if " 1.000000000000 " not in l),
      "stops before its 100% row"),
     (lambda t: t.replace("Total count    =        65964", "Total count    =        65965"),
@@ -116,6 +119,18 @@ def test_damaged_distribution_is_one_clear_error(tmp_path, cut, message):
     text = (FIXTURES / "jhiccup-v1.hgrm").read_text()
     with pytest.raises(ResultsError, match=re.escape(message)):
         hgrm.read(_write(tmp_path, cut(text)), "hgrm", {})
+
+
+def test_text_form_without_its_footer_reads_from_its_rows():
+    # jhiccup-v1.hgrm with its three #[...] footer lines cut by hand (the fixtures' README)
+    whole = hgrm.read(str(FIXTURES / "jhiccup-v1.hgrm"), "hgrm", {})
+    cut = hgrm.read(str(FIXTURES / "jhiccup-v1-nofooter.hgrm"), "hgrm", {})
+    footer = (FIXTURES / "jhiccup-v1.hgrm").read_text()
+    total = int(re.search(r"Total count\s+=\s+(\d+)", footer)[1])
+    peak = float(re.search(r"#\[Max\s+=\s+([\d.]+)", footer)[1])
+    assert (cut.requests, cut.max_ms) == (total, peak) == (65964, 1895.83)
+    assert (cut.mean_ms, cut.stddev_ms) == (None, None) and cut.warnings == []
+    assert cut.spectrum == whole.spectrum and cut.percentiles_ms == whole.percentiles_ms
 
 
 def test_truncated_csv_form_is_an_error(tmp_path):

@@ -10,6 +10,8 @@ import math
 import numpy as np
 import pytest
 
+from analysis.errors import ResultsError
+
 from analysis.read.loadtools import vegeta
 from tests.loadtools_fixtures import (FIXTURES, assert_each_unusable_variant_fails,
                                       garbage_line, nearest_rank, read_fixture,
@@ -28,7 +30,9 @@ def _read(name):
 @pytest.mark.parametrize("name, fmt", [
     ("results.csv", "vegeta-csv"), ("results.json", "vegeta-json"),
     ("report.json", "vegeta-report"), ("report.hdrplot", "vegeta-hdrplot"),
-    ("report.txt", None)])
+    ("report.txt", "vegeta-text"), ("v12.8.4-report.txt", "vegeta-text"),
+    ("handmade-v12.5-report.txt", "vegeta-text"),
+    ("handmade-v12.5-report.json", "vegeta-report")])
 def test_sniff_names_each_file(name, fmt):
     assert vegeta.sniff((DIR / name).read_bytes()[:65536]) == fmt
 
@@ -95,6 +99,79 @@ def test_report_text_and_json_agree_on_the_headline():
     assert "0:3  200:232  500:15" in text
 
 
+def _printed_ms(ns: int) -> float:
+    """What vegeta v12.6+ prints for a duration of NS (lib/reporters.go `round`): rounded, half
+    away from zero, to the unit below its own (1.000342501s -> 1s, 4.852039ms -> 4.852ms)."""
+    step = next((s for floor, s in ((10**9, 10**6), (10**6, 10**3), (10**3, 1))
+                 if ns >= floor), 1)
+    return (ns + step // 2) // step * step / 1e6
+
+
+@pytest.mark.parametrize("text, json_report", [
+    ("report.txt", "report.json"),                      # vegeta v12.13.0
+    ("v12.8.4-report.txt", "v12.8.4-report.json")])     # vegeta v12.8.4
+def test_text_report_holds_the_numbers_of_the_json_report(text, json_report):
+    r = _read(text)
+    m = json.loads((DIR / json_report).read_text())
+    lat = m["latencies"]
+    assert r.info.format == "vegeta-text" and r.info.load_model == "open"
+    assert r.requests == m["requests"]
+    assert r.errors == sum(n for code, n in m["status_codes"].items()
+                           if not 200 <= int(code) < 400)
+    assert r.rate_rps == round(m["rate"], 2)
+    assert r.duration_s == _printed_ms(m["duration"]) / 1000
+    assert r.percentiles_ms == {p: _printed_ms(lat[key]) for p, key in
+                                ((50.0, "50th"), (90.0, "90th"), (95.0, "95th"),
+                                 (99.0, "99th"))}
+    assert (r.min_ms, r.mean_ms, r.max_ms) == tuple(_printed_ms(lat[k])
+                                                    for k in ("min", "mean", "max"))
+
+
+def test_text_report_before_v12_6_reads_its_own_fields():
+    # "Requests [total, rate]" and "Latencies [mean, 50, 95, 99, max]", unrounded Go durations
+    # ("1.000342501s"): the numbers of v12.8.4-report.json laid out as v12.5.1 prints them
+    r = _read("handmade-v12.5-report.txt")
+    m = json.loads((DIR / "v12.8.4-report.json").read_text())
+    lat = m["latencies"]
+    assert (r.requests, r.errors, r.rate_rps) == (250, 16, round(m["rate"], 2))
+    assert r.duration_s == m["duration"] / 1e9
+    assert r.percentiles_ms == {50.0: lat["50th"] / 1e6, 95.0: lat["95th"] / 1e6,
+                                99.0: lat["99th"] / 1e6}
+    assert (r.min_ms, r.mean_ms, r.max_ms) == (None, lat["mean"] / 1e6, lat["max"] / 1e6)
+
+
+def test_json_report_before_v12_6_has_no_min_90th_or_throughput():
+    r = _read("handmade-v12.5-report.json")
+    m = json.loads((DIR / "v12.8.4-report.json").read_text())
+    assert (r.requests, r.errors, r.min_ms) == (250, 16, None)
+    assert r.percentiles_ms == {50.0: m["latencies"]["50th"] / 1e6,
+                                95.0: m["latencies"]["95th"] / 1e6,
+                                99.0: m["latencies"]["99th"] / 1e6}
+    assert r.max_ms == m["latencies"]["max"] / 1e6 and r.duration_s == m["duration"] / 1e9
+
+
+@pytest.mark.parametrize("duration, ms", [
+    ("1.234567ms", 1.234567), ("12.5\u00b5s", 0.0125), ("1m2.3s", 62300.0), ("0s", 0.0),
+    ("1h0m0.5s", 3600500.0), ("750ns", 0.00075)])
+def test_go_durations(duration, ms, tmp_path):
+    path = tmp_path / "report.txt"
+    path.write_text("Requests      [total, rate]            1, 1.00\n"
+                    f"Latencies     [mean, 50, 95, 99, max]  {duration}, {duration}, "
+                    f"{duration}, {duration}, {duration}\n"
+                    "Status Codes  [code:count]             200:1  \nError Set:\n",
+                    encoding="utf-8")
+    r = vegeta.read(str(path), "vegeta-text", {})
+    assert r.percentiles_ms[50.0] == r.max_ms == ms
+
+
+def test_text_report_with_a_bad_duration_names_the_line(tmp_path):
+    path = tmp_path / "report.txt"
+    path.write_text((DIR / "report.txt").read_text().replace("4.983ms", "4.983 ms"))
+    with pytest.raises(ResultsError) as e:
+        vegeta.read(str(path), "vegeta-text", {})
+    assert e.value.line == 3 and "not a Go duration" in str(e.value)
+
+
 def test_hdrplot_is_a_full_spectrum():
     r = _read("report.hdrplot")
     lines = (DIR / "report.hdrplot").read_text().splitlines()[1:]
@@ -129,7 +206,8 @@ def test_a_junk_line_is_skipped_and_named(name, tmp_path):
 
 @pytest.mark.parametrize("name, fmt", [
     ("results.csv", "vegeta-csv"), ("results.json", "vegeta-json"),
-    ("report.json", "vegeta-report"), ("report.hdrplot", "vegeta-hdrplot")])
+    ("report.json", "vegeta-report"), ("report.hdrplot", "vegeta-hdrplot"),
+    ("report.txt", "vegeta-text")])
 def test_unusable_files_give_one_clear_error(name, fmt, tmp_path):
     no_commas = ("wrong_delimiter",) if fmt in ("hey-text", "vegeta-hdrplot") else ()
     assert_each_unusable_variant_fails(vegeta, DIR / name, fmt, tmp_path, skip=no_commas)

@@ -365,3 +365,18 @@ def test_number_spread():
     assert number_spread([99.1, None, 97.0, 98.4]) == (97.0, 98.4, 99.1)
     assert number_spread([3.0, 1.0]) == (1.0, 2.0, 3.0)
     assert number_spread([None]) is None
+
+
+def test_one_repetitions_upper_bound_makes_the_spread_upper_bounds():
+    """An upper bound (a spectrum's first row above the level, issue 33) may hide a value below
+    every other repetition's: with exact 3 and 5 and "<= 7" the truths may be 3, 5, 1, whose
+    median is 3, not 5. So min, median and max are each only upper bounds; a censored value
+    stays a lower bound."""
+    s = spread([Percentile(3.0), Percentile(7.0, upper_bound=True), Percentile(5.0)])
+    assert [(p.value_ms, p.upper_bound) for p in (s.min, s.median, s.max)] == \
+        [(3.0, True), (5.0, True), (7.0, True)]
+    s = spread([Percentile(3.0), Percentile(5.0)])
+    assert not s.median.upper_bound and s.median.value_ms == 4.0
+    s = spread([Percentile(3.0, upper_bound=True), Percentile(at_least_ms=9.0),
+                         Percentile(at_least_ms=11.0)])
+    assert s.median.censored and s.max.censored and not s.max.upper_bound

@@ -11,12 +11,15 @@ Java code computes them, over the requests a report counts: the answered ones an
 tool says timed out. A percentile whose rank falls among the timed out is only known to be at
 least the shortest time they ran: printed "> X", null with --json (as the report prints it,
 "> X"). A summary file's are the file's own, and what it does not hold is shown as "-" (null
-with --json).
+with --json). Where a summary has a percentile spectrum (.hgrm, wrk2, vegeta's hdrplot) but no
+row exactly at a level, the first row above it is what the file states that percentile is at
+most: printed "<= X" ("≤"), and with --json the number, its key listed in latency_upper_bounds.
 
 `--json` prints one JSON object with exactly the keys format, tool, version, per_request,
-load_model, requests, errors, timed_out, duration_s and latency_ms ("50", "90", "99", "99.9",
-"max"). For a per-request file requests = answered + errors + timed_out: errors are the failed
-requests that did not time out. A summary's are the tool's own counts.
+load_model, requests, errors, timed_out, duration_s, latency_ms ("50", "90", "99", "99.9",
+"max") and latency_upper_bounds (the latency_ms keys whose number is only an upper bound; []
+when none). For a per-request file requests = answered + errors + timed_out: errors are the
+failed requests that did not time out. A summary's are the tool's own counts.
 
 Several files (one per load generator of one cell, issue 33) are merged as a run's cell merges
 them (analysis/derive/merge.py): per-request files' samples put together and recorded as one
@@ -138,8 +141,8 @@ def _read_one(path: str, fmt: str | None, quiet: bool):
 def _file_line(one: _Looked) -> str:
     """One generator's file in a line: its counts, p99 and first send (per-request files)."""
     s = one.summary
-    p99 = ("> " + _number(one.bounds["99"])) if "99" in one.bounds else _number(
-        s["latency_ms"]["99"])
+    p99 = ("> " + _number(one.bounds["99"])) if "99" in one.bounds else (
+        ("≤ " if "99" in s["latency_upper_bounds"] else "") + _number(s["latency_ms"]["99"]))
     first = ""
     if one.recording is not None and one.result.epoch:
         first = f"  first send {one.recording.first_ms / 1000.0:.3f} s since the epoch"
@@ -209,20 +212,24 @@ def censored_bounds(stats) -> dict:
 
 def file_summary(result: ResultSummary) -> dict:
     """The printed keys of a summary file: what it holds, None for what it does not."""
-    latency = {key: (result.max_ms if percentile is None
-                     else result.percentiles_ms.get(percentile))
-               for key, percentile in LATENCY_KEYS}
+    from analysis.derive.imported import summary_percentile
+    stated = {key: summary_percentile(result, percentile) for key, percentile in LATENCY_KEYS
+              if percentile is not None}
+    latency = {key: stated[key].value_ms if key in stated else result.max_ms
+               for key, _ in LATENCY_KEYS}
     return _summary(result.info, per_request=False, requests=result.requests,
                     errors=result.errors, timed_out=result.timeouts,
-                    duration_s=result.duration_s, latency=latency)
+                    duration_s=result.duration_s, latency=latency,
+                    upper_bounds=[key for key, p in stated.items() if p.upper_bound])
 
 
 def _summary(info, *, per_request: bool, requests, errors, timed_out, duration_s,
-             latency) -> dict:
+             latency, upper_bounds=()) -> dict:
     return {"format": info.format, "tool": info.tool, "version": info.version,
             "per_request": per_request, "load_model": info.load_model,
             "requests": requests, "errors": errors, "timed_out": timed_out,
-            "duration_s": duration_s, "latency_ms": latency}
+            "duration_s": duration_s, "latency_ms": latency,
+            "latency_upper_bounds": list(upper_bounds)}
 
 
 def hlog_comment(samples: RequestSamples, unit: str) -> str:
@@ -254,8 +261,10 @@ def summary_text(path: str, result, summary: dict, timed_out: int | None,
     if result.skipped:
         requests += f" ({result.skipped:,} line(s) of the file skipped)"
     bounds = bounds or {}
+    at_most = set(summary["latency_upper_bounds"])
     latency = "  ".join(f"{'p' + key if key != 'max' else key} "
-                        + (f"> {_number(bounds[key])}" if key in bounds else _number(value))
+                        + (f"> {_number(bounds[key])}" if key in bounds else
+                           f"≤ {_number(value)}" if key in at_most else _number(value))
                         for key, value in summary["latency_ms"].items())
     # (the registry looked up now, not at import: a test may register a format of its own)
     described = loadtools.FORMATS.get(info.format, ("", "?"))[1]

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
 from analysis.derive import cpu_accounting, overload
+from analysis.errors import ResultsError
 from analysis.model import (Accounting, Cell, HostHealth, InFlight, LatencyStats, LoadPoint,
                             Missing, Percentile, Repetition, Run, Saturation, Scenario, System)
 from analysis.read.hdr.histogram import percentile_target_count
@@ -309,10 +310,7 @@ def build_run(manifest, measured: dict[tuple[str, ...], list[tuple[Repetition, A
     cell's spectrum. Without `measured`: the run's shape only (systems, load points), as
     new-post drafts it before any analysis."""
     measured = measured or {}
-    points = {lp.id: LoadPoint(lp.id, lp.offered_rate, lp.clients, lp.duration_s,
-                               getattr(lp, "connections", None),
-                               getattr(lp, "connections_key", None))
-              for lp in manifest.load_points}
+    points = {lp.id: _load_point(lp, measured, manifest_path) for lp in manifest.load_points}
     declared = list(getattr(manifest, "scenarios", None) or [])
     shapes = [(sc.id, sc.label, sc.description, sc.service_time_ms, sc.load_points,
                sc.endpoint, sc.headline) for sc in declared] or \
@@ -345,6 +343,52 @@ def build_run(manifest, measured: dict[tuple[str, ...], list[tuple[Repetition, A
                warnings=list(warnings), series=manifest.series, version=manifest.version,
                repetitions=max((c.repetition for c in manifest.cells), default=1),
                method=method)
+
+
+# Files of one closed-loop load point agree on its duration when the shortest is within 1 % or
+# 0.5 s (whichever is more) of the longest: tools stop on their own clocks and print the span
+# rounded ("30.08s"), and repetitions of `-d 30s` differ by that much, not by a whole run.
+DURATION_AGREE_PCT = 1.0
+DURATION_AGREE_S = 0.5
+
+
+def duration_from_files(load_id: str, spans: list[tuple[str, float | None]],
+                        manifest_path: str) -> float:
+    """A closed-loop load point's duration when run.yml gives none (issue 33): what its files
+    state (SPANS: each file and its duration), when they agree; their median. A ResultsError
+    naming the files when some state none or they disagree."""
+    silent = [source for source, span in spans if span is None]
+    if silent or not spans:
+        raise ResultsError(f"load point {load_id!r} has no duration_s, and "
+                           + (f"{', '.join(silent)} state{'s' if len(silent) == 1 else ''} none"
+                              if silent else "no file of it was read"),
+                           path=manifest_path, hint=f"give duration_s for {load_id} in run.yml")
+    durations = sorted(span for _, span in spans)
+    if durations[-1] - durations[0] > max(DURATION_AGREE_S,
+                                          DURATION_AGREE_PCT / 100 * durations[-1]):
+        listed = ", ".join(f"{source} {span:g} s" for source, span in sorted(spans))
+        raise ResultsError(f"load point {load_id!r} has no duration_s, and its files disagree "
+                           f"on how long they ran ({listed}; they agree within "
+                           f"{DURATION_AGREE_PCT:g} % or {DURATION_AGREE_S:g} s)",
+                           path=manifest_path,
+                           hint=f"give duration_s for {load_id} in run.yml, or keep only the "
+                                f"files of one length of run in it")
+    n = len(durations)
+    return durations[n // 2] if n % 2 else (durations[n // 2 - 1] + durations[n // 2]) / 2
+
+
+def _load_point(lp, measured: dict, manifest_path: str) -> LoadPoint:
+    """The model's load point; a closed loop's duration from its files where run.yml gives none
+    (new-post, before any analysis, leaves it None)."""
+    duration, from_files = lp.duration_s, False
+    if duration is None and measured:
+        spans = [(r.imported.source if r.imported else r.source,
+                  r.imported.duration_s if r.imported else None)
+                 for key, reps in measured.items() if key[-2] == lp.id for r, _ in reps]
+        duration, from_files = duration_from_files(lp.id, spans, manifest_path), True
+    return LoadPoint(lp.id, lp.offered_rate, lp.clients, duration,
+                     getattr(lp, "connections", None), getattr(lp, "connections_key", None),
+                     duration_from_files=from_files)
 
 
 def build_scenario(scenario: Scenario, measured: dict, combine, unit: str,

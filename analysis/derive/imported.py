@@ -29,7 +29,7 @@ from analysis.errors import ResultsError
 from analysis.model import Accounting, Imported, LatencyStats, Percentile, Repetition
 from analysis.read.hdr.histogram import Histogram, sum_histograms
 from analysis.read.loadtools import detect_format, native_unit, read_results
-from analysis.read.loadtools.results import RequestSamples, ResultSummary
+from analysis.read.loadtools.results import RequestSamples, ResultSummary, spectrum_upper_bound
 from analysis.read.manifest import UNITS_PER_MS, Manifest
 from analysis.vocabulary import PERCENTILES
 from analysis.paths import converted_hlog_path
@@ -197,7 +197,8 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples,
     stats = overload.censored_stats(histogram, rec.timed_out, timeout_ms or 0.0,
                                     1.0 / UNITS_PER_MS[unit], rec.errors)
     lp = manifest.load_point(cell.load)
-    duration = window_s or _send_span_s(rec) or lp.duration_s
+    imported.duration_s = window_s or _send_span_s(rec)
+    duration = imported.duration_s or lp.duration_s
     series = aggregate.interval_series(answered, unit)
     timeouts = {iv.start_s: iv.total_count for iv in rec.intervals if iv.tag == "timeout"}
     for row, iv in zip(series, answered):
@@ -314,16 +315,14 @@ def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Im
         imported.window_text = (f"not cut: the {imported.tool} summary holds no times (the "
                                 f"window applies to per-request files)")
     imported.co_interval_ms = None
-    percentiles = dict(summary.percentiles_ms)
-    for point in summary.spectrum or ():
-        percentiles.setdefault(point.percentile, point.value_ms)
     stats = LatencyStats(
         count=summary.requests or 0,
-        percentiles={name: Percentile(percentiles.get(p)) for name, p, _ in PERCENTILES},
+        percentiles={name: summary_percentile(summary, p) for name, p, _ in PERCENTILES},
         max=Percentile(summary.max_ms), mean=Percentile(summary.mean_ms),
         stddev_ms=summary.stddev_ms, completed=summary.requests,
         timed_out=summary.timeouts or 0, errors=summary.errors or 0)
     lp = manifest.load_point(cell.load)
+    imported.duration_s = summary.duration_s
     duration = summary.duration_s or lp.duration_s
     rate = summary.rate_rps
     if rate is None and summary.requests is not None and duration:
@@ -341,6 +340,19 @@ def _from_summary(manifest: Manifest, cell, summary: ResultSummary, imported: Im
                               timed_out=summary.timeouts, errors=summary.errors),
         series=series, imported=imported,
         steady=steady.not_known(f"a {imported.tool} summary holds no per-request times"))
+
+
+def summary_percentile(summary: ResultSummary, level: float) -> Percentile:
+    """A summary's LEVEL percentile: the one it printed, or a spectrum row exactly at it, else
+    the first spectrum row above it as an upper bound (wrk2's, vegeta's hdrplot and an .hgrm's
+    rows almost never sit at 99 or 99.9 exactly)."""
+    if level in summary.percentiles_ms:
+        return Percentile(summary.percentiles_ms[level])
+    exact = {round(p.percentile, 9): p.value_ms for p in summary.spectrum or ()}
+    if round(level, 9) in exact:
+        return Percentile(exact[round(level, 9)])
+    bound = spectrum_upper_bound(summary.spectrum, level)
+    return Percentile(bound, upper_bound=True) if bound is not None else Percentile()
 
 
 def _summary_series(rows: list[dict]) -> list[dict]:

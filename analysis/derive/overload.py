@@ -438,7 +438,8 @@ def in_flight(window_mean: float | None, window_max: int | None, at_window_start
 def spread(values: list[Percentile]) -> Spread:
     """[min, median, max] of one statistic over repetitions. A censored repetition sorts above
     every value; the median of an odd count is the middle one, of an even count the mean of the
-    two middle ones (a lower bound when either is censored); no-data repetitions are left out."""
+    two middle ones (a lower bound when either is censored); no-data repetitions are left out.
+    When any repetition's value is only an upper bound, so are the three."""
     known = sorted((v for v in values if v.known), key=Percentile.sort_key)
     if not known:
         return Spread(Percentile(), Percentile(), Percentile())
@@ -449,7 +450,15 @@ def spread(values: list[Percentile]) -> Spread:
         a, b = known[n // 2 - 1], known[n // 2]
         mid = (a.bound() + b.bound()) / 2.0
         median = Percentile(at_least_ms=mid) if (a.censored or b.censored) else Percentile(mid)
+    if any(v.upper_bound for v in known):
+        # a repetition's upper bound may hide a value below any of the others: the min, the
+        # median and the max of the truths are each at most these, and no more is known
+        return Spread(*(_at_most(v) for v in (known[0], median, known[-1])))
     return Spread(known[0], median, known[-1])
+
+
+def _at_most(p: Percentile) -> Percentile:
+    return p if p.censored else Percentile(p.value_ms, upper_bound=True)
 
 
 def number_spread(values: list[float | None]) -> tuple[float, float, float] | None:

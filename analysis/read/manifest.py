@@ -113,7 +113,7 @@ class LoadPointSpec:
     loop, issue 23: its load is how many wait for replies; offered_rate is then None)."""
     id: str
     offered_rate: float | None
-    duration_s: float
+    duration_s: float | None     # None: a closed loop's, taken from its files (issue 33)
     clients: int | None = None
     connections: int | None = None
     connections_key: str | None = None   # the word run.yml used: "connections" or "users"
@@ -301,13 +301,16 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
         connections = _connections_at(entry, p, problems)
         offered = number_at(entry, "offered_rate", p, problems,
                             required=connections is None)
-        duration = number_at(entry, "duration_s", p, problems, required=True)
+        # a closed loop's files state how long they ran (wrk's "in 30.08s"): the build takes
+        # it from them when run.yml gives none (derive/imported.py, duration_from_files)
+        duration = number_at(entry, "duration_s", p, problems, required=connections is None)
         clients = number_at(entry, "clients", p, problems, integer=True)
         if lid:
             declared_loads.append(lid)
         if lid and any(lp.id == lid for lp in load_points):
             problems.add(p + ("id",), f"duplicate load point id {show(lid)}")
-        elif lid and (offered is not None or connections is not None) and duration is not None:
+        elif lid and (offered is not None or connections is not None) and \
+                (duration is not None or connections is not None):
             load_points.append(LoadPointSpec(lid, offered, duration, clients, connections,
                                          _closed_key(entry) if connections is not None else None))
             kinds.append((p, load_points[-1].connections_key or "offered_rate"))
@@ -348,6 +351,11 @@ def load_manifest(run_dir: str | os.PathLike, runs_root: str | os.PathLike | Non
     defaults = (_window_at(data, (), problems), _co_interval_at(data, (), problems))
     cells = _cells(data, run_dir, systems, load_points, problems,
                    declared_systems, declared_loads, scenarios, defaults)
+    for i, cell in enumerate(cells):
+        if not cell.results and any(lp.id == cell.load and lp.duration_s is None
+                                    for lp in load_points):
+            problems.add(("load_points",), f"load point {show(cell.load)} needs duration_s: "
+                         f"its cell {show(cell.hlog)} is an .hlog, which does not state one")
     if value_unit is None and "value_unit" not in data and not all(c.results for c in cells):
         problems.add(("value_unit",), "required: ns, us or ms (the unit the .hlog values are in)")
 

@@ -16,7 +16,7 @@ from analysis.derive.aggregate import rate_per_client
 from analysis.model import Cell, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATOR_LABELS,
                                  METHOD_LABELS, PERCENTILE_NAMES, SERIES_COLUMNS,
-                                 SPREAD_STATS, SUMMARY_CSV_COLUMNS, closed_load_text,
+                                 SPREAD_STATS, SUMMARY_CSV_COLUMNS, closed_load_text, fmt_number,
                                  has_closed_loads, labelled, load_label, load_order, r1, r3,
                                  table_csv_columns)
 from analysis.write import flame_views, summary, views
@@ -171,10 +171,13 @@ def _load_point_entry(lp: LoadPoint) -> dict[str, Any]:
         # issue 23: a closed loop's load is its connections (users); it offers no rate
         return {"id": lp.id, "offered_rate": None, "connections": lp.connections,
                 "clients": None, "rate_per_client": None, "duration_s": lp.duration_s,
-                "label": closed_load_text(lp)}
+                "duration_text": fmt_number(lp.duration_s), "label": closed_load_text(lp)}
+    # (duration_text: issue 33's durations from the files are floats, 3.06, which Liquid
+    # would print as Ruby does)
     return {"id": lp.id, "offered_rate": lp.offered_rate, "clients": lp.clients,
             "rate_per_client": r3(rate_per_client(lp.offered_rate, lp.clients)),
-            "duration_s": lp.duration_s, "label": load_label(lp.offered_rate, lp.clients)}
+            "duration_s": lp.duration_s, "duration_text": fmt_number(lp.duration_s),
+            "label": load_label(lp.offered_rate, lp.clients)}
 
 
 def _run_load_points(run: Run) -> list[LoadPoint]:
@@ -239,6 +242,10 @@ def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
         bound = c.stats.get(name).at_least_ms
         if bound is not None:
             entry[f"{name}_at_least_ms"] = r3(bound)
+    upper = [name for name in (*PERCENTILE_NAMES, "max", "mean") if c.stats.get(name).upper_bound]
+    if upper:
+        # (issue 33) these numbers are what a tool's percentile spectrum states they are at most
+        entry["upper_bounds"] = upper
     entry["low_sample"] = list(c.low_sample)
     accounting = c.accounting
     for key, value in (("sent", accounting.sent), ("completed", accounting.completed),

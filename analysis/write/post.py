@@ -73,10 +73,13 @@ def _load_point(lp) -> dict:
     connections (`load_text`, issue 23)."""
     if lp.closed:
         return {"id": lp.id, "load_text": closed_load_text(lp), "offered": None,
-                "clients": None, "per_client": None, "duration_s": fmt_number(lp.duration_s)}
+                "clients": None, "per_client": None,
+                # (a draft is made before any file is read: a duration from the files is not known)
+                "duration_text": "the duration its files state" if lp.duration_s is None
+                else f"{fmt_number(lp.duration_s)} s"}
     return {"id": lp.id, "load_text": None, "offered": fmt_number(lp.offered_rate), "clients": lp.clients,
             "per_client": lp.clients and fmt_number(round(rate_per_client(lp.offered_rate, lp.clients), 3)),
-            "duration_s": fmt_number(lp.duration_s)}
+            "duration_text": f"{fmt_number(lp.duration_s)} s"}
 
 
 def draft_path(drafts: Path, run: Run) -> Path:

@@ -62,7 +62,8 @@ def _values(c: Cell | None, offered_rate: float | None) -> dict[str, tuple[tuple
     out = {"throughput": ((0, -share), fmt_rate(c.throughput_rps))}
     for name in ("p50", "p99", "max"):
         p: Percentile = c.stats.get(name)
-        out[name] = (p.sort_key(), fmt_censored(p.value_ms, p.at_least_ms, table=True))
+        out[name] = (p.sort_key(), fmt_censored(p.value_ms, p.at_least_ms, table=True,
+                                                at_most=p.upper_bound))
     out["errors"] = ((2, 0.0), "–") if c.drops is None else ((0, float(c.drops)), fmt_count(c.drops))
     return out
 

@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from analysis.derive import overload, steady
+from analysis.derive.aggregate import DURATION_AGREE_PCT, DURATION_AGREE_S
 from analysis.model import Cell, LatencyStats, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_UNIT, PERCENTILES,
                                  RATE_UNIT, TABLE_LATENCY, UNIT_TEXT, closed_load_text,
@@ -45,7 +46,7 @@ def _latency_text(stats: LatencyStats, name: str, *, table: bool = False,
     p = stats.get(name)
     if note and not p.known:
         return note
-    return fmt_censored(p.value_ms, p.at_least_ms, table=table)
+    return fmt_censored(p.value_ms, p.at_least_ms, table=table, at_most=p.upper_bound)
 
 
 def cell_texts(c: Cell) -> dict[str, str]:
@@ -119,8 +120,8 @@ def _range_text(c: Cell, name: str) -> str:
     s = c.spread.get(name)
     if s is None:
         return "–"
-    return (f"{fmt_censored(s.min.value_ms, s.min.at_least_ms)}–"
-            f"{fmt_censored(s.max.value_ms, s.max.at_least_ms)}")
+    return (f"{fmt_censored(s.min.value_ms, s.min.at_least_ms, at_most=s.min.upper_bound)}–"
+            f"{fmt_censored(s.max.value_ms, s.max.at_least_ms, at_most=s.max.upper_bound)}")
 
 
 def _with_range(c: Cell, name: str) -> str:
@@ -130,8 +131,8 @@ def _with_range(c: Cell, name: str) -> str:
     s = c.spread.get(name)
     if s is None:
         return text
-    lo = fmt_censored(s.min.value_ms, s.min.at_least_ms, table=True)
-    hi = fmt_censored(s.max.value_ms, s.max.at_least_ms, table=True)
+    lo = fmt_censored(s.min.value_ms, s.min.at_least_ms, table=True, at_most=s.min.upper_bound)
+    hi = fmt_censored(s.max.value_ms, s.max.at_least_ms, table=True, at_most=s.max.upper_bound)
     return text if lo == hi == text else f"{text} ({lo}–{hi})"
 
 
@@ -952,6 +953,8 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                                     else "; no latency over time")),
                 "files_text": f"{len(files)} file{'s' if len(files) != 1 else ''}",
                 "caveat_text": CAVEATS.get(first.format),
+                "bounds_text": _upper_bounds_text(cells),
+                "duration_text": _duration_from_files_text(scenario, cells),
                 "failures_text": failures_text(first, cells, scenario),
                 "window_text": "; ".join(dict.fromkeys(
                     c.imported.window_text for c in cells if c.imported.window_text)) or None,
@@ -964,6 +967,31 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                                  f"the build's warnings)" if skipped else None)}
             out.append(entry)
     return out
+
+
+def _upper_bounds_text(cells: list[Cell]) -> str | None:
+    """Said once per tool when a percentile is only an upper bound (issue 33)."""
+    names = [label for name, _, label in PERCENTILES
+             if any(c.stats.get(name).upper_bound for c in cells)]
+    if not names:
+        return None
+    return (f"{' and '.join(names)} {'are' if len(names) > 1 else 'is'} printed \"≤ X\": the "
+            f"file's percentile spectrum has no row exactly at that level, and X is its first "
+            f"row above it, the most that the file states that percentile can be")
+
+
+def _duration_from_files_text(scenario: Scenario, cells: list[Cell]) -> str | None:
+    """Where a closed-loop load point's duration came from the files (issue 33)."""
+    loads = {c.load for c in cells}
+    taken = [f"{closed_load_text(lp)}: {fmt_number(lp.duration_s)} s"
+             for lp in scenario.load_points if lp.duration_from_files and lp.id in loads]
+    if not taken:
+        return None
+    which = "these load points" if len(taken) > 1 else "this load point"
+    return (f"run.yml gives no duration_s for {which}: "
+            f"taken from the files, which state how long they ran and agree within "
+            f"{fmt_number(DURATION_AGREE_PCT)} % or {fmt_number(DURATION_AGREE_S)} s (the "
+            f"median of theirs): {'; '.join(taken)}")
 
 
 def failures_text(first, cells: list[Cell], scenario: Scenario) -> str | None:

@@ -32,6 +32,13 @@ is a ticker per worker that holds one tick, so when an answer takes longer than 
 ticks in between are dropped, not queued. The requests that would have been sent during a stall
 are never sent, and their waiting time is in no latency: the stall is reported as one slow
 request instead of many (coordinated omission). Neither file names hey's version.
+
+`boom-text`: boom (github.com/rakyll/boom), hey's predecessor, printed the same summary until
+its output was reformatted in March 2016, with two differences: its progress bar's last line
+("400 / 400 ∎∎∎ 100.00 %", after carriage-return redraws) comes before a blank line and
+"Summary:", and times end in "secs.". It is read as `hey-text` is, with tool "boom"; like hey,
+it counts only answers in its percentiles and a request that got none in its error
+distribution. boom from March 2016 on prints what hey prints, and reads as `hey-text`.
 """
 from __future__ import annotations
 
@@ -51,13 +58,23 @@ CSV_HEADER = ("response-time,DNS+dialup,DNS,Request-write,Response-delay,Respons
 CSV_COLUMNS = 8
 NS_PER_STEP = 100_000          # hey prints seconds with 4 decimals: 0.1 ms steps
 TIMEOUT_TEXT = re.compile(r"Client\.Timeout exceeded|context deadline exceeded|i/o timeout")
-_SUMMARY_LINE = re.compile(r"^\s+(Total|Slowest|Fastest|Average|Requests/sec):\s+(\d+(?:\.\d+)?)\s*(?:secs)?\s*$")
-_PERCENTILE_LINE = re.compile(r"^\s+(\d+(?:\.\d+)?)% in (\d+(?:\.\d+)?) secs\s*$")
+# (boom, hey's predecessor, wrote "secs." until March 2016)
+_SUMMARY_LINE = re.compile(r"^\s+(Total|Slowest|Fastest|Average|Requests/sec):"
+                           r"\s+(\d+(?:\.\d+)?)\s*(?:secs\.?)?\s*$")
+_PERCENTILE_LINE = re.compile(r"^\s+(\d+(?:\.\d+)?)% in (\d+(?:\.\d+)?) secs\.?\s*$")
+# boom's progress bar (github.com/rakyll/pb) before its summary: "400 / 400 ∎∎∎ 100.00 %",
+# redrawn after carriage returns; then a blank line and "Summary:" with "secs." times
+_BOOM_PROGRESS = re.compile(rb"\A[\r\s]*\d+ / \d+ [^\n]*%[^\n]*\n\s*\nSummary:\n")
+_BOOM_SECS = re.compile(rb"^  Total:\s+\d+\.\d+ secs\.$", re.MULTILINE)
+BOOM_EVIDENCE = "boom (a fixed number of workers, -c)"
 _STATUS_LINE = re.compile(r"^\s+\[(\d+)\]\s+(\d+) responses\s*$")
 _ERROR_LINE = re.compile(r"^\s+\[(\d+)\]\s+(.*)$")
 
 
 def _info(fmt: str) -> ToolInfo:
+    if fmt == "boom-text":
+        return ToolInfo(format=fmt, tool="boom", measure=MEASURE, load_model="closed",
+                        load_model_evidence=BOOM_EVIDENCE)
     return ToolInfo(format=fmt, tool="hey", measure=MEASURE, load_model="closed",
                     load_model_evidence=EVIDENCE)
 
@@ -65,6 +82,9 @@ def _info(fmt: str) -> ToolInfo:
 def sniff(head: bytes) -> str | None:
     if head.lstrip(b"\xef\xbb\xbf").startswith(CSV_HEADER.encode()):
         return "hey-csv"
+    if (_BOOM_PROGRESS.match(head) or head.lstrip().startswith(b"Summary:")) \
+            and _BOOM_SECS.search(head) and b"Requests/sec:" in head:
+        return "boom-text"
     text = head.lstrip()
     if text.startswith(b"Summary:") and b"Requests/sec:" in text and b"Slowest:" in text:
         return "hey-text"
@@ -74,8 +94,8 @@ def sniff(head: bytes) -> str | None:
 def read(path: str, fmt: str, options: dict) -> RequestSamples | ResultSummary:
     if fmt == "hey-csv":
         return _read_csv(path)
-    if fmt == "hey-text":
-        return _read_text(path)
+    if fmt in ("hey-text", "boom-text"):
+        return _read_text(path, fmt)
     raise ResultsError(f"not a hey format: {fmt}", path=path)
 
 
@@ -127,8 +147,8 @@ def _read_csv(path: str) -> RequestSamples:
         first_error=f"status {codes[failed[0]]}" if failed.size else None)
 
 
-def _read_text(path: str) -> ResultSummary:
-    text = read_text(path, "hey's text summary")
+def _read_text(path: str, fmt: str) -> ResultSummary:
+    text = read_text(path, f"{_info(fmt).tool}'s text summary")
     values: dict[str, str] = {}
     percentiles: dict[float, float] = {}
     status: dict[int, int] = {}
@@ -151,7 +171,7 @@ def _read_text(path: str) -> ResultSummary:
                            path=path, hint="expected what `hey URL` prints (without -o csv)")
     failed = sum(errors.values())
     return ResultSummary(
-        path=path, info=_info("hey-text"),
+        path=path, info=_info(fmt),
         requests=sum(status.values()) + failed,
         answered=sum(status.values()),
         errors=sum(n for code, n in status.items() if code >= 400) + failed,

@@ -13,13 +13,16 @@ wrk2's "Detailed Percentile spectrum" and any program that calls the method writ
     #[Buckets =           21, SubBuckets     =          256]
 
 and with `-csv` the rows as `"Value","Percentile","TotalCount","1/(1-Percentile)"` CSV, with no
-footer. HistogramLogProcessor puts `#[Overall percentile distribution ...]` and `#[StartTime:
-...]` comment lines first. Each row is one step of HdrHistogram's percentile iteration: the
-highest value equivalent to the bucket where the cumulative count first reaches that percentile
-(a fraction 0..1 in the file), and the count up to it. The whole distribution is read into
+footer. A text form whose footer was cut off is read the same way, when its rows run to
+1.0: count and max from the last row, no mean or standard deviation. HistogramLogProcessor
+puts `#[Overall percentile distribution ...]` and `#[StartTime: ...]` comment lines first.
+Each row is one step of HdrHistogram's percentile iteration: the highest value equivalent to
+the bucket where the cumulative count first reaches that percentile (a fraction 0..1 in the
+file), and the count up to it. The whole distribution is read into
 `ResultSummary.spectrum`; the headline `percentiles_ms` are only the rows printed at exactly
 50, 75, 90, 99, ... percent (at HistogramLogProcessor's default 5 ticks per half, 50, 75 and 90
-are rows, 99 is not: it is not re-derived from neighbouring rows).
+are rows, 99 is not: it is not re-derived from neighbouring rows; the report shows the first
+row above 99 as an upper bound, derive/imported.py's summary_percentile).
 
 The unit is the writer's and the file does not say it. HistogramLogProcessor divides recorded
 values by `-outputValueUnitRatio` (default 1e6: nanoseconds recorded, milliseconds printed);
@@ -178,7 +181,11 @@ def _row_problem(point: SpectrumPoint, before: list[SpectrumPoint]) -> str | Non
 
 
 def _footer(lines: list[str], number: int, path: str, unit_ms: float, out: Spectrum) -> int:
-    """Reads the #[Mean], #[Max], #[Buckets] lines from lines[number]; the index after them."""
+    """Reads the #[Mean], #[Max], #[Buckets] lines from lines[number]; the index after them.
+    A file that ends with its rows has no footer (it was cut off, or the writer stopped
+    there): _check_complete still wants its 100% row, and the count and max come from it."""
+    if number >= len(lines):
+        return number
     found = {}
     for name, pattern in (("Mean", _MEAN), ("Max", _MAX), ("Buckets", _BUCKETS)):
         match = pattern.match(lines[number].strip()) if number < len(lines) else None

@@ -106,7 +106,10 @@ def sniff(head: bytes) -> str | None:
 
 
 def _split(line: str, delimiter: str) -> list[str]:
-    return next(csv.reader([line], delimiter=delimiter), [])
+    try:
+        return next(csv.reader([line], delimiter=delimiter), [])
+    except csv.Error:       # a bare carriage return (boom's progress bar): not a CSV line
+        return []
 
 
 # ---------------------------------------------------------------------------- read

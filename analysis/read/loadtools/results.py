@@ -75,6 +75,16 @@ class SpectrumPoint:
     total_count: int | None = None   # requests at or below value_ms, where the file says
 
 
+def spectrum_upper_bound(spectrum: list[SpectrumPoint] | None, level: float) -> float | None:
+    """What a percentile spectrum states the LEVEL percentile is at most: the value of its first
+    row at or above the level (at least level % of the requests took that long or less). None
+    without a spectrum. A row exactly at the level gives the percentile itself."""
+    for point in spectrum or ():
+        if point.percentile >= level - 1e-9:
+            return point.value_ms
+    return None
+
+
 @dataclass
 class ResultSummary:
     """What a tool reported about a run; None wherever the file does not say."""

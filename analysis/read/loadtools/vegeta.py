@@ -11,8 +11,18 @@ Formats (vegeta v12; `vegeta attack ... > results.bin` first, then):
 - `vegeta-report`: `vegeta report -type=json`: latencies {total, mean, 50th, 90th, 95th, 99th,
   max, min} in ns, requests, rate, throughput, duration and wait (ns), success (a ratio),
   status_codes, and the set of distinct error messages (no counts).
+  Before v12.6 the report had no `min`, `90th` or `throughput`: those stay unknown.
 - `vegeta-hdrplot`: `vegeta report -type=hdrplot`: "Value(ms) Percentile TotalCount
   1/(1-Percentile)", a full spectrum (percentiles 0 to 1 on a logarithmic ladder).
+- `vegeta-text`: `vegeta report` (the default `-type=text`): aligned lines "Requests [total,
+  rate, throughput]", "Duration [total, attack, wait]", "Latencies [min, mean, 50, 90, 95, 99,
+  max]", "Bytes In/Out [total, mean]", "Success [ratio]", "Status Codes [code:count]", then
+  "Error Set:" and one message a line. Each line names its own fields in the brackets, so the
+  older layouts ("Requests [total, rate]", "Latencies [mean, 50, 95, 99, max]" before v12.6)
+  read the same way. Durations are Go's (`1.564328ms`, `12.5µs`, `1m2.3s`); from v12.6 on
+  vegeta rounds them for printing (`4.983ms`, `1s`), so they are a little coarser than the
+  JSON report's nanoseconds. `duration_s` is the attack's span (the JSON report's `duration`),
+  as for `vegeta-report`.
 
 What a latency covers: from the moment vegeta stamps the request (just before it builds and
 sends it) to the end of reading the response body: `time.Since(res.Timestamp)`, deferred past
@@ -40,6 +50,7 @@ import csv
 import io
 import json
 import re
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -54,6 +65,15 @@ EVIDENCE = "vegeta attack (constant rate)"
 TIMEOUT_TEXT = re.compile(r"Client\.Timeout exceeded|context deadline exceeded|i/o timeout")
 HDRPLOT_HEADER = re.compile(rb"\AValue\(ms\)\s+Percentile\s+TotalCount\s+1/\(1-Percentile\)")
 REPORT_PERCENTILES = {50.0: "50th", 90.0: "90th", 95.0: "95th", 99.0: "99th"}
+TEXT_PERCENTILES = {50.0: "50", 90.0: "90", 95.0: "95", 99.0: "99"}
+# "Latencies     [min, mean, 50, ...]  1.696ms, ...": a label, its field names, their values
+_TEXT_LINE = re.compile(r"^(\S.*?)\s+\[([^\]]*)\]\s+(.*?)\s*$")
+_TEXT_FIRST = re.compile(rb"\ARequests\s+\[total, rate[\],]")
+# one term of a Go duration ("1h2m3.5s", "12.5\u00b5s"); "ms" before "m", every spelling of micro
+_GO_DURATION_TERM = re.compile(r"(\d+(?:\.\d*)?)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+_GO_UNIT_MS = {"ns": Decimal("1e-6"), "us": Decimal("1e-3"), "\u00b5s": Decimal("1e-3"),
+               "\u03bcs": Decimal("1e-3"), "ms": Decimal(1), "s": Decimal(1000),
+               "m": Decimal(60_000), "h": Decimal(3_600_000)}
 JSON_FIELDS = ("timestamp", "code", "latency", "bytes_out", "bytes_in", "error")
 CSV_MIN_COLUMNS = 9       # v12.0 to v12.8; v12.9 added method, URL and headers (12)
 # a nanosecond timestamp from 2001 to 2286 has 19 digits
@@ -74,6 +94,8 @@ def sniff(head: bytes) -> str | None:
     if first.startswith(b'{"attack":') and all(b'"%s":' % k.encode() in first
                                                  for k in JSON_FIELDS):
         return "vegeta-json"
+    if _TEXT_FIRST.match(head.lstrip()) and b"Latencies" in head:
+        return "vegeta-text"
     if head.lstrip().startswith(b"{") and b'"latencies"' in head and b'"50th"' in head \
             and b'"status_codes"' in head:
         return "vegeta-report"
@@ -89,6 +111,8 @@ def read(path: str, fmt: str, options: dict) -> RequestSamples | ResultSummary:
         return _read_report(path)
     if fmt == "vegeta-hdrplot":
         return _read_hdrplot(path)
+    if fmt == "vegeta-text":
+        return _read_text_report(path)
     raise ResultsError(f"not a vegeta format: {fmt}", path=path)
 
 
@@ -225,8 +249,9 @@ def _read_report(path: str) -> ResultSummary:
             path=path, info=_info("vegeta-report"), requests=requests,
             errors=sum(n for code, n in codes.items() if not 200 <= code < 400),
             duration_s=report["duration"] / 1e9, rate_rps=float(report["rate"]),
-            percentiles_ms=pct, mean_ms=lat["mean"] / 1e6, min_ms=lat["min"] / 1e6,
-            max_ms=lat["max"] / 1e6)
+            percentiles_ms=pct, mean_ms=lat["mean"] / 1e6,
+            # (`min` came with v12.6, as did `90th` and `throughput`)
+            min_ms=lat["min"] / 1e6 if "min" in lat else None, max_ms=lat["max"] / 1e6)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise ResultsError(f"not a vegeta JSON report ({type(e).__name__}: {e})", path=path,
                            hint="expected `vegeta report -type=json` output") from None
@@ -258,3 +283,80 @@ def _read_hdrplot(path: str) -> ResultSummary:
         percentiles_ms={p: at[p] for p in (50.0, 90.0, 95.0, 99.0, 99.9) if p in at},
         spectrum=spectrum, min_ms=at.get(0.0), max_ms=at.get(100.0),
         warnings=skips.warnings(), skipped=skips.count)
+
+
+def _read_text_report(path: str) -> ResultSummary:
+    text = read_text(path, "`vegeta report` (text) output")
+    lines = text.splitlines()
+    fields: dict[str, dict[str, str]] = {}
+    codes: dict[int, int] = {}
+    for number, raw in enumerate(lines, 1):
+        if raw.strip() == "Error Set:":
+            break
+        match = _TEXT_LINE.match(raw)
+        if match is None:
+            if raw.strip():
+                raise ResultsError("not a line of vegeta's text report", path=path,
+                                   line=number, hint="expected `vegeta report` output whole")
+            continue
+        label, names = match[1].strip(), [n.strip() for n in match[2].split(",")]
+        if label == "Status Codes":
+            codes = _status_codes(match[3], path, number)
+            continue
+        values = [v.strip() for v in match[3].split(",")]
+        if len(values) != len(names):
+            raise ResultsError(f"{label} names {len(names)} fields and gives {len(values)}",
+                               path=path, line=number, hint="expected `vegeta report` output")
+        fields[label] = dict(zip(names, values))
+        fields[label]["_line"] = str(number)
+    for label, field in (("Requests", "total"), ("Latencies", "50")):
+        if field not in fields.get(label, {}):
+            raise ResultsError(f"no {label} line with a {field!r} field", path=path,
+                               hint="expected `vegeta report` output whole")
+    lat = fields["Latencies"]
+    requests = _text_number(path, fields["Requests"], "total", int)
+    duration = fields.get("Duration", {}).get("attack")
+    return ResultSummary(
+        path=path, info=_info("vegeta-text"), requests=requests,
+        errors=sum(n for code, n in codes.items() if not 200 <= code < 400) if codes else None,
+        duration_s=None if duration is None else _go_ms(path, fields["Duration"], "attack",
+                                                        per=1000),
+        rate_rps=_text_number(path, fields["Requests"], "rate", float),
+        percentiles_ms={p: _go_ms(path, lat, key) for p, key in TEXT_PERCENTILES.items()
+                        if key in lat},
+        mean_ms=_go_ms(path, lat, "mean") if "mean" in lat else None,
+        min_ms=_go_ms(path, lat, "min") if "min" in lat else None,
+        max_ms=_go_ms(path, lat, "max") if "max" in lat else None)
+
+
+def _status_codes(text: str, path: str, line: int) -> dict[int, int]:
+    codes = {}
+    for pair in text.split():
+        code, _, count = pair.partition(":")
+        if not (code.isdigit() and count.isdigit()):
+            raise ResultsError(f"status code count {pair!r} is not CODE:COUNT", path=path,
+                               line=line, hint="expected `vegeta report` output")
+        codes[int(code)] = int(count)
+    return codes
+
+
+def _text_number(path: str, fields: dict[str, str], name: str, kind):
+    if name not in fields:
+        return None
+    try:
+        return kind(fields[name])
+    except ValueError:
+        raise ResultsError(f"{name} {fields[name]!r} is not a number", path=path,
+                           line=int(fields["_line"]),
+                           hint="expected `vegeta report` output") from None
+
+
+def _go_ms(path: str, fields: dict[str, str], name: str, per: int = 1) -> float:
+    """A Go duration ("1.564328ms", "12.5\u00b5s", "1m2.3s", "0s") as milliseconds (seconds
+    with per=1000), summed exactly in decimal so that "4.983ms" is 4.983."""
+    text = fields[name]
+    terms = _GO_DURATION_TERM.findall(text)
+    if not terms or "".join(n + u for n, u in terms) != text:
+        raise ResultsError(f"{name} {text!r} is not a Go duration", path=path,
+                           line=int(fields["_line"]), hint="expected `vegeta report` output")
+    return float(sum(Decimal(n) * _GO_UNIT_MS[u] for n, u in terms) / per)
