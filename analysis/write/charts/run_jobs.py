@@ -8,11 +8,12 @@ from typing import Any
 
 from analysis.derive.gc_tail import gc_tail_points
 from analysis.model import Cell, LoadPoint, Repetition, Run, Scenario, System
-from analysis.vocabulary import closed_load_text, fmt_censored, has_closed_loads, load_order
+from analysis.vocabulary import (closed_load_text, fmt_censored, fmt_rate, has_closed_loads,
+                                 load_order)
 from analysis.write.charts import svgcharts
 from analysis.write.charts.chartlayout import figure_size_in, panel_layout
-from analysis.write.charts.chartset import (MANY_SYSTEMS, chart_set, drawn_in, load_text,
-                                            scenario_suffix)
+from analysis.write.charts.chartset import (MANY_SYSTEMS, chart_set, compared_lines, drawn_in,
+                                            line_label, load_text, scenario_suffix)
 from analysis.write.charts.plots import PNG_DPI, system_style
 
 
@@ -39,9 +40,15 @@ def chart_plan(run: Run) -> list[dict[str, Any]]:
             for lp, row in scenario.grid()}
     jobs = []
     for chart in chart_set(run):
+        if chart.kind == "compare_curve":
+            jobs.append({"kind": chart.kind, "data": _compare_data(run, styles),
+                         **chart.files(run.id)})
+            continue
         scenario = scenarios[chart.scenario]
         of = scenario_suffix(scenario)     # charts of a named scenario say which
-        if chart.kind == "load_curve":
+        if chart.kind == "summary_dot":
+            data = _summary_dot_data(run, scenario, chart.load, styles)
+        elif chart.kind == "load_curve":
             data = _load_curve_data(scenario, styles, of)
         elif chart.kind == "gc_tail":
             data = _gc_tail_data(scenario, styles, of)
@@ -71,30 +78,94 @@ def _load_curve_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
     """Latency against offered load; for a closed loop (issue 23) against the throughput each
     point achieved, the points joined in order of connections and labelled with them."""
     closed = has_closed_loads(scenario.load_points)
-    loads = sorted(scenario.load_points, key=load_order) if closed else scenario.load_points
-    systems = []
-    for s in scenario.systems:
-        row = [(lp, scenario.cell(lp.id, s.id)) for lp in loads]
-        cells = [c for _, c in row if c]
-        entry = {"label": s.label, **styles[s.id],
-                 "offered": [c.throughput_rps if closed else lp.offered_rate
-                             for lp, c in row if c],
-                 **({"point_labels": [closed_load_text(lp) for lp, c in row if c]}
-                    if closed else {}),
-                 "saturated": [c.saturation.saturated for c in cells],
-                 "not_steady": [c.not_steady for c in cells],
-                 "steady_notes": [_steady_note(s, lp, c) for lp, c in row if c],
-                 "ceiling_rps": s.predicted_ceiling_rps}
-        for name in ("p50", "p99"):
-            points = [_at_timeout(c, name) for c in cells]
-            entry[f"{name}_ms"] = [v for v, _ in points]
-            entry[f"{name}_censored"] = [k for _, k in points]
-            entry[f"{name}_range"] = [_range(c, name) for c in cells]
-        systems.append(entry)
+    systems = [_curve_line(scenario, s, s.label, styles[s.id], closed) for s in scenario.systems]
     timeout = next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)
     return {"systems": systems, "timeout_ms": timeout,
             "title": f"Latency vs {'throughput' if closed else 'offered load'}{of}",
             **({"x_label": "throughput (requests/s)"} if closed else {})}
+
+
+def _curve_line(scenario: Scenario, s: System, label: str, style: dict[str, Any],
+                closed: bool) -> dict[str, Any]:
+    """One line of a load curve: a system in a scenario, at each load point it has a cell."""
+    loads = sorted(scenario.load_points, key=load_order) if closed else scenario.load_points
+    row = [(lp, c) for lp in loads if (c := scenario.cell(lp.id, s.id))]
+    entry = {"label": label, **style,
+             "offered": [c.throughput_rps if closed else lp.offered_rate for lp, c in row],
+             **({"point_labels": [closed_load_text(lp) for lp, _ in row]} if closed else {}),
+             "saturated": [c.saturation.saturated for _, c in row],
+             "not_steady": [c.not_steady for _, c in row],
+             "steady_notes": [_steady_note(s, lp, c) for lp, c in row],
+             "ceiling_rps": s.predicted_ceiling_rps}
+    for name in ("p50", "p99"):
+        points = [_at_timeout(c, name) for _, c in row]
+        entry[f"{name}_ms"] = [v for v, _ in points]
+        entry[f"{name}_censored"] = [k for _, k in points]
+        entry[f"{name}_range"] = [_range(c, name) for _, c in row]
+        entry[f"{name}_titles"] = [point_title(label, lp, c, name) for lp, c in row]
+    return entry
+
+
+def point_title(who: str, lp: LoadPoint, c: Cell, name: str) -> str:
+    """A point's <title> (issue 34: values on hover): who, the load, the statistic with its
+    unit, the repetitions it is the median of and their range, saturation."""
+    p = c.stats.get(name)
+    text = f"{who} at {load_text(lp)}"
+    if lp.closed:
+        text += f" ({fmt_rate(c.throughput_rps)} requests/s achieved)"
+    text += f": {name} {fmt_censored(p.value_ms, p.at_least_ms)} ms"
+    n = len(c.repetitions)
+    spread = c.spread.get(name)
+    if n > 1:
+        text += f", the median of {n} repetitions"
+        if spread is not None and spread.min.known and spread.max.known:
+            text += (f" (range {fmt_censored(spread.min.value_ms, spread.min.at_least_ms)} to "
+                     f"{fmt_censored(spread.max.value_ms, spread.max.at_least_ms)} ms)")
+    else:
+        text += ", 1 repetition"
+    if p.censored:
+        text += "; censored: no answer within the timeout, a lower bound"
+    if c.saturation.saturated:
+        text += "; saturated"
+    return text
+
+
+def _compare_data(run: Run, styles: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Issue 34: the comparison load curve, one line per (scenario, system) of
+    chartset.compared_lines on one set of axes, each with its scenario's predicted ceiling.
+    With one system the lines take the system's colours by scenario (plots.system_style)."""
+    lines = compared_lines(run)
+    several = len({s.id for _, s in lines}) > 1
+    closed = has_closed_loads([lp for sc, _ in lines for lp in sc.load_points])
+    systems = [_curve_line(sc, s, line_label(sc, s, several),
+                           styles[s.id] if several else system_style(i), closed)
+               for i, (sc, s) in enumerate(lines)]
+    timeout = next((c.timeout_ms for sc, _ in lines for c in sc.measured() if c.timeout_ms),
+                   None)
+    return {"systems": systems, "timeout_ms": timeout,
+            "title": f"Every scenario: latency vs {'throughput' if closed else 'offered load'}",
+            **({"x_label": "throughput (requests/s)"} if closed else {})}
+
+
+def _summary_dot_data(run: Run, scenario: Scenario, lp: LoadPoint,
+                      styles: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Issue 34: one summary panel, the scenario at its summary load point: per target (in
+    run.yml's order, the same in every panel) its p50 and p99 at their bounds, the
+    repetitions' ranges, whether censored, saturated, not steady, and each point's <title>."""
+    rows = []
+    for s in run.scenarios[0].systems:
+        c = scenario.cell(lp.id, s.id)
+        row: dict[str, Any] = {"label": s.label, "color": styles[s.id]["color"],
+                               "measured": c is not None}
+        if c is not None:
+            row.update(saturated=c.saturation.saturated, not_steady=c.not_steady)
+            for name in ("p50", "p99"):
+                row[f"{name}_ms"], row[f"{name}_censored"] = _at_timeout(c, name)
+                row[f"{name}_range"] = _range(c, name)
+                row[f"{name}_title"] = point_title(s.label, lp, c, name)
+        rows.append(row)
+    return {"title": f"{scenario.label or scenario.id} at {load_text(lp)}", "rows": rows,
+            "timeout_ms": next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)}
 
 
 def _steady_note(s: System, lp: LoadPoint, c: Cell) -> str | None:
@@ -217,7 +288,7 @@ def _step_values(rows, key: str) -> list:
 
 
 CHART_KINDS = ("spectrum", "spectrum_panels", "load_curve", "latency_over_time",
-               "throughput_over_time", "gc_tail",
+               "throughput_over_time", "gc_tail", "compare_curve", "summary_dot",
                "jmh_sweep", "jmh_spectrum")    # jmh_*: a JMH run's (write/jmh_views.py)
 
 

@@ -101,6 +101,9 @@ def _marker_path(marker: str, x: float, y: float, size: float) -> str:
     if marker == "^":
         return (f"M {num(x)} {num(y - r)} L {num(x + r)} {num(y + r)} L {num(x - r)} "
                 f"{num(y + r)} z")
+    if marker == ">":
+        return (f"M {num(x + r)} {num(y)} L {num(x - r)} {num(y - r)} L {num(x - r)} "
+                f"{num(y + r)} z")
     if marker == "D":
         r = size * 0.7071  # matplotlib's D: a square of side `size` turned 45 degrees
         return (f"M {num(x)} {num(y - r)} L {num(x + r)} {num(y)} L {num(x)} {num(y + r)} "
