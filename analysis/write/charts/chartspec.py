@@ -36,6 +36,9 @@ class Series:
     edges: Sequence[str] | None = None    # per-point marker edge colours
     titles: Sequence[str | None] | None = None   # per-point marker <title> (SVG only: a
                                                  #   tooltip and what a screen reader says)
+    title: str | None = None              # the line's own <title>: a line without markers
+                                          #   (a spectrum, a series per interval) says on
+                                          #   hover what it is and its values (issue 34)
 
 
 @dataclass

@@ -8,8 +8,8 @@ from typing import Any
 
 from analysis.derive.gc_tail import gc_tail_points
 from analysis.model import Cell, LoadPoint, Repetition, Run, Scenario, System
-from analysis.vocabulary import (closed_load_text, fmt_censored, fmt_rate, has_closed_loads,
-                                 load_order)
+from analysis.vocabulary import (closed_load_text, fmt_censored, fmt_ms, fmt_rate,
+                                 has_closed_loads, load_order)
 from analysis.write.charts import svgcharts
 from analysis.write.charts.chartlayout import figure_size_in, panel_layout
 from analysis.write.charts.chartset import (MANY_SYSTEMS, chart_set, compared_lines, drawn_in,
@@ -191,13 +191,19 @@ def _gc_tail_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
                   of: str = "") -> dict[str, Any]:
     """gc_tail.gc_tail_points as plot_gc_tail's points, systems in the run's order."""
     labels = {s.id: s.label for s in scenario.systems}
+    loads = {lp.id: lp for lp in scenario.load_points}
     rank = {sid: i for i, sid in enumerate(styles)}
     points = sorted(gc_tail_points(scenario), key=lambda p: rank[p.system])
     return {"title": f"Longest GC pause in the window against the tail{of}",
             "points": [{"label": labels[p.system], "color": styles[p.system]["color"],
                         "pause_ms": p.pause_ms,
                         "p999_ms": p.p999.bound(), "p999_censored": p.p999.censored,
-                        "max_ms": p.max.bound(), "max_censored": p.max.censored}
+                        "max_ms": p.max.bound(), "max_censored": p.max.censored,
+                        "title": (f"{labels[p.system]} at {load_text(loads[p.load])}: longest "
+                                  f"GC pause in the window {fmt_ms(p.pause_ms)} ms; p99.9 "
+                                  f"{fmt_censored(p.p999.value_ms, p.p999.at_least_ms)} ms, max "
+                                  f"{fmt_censored(p.max.value_ms, p.max.at_least_ms)} ms (medians "
+                                  f"of the repetitions)")}
                        for p in points]}
 
 
@@ -206,7 +212,18 @@ def _spectrum_data(lp: LoadPoint, present: list[tuple[System, Cell]],
     return {"title": f"Latency by percentile at {load_text(lp)}{of}",
             "timeout_ms": next((c.timeout_ms for _, c in present if c.timeout_ms), None),
             "curves": [{"label": s.label, **styles[s.id],
-                        "count": c.stats.count, "points": c.spectrum} for s, c in present]}
+                        "count": c.stats.count, "points": c.spectrum,
+                        "title": _spectrum_title(s, lp, c)} for s, c in present]}
+
+
+def _spectrum_title(s: System, lp: LoadPoint, c: Cell) -> str:
+    """A spectrum line's <title> (issue 34): its load, samples, repetitions and three of its
+    percentiles with their unit."""
+    stats = ", ".join(f"{name} {fmt_censored(p.value_ms, p.at_least_ms)} ms"
+                      for name in ("p50", "p99", "max") if (p := c.stats.get(name)).known)
+    n = len(c.repetitions)
+    return (f"{s.label} at {load_text(lp)}: latency by percentile, {c.stats.count:,} samples "
+            f"from {n} repetition{'' if n == 1 else 's'}; {stats}")
 
 
 def _time_axis(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
@@ -228,6 +245,8 @@ def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]],
                          "t_s": _step_times(c.repetitions[0].series),
                          "p99_ms": _step_values(c.repetitions[0].series, "p99_ms"),
                          "max_ms": _step_values(c.repetitions[0].series, "max_ms"),
+                         "titles": {name: _series_title(s, lp, c, f"{name} per interval (ms)")
+                                    for name in ("p99", "max")},
                          **_steady_data(c.repetitions[0])}
                         for s, c in present],
             "gc_pauses": next((c.gc_pauses for _, c in present if c.gc_pauses), None)}
@@ -253,8 +272,23 @@ def _throughput_data(lp: LoadPoint, present: list[tuple[System, Cell]],
             "legend": "below" if len(present) > MANY_SYSTEMS else "inside",
             "systems": [{"label": s.label, **styles[s.id],
                          "t_s": _step_times(c.repetitions[0].series),
-                         "throughput_rps": _step_values(c.repetitions[0].series, "throughput_rps")}
+                         "throughput_rps": _step_values(c.repetitions[0].series, "throughput_rps"),
+                         "title": _series_title(s, lp, c, "replies per second per interval")}
                         for s, c in present]}
+
+
+def _series_title(s: System, lp: LoadPoint, c: Cell, what: str) -> str:
+    """An over-time line's <title> (issue 34): what it draws with its unit, the load, which
+    repetition, how many intervals and their length, and the range of the values."""
+    rows = c.repetitions[0].series
+    key = {"p99": "p99_ms", "max": "max_ms"}.get(what.split(" ")[0], "throughput_rps")
+    unit = "ms" if key.endswith("_ms") else "requests/s"
+    values = [r[key] for r in rows if r[key] is not None]
+    span = (f"; from {min(values):,.4g} to {max(values):,.4g} {unit}" if values
+            else "")
+    length = f" of {rows[0]['length_s']:g} s" if rows else ""
+    return (f"{s.label} at {load_text(lp)}: {what}, repetition 1 of {len(c.repetitions)}, "
+            f"{len(rows)} intervals{length}{span}")
 
 
 CHART_DATA = {"spectrum": _spectrum_data, "spectrum_panels": _spectrum_data,

@@ -47,14 +47,17 @@ def _spectrum_curve(curve: dict[str, Any], color: str | None = None,
     xs, ys, first = _spectrum_xy(curve)
     color = color or curve["color"]
     series, entries = [], []
+    title = curve.get("title") or f"{curve['label']}: latency (ms) by percentile"
     if first > 0:
         solid = Style(color, width, curve.get("linestyle", "-"))
         end = min(first + 1, len(xs))
-        series.append(Series(xs[:end], ys[:first] + ys[first:end], solid, steps=True))
+        series.append(Series(xs[:end], ys[:first] + ys[first:end], solid, steps=True,
+                             title=title))
         entries.append(Entry(curve["label"], solid))
     if first < len(xs):
         dotted = Style(color, width + 0.8, ":")
-        series.append(Series(xs[first:], ys[first:], dotted, steps=True))
+        series.append(Series(xs[first:], ys[first:], dotted, steps=True,
+                             title=f"{title}; from here on no answer within the timeout"))
         entries.append(Entry(f"{curve['label']}: no answer (> timeout)" if first > 0
                              else f"{curve['label']} (> timeout)", dotted))
     return series, entries
@@ -207,8 +210,9 @@ def latency_over_time(data: dict[str, Any]) -> Plot:
         none = "" if any(v is not None for v in s["p99_ms"]) else " (no request answered)"
         p99 = Style(s["color"], 1.6, s.get("linestyle", "-"))
         top = Style(s["color"], 0.8, alpha=0.7)
-        plot.series += [Series(s["t_s"], s["p99_ms"], p99, steps=True),
-                        Series(s["t_s"], s["max_ms"], top, steps=True)]
+        titles = s.get("titles") or {}
+        plot.series += [Series(s["t_s"], s["p99_ms"], p99, steps=True, title=titles.get("p99")),
+                        Series(s["t_s"], s["max_ms"], top, steps=True, title=titles.get("max"))]
         plot.entries += [Entry(f"{s['label']} p99{none}", p99), Entry(f"{s['label']} max", top)]
         values += [v for v in list(s["p99_ms"]) + list(s["max_ms"]) if v is not None]
         cls = _steadiness(plot, s, len(data["systems"]) > 1)
@@ -244,7 +248,8 @@ def throughput_over_time(data: dict[str, Any]) -> Plot:
                 legend="below" if data.get("legend") == "below" else "inside", legend_size=8)
     for s in data["systems"]:
         style = Style(s["color"], 1.4, s.get("linestyle", "-"))
-        plot.series.append(Series(s["t_s"], s["throughput_rps"], style, steps=True))
+        plot.series.append(Series(s["t_s"], s["throughput_rps"], style, steps=True,
+                                  title=s.get("title")))
         plot.entries.append(Entry(s["label"], style))
         top = max([top] + [v for v in s["throughput_rps"] if v is not None])
     _window_end(plot, data)
@@ -402,7 +407,8 @@ def gc_tail(data: dict[str, Any]) -> Plot:
             style = Style(colour, 0, marker=marker, marker_size=math.sqrt(size),
                           face=None if filled else "none", edge_width=1.2)
             dots.append(Series([pt["pause_ms"] for pt in shown],
-                               [pt[f"{key}_ms"] for pt in shown], style, edges=edges))
+                               [pt[f"{key}_ms"] for pt in shown], style, edges=edges,
+                               titles=[pt.get("title") for pt in shown]))
             if key == "p999":
                 plot.entries.append(Entry(label, style, line=False))
     positive = [x for x in xs if x > 0]
@@ -525,7 +531,9 @@ def jmh_sweep(data: dict[str, Any]) -> Plot:
     for line in data["lines"]:
         xs_all.update(line["x"])
         style = Style(line["color"], 1.6, marker="o", marker_size=5)
-        plot.series.append(Series(line["x"], line["y"], style))
+        plot.series.append(Series(line["x"], line["y"], style, titles=[
+            _sweep_title(data, line["label"], x, y, e)
+            for x, y, e in zip(line["x"], line["y"], line["error"])]))
         plot.entries.append(Entry(line["label"], style))
         bars = [(x, y, e) for x, y, e in zip(line["x"], line["y"], line["error"])
                 if y is not None and e is not None]
@@ -546,6 +554,18 @@ def jmh_sweep(data: dict[str, Any]) -> Plot:
     if not plot.entries:
         plot.legend = None
     return plot
+
+
+def _sweep_title(data: dict[str, Any], label: str, x: float, y: float | None,
+                 error: float | None) -> str | None:
+    """A JMH sweep point's <title>: the variant, the param's value, the score in the axis's
+    unit, JMH's 99.9 % error."""
+    if y is None:
+        return None
+    unit = data["ylabel"]
+    return (f"{label}, {data['xlabel'].replace(' (log scale)', '')} = {x:g}: {y:,.4g} ({unit})"
+            + (f" ± {error:,.3g} (JMH's 99.9 % confidence interval)" if error is not None
+               else ""))
 
 
 BUILDERS: dict[str, Callable[[dict[str, Any]], Plot]] = {
