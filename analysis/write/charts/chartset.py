@@ -83,7 +83,7 @@ def summary_charts(run: Run) -> list[Chart]:
     charts = []
     if len(systems) > 1:
         points, _ = summary_points(run)
-        names = ", ".join(s.label for s in systems)
+        names = "; ".join(s.label for s in systems)
         for sc in run.scenarios:
             lp = points[sc.id][0]
             if lp is None:
@@ -95,7 +95,7 @@ def summary_charts(run: Run) -> list[Chart]:
                 f"same order in every panel: {names}.", lp, sc.id, narrow=False))
     lines = compared_lines(run)
     if lines:
-        what = ", ".join(line_label(sc, s, len(systems) > 1) for sc, s in lines)
+        what = "; ".join(line_label(sc, s, len(systems) > 1) for sc, s in lines)
         charts.append(Chart(
             "compare_curve", "compare-load-curve",
             f"Comparison load curve: p50 and p99 latency (ms) against offered load "
