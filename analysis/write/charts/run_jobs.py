@@ -153,8 +153,9 @@ def _summary_dot_data(run: Run, scenario: Scenario, lp: LoadPoint,
     run.yml's order, the same in every panel) its p50 and p99 at their bounds, the
     repetitions' ranges, whether censored, saturated, not steady, and each point's <title>."""
     rows = []
+    own = {s.id for s in scenario.systems}
     for s in run.scenarios[0].systems:
-        c = scenario.cell(lp.id, s.id)
+        c = scenario.cell(lp.id, s.id) if s.id in own else None
         row: dict[str, Any] = {"label": s.label, "color": styles[s.id]["color"],
                                "measured": c is not None}
         if c is not None:
