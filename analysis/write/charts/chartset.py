@@ -270,7 +270,8 @@ def summary_chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = N
             + (" (the same in every scenario)" if same else
                " (the scenarios' loads differ: compare targets within a panel)")
             + "; the targets in the same order in every panel, each panel on its own latency "
-              "scale. Each point's values show on hover.")
+              "scale. With a mouse, each point shows its values on hover; the table below "
+              "prints them all.")
     return out
 
 
