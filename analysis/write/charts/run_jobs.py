@@ -95,7 +95,7 @@ def _curve_line(scenario: Scenario, s: System, label: str, style: dict[str, Any]
              **({"point_labels": [closed_load_text(lp) for lp, _ in row]} if closed else {}),
              "saturated": [c.saturation.saturated for _, c in row],
              "not_steady": [c.not_steady for _, c in row],
-             "steady_notes": [_steady_note(s, lp, c) for lp, c in row],
+             "steady_notes": [_steady_note(c) for _, c in row],
              "ceiling_rps": s.predicted_ceiling_rps}
     for name in ("p50", "p99"):
         points = [_at_timeout(c, name) for _, c in row]
@@ -169,20 +169,20 @@ def _summary_dot_data(run: Run, scenario: Scenario, lp: LoadPoint,
             "timeout_ms": next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)}
 
 
-def _steady_note(s: System, lp: LoadPoint, c: Cell) -> str | None:
-    """The load curve point's <title> (issue 32) for a cell that is not steady, or whose
-    figures are (some repetitions') steady parts'; None for every other cell."""
+def _steady_note(c: Cell) -> str | None:
+    """What the load curve point's <title> (issue 32) adds, after its values (point_title),
+    for a cell that is not steady, or whose figures are (some repetitions') steady parts';
+    None for every other cell."""
     n = len(c.repetitions)
-    at = load_text(lp)
     if c.not_steady:
         k = sum(1 for r in c.repetitions if r.steady and r.steady.not_steady)
-        return (f"{s.label} at {at}: not steady, {k} of {n} repetitions measured a transient, "
+        return (f"not steady, {k} of {n} repetitions measured a transient, "
                 f"not a steady state")
     k = sum(1 for r in c.repetitions if r.steady and r.steady.from_steady_part)
     if not k:
         return None
     whole = c.window_stats.get("p99") if c.window_stats is not None else None
-    return (f"{s.label} at {at}: {k} of {n} repetitions warmed up inside the window; their "
+    return (f"{k} of {n} repetitions warmed up inside the window; their "
             f"figures are their steady parts'" + (
                 f" (over the whole windows, p99 {fmt_censored(whole.value_ms, whole.at_least_ms)}"
                 f" ms)" if whole is not None and whole.known else ""))
@@ -246,7 +246,8 @@ def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]],
                          "t_s": _step_times(c.repetitions[0].series),
                          "p99_ms": _step_values(c.repetitions[0].series, "p99_ms"),
                          "max_ms": _step_values(c.repetitions[0].series, "max_ms"),
-                         "titles": {name: _series_title(s, lp, c, f"{name} per interval (ms)")
+                         "titles": {name: _series_title(s, lp, c, f"{name}_ms",
+                                                        f"{name} per interval (ms)")
                                     for name in ("p99", "max")},
                          **_steady_data(c.repetitions[0])}
                         for s, c in present],
@@ -274,15 +275,16 @@ def _throughput_data(lp: LoadPoint, present: list[tuple[System, Cell]],
             "systems": [{"label": s.label, **styles[s.id],
                          "t_s": _step_times(c.repetitions[0].series),
                          "throughput_rps": _step_values(c.repetitions[0].series, "throughput_rps"),
-                         "title": _series_title(s, lp, c, "replies per second per interval")}
+                         "title": _series_title(s, lp, c, "throughput_rps",
+                                                "replies per second per interval")}
                         for s, c in present]}
 
 
-def _series_title(s: System, lp: LoadPoint, c: Cell, what: str) -> str:
-    """An over-time line's <title> (issue 34): what it draws with its unit, the load, which
-    repetition, how many intervals and their length, and the range of the values."""
+def _series_title(s: System, lp: LoadPoint, c: Cell, key: str, what: str) -> str:
+    """An over-time line's <title> (issue 34): what it draws (the series column `key`) with
+    its unit, the load, which repetition, how many intervals and their length, and the range
+    of the values."""
     rows = c.repetitions[0].series
-    key = {"p99": "p99_ms", "max": "max_ms"}.get(what.split(" ")[0], "throughput_rps")
     unit = "ms" if key.endswith("_ms") else "requests/s"
     values = [r[key] for r in rows if r[key] is not None]
     span = (f"; from {min(values):,.4g} to {max(values):,.4g} {unit}" if values
