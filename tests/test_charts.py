@@ -210,7 +210,25 @@ def test_phone_variant_text_is_at_least_9_css_px_at_390_px(tmp_path, kind):
                          "ylabel": "time per operation (ns/op)",
                          "curves": [dict(c, label=label) for c, label in
                                     zip(spectrum_curves() * 2, many)]},
-    }[kind]
+        "summary_dot": {"title": "Sleep 100 ms at 1,000 requests/s offered", "rows": [
+            {"label": label, "color": plots.color(i), "measured": True, "saturated": i == 3,
+             "not_steady": False, **{f"{k}_{f}": v for k, vs in
+                                     (("p50", (1.0 + i, False, [0.9, 1.5 + i], "p50 of x")),
+                                      ("p99", (5.0 + i, i == 2, None, "p99 of x")))
+                                     for f, v in zip(("ms", "censored", "range", "title"), vs)}}
+            for i, label in enumerate(many)], "timeout_ms": 5000.0},
+    }
+    data["compare_curve"] = data["load_curve"]
+    data = data[kind]
+    if kind == "summary_dot":
+        # issue 34: phone-sized already (no narrow variant), shown at most 20rem wide
+        job = {"kind": kind, "data": data, "svg": "c.svg", "png": "c.png", "narrow_svg": None}
+        assert render.render_job(job, str(tmp_path)) == []
+        svg = (tmp_path / "c.svg").read_text()
+        assert _smallest_text_px(svg) * 320 / PHONE_COLUMN_PX >= 9
+        assert not (tmp_path / "c-narrow.svg").exists()
+        assert all(f">{label}" in svg for label in many)
+        return
     job = {"kind": kind, "data": data, "svg": "c.svg", "png": "c.png",
            "narrow_svg": "c-narrow.svg"}
     assert render.render_job(job, str(tmp_path)) == []

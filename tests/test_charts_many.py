@@ -325,6 +325,8 @@ def test_named_scenarios_prefix_their_charts_and_say_which(many_run):
     two.scenarios = [json_, few]
     sets = chartset.chart_set(two)
     assert [(c.scenario, c.name, c.kind) for c in sets] == [
+        ("json", "summary-json", "summary_dot"),            # issue 34: the report's panels
+        ("sleep", "summary-sleep", "summary_dot"),
         ("json", "json-load-curve", "load_curve"),
         ("json", "json-spectrum-r500", "spectrum_panels"),
         ("json", "json-latency-r500", "latency_over_time"),
@@ -333,11 +335,17 @@ def test_named_scenarios_prefix_their_charts_and_say_which(many_run):
         ("sleep", "sleep-spectrum-r500", "spectrum"),       # six systems: one panel
         ("sleep", "sleep-latency-r500", "latency_over_time"),
         ("sleep", "sleep-throughput-r500", "throughput_over_time")]
-    assert "(JSON, no wait)" in sets[0].alt
+    assert "(JSON, no wait)" in sets[2].alt
     jobs = run_jobs.chart_plan(two)
-    assert jobs[0]["data"]["title"].endswith("(JSON, no wait)")
+    assert jobs[2]["data"]["title"].endswith("(JSON, no wait)")
     # the same system keeps its colour in both scenarios
-    assert jobs[4]["data"]["systems"][3]["color"] == jobs[0]["data"]["systems"][3]["color"]
+    assert jobs[6]["data"]["systems"][3]["color"] == jobs[2]["data"]["systems"][3]["color"]
+    # both panels have every target's row, in one order; the six-system scenario says which
+    # targets it did not measure
+    rows = [[r["label"] for r in job["data"]["rows"]] for job in jobs[:2]]
+    assert rows[0] == rows[1] == [s.label for s in json_.systems]
+    assert [r["measured"] for r in jobs[1]["data"]["rows"]] == \
+        [i < 6 for i in range(len(json_.systems))]
     section = chartset.chart_section(two, scenario=few)
     assert section["load_curve"]["svg"].endswith("/sleep-load-curve.svg")
     with pytest.raises(ValueError):                      # which scenario? say it

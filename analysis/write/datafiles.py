@@ -20,7 +20,7 @@ from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATO
                                  has_closed_loads, labelled, load_label, load_order, r1, r3,
                                  table_csv_columns)
 from analysis.write import flame_views, summary, views
-from analysis.write.charts.chartset import chart_section
+from analysis.write.charts.chartset import chart_section, summary_chart_section
 from analysis.paths import report_url, series_csv_path
 
 # Version 5 (issue 22): one name per rate. A cell's `achieved_rate` (the goodput in schema 2,
@@ -97,6 +97,9 @@ def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None
     doc["load_points"] = [_load_point_entry(lp) for lp in _run_load_points(run)]
     doc["methodology"] = views.methodology(run)
     doc["summary_table"] = summary.summary_table(run)
+    summary_charts = summary_chart_section(run, chart_sizes)
+    if summary_charts:
+        doc["summary_charts"] = summary_charts
     doc["scenario_list"] = [views.scenario_heading(run, sc) for sc in run.scenarios]
     doc["scenarios"] = {sc.id: scenario_document(run, sc, doc, chart_sizes, flames)
                         for sc in run.scenarios}

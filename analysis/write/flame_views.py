@@ -76,6 +76,9 @@ def _diff_block(run: Run, diffs: list[FlameGraph]) -> tuple[list, dict, dict]:
 
 DIFFS_RULE = (f"One differential graph a pair, at one load: {DIFF_LOAD_RULE}. Every load's "
               f"own graphs are above.")
+# a run's report, whose pairs span scenarios: each load's own graphs are on the scenario pages
+ACROSS_DIFFS_RULE = (f"One differential graph a pair, at one load: {DIFF_LOAD_RULE}. Every "
+                     f"load's own graphs are on its scenario's page.")
 
 
 def _weight_text(g: FlameGraph) -> str:
@@ -211,7 +214,8 @@ def run_diffs(run: Run, diffs: list[FlameGraph]) -> dict[str, Any] | None:
     if not across:
         return None
     keys, entries, diff_loads = _diff_block(run, across)
-    return {"order": keys, "entries": entries, "diff_loads": diff_loads, "diffs_rule": DIFFS_RULE}
+    return {"order": keys, "entries": entries, "diff_loads": diff_loads,
+            "diffs_rule": ACROSS_DIFFS_RULE}
 
 
 # --- the comparison page's differential graphs ----------------------------------------------

@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from analysis.derive import overload
-from analysis.model import Cell, LoadPoint, Percentile, Run, Scenario, System
+from analysis.model import Cell, Percentile, Run, System
 from analysis.vocabulary import (RATE_UNIT, fmt_censored, fmt_count,
-                                 fmt_rate, load_order, load_point_text, r3)
+                                 fmt_rate, load_point_text, r3)
 from analysis.paths import scenario_url, summary_csv_path
+from analysis.derive.summary_load import summary_points
 from analysis.write.views import error_flag_text
 
 # How a target's model (run.yml `model:`) is named in the table; other words print as given.
@@ -24,29 +25,6 @@ MODEL_TEXT = {"pool": "thread pool", "virtual": "virtual threads", "event-loop":
 COLUMNS = (("throughput", "throughput", RATE_UNIT), ("p50", "p50", "ms"), ("p99", "p99", "ms"),
            ("max", "max", "ms"), ("errors", "errors + timed out", "requests"))
 SORT_STAT = "p99"
-
-
-def summary_point(scenario: Scenario) -> tuple[LoadPoint | None, str]:
-    """The load point that stands for a scenario in the summary table, and why: run.yml's
-    `headline`; else its only load point; else the highest offered rate at which every target
-    was measured and none saturated; else (every rate saturated some target) the lowest."""
-    by_rate = sorted(scenario.load_points, key=load_order)
-    if not by_rate:
-        return None, "no load point"
-    if scenario.headline is not None:
-        return next(lp for lp in by_rate if lp.id == scenario.headline), "the run's headline rate"
-    if len(by_rate) == 1:
-        return by_rate[0], "its only rate"
-    calm = [lp for lp, row in scenario.grid()
-            if all(c is not None and not c.saturation.saturated and not c.not_steady
-                   for _, c in row)]
-    if calm:
-        top = max(calm, key=load_order)
-        if any(c is not None and c.not_steady for _, row in scenario.grid() for _, c in row):
-            return top, ("the highest rate at which no target saturated (cells that were not "
-                         "steady left out)")
-        return top, "the highest rate at which no target saturated"
-    return by_rate[0], "every rate saturated some target: the lowest"
 
 
 def _values(c: Cell | None, offered_rate: float | None) -> dict[str, tuple[tuple, str]]:
@@ -99,8 +77,9 @@ def summary_table(run: Run) -> dict[str, Any] | None:
     if not run.has_scenarios:
         return None
     scenarios, cells, offered = [], {}, {}
+    points, same_load = summary_points(run)
     for sc in run.scenarios:
-        lp, why = summary_point(sc)
+        lp, why = points[sc.id]
         scenarios.append({"id": sc.id, "label": sc.label, "url": scenario_url(run.id, sc.id),
                           "point_text": load_point_text(lp, unit=RATE_UNIT) if lp else "–",
                           "point_reason": why, "colspan": len(COLUMNS)})
@@ -139,7 +118,11 @@ def summary_table(run: Run) -> dict[str, Any] | None:
         orders.append({"id": order_id, "label": label, "groups": [
             {"label": name or "other", "rows": [row(s) for s in members]}
             for name, members in _groups(systems, key)]})
-    for sc in run.scenarios:
+    if len(systems) < 2:
+        # one target: every grouping and sort gives the same one-row table
+        orders = orders[:1] or [{"id": "target", "label": "of the one target", "groups": [
+            {"label": None, "rows": [row(s) for s in systems]}]}]
+    for sc in run.scenarios if len(systems) > 1 else ():
         ranked = sorted(systems, key=lambda s, sc=sc: (values[(sc.id, s.id)][SORT_STAT][0], s.index))
         orders.append({"id": f"by-{sc.id}", "label": f"sorted by {sc.label} {SORT_STAT}",
                        "groups": [{"label": None, "rows": [row(s) for s in ranked]}]})
@@ -147,10 +130,18 @@ def summary_table(run: Run) -> dict[str, Any] | None:
     for o in orders:
         o["anchor"] = f"{base}-{o['id']}"
         o["caption_id"] = f"{base}-{o['id']}-caption"
-    points_text = "; ".join(f"{x['label']}: {x['point_text']} ({x['point_reason']})"
-                            for x in scenarios)
+    if same_load and scenarios:
+        first = scenarios[0]
+        at = (f"Each target in each scenario at one load, the same in every scenario - "
+              f"{first['point_text']} ({first['point_reason']}).")
+    else:
+        points_text = "; ".join(f"{x['label']}: {x['point_text']} ({x['point_reason']})"
+                                for x in scenarios)
+        at = (f"Each target in each scenario at one load; the scenarios' loads differ, so "
+              f"compare targets within a scenario, not one scenario's column with another's - "
+              f"{points_text}.")
     return {
-        "caption": (f"Each target in each scenario at one offered rate - {points_text}. "
+        "caption": (f"{at} "
                     f"Throughput: the replies the server sent per second in the window; latencies "
                     f"the median of the repetitions; errors + timed out: the window's requests "
                     f"that got no answer in time, summed over the repetitions."),
@@ -174,8 +165,9 @@ def summary_table(run: Run) -> dict[str, Any] | None:
 def summary_rows(run: Run) -> list[list[Any]]:
     """The summary table's numbers, one line per (scenario, target): SUMMARY_CSV_COLUMNS."""
     rows = []
+    points, _ = summary_points(run)
     for sc in run.scenarios:
-        lp, _ = summary_point(sc)
+        lp, _ = points[sc.id]
         for s in sc.systems:
             c = sc.cell(lp.id, s.id) if lp else None
             if c is None:

@@ -96,7 +96,24 @@ NARROW = Layout(width_in=NARROW_FIGSIZE_IN[0], left_in=NARROW_MARGINS_IN["left"]
 BELOW_TWO_COLUMNS_CHARS = 42   # plots.legend_below: two columns when every label fits
 
 
+# A summary panel (issue 34): one of several SVGs that wrap, so it is narrower than the phone
+# figure (three fit a 66rem column, one a 390 px phone at its own size), with the phone's text
+# sizes, no y tick labels (each row's label is written above it) and a row per target.
+SUMMARY_WIDTH_IN = 3.2
+SUMMARY_ROW_IN = 0.4
+
+
+def summary_layout(rows: int) -> Layout:
+    return Layout(width_in=SUMMARY_WIDTH_IN, left_in=0.14, right_in=0.14,
+                  top_in=NARROW_MARGINS_IN["top"], plot_in=rows * SUMMARY_ROW_IN + 0.1,
+                  bottom_in=NARROW_MARGINS_IN["bottom"], tick_pt=NARROW_TEXT_PT,
+                  label_pt=NARROW_TEXT_PT + 1, title_pt=10, legend_pt=NARROW_TEXT_PT,
+                  legend_row_in=0.16, narrow=True)
+
+
 def layout_for(plot: Plot, narrow: bool) -> Layout:
+    if plot.panel_rows:
+        return summary_layout(plot.panel_rows)
     if narrow:
         return NARROW
     return WIDE_BELOW if plot.legend == "below" else WIDE

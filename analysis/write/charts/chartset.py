@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.derive.gc_tail import gc_tail_points, gc_tail_statement
-from analysis.model import LoadPoint, Run, Scenario
+from analysis.derive.summary_load import summary_points
+from analysis.model import LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (CHART_TITLES, has_closed_loads, load_label, load_point_text,
                                  plain, r3)
 from analysis.paths import chart_path
@@ -31,13 +32,15 @@ class Chart:
     alt: str
     load: LoadPoint | None = None
     scenario: str | None = None  # Scenario.id: None for a run without scenarios
+    narrow: bool = True          # False: the chart is phone-sized already (a summary panel)
 
     def files(self, run_id: str) -> dict[str, str]:
         """The chart's files: SVG and PNG at 700 px, and `narrow_svg`, the same chart laid out
         for a phone (chartlayout.NARROW), which the page serves below 36rem."""
         return {"svg": chart_path(run_id, self.name, "svg"),
                 "png": chart_path(run_id, self.name, "png"),
-                "narrow_svg": chart_path(run_id, self.name + "-narrow", "svg")}
+                "narrow_svg": chart_path(run_id, self.name + "-narrow", "svg")
+                if self.narrow else None}
 
 
 def load_text(lp: LoadPoint) -> str:
@@ -51,8 +54,60 @@ def scenario_suffix(scenario: Scenario) -> str:
 
 
 def chart_set(run: Run) -> list[Chart]:
-    """The run's charts in drawing order, scenario by scenario (scenario_charts)."""
-    return [chart for scenario in run.scenarios for chart in scenario_charts(scenario)]
+    """The run's charts in drawing order: the summary charts at the top of its report
+    (summary_charts), then scenario by scenario (scenario_charts)."""
+    return summary_charts(run) + [chart for scenario in run.scenarios
+                                  for chart in scenario_charts(scenario)]
+
+
+def compared_lines(run: Run) -> list[tuple[Scenario, System]]:
+    """The lines of a run's comparison load curve (issue 34): every (scenario, system) of a
+    run with scenarios, when some scenario has more than one load point and there are at most
+    MANY_SYSTEMS lines (futures and Pekko on one set of axes); [] otherwise (many-servers' 35
+    would be a tangle: its summary panels and each scenario's own load curve compare it)."""
+    if not run.has_scenarios or all(len(sc.load_points) < 2 for sc in run.scenarios):
+        return []
+    lines = [(sc, s) for sc in run.scenarios for s in sc.systems]
+    return lines if 1 < len(lines) <= MANY_SYSTEMS else []
+
+
+def summary_charts(run: Run) -> list[Chart]:
+    """Issue 34: what a run with scenarios shows above its summary table. With several
+    targets, one dot-plot panel per scenario (kind summary_dot: p99 and p50 of every target at
+    the summary table's load point, the targets in one order in every panel), each an SVG of
+    a phone's width, so that the panels wrap; the comparison load curve (compared_lines) when
+    the run has one. Nothing for a run without scenarios: its load curve is its comparison."""
+    if not run.has_scenarios:
+        return []
+    systems = run.scenarios[0].systems
+    charts = []
+    if len(systems) > 1:
+        points, _ = summary_points(run)
+        names = "; ".join(s.label for s in systems)
+        for sc in run.scenarios:
+            lp = points[sc.id][0]
+            if lp is None:
+                continue
+            charts.append(Chart(
+                "summary_dot", f"summary-{sc.id}",
+                f"{sc.label or sc.id} at {load_text(lp)}: each target's p99 latency (circle) "
+                f"and p50 (square) in ms, with the range of the repetitions; targets in the "
+                f"same order in every panel: {names}.", lp, sc.id, narrow=False))
+    lines = compared_lines(run)
+    if lines:
+        what = "; ".join(line_label(sc, s, len(systems) > 1) for sc, s in lines)
+        charts.append(Chart(
+            "compare_curve", "compare-load-curve",
+            f"Comparison load curve: p50 and p99 latency (ms) against offered load "
+            f"(requests/s), one line per {'scenario and target' if len(systems) > 1 else 'scenario'}"
+            f" on the same axes ({what}), with predicted ceilings where known."))
+    return charts
+
+
+def line_label(sc: Scenario, s: System, with_system: bool) -> str:
+    """A comparison line's name: the scenario's, and the target's where there are several."""
+    name = sc.label or sc.id
+    return f"{name}, {s.label}" if with_system else name
 
 
 def scenario_charts(scenario: Scenario) -> list[Chart]:
@@ -188,6 +243,36 @@ def steadiness_caption(row: list) -> str:
         parts.insert(0, f"Shaded from the window's start to the dashed line: the drawn "
                         f"repetition's {what}.")
     return " ".join(parts)
+
+
+def summary_chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None
+                          ) -> dict[str, Any] | None:
+    """The data file's `summary_charts` block (summary-charts.html), None when the run has no
+    summary chart: `load_curve`, the comparison load curve; `panels`, one summary panel per
+    scenario (each with its caption), and `panels_note`, what the panels share and what not."""
+    charts = summary_charts(run)
+    if not charts:
+        return None
+    out: dict[str, Any] = {}
+    for chart in charts:
+        entry = {k: v for k, v in chart.files(run.id).items() if v}
+        entry["alt"] = chart.alt
+        if sizes and entry["png"] in sizes:
+            entry["width"], entry["height"] = sizes[entry["png"]]
+        if chart.kind == "compare_curve":
+            out["load_curve"] = entry
+        else:
+            out.setdefault("panels", []).append({"scenario": chart.scenario, **entry})
+    if "panels" in out:
+        _, same = summary_points(run)
+        out["panels_note"] = (
+            "One panel per scenario, at the load of the table below"
+            + (" (the same in every scenario)" if same else
+               " (the scenarios' loads differ: compare targets within a panel)")
+            + "; the targets in the same order in every panel, each panel on its own latency "
+              "scale. With a mouse, each point shows its values on hover; the table below "
+              "prints them all.")
+    return out
 
 
 def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None,

@@ -18,7 +18,7 @@ class Style:
     width: float = 1.5
     dash: object = None
     alpha: float = 1.0
-    marker: str | None = None         # "o" "s" "^" "D" "|"
+    marker: str | None = None         # "o" "s" "^" ">" "D" "|"
     marker_size: float = 6.0          # points across
     face: str | None = None           # marker fill: None = the colour, "none" = hollow
     edge: str | None = None           # marker edge: None = the colour
@@ -36,6 +36,9 @@ class Series:
     edges: Sequence[str] | None = None    # per-point marker edge colours
     titles: Sequence[str | None] | None = None   # per-point marker <title> (SVG only: a
                                                  #   tooltip and what a screen reader says)
+    title: str | None = None              # the line's own <title>: a line without markers
+                                          #   (a spectrum, a series per interval) says on
+                                          #   hover what it is and its values (issue 34)
 
 
 @dataclass
@@ -120,6 +123,8 @@ class Plot:
     legend: str | None = "inside"
     thin_x_ticks: bool = False           # the phone layout shows every other x tick
     legend_size: float | None = None     # the inside legend's font size (default 9 pt)
+    panel_rows: int | None = None        # a summary panel (issue 34): a phone's width, this
+                                         #   many rows high (chartlayout.summary_layout)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from analysis.corpus import cell_table
 from analysis.write.charts import render, run_jobs
 from analysis.write.charts.plots import color
 from analysis.paths import run_spectra_csv_path
+from analysis.vocabulary import fmt_ms
 
 
 def _sides(a: pd.DataFrame, b: pd.DataFrame):
@@ -38,11 +39,22 @@ def _load_curve(a, b) -> dict[str, Any]:
                         "p50_ms": [None if pd.isna(v) else v for v in per_load["p50"]],
                         "p99_ms": [None if pd.isna(v) else v for v in per_load["p99"]],
                         "saturated": [bool(v) for v in per_load["saturated"]],
-                        "ceiling_rps": None})
+                        "ceiling_rps": None,
+                        **{f"{name}_titles": _titles(label, per_load, name, closed)
+                           for name in ("p50", "p99")}})
     if closed:
         return {"systems": systems, "x_label": "throughput (requests/s)",
                 "title": "Latency vs throughput (median of repetitions)"}
     return {"systems": systems, "title": "Latency vs offered load (median of repetitions)"}
+
+
+def _titles(label: str, per_load: pd.DataFrame, name: str, closed: bool) -> list[str | None]:
+    """Each point's <title> (issue 34): the side, the load, the statistic with its unit."""
+    x_text = "requests/s achieved" if closed else "requests/s offered"
+    return [None if pd.isna(v) else
+            f"{label} at {x:,g} {x_text}: {name} {fmt_ms(v)} ms (median of the repetitions)"
+            + ("; saturated" if sat else "")
+            for x, v, sat in zip(per_load["offered"], per_load[name], per_load["saturated"])]
 
 
 def _spectra(site: Path, runs: list[str]) -> pd.DataFrame:

@@ -8,11 +8,12 @@ from typing import Any
 
 from analysis.derive.gc_tail import gc_tail_points
 from analysis.model import Cell, LoadPoint, Repetition, Run, Scenario, System
-from analysis.vocabulary import closed_load_text, fmt_censored, has_closed_loads, load_order
+from analysis.vocabulary import (closed_load_text, fmt_censored, fmt_ms, fmt_rate,
+                                 has_closed_loads, load_order)
 from analysis.write.charts import svgcharts
 from analysis.write.charts.chartlayout import figure_size_in, panel_layout
-from analysis.write.charts.chartset import (MANY_SYSTEMS, chart_set, drawn_in, load_text,
-                                            scenario_suffix)
+from analysis.write.charts.chartset import (MANY_SYSTEMS, chart_set, compared_lines, drawn_in,
+                                            line_label, load_text, scenario_suffix)
 from analysis.write.charts.plots import PNG_DPI, system_style
 
 
@@ -39,9 +40,15 @@ def chart_plan(run: Run) -> list[dict[str, Any]]:
             for lp, row in scenario.grid()}
     jobs = []
     for chart in chart_set(run):
+        if chart.kind == "compare_curve":
+            jobs.append({"kind": chart.kind, "data": _compare_data(run, styles),
+                         **chart.files(run.id)})
+            continue
         scenario = scenarios[chart.scenario]
         of = scenario_suffix(scenario)     # charts of a named scenario say which
-        if chart.kind == "load_curve":
+        if chart.kind == "summary_dot":
+            data = _summary_dot_data(run, scenario, chart.load, styles)
+        elif chart.kind == "load_curve":
             data = _load_curve_data(scenario, styles, of)
         elif chart.kind == "gc_tail":
             data = _gc_tail_data(scenario, styles, of)
@@ -71,46 +78,111 @@ def _load_curve_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
     """Latency against offered load; for a closed loop (issue 23) against the throughput each
     point achieved, the points joined in order of connections and labelled with them."""
     closed = has_closed_loads(scenario.load_points)
-    loads = sorted(scenario.load_points, key=load_order) if closed else scenario.load_points
-    systems = []
-    for s in scenario.systems:
-        row = [(lp, scenario.cell(lp.id, s.id)) for lp in loads]
-        cells = [c for _, c in row if c]
-        entry = {"label": s.label, **styles[s.id],
-                 "offered": [c.throughput_rps if closed else lp.offered_rate
-                             for lp, c in row if c],
-                 **({"point_labels": [closed_load_text(lp) for lp, c in row if c]}
-                    if closed else {}),
-                 "saturated": [c.saturation.saturated for c in cells],
-                 "not_steady": [c.not_steady for c in cells],
-                 "steady_notes": [_steady_note(s, lp, c) for lp, c in row if c],
-                 "ceiling_rps": s.predicted_ceiling_rps}
-        for name in ("p50", "p99"):
-            points = [_at_timeout(c, name) for c in cells]
-            entry[f"{name}_ms"] = [v for v, _ in points]
-            entry[f"{name}_censored"] = [k for _, k in points]
-            entry[f"{name}_range"] = [_range(c, name) for c in cells]
-        systems.append(entry)
+    systems = [_curve_line(scenario, s, s.label, styles[s.id], closed) for s in scenario.systems]
     timeout = next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)
     return {"systems": systems, "timeout_ms": timeout,
             "title": f"Latency vs {'throughput' if closed else 'offered load'}{of}",
             **({"x_label": "throughput (requests/s)"} if closed else {})}
 
 
-def _steady_note(s: System, lp: LoadPoint, c: Cell) -> str | None:
-    """The load curve point's <title> (issue 32) for a cell that is not steady, or whose
-    figures are (some repetitions') steady parts'; None for every other cell."""
+def _curve_line(scenario: Scenario, s: System, label: str, style: dict[str, Any],
+                closed: bool) -> dict[str, Any]:
+    """One line of a load curve: a system in a scenario, at each load point it has a cell."""
+    loads = sorted(scenario.load_points, key=load_order) if closed else scenario.load_points
+    row = [(lp, c) for lp in loads if (c := scenario.cell(lp.id, s.id))]
+    entry = {"label": label, **style,
+             "offered": [c.throughput_rps if closed else lp.offered_rate for lp, c in row],
+             **({"point_labels": [closed_load_text(lp) for lp, _ in row]} if closed else {}),
+             "saturated": [c.saturation.saturated for _, c in row],
+             "not_steady": [c.not_steady for _, c in row],
+             "steady_notes": [_steady_note(c) for _, c in row],
+             "ceiling_rps": s.predicted_ceiling_rps}
+    for name in ("p50", "p99"):
+        points = [_at_timeout(c, name) for _, c in row]
+        entry[f"{name}_ms"] = [v for v, _ in points]
+        entry[f"{name}_censored"] = [k for _, k in points]
+        entry[f"{name}_range"] = [_range(c, name) for _, c in row]
+        entry[f"{name}_titles"] = [point_title(label, lp, c, name) for lp, c in row]
+    return entry
+
+
+def point_title(who: str, lp: LoadPoint, c: Cell, name: str) -> str:
+    """A point's <title> (issue 34: values on hover): who, the load, the statistic with its
+    unit, the repetitions it is the median of and their range, saturation."""
+    p = c.stats.get(name)
+    text = f"{who} at {load_text(lp)}"
+    if lp.closed:
+        text += f" ({fmt_rate(c.throughput_rps)} requests/s achieved)"
+    text += f": {name} {fmt_censored(p.value_ms, p.at_least_ms)} ms"
     n = len(c.repetitions)
-    at = load_text(lp)
+    spread = c.spread.get(name)
+    if n > 1:
+        text += f", the median of {n} repetitions"
+        if spread is not None and spread.min.known and spread.max.known:
+            text += (f" (range {fmt_censored(spread.min.value_ms, spread.min.at_least_ms)} to "
+                     f"{fmt_censored(spread.max.value_ms, spread.max.at_least_ms)} ms)")
+    else:
+        text += ", 1 repetition"
+    if p.censored:
+        text += "; censored: no answer within the timeout, a lower bound"
+    if c.saturation.saturated:
+        text += "; saturated"
+    return text
+
+
+def _compare_data(run: Run, styles: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Issue 34: the comparison load curve, one line per (scenario, system) of
+    chartset.compared_lines on one set of axes, each with its scenario's predicted ceiling.
+    With one system the lines take the system's colours by scenario (plots.system_style)."""
+    lines = compared_lines(run)
+    several = len({s.id for _, s in lines}) > 1
+    closed = has_closed_loads([lp for sc, _ in lines for lp in sc.load_points])
+    systems = [_curve_line(sc, s, line_label(sc, s, several),
+                           styles[s.id] if several else system_style(i), closed)
+               for i, (sc, s) in enumerate(lines)]
+    timeout = next((c.timeout_ms for sc, _ in lines for c in sc.measured() if c.timeout_ms),
+                   None)
+    return {"systems": systems, "timeout_ms": timeout,
+            "title": f"Every scenario: latency vs {'throughput' if closed else 'offered load'}",
+            **({"x_label": "throughput (requests/s)"} if closed else {})}
+
+
+def _summary_dot_data(run: Run, scenario: Scenario, lp: LoadPoint,
+                      styles: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Issue 34: one summary panel, the scenario at its summary load point: per target (in
+    run.yml's order, the same in every panel) its p50 and p99 at their bounds, the
+    repetitions' ranges, whether censored, saturated, not steady, and each point's <title>."""
+    rows = []
+    own = {s.id for s in scenario.systems}
+    for s in run.scenarios[0].systems:
+        c = scenario.cell(lp.id, s.id) if s.id in own else None
+        row: dict[str, Any] = {"label": s.label, "color": styles[s.id]["color"],
+                               "measured": c is not None}
+        if c is not None:
+            row.update(saturated=c.saturation.saturated, not_steady=c.not_steady)
+            for name in ("p50", "p99"):
+                row[f"{name}_ms"], row[f"{name}_censored"] = _at_timeout(c, name)
+                row[f"{name}_range"] = _range(c, name)
+                row[f"{name}_title"] = point_title(s.label, lp, c, name)
+        rows.append(row)
+    return {"title": f"{scenario.label or scenario.id} at {load_text(lp)}", "rows": rows,
+            "timeout_ms": next((c.timeout_ms for c in scenario.measured() if c.timeout_ms), None)}
+
+
+def _steady_note(c: Cell) -> str | None:
+    """What the load curve point's <title> (issue 32) adds, after its values (point_title),
+    for a cell that is not steady, or whose figures are (some repetitions') steady parts';
+    None for every other cell."""
+    n = len(c.repetitions)
     if c.not_steady:
         k = sum(1 for r in c.repetitions if r.steady and r.steady.not_steady)
-        return (f"{s.label} at {at}: not steady, {k} of {n} repetitions measured a transient, "
+        return (f"not steady, {k} of {n} repetitions measured a transient, "
                 f"not a steady state")
     k = sum(1 for r in c.repetitions if r.steady and r.steady.from_steady_part)
     if not k:
         return None
     whole = c.window_stats.get("p99") if c.window_stats is not None else None
-    return (f"{s.label} at {at}: {k} of {n} repetitions warmed up inside the window; their "
+    return (f"{k} of {n} repetitions warmed up inside the window; their "
             f"figures are their steady parts'" + (
                 f" (over the whole windows, p99 {fmt_censored(whole.value_ms, whole.at_least_ms)}"
                 f" ms)" if whole is not None and whole.known else ""))
@@ -120,13 +192,19 @@ def _gc_tail_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
                   of: str = "") -> dict[str, Any]:
     """gc_tail.gc_tail_points as plot_gc_tail's points, systems in the run's order."""
     labels = {s.id: s.label for s in scenario.systems}
+    loads = {lp.id: lp for lp in scenario.load_points}
     rank = {sid: i for i, sid in enumerate(styles)}
     points = sorted(gc_tail_points(scenario), key=lambda p: rank[p.system])
     return {"title": f"Longest GC pause in the window against the tail{of}",
             "points": [{"label": labels[p.system], "color": styles[p.system]["color"],
                         "pause_ms": p.pause_ms,
                         "p999_ms": p.p999.bound(), "p999_censored": p.p999.censored,
-                        "max_ms": p.max.bound(), "max_censored": p.max.censored}
+                        "max_ms": p.max.bound(), "max_censored": p.max.censored,
+                        "title": (f"{labels[p.system]} at {load_text(loads[p.load])}: longest "
+                                  f"GC pause in the window {fmt_ms(p.pause_ms)} ms; p99.9 "
+                                  f"{fmt_censored(p.p999.value_ms, p.p999.at_least_ms)} ms, max "
+                                  f"{fmt_censored(p.max.value_ms, p.max.at_least_ms)} ms (medians "
+                                  f"of the repetitions)")}
                        for p in points]}
 
 
@@ -135,7 +213,18 @@ def _spectrum_data(lp: LoadPoint, present: list[tuple[System, Cell]],
     return {"title": f"Latency by percentile at {load_text(lp)}{of}",
             "timeout_ms": next((c.timeout_ms for _, c in present if c.timeout_ms), None),
             "curves": [{"label": s.label, **styles[s.id],
-                        "count": c.stats.count, "points": c.spectrum} for s, c in present]}
+                        "count": c.stats.count, "points": c.spectrum,
+                        "title": _spectrum_title(s, lp, c)} for s, c in present]}
+
+
+def _spectrum_title(s: System, lp: LoadPoint, c: Cell) -> str:
+    """A spectrum line's <title> (issue 34): its load, samples, repetitions and three of its
+    percentiles with their unit."""
+    stats = ", ".join(f"{name} {fmt_censored(p.value_ms, p.at_least_ms)} ms"
+                      for name in ("p50", "p99", "max") if (p := c.stats.get(name)).known)
+    n = len(c.repetitions)
+    return (f"{s.label} at {load_text(lp)}: latency by percentile, {c.stats.count:,} samples "
+            f"from {n} repetition{'' if n == 1 else 's'}; {stats}")
 
 
 def _time_axis(lp: LoadPoint, present: list[tuple[System, Cell]]) -> dict[str, Any]:
@@ -157,6 +246,9 @@ def _latency_data(lp: LoadPoint, present: list[tuple[System, Cell]],
                          "t_s": _step_times(c.repetitions[0].series),
                          "p99_ms": _step_values(c.repetitions[0].series, "p99_ms"),
                          "max_ms": _step_values(c.repetitions[0].series, "max_ms"),
+                         "titles": {name: _series_title(s, lp, c, f"{name}_ms",
+                                                        f"{name} per interval (ms)")
+                                    for name in ("p99", "max")},
                          **_steady_data(c.repetitions[0])}
                         for s, c in present],
             "gc_pauses": next((c.gc_pauses for _, c in present if c.gc_pauses), None)}
@@ -182,8 +274,24 @@ def _throughput_data(lp: LoadPoint, present: list[tuple[System, Cell]],
             "legend": "below" if len(present) > MANY_SYSTEMS else "inside",
             "systems": [{"label": s.label, **styles[s.id],
                          "t_s": _step_times(c.repetitions[0].series),
-                         "throughput_rps": _step_values(c.repetitions[0].series, "throughput_rps")}
+                         "throughput_rps": _step_values(c.repetitions[0].series, "throughput_rps"),
+                         "title": _series_title(s, lp, c, "throughput_rps",
+                                                "replies per second per interval")}
                         for s, c in present]}
+
+
+def _series_title(s: System, lp: LoadPoint, c: Cell, key: str, what: str) -> str:
+    """An over-time line's <title> (issue 34): what it draws (the series column `key`) with
+    its unit, the load, which repetition, how many intervals and their length, and the range
+    of the values."""
+    rows = c.repetitions[0].series
+    unit = "ms" if key.endswith("_ms") else "requests/s"
+    values = [r[key] for r in rows if r[key] is not None]
+    span = (f"; from {min(values):,.4g} to {max(values):,.4g} {unit}" if values
+            else "")
+    length = f" of {rows[0]['length_s']:g} s" if rows else ""
+    return (f"{s.label} at {load_text(lp)}: {what}, repetition 1 of {len(c.repetitions)}, "
+            f"{len(rows)} intervals{length}{span}")
 
 
 CHART_DATA = {"spectrum": _spectrum_data, "spectrum_panels": _spectrum_data,
@@ -217,7 +325,7 @@ def _step_values(rows, key: str) -> list:
 
 
 CHART_KINDS = ("spectrum", "spectrum_panels", "load_curve", "latency_over_time",
-               "throughput_over_time", "gc_tail",
+               "throughput_over_time", "gc_tail", "compare_curve", "summary_dot",
                "jmh_sweep", "jmh_spectrum")    # jmh_*: a JMH run's (write/jmh_views.py)
 
 

@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 from analysis.write.charts.plots import (OTHERS_GREY, _percent_label, _plain, _spectrum_censored,
                                   _spectrum_xy, panel_title)
-from analysis.write.charts.chartlayout import panel_layout
+from analysis.write.charts.chartlayout import panel_layout, view_limits
 from analysis.write.charts.chartspec import (Axis, Band, Bars, Entry, Note, Panels, Plot, Rule,
                                              Series, Style)
 from analysis.write.charts.plots import NARROW_TITLE_CHARS
@@ -47,14 +47,17 @@ def _spectrum_curve(curve: dict[str, Any], color: str | None = None,
     xs, ys, first = _spectrum_xy(curve)
     color = color or curve["color"]
     series, entries = [], []
+    title = curve.get("title") or f"{curve['label']}: latency (ms) by percentile"
     if first > 0:
         solid = Style(color, width, curve.get("linestyle", "-"))
         end = min(first + 1, len(xs))
-        series.append(Series(xs[:end], ys[:first] + ys[first:end], solid, steps=True))
+        series.append(Series(xs[:end], ys[:first] + ys[first:end], solid, steps=True,
+                             title=title))
         entries.append(Entry(curve["label"], solid))
     if first < len(xs):
         dotted = Style(color, width + 0.8, ":")
-        series.append(Series(xs[first:], ys[first:], dotted, steps=True))
+        series.append(Series(xs[first:], ys[first:], dotted, steps=True,
+                             title=f"{title}; from here on no answer within the timeout"))
         entries.append(Entry(f"{curve['label']}: no answer (> timeout)" if first > 0
                              else f"{curve['label']} (> timeout)", dotted))
     return series, entries
@@ -207,8 +210,9 @@ def latency_over_time(data: dict[str, Any]) -> Plot:
         none = "" if any(v is not None for v in s["p99_ms"]) else " (no request answered)"
         p99 = Style(s["color"], 1.6, s.get("linestyle", "-"))
         top = Style(s["color"], 0.8, alpha=0.7)
-        plot.series += [Series(s["t_s"], s["p99_ms"], p99, steps=True),
-                        Series(s["t_s"], s["max_ms"], top, steps=True)]
+        titles = s.get("titles") or {}
+        plot.series += [Series(s["t_s"], s["p99_ms"], p99, steps=True, title=titles.get("p99")),
+                        Series(s["t_s"], s["max_ms"], top, steps=True, title=titles.get("max"))]
         plot.entries += [Entry(f"{s['label']} p99{none}", p99), Entry(f"{s['label']} max", top)]
         values += [v for v in list(s["p99_ms"]) + list(s["max_ms"]) if v is not None]
         cls = _steadiness(plot, s, len(data["systems"]) > 1)
@@ -244,7 +248,8 @@ def throughput_over_time(data: dict[str, Any]) -> Plot:
                 legend="below" if data.get("legend") == "below" else "inside", legend_size=8)
     for s in data["systems"]:
         style = Style(s["color"], 1.4, s.get("linestyle", "-"))
-        plot.series.append(Series(s["t_s"], s["throughput_rps"], style, steps=True))
+        plot.series.append(Series(s["t_s"], s["throughput_rps"], style, steps=True,
+                                  title=s.get("title")))
         plot.entries.append(Entry(s["label"], style))
         top = max([top] + [v for v in s["throughput_rps"] if v is not None])
     _window_end(plot, data)
@@ -283,8 +288,10 @@ def load_curve(data: dict[str, Any]) -> Plot:
             ys = [values[i] for i in pts]
             all_y += [y for y in ys if y is not None]
             style = Style(s["color"], width, dash, marker=marker, marker_size=size)
-            # a hollow point's note is on its hollow marker, which covers this one
-            titles = [None if unsteady[i] else notes[i] for i in pts]
+            # issue 34: every point's values on hover, with its steadiness note (issue 32)
+            point_titles = s.get(f"{key}_titles") or [None] * n
+            full = [_joined(point_titles[i], notes[i]) for i in range(n)]
+            titles = [full[i] for i in pts]
             plot.series.append(Series(xs, ys, style,
                                       titles=titles if any(titles) else None))
             plot.entries.append(Entry(f"{s['label']} {key}", style))
@@ -303,20 +310,24 @@ def load_curve(data: dict[str, Any]) -> Plot:
                 hollow.append(Series([s["offered"][i] for i in open_], [values[i] for i in open_],
                                      Style(s["color"], 0, marker=marker, marker_size=size,
                                            face="#ffffff", edge_width=1.2),
-                                     titles=[notes[i] for i in open_]))
+                                     titles=[full[i] for i in open_]))
             flags = s.get(f"{key}_censored") or [False] * n
-            cens = [(s["offered"][i], values[i]) for i in pts if flags[i]]
+            cens = [i for i in pts if flags[i]]
             if cens:
                 censored_any = True
-                marks.append(Series([x for x, _ in cens], [y for _, y in cens],
+                marks.append(Series([s["offered"][i] for i in cens], [values[i] for i in cens],
                                     Style(s["color"], 0, marker="^", marker_size=math.sqrt(70),
-                                          edge="#000000", edge_width=0.8)))
+                                          edge="#000000", edge_width=0.8),
+                                    titles=_titles(full, cens)))
+            if key == "p99":
+                p99_full = full
         sat = [i for i in pts if s["saturated"][i]]
         if sat:
             saturated_any = True
             rings.append(Series([s["offered"][i] for i in sat], [s["p99_ms"][i] for i in sat],
                                 Style("#000000", 0, marker="o", marker_size=math.sqrt(110),
-                                      face="none", edge_width=1.2)))
+                                      face="none", edge_width=1.2),
+                                titles=_titles(p99_full, sat)))
         for i, text in enumerate(s.get("point_labels") or []):
             if i in pts and s["p99_ms"][i] is not None:
                 plot.notes.append(Note(s["offered"][i], s["p99_ms"][i], text))
@@ -354,6 +365,18 @@ def load_curve(data: dict[str, Any]) -> Plot:
     return plot
 
 
+def _joined(*parts: str | None) -> str | None:
+    """A point's <title> from its parts: '; '-joined, None when it has none."""
+    shown = [p for p in parts if p]
+    return "; ".join(shown) if shown else None
+
+
+def _titles(titles: Sequence[str | None], picked: Sequence[int]) -> list[str | None] | None:
+    """The <title>s of the picked points, None when none has one."""
+    out = [titles[i] for i in picked]
+    return out if any(out) else None
+
+
 def gc_tail(data: dict[str, Any]) -> Plot:
     """Each cell's longest GC pause against its p99.9 (filled circle) and
     max (hollow diamond), joined by a thin line; y = x dashed for reference; censored values at
@@ -384,7 +407,8 @@ def gc_tail(data: dict[str, Any]) -> Plot:
             style = Style(colour, 0, marker=marker, marker_size=math.sqrt(size),
                           face=None if filled else "none", edge_width=1.2)
             dots.append(Series([pt["pause_ms"] for pt in shown],
-                               [pt[f"{key}_ms"] for pt in shown], style, edges=edges))
+                               [pt[f"{key}_ms"] for pt in shown], style, edges=edges,
+                               titles=[pt.get("title") for pt in shown]))
             if key == "p999":
                 plot.entries.append(Entry(label, style, line=False))
     positive = [x for x in xs if x > 0]
@@ -411,6 +435,92 @@ def gc_tail(data: dict[str, Any]) -> Plot:
     return plot
 
 
+# a summary panel's rows (data units: a row is 1): the row's label above its p99, its p50 below
+DOT_LABEL_Y, DOT_P50_Y = 0.26, -0.2
+GREY_KEY = "#808080"
+
+
+def summary_dot(data: dict[str, Any]) -> Plot:
+    """Issue 34, one scenario's summary panel: a row per target, in the same order in every
+    panel (first at the top), its name above; its p99 a circle and its p50 a square just under
+    it, each with the repetitions' range as a line with caps; a censored value at the timeout
+    as a triangle pointing right, black-edged; a saturated target's p99 ringed and its name
+    saying so; a cell that is not steady hollow. Every mark has its <title>."""
+    rows = data["rows"]
+    n = len(rows)
+    plot = Plot(x=Axis("latency (ms)"), y=Axis("", limits=(-0.6, n - 0.4), ticks=[]),
+                title=data.get("title") or "", legend="below", panel_rows=n)
+    values: list[float] = []
+    used = set()
+    ranges: list[Series] = []
+    dots: list[Series] = []
+    for i, r in enumerate(rows):
+        y = n - 1 - i
+        label = r["label"] + ("" if r["measured"] else " (not measured)") + (
+            " (saturated)" if r.get("saturated") else "")
+        plot.notes.append(Note(0.0, y + DOT_LABEL_Y, label, dy=0))
+        if not r["measured"]:
+            continue
+        for key, dy, marker, size in (("p99", 0.0, "o", 7.0), ("p50", DOT_P50_Y, "s", 5.5)):
+            v, title = r[f"{key}_ms"], r[f"{key}_title"]
+            if v is None:
+                continue
+            values.append(v)
+            rng = r[f"{key}_range"]
+            if rng:
+                used.add("range")
+                values += rng
+                ranges.append(Series(rng, [y + dy] * 2, Style(r["color"], 1.2, alpha=0.6,
+                                                              marker="|", marker_size=5),
+                                     titles=[title, title]))
+            censored = r[f"{key}_censored"]
+            hollow = r.get("not_steady")
+            used |= {"censored"} if censored else set()
+            used |= {"hollow"} if hollow else set()
+            dots.append(Series([v], [y + dy], Style(
+                r["color"], 0, marker=">" if censored else marker, marker_size=size,
+                face="#ffffff" if hollow else None, edge="#000000" if censored else None,
+                edge_width=1.2 if hollow else 0.8), titles=[title]))
+            if key == "p99" and r.get("saturated"):
+                used.add("saturated")
+                dots.append(Series([v], [y], Style("#000000", 0, marker="o", marker_size=11,
+                                                   face="none", edge_width=1.1), titles=[title]))
+    plot.series = ranges + dots
+    plot.x = auto_y("latency (ms)", values)
+    positive = [v for v in values if v > 0]
+    if plot.x.scale == "log" and max(positive) / min(positive) >= 100:
+        plot.x.subs = (1.0,)    # decades only: 1-2-5 steps crowd a phone-wide panel
+    elif plot.x.scale == "linear":
+        # a dot marks a position, not a length: the axis spans the data (Cleveland's dot
+        # plots need no zero), so that 100.2 and 103.9 ms are told apart
+        plot.x.limits = (None, None)
+    lo, hi = view_limits(plot.x, values)
+    plot.x.limits = (lo, hi)
+    inset = lo * (hi / lo) ** 0.012 if plot.x.scale == "log" else lo + 0.012 * (hi - lo)
+    for note in plot.notes:
+        note.x = inset
+    plot.entries = [Entry("p99", Style(GREY_KEY, 0, marker="o", marker_size=7), line=False),
+                    Entry("p50", Style(GREY_KEY, 0, marker="s", marker_size=5.5), line=False)]
+    if "range" in used:
+        plot.entries.append(Entry("lines: range of the repetitions",
+                                  Style(GREY_KEY, 1.2, marker="|", marker_size=5)))
+    if "saturated" in used:
+        plot.entries.append(Entry("ringed: saturated (see the table's rules)",
+                                  Style("#000000", 0, marker="o", marker_size=9, face="none"),
+                                  line=False))
+    if "censored" in used:
+        timeout = data.get("timeout_ms")
+        plot.entries.append(Entry(f"black-edged triangle: no answer within the timeout"
+                                  f"{f' (> {timeout / 1000:g} s)' if timeout else ''}, drawn at it",
+                                  Style(GREY_KEY, 0, marker=">", marker_size=7, edge="#000000"),
+                                  line=False))
+    if "hollow" in used:
+        plot.entries.append(Entry("hollow: not steady (transient)",
+                                  Style(GREY_KEY, 0, marker="o", marker_size=7, face="#ffffff",
+                                        edge_width=1.2), line=False))
+    return plot
+
+
 def jmh_sweep(data: dict[str, Any]) -> Plot:
     """A JMH score against one param, a line per variant with JMH's 99.9 %
     confidence interval as error bars, ticks at the param's values."""
@@ -421,7 +531,9 @@ def jmh_sweep(data: dict[str, Any]) -> Plot:
     for line in data["lines"]:
         xs_all.update(line["x"])
         style = Style(line["color"], 1.6, marker="o", marker_size=5)
-        plot.series.append(Series(line["x"], line["y"], style))
+        plot.series.append(Series(line["x"], line["y"], style, titles=[
+            _sweep_title(data, line["label"], x, y, e)
+            for x, y, e in zip(line["x"], line["y"], line["error"])]))
         plot.entries.append(Entry(line["label"], style))
         bars = [(x, y, e) for x, y, e in zip(line["x"], line["y"], line["error"])
                 if y is not None and e is not None]
@@ -444,7 +556,20 @@ def jmh_sweep(data: dict[str, Any]) -> Plot:
     return plot
 
 
+def _sweep_title(data: dict[str, Any], label: str, x: float, y: float | None,
+                 error: float | None) -> str | None:
+    """A JMH sweep point's <title>: the variant, the param's value, the score in the axis's
+    unit, JMH's 99.9 % error."""
+    if y is None:
+        return None
+    unit = data["ylabel"]
+    return (f"{label}, {data['xlabel'].replace(' (log scale)', '')} = {x:g}: {y:,.4g} ({unit})"
+            + (f" ± {error:,.3g} (JMH's 99.9 % confidence interval)" if error is not None
+               else ""))
+
+
 BUILDERS: dict[str, Callable[[dict[str, Any]], Plot]] = {
     "spectrum": spectrum, "latency_over_time": latency_over_time,
     "throughput_over_time": throughput_over_time, "load_curve": load_curve, "gc_tail": gc_tail,
+    "compare_curve": load_curve, "summary_dot": summary_dot,
     "jmh_sweep": jmh_sweep, "jmh_spectrum": spectrum}

@@ -101,6 +101,9 @@ def _marker_path(marker: str, x: float, y: float, size: float) -> str:
     if marker == "^":
         return (f"M {num(x)} {num(y - r)} L {num(x + r)} {num(y + r)} L {num(x - r)} "
                 f"{num(y + r)} z")
+    if marker == ">":
+        return (f"M {num(x + r)} {num(y)} L {num(x - r)} {num(y - r)} L {num(x - r)} "
+                f"{num(y + r)} z")
     if marker == "D":
         r = size * 0.7071  # matplotlib's D: a square of side `size` turned 45 degrees
         return (f"M {num(x)} {num(y - r)} L {num(x + r)} {num(y)} L {num(x)} {num(y + r)} "
@@ -120,10 +123,11 @@ class Canvas:
         self.clips: list[tuple[float, float, float, float]] = []
 
     def path(self, d: str, style: str, clip: int | None = None,
-             title: str | None = None) -> None:
+             title: str | None = None, cls: str | None = None) -> None:
         """A path; with a `title`, its <title> child (a tooltip, and what a screen reader
-        says of it)."""
+        says of it); `cls`: its class ("pt": a data point's marker, which tests find)."""
         attr = f' clip-path="url(#clip-{clip})"' if clip is not None else ""
+        attr += f' class="{cls}"' if cls else ""
         if title:
             self.out.append(f'<path d="{d}"{attr} style="{style}"><title>{escape(title)}</title>'
                             f'</path>')
@@ -219,14 +223,15 @@ def _draw_legend(c: Canvas, entries: Sequence[Entry], labels: Sequence[Sequence[
 
 
 def _marker(c: Canvas, s: Style, x: float, y: float, edge: str | None,
-            title: str | None = None) -> None:
+            title: str | None = None, point: bool = False) -> None:
     face = s.color if s.face is None else s.face
     edge = colour(edge or s.edge or s.color)
     fill = "none" if face == "none" else colour(face)
     style = f"fill: {fill}; stroke: {edge}; stroke-width: {num(s.edge_width)}"
     if s.alpha < 1:
         style += f"; fill-opacity: {num(s.alpha)}; stroke-opacity: {num(s.alpha)}"
-    c.path(_marker_path(s.marker, x, y, s.marker_size), style, title=title)
+    c.path(_marker_path(s.marker, x, y, s.marker_size), style, title=title,
+           cls="pt" if point else None)
 
 
 @dataclass
@@ -297,12 +302,12 @@ def _draw_area(c: Canvas, plot: Plot, f: Frame, area_id: str) -> None:
         if s.style.width > 0:
             d = _polyline(s.xs, s.ys, sx, sy, s.steps)
             if d:
-                c.path(d, _stroke(s.style), clip=f.clip)
+                c.path(d, _stroke(s.style), clip=f.clip, title=s.title)
         if s.style.marker:
             for i, (x, y) in enumerate(zip(s.xs, s.ys)):
                 if finite(x) and finite(y) and sx.inside(x) and sy.inside(y):
                     _marker(c, s.style, sx(x), sy(y), s.edges[i] if s.edges else None,
-                            s.titles[i] if s.titles else None)
+                            s.titles[i] if s.titles else None, point=True)
     for n in plot.notes:
         c.text(sx(n.x), sy(n.y) - n.dy, n.text, n.size, "start")
     for x, y, anchor, text in rule_labels(plot, f.box, sx):
