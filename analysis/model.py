@@ -387,6 +387,8 @@ class Repetition:
     window_stats: LatencyStats | None = None   # the whole window's, when `stats` are the
                                             #   steady part's (steady.from_steady_part)
     generators: list[GeneratorFigures] | None = None   # issue 33: one per generator's file
+    merged_text: str | None = field(default=None, repr=False)   # their logs added: the .hlog
+                                            #   `source` names, to write (issue 33)
 
 
 @dataclass

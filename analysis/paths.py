@@ -109,3 +109,10 @@ def converted_hlog_path(run_id: str, results_rel: str) -> str:
     """The .hlog recorded from a load tool's per-request file (issue 23), published beside
     the run's data: the file's path inside the run folder, with `.hlog` added."""
     return f"assets/data/{run_id}/imported/{results_rel}.hlog"
+
+
+def merged_hlog_path(run_id: str, cell) -> str:
+    """The .hlog of a cell repetition's generators' logs added (issue 33), published beside the
+    run's data: where the cell's own log would be in the run folder."""
+    folder = "/".join(x for x in (cell.scenario, cell.system) if x)
+    return f"assets/data/{run_id}/merged/{folder}/{cell.load}.{cell.repetition}.hlog"

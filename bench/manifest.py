@@ -118,6 +118,11 @@ def default_title(systems: list[dict], service_ms: int, scenarios: list[dict]) -
     return f"{' vs '.join(labels)} at {service_ms} ms per request"
 
 
+def _sentence_case(label: str) -> str:
+    """A label inside a sentence: "Fixed pool" -> "fixed pool", an acronym ("JDK ...") kept."""
+    return label if label[1:2].isupper() else label[:1].lower() + label[1:]
+
+
 def default_description(systems: list[dict], service_ms: int, scenarios: list[dict]) -> str:
     if scenarios:
         return ("Open-loop load against " + "; ".join(s["label"] for s in systems)
@@ -125,7 +130,7 @@ def default_description(systems: list[dict], service_ms: int, scenarios: list[di
                 "(" + ", ".join(s["id"] for s in scenarios) + "): thread pools, virtual threads "
                 "and event loops side by side.")
     names = " and ".join(s["label"].lower() if s["id"] == "virtual" else
-                         f"a {s['label'][0].lower()}{s['label'][1:]}" for s in systems)
+                         f"a {_sentence_case(s['label'])}" for s in systems)
     return (f"Open-loop load at rising offered rates against the JDK's built-in HTTP server, "
             f"which holds each request for {service_ms} ms, run by {names}: where a pool's "
             f"throughput stops and its queue takes over.")
@@ -376,6 +381,10 @@ def render(run: dict, generator_flags: str) -> str:
     # schema 1 (whitespace collapsed, so the comment stays one line).
     header = HEADER if "scenarios" not in run else HEADER.replace(
         "# <system>/<load>", "# <scenario>/<system>/<load>")
+    if any(isinstance(c.get("counts"), list) for c in run.get("cells", [])):
+        # several generators per cell: each writes its own pair of files, gI the generator's
+        header = header.replace("<rep>.counts.json", "<rep>.gI.counts.json").replace(
+            "# the .hlog their", "# the .gI.hlog their")
     return (header + f"# Generator JVM: {' '.join(generator_flags.split())}\n"
             + yaml.safe_dump(run, sort_keys=False, allow_unicode=True, width=100,
                              default_flow_style=False))

@@ -227,7 +227,7 @@ def test_two_generator_logs_merge_to_hdrhistogram_javas_union(java_union, oracle
                         if iv.tag is None)
 
 
-def test_a_harness_cell_of_two_generators_builds_with_their_sums(tmp_path):
+def test_a_harness_cell_of_two_generators_builds_with_their_sums(tmp_path, oracle):
     import json as _json
 
     import yaml
@@ -262,6 +262,17 @@ cells:
     doc = yaml.safe_load(find_data(site, "merge").read_text(encoding="utf-8"))
     gens = doc["methodology"]["generators"]
     assert [r["sent_text"] for r in gens[0]["rows"]] == [str(c["window"]["sent"]) for c in counts]
+    # The cell links the generators' logs added, published beside the run's data; HdrHistogram
+    # Java reads from it the count, maximum and p99 the row gives (values in us)
+    merged = "assets/data/merge/merged/jdk-virtual/r200.1.hlog"
+    assert doc["cells"]["r200"]["jdk-virtual"]["source"] == merged
+    proc = subprocess.run([str(oracle / "javastats"), str(site / merged), "-", "99"],
+                          capture_output=True, text=True, check=True)
+    java = _json.loads(proc.stdout)
+    assert java["total_count"] == int(row["count"]) == sum(c["window"]["completed"]
+                                                           for c in counts)
+    assert java["max"] / 1000 == pytest.approx(float(row["max_ms"]), rel=1e-12)
+    assert java["percentiles"]["99"] / 1000 == pytest.approx(float(row["p99_ms"]), rel=1e-12)
 
 
 def _import(*args: str) -> subprocess.CompletedProcess:

@@ -30,7 +30,7 @@ from analysis.read.hdr.log import read_hlog
 from analysis.read.jfr import summarize_jfr
 from analysis.read.jfr.stacks import summarize_and_fold
 from analysis.read.manifest import UNITS_PER_MS, Manifest, default_jfr
-from analysis.paths import repo_relative
+from analysis.paths import merged_hlog_path, repo_relative
 
 
 # What of a JFR summary goes into _data (kept small: no pause lists, no warnings).
@@ -206,6 +206,16 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
     unit = manifest.value_unit
     lp = manifest.load_point(cell.load)
     counts, log, generators = _read_generators(manifest, cell, path, rel)
+    source, merged_text = rel, None
+    if generators:
+        # the cell's figures come from the generators' logs added: that sum is the data the
+        # tables link to, published as a log HistogramLogProcessor reads (each generator's own
+        # log is linked from its row of the per-generator table)
+        from analysis.read.hdr.log_writer import hlog_text
+        source = merged_hlog_path(manifest.run_id, cell)
+        merged_text = hlog_text(log.intervals, UNITS_PER_MS[unit], comment=(
+            "the interval histograms of " + ", ".join(g.source for g in generators)
+            + " added by absolute second, by loadcurve"))
     for w in log.warnings:
         warnings.append(f"{rel}: {w}")
     intervals = log.select(cell.tag)
@@ -266,7 +276,7 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
             stats = aggregate.histogram_stats(histogram, unit)
             length_s = lp.duration_s - state.steady_from_s
         return Repetition(
-            index=cell.repetition, source=rel, stats=stats,
+            index=cell.repetition, source=source, merged_text=merged_text, stats=stats,
             throughput_rps=aggregate.recorded_rate(stats.count, length_s),
             accounting=Accounting(sent=cell.sent, errors=cell.errors, timed_out=cell.timeouts),
             series=series, jvm=jvm, gc_pauses=gc_pauses, timeout_ms=tmo,
@@ -310,7 +320,7 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
     lag = counts.send_lag_us_window.p99
     host = replace(host, send_lag_p99_ms=None if lag is None else lag / 1000.0)
     return Repetition(
-        index=cell.repetition, source=rel, stats=stats, throughput_rps=rates.throughput_rps,
+        index=cell.repetition, source=source, merged_text=merged_text, stats=stats, throughput_rps=rates.throughput_rps,
         accounting=accounting, series=series, jvm=jvm, gc_pauses=gc_pauses, host=host,
         in_flight=in_flight, goodput_rps=rates.goodput_rps, queue=queue,
         timeout_ms=tmo, cpu_window=cpu, steady=state, window_stats=whole,

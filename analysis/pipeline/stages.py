@@ -66,6 +66,8 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
             for r in c.repetitions:     # issue 23: a load tool's requests, as an .hlog
                 if r.imported is not None and r.imported.hlog_text is not None:
                     write(r.imported.converted, r.imported.hlog_text)
+                if r.merged_text is not None:     # issue 33: several generators' logs added
+                    write(r.source, r.merged_text)
         for g in graphs + diffs:      # issue 25: flame graphs, drawn with the data
             if g.folded is not None:
                 write(g.folded, g.folded_text)
