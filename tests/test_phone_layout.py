@@ -101,16 +101,7 @@ def _save(browser, name: str) -> None:
         (Path(folder) / f"{name}.png").write_bytes(base64.b64decode(browser.s("GET", "/screenshot")))
 
 
-# Found by this test, left to the chart layout (analysis/write/charts/chartlayout.py, NARROW):
-# the phone's spectrum charts cut their last tick label ("99.999%") 5-10 px at the right edge.
-# Strict: the day it is fixed, these fail until they are taken off this list.
-KNOWN = {("many-servers-sleep", "phone"), ("fanout-pekko", "phone"), ("wiremock", "phone")}
-
-
-@pytest.mark.parametrize("name,width", [
-    pytest.param(n, w, marks=pytest.mark.xfail(strict=True, reason="narrow spectrum's last tick "
-                                               "label cut at the right edge"))
-    if (n, w) in KNOWN else (n, w) for n in PAGES for w in WIDTHS])
+@pytest.mark.parametrize("name,width", [(n, w) for n in PAGES for w in WIDTHS])
 def test_page_fits_and_keeps_row_labels_in_view(server, browser, name, width):
     open_at(browser, server + PAGES[name], WIDTHS[width])
     load_every_image(browser)        # every <details> open: each table and figure is checked
@@ -126,6 +117,40 @@ def test_page_fits_and_keeps_row_labels_in_view(server, browser, name, width):
         text = browser.script(SVG_TEXT)
         assert not text["out"], (src, text)
         assert text["heading"] == text["title"], (src, text)
+
+
+# Where the pictures of a multi-system report are: every summary panel's and the comparison
+# load curve's box, and the first table's top
+PICTURES = """
+const view = document.documentElement.clientWidth;
+const box = e => { const r = e.getBoundingClientRect();
+                   return {left: r.left, right: r.right, top: r.top + window.scrollY}; };
+const curve = document.getElementById("compare-load-curve");
+const table = document.querySelector("table");
+return {view: view,
+        panels: [...document.querySelectorAll(".chart-panels figure")].map(box),
+        curve: curve && box(curve.nextElementSibling), table_top: table && box(table).top};"""
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_the_comparison_pictures_come_first_and_fit(server, browser, width):
+    """many-servers: five summary panels (one per scenario) side by side or stacked, none past
+    the screen's edge, above every table; fanout-curve: both scenarios' load curve above the
+    tables."""
+    open_at(browser, server + PAGES["many-servers"], WIDTHS[width])
+    load_every_image(browser)
+    got = browser.script(PICTURES)
+    assert len(got["panels"]) == 5, got
+    assert all(0 <= p["left"] and p["right"] <= got["view"] + 1 for p in got["panels"]), got
+    assert max(p["top"] for p in got["panels"]) < got["table_top"], got
+    if width == "phone":     # one column: each panel under the one before
+        tops = [p["top"] for p in got["panels"]]
+        assert tops == sorted(tops) and len(set(tops)) == 5, got
+    open_at(browser, server + PAGES["fanout-curve"], WIDTHS[width])
+    load_every_image(browser)
+    got = browser.script(PICTURES)
+    assert got["curve"] is not None and got["curve"]["right"] <= got["view"] + 1, got
+    assert got["curve"]["top"] < got["table_top"], got
 
 
 def test_the_load_curve_table_shows_hey_with_its_row_labels_on_a_phone(server, browser):
@@ -169,3 +194,13 @@ def test_screenshots(server, browser):
         browser.script("document.querySelector('table.time-split').scrollIntoView();"
                        "document.querySelector('table.time-split').parentElement.scrollLeft = 400")
         _save(browser, f"{width}-fanout-accounting")
+        # the pictures at the top of the multi-system reports: fanout-curve's two scenarios on
+        # one load curve, many-servers' summary panels (7 servers x 5 scenarios)
+        open_at(browser, server + PAGES["fanout-curve"], WIDTHS[width])
+        load_every_image(browser)
+        browser.script("document.getElementById('compare-load-curve').scrollIntoView()")
+        _save(browser, f"{width}-fanout-curve-compared")
+        open_at(browser, server + PAGES["many-servers"], WIDTHS[width])
+        load_every_image(browser)
+        browser.script("document.getElementById('summary-chart').scrollIntoView()")
+        _save(browser, f"{width}-many-servers-summary")

@@ -328,7 +328,11 @@ def _draw_ticks(c: Canvas, plot: Plot, f: Frame, tick_pt: float, x_labels: bool 
         xfmt = plot.x.formatter or plain
         label_y = y1 + 2 * TICK_PT + tick_pt * ASCENT
         for t in f.xticks:
-            c.text(f.sx(t), label_y, xfmt(t), tick_pt)
+            text = xfmt(t)
+            half = text_width(text, tick_pt) / 2
+            # a label centred on an end tick may not fit the canvas (a phone's spectrum ends at
+            # 99.999%): kept inside it, as near its tick as it fits
+            c.text(min(max(f.sx(t), half + 1), c.width - half - 1), label_y, text, tick_pt)
     widest = 0.0
     if y_labels:
         yfmt = plot.y.formatter or plain
