@@ -231,7 +231,14 @@ class LoadGenRequestRunTest {
             assertEquals(0, field(measured, "window", "errors"), measured);
             assertEquals("{}", top(measured, "errors_by_status"));
             assertTrue(top(measured, "request").endsWith("\"tls\": \"insecure\"}"), measured);
-            assertTrue(Long.parseLong(top(measured, "connections_opened")) < field(measured, "total", "sent") / 2,
+            // Kept alive: a connection is opened only when every open one is busy, so never
+            // more than the most requests in flight at once (plus reconnects after a server's
+            // close), and fewer than the requests. Not "fewer than half of them": on a starved
+            // machine (CI beside other work) slow handshakes pile up 60 requests in flight.
+            long opened = Long.parseLong(top(measured, "connections_opened"));
+            assertTrue(opened <= Long.parseLong(top(measured, "max_in_flight"))
+                            + Long.parseLong(top(measured, "retries_on_closed_keepalive"))
+                            && opened < field(measured, "total", "sent"),
                     "TLS connections are kept alive: " + measured);
 
             // Refused: every window request fails its handshake (or, the handshakes running on
