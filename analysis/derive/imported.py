@@ -237,9 +237,15 @@ def _from_samples(manifest: Manifest, cell, samples: RequestSamples,
         manifest.resolve(cell.hlog), manifest.run_dir).replace(os.sep, "/"))
     imported.window_text = _window_text(rec)
     imported.window_cut = None if rec.window is None else (rec.cut_before, rec.cut_after)
+    base = imported.source[:len(imported.source) - len(cell.hlog)]
+    files = [base + part for part in cell.files]
     imported.hlog_text = hlog_text(rec.intervals, UNITS_PER_MS[unit],
                                    comment=f"{imported.tool} {imported.format} file "
-                                           f"{imported.source}, recorded by loadcurve")
+                                           f"{imported.source}, recorded by loadcurve"
+                                   if len(files) == 1 else
+                                   f"{imported.tool} {imported.format} files "
+                                   f"{', '.join(files)}, their requests merged and recorded "
+                                   f"by loadcurve")
     rep = Repetition(
         index=cell.repetition, source=imported.source, stats=stats,
         # as the harness counts them: every reply (any status) that came during the window,

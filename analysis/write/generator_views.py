@@ -34,11 +34,14 @@ def generators(run: Run) -> list[dict[str, Any]]:
                                        f"{load_point_text(loads[cell.load])}"
                                        + (f", repetition {rep.index}"
                                           if len(cell.repetitions) > 1 else "")
-                                       + (f" ({scenario.label})" if scenario.id else "")))
+                                       + (f" ({scenario.label})" if scenario.id else ""),
+                                  "-".join(["generators", *([scenario.id] if scenario.id
+                                                            else []),
+                                            cell.system, cell.load, str(rep.index)])))
     return out
 
 
-def _block(rep, label: str) -> dict[str, Any]:
+def _block(rep, label: str, caption_id: str) -> dict[str, Any]:
     rows = rep.generators
     firsts = [r.first_send_ms for r in rows if r.first_send_ms is not None]
     earliest = min(firsts) if firsts else None
@@ -56,7 +59,9 @@ def _block(rep, label: str) -> dict[str, Any]:
                 + (imported.percentiles_note or ""))
     flagged = [r for r in rows if r.behind_rate or r.behind_p99]
     return {
-        "label": label, "merge_text": what,
+        "label": label, "merge_text": what, "caption_id": caption_id,
+        "caption": f"{label}: each load generator's file, with what it sent and measured in "
+                   f"the window",
         "rows": [{"source": r.source, "sent_text": fmt_count(r.sent),
                   "rate_text": fmt_rate(r.rate_rps),
                   "share_text": fmt_rate(r.share_rps),
