@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis import native_build
-from analysis.native_build import compile_shared
+from analysis.read import native_build
+from analysis.read.native_build import compile_shared
 
 SOURCE = Path(__file__).with_name("_native.c")
 # -fwrapv: int64 sums wrap as numpy's do; -ffp-contract=off: no fused multiply-add, so the

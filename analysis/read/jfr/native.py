@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis import native_build
-from analysis.native_build import compile_shared
+from analysis.read import native_build
+from analysis.read.native_build import compile_shared
 from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")

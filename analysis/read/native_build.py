@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 CACHE = Path(os.environ.get("LOADCURVE_NATIVE_CACHE")
-             or Path(__file__).resolve().parents[1] / ".cache" / "native")
+             or Path(__file__).resolve().parents[2] / ".cache" / "native")
 BUILD_SECONDS = 120
 
 
