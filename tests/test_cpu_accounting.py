@@ -25,7 +25,7 @@ from analysis.derive.analyse import analyse_run
 from analysis.errors import ManifestError
 from analysis.model import Percentile
 from analysis.read.manifest import load_manifest
-from analysis.write import views
+from analysis.write import overload_views
 from tests.conftest import REPO
 from tests.test_manifest import MINIMAL, write_run
 
@@ -142,7 +142,7 @@ def test_waiting_is_latency_minus_cpu_and_a_bound_when_censored():
 
 def test_caption_names_its_inputs_and_the_waiting_share_grows_to_the_knee(run):
     scenario = next(s for s in run.scenarios if s.id == "fanout-pekko")
-    block = views.cpu_accounting(run, scenario)
+    block = overload_views.cpu_accounting(run, scenario)
     method = block["caption"]
     assert method.startswith("Per-request accounting (Fan-out, Pekko Streams): ")
     for name in ("counts.json", "server.cpu_share_window", "machine.cores", "jdk.ExecutionSample",
@@ -195,7 +195,7 @@ def test_the_knee_is_the_first_saturated_load_that_was_steady():
     its first saturated load (no steady state: requests time out to the end) is the knee."""
     steady_run = analyse_run(load_manifest(REPO / "runs" / "fanout-curve"), REPO)
     scenario = next(s for s in steady_run.scenarios if s.id == "fanout-pekko")
-    (growth,) = views.cpu_accounting(steady_run, scenario)["growth"]
+    (growth,) = overload_views.cpu_accounting(steady_run, scenario)["growth"]
     knees = [p["offered_text"] for p in growth["points"] if p["knee"]]
     first = next(lp for lp in scenario.load_points
                  if scenario.cell(lp.id, "jdk-virtual").saturation.saturated)

@@ -61,8 +61,8 @@ def test_goldens_when_the_compiler_fails(tmp_path):
 def test_an_unloadable_object_means_the_numpy_path(tmp_path, monkeypatch):
     broken = tmp_path / "broken.so"
     broken.write_bytes(b"not an ELF file")
-    monkeypatch.setattr(native, "build", lambda: broken)
-    monkeypatch.setattr(native, "_loaded", [])
+    monkeypatch.setattr(native.LOADER, "build", lambda: broken)
+    monkeypatch.setattr(native.LOADER, "loaded", [])
     assert native.get() is None
     assert native.describe().startswith("numpy")
 

@@ -191,8 +191,8 @@ def test_program_refuses_what_the_python_reader_refuses():
 def test_an_unloadable_object_means_the_python_reader(tmp_path, monkeypatch):
     broken = tmp_path / "broken.so"
     broken.write_bytes(b"not an ELF file")
-    monkeypatch.setattr(native, "build", lambda: broken)
-    monkeypatch.setattr(native, "_loaded", [])
+    monkeypatch.setattr(native.LOADER, "build", lambda: broken)
+    monkeypatch.setattr(native.LOADER, "loaded", [])
     assert native.get() is None
     assert native.describe().startswith("Python")
 

@@ -21,7 +21,7 @@ from analysis.derive import aggregate, overload
 from analysis.model import Accounting, InFlight, Repetition
 from analysis.read.hdr.histogram import Histogram, layout_for
 from analysis.read.manifest import CellSpec, LoadPointSpec, Manifest, SystemSpec
-from analysis.write import datafiles, views
+from analysis.write import datafiles, load_curve_views, overload_views
 from analysis.paths import find_data
 
 REPO = Path(__file__).resolve().parents[1]
@@ -91,7 +91,8 @@ def test_errors_are_answers_not_saturation():
 def test_one_error_in_a_thousand_is_not_flagged():
     c = run_of({("r100", 100.0): [repetition(1, offered=100.0, errors=1)]}).scenario.cell(
         "r100", "s")
-    assert overload.error_rate(c.accounting).high is False and views.error_flag_text(c) is None
+    assert overload.error_rate(c.accounting).high is False
+    assert load_curve_views.error_flag_text(c) is None
 
 
 def test_unanswered_requests_still_saturate():
@@ -118,7 +119,7 @@ def test_a_collapsed_repetition_marks_the_cell_and_is_named():
         "timeout in 1 of 3 repetitions (repetition 1: 113 of 40,000, 0.3 %; 66.8 % over all 3)")
     system = run.scenario.systems[0]
     assert system.measured_peak_rps == 3000.0
-    row = views.ceiling(run)["rows"][0]
+    row = overload_views.ceiling(run)["rows"][0]
     assert row["measured_text"] == "3000.0 req/s"
     assert row["left_out_text"] == ("not counted: 4,000 req/s (throughput 4,000.0): repetition 1 "
                                     "delivered only 124.1 req/s")
@@ -130,7 +131,7 @@ def test_a_backlog_draining_is_not_the_ceiling():
                                       for i, t in ((1, 1742.0), (2, 2048.0), (3, 1837.2))]})
     assert run.scenario.cell("r1500", "s").throughput_rps == 1837.2
     assert run.scenario.systems[0].measured_peak_rps == 1500.0
-    assert views.ceiling(run)["rows"][0]["left_out_text"] == (
+    assert overload_views.ceiling(run)["rows"][0]["left_out_text"] == (
         "not counted: 1,500 req/s (throughput 1,837.2): more than offered, a backlog from before "
         "the window draining (repetitions 1, 2, 3)")
 
@@ -153,7 +154,7 @@ def test_host_row_prints_the_busy_repetitions_figures():
     assert (h.machine_cpu, h.server_cpu, h.generator_cpu, h.host_busy) == (0.99, 0.55, 0.41, True)
     assert h.reason == ("repetition 1: the machine's CPU was 99% busy during the window "
                         "(over 80%)")
-    row = views.host_health(run)["rows"][0]
+    row = overload_views.host_health(run)["rows"][0]
     assert (row["machine_text"], row["host_busy"]) == ("99.0 %", True)
     # quiet: the medians
     calm = overload.repetitions_host([(1, quiet[0]), (2, quiet[1]),

@@ -2,8 +2,8 @@
 
 The document's shape is the team contract in docs/data-format.md: the run's fields and data
 (systems, load points, cells keyed by load point and system, with full numbers rounded once,
-here), then one view block per include (views.py). Keys come in the order listed there and
-nothing depends on the clock or the machine.
+here), then one view block per include (the *_views modules). Keys come in the order listed
+there and nothing depends on the clock or the machine.
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATO
                                  SPREAD_STATS, SUMMARY_CSV_COLUMNS, closed_load_text, fmt_number,
                                  has_closed_loads, labelled, load_label, load_order, r1, r3,
                                  table_csv_columns)
-from analysis.write import flame_views, summary, views
+from analysis.write import (cell_text, flame_views, jvm_views, load_curve_views, methodology_views,
+                            overload_views, page_views, summary)
 from analysis.write.charts.chartset import chart_section, summary_chart_section
 from analysis.paths import report_url, series_csv_path
 
@@ -86,21 +87,21 @@ def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None
             doc[key] = value
     if implicit is not None:
         doc.update(scenario_data(run, implicit))
-        doc["stat"] = views.stat(doc)
-        doc["load_curve_table"] = views.load_curve_table(run, implicit)
-        doc["ceiling"] = views.ceiling(run, implicit)
-        doc["methodology"] = views.methodology(run)
+        doc["stat"] = page_views.stat(doc)
+        doc["load_curve_table"] = load_curve_views.load_curve_table(run, implicit)
+        doc["ceiling"] = overload_views.ceiling(run, implicit)
+        doc["methodology"] = methodology_views.methodology(run)
         doc.update(optional_blocks(run, implicit, flames))
         doc["charts"] = chart_section(run, chart_sizes)
         return doc
     doc["systems"] = [_system_entry(s) for s in run.scenarios[0].systems]
     doc["load_points"] = [_load_point_entry(lp) for lp in _run_load_points(run)]
-    doc["methodology"] = views.methodology(run)
+    doc["methodology"] = methodology_views.methodology(run)
     doc["summary_table"] = summary.summary_table(run)
     summary_charts = summary_chart_section(run, chart_sizes)
     if summary_charts:
         doc["summary_charts"] = summary_charts
-    doc["scenario_list"] = [views.scenario_heading(run, sc) for sc in run.scenarios]
+    doc["scenario_list"] = [page_views.scenario_heading(run, sc) for sc in run.scenarios]
     doc["scenarios"] = {sc.id: scenario_document(run, sc, doc, chart_sizes, flames)
                         for sc in run.scenarios}
     across = flame_views.run_diffs(run, flames[1])
@@ -112,16 +113,16 @@ def run_document(run: Run, chart_sizes: dict[str, tuple[int, int]] | None = None
 def scenario_document(run: Run, scenario: Scenario, doc: dict[str, Any],
                       chart_sizes: dict[str, tuple[int, int]] | None,
                       flames: tuple[list, list] = ([], [])) -> dict[str, Any]:
-    """One scenario's block of a run with scenarios: its heading (views.scenario_heading), its
+    """One scenario's block of a run with scenarios: its heading (page_views.scenario_heading), its
     data (systems with this scenario's ceilings, load points, cells) and its view blocks, each
     as the run-level block of a run without scenarios."""
-    block: dict[str, Any] = views.scenario_heading(run, scenario)
+    block: dict[str, Any] = page_views.scenario_heading(run, scenario)
     block.update(scenario_data(run, scenario))
-    block["stat"] = views.stat({**block, **{k: doc[k] for k in
+    block["stat"] = page_views.stat({**block, **{k: doc[k] for k in
                                             ("environment", "load_generator", "method")
                                             if k in doc}})
-    block["load_curve_table"] = views.load_curve_table(run, scenario)
-    block["ceiling"] = views.ceiling(run, scenario)
+    block["load_curve_table"] = load_curve_views.load_curve_table(run, scenario)
+    block["ceiling"] = overload_views.ceiling(run, scenario)
     block.update(optional_blocks(run, scenario, flames))
     block["charts"] = chart_section(run, chart_sizes, scenario)
     return block
@@ -141,11 +142,11 @@ def optional_blocks(run: Run, scenario: Scenario,
                     flames: tuple[list, list] = ([], [])) -> dict[str, Any]:
     """The view blocks a run has only when it recorded what they show."""
     out = {}
-    for name, block in (("where_the_time_went", views.where_the_time_went(run, scenario)),
-                        ("cpu_accounting", views.cpu_accounting(run, scenario)),
-                        ("host_health", views.host_health(run, scenario)),
-                        ("jvm_table", views.jvm_table(run, scenario)),
-                        ("jvm_hotspots", views.jvm_hotspots(run, scenario)),
+    for name, block in (("where_the_time_went", overload_views.where_the_time_went(run, scenario)),
+                        ("cpu_accounting", overload_views.cpu_accounting(run, scenario)),
+                        ("host_health", overload_views.host_health(run, scenario)),
+                        ("jvm_table", jvm_views.jvm_table(run, scenario)),
+                        ("jvm_hotspots", jvm_views.jvm_hotspots(run, scenario)),
                         ("flame_graphs", flame_views.flame_block(run, scenario, *flames))):
         if block:
             out[name] = block
@@ -297,7 +298,7 @@ def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
             entry["jvm"]["in_window"] = {k: (r3(v) if isinstance(v, float) else v)
                                          for k, v in vars(c.jvm.window).items()
                                          if v is not None}
-    entry.update(views.cell_texts(c))
+    entry.update(cell_text.cell_texts(c))
     return entry
 
 

@@ -17,7 +17,7 @@ from analysis.vocabulary import (RATE_UNIT, fmt_censored, fmt_count,
                                  fmt_rate, load_point_text, r3)
 from analysis.paths import scenario_url, summary_csv_path
 from analysis.derive.summary_load import summary_points
-from analysis.write.views import error_flag_text
+from analysis.write.load_curve_views import error_flag_text
 
 # How a target's model (run.yml `model:`) is named in the table; other words print as given.
 MODEL_TEXT = {"pool": "thread pool", "virtual": "virtual threads", "event-loop": "event loop"}

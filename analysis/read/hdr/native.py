@@ -18,8 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis import native_build
-from analysis.native_build import compile_shared
+from analysis.read import native_build
 
 SOURCE = Path(__file__).with_name("_native.c")
 # -fwrapv: int64 sums wrap as numpy's do; -ffp-contract=off: no fused multiply-add, so the
@@ -176,23 +175,6 @@ class Kernels:
         return out
 
 
-_loaded: list = []       # [(Kernels or None, description)] once get() has run
-
-
-def get() -> Kernels | None:
-    """The compiled kernels, built and loaded on first call; None when they cannot be."""
-    return native_build.once(_loaded, _load)[0]
-
-
-def describe() -> str:
-    return native_build.once(_loaded, _load)[1]
-
-
-def _load():
-    # build through the module's name: tests replace it
-    return native_build.load(lambda: build(), Kernels, _self_check, "numpy", "compiled kernels")
-
-
 def _self_check(kernels: Kernels, path: Path) -> None:
     """A count of 1, a run of 2 zeros, a count of 2: a miscompiled object goes no further."""
     keys, counts, _, totals, deferred, _ = kernels.decode_v2([b"\x02\x03\x04"], [10], 6)
@@ -200,9 +182,10 @@ def _self_check(kernels: Kernels, path: Path) -> None:
         raise RuntimeError(f"{path.name} fails its self-check")
 
 
-def build() -> Path:
-    """The shared object for this source (analysis.native_build: compiled once, cached)."""
-    return compile_shared(SOURCE, FLAGS, "hdr")
+LOADER = native_build.Loader(SOURCE, FLAGS, "hdr", Kernels, _self_check, "numpy",
+                             "compiled kernels")
+get = LOADER.get            # the compiled kernels, or None: see native_build.Loader
+describe = LOADER.describe
 
 
 if __name__ == "__main__":     # make's install step: build now, never fail the install

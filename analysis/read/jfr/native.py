@@ -28,8 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis import native_build
-from analysis.native_build import compile_shared
+from analysis.read import native_build
 from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
@@ -315,23 +314,6 @@ class Kernels:
             (memoryview(ev_pos[:n_ev]), memoryview(ev_vals[:n_ev * EVENT_VALUES]))
 
 
-_loaded: list = []       # [(Kernels or None, description)] once get() has run
-
-
-def get() -> Kernels | None:
-    """The compiled walk, built and loaded on first call; None when it cannot be."""
-    return native_build.once(_loaded, _load)[0]
-
-
-def describe() -> str:
-    return native_build.once(_loaded, _load)[1]
-
-
-def _load():
-    # build through the module's name: tests replace it
-    return native_build.load(lambda: build(), Kernels, _self_check, "Python", "compiled walk")
-
-
 def _self_check(kernels: Kernels, path: Path) -> None:
     """A miscompiled object goes no further: one checkpoint with a kept pool of two entries
     (a string, and a string with a two-byte length) and a pool of an int, walked."""
@@ -346,9 +328,10 @@ def _self_check(kernels: Kernels, path: Path) -> None:
         raise RuntimeError(f"{path.name} fails its self-check")
 
 
-def build() -> Path:
-    """The shared object for this source (analysis.native_build: compiled once, cached)."""
-    return compile_shared(SOURCE, FLAGS, "jfr")
+LOADER = native_build.Loader(SOURCE, FLAGS, "jfr", Kernels, _self_check, "Python",
+                             "compiled walk")
+get = LOADER.get            # the compiled walk, or None: see native_build.Loader
+describe = LOADER.describe
 
 
 if __name__ == "__main__":     # make's install step: build now, never fail the install

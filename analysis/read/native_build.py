@@ -1,9 +1,9 @@
 """Compiling a module's small C file (hgrm's inner loops, the JFR checkpoint walk) into a
 shared object in .cache/native/, keyed by the source, compiler, flags and platform, so that
 each source is built once and a changed one is built again, and loading it. The modules
-(read/hdr/native.py, read/jfr/native.py) call `compile_shared` and `load`, and fall back to
-their pure-Python code when the object cannot be had; `make`'s install step builds both ahead
-of time."""
+(read/hdr/native.py, read/jfr/native.py) each make a `Loader` of their source, and fall back
+to their pure-Python code when the object cannot be had; `make`'s install step builds both
+ahead of time."""
 from __future__ import annotations
 
 import ctypes
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 CACHE = Path(os.environ.get("LOADCURVE_NATIVE_CACHE")
-             or Path(__file__).resolve().parents[1] / ".cache" / "native")
+             or Path(__file__).resolve().parents[2] / ".cache" / "native")
 BUILD_SECONDS = 120
 
 
@@ -65,9 +65,34 @@ def load(build: Callable[[], Path], wrap: Callable[[ctypes.CDLL], Any],
         return None, f"{fallback} (no {what}: {exc})"
 
 
-def once(cache: list, load: Callable[[], tuple[Any, str]]) -> tuple[Any, str]:
-    """`load()`'s result, computed on the first call and kept in `cache` (a module's list, which
-    tests empty to load again)."""
-    if not cache:
-        cache.append(load())
-    return cache[0]
+class Loader:
+    """One module's compiled C file, its `get()` and `describe()`: `source` built with `flags`
+    (compile_shared, cached under `prefix`), wrapped, checked and kept on first use; else None
+    and the module's `fallback` (see `load`). `build` and `loaded` are attributes so that a
+    test can hand it another object, or empty `loaded` to load again."""
+
+    def __init__(self, source: Path, flags: list[str], prefix: str,
+                 wrap: Callable[[ctypes.CDLL], Any], check: Callable[[Any, Path], None],
+                 fallback: str, what: str):
+        self.source, self.flags, self.prefix = source, flags, prefix
+        self.wrap, self.check, self.fallback, self.what = wrap, check, fallback, what
+        self.loaded: list[tuple[Any, str]] = []     # [(wrapped or None, description)]
+
+    def build(self) -> Path:
+        """The shared object for this source (compiled once, cached)."""
+        return compile_shared(self.source, self.flags, self.prefix)
+
+    def get(self) -> Any:
+        """The wrapped object, built and loaded on first call; None when it cannot be."""
+        return self._once()[0]
+
+    def describe(self) -> str:
+        """How the module runs: compiled (which object), or its fallback and why."""
+        return self._once()[1]
+
+    def _once(self) -> tuple[Any, str]:
+        if not self.loaded:
+            # through the attribute, looked up now: a test may have replaced `build`
+            self.loaded.append(load(lambda: self.build(), self.wrap, self.check,
+                                    self.fallback, self.what))
+        return self.loaded[0]
