@@ -491,6 +491,8 @@ class Scenario:
     missing: list[Missing] = field(default_factory=list)
     endpoint: str | None = None             # what the generator requested (issue 11)
     headline: str | None = None             # run.yml's load point for the summary table
+    gc_tail: Any = None                     # derive.gc_tail.GcTail: longest GC pause against
+                                            #   the tails; None without a JFR window
 
     def cell(self, load: str, system: str) -> Cell | None:
         return self.cells.get((load, system))

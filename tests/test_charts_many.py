@@ -13,7 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from analysis.derive.gc_tail import GcTailPoint, gc_tail_points, gc_tail_statement, longest_window_pause
+from analysis.derive.gc_tail import (GcTailPoint, gc_tail, gc_tail_points, gc_tail_statement,
+                                     longest_window_pause)
 from analysis.model import Jvm, JvmWindow, Percentile
 from analysis.write.charts import chartset, plots, render, run_jobs, svgcharts
 from tests.helpers import spectrum_curves
@@ -73,6 +74,8 @@ def with_jfr(run, pauses: dict[str, float]):
             if cell.system in pauses:
                 rep.jvm = Jvm(source="synthetic.jfr", summary={},
                               window=JvmWindow(gc_pause_max_ms=pauses[cell.system]))
+    for scenario in run.scenarios:     # what build_run derives from the windows
+        scenario.gc_tail = gc_tail(scenario)
     return run
 
 

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
 from analysis.derive import cpu_accounting, overload
+from analysis.derive.gc_tail import gc_tail
 from analysis.errors import ResultsError
 from analysis.model import (Accounting, Cell, HostHealth, InFlight, LatencyStats, LoadPoint,
                             Missing, Percentile, Repetition, Run, Saturation, Scenario, System)
@@ -328,6 +329,7 @@ def build_run(manifest, measured: dict[tuple[str, ...], list[tuple[Repetition, A
                             endpoint=endpoint, headline=headline)
         build_scenario(scenario, measured, combine, manifest.value_unit,
                        manifest.load_generator.get("connections"))
+        scenario.gc_tail = gc_tail(scenario)
         kinds = getattr(manifest, "cpu_accounting", None) or {}
         for cell in scenario.measured():
             cell.cpu_account = cpu_accounting.account(cell.repetitions, kinds, cell.stats.mean,
