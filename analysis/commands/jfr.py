@@ -199,7 +199,8 @@ def _application(patterns: list[str]) -> list[str]:
 
 def run_stacks(args) -> int:
     from analysis import atomic
-    from analysis.read.jfr.stacks import fold_jfr, folded_text
+    from analysis.read.jfr.stacks import fold_jfr
+    from analysis.write.folded import folded_text
     from analysis.write.charts.flamegraph import (DEFAULT_APPLICATION, diff_flamegraph_svg,
                                            flamegraph_svg)
 

@@ -29,11 +29,11 @@ from typing import Any
 
 from analysis.derive.flame_top import TOP_FRAMES, top_changes, top_frames
 from analysis.model import Run, Scenario
-from analysis.read.jfr.stacks import parse_folded
 from analysis.vocabulary import fmt_number, load_point_text
 from analysis.write.charts.flame_cells import (DIFF_LOAD_RULE, KIND_TEXT, MIN_OFF_CPU_EVENTS,
                                               FlameGraph, graph_paths, svg_size)
 from analysis.write.charts.flamegraph import diff_flamegraph_svgs
+from analysis.write.folded import parse_folded
 
 HEADINGS = {"cpu": "CPU", "thread-park": "Parked", "monitor-enter": "Blocked on monitors",
             "thread-sleep": "Asleep", "socket-read": "Socket reads"}

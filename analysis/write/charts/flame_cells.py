@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 
 from analysis.model import Cell, Run
 from analysis.paths import chart_path, series_csv_path
-from analysis.read.jfr.stacks import CPU_EVENT, STACK_EVENTS, folded_text
+from analysis.read.jfr.stacks import CPU_EVENT, STACK_EVENTS
 from analysis.vocabulary import load_order
 from analysis.write.charts.flamegraph import (DEFAULT_APPLICATION, JDK_PACKAGES,
                                               SERVER_PACKAGES, diff_flamegraph_svgs,
                                               flamegraph_svgs)
+from analysis.write.folded import folded_text
 
 # The short name of each event's graph (the include's `kind=`), in the order pages show them.
 KINDS = {CPU_EVENT: "cpu", "jdk.ThreadPark": "thread-park",
