@@ -429,6 +429,8 @@ class Cell:
                                             #   out of knee, ceiling, comparison, regression
     window_stats: LatencyStats | None = None   # the whole windows' figures, when `stats` are
                                             #   (some repetitions') steady parts'
+    flame: dict[str, Any] = field(default_factory=dict)   # issue 25: flame graph kind ->
+                                            #   derive.flame_profiles.Profile
 
     @property
     def sources(self) -> list[str]:
@@ -528,6 +530,8 @@ class Run:
     repetitions: int = 1                    # the most repetitions of any cell in run.yml
     method: Any = None                      # manifest.Method (schema 2): how it was measured
     knee_search: Any = None                 # read.knee.KneeSearch: the run's knee.json (issue 32)
+    flame_pairs: list[Any] = field(default_factory=list)   # derive.flame_profiles.FlamePair:
+                                            #   the differential flame graphs (issue 25)
 
     @property
     def scenario(self) -> Scenario:
