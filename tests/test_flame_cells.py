@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from analysis.read.counts import read_counts
-from analysis.read.jfr import summarize_jfr
+from analysis.derive.jvm_summary import summarize_and_fold, summarize_jfr
 from analysis.derive import flame_profiles
-from analysis.read.jfr.stacks import STACK_EVENTS, fold_jfr, summarize_and_fold
+from analysis.read.jfr.stacks import STACK_EVENTS, fold_jfr
 from analysis.write.charts import flame_cells
 from analysis.write.folded import folded_text
 

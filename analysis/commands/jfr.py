@@ -20,8 +20,8 @@ import re
 import sys
 from datetime import datetime, timezone
 
+from analysis.derive.jvm_summary import summarize_jfr
 from analysis.errors import JfrError
-from analysis.read.jfr import summarize_jfr
 
 # The events --event takes (analysis/read/jfr/stacks.py STACK_EVENTS; not imported here so that
 # --help stays cheap).

@@ -29,7 +29,8 @@ The result is plain data, the same for the same input:
                      settings do not say
     period_ms        the sampling period of jdk.ExecutionSample (its Java setting), or None
     window           {start_epoch_s, end_epoch_s} when events were limited to a window
-    truncated, damage, covered_until, jdk, warnings, warning_count   as in summarize_jfr
+    truncated, damage, covered_until, jdk, warnings, warning_count   as in the JVM summary
+                     (derive/jvm_summary.py)
 
 With `window` = (start, end) epoch ns only events that start inside [start, end) count; with
 `window_s` = (start, end) the same in seconds from the start of the recording's first chunk.
@@ -97,7 +98,7 @@ def folded_result(summary: Summary, event: str, fold: Fold, periods: list[float]
         "events": fold.events,
         "unresolved": fold.unresolved,
         "truncated_stacks": fold.truncated_stacks,
-        "threshold_ms": summary._threshold(event) if unit == "ns" else None,
+        "threshold_ms": summary.threshold_in_effect(event) if unit == "ns" else None,
         "period_ms": min(periods) if periods and unit == "samples" else None,
         "truncated": summary.truncated,
         "damage": summary.damage_note,
@@ -288,17 +289,6 @@ class FoldingReader(ChunkReader):
                 frames, truncated = stack(key) or (None, False)
                 fold.add(frames, ns, truncated=truncated, events=n)
         self._off_cpu = {}
-
-
-def summarize_and_fold(path: str | os.PathLike, attribution=None,
-                       window: tuple[int, int] | None = None) -> tuple[dict, dict[str, dict]]:
-    """(summarize_jfr's summary, {event: fold_jfr's result} for every STACK_EVENTS type) of
-    one recording, read once; JfrError as summarize_jfr."""
-    from analysis.read.jfr import summarize_jfr
-    summary = FoldingSummary(attribution, window)
-    result = summarize_jfr(path, attribution, window, summary=summary,
-                           reader=FoldingReader)
-    return result, summary.folded_all()
 
 
 def fold_jfr(path: str | os.PathLike, event: str = CPU_EVENT,
