@@ -326,6 +326,8 @@ class Imported:
     hlog_text: str | None = field(default=None, repr=False)   # the converted .hlog, to write
     percentiles_note: str | None = None     # why the cell has no percentiles (issue 33:
                                             #   several generators' summaries)
+    caveat: str | None = None               # what the format leaves out (loadtools.CAVEATS)
+    leaves_out_failed: bool = False         # its rows hold no failed request (issue 32)
 
 
 @dataclass

@@ -19,7 +19,6 @@ from analysis.vocabulary import (CELL_TEXT_FIELDS, ENVIRONMENT_LABELS, LATENCY_U
                                  fmt_count, fmt_ms, fmt_number, fmt_pct, fmt_rate, fmt_timeout,
                                  has_closed_loads, labelled, load_label, load_point_text, plain,
                                  r1, r3)
-from analysis.read.loadtools import CAVEATS, LEAVES_OUT_FAILED
 from analysis.write import generator_views
 from analysis.write.charts.chartset import drawn_in
 from analysis.paths import scenario_url, table_csv_path
@@ -952,7 +951,7 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                                  + ("" if drawn_in(cells[0], "latency_over_time")
                                     else "; no latency over time")),
                 "files_text": f"{len(files)} file{'s' if len(files) != 1 else ''}",
-                "caveat_text": CAVEATS.get(first.format),
+                "caveat_text": first.caveat,
                 "bounds_text": _upper_bounds_text(cells),
                 "duration_text": _duration_from_files_text(scenario, cells),
                 "failures_text": failures_text(first, cells, scenario),
@@ -1000,7 +999,7 @@ def failures_text(first, cells: list[Cell], scenario: Scenario) -> str | None:
     each file (run.yml `summary:`), or, without one, that the run's files cannot show them."""
     reps = [(c, r) for c in cells for r in c.repetitions if r.imported]
     kept = [(c, r.imported.summary) for c, r in reps if r.imported.summary]
-    if first.format not in LEAVES_OUT_FAILED and not kept:
+    if not first.leaves_out_failed and not kept:
         return None
     tool = first.tool
     loads = {lp.id: lp for lp in scenario.load_points}
