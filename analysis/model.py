@@ -534,6 +534,8 @@ class Run:
     knee_search: Any = None                 # read.knee.KneeSearch: the run's knee.json (issue 32)
     flame_pairs: list[Any] = field(default_factory=list)   # derive.flame_profiles.FlamePair:
                                             #   the differential flame graphs (issue 25)
+    summary_load: Any = None                # derive.summary_load.summary_points: each
+                                            #   scenario's summary load point, one load or not
 
     @property
     def scenario(self) -> Scenario:

@@ -12,6 +12,7 @@ from typing import Any, Iterable, Sequence
 
 from analysis.derive import cpu_accounting, flame_profiles, overload
 from analysis.derive.gc_tail import gc_tail
+from analysis.derive.summary_load import summary_points
 from analysis.errors import ResultsError
 from analysis.model import (Accounting, Cell, HostHealth, InFlight, LatencyStats, LoadPoint,
                             Missing, Percentile, Repetition, Run, Saturation, Scenario, System)
@@ -347,6 +348,7 @@ def build_run(manifest, measured: dict[tuple[str, ...], list[tuple[Repetition, A
               repetitions=max((c.repetition for c in manifest.cells), default=1),
               method=method)
     run.flame_pairs = flame_profiles.flame_pairs(run)
+    run.summary_load = summary_points(run)
     return run
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.derive.summary_load import summary_points
 from analysis.model import LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (CHART_TITLES, has_closed_loads, load_label, load_point_text,
                                  plain, r3)
@@ -81,7 +80,7 @@ def summary_charts(run: Run) -> list[Chart]:
     systems = run.scenarios[0].systems
     charts = []
     if len(systems) > 1:
-        points, _ = summary_points(run)
+        points, _ = run.summary_load
         names = "; ".join(s.label for s in systems)
         for sc in run.scenarios:
             lp = points[sc.id][0]
@@ -263,7 +262,7 @@ def summary_chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = N
         else:
             out.setdefault("panels", []).append({"scenario": chart.scenario, **entry})
     if "panels" in out:
-        _, same = summary_points(run)
+        _, same = run.summary_load
         out["panels_note"] = (
             "One panel per scenario, at the load of the table below"
             + (" (the same in every scenario)" if same else
