@@ -1,7 +1,8 @@
 """The import graph of analysis/: every `import` in every module, at module level or inside a
 function (a deferred import still ties the two modules together): no cycles among them, and
 the stages in pipeline order (read <- derive <- corpus <- write <- pipeline <- commands): no
-module imports one of a later stage."""
+module imports one of a later stage, no writer imports a reader, and no module imports another's
+private (`_name`) names."""
 from __future__ import annotations
 
 import ast
