@@ -326,6 +326,8 @@ class Imported:
     hlog_text: str | None = field(default=None, repr=False)   # the converted .hlog, to write
     percentiles_note: str | None = None     # why the cell has no percentiles (issue 33:
                                             #   several generators' summaries)
+    caveat: str | None = None               # what the format leaves out (loadtools.CAVEATS)
+    leaves_out_failed: bool = False         # its rows hold no failed request (issue 32)
 
 
 @dataclass
@@ -429,6 +431,8 @@ class Cell:
                                             #   out of knee, ceiling, comparison, regression
     window_stats: LatencyStats | None = None   # the whole windows' figures, when `stats` are
                                             #   (some repetitions') steady parts'
+    flame: dict[str, Any] = field(default_factory=dict)   # issue 25: flame graph kind ->
+                                            #   derive.flame_profiles.Profile
 
     @property
     def sources(self) -> list[str]:
@@ -491,6 +495,8 @@ class Scenario:
     missing: list[Missing] = field(default_factory=list)
     endpoint: str | None = None             # what the generator requested (issue 11)
     headline: str | None = None             # run.yml's load point for the summary table
+    gc_tail: Any = None                     # derive.gc_tail.GcTail: longest GC pause against
+                                            #   the tails; None without a JFR window
 
     def cell(self, load: str, system: str) -> Cell | None:
         return self.cells.get((load, system))
@@ -526,6 +532,10 @@ class Run:
     repetitions: int = 1                    # the most repetitions of any cell in run.yml
     method: Any = None                      # manifest.Method (schema 2): how it was measured
     knee_search: Any = None                 # read.knee.KneeSearch: the run's knee.json (issue 32)
+    flame_pairs: list[Any] = field(default_factory=list)   # derive.flame_profiles.FlamePair:
+                                            #   the differential flame graphs (issue 25)
+    summary_load: Any = None                # derive.summary_load.summary_points: each
+                                            #   scenario's summary load point, one load or not
 
     @property
     def scenario(self) -> Scenario:

@@ -21,7 +21,7 @@ def test_spectrum_x_axis_is_one_over_one_minus_p():
     assert xs[-1] == 20_000            # the max sits where one sample lies beyond
     assert plot.x.scale == "log" and plot.y.scale == "log"
     g = chartlayout.geometry(plot)
-    labels = [plots._percent_label(x) for x in g.xticks]
+    labels = [plots.percent_label(x) for x in g.xticks]
     assert labels[:6] == ["0%", "50%", "90%", "99%", "99.9%", "99.99%"]
     assert "ms" in plot.y.label and plot.x.label
     assert [e.label for e in plot.entries] == ["Pool", "Virtual"]

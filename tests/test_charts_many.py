@@ -13,7 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from analysis.derive.gc_tail import GcTailPoint, gc_tail_points, gc_tail_statement, longest_window_pause
+from analysis.derive.gc_tail import (GcTailPoint, gc_tail, gc_tail_points, gc_tail_statement,
+                                     longest_window_pause)
+from analysis.derive.summary_load import summary_points
 from analysis.model import Jvm, JvmWindow, Percentile
 from analysis.write.charts import chartset, plots, render, run_jobs, svgcharts
 from tests.helpers import spectrum_curves
@@ -73,6 +75,8 @@ def with_jfr(run, pauses: dict[str, float]):
             if cell.system in pauses:
                 rep.jvm = Jvm(source="synthetic.jfr", summary={},
                               window=JvmWindow(gc_pause_max_ms=pauses[cell.system]))
+    for scenario in run.scenarios:     # what build_run derives from the windows
+        scenario.gc_tail = gc_tail(scenario)
     return run
 
 
@@ -323,6 +327,7 @@ def test_named_scenarios_prefix_their_charts_and_say_which(many_run):
     few.id, few.label = "sleep", "100 ms sleep"
     few.systems = json_.systems[:6]
     two.scenarios = [json_, few]
+    two.summary_load = summary_points(two)      # as build_run derives it
     sets = chartset.chart_set(two)
     assert [(c.scenario, c.name, c.kind) for c in sets] == [
         ("json", "summary-json", "summary_dot"),            # issue 34: the report's panels

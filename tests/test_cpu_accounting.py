@@ -122,7 +122,7 @@ def test_accounting_matches_jfr_print_and_counts_json(run):
 
 
 def test_execution_sample_period_is_read_from_the_recording():
-    from analysis.read.jfr import summarize_jfr
+    from analysis.derive.jvm_summary import summarize_jfr
     doc = yaml.safe_load((RUN / "run.yml").read_text())
     s = summarize_jfr(RUN / doc["cells"][0]["jfr"])
     assert s["samples"]["period_ms"] == _jfc_period_ms(doc) == 20.0

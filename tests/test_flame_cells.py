@@ -1,7 +1,7 @@
 """Flame graphs in the build (issue 25, phase B): the stacks folded in the summary's own pass
 (read/jfr/stacks.summarize_and_fold), per cell inside each repetition's measured window and summed
-over repetitions (write/charts/flame_cells.py), their files and view blocks, and the pairs the
-differential graphs compare.
+over repetitions (derive/flame_profiles.py; write/charts/flame_cells.py draws them), their
+files and view blocks, and the pairs the differential graphs compare.
 
 fold_jfr itself is checked against `jfr print --json` in test_folded.py; here the one-pass
 reader is checked against it and against summarize_jfr, and a built cell's .folded file against
@@ -19,9 +19,11 @@ import pytest
 import yaml
 
 from analysis.read.counts import read_counts
-from analysis.read.jfr import summarize_jfr
-from analysis.read.jfr.stacks import STACK_EVENTS, fold_jfr, folded_text, summarize_and_fold
+from analysis.derive.jvm_summary import summarize_and_fold, summarize_jfr
+from analysis.derive import flame_profiles
+from analysis.read.jfr.stacks import STACK_EVENTS, fold_jfr
 from analysis.write.charts import flame_cells
+from analysis.write.folded import folded_text
 
 REPO = Path(__file__).resolve().parent.parent
 SPLIT = REPO / "tests" / "fixtures" / "jfr" / "split"
@@ -172,12 +174,12 @@ def _run(scenarios):
 
 
 def test_default_pairs_two_systems_else_two_scenarios_of_one_system():
-    assert flame_cells.default_pairs(_run([(None, ["a", "b", "c"])])) == \
+    assert flame_profiles.default_pairs(_run([(None, ["a", "b", "c"])])) == \
         [((None, "a"), (None, "b"))]
     # runs/fanout-curve: one system, the scenarios are the two sides
-    assert flame_cells.default_pairs(_run([("futures", ["v"]), ("pekko", ["v"])])) == \
+    assert flame_profiles.default_pairs(_run([("futures", ["v"]), ("pekko", ["v"])])) == \
         [(("futures", "v"), ("pekko", "v"))]
-    assert flame_cells.default_pairs(_run([("only", ["v"])])) == []
+    assert flame_profiles.default_pairs(_run([("only", ["v"])])) == []
 
 
 def _curve(saturated: dict, order=None):
@@ -206,8 +208,32 @@ def test_a_pairs_differential_graph_is_drawn_at_one_load_by_the_stated_rule(
         saturated, loads, expected):
     run = _curve(saturated)
     a, b = (None, "a"), (None, "b")
-    assert flame_cells.diff_load(run, a, b, list(saturated) if loads is None else loads) == \
+    assert flame_profiles.diff_load(run, a, b, list(saturated) if loads is None else loads) == \
         expected
+
+
+def test_a_pairs_graph_is_at_a_load_both_cells_have_cpu_at_with_its_changes_derived():
+    """flame_pairs: what write/charts/flame_cells.flame_diffs draws, all chosen in derive/."""
+    cpu = {"r100": ({("m", "a"): 3}, {("m", "a"): 1, ("m", "b"): 3}),
+           "r200": ({("m", "a"): 1}, None)}            # b has no CPU samples at r200
+    cells = {}
+    for load, sides in cpu.items():
+        for system, stacks in zip("ab", sides):
+            flame = {} if stacks is None else {"cpu": flame_profiles.Profile(Counter(stacks))}
+            cells[(load, system)] = SimpleNamespace(
+                scenario=None, system=system, load=load, flame=flame,
+                saturation=SimpleNamespace(saturated=False))
+    scenario = SimpleNamespace(
+        id=None, systems=[SimpleNamespace(id="a"), SimpleNamespace(id="b")],
+        load_points=[SimpleNamespace(id=load, offered_rate=float(load[1:]), connections=None)
+                     for load in cpu],
+        cell=lambda load, system: cells.get((load, system)))
+    run = SimpleNamespace(scenarios=[scenario], cells=lambda: list(cells.values()))
+    (pair,) = flame_profiles.flame_pairs(run)
+    assert (pair.base, pair.other, pair.load) == ((None, "a"), (None, "b"), "r100")
+    # a.b's self share went from 0 to 3/4, a.a's from 1 to 1/4
+    assert [(c.name, c.self_a, c.self_b) for c in pair.changes] == [("a", 1.0, 0.25),
+                                                                     ("b", 0.0, 0.75)]
 
 
 def _cell(stacks_per_rep):
@@ -227,11 +253,14 @@ def test_a_cells_repetitions_sum_and_the_lowest_setting_is_stated():
                   None,                                        # a repetition without JFR
                   {**_fold(cpu, {("m", "a"): 1, ("m", "b"): 2}, period=10.0),
                    **_fold("jdk.ThreadPark", {("p",): 5_000_000}, threshold=10.0, events=20)}])
-    profiles = flame_cells.cell_profiles(cell)
+    profiles = flame_profiles.cell_profiles(cell)
     assert list(profiles) == ["cpu", "thread-park"]
     assert profiles["cpu"].stacks == Counter({("m", "a"): 4, ("m", "b"): 2})
     assert profiles["cpu"].period_ms == 10.0 and profiles["cpu"].repetitions == 2
     assert profiles["thread-park"].threshold_ms == 10.0 and profiles["thread-park"].events == 20
+    # the page's figures come with the profile: its total and top frames
+    assert profiles["cpu"].total == 6 and profiles["thread-park"].total == 5_000_000
+    assert [(f.name, f.self_share) for f in profiles["cpu"].top] == [("a", 4 / 6), ("b", 2 / 6)]
 
 
 def test_an_off_cpu_event_with_few_events_gets_no_graph():
@@ -239,8 +268,8 @@ def test_an_off_cpu_event_with_few_events_gets_no_graph():
     # 12 + 7 = 19 parks over two repetitions, 20 monitor waits; one CPU sample is drawn
     cell = _cell([{**_fold(cpu, {("m",): 1}), **_fold(park, {("p",): 9}, events=12)},
                   {**_fold(park, {("p",): 3}, events=7), **_fold(monitor, {("w",): 5}, events=20)}])
-    assert list(flame_cells.cell_profiles(cell)) == ["cpu", "monitor-enter"]
-    assert flame_cells.MIN_OFF_CPU_EVENTS == 20
+    assert list(flame_profiles.cell_profiles(cell)) == ["cpu", "monitor-enter"]
+    assert flame_profiles.MIN_OFF_CPU_EVENTS == 20
 
 
 @pytest.mark.slow

@@ -20,7 +20,8 @@ import pytest
 
 from analysis.errors import JfrError
 from analysis.read.jfr.chunks import iter_chunks
-from analysis.read.jfr.stacks import STACK_EVENTS, fold_jfr, folded_text
+from analysis.read.jfr.stacks import STACK_EVENTS, fold_jfr
+from analysis.write.folded import folded_text
 
 REPO = Path(__file__).resolve().parent.parent
 SPLIT = REPO / "tests" / "fixtures" / "jfr" / "split"
@@ -196,7 +197,8 @@ def test_cut_recording_says_what_it_left_out(tmp_path):
 
 @pytest.mark.slow
 def test_native_walk_and_python_reader_fold_alike():
-    code = ("import json, sys; from analysis.read.jfr.stacks import fold_jfr, folded_text; "
+    code = ("import json, sys; from analysis.read.jfr.stacks import fold_jfr; "
+            "from analysis.write.folded import folded_text; "
             "sys.stdout.write(folded_text(fold_jfr(sys.argv[1], sys.argv[2])))")
     for event in ("jdk.ExecutionSample", "jdk.ThreadPark"):
         outs = [subprocess.run([sys.executable, "-c", code, str(SPLIT / "jdk25-split.jfr"),
@@ -217,10 +219,10 @@ def test_folded_text_cleans_only_the_stacks_that_need_it(monkeypatch):
     """A frame holding a separator (a damaged recording) is cleaned; the others, every frame
     of a readable recording, are written as they are, without a replace per frame (the build
     writes ~10^5 frames a run: issue 25)."""
-    from analysis.read.jfr import stacks as stacks_module
+    from analysis.write import folded as folded_module
     cleaned = []
-    inner = stacks_module.frame_text
-    monkeypatch.setattr(stacks_module, "frame_text", lambda f: cleaned.append(f) or inner(f))
+    inner = folded_module.frame_text
+    monkeypatch.setattr(folded_module, "frame_text", lambda f: cleaned.append(f) or inner(f))
     f = {"unit": "samples", "stacks": {("a", "b", "c"): 3, ("a", "b;\rx"): 2, ("d",): 1,
                                        ("a", "b"): 4}}
     assert folded_text(f) == "a;b 4\na;b: x 2\na;b;c 3\nd 1\n"

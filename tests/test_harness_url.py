@@ -362,7 +362,7 @@ def bundled_server(tmp_path, *jvm_flags):
 
 
 def test_bundled_server_by_url_with_jfr_pid(tmp_path):
-    from analysis.read.jfr import summarize_jfr
+    from analysis.derive.jvm_summary import summarize_jfr
     out = tmp_path / "run"
     with bundled_server(tmp_path, "-Xmx256m") as (server, url):
         run_harness(out, "--system", f"jdk-pool4={url}", "--rates", "20,40",

@@ -18,10 +18,10 @@ import sys
 import pytest
 
 from analysis.commands import jfr as jfr_cli
+from analysis.derive.jvm_summary import jvm_summary, percentile_nearest_rank, summarize_jfr
 from analysis.errors import JfrError
-from analysis.read.jfr import summarize_jfr
 from analysis.read.jfr.wire import read_varint
-from analysis.read.jfr.summary import Summary, parse_threshold_ms, percentile_nearest_rank
+from analysis.read.jfr.summary import Summary, parse_threshold_ms
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "jfr"
@@ -149,11 +149,11 @@ def test_attribution_takes_first_matching_frame_from_leaf_to_root():
     # A frame matching both patterns goes to the first pattern.
     s2 = Summary([(r"app\..*", "app"), (r"app\.Db\..*", "database")])
     s2.samples(("app.Db.query",), 1)
-    r = s.result()
+    r = jvm_summary(s)
     assert r["attribution"] == [{"label": "database", "samples": 2, "pct": 33.333},
                                 {"label": "locks", "samples": 3, "pct": 50.0},
                                 {"label": "other", "samples": 1, "pct": 16.667}]
-    assert s2.result()["attribution"][0] == {"label": "app", "samples": 1, "pct": 100.0}
+    assert jvm_summary(s2)["attribution"][0] == {"label": "app", "samples": 1, "pct": 100.0}
 
 
 def test_attribution_on_a_recording_adds_up():

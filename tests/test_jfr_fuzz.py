@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from analysis.errors import JfrError
 from analysis.commands.jfr import render_text
-from analysis.read.jfr import summarize_jfr
+from analysis.derive.jvm_summary import summarize_jfr
 from analysis.read.jfr.wire import read_string, read_varint, skip_string
 from tests.helpers import (CPU, GC, META_AT, REAL, START_NS, START_TICKS, TPS, chunk, event,
                            gc_event, jstring, varint)

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.errors import JfrError
-from analysis.read.jfr import native, summarize_jfr
+from analysis.derive.jvm_summary import summarize_jfr
+from analysis.read.jfr import native
 from analysis.read.jfr.metadata import ClassInfo, FieldInfo, Metadata
 from tests.conftest import REPO
 from tests.helpers import (FUZZ_CORPUS, GC, META_AT, REAL, START_TICKS, chunk, event, gc_event,
@@ -201,7 +202,8 @@ def test_an_unloadable_object_means_the_python_reader(tmp_path, monkeypatch):
 def test_python_reader_alone_in_a_fresh_interpreter(tmp_path, env):
     """Switched off, or the compiler failing: the Python reader alone, the same summary."""
     code = ("import json, sys\n"
-            "from analysis.read.jfr import native, summarize_jfr\n"
+            "from analysis.derive.jvm_summary import summarize_jfr\n"
+            "from analysis.read.jfr import native\n"
             "assert native.get() is None, native.describe()\n"
             "print(json.dumps(summarize_jfr(sys.argv[1]), sort_keys=True))\n")
     full_env = {**os.environ, "LOADCURVE_NATIVE_CACHE": str(tmp_path / "cache"), **env}

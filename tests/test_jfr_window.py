@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from analysis.errors import JfrError
 from analysis.read.counts import read_counts
-from analysis.read.jfr import summarize_jfr
+from analysis.derive.jvm_summary import summarize_jfr
 from tests.conftest import REPO
 
 DEMO = REPO / "runs" / "pool-vs-virtual"

@@ -174,7 +174,7 @@ def test_fanout_tables_say_which_samples_they_count():
     """547 samples at 750 req/s in the accounting (three repetitions' windows), 223 in the hot
     methods (repetition 1's window): each table says so; the counts are the JFR summaries'."""
     from analysis.read.counts import read_counts
-    from analysis.read.jfr import summarize_jfr
+    from analysis.derive.jvm_summary import summarize_jfr
     run_dir = REPO / "runs" / "fanout-startup" / "fanout-pekko" / "jdk-virtual"
     per_rep = []
     for i in (1, 2, 3):

@@ -15,7 +15,7 @@ import pytest
 from analysis.cli import main
 from analysis.errors import HlogError, JfrError
 from analysis.read.hdr.log import read_hlog
-from analysis.read.jfr import summarize_jfr
+from analysis.derive.jvm_summary import summarize_jfr
 from analysis.read.jfr.metadata import ClassInfo, Metadata
 from analysis.read.jfr.summary import jdk_label
 from analysis.write import datafiles

@@ -20,8 +20,8 @@ import re
 import sys
 from datetime import datetime, timezone
 
+from analysis.derive.jvm_summary import summarize_jfr
 from analysis.errors import JfrError
-from analysis.read.jfr import summarize_jfr
 
 # The events --event takes (analysis/read/jfr/stacks.py STACK_EVENTS; not imported here so that
 # --help stays cheap).
@@ -199,7 +199,8 @@ def _application(patterns: list[str]) -> list[str]:
 
 def run_stacks(args) -> int:
     from analysis import atomic
-    from analysis.read.jfr.stacks import fold_jfr, folded_text
+    from analysis.read.jfr.stacks import fold_jfr
+    from analysis.write.folded import folded_text
     from analysis.write.charts.flamegraph import (DEFAULT_APPLICATION, diff_flamegraph_svg,
                                            flamegraph_svg)
 

@@ -10,7 +10,9 @@ import math
 from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
-from analysis.derive import cpu_accounting, overload
+from analysis.derive import cpu_accounting, flame_profiles, overload
+from analysis.derive.gc_tail import gc_tail
+from analysis.derive.summary_load import summary_points
 from analysis.errors import ResultsError
 from analysis.model import (Accounting, Cell, HostHealth, InFlight, LatencyStats, LoadPoint,
                             Missing, Percentile, Repetition, Run, Saturation, Scenario, System)
@@ -328,21 +330,26 @@ def build_run(manifest, measured: dict[tuple[str, ...], list[tuple[Repetition, A
                             endpoint=endpoint, headline=headline)
         build_scenario(scenario, measured, combine, manifest.value_unit,
                        manifest.load_generator.get("connections"))
+        scenario.gc_tail = gc_tail(scenario)
         kinds = getattr(manifest, "cpu_accounting", None) or {}
         for cell in scenario.measured():
             cell.cpu_account = cpu_accounting.account(cell.repetitions, kinds, cell.stats.mean,
                                                       cell.stats.get("p99"))
+            cell.flame = flame_profiles.cell_profiles(cell)
         scenarios.append(scenario)
     method = getattr(manifest, "method", None)
-    return Run(id=manifest.run_id, title=manifest.title, date=manifest.date,
-               description=manifest.description, tags=list(manifest.tags),
-               value_unit=manifest.value_unit, manifest_path=manifest_path,
-               environment=manifest.environment, load_generator=manifest.load_generator,
-               jfr_attribution=list(manifest.jfr_attribution), scenarios=scenarios,
-               cpu_accounting=dict(getattr(manifest, "cpu_accounting", None) or {}),
-               warnings=list(warnings), series=manifest.series, version=manifest.version,
-               repetitions=max((c.repetition for c in manifest.cells), default=1),
-               method=method)
+    run = Run(id=manifest.run_id, title=manifest.title, date=manifest.date,
+              description=manifest.description, tags=list(manifest.tags),
+              value_unit=manifest.value_unit, manifest_path=manifest_path,
+              environment=manifest.environment, load_generator=manifest.load_generator,
+              jfr_attribution=list(manifest.jfr_attribution), scenarios=scenarios,
+              cpu_accounting=dict(getattr(manifest, "cpu_accounting", None) or {}),
+              warnings=list(warnings), series=manifest.series, version=manifest.version,
+              repetitions=max((c.repetition for c in manifest.cells), default=1),
+              method=method)
+    run.flame_pairs = flame_profiles.flame_pairs(run)
+    run.summary_load = summary_points(run)
+    return run
 
 
 # Files of one closed-loop load point agree on its duration when the shortest is within 1 % or

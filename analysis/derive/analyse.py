@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.derive import aggregate, overload, steady
+from analysis.derive.jvm_summary import summarize_and_fold, summarize_jfr
 from analysis.errors import HlogError
 from analysis.model import (Accounting, CpuWindow, InFlight, Jvm, JvmWindow, Missing, Repetition,
                             Run)
@@ -27,8 +28,6 @@ from analysis.read.counts import Counts, read_counts
 from analysis.read.hdr.double import sum_double_histograms
 from analysis.read.hdr.histogram import Histogram, sum_histograms
 from analysis.read.hdr.log import read_hlog
-from analysis.read.jfr import summarize_jfr
-from analysis.read.jfr.stacks import summarize_and_fold
 from analysis.read.manifest import UNITS_PER_MS, Manifest, default_jfr
 from analysis.paths import merged_hlog_path, repo_relative
 

@@ -5,8 +5,8 @@ Descriptive only: a tail longer than the longest pause says that something else 
 long, not what; a tail shorter than it says the pause did not land on the slowest requests (or
 fell between them). The statement therefore says "exceeds", never "caused by".
 
-Pure (no matplotlib): the chart (write/charts/run_jobs.py) and the data file (chartset.chart_section) both
-read it.
+Pure: aggregate.build_run sets each scenario's `gc_tail` (gc_tail below) once, and the chart
+(write/charts/run_jobs.py) and the data file (chartset.chart_section) read it from the model.
 """
 from __future__ import annotations
 
@@ -27,6 +27,20 @@ class GcTailPoint:
     pause_ms: float             # the longest in-window GC pause of any of the cell's repetitions
     p999: Percentile            # the cell's (median of its repetitions')
     max: Percentile
+
+
+@dataclass(frozen=True)
+class GcTail:
+    """A scenario's GC pauses against its tails: the points the chart draws, systems in
+    run.yml's order, and the statement the page prints (gc_tail_statement)."""
+    points: tuple[GcTailPoint, ...]
+    statement: dict[str, Any]
+
+
+def gc_tail(scenario: Scenario) -> GcTail | None:
+    """The scenario's GcTail; None when no cell has a JFR window (no chart, nothing to say)."""
+    points = gc_tail_points(scenario)
+    return GcTail(tuple(points), gc_tail_statement(points)) if points else None
 
 
 def longest_window_pause(cell: Cell) -> float | None:

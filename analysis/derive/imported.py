@@ -28,7 +28,8 @@ from analysis.derive import aggregate, overload, steady
 from analysis.errors import ResultsError
 from analysis.model import Accounting, Imported, LatencyStats, Percentile, Repetition
 from analysis.read.hdr.histogram import Histogram, sum_histograms
-from analysis.read.loadtools import detect_format, native_unit, read_results
+from analysis.read.loadtools import (CAVEATS, LEAVES_OUT_FAILED, detect_format, native_unit,
+                                     read_results)
 from analysis.read.loadtools.results import RequestSamples, ResultSummary, spectrum_upper_bound
 from analysis.read.manifest import UNITS_PER_MS, Manifest
 from analysis.vocabulary import PERCENTILES
@@ -96,7 +97,9 @@ def read_imported(manifest: Manifest, cell, path: Path, rel: str,
     imported = Imported(format=info.format, tool=info.tool, version=info.version,
                         measure=info.measure, load_model=model, load_model_evidence=evidence,
                         per_request=isinstance(result, RequestSamples), source=rel,
-                        skipped=result.skipped, co_interval_ms=cell.co_interval_ms)
+                        skipped=result.skipped, co_interval_ms=cell.co_interval_ms,
+                        caveat=CAVEATS.get(info.format),
+                        leaves_out_failed=info.format in LEAVES_OUT_FAILED)
     if cell.summary and not isinstance(result, RequestSamples):
         raise ResultsError(f"is a {info.tool} summary itself; run.yml's `summary:` goes with a "
                            f"per-request file", path=rel)

@@ -1,7 +1,8 @@
 """Which load point stands for each scenario of a run with scenarios, in its summary table
 and its summary charts (issue 11; issue 34: one load for every scenario where they share
-loads). A choice from the run model only, so the table (write/summary.py) and the charts
-(write/charts/chartset.py) ask the same function and cannot disagree."""
+loads). A choice from the run model only, made once by aggregate.build_run (Run.summary_load),
+so the table (write/summary.py) and the charts (write/charts/chartset.py) read the same one and
+cannot disagree."""
 from __future__ import annotations
 
 from analysis.model import LoadPoint, Run, Scenario

@@ -135,7 +135,7 @@ class Counts:
         return tuple(iv for iv in self.intervals if iv.phase == "window")
 
     def window_epoch_ns(self) -> tuple[int, int] | None:
-        """The window as (start, end) epoch nanoseconds, for summarize_jfr(window=...); None for
+        """The window as (start, end) epoch nanoseconds, for read_jfr(window=...); None for
         v1 files (there the .hlog covers only the window: use its first interval's start)."""
         w = self.window
         if w.start_epoch_ms is None or w.end_epoch_ms is None:

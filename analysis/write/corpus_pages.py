@@ -22,8 +22,8 @@ import yaml
 
 from analysis import atomic
 from analysis.corpus import cell_table, compare, history
+from analysis.corpus.comparisons import declared_comparisons
 from analysis.errors import LoadcurveError
-from analysis.read.comparison import find_comparisons, load_comparison
 from analysis.vocabulary import fmt_ms, plain
 from analysis.write.flame_views import comparison_flames
 from analysis.write.pages import GENERATOR, is_generated
@@ -67,9 +67,12 @@ class Reduce:
         feed.sort(key=lambda e: (e["date"], e["id"]), reverse=True)
         self.write(REGRESSIONS_DATA, dump_yaml({"title": "Regressions and improvements",
                                                 "entries": feed[:FEED_ENTRIES]}))
-        for path in find_comparisons(self.site):
+        for spec in declared_comparisons(self.site):
+            if isinstance(spec, LoadcurveError):     # its file could not be read
+                self.errors.append(str(spec))
+                continue
             try:
-                self.comparison(path, df)
+                self.comparison(spec, df)
             except LoadcurveError as exc:
                 self.errors.append(str(exc))
         self.remove_stale()
@@ -104,8 +107,8 @@ class Reduce:
 
     # --- comparisons -------------------------------------------------------------------------
 
-    def comparison(self, path: Path, df: pd.DataFrame) -> None:
-        spec = load_comparison(path, f"comparisons/{path.name}")
+    def comparison(self, spec, df: pd.DataFrame) -> None:
+        """One comparison page (spec: a read/comparison.ComparisonSpec) and its charts."""
         sides = []
         for key, value in (("baseline", spec.baseline), ("candidate", spec.candidate)):
             rows, run, system = compare.select(df, value)

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analysis.derive.flame_top import TOP_FRAMES, top_changes, top_frames
+from analysis.derive.flame_profiles import DIFF_LOAD_RULE, MIN_OFF_CPU_EVENTS
+from analysis.derive.flame_top import TOP_FRAMES, FrameChange, FrameShare, top_changes
 from analysis.model import Run, Scenario
-from analysis.read.jfr.stacks import parse_folded
 from analysis.vocabulary import fmt_number, load_point_text
-from analysis.write.charts.flame_cells import (DIFF_LOAD_RULE, KIND_TEXT, MIN_OFF_CPU_EVENTS,
-                                              FlameGraph, graph_paths, svg_size)
+from analysis.write.charts.flame_cells import KIND_TEXT, FlameGraph, graph_paths, svg_size
 from analysis.write.charts.flamegraph import diff_flamegraph_svgs
+from analysis.write.folded import parse_folded
 
 HEADINGS = {"cpu": "CPU", "thread-park": "Parked", "monitor-enter": "Blocked on monitors",
             "thread-sleep": "Asleep", "socket-read": "Socket reads"}
@@ -85,10 +85,9 @@ def _weight_text(g: FlameGraph) -> str:
     p = g.profile
     reps = f"{p.repetitions} repetition" + ("" if p.repetitions == 1 else "s")
     if p.unit == "samples":
-        total = sum(p.stacks.values())
         period = "" if p.period_ms is None else f", one every {fmt_number(p.period_ms)} ms"
-        return f"{total:,} execution samples in the measured windows of {reps}{period}"
-    ms = sum(p.stacks.values()) / 1e6
+        return f"{p.total:,} execution samples in the measured windows of {reps}{period}"
+    ms = p.total / 1e6
     threshold = "the recording's threshold is not stated" if p.threshold_ms is None else (
         f"the recording keeps only events of at least {fmt_number(p.threshold_ms)} ms")
     return (f"{ms:,.1f} ms in {p.events:,} events in the measured windows of {reps} "
@@ -104,32 +103,34 @@ def _share(x: float) -> str:
     return f"{x * 100:.1f} %"
 
 
-def top_table(stacks: dict, what: str) -> dict[str, Any]:
-    """The graph's top frames as a table a touch screen reads (issue 34): by self share."""
+def top_table(frames: list[FrameShare], what: str) -> dict[str, Any]:
+    """The graph's top frames (Profile.top) as a table a touch screen reads (issue 34): by
+    self share."""
     return {"caption": f"The {TOP_FRAMES} frames with the largest self share of {what}: self, "
                        f"where the stack ends in the frame; total, where it passes through it.",
             "headers": ["self share", "total share"],
             "rows": [{"frame": f.name, "values": [_share(f.self_share), _share(f.total_share)]}
-                     for f in top_frames(stacks)]}
+                     for f in frames]}
 
 
-def change_table(base: dict, stacks: dict, a: str, b: str) -> dict[str, Any]:
-    """A differential graph's top frames: those whose self share changed most, B against A."""
+def change_table(changes: list[FrameChange], a: str, b: str) -> dict[str, Any]:
+    """A differential graph's top frames (flame_top.top_changes): those whose self share
+    changed most, B against A."""
     return {"caption": f"The {TOP_FRAMES} frames whose self share changed most, {b} (B) "
                        f"against {a} (A); the change in percentage points.",
             "headers": ["self share A", "self share B", "change"],
             "rows": [{"frame": c.name, "values": [_share(c.self_a), _share(c.self_b),
                                                    f"{c.change * 100:+.1f}"]}
-                     for c in top_changes(base, stacks)]}
+                     for c in changes]}
 
 
 def _entry(g: FlameGraph, alt: str, caption: str, heading: str) -> dict[str, Any]:
     out = figure_entry(g.svg, g.narrow_svg, g.svg_bytes, g.narrow_bytes, alt, caption, heading)
     if g.base_profile is not None:
         a, b = (_side(g.base), _side(g.other))
-        out["top"] = change_table(g.base_profile.stacks, g.profile.stacks, a, b)
+        out["top"] = change_table(g.changes, a, b)
     else:
-        out["top"] = top_table(g.profile.stacks, KIND_TEXT[g.kind])
+        out["top"] = top_table(g.profile.top, KIND_TEXT[g.kind])
     out["top"]["caption_id"] = top_id(g.svg)
     if g.folded:
         out["folded"] = g.folded
@@ -174,7 +175,7 @@ def diff_entry(run: Run, g: FlameGraph) -> dict[str, Any]:
     a, b = _side_label(run, g.base, g.other), _side_label(run, g.other, g.base)
     sc = next(s for s in run.scenarios if s.id == g.other[0])
     lp = next(lp for lp in sc.load_points if lp.id == g.load)
-    total_a, total_b = sum(g.base_profile.stacks.values()), sum(g.profile.stacks.values())
+    total_a, total_b = g.base_profile.total, g.profile.total
     caption = (f"Differential flame graph of CPU at {load_point_text(lp)}: {b} (B, "
                f"{total_b:,} samples) against {a} (A, {total_a:,} samples). Each stack is as "
                f"wide as the mean of its shares of A and of B, so what only one side does is "
@@ -263,7 +264,7 @@ def comparison_flames(site: Path, spec, result, folder: str,
         entry = figure_entry(svg, narrow, wide, phone, alt, caption,
                              " / ".join(x for x in (c.scenario, c.system_a if c.system_a ==
                                                     c.system_b else None) if x) or at)
-        entry["top"] = {**change_table(a, b, spec.baseline, spec.candidate),
+        entry["top"] = {**change_table(top_changes(a, b), spec.baseline, spec.candidate),
                         "caption_id": top_id(svg)}
         # the page is redrawn when the stacks change, not only when this text does
         entry["stacks_sha256"] = hashlib.sha256(text_a.encode() + b"\0" +

@@ -10,7 +10,6 @@ from analysis.derive.aggregate import DURATION_AGREE_PCT, DURATION_AGREE_S
 from analysis.model import Cell, Run, Scenario
 from analysis.vocabulary import (PERCENTILES, RATE_UNIT, closed_load_text, fmt_count, fmt_number,
                                  load_point_text, plain)
-from analysis.read.loadtools import CAVEATS, LEAVES_OUT_FAILED
 from analysis.write.charts.chartset import drawn_in
 
 
@@ -48,7 +47,7 @@ def load_tools(run: Run) -> list[dict[str, Any]]:
                                  + ("" if drawn_in(cells[0], "latency_over_time")
                                     else "; no latency over time")),
                 "files_text": f"{len(files)} file{'s' if len(files) != 1 else ''}",
-                "caveat_text": CAVEATS.get(first.format),
+                "caveat_text": first.caveat,
                 "bounds_text": _upper_bounds_text(cells),
                 "duration_text": _duration_from_files_text(scenario, cells),
                 "failures_text": failures_text(first, cells, scenario),
@@ -96,7 +95,7 @@ def failures_text(first, cells: list[Cell], scenario: Scenario) -> str | None:
     each file (run.yml `summary:`), or, without one, that the run's files cannot show them."""
     reps = [(c, r) for c in cells for r in c.repetitions if r.imported]
     kept = [(c, r.imported.summary) for c, r in reps if r.imported.summary]
-    if first.format not in LEAVES_OUT_FAILED and not kept:
+    if not first.leaves_out_failed and not kept:
         return None
     tool = first.tool
     loads = {lp.id: lp for lp in scenario.load_points}

@@ -20,7 +20,6 @@ import yaml
 
 from analysis import atomic
 from analysis.model import Run, Scenario
-from analysis.read.checks import load_yaml
 from analysis.write import liquid_pages
 from analysis.vocabulary import closed_load_text, fmt_number
 from analysis.write.yaml_text import dump_yaml
@@ -167,7 +166,7 @@ def is_generated(path: Path) -> bool:
     if "generated_by" not in front_text:
         return False
     try:
-        front = load_yaml(front_text, yaml.SafeLoader)
+        front = yaml.safe_load(front_text)
     except (yaml.YAMLError, RecursionError, ValueError):
         return False
     return isinstance(front, dict) and front.get("generated_by") == GENERATOR

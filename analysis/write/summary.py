@@ -16,7 +16,6 @@ from analysis.model import Cell, Percentile, Run, System
 from analysis.vocabulary import (RATE_UNIT, fmt_censored, fmt_count,
                                  fmt_rate, load_point_text, r3)
 from analysis.paths import scenario_url, summary_csv_path
-from analysis.derive.summary_load import summary_points
 from analysis.write.load_curve_views import error_flag_text
 
 # How a target's model (run.yml `model:`) is named in the table; other words print as given.
@@ -77,7 +76,7 @@ def summary_table(run: Run) -> dict[str, Any] | None:
     if not run.has_scenarios:
         return None
     scenarios, cells, offered = [], {}, {}
-    points, same_load = summary_points(run)
+    points, same_load = run.summary_load
     for sc in run.scenarios:
         lp, why = points[sc.id]
         scenarios.append({"id": sc.id, "label": sc.label, "url": scenario_url(run.id, sc.id),
@@ -165,7 +164,7 @@ def summary_table(run: Run) -> dict[str, Any] | None:
 def summary_rows(run: Run) -> list[list[Any]]:
     """The summary table's numbers, one line per (scenario, target): SUMMARY_CSV_COLUMNS."""
     rows = []
-    points, _ = summary_points(run)
+    points, _ = run.summary_load
     for sc in run.scenarios:
         lp, _ = points[sc.id]
         for s in sc.systems:

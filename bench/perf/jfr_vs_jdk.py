@@ -111,7 +111,8 @@ def measure(cmd: list[str]) -> tuple[float, float, int]:
 
 
 def ours(path: Path) -> list[str]:
-    code = ("import sys; sys.path.insert(0, sys.argv[2]); from analysis.read.jfr import summarize_jfr;"
+    code = ("import sys; sys.path.insert(0, sys.argv[2]); "
+            "from analysis.derive.jvm_summary import summarize_jfr;"
             "s = summarize_jfr(sys.argv[1]); print(s['gc']['count'], s['samples']['count'])")
     return [sys.executable, "-c", code, str(path), str(REPO)]
 

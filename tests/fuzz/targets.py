@@ -69,7 +69,7 @@ def manifest(data: bytes) -> None:
 
 def jfr(data: bytes) -> None:
     """summarize_jfr: a summary, or one JfrError naming the file."""
-    from analysis.read.jfr import summarize_jfr
+    from analysis.derive.jvm_summary import summarize_jfr
     if len(data) > MAX_INPUT:
         return
     path = _write("fuzz.jfr", data)

@@ -11,7 +11,7 @@ import numpy as np
 from analysis.read.hdr import codec, native
 from analysis.read.hdr.lines import Interval
 from analysis.read.hdr.payload import (INT_MAX, SMALL_COMPRESSED, V2_MAX_WORD_SIZE,
-                                       DecodedPayload, PayloadError, _parse_header_fields,
+                                       DecodedPayload, PayloadError, parse_header_fields,
                                        counts_from_payload, varints, payload_from_text,
                                        payload_histogram)
 
@@ -225,7 +225,7 @@ def _inflate_plain(items):
             return None
         header = inflated[row][:4] + inflated[row][8:40]
         try:
-            layout, word_size, limit, ratio = _parse_header_fields(header, 40)
+            layout, word_size, limit, ratio = parse_header_fields(header, 40)
         except ValueError:     # (PayloadError, LayoutError)
             return None
         if word_size != V2_MAX_WORD_SIZE:
@@ -263,7 +263,7 @@ def decode_batch(items, path: str, warnings: list[str], inflated=None) -> Batch 
     rows_per_part = max(1, min(len(good), (1 << 27) >> stride_bits))
     parts = [good[i:i + rows_per_part] for i in range(0, len(good), rows_per_part)] or [[]]
     if joined is not None and (len(parts) > 1 or native.get() is None):
-        payloads[:] = _unjoin(payloads, joined)
+        payloads[:] = unjoin(payloads, joined)
         joined = None
     batches = []
     for part in parts:
@@ -278,7 +278,7 @@ def decode_batch(items, path: str, warnings: list[str], inflated=None) -> Batch 
     return _concat_batches(batches)
 
 
-def _unjoin(payloads, joined) -> list[DecodedPayload]:
+def unjoin(payloads, joined) -> list[DecodedPayload]:
     """Payloads sharing joined bodies (worker.pack_payloads) -> one per row with its body."""
     blob, lengths = joined
     ends = np.cumsum(lengths).tolist()
@@ -298,7 +298,7 @@ def decode_part(items, part, payloads, raws, errors, stride_bits, joined=None) -
                                                                              stride_bits)
         if not slow:
             return _batch(items, part, payloads, raws, keys, counts, totals, bits)
-        payloads[:] = _unjoin(payloads, joined)    # (anything unusual: the general path)
+        payloads[:] = unjoin(payloads, joined)    # (anything unusual: the general path)
     batchable = [r for r in part if payloads[r].word_size == V2_MAX_WORD_SIZE
                  and (not payloads[r].counts_bytes or payloads[r].counts_bytes[-1] < 0x80)]
     result = kernels = row_totals = None

@@ -15,7 +15,7 @@ import numpy as np
 
 from analysis.read.hdr import native
 from analysis.read.hdr.histogram import java_long
-from analysis.read.hdr.lines import HeaderState, _recognise, line_item, numbered_lines
+from analysis.read.hdr.lines import HeaderState, recognise, line_item, numbered_lines
 
 BLOCK_BYTES = 4 << 20
 MIN_BLOCK_BYTES = 64 << 10
@@ -114,7 +114,7 @@ def _plain_run(block, line_base, run: slice, scanned, warnings, state):
     """line_item's items of the plain lines `run` of a block, all at once: no sign, no
     out-of-range time (lc_scan_lines' plain form; `scanned`: its arrays), with the start and
     base times known."""
-    _recognise(state, warnings)
+    recognise(state, warnings)
     starts, ends, nums, payloads, heads = (x[run] for x in scanned)
     ts, length = nums[:, 0], nums[:, 1]
     line_nos = np.arange(line_base + run.start + 1, line_base + run.stop + 1)

@@ -94,7 +94,7 @@ class HeaderState:
     unterminated_line: int = 0
 
 
-def _recognise(state: HeaderState, warnings: list[str]) -> None:
+def recognise(state: HeaderState, warnings: list[str]) -> None:
     if not state.recognised:
         state.recognised = True
         warnings.extend(state.held)
@@ -166,7 +166,7 @@ def line_item(line_no: int, line: str, path: str, warnings: list[str], state: He
     if stripped.startswith("#"):
         words = stripped.split()
         if words[0] in ("#[StartTime:", "#[BaseTime:"):
-            _recognise(state, warnings)
+            recognise(state, warnings)
             which = words[0][2:-1]
             value = _number(words[1].rstrip(",")) if len(words) > 1 else None
             if value is None or abs(value) >= MAX_ABS_SECONDS:
@@ -181,7 +181,7 @@ def line_item(line_no: int, line: str, path: str, warnings: list[str], state: He
                 state.base_time, state.observed_base = value, True
         return None
     if stripped.startswith('"StartTimestamp"'):
-        _recognise(state, warnings)
+        recognise(state, warnings)
         return None
     fields = stripped.split(",")
     tag = None
@@ -209,7 +209,7 @@ def line_item(line_no: int, line: str, path: str, warnings: list[str], state: He
             _line_problem(state, warnings, f"{path}:{line_no}: {bad[:40]!r} is not a "
                           "finite number; line skipped")
             return None
-    _recognise(state, warnings)
+    recognise(state, warnings)
     payload = fields[3].split()      # (split() also drops surrounding whitespace)
     if not payload:
         warnings.append(f"{path}:{line_no}: empty histogram payload; line skipped")

@@ -108,7 +108,7 @@ def _parse_common_payload(raw: bytes) -> DecodedPayload | None:
     if inflated is None or len(inflated) < 40:
         return None
     payload_length = _INNER_LENGTH.unpack_from(inflated, 4)[0]
-    layout, word_size, limit, ratio = _parse_header_fields(inflated[:4] + inflated[8:40], 40)
+    layout, word_size, limit, ratio = parse_header_fields(inflated[:4] + inflated[8:40], 40)
     limit = min(limit, payload_length)
     if payload_length < 0 or len(inflated) < 40 + limit:
         return None
@@ -169,18 +169,18 @@ def _parse_header(header: bytes, header_size: int):
     if header_size == 40:
         # A log repeats a handful of headers that differ only in the payload length (bytes
         # 4-8): the rest is parsed and checked once per distinct header.
-        layout, word_size, limit, ratio = _parse_header_fields(header[:4] + header[8:], 40)
+        layout, word_size, limit, ratio = parse_header_fields(header[:4] + header[8:], 40)
         payload_length = struct.unpack_from(">i", header, 4)[0]
         if payload_length < 0:
             raise PayloadError(f"negative payload length {payload_length}")
         # Java reads min(countsArrayLength * 8, payloadLength) bytes of counts, and no more.
         return layout, word_size, min(limit, payload_length), payload_length, ratio
-    layout, word_size, limit, ratio = _parse_header_fields(header, header_size)
+    layout, word_size, limit, ratio = parse_header_fields(header, header_size)
     return layout, word_size, limit, None, ratio
 
 
 @lru_cache(maxsize=256)
-def _parse_header_fields(header: bytes, header_size: int):
+def parse_header_fields(header: bytes, header_size: int):
     """-> (layout, word_size, counts byte limit, ratio) of a header; for 40-byte (V1/V2)
     headers `header` is given without its payload length field (bytes 4-8)."""
     cookie = struct.unpack_from(">i", header, 0)[0]

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from analysis.errors import HlogError
-from analysis.read.hdr.batch import _unjoin, inflate_items
+from analysis.read.hdr.batch import unjoin, inflate_items
 from analysis.read.hdr.groups import item_groups
 from analysis.read.hdr.histogram import Layout, layout_for
 from analysis.read.hdr.lines import HeaderState
@@ -117,7 +117,7 @@ def _read_ahead(conn, lines, path: str, state: HeaderState, batch_size: int,
             joined = inflated[3] if len(inflated) == 4 else None
             # (a packed message carries one layout: a group of several goes unpacked)
             if joined is not None and (keep_raws or any(p is not payloads[0] for p in payloads)):
-                payloads, joined = _unjoin(payloads, joined), None
+                payloads, joined = unjoin(payloads, joined), None
             if not keep_raws:
                 raws = None
             items = [item[:7] + (None,) for item in items]   # (the payload text is done with)

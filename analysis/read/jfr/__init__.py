@@ -1,7 +1,7 @@
-"""Read JDK Flight Recorder recordings (in Python, no JDK) and summarise what the JVM did.
+"""Read JDK Flight Recorder recordings (in Python, no JDK): what the JVM recorded, event by event.
 
-    from analysis.read.jfr import summarize_jfr
-    s = summarize_jfr(path, attribution=[(regex, label), ...] or None)
+    from analysis.read.jfr import read_jfr
+    record = read_jfr(path, attribution=[(regex, label), ...] or None)   # a summary.Summary
 
 `path` is a `.jfr` file, a `.jfr.gz`, a JFR repository folder of chunk files (what a JVM killed
 mid-run leaves; read in file-name order), or a small `jfr print --json` export (`.json`).
@@ -10,69 +10,17 @@ The constant pools and the frequent events are walked by a small compiled helper
 system has a C compiler (native.py; `LOADCURVE_NATIVE=0` turns it off), with the same results as
 the Python reader alone.
 
-The result is plain JSON-serialisable data, the same for the same input:
-
-    schema_version    1
-    jdk               "OpenJDK 64-Bit Server VM 17.0.15+6-..." (jdk.JVMInformation) or None
-    start_epoch_s     recording start (first chunk), epoch seconds
-    duration_s        the time the chunks cover: the sum of their spans, where chunks that
-                      start within 1 s of the data before them join it (a recording's chunks
-                      follow each other; chunks of different times joined into one file or
-                      folder do not, and the gaps between them count nowhere)
-    gaps              [[end of data, start of the next chunk], ...] epoch s, one per gap (each
-                      also a warning); [] for one continuous recording
-    covered_until     epoch seconds up to which data was read: the end of the last whole chunk,
-                      or, for a chunk without its end, the last event time read
-    truncated         True when a chunk was cut short or never finished (JVM killed)
-    damage            where reading stopped ("file: byte N: what"), or None
-    chunks            chunks read
-    gc.count          jdk.GarbageCollection events
-    gc.pause_total_ms sum of their sumOfPauses
-    gc.pause_max_ms   largest longestPause
-    gc.pause_p99_ms   nearest-rank p99 of the individual pauses (jdk.GCPhasePause durations, or
-                      each collection's sumOfPauses when GCPhasePause was not recorded)
-    gc.pauses         [[start epoch s, duration ms], ...] sorted by time, for latency charts
-    gc.pause_source   which event the pause list came from
-    gc.heap_used_after_gc_max_mb / _mean_mb   jdk.GCHeapSummary "After GC" heapUsed, MiB
-    safepoint         count, total_ms (jdk.SafepointBegin durations), threshold_ms, recorded
-                      (False: the recording's settings left the event off, e.g. default.jfc)
-    cpu               jvm_user, jvm_system, machine: means of jdk.CPULoad (fractions 0..1);
-                      samples: how many CPULoad events
-    allocation_rate_mb_s   sum of jdk.ObjectAllocationSample weights / duration_s, MiB/s
-                      (None when the event is absent, e.g. JDK 11-15)
-    threads           parked_ms (jdk.ThreadPark), monitor_blocked_ms (jdk.JavaMonitorEnter),
-                      their event counts, and park_threshold_ms / monitor_threshold_ms: the
-                      recording's thresholds; shorter waits were not recorded
-    samples           count of jdk.ExecutionSample, unresolved (no stack), truncated_stacks;
-                      period_ms: the recording's sampling period (its jdk.ActiveSetting; None
-                      in an export, which carries no settings)
-    hot_methods       top 20 [{method "pkg.Class.method", self_samples, self_pct,
-                      total_samples, total_pct}], self = leaf frame, total = anywhere in stack
-                      (counted once per sample); overloads share one name; sorted by self
-    hot_methods_by_total   the same rows, top 20 by total samples (callers: where time is spent
-                      beneath a method)
-    attribution       None without patterns; else [{label, samples, pct}] in pattern order then
-                      "other": each sample goes to the first frame, leaf to root, whose
-                      "pkg.Class.method" name fully matches a pattern (patterns tried in order)
-    warnings          up to 20 "file: byte N: what" notes on events skipped; warning_count
+The record holds counts, sums, the GC pause timeline, the settings in effect and the samples'
+methods (summary.py); derive/jvm_summary.py turns it into the JVM summary the report prints
+(summarize_jfr), with every figure it holds described.
 
 With `window=(start_ns, end_ns)` (epoch nanoseconds, e.g. a cell's measured window from its
-`.hlog` or counts.json), every figure above counts only events whose start time falls inside
+`.hlog` or counts.json), the record counts only events whose start time falls inside
 [start, end): GC (a collection counts where it starts), safepoints, CPU load samples,
-allocation (its rate over the covered part of the window), parks, monitors, execution samples and
-hot methods. Event times are JFR ticks turned into epoch time with each chunk's header (start
-nanos, start ticks, ticks per second), the clock the `.hlog`'s StartTime is on. Two more keys:
-
-    window            {start_epoch_s, end_epoch_s, covered_s: the part the chunks cover}
-    warmup            the same gc, safepoint, cpu, allocation_rate_mb_s, threads and samples
-                      figures for everything before the window (JVM start and the load
-                      generator's warm-up), and its duration_s; events after the window (the
-                      drain) count nowhere
-
-`start_epoch_s`, `duration_s` and `covered_until` still describe the whole recording.
-
-Times are epoch seconds so that pauses can be drawn on the latency-over-time chart of the
-same load point. MiB = 2^20 bytes.
+allocation samples, parks, monitors and execution samples. Event times are JFR ticks turned into
+epoch time with each chunk's header (start nanos, start ticks, ticks per second), the clock the
+`.hlog`'s StartTime is on. Events before the window are recorded apart (Summary.warmup, the
+warm-up); events after it (the drain) nowhere.
 """
 from __future__ import annotations
 
@@ -82,16 +30,16 @@ from pathlib import Path
 
 from analysis.errors import JfrError
 
-__all__ = ["summarize_jfr", "read_recording", "JfrError"]
+__all__ = ["read_jfr", "read_recording", "JfrError"]
 
 
-def summarize_jfr(path: str | os.PathLike,
-                  attribution: list[tuple[str, str]] | None = None,
-                  window: tuple[int, int] | None = None, summary=None, reader=None) -> dict:
-    """The summary of one recording (see the module docstring); JfrError when unreadable.
-    With `window` = (start, end) epoch ns, only events that start inside it are counted.
-    `summary` and `reader` (a Summary made with the same attribution and window, and a
-    ChunkReader class) let a caller collect more in the same pass: stacks.summarize_and_fold."""
+def read_jfr(path: str | os.PathLike, attribution: list[tuple[str, str]] | None = None,
+             window: tuple[int, int] | None = None, summary=None, reader=None):
+    """The record (summary.Summary) of one recording (see the module docstring); JfrError when
+    unreadable. With `window` = (start, end) epoch ns, only events that start inside it are
+    counted. `summary` and `reader` (a Summary made with the same attribution and window, and
+    a ChunkReader class) let a caller collect more in the same pass:
+    derive/jvm_summary.summarize_and_fold."""
     # Imported here so that `import analysis.read.jfr` (e.g. by the CLI's --help) stays cheap.
     from analysis.read.jfr.export import is_json_export, summarize_export
     from analysis.read.jfr.reader import ChunkReader
@@ -114,11 +62,11 @@ def summarize_jfr(path: str | os.PathLike,
     try:
         if p.is_file() and is_json_export(p):
             summarize_export(p, summary)
-            return summary.result()
+            return summary
     except OSError as exc:
         raise JfrError(f"cannot read: {exc.strerror or exc}", path=p) from None
     read_recording(p, (reader or ChunkReader)(summary))
-    return summary.result()
+    return summary
 
 
 def read_recording(p: Path, reader) -> None:

@@ -1,8 +1,9 @@
 """The stacks of one event type in a JFR recording, folded: each distinct stack and its weight.
 
-    from analysis.read.jfr.stacks import fold_jfr, folded_text
+    from analysis.read.jfr.stacks import fold_jfr
     f = fold_jfr(path, event="jdk.ExecutionSample", window=(start_ns, end_ns) or None)
-    sys.stdout.write(folded_text(f))
+
+write/folded.py's folded_text(f) is that result as a `.folded` file.
 
 This is the `stackcollapse` of JFR (as FlameGraph has one per profiler): the recording is read by
 the same chunk reader as the summary (reader.py), with the chosen event's stack trace (and its
@@ -14,7 +15,7 @@ The result is plain data, the same for the same input:
     schema_version   1
     event            the event type read (STACK_EVENTS)
     unit             "samples" (jdk.ExecutionSample: one per sample) or "ns" (the off-CPU
-                     events: the sum of their durations, exact integers; folded_text prints ms)
+                     events: the sum of their durations, exact integers; write/folded.py prints ms)
     stacks           {(frame, ...) root first: weight}; a frame is "pkg.Class.method" as the
                      recording names the method (overloads share one name)
     total            the sum of the weights
@@ -28,7 +29,8 @@ The result is plain data, the same for the same input:
                      settings do not say
     period_ms        the sampling period of jdk.ExecutionSample (its Java setting), or None
     window           {start_epoch_s, end_epoch_s} when events were limited to a window
-    truncated, damage, covered_until, jdk, warnings, warning_count   as in summarize_jfr
+    truncated, damage, covered_until, jdk, warnings, warning_count   as in the JVM summary
+                     (derive/jvm_summary.py)
 
 With `window` = (start, end) epoch ns only events that start inside [start, end) count; with
 `window_s` = (start, end) the same in seconds from the start of the recording's first chunk.
@@ -96,7 +98,7 @@ def folded_result(summary: Summary, event: str, fold: Fold, periods: list[float]
         "events": fold.events,
         "unresolved": fold.unresolved,
         "truncated_stacks": fold.truncated_stacks,
-        "threshold_ms": summary._threshold(event) if unit == "ns" else None,
+        "threshold_ms": summary.threshold_in_effect(event) if unit == "ns" else None,
         "period_ms": min(periods) if periods and unit == "samples" else None,
         "truncated": summary.truncated,
         "damage": summary.damage_note,
@@ -289,17 +291,6 @@ class FoldingReader(ChunkReader):
         self._off_cpu = {}
 
 
-def summarize_and_fold(path: str | os.PathLike, attribution=None,
-                       window: tuple[int, int] | None = None) -> tuple[dict, dict[str, dict]]:
-    """(summarize_jfr's summary, {event: fold_jfr's result} for every STACK_EVENTS type) of
-    one recording, read once; JfrError as summarize_jfr."""
-    from analysis.read.jfr import summarize_jfr
-    summary = FoldingSummary(attribution, window)
-    result = summarize_jfr(path, attribution, window, summary=summary,
-                           reader=FoldingReader)
-    return result, summary.folded_all()
-
-
 def fold_jfr(path: str | os.PathLike, event: str = CPU_EVENT,
              window: tuple[int, int] | None = None,
              window_s: tuple[float, float] | None = None) -> dict:
@@ -326,55 +317,3 @@ def fold_jfr(path: str | os.PathLike, event: str = CPU_EVENT,
     summary = StackSummary(event, window, window_s)
     read_recording(p, StackReader(summary))
     return summary.folded()
-
-
-def frame_text(frame: str) -> str:
-    """A frame as a folded line can hold it: ';' separates frames and a line ends the stack,
-    so those are replaced (no JVM method or class name has either; a damaged recording may)."""
-    return frame.replace(";", ":").replace("\n", " ").replace("\r", " ")
-
-
-def weight_text(weight: int, unit: str) -> str:
-    """Samples as they are; nanoseconds as milliseconds with three decimals, rounded half up
-    from the stack's exact sum (so a stack's line is within 0.5 us of its events' total)."""
-    if unit == "samples":
-        return str(weight)
-    us = (weight + 500) // 1000
-    return f"{us // 1000}.{us % 1000:03d}"
-
-
-def folded_text(folded: dict) -> str:
-    """Brendan Gregg's folded format: `frame;frame;... weight` per stack, root first, lines in
-    the order of their text (as FlameGraph's stackcollapse scripts sort them)."""
-    unit = folded["unit"]
-    lines = sorted(_frames_text(stack) + " " + weight_text(w, unit)
-                   for stack, w in folded["stacks"].items() if stack)
-    return "".join(line + "\n" for line in lines)
-
-
-def _frames_text(stack: tuple) -> str:
-    """A stack's frames as its folded line holds them (frame_text each, joined by ';')."""
-    text = ";".join(stack)
-    # Every frame of a readable recording: no separator inside, so the plain join is the line
-    # (one check a stack, not a replace per frame: the build writes ~10^5 frames a run).
-    if text.count(";") == len(stack) - 1 and "\n" not in text and "\r" not in text:
-        return text
-    return ";".join(frame_text(f) for f in stack)
-
-
-def parse_folded(text: str, unit: str = "samples", source: str = "") -> dict:
-    """folded_text's lines back to {stack root first: weight} (weights in `unit`: samples, or
-    ns from the ms printed); JfrError naming the line for one that is not `frames weight`."""
-    stacks: dict = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        frames, _, weight = line.rpartition(" ")
-        try:
-            value = int(weight) if unit == "samples" else round(float(weight) * 1e6)
-        except ValueError:
-            value = None
-        if not frames or value is None:
-            raise JfrError(f"line {n} is not `frame;frame;... weight`", path=source,
-                           hint="rebuild the run (python -m analysis build --force)")
-        key = tuple(frames.split(";"))
-        stacks[key] = stacks.get(key, 0) + value
-    return stacks

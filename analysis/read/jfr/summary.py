@@ -1,8 +1,10 @@
-"""The per-recording JVM summary, fed event by event by either reader (binary or JSON export).
+"""What one JFR recording held, event by event, as either reader (binary or JSON export) feeds it:
+counts, sums, the GC pause timeline, the settings in effect, the samples' methods.
 
-Everything here is plain arithmetic on values already decoded; the readers decide what an event
-is, this module decides what the report says about them. State kept across chunks is small and
-does not grow with the recording except the GC pause timeline (one pair per pause).
+The readers decide what an event is; this module only records it (Summary), and
+derive/jvm_summary.py says what the report makes of it (percentiles, means, rates, shares, the
+hot methods). State kept across chunks is small and does not grow with the recording except the
+GC pause timeline (one pair per pause).
 """
 from __future__ import annotations
 
@@ -10,24 +12,12 @@ import math
 import re
 from collections import Counter
 
-NS_PER_MS = 1_000_000
-MIB = 1 << 20
-HOT_METHODS = 20
 UNMATCHED_LABEL = "other"
-# The event types whose recording settings (jdk.ActiveSetting) the summary reports: result()
-# reads their thresholds, periods and whether they were enabled, and no other's (so the readers
+# The event types whose recording settings (jdk.ActiveSetting) the summary reports:
+# derive/jvm_summary.py reads their thresholds, periods and whether they were enabled, and no other's (so the readers
 # may leave the others' settings out: a recording has some 400).
 SETTINGS_REPORTED = frozenset({"jdk.SafepointBegin", "jdk.ThreadPark", "jdk.JavaMonitorEnter",
                                "jdk.ExecutionSample"})
-
-
-def percentile_nearest_rank(values: list[float], pct: float) -> float | None:
-    """The smallest value with at least pct % of values at or below it (nearest rank)."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, math.ceil(pct / 100.0 * len(ordered)))
-    return ordered[rank - 1]
 
 
 def parse_threshold_ms(text: str | None) -> float | None:
@@ -90,16 +80,9 @@ def method_label(cls: str | None, name: str | None) -> str:
     return f"{(cls or '<unknown class>').replace('/', '.')}.{name or '<unknown>'}"
 
 
-def _r(x, digits=6):
-    return None if x is None else round(float(x), digits)
-
-
 # Chunks closer than this count as one stretch of recording (the JVM starts a chunk where the
 # last one ended, give or take the rotation's microseconds).
 GAP_NS = 1_000_000_000
-
-# The figures of the warm-up (everything before a window) kept beside the window's.
-WARMUP_KEYS = ("gc", "safepoint", "cpu", "allocation_rate_mb_s", "threads", "samples")
 
 
 class Summary:
@@ -322,147 +305,9 @@ class Summary:
             return []
         return [(self.start_ns, self.covered_until_ns)]
 
-    def _threshold(self, event_name, settings=None):
+    def threshold_in_effect(self, event_name, settings=None):
+        """The recording's threshold of an event (or, with settings=self.periods, its period)."""
         values = (self.thresholds if settings is None else settings).get(event_name)
         # With several recordings running, the JVM records an event when any of them wants it:
         # the lowest threshold (or period) is the one in effect.
         return min(values) if values else None
-
-    def result(self, allocation_span_s: float | None = None) -> dict:
-        """The summary (see analysis/read/jfr/__init__.py). The allocation rate is over
-        `allocation_span_s` when given, else over the window's covered part, else the recording."""
-        if self.phase_pauses:
-            pauses = sorted(self.phase_pauses)
-            pause_source = "jdk.GCPhasePause"
-        else:
-            pauses = sorted(self.gc_events)
-            pause_source = "jdk.GarbageCollection"
-        pause_ms = [d / NS_PER_MS for _, d in pauses]
-        duration_s = None
-        spans = self.covered_spans()
-        if spans:
-            duration_s = sum(b - a for a, b in spans) / 1e9
-        window = warmup = None
-        if self.window is not None and duration_s is not None:
-            w0, w1 = self.window
-            covered_s = sum(max(0, min(w1, b) - max(w0, a)) for a, b in spans) / 1e9
-            window = {"start_epoch_s": _r(w0 / 1e9), "end_epoch_s": _r(w1 / 1e9),
-                      "covered_s": _r(covered_s)}
-            before_s = sum(max(0, min(w0, b) - a) for a, b in spans) / 1e9
-            # The recording's settings (thresholds, enabled events) hold for the warm-up too.
-            self.warmup.thresholds, self.warmup.enabled = self.thresholds, self.enabled
-            self.warmup.periods = self.periods
-            full = self.warmup.result(allocation_span_s=before_s)
-            warmup = {"duration_s": _r(before_s), **{k: full[k] for k in WARMUP_KEYS}}
-            allocation_span_s = covered_s
-        span_s = duration_s if allocation_span_s is None else allocation_span_s
-        alloc_rate = None
-        # With a window, no sample inside it while the recording has some means a rate near 0
-        # (the event is throttled), not "not recorded".
-        recorded = self.allocation_events or (self.warmup is not None
-                                              and self.warmup.allocation_events)
-        if recorded and span_s and span_s > 0:
-            alloc_rate = self.allocation_weight / MIB / span_s
-        # Percentages are of the samples whose stacks resolved (a chunk cut before its constant
-        # pool leaves some without); `samples.unresolved` says how many were left out.
-        n = self.sample_count - self.samples_unresolved
-        hot = sorted(self.self_counts.keys() | self.total_counts.keys(),
-                     key=lambda m: (-self.self_counts[m], -self.total_counts[m], m))
-        by_total = sorted(self.total_counts.keys(),
-                          key=lambda m: (-self.total_counts[m], -self.self_counts[m], m))
-
-        def row(m):
-            return {"method": m,
-                    "self_samples": self.self_counts[m],
-                    "self_pct": _r(100.0 * self.self_counts[m] / n, 3),
-                    "total_samples": self.total_counts[m],
-                    "total_pct": _r(100.0 * self.total_counts[m] / n, 3)}
-        hot_methods = [row(m) for m in hot[:HOT_METHODS]] if n else []
-        hot_methods_by_total = [row(m) for m in by_total[:HOT_METHODS]] if n else []
-        attribution = None
-        if self.attribution:
-            order = [label for _, label in self.attribution]
-            labels = list(dict.fromkeys(order + [UNMATCHED_LABEL]))
-            attribution = [{"label": label, "samples": self.label_counts[label],
-                            "pct": _r(100.0 * self.label_counts[label] / n, 3) if n else None}
-                           for label in labels]
-        cpu = {"jvm_user": None, "jvm_system": None, "machine": None, "samples": self.cpu_n}
-        if self.cpu_n:
-            cpu.update(jvm_user=_r(self.cpu_sums[0] / self.cpu_n),
-                       jvm_system=_r(self.cpu_sums[1] / self.cpu_n),
-                       machine=_r(self.cpu_sums[2] / self.cpu_n))
-        result = {
-            "schema_version": 1,
-            "source": "recording" if self.export_types is None else "jfr print --json export",
-            "jdk": jdk_label(self.jvm_name, self.jvm_version),
-            "start_epoch_s": _r(self.start_ns / 1e9) if self.start_ns is not None else None,
-            "duration_s": _r(duration_s),
-            "covered_until": _r(self.covered_until_ns / 1e9)
-            if self.covered_until_ns is not None else None,
-            "truncated": self.truncated,
-            "damage": self.damage_note,
-            "chunks": self.chunks,
-            "gaps": [[_r(a / 1e9), _r(b / 1e9)] for (_, a), (b, _) in zip(spans, spans[1:])],
-            "gc": {
-                "count": self.gc_count,
-                "pause_total_ms": _r(self.gc_pause_total_ns / NS_PER_MS),
-                "pause_max_ms": _r(self.gc_pause_max_ns / NS_PER_MS),
-                "pause_p99_ms": _r(percentile_nearest_rank(pause_ms, 99)),
-                "pause_count": len(pauses),
-                "pause_source": pause_source,
-                "pauses": [[_r(t / 1e9), _r(d / NS_PER_MS)] for t, d in pauses],
-                "heap_used_after_gc_max_mb": _r(self.heap_after_max / MIB)
-                if self.heap_after_max is not None else None,
-                "heap_used_after_gc_mean_mb": _r(self.heap_after_sum / self.heap_after_count
-                                                 / MIB) if self.heap_after_count else None,
-            },
-            "safepoint": {
-                "count": self.safepoint_count,
-                "total_ms": _r(self.safepoint_total_ns / NS_PER_MS),
-                "threshold_ms": self._threshold("jdk.SafepointBegin"),
-                "recorded": "true" in self.enabled.get("jdk.SafepointBegin", ())
-                or self.safepoint_count > 0,
-            },
-            "cpu": cpu,
-            "allocation_rate_mb_s": _r(alloc_rate, 3),
-            "allocation_samples": self.allocation_events,
-            "allocation_bytes": self.allocation_weight if self.allocation_events else None,
-            "threads": {
-                "parked_ms": _r(self.park_ns / NS_PER_MS),
-                "park_events": self.park_count,
-                "park_threshold_ms": self._threshold("jdk.ThreadPark"),
-                "monitor_blocked_ms": _r(self.monitor_ns / NS_PER_MS),
-                "monitor_events": self.monitor_count,
-                "monitor_threshold_ms": self._threshold("jdk.JavaMonitorEnter"),
-            },
-            "samples": {"count": self.sample_count, "unresolved": self.samples_unresolved,
-                        "truncated_stacks": self.samples_truncated,
-                        "period_ms": self._threshold("jdk.ExecutionSample", self.periods)},
-            "hot_methods": hot_methods,
-            "hot_methods_by_total": hot_methods_by_total,
-            "attribution": attribution,
-            "warnings": self.warnings,
-            "warning_count": self.warning_count,
-        }
-        if self.window is not None:
-            result["window"] = window
-            result["warmup"] = warmup
-        if self.export_types is not None:
-            _blank_unexported(result, self.export_types)
-        return result
-
-
-def _blank_unexported(result: dict, exported: set[str]) -> None:
-    """In an export, a missing event type says nothing about the JVM: those figures are None."""
-    if "jdk.SafepointBegin" not in exported:
-        result["safepoint"].update(count=None, total_ms=None, recorded=False)
-    if "jdk.ObjectAllocationSample" not in exported:
-        result["allocation_samples"] = None
-    if "jdk.ThreadPark" not in exported:
-        result["threads"].update(parked_ms=None, park_events=None)
-    if "jdk.JavaMonitorEnter" not in exported:
-        result["threads"].update(monitor_blocked_ms=None, monitor_events=None)
-    if "jdk.ExecutionSample" not in exported:
-        result["samples"]["count"] = None
-    if "jdk.GarbageCollection" not in exported:
-        result["gc"].update(count=None, pause_total_ms=None, pause_max_ms=None)

@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.derive.gc_tail import gc_tail_points, gc_tail_statement
-from analysis.derive.summary_load import summary_points
 from analysis.model import LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (CHART_TITLES, has_closed_loads, load_label, load_point_text,
                                  plain, r3)
@@ -82,7 +80,7 @@ def summary_charts(run: Run) -> list[Chart]:
     systems = run.scenarios[0].systems
     charts = []
     if len(systems) > 1:
-        points, _ = summary_points(run)
+        points, _ = run.summary_load
         names = "; ".join(s.label for s in systems)
         for sc in run.scenarios:
             lp = points[sc.id][0]
@@ -158,7 +156,7 @@ def scenario_charts(scenario: Scenario) -> list[Chart]:
                   f"Throughput over time{of} at {text}: replies per second per interval"
                   f"{'' if lp.closed else ' against the offered rate'}, for {names_t}.",
                   lp, sid)]
-    if gc_tail_points(scenario):
+    if scenario.gc_tail is not None:
         charts.append(Chart("gc_tail", f"{prefix}gc-tail",
                             f"GC pause against tail{of}: each cell's longest GC pause inside "
                             f"the measured window (ms) against its p99.9 and max latency (ms), "
@@ -264,7 +262,7 @@ def summary_chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = N
         else:
             out.setdefault("panels", []).append({"scenario": chart.scenario, **entry})
     if "panels" in out:
-        _, same = summary_points(run)
+        _, same = run.summary_load
         out["panels_note"] = (
             "One panel per scenario, at the load of the table below"
             + (" (the same in every scenario)" if same else
@@ -281,7 +279,7 @@ def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None,
     curve, per kind a list by load point (each with its caption), and the spectra again keyed
     by load point (percentile-plot.html); small multiples are listed as spectra. When some
     cell has a JFR window, `gc_tail`: the GC-pause-against-tail chart with its `statement`
-    (gc_tail.gc_tail_statement: `text` and the numbers). `sizes` (run_jobs.pixel_sizes: png
+    (Scenario.gc_tail's: `text` and the numbers). `sizes` (run_jobs.pixel_sizes: png
     path -> pixels) gives each entry its width and height."""
     scenario = scenario if scenario is not None else run.scenario
     section: dict[str, Any] = {"spectrum": [], "latency_over_time": [], "throughput_over_time": []}
@@ -292,7 +290,7 @@ def chart_section(run: Run, sizes: dict[str, tuple[int, int]] | None = None,
             entry["width"], entry["height"] = sizes[entry["png"]]
         kind = SECTION_KIND.get(chart.kind, chart.kind)
         if chart.kind == "gc_tail":
-            entry["statement"] = _rounded(gc_tail_statement(gc_tail_points(scenario)))
+            entry["statement"] = _rounded(scenario.gc_tail.statement)
         if chart.load is None:
             section[kind] = entry
         else:

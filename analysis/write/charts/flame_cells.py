@@ -1,61 +1,35 @@
-"""The flame graphs of a run (issue 25): per cell with JFR, the stacks of its repetitions'
-measured windows summed per event (read.jfr.stacks, folded in the summary's own pass), written
-as a `.folded` file beside the cell's CSV and drawn as flame graph SVGs, wide and narrow; and
-differential graphs of pairs of cells at the same load (one load a pair: diff_load).
+"""The flame graphs of a run (issue 25): each cell's profiles (Cell.flame: its repetitions'
+windows summed per event, derive/flame_profiles.py) written as a `.folded` file beside the
+cell's CSV and drawn as flame graph SVGs, wide and narrow; and the differential graphs of the
+run's pairs (Run.flame_pairs: one load a pair).
 
     graphs = flame_graphs(run)          # -> [FlameGraph], each with its SVGs' bytes
-    diffs = flame_diffs(run, pairs)     # -> [FlameGraph] of the pairs (default_pairs)
-
-A graph is drawn for the CPU (jdk.ExecutionSample) of every cell with samples, and for each
-off-CPU event (jdk.ThreadPark ...) that has at least MIN_OFF_CPU_EVENTS events in the windows. Repetitions combine by
-summing: samples add up, off-CPU durations add up (the graph shows where the cell's time went
-over all its recorded windows, each repetition weighing by what it recorded).
+    diffs = flame_diffs(run, graphs)    # -> [FlameGraph] of Run.flame_pairs
 """
 from __future__ import annotations
 
 import re
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from analysis.model import Cell, Run
+from analysis.derive.flame_profiles import Profile
+from analysis.model import Run
 from analysis.paths import chart_path, series_csv_path
-from analysis.read.jfr.stacks import CPU_EVENT, STACK_EVENTS, folded_text
-from analysis.vocabulary import load_order
 from analysis.write.charts.flamegraph import (DEFAULT_APPLICATION, JDK_PACKAGES,
                                               SERVER_PACKAGES, diff_flamegraph_svgs,
                                               flamegraph_svgs)
+from analysis.write.folded import folded_text
 
-# The short name of each event's graph (the include's `kind=`), in the order pages show them.
-KINDS = {CPU_EVENT: "cpu", "jdk.ThreadPark": "thread-park",
-         "jdk.JavaMonitorEnter": "monitor-enter", "jdk.ThreadSleep": "thread-sleep",
-         "jdk.SocketRead": "socket-read"}
 # What each graph's width is a share of, in words.
 KIND_TEXT = {"cpu": "CPU (execution samples)", "thread-park": "time parked (jdk.ThreadPark)",
              "monitor-enter": "time blocked on monitors (jdk.JavaMonitorEnter)",
              "thread-sleep": "time asleep (jdk.ThreadSleep)",
              "socket-read": "time in socket reads (jdk.SocketRead)"}
-# An off-CPU event with fewer events than this in a cell's windows gets no graph nor folded
-# file: a handful of parks or monitor waits draw one or two stacks at full width, which say
-# nothing the CPU graph and the JVM table do not (many-servers had graphs of 1 to 3 events).
-MIN_OFF_CPU_EVENTS = 20
 # Packages a jfr_attribution pattern may name that are not the application's code.
 NOT_APPLICATION = JDK_PACKAGES + SERVER_PACKAGES + ("scala.", "kotlin.", "com.fasterxml.")
 # A pattern's literal start: names and escaped dots ("loadcurve\.server\." of
 # "loadcurve\.server\..*").
 _LITERAL = re.compile(r"(?:\\\.|[\w$])+")
 _SIZE = re.compile(rb'<svg [^>]*width="(\d+)" height="(\d+)"')
-
-
-@dataclass
-class Profile:
-    """One event's stacks of one cell, its repetitions summed."""
-    stacks: Counter = field(default_factory=Counter)
-    unit: str = "samples"
-    events: int = 0
-    repetitions: int = 0
-    period_ms: float | None = None        # the sampling period (the lowest, if they differ)
-    threshold_ms: float | None = None     # the off-CPU threshold (the lowest, if they differ)
-    jdks: tuple = ()
 
 
 @dataclass
@@ -75,6 +49,7 @@ class FlameGraph:
     base: tuple | None = None             # a differential graph: A's (scenario, system),
     other: tuple | None = None            # B's, and A's profile
     base_profile: Profile | None = None
+    changes: list | None = None           # a differential graph's FlamePair.changes
 
     def size(self, narrow: bool = False) -> tuple[int, int]:
         return svg_size(self.narrow_bytes if narrow else self.svg_bytes)
@@ -84,32 +59,6 @@ def svg_size(data: bytes) -> tuple[int, int]:
     """(width, height) in px of a flame graph's SVG, as its <svg> element gives them."""
     m = _SIZE.search(data)
     return int(m.group(1)), int(m.group(2))
-
-
-def _lowest(values) -> float | None:
-    present = [v for v in values if v is not None]
-    return min(present) if present else None
-
-
-def cell_profiles(cell: Cell) -> dict[str, Profile]:
-    """{kind: Profile} of one cell: the CPU when it has samples in some repetition's window,
-    each off-CPU event when it has at least MIN_OFF_CPU_EVENTS there."""
-    recorded = [r.jvm.stacks for r in cell.repetitions if r.jvm is not None and r.jvm.stacks]
-    out = {}
-    for event, kind in KINDS.items():
-        folds = [s[event] for s in recorded if event in s]
-        p = Profile(unit=STACK_EVENTS[event][0], repetitions=len(recorded))
-        for f in folds:
-            p.stacks.update(f["stacks"])
-            p.events += f["events"]
-        if not sum(p.stacks.values()) or (event != CPU_EVENT and p.events < MIN_OFF_CPU_EVENTS):
-            continue
-        p.stacks = Counter(dict(sorted(p.stacks.items())))
-        p.period_ms = _lowest(f["period_ms"] for f in folds)
-        p.threshold_ms = _lowest(f["threshold_ms"] for f in folds)
-        p.jdks = tuple(sorted({f["jdk"] for f in folds if f.get("jdk")}))
-        out[kind] = p
-    return out
 
 
 def application_patterns(run: Run) -> list[str]:
@@ -172,7 +121,7 @@ def flame_graphs(run: Run) -> list[FlameGraph]:
     out = []
     for scenario in run.scenarios:
         for c in scenario.measured():
-            for kind, p in cell_profiles(c).items():
+            for kind, p in c.flame.items():
                 folded, svg, narrow = graph_paths(run.id, c.scenario, c.system, c.load, kind)
                 title = _title(run, c.scenario, c.system, c.load, kind)
                 # the SVG is shown with <img>: its script would not run, so it is left out
@@ -182,21 +131,6 @@ def flame_graphs(run: Run) -> list[FlameGraph]:
                     *flamegraph_svgs(p.stacks, p.unit, title, application=apps, script=False),
                     folded_text({"unit": p.unit, "stacks": p.stacks})))
     return out
-
-
-def default_pairs(run: Run) -> list[tuple]:
-    """The pairs a run's pages compare: per scenario its first two systems; a run with one
-    system and several scenarios (runs/fanout-curve) its first two scenarios. A pair is
-    ((scenario, system) of A, (scenario, system) of B)."""
-    pairs = []
-    for scenario in run.scenarios:
-        if len(scenario.systems) >= 2:
-            a, b = scenario.systems[0].id, scenario.systems[1].id
-            pairs.append(((scenario.id, a), (scenario.id, b)))
-    if not pairs and len(run.scenarios) >= 2 and run.scenarios[0].systems:
-        system = run.scenarios[0].systems[0].id
-        pairs.append(((run.scenarios[0].id, system), (run.scenarios[1].id, system)))
-    return pairs
 
 
 def diff_name(a: tuple, b: tuple) -> str:
@@ -209,39 +143,13 @@ def diff_name(a: tuple, b: tuple) -> str:
     return f"{_prefix(a[0])}{a[1]}-vs-{_prefix(b[0])}{b[1]}"
 
 
-# How a run page's pair picks the one load its differential graph is drawn at (the section's
-# caption and docs/data-format.md say it too): one graph a pair, not one a load, as a graph a
-# load cost as much as all the cells' own graphs and repeated what those show.
-DIFF_LOAD_RULE = ("the highest load at which neither side is saturated, else (some side "
-                  "saturates at every load) the lowest")
-
-
-def diff_load(run: Run, a: tuple, b: tuple, loads: list[str]) -> str | None:
-    """The load of `loads` (ids at which both sides have CPU samples) a pair's differential
-    graph is drawn at, by DIFF_LOAD_RULE; None when there is none."""
-    points = {lp.id: lp for sc in run.scenarios if sc.id == b[0] for lp in sc.load_points}
-    ordered = sorted((points[load] for load in loads), key=load_order)
-    if not ordered:
-        return None
-    cells = {sc.id: sc for sc in run.scenarios}
-    calm = [lp for lp in ordered
-            if not any(c is None or c.saturation.saturated
-                       for c in (cells[side[0]].cell(lp.id, side[1]) for side in (a, b)))]
-    return (calm[-1] if calm else ordered[0]).id
-
-
-def flame_diffs(run: Run, graphs: list[FlameGraph],
-                pairs: list[tuple] | None = None) -> list[FlameGraph]:
-    """The CPU differential graph of each pair (A is the pair's first cell, the baseline) at
-    the one load diff_load picks among those both cells have samples at."""
+def flame_diffs(run: Run, graphs: list[FlameGraph]) -> list[FlameGraph]:
+    """The CPU differential graph of each of Run.flame_pairs (A is the pair's first cell, the
+    baseline), drawn from the two cells' CPU graphs at the pair's load."""
     cpu = {(g.scenario, g.system, g.load): g for g in graphs if g.kind == "cpu"}
     out = []
-    for a, b in default_pairs(run) if pairs is None else pairs:
-        loads = [lp.id for sc in run.scenarios if sc.id == b[0] for lp in sc.load_points
-                 if (a[0], a[1], lp.id) in cpu and (b[0], b[1], lp.id) in cpu]
-        load = diff_load(run, a, b, loads)
-        if load is None:
-            continue
+    for pair in run.flame_pairs:
+        a, b, load = pair.base, pair.other, pair.load
         ga, gb = cpu[(a[0], a[1], load)], cpu[(b[0], b[1], load)]
         name = f"flame-diff-{diff_name(a, b)}-{load}-cpu"
         title = (f"{run.id} at {load}: {'/'.join(x for x in b if x)} (B) against "
@@ -251,5 +159,5 @@ def flame_diffs(run: Run, graphs: list[FlameGraph],
             None, "", load, "cpu", gb.profile, chart_path(run.id, name, "svg"),
             chart_path(run.id, name + "-narrow", "svg"), None,
             *diff_flamegraph_svgs(stacks_a, stacks_b, "samples", title, script=False),
-            base=a, other=b, base_profile=ga.profile))
+            base=a, other=b, base_profile=ga.profile, changes=pair.changes))
     return out

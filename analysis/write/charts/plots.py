@@ -90,7 +90,7 @@ def mark_legend(legend, inside: bool = False):
 
 # --- plotting functions: (ax, data) -> artists ----------------------------------------------
 
-def _percent_label(x: float, _pos=None) -> str:
+def percent_label(x: float, _pos=None) -> str:
     """1/(1-p) -> 'p%': 2 -> 50%, 10 -> 90%, 1000 -> 99.9%."""
     if x <= 1:
         return "0%"
@@ -99,7 +99,7 @@ def _percent_label(x: float, _pos=None) -> str:
     return f"{text}%"
 
 
-def _spectrum_xy(curve: dict[str, Any]) -> tuple[list[float], list[float], int]:
+def spectrum_xy(curve: dict[str, Any]) -> tuple[list[float], list[float], int]:
     """A curve's x (1/(1-p); the max at x = count), y, and the index of its first censored
     point (len(xs) when none)."""
     xs, ys, cens = [], [], []
@@ -112,7 +112,7 @@ def _spectrum_xy(curve: dict[str, Any]) -> tuple[list[float], list[float], int]:
     return xs, ys, next((i for i, c in enumerate(cens) if c), len(xs))
 
 
-def _spectrum_censored(curves: Sequence[dict[str, Any]]) -> bool:
+def spectrum_censored(curves: Sequence[dict[str, Any]]) -> bool:
     return any(len(pt) > 2 and pt[2] for c in curves for pt in c["points"])
 
 
@@ -124,6 +124,6 @@ def panel_title(label: str, chars: int) -> str:
     return "\n".join(lines)
 
 
-def _plain(value: float, _pos=None) -> str:
+def plain_tick(value: float, _pos=None) -> str:
     """Log-axis tick labels as plain numbers (0.1, 1, 10, 1,000), not powers of ten."""
     return f"{value:,.6f}".rstrip("0").rstrip(".") if value < 1 else f"{value:,.0f}"

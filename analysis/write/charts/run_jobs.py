@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from analysis.derive.gc_tail import gc_tail_points
 from analysis.model import Cell, LoadPoint, Repetition, Run, Scenario, System
 from analysis.vocabulary import (closed_load_text, fmt_censored, fmt_ms, fmt_rate,
                                  has_closed_loads, load_order)
@@ -190,11 +189,11 @@ def _steady_note(c: Cell) -> str | None:
 
 def _gc_tail_data(scenario: Scenario, styles: dict[str, dict[str, Any]],
                   of: str = "") -> dict[str, Any]:
-    """gc_tail.gc_tail_points as plot_gc_tail's points, systems in the run's order."""
+    """Scenario.gc_tail's points as plot_gc_tail's, systems in the run's order."""
     labels = {s.id: s.label for s in scenario.systems}
     loads = {lp.id: lp for lp in scenario.load_points}
     rank = {sid: i for i, sid in enumerate(styles)}
-    points = sorted(gc_tail_points(scenario), key=lambda p: rank[p.system])
+    points = sorted(scenario.gc_tail.points, key=lambda p: rank[p.system])
     return {"title": f"Longest GC pause in the window against the tail{of}",
             "points": [{"label": labels[p.system], "color": styles[p.system]["color"],
                         "pause_ms": p.pause_ms,

@@ -8,8 +8,8 @@ import math
 import textwrap
 from typing import Any, Callable, Sequence
 
-from analysis.write.charts.plots import (OTHERS_GREY, _percent_label, _plain, _spectrum_censored,
-                                  _spectrum_xy, panel_title)
+from analysis.write.charts.plots import (OTHERS_GREY, panel_title, percent_label, plain_tick,
+                                         spectrum_censored, spectrum_xy)
 from analysis.write.charts.chartlayout import panel_layout, view_limits
 from analysis.write.charts.chartspec import (Axis, Band, Bars, Entry, Note, Panels, Plot, Rule,
                                              Series, Style)
@@ -24,7 +24,7 @@ def auto_y(label: str, values: Sequence[float | None]) -> Axis:
     positive = [v for v in values if v is not None and v == v and v > 0]
     if positive and max(positive) / min(positive) > 20:
         subs = (1.0, 2.0, 5.0) if max(positive) / min(positive) < 1e4 else (1.0,)
-        return Axis(label, "log", subs=subs, formatter=_plain)
+        return Axis(label, "log", subs=subs, formatter=plain_tick)
     if positive:
         return Axis(label, limits=(0.0, None))
     return Axis(label)
@@ -33,18 +33,18 @@ def auto_y(label: str, values: Sequence[float | None]) -> Axis:
 def spectrum_axis(curves: Sequence[dict[str, Any]]) -> Axis:
     """1/(1-p) on a log axis from p0 to past the largest max, ticks
     at 0 %, 50 % and each decade (90 %, 99 %, ...)."""
-    top = max([2.0] + [max(_spectrum_xy(c)[0]) for c in curves if c["points"]])
+    top = max([2.0] + [max(spectrum_xy(c)[0]) for c in curves if c["points"]])
     right = top * 1.5
     decades = [10.0 ** k for k in range(1, 19) if 10.0 ** k <= right]
     return Axis("percentile (log scale of 1/(1 − p))", "log", limits=(1.0, right),
-                ticks=[1.0, 2.0] + decades, formatter=_percent_label)
+                ticks=[1.0, 2.0] + decades, formatter=percent_label)
 
 
 def _spectrum_curve(curve: dict[str, Any], color: str | None = None,
                     width: float = 1.6) -> tuple[list[Series], list[Entry]]:
     """Steps up to where the censored part starts, that part
     dotted (and thicker)."""
-    xs, ys, first = _spectrum_xy(curve)
+    xs, ys, first = spectrum_xy(curve)
     color = color or curve["color"]
     series, entries = [], []
     title = curve.get("title") or f"{curve['label']}: latency (ms) by percentile"
@@ -77,7 +77,7 @@ def spectrum(data: dict[str, Any]) -> Plot:
             plot.series += series
             plot.entries += entries
     timeout = data.get("timeout_ms")
-    if _spectrum_censored(curves) and timeout:
+    if spectrum_censored(curves) and timeout:
         plot.rules.append(Rule(timeout, False, Style("#000000", 0.8, "--")))
         plot.notes.append(Note(1.05, timeout, f"timeout: beyond it, > {timeout / 1000:g} s "
                                               f"(off the scale)"))
@@ -101,7 +101,7 @@ def spectrum_panels_plot(data: dict[str, Any], narrow: bool = False) -> tuple[Pa
     layout = panel_layout(len(curves), narrow, len(lines))
     drawn = [c for c in curves if c["points"]]
     timeout = data.get("timeout_ms")
-    censored = _spectrum_censored(drawn) and timeout
+    censored = spectrum_censored(drawn) and timeout
     x = spectrum_axis(drawn or curves)
     if drawn:
         decades = [t for t in x.ticks if t >= 10]
@@ -340,7 +340,7 @@ def load_curve(data: dict[str, Any]) -> Plot:
                                       f"({s['ceiling_rps']:,.0f}/s)", style))
             all_x.append(s["ceiling_rps"])
     if all_x and max(all_x) / max(min(all_x), 1e-9) > 20:
-        plot.x = Axis(x_label, "log", subs=(1.0, 2.0, 5.0), formatter=_plain)
+        plot.x = Axis(x_label, "log", subs=(1.0, 2.0, 5.0), formatter=plain_tick)
     plot.y = auto_y("latency (ms)", all_y)
     timeout = data.get("timeout_ms")
     if censored_any and timeout:
@@ -546,7 +546,7 @@ def jmh_sweep(data: dict[str, Any]) -> Plot:
             values += [y - lo for (_, y, _), lo in zip(bars, low)] + [y + e for _, y, e in bars]
         values += [y for y in line["y"] if y is not None]
     plot.x = Axis(data["xlabel"], "log" if data.get("log_x") else "linear",
-                  ticks=sorted(xs_all), formatter=_plain)
+                  ticks=sorted(xs_all), formatter=plain_tick)
     plot.y = auto_y(data["ylabel"], values)
     if plot.bars:
         plot.entries.append(Entry("bars: JMH's 99.9 % confidence interval",
