@@ -66,6 +66,8 @@ PAGES = {"home": "/", "post": "/2026/11/22/thread-pool-vs-virtual-threads/",
          # a server none of the bundled targets are, measured by URL with its JFR (issue 24)
          "url-report": "/reports/wiremock-by-url/",
          **{f"fanout-{s}": f"/reports/fanout-curve/{s}/" for s in ("fanout-futures", "fanout-pekko")},
+         # two generator processes per cell, merged, with the per-generator table (issue 33)
+         "generators-report": "/reports/two-generators/",
          # the first fan-out recording, kept for its start-up backlog (issue 32)
          "startup-report": "/reports/fanout-startup/",
          **{f"startup-{s}": f"/reports/fanout-startup/{s}/"
