@@ -61,6 +61,17 @@ LOAD_MODEL_TEXT = {"open": "open loop (latency from intended send time)",
 CHART_TITLES = {"spectrum": "Percentile spectrum", "latency_over_time": "Latency over time",
                 "throughput_over_time": "Throughput over time"}
 
+# JMH's benchmark modes (-bm) as the report names them
+JMH_MODE_TEXT = {"thrpt": "throughput", "avgt": "average time", "sample": "sampling time",
+                 "ss": "single shot"}
+
+
+def jmh_params_key(params: dict[str, str], skip: tuple[str, ...] = ()) -> str:
+    """{'messages': '1000', 'ringSize': '16'} -> 'messages=1000 ringSize=16' (sorted names):
+    a JMH result's params as its row id and its CSV column."""
+    return " ".join(f"{k}={v}" for k, v in sorted(params.items()) if k not in skip)
+
+
 # --- files ----------------------------------------------------------------------------------
 
 # Front matter of a generated report page and of a drafted post, in order
