@@ -50,7 +50,7 @@ KINDS: dict[str, RunKind] = {
         schema="analysis.read.manifest_checks:check_manifest",
         inputs="analysis.read.manifest:input_files",
         derive="analysis.derive.analyse:analyse_run",
-        outputs="analysis.write.run_files:run_files",
+        outputs="analysis.write.load_files:run_files",
         layouts=("report.html", "scenario.html"),
         includes=("flame-diffs.html", "methodology.html", "missing.html", "report-body.html",
                   "scenario-list.html", "summary-charts.html", "summary-table.html",

@@ -34,7 +34,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-CELL_KINDS = ("load", "jmh")
 SATURATION_REASONS = ("goodput", "queue", "latency", "utilisation")
 
 

@@ -160,8 +160,10 @@ def _read(path: Path, display: str):
     return read_jmh(display, text=text)
 
 
-def build_report(manifest: JmhManifest, site_root: Path) -> JmhReport:
-    """Read every file of the run and lay its results out (raises LoadcurveError)."""
+def build_report(manifest: JmhManifest, site_root: Path, map_fn=map) -> JmhReport:
+    """Read every file of the run and lay its results out (raises LoadcurveError). The JMH
+    kind's `derive` step (analysis/kinds.py); `map_fn` is unused: a JMH run's result files are
+    read in this worker, one after another, as they were before there were kinds."""
     tables, warnings, failures = [], [], []
     reported: set[str] = set()              # files whose failures are reported (once each)
 

@@ -17,9 +17,12 @@ from typing import Any
 
 from analysis.derive import jmh_report as jr
 from analysis.vocabulary import ENVIRONMENT_LABELS, JMH_MODE_TEXT, fmt_ms, jmh_params_key, labelled
+from analysis.write.charts import png_use, run_jobs
 from analysis.write.charts.chartset import Chart
-from analysis.paths import jmh_csv_path, report_url
+from analysis.paths import data_path, jmh_csv_path, report_path, report_url
 from analysis.write.charts.plots import color
+from analysis.write.run_files import OutputFile, RunFiles
+from analysis.write.yaml_text import dump_yaml
 
 GENERATOR = "loadcurve"      # = pages.GENERATOR: the report page is replaced only when ours
 JMH_CSV_COLUMNS = ("table", "benchmark", "mode", "params", "threads", "forks", "samples",
@@ -492,3 +495,17 @@ def report_text(report: jr.JmhReport, site_root, doc: dict[str, Any]) -> str:
     (pages.page_text, issue 15)."""
     from analysis.write.pages import page_text
     return page_text(site_root, report_front_matter(report), doc, report_url(report.id))
+
+
+def run_files(report: jr.JmhReport, site_root, in_feed: bool) -> RunFiles:
+    """The JMH kind's `outputs` step (analysis/kinds.py): the CSV, the data document and the
+    page; the charts' PNGs as for a load test (write/load_files.py)."""
+    jobs = chart_jobs(report)
+    doc = run_document(report, run_jobs.pixel_sizes(jobs))
+    image = report_front_matter(report).get("image")
+    png_use.keep_pngs(jobs, doc, None if in_feed else {image.lstrip("/")} if image else set())
+    files = [OutputFile(jmh_csv_path(report.id), results_csv(report)),
+             OutputFile(data_path(report.id, in_feed), dump_yaml(doc)),
+             OutputFile(report_path(report.id), report_text(report, site_root, doc))]
+    return RunFiles(files, jobs, report.warnings + [w for t in report.tables for w in t.warnings],
+                    sum(len(t.results) for t in report.tables))
