@@ -11,8 +11,8 @@ writers (vocabulary.py says how).
 
 Slots a run does not fill are None, and writers leave them out. Issue 12 filled series and
 version for history (`Run.series`, `Run.version`, from run.yml). Issue 13 gave JMH results
-their own path instead of this model (read/jmh/ -> derive/jmh_report.py -> write/jmh_views.py): every
-cell here is `kind` "load", and no reader fills `Cell.jmh` or makes a `JmhResult`. Issue 11 filled the scenarios: `Run.scenarios`, one `Scenario` per run.yml `scenarios:` entry
+their own path instead of this model (read/jmh/ -> derive/jmh_report.py -> write/jmh_views.py),
+and issue 35 their own kind of run (analysis/kinds.py): every cell here is `kind` "load". Issue 11 filled the scenarios: `Run.scenarios`, one `Scenario` per run.yml `scenarios:` entry
 with its own load points, service time and systems (each scenario's `System` objects carry that
 scenario's predicted ceiling, measured peak and latency baseline). Issue 10 filled the overload slots (censored percentiles, accounting, saturation reasons,
 in flight as measured, host health, per-window JVM figures, repetitions' spread); the rules
@@ -420,7 +420,6 @@ class Cell:
     timeout_ms: float | None = None
     in_flight_cap: float | None = None      # load_generator.connections, when given
     kind: str = "load"
-    jmh: JmhResult | None = None
     imported: Imported | None = None        # issue 23: the first repetition's
     cpu_account: Any = None                 # cpu_accounting.CpuAccount: CPU per request
     steady_counts: dict[str, int] = field(default_factory=dict)   # issue 32: class -> reps
