@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis.errors import LoadcurveError
-from analysis.model import JmhResult
 from analysis.read.jmh import read_jmh
-from analysis.read.jmh.results import JmhError, JmhFailure
+from analysis.read.jmh.results import JmhError, JmhFailure, JmhResult
 from analysis.read.jmh_manifest import JmhFileSpec, JmhManifest
 from analysis.paths import repo_relative
 from analysis.vocabulary import JMH_MODE_TEXT, jmh_params_key
