@@ -235,7 +235,7 @@ CLOSED_LOAD_WORDS = {"connections": ("connection", "connections"), "users": ("us
 
 def load_order(lp: Any) -> float:
     """A load point's place among its run's: by offered rate, or by connections for a closed
-    loop (a run's load points are all of one kind: read/manifest.py refuses a mix)."""
+    loop (a run's load points are all of one kind: read/manifest_checks.py refuses a mix)."""
     return lp.offered_rate if lp.offered_rate is not None else lp.connections
 
 
