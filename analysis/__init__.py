@@ -11,6 +11,7 @@ Stages, in pipeline order; a stage imports only the ones above it and the shared
 - write/: the data files, pages, and charts/;
 - pipeline/: the stages of a build, its cache and lock;
 - commands/: the `python -m analysis` commands (cli.py dispatches to them);
-- shared leaves, importable by every stage: errors, atomic, vocabulary, model, paths.
+- shared leaves, importable by every stage: errors, atomic, vocabulary, model, paths, kinds
+  (the kinds of run, load and jmh: each one's steps through the stages).
 Run it as `python -m analysis COMMAND --help`.
 """

@@ -11,8 +11,8 @@ writers (vocabulary.py says how).
 
 Slots a run does not fill are None, and writers leave them out. Issue 12 filled series and
 version for history (`Run.series`, `Run.version`, from run.yml). Issue 13 gave JMH results
-their own path instead of this model (read/jmh/ -> derive/jmh_report.py -> write/jmh_views.py): every
-cell here is `kind` "load", and no reader fills `Cell.jmh` or makes a `JmhResult`. Issue 11 filled the scenarios: `Run.scenarios`, one `Scenario` per run.yml `scenarios:` entry
+their own path instead of this model (read/jmh/ -> derive/jmh_report.py -> write/jmh_views.py),
+and issue 35 their own kind of run (analysis/kinds.py): every cell here is `kind` "load". Issue 11 filled the scenarios: `Run.scenarios`, one `Scenario` per run.yml `scenarios:` entry
 with its own load points, service time and systems (each scenario's `System` objects carry that
 scenario's predicted ceiling, measured peak and latency baseline). Issue 10 filled the overload slots (censored percentiles, accounting, saturation reasons,
 in flight as measured, host health, per-window JVM figures, repetitions' spread); the rules
@@ -34,7 +34,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-CELL_KINDS = ("load", "jmh")
 SATURATION_REASONS = ("goodput", "queue", "latency", "utilisation")
 
 
@@ -222,69 +221,6 @@ class Spread:
     max: Percentile
 
 
-@dataclass
-class JmhMetric:
-    """One JMH metric (the primary one, or a secondary one such as `gc.alloc.rate.norm`), as
-    JMH reports it. None where JMH wrote NaN or nothing (one iteration has no error)."""
-
-    score: float | None
-    error: float | None = None              # half-width of JMH's 99.9 % confidence interval
-    confidence: tuple[float, float] | None = None
-    unit: str | None = None
-    percentiles: dict[str, float] = field(default_factory=dict)   # JMH's keys: "50.0", "99.9"
-    raw_data: list[list[float]] = field(default_factory=list)     # fork -> iteration -> score
-    # sample mode: fork -> iteration -> [(value, count)], the values in `unit`
-    raw_histogram: list[list[list[tuple[float, int]]]] = field(default_factory=list)
-    samples: int | None = None              # CSV/text "Cnt" when no raw data says it
-    approximate: bool = False               # text format printed only "≈ 10⁻⁴"
-
-
-@dataclass
-class JmhSettings:
-    """How JMH ran a benchmark: one entry's run settings (None where the file does not say:
-    JMH 1.19 lacks the JVM fields; CSV carries only `threads`, a bare results table nothing,
-    JMH's console output all but the batch sizes)."""
-
-    threads: int | None = None
-    forks: int | None = None
-    warmup_iterations: int | None = None
-    warmup_time: str | None = None          # as JMH writes it: "1 s", "300 ms"
-    warmup_batch_size: int | None = None
-    measurement_iterations: int | None = None
-    measurement_time: str | None = None
-    measurement_batch_size: int | None = None
-    jmh_version: str | None = None
-    jvm: str | None = None
-    jvm_args: list[str] = field(default_factory=list)
-    jdk_version: str | None = None
-    vm_name: str | None = None
-    vm_version: str | None = None
-    blackhole_mode: str | None = None       # only JMH's console output says ("compiler")
-
-
-@dataclass
-class JmhResult:
-    """A JMH benchmark result (a cell of kind `jmh`; issue 13): one benchmark x mode x params.
-
-    `score`, `error`, `unit` repeat the primary metric's; `forks` are the per-fork means (of
-    the iterations' scores, or of the sampled values in sample mode); `secondary` maps each
-    secondary metric's name - without the "·" JMH before 1.33 put in front - to its score,
-    and `secondary_metrics` to the whole metric. Read by analysis/read/jmh/."""
-
-    benchmark: str
-    mode: str
-    params: dict[str, str] = field(default_factory=dict)
-    score: float | None = None
-    error: float | None = None
-    unit: str | None = None
-    forks: list[float] = field(default_factory=list)
-    secondary: dict[str, float | None] = field(default_factory=dict)
-    primary: JmhMetric | None = None
-    secondary_metrics: dict[str, JmhMetric] = field(default_factory=dict)
-    settings: JmhSettings = field(default_factory=JmhSettings)
-    source: str | None = None               # file:line (JSON, CSV, text) of the entry
-
-
 @dataclass(frozen=True)
 class ToolSummary:
     """The tool's own summary of the same invocation as a per-request file (run.yml `summary:`,
@@ -423,7 +359,6 @@ class Cell:
     timeout_ms: float | None = None
     in_flight_cap: float | None = None      # load_generator.connections, when given
     kind: str = "load"
-    jmh: JmhResult | None = None
     imported: Imported | None = None        # issue 23: the first repetition's
     cpu_account: Any = None                 # cpu_accounting.CpuAccount: CPU per request
     steady_counts: dict[str, int] = field(default_factory=dict)   # issue 32: class -> reps

@@ -61,6 +61,17 @@ LOAD_MODEL_TEXT = {"open": "open loop (latency from intended send time)",
 CHART_TITLES = {"spectrum": "Percentile spectrum", "latency_over_time": "Latency over time",
                 "throughput_over_time": "Throughput over time"}
 
+# JMH's benchmark modes (-bm) as the report names them
+JMH_MODE_TEXT = {"thrpt": "throughput", "avgt": "average time", "sample": "sampling time",
+                 "ss": "single shot"}
+
+
+def jmh_params_key(params: dict[str, str], skip: tuple[str, ...] = ()) -> str:
+    """{'messages': '1000', 'ringSize': '16'} -> 'messages=1000 ringSize=16' (sorted names):
+    a JMH result's params as its row id and its CSV column."""
+    return " ".join(f"{k}={v}" for k, v in sorted(params.items()) if k not in skip)
+
+
 # --- files ----------------------------------------------------------------------------------
 
 # Front matter of a generated report page and of a drafted post, in order
@@ -224,7 +235,7 @@ CLOSED_LOAD_WORDS = {"connections": ("connection", "connections"), "users": ("us
 
 def load_order(lp: Any) -> float:
     """A load point's place among its run's: by offered rate, or by connections for a closed
-    loop (a run's load points are all of one kind: read/manifest.py refuses a mix)."""
+    loop (a run's load points are all of one kind: read/manifest_checks.py refuses a mix)."""
     return lp.offered_rate if lp.offered_rate is not None else lp.connections
 
 

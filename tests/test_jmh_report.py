@@ -99,7 +99,7 @@ def test_methodology_warns_of_single_forks_and_wide_errors(built):
 
 
 def test_speed_up_follows_the_mode():
-    from analysis.model import JmhResult
+    from analysis.read.jmh.results import JmhResult
     fast = JmhResult("b.x", "thrpt", score=200.0)
     slow = JmhResult("b.y", "thrpt", score=100.0)
     assert jr.speed_up(fast, slow) == 2.0

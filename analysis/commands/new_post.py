@@ -14,6 +14,7 @@ from pathlib import Path
 from analysis import atomic
 from analysis.derive.aggregate import build_run
 from analysis.errors import LoadcurveError
+from analysis.kinds import kind_of
 from analysis.read.manifest import ID_RE, load_manifest
 from analysis.write.post import draft_path, render_draft
 
@@ -33,10 +34,10 @@ def run(args: argparse.Namespace) -> int:
         raise LoadcurveError("no such run folder", path=run_dir,
                              hint=f"the run ids are the folder names in {runs}")
     manifest = load_manifest(run_dir, runs)
-    if getattr(manifest, "kind", "load") == "jmh":
-        raise LoadcurveError("new-post drafts load-test runs; this is a JMH run (kind: jmh)",
-                             path=manifest.path, hint="start from _posts/2026-11-24-actors-and-"
-                             "streams-with-jmh.md: its includes take block= and table=")
+    kind = kind_of(manifest)
+    if kind.post_hint is not None:
+        raise LoadcurveError(f"new-post drafts load-test runs; this is a {kind.label} run "
+                             f"(kind: {kind.name})", path=manifest.path, hint=kind.post_hint)
     run = build_run(manifest)
     path = draft_path(Path(args.drafts), run)
     try:

@@ -2,7 +2,8 @@
 out as run.yml asks - per file a table of variants (columns) by rows, each result compared
 with the baseline of its row, the best marked; parameter sweeps; the -prof gc figures;
 sample-mode percentiles; the methodology's warnings. Numbers only: the texts are made in
-analysis/write/jmh_views.py.
+analysis/write/jmh_views.py, which reads the report as plain data (every selection, share and
+pairwise comparison it prints is made here, in `_finish`) and calls nothing of this module.
 
 Placement of one result (benchmark x mode x params) in its file's table, by `columns:`:
 - `benchmark`: column = the benchmark method, row = its params (the actor ring: a column per
@@ -25,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis.errors import LoadcurveError
-from analysis.model import JmhResult
 from analysis.read.jmh import read_jmh
-from analysis.read.jmh.results import JmhError, JmhFailure
+from analysis.read.jmh.results import JmhError, JmhFailure, JmhResult
 from analysis.read.jmh_manifest import JmhFileSpec, JmhManifest
 from analysis.paths import repo_relative
+from analysis.vocabulary import JMH_MODE_TEXT, jmh_params_key
 
 HIGHER_IS_BETTER = {"thrpt": True, "avgt": False, "sample": False, "ss": False}
 # An error bar (half the 99.9 % CI) wider than this share of the score is warned about.
@@ -47,11 +48,6 @@ def short_name(benchmark: str) -> str:
     return benchmark.rsplit(".", 1)[-1]
 
 
-def params_key(params: dict[str, str], skip: tuple[str, ...] = ()) -> str:
-    """{'messages': '1000', 'ringSize': '16'} -> 'messages=1000 ringSize=16' (sorted names)."""
-    return " ".join(f"{k}={v}" for k, v in sorted(params.items()) if k not in skip)
-
-
 @dataclass
 class Entry:
     """One result at its place in a table."""
@@ -63,13 +59,8 @@ class Entry:
     relation: str = "none"                  # baseline, faster, slower, same, none
     ci_known: bool = True                   # both results have an error bar
     best: bool = False
-
-    @property
-    def error_share(self) -> float | None:
-        r = self.result
-        if r.score is None or r.error is None or r.score == 0:
-            return None
-        return abs(r.error / r.score)
+    error_share: float | None = None        # the error bar as a share of the score
+    wide: bool = False                      # error_share over WIDE_ERROR_SHARE
 
     def interval(self) -> tuple[float, float] | None:
         r = self.result
@@ -87,6 +78,9 @@ class Row:
     label: str
     params: dict[str, str]                  # the row's own params (without the column's)
     entries: dict[str, Entry] = field(default_factory=dict)   # column id -> entry
+    # (column, other column) -> (how many times better column is than other, whether their
+    # intervals overlap), for every ordered pair of the row's columns
+    pairs: dict[tuple[str, str], tuple[float | None, bool]] = field(default_factory=dict)
 
 
 @dataclass
@@ -120,10 +114,13 @@ class Table:
     sweeps: list[Sweep] = field(default_factory=list)
     blackhole_modes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-
-    @property
-    def modes(self) -> list[str]:
-        return list(dict.fromkeys(r.mode for r in self.results))
+    modes: list[str] = field(default_factory=list)       # the results' modes, in file order
+    # what the methodology warns about and the sections show, each a list of placed results
+    single_fork: list[Entry] = field(default_factory=list)
+    wide_errors: list[Entry] = field(default_factory=list)
+    no_error: list[Entry] = field(default_factory=list)
+    gc_entries: list[Entry] = field(default_factory=list)
+    sample_entries: list[Entry] = field(default_factory=list)
 
     def entries(self) -> list[Entry]:
         return [e for row in self.rows for e in (row.entries.get(c) for c, _ in self.columns)
@@ -162,8 +159,10 @@ def _read(path: Path, display: str):
     return read_jmh(display, text=text)
 
 
-def build_report(manifest: JmhManifest, site_root: Path) -> JmhReport:
-    """Read every file of the run and lay its results out (raises LoadcurveError)."""
+def build_report(manifest: JmhManifest, site_root: Path, map_fn=map) -> JmhReport:
+    """Read every file of the run and lay its results out (raises LoadcurveError). The JMH
+    kind's `derive` step (analysis/kinds.py); `map_fn` is unused: a JMH run's result files are
+    read in this worker, one after another, as they were before there were kinds."""
     tables, warnings, failures = [], [], []
     reported: set[str] = set()              # files whose failures are reported (once each)
 
@@ -204,11 +203,6 @@ def build_report(manifest: JmhManifest, site_root: Path) -> JmhReport:
 
 # --- the table ------------------------------------------------------------------------------
 
-def _mode_text(mode: str) -> str:
-    return {"thrpt": "throughput", "avgt": "average time", "sample": "sampling time",
-            "ss": "single shot"}[mode]
-
-
 def lay_out(manifest: JmhManifest, spec: JmhFileSpec, results: list[JmhResult], source: str,
             fmt: str) -> Table:
     axis = spec.columns
@@ -222,9 +216,9 @@ def lay_out(manifest: JmhManifest, spec: JmhFileSpec, results: list[JmhResult], 
     warnings = []
     for r in results:
         bench = short_name(r.benchmark)
-        variant = " ".join(x for x in (bench, params_key(r.params)) if x)
+        variant = " ".join(x for x in (bench, jmh_params_key(r.params)) if x)
         if axis == BENCHMARK_AXIS:
-            column, row_params, row_parts = bench, dict(r.params), [params_key(r.params)]
+            column, row_params, row_parts = bench, dict(r.params), [jmh_params_key(r.params)]
             column_label = spec.labels.get(bench, bench)
             row_label = _params_text(r.params) or "all"
         elif axis is not None:
@@ -235,16 +229,16 @@ def lay_out(manifest: JmhManifest, spec: JmhFileSpec, results: list[JmhResult], 
             column = r.params[axis]
             column_label = spec.labels.get(column, f"{axis}={column}")
             row_params = {k: v for k, v in r.params.items() if k != axis}
-            row_parts = [bench, params_key(r.params, (axis,))]
+            row_parts = [bench, jmh_params_key(r.params, (axis,))]
             row_label = _variant_label(spec, bench, row_params)
         else:
             column, column_label = ONE_COLUMN, "score"
             row_params = dict(r.params)
-            row_parts = [bench, params_key(r.params)]
+            row_parts = [bench, jmh_params_key(r.params)]
             row_label = _variant_label(spec, bench, row_params)
         if many_modes:
             row_parts.append(r.mode)
-            row_label += f" ({_mode_text(r.mode)})"
+            row_label += f" ({JMH_MODE_TEXT[r.mode]})"
         row_id = " ".join(p for p in row_parts if p) or "all"
         row = rows.setdefault(row_id, Row(row_id, r.mode, row_label, row_params))
         if column in row.entries:
@@ -258,10 +252,33 @@ def lay_out(manifest: JmhManifest, spec: JmhFileSpec, results: list[JmhResult], 
     if axis is None:     # the rows are the variants: in the labels' order, modes kept apart
         modes = list(dict.fromkeys(r.mode for r in row_list))
         row_list.sort(key=lambda row: (modes.index(row.mode), _row_rank(order, row)))
-    table = Table(spec, source, None, fmt, results, column_list, row_list, warnings=warnings)
+    table = Table(spec, source, None, fmt, results, column_list, row_list, warnings=warnings,
+                  modes=list(dict.fromkeys(r.mode for r in results)))
+    for e in table.entries():
+        e.error_share = _error_share(e.result)
+        e.wide = e.error_share is not None and e.error_share > WIDE_ERROR_SHARE
     _compare(manifest, table)
     table.sweeps = [s for param in spec.sweeps for s in _sweeps(manifest, table, param)]
+    _finish(table)
     return table
+
+
+def _error_share(r: JmhResult) -> float | None:
+    if r.score is None or r.error is None or r.score == 0:
+        return None
+    return abs(r.error / r.score)
+
+
+def _finish(table: Table) -> None:
+    """What the views print besides the entries, chosen here so that they only format it."""
+    table.single_fork = single_fork(table)
+    table.wide_errors = wide_errors(table)
+    table.no_error = no_error(table)
+    table.gc_entries = gc_entries(table)
+    table.sample_entries = sample_entries(table)
+    for row in table.rows:
+        row.pairs = {(column, other): pair_speed_up(table, row, column, other)
+                     for column in row.entries for other in row.entries if other != column}
 
 
 def _rank(order: list[str], key: str) -> tuple[int, int]:
@@ -282,7 +299,7 @@ def _params_text(params: dict[str, str]) -> str:
 
 def _variant_label(spec: JmhFileSpec, bench: str, params: dict[str, str]) -> str:
     """The label run.yml gives `method params` or the method, with the params after it."""
-    full = " ".join(x for x in (bench, params_key(params)) if x)
+    full = " ".join(x for x in (bench, jmh_params_key(params)) if x)
     if full in spec.labels:
         return spec.labels[full]
     text = _params_text(params)
@@ -431,8 +448,7 @@ def single_fork(table: Table) -> list[Entry]:
 
 
 def wide_errors(table: Table) -> list[Entry]:
-    return [e for e in table.entries()
-            if e.error_share is not None and e.error_share > WIDE_ERROR_SHARE]
+    return [e for e in table.entries() if e.wide]
 
 
 def no_error(table: Table) -> list[Entry]:

@@ -37,13 +37,14 @@ def code_version() -> str:
 
 def templates_version(site_root: Path) -> str:
     """Hash of what the report pages are rendered from (write/liquid_pages.py): every include,
-    the layouts it renders, and _config.yml's baseurl."""
-    from analysis.write.liquid_pages import LAYOUTS, baseurl, template_root
+    every kind's layouts (analysis/kinds.py), and _config.yml's baseurl."""
+    from analysis.kinds import layouts
+    from analysis.write.liquid_pages import baseurl, template_root
     h = hashlib.sha256()
     site = template_root(site_root)
     h.update(f"baseurl={baseurl(site)}\0".encode())   # in every link of every page
     files = sorted((site / "_includes").glob("*.html")) if (site / "_includes").is_dir() else []
-    files += [site / "_layouts" / name for name in sorted(LAYOUTS.values())]
+    files += [site / "_layouts" / name for name in layouts()]
     for path in files:
         h.update(path.relative_to(site).as_posix().encode() + b"\0")
         h.update(path.read_bytes() if path.is_file() else b"(missing)")
@@ -168,21 +169,18 @@ def _walk_files(folder: str, prefix: str):
             yield from _walk_files(entry.path, f"{prefix}{entry.name}/")
 
 
-def check_regular_inputs(manifest, site_root: Path) -> None:
-    """The manifest's data files (.hlog, .jfr) that exist must be regular files. The hashing
-    walk already refuses others; this guards the reads themselves (a file swapped after it)."""
-    from analysis.read.manifest import default_jfr
-    for cell in manifest.cells:
-        for rel in (cell.hlog, cell.jfr or default_jfr(manifest, cell)):
-            if not rel:
-                continue
-            path = manifest.resolve(rel)
-            try:
-                mode = path.stat().st_mode
-            except OSError:
-                continue  # missing: the analysis reports it
-            if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-                raise not_regular_error(path, site_root)
+def check_regular_inputs(manifest, rels: list[str], site_root: Path) -> None:
+    """The data files the run's readers open (`rels`, its kind's `inputs`: analysis/kinds.py)
+    that exist must be regular files. The hashing walk already refuses others; this guards the
+    reads themselves (a file swapped after it)."""
+    for rel in rels:
+        path = manifest.resolve(rel)
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            continue  # missing: the analysis reports it
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            raise not_regular_error(path, site_root)
 
 
 # Why a symlink under runs/ is refused. runs/ is published file by file, and Jekyll copies a

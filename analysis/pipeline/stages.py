@@ -1,5 +1,6 @@
-"""The stages of one run, run in worker processes: validate and read the inputs, build the
-model, write the data files and page (analyse_task), then draw the charts (chart_task)."""
+"""The stages of one run, run in worker processes: validate and read the inputs, derive its
+numbers, commit the files its writers make (analyse_task, through the run's kind:
+analysis/kinds.py), then draw the charts (chart_task)."""
 from __future__ import annotations
 
 import os
@@ -7,7 +8,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from analysis import atomic
+from analysis import atomic, kinds
 from analysis.pipeline.cache import check_no_links, check_regular_inputs
 from analysis.errors import LoadcurveError, is_machine_fault, os_error_text
 
@@ -29,93 +30,40 @@ def _fail(run_id: str, exc: BaseException) -> dict[str, Any]:
 def analyse_task(run_dir: str, runs_root: str, site_root: str,
                  in_feed: bool = True, map_fn=map) -> dict[str, Any]:
     """Validate, analyse and write one run's data files and page; return its chart jobs.
-    `in_feed`: some post names the run (png_use.runs_in_posts), so every chart gets its PNG and
-    its data document goes to _data/runs/ for the posts' includes; otherwise only the og:image
-    charts get a PNG and the document goes to _rundata/ (paths.data_path). `map_fn` reads the
-    run's repetitions (analyse.analyse_run)."""
-    from analysis import paths
-    from analysis.write import datafiles, pages
-    from analysis.write.charts import flame_cells, png_use, run_jobs
-    from analysis.write.yaml_text import dump_yaml
-    from analysis.derive.analyse import analyse_run
+    Every step is its kind's (analysis/kinds.py: run.yml's `kind:`); this only orders them and
+    commits the files they make. `in_feed`: some post names the run (png_use.runs_in_posts),
+    so its data document goes to _data/runs/ and every chart gets its PNG. `map_fn` spreads
+    the reading of the run's inputs (analyse.analyse_run: its repetitions)."""
     from analysis.read.manifest import load_manifest
 
     run_id = Path(run_dir).name
     site = Path(site_root)
     try:
         manifest = load_manifest(Path(run_dir), Path(runs_root))
-        if getattr(manifest, "kind", "load") == "jmh":
-            return jmh_task(manifest, Path(run_dir), site, in_feed)
-        check_regular_inputs(manifest, site)
+        kind = kinds.kind_of(manifest)
+        check_regular_inputs(manifest, kinds.step(kind, "inputs")(manifest), site)
         check_no_links(Path(run_dir), site)
-        run = analyse_run(manifest, site, map_fn)
-        jobs = run_jobs.chart_plan(run)
-        graphs = flame_cells.flame_graphs(run)
-        diffs = flame_cells.flame_diffs(run, graphs)
-        doc = datafiles.run_document(run, run_jobs.pixel_sizes(jobs), (graphs, diffs))
-        png_use.keep_pngs(jobs, doc, None if in_feed else pages.og_images(run))
-        outputs = []
-
-        def write(rel: str, text: str) -> None:
-            atomic.write_text(site / rel, text)
-            outputs.append(rel)
-
-        for c in run.cells():
-            write(paths.series_csv_path(run_id, c.system, c.load, c.scenario),
-                  datafiles.series_csv([r.series for r in c.repetitions]))
-            for r in c.repetitions:     # issue 23: a load tool's requests, as an .hlog
-                if r.imported is not None and r.imported.hlog_text is not None:
-                    write(r.imported.converted, r.imported.hlog_text)
-                if r.merged_text is not None:     # issue 33: several generators' logs added
-                    write(r.source, r.merged_text)
-        for g in graphs + diffs:      # issue 25: flame graphs, drawn with the data
-            if g.folded is not None:
-                write(g.folded, g.folded_text)
-            for rel, data in ((g.svg, g.svg_bytes), (g.narrow_svg, g.narrow_bytes)):
-                atomic.write_bytes(site / rel, data)
-                outputs.append(rel)
-        for scenario in run.scenarios:
-            write(paths.table_csv_path(run_id, scenario.id), datafiles.table_csv(run, scenario))
-        if run.has_scenarios:
-            write(paths.summary_csv_path(run_id), datafiles.summary_csv(run))
-        from analysis.corpus import cell_table   # the run's rows of the corpus-wide cell table
-        write(paths.run_cells_csv_path(run_id), cell_table.run_cells_csv(run))
-        write(paths.run_spectra_csv_path(run_id), cell_table.run_spectra_csv(run))
-        write(paths.data_path(run_id, in_feed), dump_yaml(doc))
-        outputs += pages.write_report(site, run, doc)
-        for job in jobs:
+        derived = kinds.step(kind, "derive")(manifest, site, map_fn)
+        made = kinds.step(kind, "outputs")(derived, site, in_feed)
+        outputs = commit(site, made.files)
+        for job in made.chart_jobs:     # drawn by chart_task
             outputs += [rel for rel in (job["svg"], job["png"], job["narrow_svg"]) if rel]
-        return {"run": run_id, "ok": True, "outputs": outputs, "chart_jobs": jobs,
-                "warnings": run.warnings, "cells": len(run.cells())}
+        return {"run": run_id, "ok": True, "outputs": outputs, "chart_jobs": made.chart_jobs,
+                "warnings": made.warnings, "cells": made.cells}
     except Exception as exc:  # noqa: BLE001 - one run's failure must not stop the others
         return _fail(run_id, exc)
 
 
-def jmh_task(manifest, run_dir: Path, site: Path, in_feed: bool) -> dict[str, Any]:
-    """A JMH run (issue 13): its results laid out (analysis/derive/jmh_report.py), then its data file,
-    CSV and page (write/jmh_views.py); its charts are drawn by chart_task like any other."""
-    from analysis.derive.jmh_report import build_report
-    from analysis import paths
-    from analysis.write import jmh_views
-    from analysis.write.charts import png_use, run_jobs
-    from analysis.write.yaml_text import dump_yaml
-    check_no_links(run_dir, site)
-    report = build_report(manifest, site)
-    jobs = jmh_views.chart_jobs(report)
-    doc = jmh_views.run_document(report, run_jobs.pixel_sizes(jobs))
-    image = jmh_views.report_front_matter(report).get("image")
-    png_use.keep_pngs(jobs, doc, None if in_feed else {image.lstrip("/")} if image else set())
-    outputs = []
-    for rel, text in ((paths.jmh_csv_path(report.id), jmh_views.results_csv(report)),
-                      (paths.data_path(report.id, in_feed), dump_yaml(doc)),
-                      (paths.report_path(report.id), jmh_views.report_text(report, site, doc))):
-        atomic.write_text(site / rel, text)
-        outputs.append(rel)
-    for job in jobs:
-        outputs += [rel for rel in (job["svg"], job["png"], job["narrow_svg"]) if rel]
-    return {"run": report.id, "ok": True, "outputs": outputs, "chart_jobs": jobs,
-            "warnings": report.warnings + [w for t in report.tables for w in t.warnings],
-            "cells": sum(len(t.results) for t in report.tables)}
+def commit(site: Path, files) -> list[str]:
+    """Write a run's files (write/run_files.py's OutputFile) in their order, each whole or not
+    at all (analysis/atomic.py); return their paths."""
+    for f in files:
+        content = f.content() if callable(f.content) else f.content
+        if isinstance(content, bytes):
+            atomic.write_bytes(site / f.path, content)
+        else:
+            atomic.write_text(site / f.path, content)
+    return [f.path for f in files]
 
 
 def chart_task(run_id: str, jobs: list[dict[str, Any]], site_root: str) -> dict[str, Any]:

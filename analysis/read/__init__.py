@@ -1,2 +1,2 @@
 """Readers: each input format into plain Python objects (hdr/ for HdrHistogram interval logs,
-jfr/ for JDK Flight Recorder recordings, manifest.py for run.yml)."""
+jfr/ for JDK Flight Recorder recordings, manifest.py and manifest_checks.py for run.yml)."""

@@ -29,7 +29,6 @@ from analysis.read.checks import (Problems, header_at, ident_at, list_at,
                                   relpath_at, scalar_map_at, show, string_at, unknown_keys)
 from analysis.vocabulary import ENVIRONMENT_LABELS
 
-KINDS = ("load", "jmh")
 TOP_KEYS = {"kind", "title", "date", "description", "tags", "environment", "jmh"}
 FILE_KEYS = {"id", "file", "console", "title", "description", "columns", "labels", "baseline",
              "sweeps"}
@@ -78,10 +77,6 @@ class JmhManifest:
 
 def load_jmh_manifest(data: dict, text: str, run_dir: Path, path: Path) -> JmhManifest:
     problems = Problems(text)
-    kind = data.get("kind")
-    if kind not in KINDS:
-        problems.add(("kind",), f"must be load or jmh, not {show(kind)}")
-        raise ManifestError(problems.messages(), path=path)
     unknown_keys(data, TOP_KEYS, (), problems)
     title, date, description, tags = header_at(data, problems)
     environment = scalar_map_at(data, "environment", ENVIRONMENT_LABELS, (), problems)
@@ -99,6 +94,11 @@ def load_jmh_manifest(data: dict, text: str, run_dir: Path, path: Path) -> JmhMa
     return JmhManifest(run_id=run_dir.name, run_dir=run_dir, path=path, title=title, date=date,
                        description=description, files=files, tags=tags,
                        environment=environment, lines=text)
+
+
+def input_files(manifest: JmhManifest) -> list[str]:
+    """The result files and console outputs the run's readers open, relative to its folder."""
+    return [rel for spec in manifest.files for rel in (spec.file, spec.console) if rel]
 
 
 def _file_spec(entry, i: int, run_dir: Path, problems: Problems) -> JmhFileSpec | None:

@@ -5,6 +5,8 @@
   and generator_views, jvm_views, flame_views, page_views; cell_text the cell's printed
   figures they share), summary (the scenario x target table), jmh_views (a JMH run's),
   yaml_text (deterministic YAML);
+- a run's files as data, for the pipeline to write: run_files (RunFiles), load_files (a load
+  test's);
 - charts/: every chart, as SVG and (where used) PNG;
 - pages: pages (report front matter), liquid_pages (pages rendered with the site's Liquid),
   corpus_pages (what needs every run at once: indexes, comparisons, history), post (a drafted

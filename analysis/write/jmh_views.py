@@ -1,6 +1,7 @@
 """A JMH run's outputs (issue 13): its `_data/runs/<id>.yml` (the view blocks the jmh-*.html
 includes print), its CSV, its report page's front matter and its chart jobs, from
-analysis/derive/jmh_report.py's layout. Every printed text is made here; the includes loop and print.
+analysis/derive/jmh_report.py's layout, read as plain data (the selections and comparisons are
+made there). Every printed text is made here; the includes loop and print.
 
 Blocks (docs/data-format.md, "JMH runs"), each keyed by the `jmh:` entry's id where per file:
 `jmh_tables` (the files in order, for the layout), `jmh_methodology`, `jmh_variants`,
@@ -15,10 +16,13 @@ import re
 from typing import Any
 
 from analysis.derive import jmh_report as jr
-from analysis.vocabulary import ENVIRONMENT_LABELS, fmt_ms, labelled
+from analysis.vocabulary import ENVIRONMENT_LABELS, JMH_MODE_TEXT, fmt_ms, jmh_params_key, labelled
+from analysis.write.charts import png_use, run_jobs
 from analysis.write.charts.chartset import Chart
-from analysis.paths import jmh_csv_path, report_url
+from analysis.paths import data_path, jmh_csv_path, report_path, report_url
 from analysis.write.charts.plots import color
+from analysis.write.run_files import OutputFile, RunFiles
+from analysis.write.yaml_text import dump_yaml
 
 GENERATOR = "loadcurve"      # = pages.GENERATOR: the report page is replaced only when ours
 JMH_CSV_COLUMNS = ("table", "benchmark", "mode", "params", "threads", "forks", "samples",
@@ -81,16 +85,16 @@ def better_text(mode: str) -> str:
             else "lower is better (time per operation)")
 
 
-def _cols(table: jr.Table) -> str:
-    return ", ".join(label for _, label in table.columns)
-
-
 def entry_label(table: jr.Table, e: jr.Entry) -> str:
     """'Pekko actors, messages 1000, ringSize 16': a result named by its column and row."""
     row = next(r for r in table.rows if r.id == e.row)
     if table.spec.columns is None:
         return row.label
-    return f"{table.column_label(e.column)}, {row.label}"
+    return f"{_column_label(table, e.column)}, {row.label}"
+
+
+def _column_label(table: jr.Table, column: str) -> str:
+    return dict(table.columns).get(column, column)
 
 
 def entry_name(table: jr.Table, e: jr.Entry) -> str:
@@ -120,7 +124,7 @@ def _settings(table: jr.Table) -> list[dict[str, str]]:
             ("JVM arguments", _distinct(" ".join(s.jvm_args) or "none" for s in ss)),
             ("Forks × warm-up (iterations × time) × measurement (iterations × time)", shape),
             ("Threads", _distinct(s.threads for s in ss)),
-            ("Modes", ", ".join(f"{m} ({jr._mode_text(m)})" for m in table.modes)),
+            ("Modes", ", ".join(f"{m} ({JMH_MODE_TEXT[m]})" for m in table.modes)),
             ("Results", f"{len(table.results)} (benchmark × params × mode)")]
     if table.blackhole_modes:
         rows.append(("Blackhole mode", ", ".join(table.blackhole_modes)))
@@ -140,26 +144,26 @@ def _failed_warning(failures) -> dict[str, Any]:
 def methodology(report: jr.JmhReport) -> dict[str, Any]:
     warnings = []
     checks = (
-        (jr.single_fork, "single_fork", lambda n, m: (
+        ("single_fork", lambda n, m: (
             f"Single fork: {n} of {m} results ran in one JVM fork, so their error bars cannot "
             f"show how much a fresh JVM (JIT decisions, memory layout) moves the score."),
          lambda t, e: entry_name(t, e)),
-        (jr.wide_errors, "wide_errors", lambda n, m: (
+        ("wide_errors", lambda n, m: (
             f"Error bar wider than {jr.WIDE_ERROR_SHARE * 100:g} % of the score: {n} of {m} "
             f"results; their differences from other results are less certain than the scores "
             f"suggest."),
          lambda t, e: f"{entry_name(t, e)}: ± {pct_text(e.error_share)}"),
-        (jr.no_error, "no_error", lambda n, m: (
+        ("no_error", lambda n, m: (
             f"No error bar: {n} of {m} results come from a single measured iteration (JMH "
             f"writes NaN); they cannot be told apart from noise."),
          lambda t, e: entry_name(t, e)),
     )
-    total = sum(len(t.entries()) for t in report.tables)
+    total = sum(len(row.entries) for t in report.tables for row in t.rows)
     counts = {}
     if report.failures:
         warnings.append(_failed_warning(report.failures))
-    for find, key, head, item in checks:
-        items = [item(t, e) for t in report.tables for e in find(t)]
+    for key, head, item in checks:
+        items = [item(t, e) for t in report.tables for e in getattr(t, key)]
         counts[key] = len(items)
         if items:
             warnings.append({"id": key, "text": head(len(items), total), "items": items})
@@ -209,10 +213,9 @@ def variants(table: jr.Table, run_id: str) -> dict[str, Any]:
                           "ratio_text": ratio_text(e) if spec.baseline else "",
                           "relation": e.relation, "best": e.best,
                           "wide_text": (f"error ± {pct_text(e.error_share)} of the score"
-                                        if e.error_share and e.error_share > jr.WIDE_ERROR_SHARE
-                                        else None)})
+                                        if e.wide else None)})
         rows.append({"id": row.id, "label": row.label, "mode": row.mode, "cells": cells})
-    base = (table.column_label(spec.baseline) if spec.columns is not None and spec.baseline
+    base = (_column_label(table, spec.baseline) if spec.columns is not None and spec.baseline
             else _baseline_label(table))
     modes = "; ".join(f"{m}: {better_text(m)}" for m in table.modes)
     compared = (f" Each result against {base}"
@@ -265,7 +268,7 @@ def _metric_text(e: jr.Entry, name: str) -> str:
 
 
 def memory(table: jr.Table, run_id: str) -> dict[str, Any] | None:
-    entries = {id(e) for e in jr.gc_entries(table)}
+    entries = {id(e) for e in table.gc_entries}
     if not entries:
         return None
     rows = []
@@ -289,7 +292,7 @@ def memory(table: jr.Table, run_id: str) -> dict[str, Any] | None:
 # --- jmh_percentiles ------------------------------------------------------------------------
 
 def percentiles(table: jr.Table, run_id: str, chart: dict | None) -> dict[str, Any] | None:
-    entries = jr.sample_entries(table)
+    entries = table.sample_entries
     if not entries:
         return None
     rows = []
@@ -340,7 +343,7 @@ def chart_set(report: jr.JmhReport) -> list[tuple[Chart, dict[str, Any], dict[st
             out.append((Chart("jmh_sweep", name, alt), data,
                         {"table": t.spec.id, "param": s.param,
                          "caption": f"{t.spec.title}: score against {s.param}{where}"}))
-        samples = jr.sample_entries(t)
+        samples = t.sample_entries
         if samples:
             curves = []
             for n, e in enumerate(samples):
@@ -431,7 +434,7 @@ def stat(table: jr.Table) -> dict[str, Any]:
         by_column = {}
         for column, e in row.entries.items():
             r = e.result
-            fields = {"label": table.column_label(column), "row_label": row.label,
+            fields = {"label": _column_label(table, column), "row_label": row.label,
                       "score_text": f"{fmt_score(r.score)} {unit_text(r.unit)}".strip(),
                       "error_text": f"± {fmt_score(r.error)}" if r.error is not None else "–",
                       "error_pct_text": pct_text(e.error_share),
@@ -442,7 +445,7 @@ def stat(table: jr.Table) -> dict[str, Any]:
                       "gc_time_text": _metric_text(e, "gc.time")}
             for other in row.entries:
                 if other != column:
-                    ratio, same = jr.pair_speed_up(table, row, column, other)
+                    ratio, same = row.pairs[(column, other)]
                     fields[f"vs_{other}_text"] = ("≈" if same else
                                                   "–" if ratio is None else speed_text(ratio))
             by_column[column] = fields
@@ -461,7 +464,7 @@ def results_csv(report: jr.JmhReport) -> str:
         for r in t.results:
             ci = r.primary.confidence if r.primary and r.primary.confidence else (None, None)
             p = r.primary.percentiles if r.primary and r.mode == "sample" else {}
-            row = [t.spec.id, r.benchmark, r.mode, jr.params_key(r.params),
+            row = [t.spec.id, r.benchmark, r.mode, jmh_params_key(r.params),
                    r.settings.threads, r.settings.forks,
                    r.primary.samples if r.primary else None, r.score, r.error, *ci, r.unit,
                    *[r.secondary.get(name) for name in jr.GC_METRICS],
@@ -492,3 +495,17 @@ def report_text(report: jr.JmhReport, site_root, doc: dict[str, Any]) -> str:
     (pages.page_text, issue 15)."""
     from analysis.write.pages import page_text
     return page_text(site_root, report_front_matter(report), doc, report_url(report.id))
+
+
+def run_files(report: jr.JmhReport, site_root, in_feed: bool) -> RunFiles:
+    """The JMH kind's `outputs` step (analysis/kinds.py): the CSV, the data document and the
+    page; the charts' PNGs as for a load test (write/load_files.py)."""
+    jobs = chart_jobs(report)
+    doc = run_document(report, run_jobs.pixel_sizes(jobs))
+    image = report_front_matter(report).get("image")
+    png_use.keep_pngs(jobs, doc, None if in_feed else {image.lstrip("/")} if image else set())
+    files = [OutputFile(jmh_csv_path(report.id), results_csv(report)),
+             OutputFile(data_path(report.id, in_feed), dump_yaml(doc)),
+             OutputFile(report_path(report.id), report_text(report, site_root, doc))]
+    return RunFiles(files, jobs, report.warnings + [w for t in report.tables for w in t.warnings],
+                    sum(len(t.results) for t in report.tables))

@@ -47,7 +47,6 @@ from analysis.errors import BuildError
 # Jekyll's include parameters: name=value, value a quoted string or a variable path
 # (Jekyll::Tags::IncludeTag's VALID_SYNTAX / params matcher).
 PARAM = re.compile(r"""([\w-]+)\s*=\s*(?:"([^"\\]*(?:\\.[^"\\]*)*)"|'([^'\\]*(?:\\.[^'\\]*)*)'|([\w.\[\]-]+))""")
-LAYOUTS = {"report": "report.html", "scenario": "scenario.html", "jmh-report": "jmh-report.html"}
 # The site this package is part of: its templates render the pages of a site root that has none
 # (a build into a data-only folder, as the tests and golden recorders do).
 OWN_SITE = Path(__file__).resolve().parents[2]
@@ -57,7 +56,13 @@ def template_root(site_root: str | Path) -> Path:
     """The site whose _layouts and _includes render the pages: the site being built, or, when
     it has no report layout, the one this package belongs to."""
     site = Path(site_root)
-    return site if (site / "_layouts" / LAYOUTS["report"]).is_file() else OWN_SITE
+    return site if (site / "_layouts" / layout_file("report")).is_file() else OWN_SITE
+
+
+def layout_file(layout: str) -> str:
+    """The file in _layouts/ of a page's `layout` (report, scenario, jmh-report, or another
+    kind's: analysis/kinds.py)."""
+    return f"{layout}.html"
 
 
 class _JekyllIncludeNode(Node):
@@ -172,7 +177,7 @@ def environment(site_root: str) -> Environment:
 
 
 def _layout_body(site_root: str, layout: str) -> str:
-    text = (Path(site_root) / "_layouts" / LAYOUTS[layout]).read_text(encoding="utf-8")
+    text = (Path(site_root) / "_layouts" / layout_file(layout)).read_text(encoding="utf-8")
     if text.startswith("---\n"):
         end = text.find("\n---\n", 4)
         text = text[end + 5:]
@@ -221,6 +226,6 @@ def render_page(site_root: Path, layout: str, page: dict[str, Any], run_id: str,
                                baseurl_=baseurl(root))
     except LiquidError as exc:   # a broken include or layout: name it, as Jekyll would
         raise BuildError(f"the report page could not be rendered: {str(exc).splitlines()[0]}",
-                         path=root / "_layouts" / LAYOUTS[layout],
+                         path=root / "_layouts" / layout_file(layout),
                          hint="fix the template (the error names the include and line)") from None
     return html.replace("{", "&#123;").replace("}", "&#125;")

@@ -18,7 +18,6 @@ from typing import Any
 
 import yaml
 
-from analysis import atomic
 from analysis.model import Run, Scenario
 from analysis.write import liquid_pages
 from analysis.vocabulary import closed_load_text, fmt_number
@@ -131,19 +130,16 @@ def page_text(site_root: Path, front: dict[str, Any], doc: dict[str, Any], url: 
                                 "render_with_liquid": False}) + "---\n" + html
 
 
-def write_report(site_root: Path, run: Run, doc: dict[str, Any]) -> list[str]:
-    """The run's report page and, for a run with scenarios, one page per scenario."""
-    rel = report_path(run.id)
-    atomic.write_text(Path(site_root) / rel,
-                      page_text(site_root, report_front_matter(run), doc, report_url(run.id)))
-    written = [rel]
+def report_pages(site_root: Path, run: Run, doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """(path, text) of the run's report page and, for a run with scenarios, one page per
+    scenario."""
+    pages = [(report_path(run.id),
+              page_text(site_root, report_front_matter(run), doc, report_url(run.id)))]
     for scenario in run.scenarios if run.has_scenarios else ():
-        rel = scenario_report_path(run.id, scenario.id)
         front = scenario_front_matter(run, scenario)
-        atomic.write_text(Path(site_root) / rel,
-                          page_text(site_root, front, doc, front["permalink"]))
-        written.append(rel)
-    return written
+        pages.append((scenario_report_path(run.id, scenario.id),
+                      page_text(site_root, front, doc, front["permalink"])))
+    return pages
 
 
 def is_generated(path: Path) -> bool:

@@ -1,4 +1,4 @@
-"""JMH results into `model.JmhResult`s (issue 13): `-rf json`, and `-rf csv` / `-rf text` for the
+"""JMH results into `results.JmhResult`s (issue 13): `-rf json`, and `-rf csv` / `-rf text` for the
 fields they carry.
 
     read_jmh(path) -> JmhFile(path, format, results, warnings)

@@ -5,8 +5,7 @@ import csv
 import io
 import math
 
-from analysis.model import JmhMetric, JmhResult
-from analysis.read.jmh.results import JmhError, MetricRows
+from analysis.read.jmh.results import JmhError, JmhMetric, JmhResult, MetricRows
 
 def _csv_number(text: str, path: str, line: int, column: str) -> float | None:
     text = text.strip()

@@ -7,8 +7,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from analysis.model import JmhMetric, JmhResult, JmhSettings
-from analysis.read.jmh.results import MODES, JmhError, make_result, metric_name, percentile_key
+from analysis.read.jmh.results import (MODES, JmhError, JmhMetric, JmhResult, JmhSettings,
+                                       make_result, metric_name, percentile_key)
 
 def _line_col(text: str, pos: int) -> tuple[int, int]:
     line = text.count("\n", 0, pos) + 1

@@ -1,5 +1,5 @@
-"""What every JMH format reads into: JmhFile, its results (model.JmhResult) and
-failures, JmhError; and the naming and fork statistics the readers share."""
+"""What every JMH format reads into: JmhFile, its results (JmhResult, with its JmhMetric and
+JmhSettings) and failures, JmhError; and the naming and fork statistics the readers share."""
 from __future__ import annotations
 
 import re
@@ -9,13 +9,75 @@ from decimal import Decimal
 from itertools import product
 
 from analysis.errors import LoadcurveError
-from analysis.model import JmhMetric, JmhResult, JmhSettings
 
 MODES = ("thrpt", "avgt", "sample", "ss")
 MIDDLE_DOT = "\u00b7"
 # A sample-mode percentile as CSV and text name it: "p0.50", or "method·p0.50" before 1.33.
 _PERCENTILE_LABEL = re.compile(
     r"^(?:[^" + MIDDLE_DOT + r"]*" + MIDDLE_DOT + r")?p([01](?:\.\d+)?)$")
+
+
+@dataclass
+class JmhMetric:
+    """One JMH metric (the primary one, or a secondary one such as `gc.alloc.rate.norm`), as
+    JMH reports it. None where JMH wrote NaN or nothing (one iteration has no error)."""
+
+    score: float | None
+    error: float | None = None              # half-width of JMH's 99.9 % confidence interval
+    confidence: tuple[float, float] | None = None
+    unit: str | None = None
+    percentiles: dict[str, float] = field(default_factory=dict)   # JMH's keys: "50.0", "99.9"
+    raw_data: list[list[float]] = field(default_factory=list)     # fork -> iteration -> score
+    # sample mode: fork -> iteration -> [(value, count)], the values in `unit`
+    raw_histogram: list[list[list[tuple[float, int]]]] = field(default_factory=list)
+    samples: int | None = None              # CSV/text "Cnt" when no raw data says it
+    approximate: bool = False               # text format printed only "≈ 10⁻⁴"
+
+
+@dataclass
+class JmhSettings:
+    """How JMH ran a benchmark: one entry's run settings (None where the file does not say:
+    JMH 1.19 lacks the JVM fields; CSV carries only `threads`, a bare results table nothing,
+    JMH's console output all but the batch sizes)."""
+
+    threads: int | None = None
+    forks: int | None = None
+    warmup_iterations: int | None = None
+    warmup_time: str | None = None          # as JMH writes it: "1 s", "300 ms"
+    warmup_batch_size: int | None = None
+    measurement_iterations: int | None = None
+    measurement_time: str | None = None
+    measurement_batch_size: int | None = None
+    jmh_version: str | None = None
+    jvm: str | None = None
+    jvm_args: list[str] = field(default_factory=list)
+    jdk_version: str | None = None
+    vm_name: str | None = None
+    vm_version: str | None = None
+    blackhole_mode: str | None = None       # only JMH's console output says ("compiler")
+
+
+@dataclass
+class JmhResult:
+    """A JMH benchmark result (a cell of kind `jmh`; issue 13): one benchmark x mode x params.
+
+    `score`, `error`, `unit` repeat the primary metric's; `forks` are the per-fork means (of
+    the iterations' scores, or of the sampled values in sample mode); `secondary` maps each
+    secondary metric's name - without the "·" JMH before 1.33 put in front - to its score,
+    and `secondary_metrics` to the whole metric. Read by analysis/read/jmh/."""
+
+    benchmark: str
+    mode: str
+    params: dict[str, str] = field(default_factory=dict)
+    score: float | None = None
+    error: float | None = None
+    unit: str | None = None
+    forks: list[float] = field(default_factory=list)
+    secondary: dict[str, float | None] = field(default_factory=dict)
+    primary: JmhMetric | None = None
+    secondary_metrics: dict[str, JmhMetric] = field(default_factory=dict)
+    settings: JmhSettings = field(default_factory=JmhSettings)
+    source: str | None = None               # file:line (JSON, CSV, text) of the entry
 
 
 class JmhError(LoadcurveError):

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from analysis.model import JmhMetric, JmhResult, JmhSettings
-from analysis.read.jmh.results import JmhError, JmhFailure, MetricRows, fork_means
+from analysis.read.jmh.results import (JmhError, JmhFailure, JmhMetric, JmhResult, JmhSettings,
+                                       MetricRows, fork_means)
 
 
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
