@@ -200,11 +200,7 @@ def test_no_writer_imports_a_reader():
 
 # Private names one module still takes from another, as (importer, owner, name), with why; a
 # new one fails the test.
-ALLOWED_PRIVATE = {
-    # kinds35 (issue 35) replaces the JMH report <-> views back-and-forth that needs it: drop
-    # this entry after that branch is merged.
-    ("analysis.write.jmh_views", "analysis.derive.jmh_report", "_mode_text"),
-}
+ALLOWED_PRIVATE: set[tuple[str, str, str]] = set()
 
 
 def private_uses(tree: ast.AST, module: str, package: str,
