@@ -281,6 +281,9 @@ class GeneratorFigures:
     share_rps: float | None = None          # its part of the offered rate (or the mean rate)
     behind_rate: bool = False               # sent below RATE_SHORT_SHARE of its share
     behind_p99: bool = False                # p99 far above the other generators'
+    first_send_spread_s: float | None = None   # the cell's generators' first sends, latest
+                                            #   less earliest (None: a file has no send time)
+    clocks_disagree: bool = False           # that spread is more than one interval
 
 
 STEADY_CLASSES = ("flat", "warmup", "slowdown", "no-steady-state")
@@ -366,6 +369,9 @@ class Cell:
                                             #   out of knee, ceiling, comparison, regression
     window_stats: LatencyStats | None = None   # the whole windows' figures, when `stats` are
                                             #   (some repetitions') steady parts'
+    error_rate: Any = None                  # overload.ErrorRate of its accounting, or None
+    ceiling_left_out: str | None = None     # why its throughput is not the system's measured
+                                            #   ceiling although above it (overload's reason)
     flame: dict[str, Any] = field(default_factory=dict)   # issue 25: flame graph kind ->
                                             #   derive.flame_profiles.Profile
 

@@ -187,7 +187,8 @@ def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: fl
                 time_split=None if service is None else overload.where_the_time_went(
                     stats.mean, stats.get("p99"), service),
                 timeout_ms=first.timeout_ms, imported=first.imported,
-                steady_counts=steady_counts, not_steady=not_steady, window_stats=window_stats)
+                steady_counts=steady_counts, not_steady=not_steady, window_stats=window_stats,
+                error_rate=overload.error_rate(accounting))
 
 
 def steadiness(repetitions: Sequence[Repetition]) -> tuple[dict[str, int], bool, LatencyStats | None]:
@@ -440,3 +441,10 @@ def build_scenario(scenario: Scenario, measured: dict, combine, unit: str,
         fill_system(system, service_time_ms=service,
                     throughput_rps=[overload.ceiling_rate([r.throughput_rps for r in c.repetitions],
                                                           offered[c.load]) for c in cells])
+        peak = system.measured_peak_rps
+        for c in scenario.measured():
+            # a hair above the ceiling is the lowest repetition's noise, not a left-out point
+            if c.system == system.id and peak is not None \
+                    and c.throughput_rps > (1 + overload.DRAIN_SHARE) * peak:
+                c.ceiling_left_out = overload.ceiling_left_out(
+                    [(r.index, r.throughput_rps) for r in c.repetitions], offered[c.load])

@@ -233,12 +233,16 @@ CLOCK_SPREAD_S = 1.0
 
 
 def flag_generators(rows: list, offered_rate: float | None) -> None:
-    """Set `behind_rate` / `behind_p99` on each GeneratorFigures (see the thresholds above)."""
+    """Set `behind_rate` / `behind_p99` on each GeneratorFigures (see the thresholds above),
+    and the cell's first-send spread (`first_send_spread_s`, the same in every row)."""
     n = len(rows)
+    spread = first_send_spread_s(rows)
     rates = [r.rate_rps for r in rows]
     share = offered_rate / n if offered_rate else sum(rates) / n
     for i, row in enumerate(rows):
         row.share_rps = share
+        row.first_send_spread_s = spread
+        row.clocks_disagree = spread is not None and spread > CLOCK_SPREAD_S
         row.behind_rate = row.rate_rps < RATE_SHORT_SHARE * share
         others = sorted(r.p99_ms for j, r in enumerate(rows) if j != i and r.p99_ms is not None)
         if row.p99_ms is not None and others and "p99" not in low_sample_percentiles(row.sent):

@@ -11,7 +11,6 @@ import csv
 import io
 from typing import Any
 
-from analysis.derive import overload
 from analysis.derive.aggregate import rate_per_client
 from analysis.model import Cell, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATOR_LABELS,
@@ -235,7 +234,7 @@ def cell_entry(run_id: str, c: Cell) -> dict[str, Any]:
     entry["saturated"] = c.saturation.saturated
     entry["saturation"] = list(c.saturation.reasons)
     entry["saturation_sentences"] = list(c.saturation.sentences)
-    errors = overload.error_rate(c.accounting)
+    errors = c.error_rate
     if errors is not None:
         # its own verdict: an error is an answer (docs/data-format.md, "The overload layer")
         entry["error_rate"] = {"share": r3(errors.share), "high": errors.high,

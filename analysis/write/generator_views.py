@@ -45,7 +45,7 @@ def _block(rep, label: str, caption_id: str) -> dict[str, Any]:
     rows = rep.generators
     firsts = [r.first_send_ms for r in rows if r.first_send_ms is not None]
     earliest = min(firsts) if firsts else None
-    spread = merge.first_send_spread_s(rows)
+    spread = rows[0].first_send_spread_s
     imported = rep.imported
     if imported is None:
         what = ("the generators' .hlog interval histograms added by absolute second, their "
@@ -72,7 +72,7 @@ def _block(rep, label: str, caption_id: str) -> dict[str, Any]:
         "verdict_text": (f"{len(flagged)} of {len(rows)} generators fell behind: the cell's "
                          f"figures include their slowness." if flagged else
                          f"None of the {len(rows)} generators fell behind."),
-        "clock_text": _clock(spread, len(firsts), len(rows)),
+        "clock_text": _clock(spread, rows[0].clocks_disagree, len(firsts), len(rows)),
         "rule_text": RULE_TEXT}
 
 
@@ -93,11 +93,11 @@ def _flag(row) -> str:
     return "fell behind: " + "; ".join(reasons) if reasons else "kept up"
 
 
-def _clock(spread: float | None, known: int, n: int) -> str:
+def _clock(spread: float | None, disagree: bool, known: int, n: int) -> str:
     if spread is None:
         return (f"The files of {n - known} of {n} generators hold no wall-clock send time: "
                 f"whether their clocks agree cannot be checked.")
-    if spread > merge.CLOCK_SPREAD_S:
+    if disagree:
         return (f"The first sends lie {fmt_number(round(spread, 3))} s apart, more than one "
                 f"interval: the generators' clocks disagree or they did not start together, so "
                 f"the merged seconds add different moments.")

@@ -133,7 +133,7 @@ def steady_texts(c: Cell) -> dict[str, Any]:
 
 def error_flag_text(c: Cell) -> str | None:
     """The cell's flag when its error rate is high (overload.error_rate): "errors: 10.0 %"."""
-    errors = overload.error_rate(c.accounting)
+    errors = c.error_rate
     return f"errors: {fmt_pct(100.0 * errors.share)} %" if errors and errors.high else None
 
 

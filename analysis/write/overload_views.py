@@ -227,15 +227,10 @@ def ceiling(run: Run, scenario: Scenario | None = None) -> dict[str, Any]:
 def _ceiling_left_out(scenario: Scenario, system: System) -> str | None:
     """Why the load-curve table shows a higher throughput for `system` than its measured
     ceiling: each such load point and overload.ceiling_left_out's reason."""
-    peak = system.measured_peak_rps
     parts = []
     for lp in scenario.load_points:
         c = scenario.cell(lp.id, system.id)
-        # a hair above the ceiling is the lowest repetition's noise, not a left-out point
-        if c is None or peak is None or c.throughput_rps <= (1 + overload.DRAIN_SHARE) * peak:
-            continue
-        why = overload.ceiling_left_out([(r.index, r.throughput_rps) for r in c.repetitions],
-                                        lp.offered_rate)
+        why = c.ceiling_left_out if c is not None else None
         if why:
             parts.append(f"{load_point_text(lp, unit=RATE_UNIT)} (throughput "
                          f"{fmt_rate(c.throughput_rps)}): {why}")
