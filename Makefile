@@ -70,8 +70,11 @@ check: lint
 # drive; run after pytest, it left them skipped on a fresh clone (CI).
 test: test-bench test-python
 
+# Two workers (pytest-xdist, one per core of the 2-core machine the times in
+# docs/reliability.md were taken on), a test file at a time, so a module's built site or run
+# is made once, in one worker; tests/conftest.py sends the longest files out first.
 test-python: $(VENV)/.installed jekyll-deps node_modules/.installed
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 test-bench: $(VENV)/.installed
 	bash bench/test.sh

@@ -48,3 +48,15 @@ def jekyll3_root() -> Path:
                             capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stderr[-2000:]
     return Path(result.stdout.strip().splitlines()[-1])
+
+
+# The marks of tests that build sites or runs, drive Java or a browser: seconds to minutes each.
+HEAVY = {"slow", "site", "browser", "harness"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files holding heavy tests first, each file's tests in their order: `make test`
+    hands whole files to its two workers in this order (--dist loadfile), so a long file
+    handed out last would leave one core idle while the other finishes it."""
+    heavy = {item.path for item in items if HEAVY & {m.name for m in item.iter_markers()}}
+    items.sort(key=lambda item: item.path not in heavy)

@@ -9,6 +9,7 @@ links a missing file fails the link check.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import functools
 import importlib.util
 import os
@@ -205,3 +206,21 @@ def build_site(tmp: Path, *extra_config: str, prepare=None) -> Path:
         raise AssertionError(f"jekyll build failed:\n{result.stdout}\n{result.stderr}")
     (tmp / "build.log").write_text(result.stdout + result.stderr)
     return out
+
+
+def shared_site(tmp_path_factory) -> Path:
+    """The plain site (no extra config), built once per `pytest` run for every test that only
+    reads it (test_site.py, test_validators.py): under pytest-xdist the workers share the first
+    one's build, waiting on a lock while it runs, so the ~1-minute build is not made per worker."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent        # xdist gives each worker <run's temp>/popen-gwN
+    tmp = root / "shared-site"
+    with open(root / "shared-site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = tmp / "built"     # written last: a build that failed half-way is made again
+        if not built.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+            build_site(tmp)
+            built.touch()
+    return tmp / "site"

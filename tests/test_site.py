@@ -17,7 +17,7 @@ import feedparser
 import pytest
 import yaml
 
-from tests.sitebuild import REPO, build_site, rerender_reports, tag_feeds
+from tests.sitebuild import REPO, build_site, rerender_reports, shared_site, tag_feeds
 from tests.helpers import Page, parse
 
 pytestmark = pytest.mark.site
@@ -33,7 +33,7 @@ ATTACKS = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "{{ si
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
-    return build_site(tmp_path_factory.mktemp("site"))
+    return shared_site(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

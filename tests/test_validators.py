@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import need
-from tests.sitebuild import REPO, build_site
+from tests.sitebuild import REPO, shared_site
 
 pytestmark = pytest.mark.site
 
@@ -23,9 +23,9 @@ VNU = REPO / "node_modules" / "vnu-jar" / "build" / "dist" / "vnu.jar"
 ATOM_RNC = REPO / "tests" / "schemas" / "atom.rnc"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
-    return build_site(tmp_path_factory.mktemp("validators"))
+    return shared_site(tmp_path_factory)
 
 
 def vnu(*paths: Path) -> dict[str, list[str]]:
