@@ -177,7 +177,9 @@ def test_report_shows_hot_methods_and_where_the_time_went(site, pages):
     section = html[html.index('id="jvm-hotspots"'):html.index('id="methodology"')]
     tables = section.count('<table class="jvm-hotspots">')
     assert tables == len(hs["systems"]) + ("attribution_labels" in hs) >= 2
-    assert section.count("<caption id=") == tables
+    # (the flame graphs' top-frame tables of issue 34 sit in this section too, with their own)
+    assert len(re.findall(r'<table class="jvm-hotspots">\s*<caption id=', section)) == tables
+    assert section.count("<caption id=") == section.count("<table")
     page = parse(section)
     text = " ".join(" ".join(page.text).split())
     for label in hs.get("attribution_labels", []):
