@@ -656,3 +656,17 @@ def result(tmp_path, attribution=()):
              "note": "text is not a column"})
     return Run("demo", "T", "2026-11-22", "D", ["jvm"], "us", "runs/demo/run.yml",
                {"cores": 2}, {"model": "open", "timeout_s": 15}, list(attribution), [scenario])
+
+
+def oracle_program(oracle: Path, classes: Path, name: str) -> list[str]:
+    """The java command line that runs tests/oracle/<name>.java, compiled into `classes`
+    against the oracle's HdrHistogram jar (skips without javac)."""
+    if shutil.which("javac") is None:
+        pytest.skip("needs javac")
+    classpath = subprocess.run(["bash", "-c", 'source "$1" && echo "$ORACLE_CP"', "_",
+                                str(oracle / "_setup.sh")], check=True, capture_output=True,
+                               text=True).stdout.strip()
+    jar = classpath.split(":")[0]
+    source = Path(__file__).resolve().parent / "oracle" / f"{name}.java"
+    subprocess.run(["javac", "-cp", jar, "-d", str(classes), str(source)], check=True)
+    return ["java", "-Duser.timezone=UTC", "-cp", f"{jar}:{classes}", name]

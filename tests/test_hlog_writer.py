@@ -8,7 +8,6 @@ both. Round trips through read_hlog check the writer against the reader.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -24,8 +23,7 @@ from analysis.read.loadtools.record import JAVA_LAYOUT, java_layout, record_samp
 from analysis.read.loadtools.results import RequestSamples, ToolInfo
 from analysis.read.hdr.log_writer import (encode_histogram, hlog_text, java_date_utc,
                                         write_hlog, zigzag_leb128)
-from tests.conftest import REPO
-from tests.helpers import zigzag_leb128 as scalar_zigzag_leb128
+from tests.helpers import oracle_program, zigzag_leb128 as scalar_zigzag_leb128
 
 pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
@@ -79,16 +77,7 @@ def sample_sets():
 @pytest.fixture(scope="module")
 def java_recorder(oracle, tmp_path_factory) -> list[str]:
     """The java command line that runs RecordSamples (compiled here against the oracle's jar)."""
-    if shutil.which("javac") is None:
-        pytest.skip("needs javac")
-    classpath = subprocess.run(["bash", "-c", 'source "$1" && echo "$ORACLE_CP"', "_",
-                                str(oracle / "_setup.sh")], check=True, capture_output=True,
-                               text=True).stdout.strip()
-    jar = classpath.split(":")[0]
-    classes = tmp_path_factory.mktemp("oracle-classes")
-    subprocess.run(["javac", "-cp", jar, "-d", str(classes),
-                    str(REPO / "tests" / "oracle" / "RecordSamples.java")], check=True)
-    return ["java", "-Duser.timezone=UTC", "-cp", f"{jar}:{classes}", "RecordSamples"]
+    return oracle_program(oracle, tmp_path_factory.mktemp("oracle-classes"), "RecordSamples")
 
 
 def java_hlog(command, samples: RequestSamples, unit: str, expected_ms, comment, out: Path):

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.helpers import oracle_program
 from tests.test_imported_runs import ENV, FIXTURES, _build
 
 pytestmark = pytest.mark.slow
@@ -178,16 +179,7 @@ GENERATORS = REPO / "tests" / "fixtures" / "generators"
 @pytest.fixture(scope="module")
 def java_union(oracle, tmp_path_factory) -> list[str]:
     """The java command line that runs UnionLogs (compiled here against the oracle's jar)."""
-    if shutil.which("javac") is None:
-        pytest.skip("needs javac")
-    classpath = subprocess.run(["bash", "-c", 'source "$1" && echo "$ORACLE_CP"', "_",
-                                str(oracle / "_setup.sh")], check=True, capture_output=True,
-                               text=True).stdout.strip()
-    jar = classpath.split(":")[0]
-    classes = tmp_path_factory.mktemp("union-classes")
-    subprocess.run(["javac", "-cp", jar, "-d", str(classes),
-                    str(REPO / "tests" / "oracle" / "UnionLogs.java")], check=True)
-    return ["java", "-Duser.timezone=UTC", "-cp", f"{jar}:{classes}", "UnionLogs"]
+    return oracle_program(oracle, tmp_path_factory.mktemp("union-classes"), "UnionLogs")
 
 
 def _counts_by_value(h) -> dict[int, int]:
