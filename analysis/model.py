@@ -404,6 +404,7 @@ class LoadPoint:
     connections: int | None = None          # issue 23: a closed loop's connections or users
     connections_key: str | None = None      # which of the two run.yml said
     duration_from_files: bool = False       # issue 33: run.yml gave none; the files agreed
+    rate_per_client: float | None = None    # offered rate / clients (None: no clients, closed)
 
     @property
     def closed(self) -> bool:
@@ -477,6 +478,8 @@ class Run:
                                             #   the differential flame graphs (issue 25)
     summary_load: Any = None                # derive.summary_load.summary_points: each
                                             #   scenario's summary load point, one load or not
+    summary_marks: Any = None               # derive.summary_marks.SummaryMarks: the summary
+                                            #   table's best values and p99 order
 
     @property
     def scenario(self) -> Scenario:

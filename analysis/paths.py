@@ -34,6 +34,12 @@ def series_csv_path(run_id: str, system: str, load: str, scenario: str | None = 
     return f"assets/data/{run_id}/{_prefix(scenario)}{system}-{load}.csv"
 
 
+def flame_folded_path(run_id: str, system: str, load: str, scenario: str | None,
+                      kind: str) -> str:
+    """A cell's flame graph stacks of one event kind, beside the cell's CSV."""
+    return series_csv_path(run_id, system, load, scenario)[:-len(".csv")] + f".{kind}.folded"
+
+
 def table_csv_path(run_id: str, scenario: str | None = None) -> str:
     return f"assets/data/{run_id}/{_prefix(scenario)}load-curve.csv"
 

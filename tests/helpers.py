@@ -643,7 +643,8 @@ def result(tmp_path, attribution=()):
     """A run model like aggregate.build_run makes: pool measured at both loads, virt missing."""
     systems = [System("pool", "Pool", 0, 20, None, 100.0, 40.0, -60.0),
                System("virt", "Virtual", 1)]
-    load_points = [LoadPoint("r25", 25, 5, 30), LoadPoint("r50", 50, None, 30)]
+    load_points = [LoadPoint("r25", 25, 5, 30, rate_per_client=5.0),
+                   LoadPoint("r50", 50, None, 30)]
     scenario = Scenario(None, None, None, 200, systems, load_points, missing=[
         Missing("r25", "virt", "runs/demo/virt/r25.hlog")])
     scenario.cells[("r25", "pool")] = cell("r25", "pool", 750, 25.0, False, sent=760, drops=10,

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
+import inspect
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -203,14 +205,11 @@ def test_no_writer_imports_a_reader():
 ALLOWED_PRIVATE: set[tuple[str, str, str]] = set()
 
 
-def private_uses(tree: ast.AST, module: str, package: str,
-                 modules: dict[str, Path]) -> set[tuple[str, str, str]]:
-    """(module, owner, name) for each `_name` (not a dunder) that `tree` takes from another of
-    our modules: `from owner import _name`, or `alias._name` where `alias` is one of our
-    modules that `tree` imports (`from a import b`, `import a.b as alias`)."""
-    def private(name: str) -> bool:
-        return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
-
+def taken_names(tree: ast.AST, module: str, package: str,
+                modules: dict[str, Path]) -> set[tuple[str, str, str]]:
+    """(module, owner, name) for each name that `tree` takes from another of our modules:
+    `from owner import name`, or `alias.name` where `alias` is one of our modules that `tree`
+    imports (`from a import b`, `import a.b as alias`)."""
     found, aliases = set(), {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -222,7 +221,7 @@ def private_uses(tree: ast.AST, module: str, package: str,
                 full = f"{base}.{alias.name}"
                 if full in modules:
                     aliases[alias.asname or alias.name] = full
-                elif private(alias.name) and owning_module(full, modules) not in (None, module):
+                elif owning_module(full, modules) not in (None, module):
                     found.add((module, owning_module(full, modules), alias.name))
         elif isinstance(node, ast.Import):
             for alias in node.names:
@@ -230,21 +229,33 @@ def private_uses(tree: ast.AST, module: str, package: str,
                     aliases[alias.asname] = alias.name
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                and node.value.id in aliases and private(node.attr) \
-                and aliases[node.value.id] != module:
+                and node.value.id in aliases and aliases[node.value.id] != module:
             found.add((module, aliases[node.value.id], node.attr))
+    return found
+
+
+def private_uses(tree: ast.AST, module: str, package: str,
+                 modules: dict[str, Path]) -> set[tuple[str, str, str]]:
+    """taken_names' `_name`s (not dunders)."""
+    return {(m, owner, name) for m, owner, name in taken_names(tree, module, package, modules)
+            if name.startswith("_") and not (name.startswith("__") and name.endswith("__"))}
+
+
+def all_taken_names() -> set[tuple[str, str, str]]:
+    modules = module_files()
+    found = set()
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found |= taken_names(ast.parse(path.read_text(encoding="utf-8"), str(path)), name,
+                             package, modules)
     return found
 
 
 def test_no_module_imports_anothers_private_names():
     # A `_name` is its module's own business: whoever needs it from outside makes it public
     # (and says so), so that changing it inside never breaks a stranger.
-    modules = module_files()
-    found = set()
-    for name, path in modules.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        found |= private_uses(ast.parse(path.read_text(encoding="utf-8"), str(path)), name,
-                              package, modules)
+    found = {(m, owner, name) for m, owner, name in all_taken_names()
+             if name.startswith("_") and not (name.startswith("__") and name.endswith("__"))}
     assert sorted(found - ALLOWED_PRIVATE) == []
     # an allowed entry that is gone is dropped too, so the list only ever shrinks
     assert sorted(ALLOWED_PRIVATE - found) == []
@@ -260,3 +271,20 @@ def test_private_uses_sees_from_imports_and_module_attributes():
     assert private_uses(tree, "analysis.pkg.c", "analysis.pkg", modules) == {
         ("analysis.pkg.c", "analysis.a", "_x"), ("analysis.pkg.c", "analysis.pkg.b", "_hidden"),
         ("analysis.pkg.c", "analysis.a", "_y")}
+
+
+def test_no_writer_calls_a_function_of_derive():
+    # Issue 35: every statistic, selection and verdict is made in derive/ and reaches write/
+    # as data (the model's fields, derive/'s records), so a writer takes only records, types
+    # and constants from derive/, never a function to compute with while it formats
+    # (datafiles computed each load point's rate per client with derive's rate_per_client,
+    # flame_views a comparison's top frames with flame_top.top_changes). corpus/ is left out:
+    # the reduce step (write/corpus_pages.py) is its caller by design, querying the cell table.
+    found = []
+    for module, owner, name in sorted(all_taken_names()):
+        if not (module.startswith("analysis.write") and owner.startswith("analysis.derive")):
+            continue
+        value = getattr(importlib.import_module(owner), name, None)
+        if inspect.isfunction(value) or inspect.isbuiltin(value):
+            found.append(f"{module} uses {owner}.{name}")
+    assert found == []

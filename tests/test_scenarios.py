@@ -288,12 +288,12 @@ def test_run_without_scenarios_keeps_its_names():
 
 
 def test_best_is_marked_only_where_the_printed_values_differ():
-    from analysis.write.summary import _best
-    assert _best([((0, 1.0), "1.00"), ((0, 2.0), "2.00")]) == {0}
-    assert _best([((0, 1.0), "1.00"), ((0, 1.001), "1.00")]) == set()
-    assert _best([((0, 1.0), "1.00"), ((0, 1.001), "1.00"), ((0, 3.0), "3.00")]) == {0, 1}
-    assert _best([((1, 5000.0), "> 5 s"), ((0, 9.0), "9.00"), ((2, 0.0), "–")]) == set()
-    assert _best([((1, 5000.0), "> 5 s"), ((0, 9.0), "9.00"), ((0, 8.0), "8.00")]) == {2}
+    from analysis.derive.summary_marks import best_rows
+    assert best_rows([((0, 1.0), "1.00"), ((0, 2.0), "2.00")]) == {0}
+    assert best_rows([((0, 1.0), "1.00"), ((0, 1.001), "1.00")]) == set()
+    assert best_rows([((0, 1.0), "1.00"), ((0, 1.001), "1.00"), ((0, 3.0), "3.00")]) == {0, 1}
+    assert best_rows([((1, 5000.0), "> 5 s"), ((0, 9.0), "9.00"), ((2, 0.0), "–")]) == set()
+    assert best_rows([((1, 5000.0), "> 5 s"), ((0, 9.0), "9.00"), ((0, 8.0), "8.00")]) == {2}
 
 
 def test_docs_describe_the_scenario_blocks():
@@ -323,10 +323,10 @@ def test_new_post_drafts_a_section_per_scenario():
 def test_achieved_rates_within_one_percent_of_the_offered_tie():
     """999.9 against 1,000.1 req/s at 1,000 offered is the window's edge, not a better server:
     no mark; a target that fell behind (950) leaves the others best."""
-    from analysis.write.summary import _best
+    from analysis.derive.summary_marks import best_rows
     keep_up = [((0, -100), "999.9"), ((0, -100), "1,000.1"), ((0, -100), "1,000.0")]
-    assert _best(keep_up, by_key=True) == set()
+    assert best_rows(keep_up, by_key=True) == set()
     behind = keep_up + [((0, -95), "950.0")]
-    assert _best(behind, by_key=True) == {0, 1, 2}
+    assert best_rows(behind, by_key=True) == {0, 1, 2}
     # latencies tie by their printed text only
-    assert _best([((0, 1.0), "1.00"), ((0, 1.001), "1.00"), ((0, 2.0), "2.00")]) == {0, 1}
+    assert best_rows([((0, 1.0), "1.00"), ((0, 1.001), "1.00"), ((0, 2.0), "2.00")]) == {0, 1}

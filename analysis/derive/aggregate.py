@@ -13,6 +13,7 @@ from typing import Any, Iterable, Sequence
 from analysis.derive import cpu_accounting, flame_profiles, overload
 from analysis.derive.gc_tail import gc_tail
 from analysis.derive.summary_load import summary_points
+from analysis.derive.summary_marks import summary_marks
 from analysis.errors import ResultsError
 from analysis.model import (Accounting, Cell, HostHealth, InFlight, LatencyStats, LoadPoint,
                             Missing, Percentile, Repetition, Run, Saturation, Scenario, System)
@@ -293,8 +294,8 @@ def percentile_spectrum(h, value_unit: str, timed_out: int = 0,
     return points
 
 
-def rate_per_client(offered_rate: float, clients: int | None) -> float | None:
-    return offered_rate / clients if clients else None
+def rate_per_client(offered_rate: float | None, clients: int | None) -> float | None:
+    return offered_rate / clients if clients and offered_rate is not None else None
 
 
 def measured_key(scenario: str | None, load: str, system: str) -> tuple[str, ...]:
@@ -350,6 +351,7 @@ def build_run(manifest, measured: dict[tuple[str, ...], list[tuple[Repetition, A
               method=method)
     run.flame_pairs = flame_profiles.flame_pairs(run)
     run.summary_load = summary_points(run)
+    run.summary_marks = summary_marks(run)
     return run
 
 
@@ -396,7 +398,8 @@ def _load_point(lp, measured: dict, manifest_path: str) -> LoadPoint:
         duration, from_files = duration_from_files(lp.id, spans, manifest_path), True
     return LoadPoint(lp.id, lp.offered_rate, lp.clients, duration,
                      getattr(lp, "connections", None), getattr(lp, "connections_key", None),
-                     duration_from_files=from_files)
+                     duration_from_files=from_files,
+                     rate_per_client=rate_per_client(lp.offered_rate, lp.clients))
 
 
 def build_scenario(scenario: Scenario, measured: dict, combine, unit: str,

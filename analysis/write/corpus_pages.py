@@ -21,7 +21,7 @@ import pandas as pd
 import yaml
 
 from analysis import atomic
-from analysis.corpus import cell_table, compare, history
+from analysis.corpus import cell_table, compare, flame_diffs, history
 from analysis.corpus.comparisons import declared_comparisons
 from analysis.errors import LoadcurveError
 from analysis.vocabulary import fmt_ms, plain
@@ -148,7 +148,8 @@ class Reduce:
                "rows": [compare.row_texts(c) for c in result],
                "environment_differences": compare.environment_differences(a, b),
                "charts": {"load_curve": curve, "spectrum": spectra}}
-        flames = comparison_flames(self.site, spec, result, folder, loads)
+        flames = comparison_flames(spec, flame_diffs.stack_pairs(
+            self.site, spec.baseline, spec.candidate, result), folder, loads)
         if flames:
             doc["flame_diffs"] = [f.entry for f in flames]
         rel = f"{COMPARISON_DATA_DIR}/{spec.id}.yml"

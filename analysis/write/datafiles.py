@@ -11,7 +11,6 @@ import csv
 import io
 from typing import Any
 
-from analysis.derive.aggregate import rate_per_client
 from analysis.model import Cell, LoadPoint, Run, Scenario, System
 from analysis.vocabulary import (ENVIRONMENT_LABELS, LATENCY_KEYS, LOAD_GENERATOR_LABELS,
                                  METHOD_LABELS, PERCENTILE_NAMES, SERIES_COLUMNS,
@@ -178,7 +177,7 @@ def _load_point_entry(lp: LoadPoint) -> dict[str, Any]:
     # (duration_text: issue 33's durations from the files are floats, 3.06, which Liquid
     # would print as Ruby does)
     return {"id": lp.id, "offered_rate": lp.offered_rate, "clients": lp.clients,
-            "rate_per_client": r3(rate_per_client(lp.offered_rate, lp.clients)),
+            "rate_per_client": r3(lp.rate_per_client),
             "duration_s": lp.duration_s, "duration_text": fmt_number(lp.duration_s),
             "label": load_label(lp.offered_rate, lp.clients)}
 

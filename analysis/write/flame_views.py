@@ -22,18 +22,17 @@ heading, and folded (the data it came from; none for a differential graph).
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from analysis.derive.flame_profiles import DIFF_LOAD_RULE, MIN_OFF_CPU_EVENTS
-from analysis.derive.flame_top import TOP_FRAMES, FrameChange, FrameShare, top_changes
+from analysis.corpus.flame_diffs import StackPair
+from analysis.derive.flame_top import TOP_FRAMES, FrameChange, FrameShare
 from analysis.model import Run, Scenario
 from analysis.vocabulary import fmt_number, load_point_text
-from analysis.write.charts.flame_cells import KIND_TEXT, FlameGraph, graph_paths, svg_size
+from analysis.write.charts.flame_cells import KIND_TEXT, FlameGraph, svg_size
 from analysis.write.charts.flamegraph import diff_flamegraph_svgs
-from analysis.write.folded import parse_folded
 
 HEADINGS = {"cpu": "CPU", "thread-park": "Parked", "monitor-enter": "Blocked on monitors",
             "thread-sleep": "Asleep", "socket-read": "Socket reads"}
@@ -227,26 +226,13 @@ class ComparisonFlame:
     files: list[tuple[str, bytes]]        # (site-relative path, SVG bytes)
 
 
-def _read_folded(site: Path, rel: str) -> tuple[str, dict] | None:
-    path = site / rel
-    if not path.is_file():
-        return None
-    text = path.read_text(encoding="utf-8")
-    return text, parse_folded(text, source=rel)
-
-
-def comparison_flames(site: Path, spec, result, folder: str,
+def comparison_flames(spec, pairs: list[StackPair], folder: str,
                       loads: dict[str, str]) -> list[ComparisonFlame]:
     """The differential CPU graph of each compared cell whose two sides both have a flame
-    graph (the .folded files their runs' builds wrote), B against A as the page's table."""
-    run_a, run_b = spec.baseline.partition(":")[0], spec.candidate.partition(":")[0]
+    graph (corpus/flame_diffs.stack_pairs), B against A as the page's table."""
     out = []
-    for c in result:
-        sides = [_read_folded(site, graph_paths(run, c.scenario, system, c.load, "cpu")[0])
-                 for run, system in ((run_a, c.system_a), (run_b, c.system_b))]
-        if None in sides:
-            continue
-        (text_a, a), (text_b, b) = sides
+    for pair in pairs:
+        c, a, b = pair.cell, pair.stacks_a, pair.stacks_b
         name = "-".join(x for x in (c.scenario, c.system_b if c.system_a == c.system_b
                                     else None, c.load) if x)
         svg, narrow = f"{folder}/flame-diff-{name}.svg", f"{folder}/flame-diff-{name}-narrow.svg"
@@ -255,8 +241,8 @@ def comparison_flames(site: Path, spec, result, folder: str,
         wide, phone = diff_flamegraph_svgs(a, b, "samples", title, script=False)
         at = loads.get(c.load, c.load)
         caption = (f"Differential flame graph of CPU at {at}: B = {spec.candidate} "
-                   f"({sum(b.values()):,} samples) against A = {spec.baseline} "
-                   f"({sum(a.values()):,} samples). Each stack is as wide as the mean of its "
+                   f"({pair.samples_b:,} samples) against A = {spec.baseline} "
+                   f"({pair.samples_a:,} samples). Each stack is as wide as the mean of its "
                    f"shares of A and of B; red: a larger share of B's CPU than of A's, blue: "
                    f"smaller.")
         alt = (f"Differential flame graph of CPU at {at}, {spec.candidate} against "
@@ -264,11 +250,10 @@ def comparison_flames(site: Path, spec, result, folder: str,
         entry = figure_entry(svg, narrow, wide, phone, alt, caption,
                              " / ".join(x for x in (c.scenario, c.system_a if c.system_a ==
                                                     c.system_b else None) if x) or at)
-        entry["top"] = {**change_table(top_changes(a, b), spec.baseline, spec.candidate),
+        entry["top"] = {**change_table(pair.top, spec.baseline, spec.candidate),
                         "caption_id": top_id(svg)}
         # the page is redrawn when the stacks change, not only when this text does
-        entry["stacks_sha256"] = hashlib.sha256(text_a.encode() + b"\0" +
-                                                text_b.encode()).hexdigest()[:16]
+        entry["stacks_sha256"] = pair.digest
         entry["offered"] = at
         out.append(ComparisonFlame(entry, [(svg, wide), (narrow, phone)]))
     return out

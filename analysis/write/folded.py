@@ -1,10 +1,8 @@
-"""Brendan Gregg's folded format, both ways: the `.folded` file of a flame graph's stacks
-(folded_text: read.jfr.stacks.fold_jfr's result or a cell's summed profile), and the same file
-read back (parse_folded: a comparison page's differential graph draws two runs' files).
+"""Brendan Gregg's folded format, written: the `.folded` file of a flame graph's stacks
+(folded_text: read.jfr.stacks.fold_jfr's result or a cell's summed profile). The same file read
+back is read/folded.py's (a comparison page's differential graph draws two runs' files).
 """
 from __future__ import annotations
-
-from analysis.errors import JfrError
 
 
 def frame_text(frame: str) -> str:
@@ -39,21 +37,3 @@ def _frames_text(stack: tuple) -> str:
     if text.count(";") == len(stack) - 1 and "\n" not in text and "\r" not in text:
         return text
     return ";".join(frame_text(f) for f in stack)
-
-
-def parse_folded(text: str, unit: str = "samples", source: str = "") -> dict:
-    """folded_text's lines back to {stack root first: weight} (weights in `unit`: samples, or
-    ns from the ms printed); JfrError naming the line for one that is not `frames weight`."""
-    stacks: dict = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        frames, _, weight = line.rpartition(" ")
-        try:
-            value = int(weight) if unit == "samples" else round(float(weight) * 1e6)
-        except ValueError:
-            value = None
-        if not frames or value is None:
-            raise JfrError(f"line {n} is not `frame;frame;... weight`", path=source,
-                           hint="rebuild the run (python -m analysis build --force)")
-        key = tuple(frames.split(";"))
-        stacks[key] = stacks.get(key, 0) + value
-    return stacks

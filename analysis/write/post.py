@@ -8,7 +8,6 @@ from typing import Any
 
 import jinja2
 
-from analysis.derive.aggregate import rate_per_client
 from analysis.model import Run
 from analysis.vocabulary import (ENVIRONMENT_LABELS, LOAD_GENERATOR_LABELS, closed_load_text,
                                  fmt_number, labelled, load_order)
@@ -78,7 +77,7 @@ def _load_point(lp) -> dict:
                 "duration_text": "the duration its files state" if lp.duration_s is None
                 else f"{fmt_number(lp.duration_s)} s"}
     return {"id": lp.id, "load_text": None, "offered": fmt_number(lp.offered_rate), "clients": lp.clients,
-            "per_client": lp.clients and fmt_number(round(rate_per_client(lp.offered_rate, lp.clients), 3)),
+            "per_client": lp.clients and fmt_number(round(lp.rate_per_client, 3)),
             "duration_text": f"{fmt_number(lp.duration_s)} s"}
 
 

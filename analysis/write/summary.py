@@ -3,8 +3,9 @@ per scenario its throughput, p50 / p99 / max and errors at one load point, the b
 each column marked; pre-rendered in several orders (grouped by server, grouped by model, sorted
 by each scenario's p99), so that a reader can sort without JavaScript.
 
-Python decides everything here - which load point stands for a scenario, which value is best,
-the order of the rows - and summary-table.html only loops and prints (docs/data-format.md,
+Which load point stands for a scenario (derive/summary_load.py), which value is best and the
+order of the rows by p99 (derive/summary_marks.py) are decided in derive/; this module prints
+them, and summary-table.html only loops and prints (docs/data-format.md,
 `summary_table`). The same numbers go to `assets/data/<run>/summary.csv`.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from analysis.derive import overload
+from analysis.derive.summary_marks import RANK_STAT
 from analysis.model import Cell, Percentile, Run, System
 from analysis.vocabulary import (RATE_UNIT, fmt_censored, fmt_count,
                                  fmt_rate, load_point_text, r3)
@@ -23,39 +25,18 @@ MODEL_TEXT = {"pool": "thread pool", "virtual": "virtual threads", "event-loop":
 # The columns of each scenario, in order: (key, header, unit)
 COLUMNS = (("throughput", "throughput", RATE_UNIT), ("p50", "p50", "ms"), ("p99", "p99", "ms"),
            ("max", "max", "ms"), ("errors", "errors + timed out", "requests"))
-SORT_STAT = "p99"
 
 
-def _values(c: Cell | None, offered_rate: float | None) -> dict[str, tuple[tuple, str]]:
-    """Per column (sort key: lower is better, text). Unknown values sort last."""
+def _texts(c: Cell | None) -> dict[str, str]:
+    """Per column, the printed value ("–": none)."""
     if c is None:
-        return {key: ((2, 0.0), "–") for key, _, _ in COLUMNS}
-    # At a fixed offered rate every target that keeps up delivers it, give or take the
-    # window's edges (999.9 vs 1,000.1 req/s): throughputs tie within 1 % of the offered.
-    share = round(100.0 * c.throughput_rps / offered_rate) if offered_rate else 0
-    if offered_rate is None:
-        # a closed loop (issue 23) offers no rate: at the same connections, more is better
-        share = round(c.throughput_rps)
-    out = {"throughput": ((0, -share), fmt_rate(c.throughput_rps))}
+        return {key: "–" for key, _, _ in COLUMNS}
+    out = {"throughput": fmt_rate(c.throughput_rps)}
     for name in ("p50", "p99", "max"):
         p: Percentile = c.stats.get(name)
-        out[name] = (p.sort_key(), fmt_censored(p.value_ms, p.at_least_ms, table=True,
-                                                at_most=p.upper_bound))
-    out["errors"] = ((2, 0.0), "–") if c.drops is None else ((0, float(c.drops)), fmt_count(c.drops))
+        out[name] = fmt_censored(p.value_ms, p.at_least_ms, table=True, at_most=p.upper_bound)
+    out["errors"] = "–" if c.drops is None else fmt_count(c.drops)
     return out
-
-
-def _best(entries: list[tuple[tuple, str]], *, by_key: bool = False) -> set[int]:
-    """Rows holding a column's best value: the lowest sort key among measured values (a
-    censored bound is never best), with every row that prints the same text (a difference the
-    table does not show marks nothing) or, `by_key`, has the same sort key; none when all
-    measured values tie."""
-    tie = (lambda k, text: k) if by_key else (lambda k, text: text)
-    known = [(k, tie(k, text)) for k, text in entries if k[0] == 0]
-    if len({t for _, t in known}) < 2:
-        return set()
-    low = min(known)[1]
-    return {i for i, (k, text) in enumerate(entries) if k[0] == 0 and tie(k, text) == low}
 
 
 def _system_text(s: System) -> str:
@@ -75,25 +56,18 @@ def summary_table(run: Run) -> dict[str, Any] | None:
     """The `summary_table` block; None for a run without scenarios."""
     if not run.has_scenarios:
         return None
-    scenarios, cells, offered = [], {}, {}
+    scenarios, cells = [], {}
     points, same_load = run.summary_load
     for sc in run.scenarios:
         lp, why = points[sc.id]
         scenarios.append({"id": sc.id, "label": sc.label, "url": scenario_url(run.id, sc.id),
                           "point_text": load_point_text(lp, unit=RATE_UNIT) if lp else "–",
                           "point_reason": why, "colspan": len(COLUMNS)})
-        offered[sc.id] = lp.offered_rate if lp else 0.0     # None: a closed loop
         for s in sc.systems:
             cells[(sc.id, s.id)] = sc.cell(lp.id, s.id) if lp else None
     systems = run.scenarios[0].systems
-    values = {key: _values(c, offered[key[0]]) for key, c in cells.items()}
-    best: dict[tuple[str, str, str], bool] = {}
-    for sc in run.scenarios:
-        for col, _, _ in COLUMNS:
-            winners = _best([values[(sc.id, s.id)][col] for s in systems],
-                            by_key=col == "throughput")
-            for i, s in enumerate(systems):
-                best[(sc.id, s.id, col)] = i in winners
+    texts = {key: _texts(c) for key, c in cells.items()}
+    best = run.summary_marks.best
 
     def row(s: System) -> dict[str, Any]:
         out_cells = []
@@ -103,8 +77,8 @@ def summary_table(run: Run) -> dict[str, Any] | None:
                 "scenario": sc.id, "missing": c is None,
                 "saturated": bool(c and c.saturation.saturated),
                 "error_text": error_flag_text(c) if c else None,
-                "values": [{"text": values[(sc.id, s.id)][col][1],
-                            "best": best[(sc.id, s.id, col)]} for col, _, _ in COLUMNS]})
+                "values": [{"text": texts[(sc.id, s.id)][col],
+                            "best": (sc.id, s.id, col) in best} for col, _, _ in COLUMNS]})
         return {"system": s.id, "label": s.label, "detail_text": _system_text(s),
                 "cells": out_cells}
 
@@ -122,8 +96,9 @@ def summary_table(run: Run) -> dict[str, Any] | None:
         orders = orders[:1] or [{"id": "target", "label": "of the one target", "groups": [
             {"label": None, "rows": [row(s) for s in systems]}]}]
     for sc in run.scenarios if len(systems) > 1 else ():
-        ranked = sorted(systems, key=lambda s, sc=sc: (values[(sc.id, s.id)][SORT_STAT][0], s.index))
-        orders.append({"id": f"by-{sc.id}", "label": f"sorted by {sc.label} {SORT_STAT}",
+        by_id = {s.id: s for s in systems}
+        ranked = [by_id[i] for i in run.summary_marks.ranked[sc.id]]
+        orders.append({"id": f"by-{sc.id}", "label": f"sorted by {sc.label} {RANK_STAT}",
                        "groups": [{"label": None, "rows": [row(s) for s in ranked]}]})
     base = f"summary-{run.id}"
     for o in orders:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from analysis.derive.flame_profiles import Profile
 from analysis.model import Run
-from analysis.paths import chart_path, series_csv_path
+from analysis.paths import chart_path, flame_folded_path
 from analysis.write.charts.flamegraph import (DEFAULT_APPLICATION, JDK_PACKAGES,
                                               SERVER_PACKAGES, diff_flamegraph_svgs,
                                               flamegraph_svgs)
@@ -104,9 +104,9 @@ def graph_paths(run_id: str, scenario: str | None, system: str, load: str,
                 kind: str) -> tuple[str, str, str]:
     """(folded, svg, narrow svg) of one cell's graph: the folded stacks beside the cell's CSV,
     the SVGs with the run's charts."""
-    csv = series_csv_path(run_id, system, load, scenario)
     name = f"{_prefix(scenario)}flame-{system}-{load}-{kind}"
-    return (csv[:-len(".csv")] + f".{kind}.folded", chart_path(run_id, name, "svg"),
+    return (flame_folded_path(run_id, system, load, scenario, kind),
+            chart_path(run_id, name, "svg"),
             chart_path(run_id, name + "-narrow", "svg"))
 
 
