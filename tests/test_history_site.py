@@ -80,3 +80,14 @@ def test_history_page_shows_every_cell_and_its_changes(built):
     assert page.count('<li class="improvement">') == 1
     home = (built / "index.html").read_text()
     assert "/history/synthetic/" in home and "/comparisons/pool-vs-virtual/" in home
+
+
+def test_history_page_and_its_charts_pass_the_nu_checker(built):
+    """The page and every chart it shows (issue 34: each version's point with a <title>) are
+    valid HTML and SVG, a hostile version string among the titles."""
+    from tests.test_validators import vnu
+    svgs = sorted((built / "assets" / "history" / "synthetic").glob("*.svg"))
+    assert len(svgs) == len(series_gen.SYSTEMS) * len(series_gen.LOADS)
+    assert all("<title>version " in svg.read_text() for svg in svgs)
+    errors = vnu(built / "history" / "synthetic" / "index.html", *svgs)
+    assert not errors, errors

@@ -59,19 +59,76 @@ def close_to_printed(printed: str, value: float) -> bool:
     return abs(float(printed.replace(",", "")) - value) <= max(0.006 * value, 0.0011)
 
 
-def test_every_point_of_every_chart_has_a_title_with_its_unit():
-    svgs = sorted(CHARTS.rglob("*.svg"))
+@pytest.fixture(scope="module")
+def history_charts(tmp_path_factory) -> Path:
+    """A series' history charts, as the build's reduce step draws them (no bundled run is in a
+    series): tests/series_gen.py's 30 versions of 8 cells, one version censored, one host-busy."""
+    from analysis.corpus import cell_table as table
+    from analysis.paths import run_cells_csv_path
+    from analysis.write.corpus_pages import reduce
+    from tests import series_gen
+    work = tmp_path_factory.mktemp("history-charts")
+    rows = series_gen.cell_rows(3)
+    rows[0]["p99_at_least_ms"], rows[0]["p99_ms"] = 15000.0, None
+    rows[1]["host_busy"] = True
+    df = table.frame(rows)
+    for run_id, run_rows in df.groupby("run"):
+        path = work / run_cells_csv_path(run_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(table.to_csv(run_rows))
+    step = reduce(work, sorted(df["run"].unique()))
+    assert not step.errors and step.drawn == len(series_gen.SYSTEMS) * len(series_gen.LOADS)
+    return work / "assets" / "history"
+
+
+def site_charts(history_charts: Path) -> list[Path]:
+    """Every SVG chart the site builds: the runs' charts, the comparison pages' (both
+    committed) and the series histories'."""
+    return sorted(CHARTS.rglob("*.svg")) + sorted((REPO / "assets" / "comparisons").rglob("*.svg")) + \
+        sorted(history_charts.rglob("*.svg"))
+
+
+def test_every_point_of_every_chart_has_a_title_with_its_unit(history_charts):
+    svgs = site_charts(history_charts)
     kinds = {re.sub(r"-(r\d+|narrow).*", "", p.stem).split("-")[-1] for p in svgs}
     assert {"curve", "spectrum", "latency", "throughput", "tail"} <= kinds
+    assert {"comparisons", "history"} <= {p.parents[1].name for p in svgs}
     counted = 0
     for svg in svgs:
         if "flame" in svg.name:
             continue        # flame graphs' frames have their own <title> (flamegraph.py)
+        # a chart without markers (a spectrum) titles its lines: every chart says on hover
+        # what it shows
+        assert "<title>" in svg.read_text(), f"{svg}: no <title> at all"
         for title in point_titles(svg):
             counted += 1
             assert re.search(r"\b(ms|requests/s|ops/s|s/op|ms/op|us/op|ns/op|µs/op)\b|\(.*/.*\)",
                              title), f"{svg.name}: no unit in {title!r}"
     assert counted > 1000
+
+
+def test_every_version_of_a_history_chart_has_its_values_on_hover(history_charts):
+    """Issue 34 on the history pages: a point per version whose <title> names the version, its
+    run, the median with its unit, the repetitions' range and the flags."""
+    from tests import series_gen
+    for svg in sorted(history_charts.rglob("*.svg")):
+        titles = point_titles(svg)
+        versions = [series_gen.version_name(v) for v in range(1, series_gen.VERSIONS + 1)]
+        medians = [t for t in titles if not re.search(r"censored|host busy", t)]
+        assert [t.split(" (run ")[0] for t in titles[:len(versions)]] == \
+            [f"version {v}" for v in versions], svg.name
+        for t in medians:
+            assert re.fullmatch(r"version [\d.]+ \(run \S+\): p99 [\d,.]+ ms, median of 3 "
+                                r"repetitions \(range [\d,.]+–[\d,.]+ ms\)"
+                                r"(; a (regression|improvement) of [+-][\d.]+ % starts here)?",
+                                t), t
+    # version 0.1 of pool at r50 is both: its point on the line and each flag's mark say so
+    first = [t for t in point_titles(history_charts / "synthetic" / "pool-r50.svg")
+             if t.startswith("version 0.1 ")]
+    assert len(first) == 3 and all("; censored: a lower bound; host busy" in t for t in first)
+    regression = [t for t in point_titles(history_charts / "synthetic" / "pool-r200.svg")
+                  if "starts here" in t]
+    assert regression and regression[0].startswith("version 0.12 ")
 
 
 def test_fanout_curve_draws_futures_and_pekko_on_one_chart_from_the_cell_table():

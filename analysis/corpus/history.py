@@ -56,6 +56,14 @@ class Point:
     def median(self) -> float:
         return statistics.median(self.values)
 
+    @property
+    def low(self) -> float:
+        return min(self.values)
+
+    @property
+    def high(self) -> float:
+        return max(self.values)
+
 
 @dataclass
 class Change:

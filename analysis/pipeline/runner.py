@@ -350,7 +350,7 @@ class Build:
             self._reduced = digest
             return
         from analysis.write.corpus_pages import reduce
-        step = reduce(self.site_root, run_ids)
+        step = reduce(self.site_root, run_ids, redraw=self.force)
         for message in step.warnings:
             print(f"warning: {message}", file=sys.stderr, flush=True)
         # listed last with the runs' errors (report_errors), and they make the build exit 1

@@ -9,7 +9,7 @@
   (/comparisons/<id>/) and its charts under `assets/comparisons/<id>/`.
 
 Every file is written only when its bytes change, and charts are drawn only when their data
-file changed (a no-change build draws nothing). Files of a series or comparison that is gone
+file changed (a no-change build draws nothing), or all of them with `build --force`. Files of a series or comparison that is gone
 are removed (pages only when they carry `generated_by: loadcurve`).
 """
 from __future__ import annotations
@@ -39,8 +39,11 @@ FEED_ENTRIES = 50
 
 
 class Reduce:
-    def __init__(self, site_root: Path):
+    def __init__(self, site_root: Path, redraw: bool = False):
         self.site = Path(site_root)
+        # draw every chart, also those whose data did not change (`build --force`: the
+        # drawing code may have changed, and a chart's data file does not say by what code)
+        self.redraw = redraw
         self.written: set[str] = set()
         self.errors: list[str] = []
         self.warnings: list[str] = []
@@ -54,7 +57,7 @@ class Reduce:
     def charts_needed(self, data_rel: str, text: str, charts: list[str]) -> bool:
         changed = self.write(data_rel, text)
         self.written.update(charts)
-        return changed or not all((self.site / c).is_file() for c in charts)
+        return changed or self.redraw or not all((self.site / c).is_file() for c in charts)
 
     # --- the whole step ----------------------------------------------------------------------
 
@@ -86,9 +89,13 @@ class Reduce:
         text = dump_yaml(doc)
         charts = [c["chart"][ext] for c in doc_cells for ext in ("svg", "png")]
         if self.charts_needed(f"{HISTORY_DATA_DIR}/{name}.yml", text, charts):
-            from analysis.write.charts.history_plot import draw_history
+            # matplotlib is loaded (for the PNGs) only when something changed
+            from analysis.write.charts.history_plot import history_job
+            from analysis.write.charts.render import render_job
             for h, c in zip(cells, doc_cells):
-                draw_history(h, c["chart"], self.site, METRIC, c["label"])
+                (self.site / c["chart"]["svg"]).parent.mkdir(parents=True, exist_ok=True)
+                self.warnings += render_job(history_job(h, c["chart"], METRIC, c["label"]),
+                                            str(self.site))
                 self.drawn += 1
         # a date, so jekyll-seo-tag does not stamp the page with the build's clock
         newest = max((p.date for h in cells for p in h.points), default=None)
@@ -173,6 +180,8 @@ class Reduce:
     def unchanged(self, rel: str, doc: dict[str, Any], charts: list[str]) -> bool:
         """Whether the data file holds `doc` already (but for the load curve's pixel size,
         which is only known once drawn) and every chart is there."""
+        if self.redraw:
+            return False
         try:
             old = yaml.safe_load((self.site / rel).read_text(encoding="utf-8"))
             old["charts"]["load_curve"].pop("width")
@@ -246,7 +255,7 @@ def history_document(name: str, cells: list[history.CellHistory]
     return doc, feed
 
 
-def reduce(site_root: Path, run_ids: list[str]) -> Reduce:
-    step = Reduce(site_root)
+def reduce(site_root: Path, run_ids: list[str], *, redraw: bool = False) -> Reduce:
+    step = Reduce(site_root, redraw)
     step.run(run_ids)
     return step

@@ -37,7 +37,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: 
 
 from analysis.write.charts import chartlayout, svgcharts  # noqa: E402
 from analysis.write.charts.chartlayout import figure_size_in  # noqa: E402
-from analysis.write.charts.run_jobs import CHART_KINDS  # noqa: E402
+from analysis.write.charts.run_jobs import CHART_KINDS, CORPUS_CHART_KINDS  # noqa: E402
 from analysis.write.charts.svgdraw import render_svg  # noqa: E402
 from analysis.write.charts.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
                                          MARGINS, NARROW_TEXT_PT, NARROW_TITLE_CHARS,
@@ -160,7 +160,7 @@ def render_job(job: dict[str, Any], site_root: str) -> list[str]:
 
 def _draw_job(job: dict[str, Any], site_root: str) -> None:
     kind = job["kind"]
-    if kind not in CHART_KINDS:
+    if kind not in CHART_KINDS and kind not in CORPUS_CHART_KINDS:
         raise ValueError(f"unknown chart kind {kind!r}")
     root = Path(site_root)
     png = root / job["png"] if job["png"] else None    # png_use: only where a feed or og:image uses it

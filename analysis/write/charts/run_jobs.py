@@ -326,6 +326,9 @@ def _step_values(rows, key: str) -> list:
 CHART_KINDS = ("spectrum", "spectrum_panels", "load_curve", "latency_over_time",
                "throughput_over_time", "gc_tail", "compare_curve", "summary_dot",
                "jmh_sweep", "jmh_spectrum")    # jmh_*: a JMH run's (write/jmh_views.py)
+# Charts of the reduce step (write/corpus_pages.py), drawn by render.render_job as the runs'
+# are: a series cell's history (history_plot.py; one 700 px SVG, no phone variant)
+CORPUS_CHART_KINDS = ("history",)
 
 
 def legend_below(job: dict[str, Any]) -> bool:

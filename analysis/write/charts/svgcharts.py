@@ -13,6 +13,7 @@ from analysis.write.charts.plots import (OTHERS_GREY, panel_title, percent_label
 from analysis.write.charts.chartlayout import panel_layout, view_limits
 from analysis.write.charts.chartspec import (Axis, Band, Bars, Entry, Note, Panels, Plot, Rule,
                                              Series, Style)
+from analysis.write.charts.history_plot import history_plot
 from analysis.write.charts.plots import NARROW_TITLE_CHARS
 from analysis.write.charts.svgdraw import colour as svgdraw_colour
 from analysis.write.charts.svgdraw import render_panels
@@ -572,4 +573,4 @@ BUILDERS: dict[str, Callable[[dict[str, Any]], Plot]] = {
     "spectrum": spectrum, "latency_over_time": latency_over_time,
     "throughput_over_time": throughput_over_time, "load_curve": load_curve, "gc_tail": gc_tail,
     "compare_curve": load_curve, "summary_dot": summary_dot,
-    "jmh_sweep": jmh_sweep, "jmh_spectrum": spectrum}
+    "jmh_sweep": jmh_sweep, "jmh_spectrum": spectrum, "history": history_plot}
