@@ -88,6 +88,20 @@ cells:
 """
 
 
+def reduced(work: Path, rows: list[dict]):
+    """The build's reduce step (write/corpus_pages.reduce) over `rows` (cell_rows'), each
+    run's rows written as its cell table under `work` first, as a build leaves them."""
+    from analysis.corpus import cell_table
+    from analysis.paths import run_cells_csv_path
+    from analysis.write.corpus_pages import reduce
+    df = cell_table.frame(rows)
+    for run_id, run_rows in df.groupby("run"):
+        path = work / run_cells_csv_path(run_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(cell_table.to_csv(run_rows))
+    return reduce(work, sorted(df["run"].unique()))
+
+
 def templates(folder: Path, oracle: Path, intervals: int = 4, per_s: int = 500) -> dict:
     """One genhlog log per (system, load), read back as interval histograms."""
     from analysis.read.hdr.log import read_hlog

@@ -9,9 +9,6 @@ import subprocess
 
 import pytest
 
-from analysis.corpus import cell_table
-from analysis.write.corpus_pages import reduce
-from analysis.paths import run_cells_csv_path
 from tests import series_gen
 from tests.sitebuild import assemble, build
 
@@ -32,12 +29,7 @@ def built(tmp_path_factory):
     for row in rows:
         if row["version"] == "0.12":
             row["version"] = HOSTILE
-    df = cell_table.frame(rows)
-    for run_id, run_rows in df.groupby("run"):
-        path = work / run_cells_csv_path(run_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(cell_table.to_csv(run_rows))
-    step = reduce(work, sorted(df["run"].unique()))
+    step = series_gen.reduced(work, rows)
     assert not step.errors
     source = assemble(tmp / "src")
     for rel in OUTPUTS:

@@ -63,20 +63,12 @@ def close_to_printed(printed: str, value: float) -> bool:
 def history_charts(tmp_path_factory) -> Path:
     """A series' history charts, as the build's reduce step draws them (no bundled run is in a
     series): tests/series_gen.py's 30 versions of 8 cells, one version censored, one host-busy."""
-    from analysis.corpus import cell_table as table
-    from analysis.paths import run_cells_csv_path
-    from analysis.write.corpus_pages import reduce
     from tests import series_gen
     work = tmp_path_factory.mktemp("history-charts")
     rows = series_gen.cell_rows(3)
     rows[0]["p99_at_least_ms"], rows[0]["p99_ms"] = 15000.0, None
     rows[1]["host_busy"] = True
-    df = table.frame(rows)
-    for run_id, run_rows in df.groupby("run"):
-        path = work / run_cells_csv_path(run_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(table.to_csv(run_rows))
-    step = reduce(work, sorted(df["run"].unique()))
+    step = series_gen.reduced(work, rows)
     assert not step.errors and step.drawn == len(series_gen.SYSTEMS) * len(series_gen.LOADS)
     return work / "assets" / "history"
 
