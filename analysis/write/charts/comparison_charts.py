@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.corpus import cell_table
+from analysis.corpus import cell_table, comparison_curves
 from analysis.write.charts import render, run_jobs
 from analysis.write.charts.plots import color
 from analysis.paths import run_spectra_csv_path
@@ -17,30 +17,20 @@ from analysis.vocabulary import fmt_ms
 
 def _sides(a: pd.DataFrame, b: pd.DataFrame):
     """(label, colour, rows) for each (side, run, system), A's first."""
-    out = []
-    for side, rows in (("A", a), ("B", b)):
-        for (run, system), g in rows.groupby(["run", "system"], sort=False):
-            out.append((f"{side}: {run}:{system}", color(len(out)), g))
-    return out
+    return [(f"{side}: {run}:{system}", color(i), g)
+            for i, (side, run, system, g) in enumerate(comparison_curves.side_groups(a, b))]
 
 
 def _load_curve(a, b) -> dict[str, Any]:
-    # a closed loop (issue 23: no offered rate) is drawn against the throughput it achieved,
-    # in order of it (the cell table carries no connections)
-    closed = bool(len(a)) and a["offered_rate"].isna().all()
+    closed = comparison_curves.is_closed(a)
     systems = []
-    for label, colour, g in _sides(a, b):
-        per_load = g.groupby("load", sort=False).agg(
-            offered=("throughput_rps" if closed else "offered_rate",
-                     "median" if closed else "first"), p50=("p50_ms", "median"),
-            p99=("p99_ms", "median"), saturated=("saturated", "any")).sort_values("offered")
-        systems.append({"label": label, "color": colour,
-                        "offered": per_load["offered"].tolist(),
-                        "p50_ms": [None if pd.isna(v) else v for v in per_load["p50"]],
-                        "p99_ms": [None if pd.isna(v) else v for v in per_load["p99"]],
-                        "saturated": [bool(v) for v in per_load["saturated"]],
+    for i, points in enumerate(comparison_curves.load_curve_points(a, b)):
+        label = f"{points['side']}: {points['run']}:{points['system']}"
+        systems.append({"label": label, "color": color(i),
+                        "offered": points["offered"], "p50_ms": points["p50_ms"],
+                        "p99_ms": points["p99_ms"], "saturated": points["saturated"],
                         "ceiling_rps": None,
-                        **{f"{name}_titles": _titles(label, per_load, name, closed)
+                        **{f"{name}_titles": _titles(label, points, name, closed)
                            for name in ("p50", "p99")}})
     if closed:
         return {"systems": systems, "x_label": "throughput (requests/s)",
@@ -48,13 +38,13 @@ def _load_curve(a, b) -> dict[str, Any]:
     return {"systems": systems, "title": "Latency vs offered load (median of repetitions)"}
 
 
-def _titles(label: str, per_load: pd.DataFrame, name: str, closed: bool) -> list[str | None]:
+def _titles(label: str, points: dict[str, Any], name: str, closed: bool) -> list[str | None]:
     """Each point's <title> (issue 34): the side, the load, the statistic with its unit."""
     x_text = "requests/s achieved" if closed else "requests/s offered"
-    return [None if pd.isna(v) else
+    return [None if v is None else
             f"{label} at {x:,g} {x_text}: {name} {fmt_ms(v)} ms (median of the repetitions)"
             + ("; saturated" if sat else "")
-            for x, v, sat in zip(per_load["offered"], per_load[name], per_load["saturated"])]
+            for x, v, sat in zip(points["offered"], points[f"{name}_ms"], points["saturated"])]
 
 
 def _spectra(site: Path, runs: list[str]) -> pd.DataFrame:
