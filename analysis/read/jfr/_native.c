@@ -11,7 +11,11 @@
  *                       list the values of the events whose wanted fields are all integers
  *                       or strings (thread parks, allocation and execution samples, GC,
  *                       settings ...), which the reader hands to its handlers without decoding
- *                       them (a string as its offset: decoded only if the summary uses it).
+ *                       them (a string as its offset: decoded only if the summary uses it);
+ *                       and list where the events the reader must see start (checkpoints and
+ *                       the types it reads), so that the Python loop never meets the others:
+ *                       a recording's GC phase events, millions in a profile recording, are
+ *                       stepped over here by their size prefix alone.
  *
  * No Python headers: buffers arrive as pointers (ctypes). Nothing here judges damage: every
  * read is checked against the checkpoint's (or event's) end, and a checkpoint with anything the
@@ -23,7 +27,7 @@
  */
 #include <stdint.h>
 
-#define LC_JFR_ABI 4
+#define LC_JFR_ABI 5
 #define HEADER_SIZE 68
 #define CHECKPOINT_TYPE 1
 #define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
@@ -232,8 +236,7 @@ static int event_values(Walk *w, int64_t c, int64_t p, int64_t *vals, int64_t n_
 
 /* The class index of a pool's type id: type_ids[] is sorted ascending, type_cls[] gives the
  * class index, -1 for a type whose shape is left to the Python reader. */
-static int64_t find_class(const uint64_t *type_ids, const int64_t *type_cls, int64_t n,
-                          uint64_t type_id)
+static int64_t search(const uint64_t *type_ids, int64_t n, uint64_t type_id)
 {
     int64_t lo = 0, hi = n;
     while (lo < hi) {
@@ -243,7 +246,14 @@ static int64_t find_class(const uint64_t *type_ids, const int64_t *type_cls, int
         else
             hi = mid;
     }
-    return lo < n && type_ids[lo] == type_id ? type_cls[lo] : -1;
+    return lo < n && type_ids[lo] == type_id ? lo : -1;
+}
+
+static int64_t find_class(const uint64_t *type_ids, const int64_t *type_cls, int64_t n,
+                          uint64_t type_id)
+{
+    int64_t i = search(type_ids, n, type_id);
+    return i >= 0 ? type_cls[i] : -1;
 }
 
 /* One checkpoint's payload, [p, end), as ChunkReader._checkpoint reads it. Returns 0 and
@@ -318,6 +328,10 @@ static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_
  * (0 for the first) .. e_caps[e]).
  * The program: cls_ops, ops, cls_prefix (the kind of a primitive pool type's value, else 0),
  * cls_slot (-1 for pools not kept) per class index; type_ids (sorted) -> type_cls.
+ * Every checkpoint and every event of the types visit_ids (sorted) is listed in visit_pos[]
+ * (where its size prefix starts), *n_visits_out of them; *stop_out is where the walk stopped:
+ * len, or the event whose header is cut short or whose size is below 2 or past the data (the
+ * reader reads that one's header again and words the damage).
  * Returns the number of checkpoints, and *n_groups_out, *n_entries_out, *n_caps_out their
  * groups, entries and captures, *n_events_out the events listed; when any count exceeds its
  * capacity only the counts are right (call again with room for them). Returns -1 when the
@@ -334,17 +348,21 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                            const uint64_t *ev_type_ids, const int64_t *ev_type_cls,
                            const int64_t *ev_type_n, int64_t n_ev_types,
                            int64_t cap_events, int64_t *ev_pos, int64_t *ev_vals,
+                           const uint64_t *visit_ids, int64_t n_visit_ids,
+                           int64_t cap_visits, int64_t *visit_pos, int64_t *n_visits_out,
+                           int64_t *stop_out,
                            int64_t *n_groups_out, int64_t *n_entries_out, int64_t *n_caps_out,
                            int64_t *n_events_out)
 {
     if (len < 0 || n_classes < 0 || n_types < 0 || cap_cps < 0 || cap_groups < 0 ||
-        cap_entries < 0 || cap_caps < 0 || n_ev_types < 0 || cap_events < 0 || cls_ops[0] != 0)
+        cap_entries < 0 || cap_caps < 0 || n_ev_types < 0 || cap_events < 0 ||
+        n_visit_ids < 0 || cap_visits < 0 || cls_ops[0] != 0)
         return -1;
     for (int64_t c = 0; c < n_classes; c++)
         if (cls_ops[c + 1] < cls_ops[c])
             return -1;
     int64_t n_cps = 0, n_groups = 0, n_entries = 0, pos = HEADER_SIZE;
-    int64_t n_caps = 0, n_events = 0;
+    int64_t n_caps = 0, n_events = 0, n_visits = 0;
     Walk all = {data, len, cls_ops, ops, n_classes, 0, 0, 0};
     while (pos < len) {
         uint64_t size, type_id;
@@ -360,6 +378,11 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
         } else if (varint(&all, &p, &type_id)) {
             pos = next;
             continue;
+        }
+        if (type_id == CHECKPOINT_TYPE || search(visit_ids, n_visit_ids, type_id) >= 0) {
+            if (n_visits < cap_visits)
+                visit_pos[n_visits] = pos;
+            n_visits += 1;
         }
         if (type_id == CHECKPOINT_TYPE) {
             Walk w = {data, next, cls_ops, ops, n_classes, 0, n_caps, cap_caps};
@@ -396,6 +419,8 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
         }
         pos = next;
     }
+    *stop_out = pos < len ? pos : len;
+    *n_visits_out = n_visits;
     *n_groups_out = n_groups;
     *n_entries_out = n_entries;
     *n_caps_out = n_caps;

@@ -24,6 +24,7 @@ What to decode of each event and pool, made once per metadata, is plan.py's.
 from __future__ import annotations
 
 from collections import Counter
+from itertools import chain
 
 from analysis.read.jfr import native
 from analysis.read.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
@@ -132,10 +133,23 @@ class ChunkReader:
         # Entries the compiled walk indexed: key -> offset of the value, per pool. A key is in
         # `pools` or here, not both (the later checkpoint's entry wins, as in one dict).
         offsets: dict[int, dict] = {tid: {} for tid in self.pool_plans}
+        need_times = not chunk.complete
+        # With a window every event's start time decides where it counts.
+        plans = self.event_plans_timed if need_times or s.window is not None \
+            else self.event_plans
+        timed = self.first_field_is_start_time
+        # The event types the loop reads (the others are stepped over by their size).
+        wanted = set(plans) | {CHECKPOINT_TYPE}
+        if need_times:
+            wanted |= timed
         kernels = native.get()
-        walked, entries, listed = kernels.checkpoints(data, native.program_for(
-            md, self.pool_captures, self.listed_fields)) if kernels is not None else \
-            ({}, None, None)
+        walk = kernels.checkpoints(data, native.program_for(
+            md, self.pool_captures, self.listed_fields), wanted) if kernels is not None else None
+        walked, entries, listed, visits = walk or ({}, None, None, None)
+        # With the walk the loop goes from one wanted event to the next (`hops`: where each
+        # starts, then where the walk stopped), never meeting the others: a profile recording
+        # holds millions of GC phase events that no report reads.
+        hops = None if visits is None else chain(visits[0], (visits[1],))
         # The listed events come in the order the loop meets them: the next one's offset.
         listed_at, listed_values = listed or ((), ())
         n_listed = len(listed_at)
@@ -144,19 +158,12 @@ class ChunkReader:
         width = native.EVENT_VALUES
         # Execution samples by stack trace key, per summary they count in (window, warm-up).
         self._samples: dict[Summary, Counter] = {}
-        need_times = not chunk.complete
-        # With a window every event's start time decides where it counts.
-        plans = self.event_plans_timed if need_times or s.window is not None \
-            else self.event_plans
-        timed = self.first_field_is_start_time
         last_ticks = None
 
-        # The hot loop: most events are stepped over, so it reads only size and type, with the
-        # varint cases the JVM writes (1 byte, and sizes padded to 4 bytes) unrolled.
-        wanted = set(plans) | {CHECKPOINT_TYPE}
-        if need_times:
-            wanted |= timed
-        pos = HEADER_SIZE
+        # The hot loop (without the walk: with it, only the wanted events come here): most
+        # events are stepped over, so it reads only size and type, with the varint cases the
+        # JVM writes (1 byte, and sizes padded to 4 bytes) unrolled.
+        pos = HEADER_SIZE if hops is None else next(hops)
         while pos < end:
             try:
                 b = data[pos]
@@ -190,11 +197,11 @@ class ChunkReader:
                              f"event claims {size} bytes, impossible here")
                 break
             if type_id < 128 and type_id not in wanted:
-                pos = nxt
+                pos = nxt if hops is None else next(hops, end)
                 continue
             # An event to decode (or a type id of two bytes or more, to look up properly).
             event_start = pos
-            pos = nxt
+            pos = nxt if hops is None else next(hops, end)
             if type_id < 128:
                 p += 1
             else:
@@ -215,7 +222,7 @@ class ChunkReader:
                             li += 1
                             next_listed = listed_at[li] if li < n_listed else -1
                         values, q = plan[1](data, p)
-                        if q > pos:
+                        if q > nxt:
                             raise Damage("event fields run past its size")
                         plan[2](values)
                 except DECODE_ERRORS as exc:
@@ -238,7 +245,7 @@ class ChunkReader:
                                 decoded.pop(key, None)
                     continue
                 try:
-                    self._checkpoint(data, p, pos, pools, offsets)
+                    self._checkpoint(data, p, nxt, pools, offsets)
                 except DECODE_ERRORS as exc:
                     s.warn(chunk.path, chunk.offset + event_start,
                            f"constant pool checkpoint skipped: {exc}")
