@@ -60,11 +60,24 @@ def _array(ctype, values):
     return (ctype * max(len(values), 1))(*values)
 
 
-def _scratch(ctype, n: int):
-    """A C array of n zeros for the walk to write, in fresh anonymous memory: pages the walk
-    never writes are never touched (ctypes' own arrays are zeroed when made: ~70 MB of room a
-    13 MB chunk, which cost more than the walk)."""
-    return (ctype * max(n, 1)).from_buffer(mmap.mmap(-1, max(n, 1) * ctypes.sizeof(ctype)))
+_arena = threading.local()
+
+
+def _scratch(name: str, ctype, n: int):
+    """The C array `name` of at least n items for the walk to write, this thread's, kept for
+    the next walk (valid until then: the reader is done with a chunk's walk before the next).
+    Anonymous memory, not ctypes' own arrays: those are zeroed when made (~70 MB of room for
+    a 13 MB chunk, more than the walk costs), and fresh memory each walk would fault its pages
+    in again."""
+    arrays = getattr(_arena, "arrays", None)
+    if arrays is None:
+        arrays = _arena.arrays = {}
+    have = arrays.get(name)
+    if have is None or len(have) < n:
+        size = max(n, 1, len(have) * 2 if have is not None else 0)
+        have = arrays[name] = (ctype * size).from_buffer(
+            mmap.mmap(-1, size * ctypes.sizeof(ctype)))
+    return have
 
 
 def _view(array, n: int, fmt: str = "q") -> memoryview:
@@ -277,8 +290,8 @@ class Kernels:
         at values[EVENT_VALUES * i:] (past their number, zeros). visits: (starts, stop): where
         each checkpoint and each event of a type id in `visit` starts, in order, and where the
         walk stopped (len(data), or the event whose header or size is not whole). Sequences are
-        memoryviews of the arrays C wrote: a number becomes a Python int only when read (most
-        are never read). None when `data` is not bytes (ctypes passes bytes without a copy)."""
+        memoryviews of the arrays C wrote, this thread's until its next walk (_scratch): a
+        number becomes a Python int only when read (most are never read). None when `data` is not bytes (ctypes passes bytes without a copy)."""
         if type(data) is not bytes:
             return None
         n = len(data)
@@ -289,13 +302,17 @@ class Kernels:
                 n // 32 + 1024 if program.n_ev_types else 0, n // 32 + 1024)
         for _ in range(2):
             cap_cps, cap_groups, cap_entries, cap_caps, cap_events, cap_visits = caps
-            cp_pos, cp_status, cp_groups = (_scratch(_I64, cap_cps) for _ in range(3))
-            g_slot, g_end = _scratch(_I64, cap_groups), _scratch(_I64, cap_groups)
-            e_key, e_off = _scratch(ctypes.c_uint64, cap_entries), _scratch(_I64, cap_entries)
-            e_caps, captured = _scratch(_I64, cap_entries), _scratch(ctypes.c_uint64, cap_caps)
-            ev_pos = _scratch(_I64, cap_events)
-            ev_vals = _scratch(_I64, cap_events * EVENT_VALUES)
-            visit_pos = _scratch(_I64, cap_visits)
+            cp_pos, cp_status, cp_groups = (_scratch(k, _I64, cap_cps) for k in
+                                            ("cp_pos", "cp_status", "cp_groups"))
+            g_slot, g_end = _scratch("g_slot", _I64, cap_groups), _scratch("g_end", _I64,
+                                                                           cap_groups)
+            e_key = _scratch("e_key", ctypes.c_uint64, cap_entries)
+            e_off = _scratch("e_off", _I64, cap_entries)
+            e_caps = _scratch("e_caps", _I64, cap_entries)
+            captured = _scratch("captured", ctypes.c_uint64, cap_caps)
+            ev_pos = _scratch("ev_pos", _I64, cap_events)
+            ev_vals = _scratch("ev_vals", _I64, cap_events * EVENT_VALUES)
+            visit_pos = _scratch("visit_pos", _I64, cap_visits)
             counts = [_I64(0) for _ in range(6)]
             n_cps = self.lib.lc_jfr_checkpoints(
                 data, n, *program.c_args, cap_cps, cp_pos, cp_status, cp_groups,
