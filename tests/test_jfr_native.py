@@ -155,7 +155,7 @@ def test_walk_indexes_the_entries_and_defers_the_damaged():
     bad = event(1, varint(1) * 3 + b"\x00" + varint(1) + varint(20) + varint(1)
                 + varint(5) + b"\x07", padded=False)
     data = bytes(68) + good + bad + b"\x00"
-    walked, entries, _, _ = KERNELS.checkpoints(data, program)
+    walked, entries, _, _, _ = KERNELS.checkpoints(data, program)
     p = 70
     # the offsets of the values, and as captures the same (where each string starts)
     assert walked == {p: [(20, 0, 2)]}

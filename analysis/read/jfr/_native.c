@@ -27,7 +27,7 @@
  */
 #include <stdint.h>
 
-#define LC_JFR_ABI 5
+#define LC_JFR_ABI 6
 #define HEADER_SIZE 68
 #define CHECKPOINT_TYPE 1
 #define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
@@ -328,7 +328,12 @@ static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_
  * (0 for the first) .. e_caps[e]).
  * The program: cls_ops, ops, cls_prefix (the kind of a primitive pool type's value, else 0),
  * cls_slot (-1 for pools not kept) per class index; type_ids (sorted) -> type_cls.
- * Every checkpoint and every event of the types visit_ids (sorted) is listed in visit_pos[]
+ * An event of a type whose ev_type_batch is not 0 is, when listed, not in ev_pos/ev_vals
+ * but in b_sorted: grouped by type, type t's (its index in ev_type_ids) b_sorted[EVENT_VALUES
+ * b_ends[t - 1] (0 for the first) .. EVENT_VALUES b_ends[t]), in the order they came; b_kind
+ * and b_vals are the walk's room for them (*n_batched_out of them; cap_events each).
+ * Every checkpoint and every event of the types visit_ids (sorted) but those batched is listed
+ * in visit_pos[]
  * (where its size prefix starts), *n_visits_out of them; *stop_out is where the walk stopped:
  * len, or the event whose header is cut short or whose size is below 2 or past the data (the
  * reader reads that one's header again and words the damage).
@@ -346,11 +351,13 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                            int64_t cap_entries, uint64_t *e_key, int64_t *e_off,
                            int64_t *e_caps, int64_t cap_caps, uint64_t *caps,
                            const uint64_t *ev_type_ids, const int64_t *ev_type_cls,
-                           const int64_t *ev_type_n, int64_t n_ev_types,
+                           const int64_t *ev_type_n, const int64_t *ev_type_batch,
+                           int64_t n_ev_types,
                            int64_t cap_events, int64_t *ev_pos, int64_t *ev_vals,
+                           int64_t *b_kind, int64_t *b_vals, int64_t *b_sorted, int64_t *b_ends,
                            const uint64_t *visit_ids, int64_t n_visit_ids,
                            int64_t cap_visits, int64_t *visit_pos, int64_t *n_visits_out,
-                           int64_t *stop_out,
+                           int64_t *stop_out, int64_t *n_batched_out,
                            int64_t *n_groups_out, int64_t *n_entries_out, int64_t *n_caps_out,
                            int64_t *n_events_out)
 {
@@ -362,7 +369,7 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
         if (cls_ops[c + 1] < cls_ops[c])
             return -1;
     int64_t n_cps = 0, n_groups = 0, n_entries = 0, pos = HEADER_SIZE;
-    int64_t n_caps = 0, n_events = 0, n_visits = 0;
+    int64_t n_caps = 0, n_events = 0, n_visits = 0, n_batched = 0;
     Walk all = {data, len, cls_ops, ops, n_classes, 0, 0, 0};
     while (pos < len) {
         uint64_t size, type_id;
@@ -379,7 +386,29 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
             pos = next;
             continue;
         }
-        if (type_id == CHECKPOINT_TYPE || search(visit_ids, n_visit_ids, type_id) >= 0) {
+        int batched = 0;
+        if (type_id != CHECKPOINT_TYPE && n_ev_types) {
+            int64_t t = search(ev_type_ids, n_ev_types, type_id), k = t >= 0 ? ev_type_n[t] : -1;
+            int64_t vals[EVENT_VALUES];
+            Walk w = {data, next, cls_ops, ops, n_classes, 0, 0, 0};
+            if (k >= 0 && k <= EVENT_VALUES && !event_values(&w, ev_type_cls[t], p, vals, k)) {
+                /* a batched type's events go to their own list, by type (below) */
+                batched = ev_type_batch[t] != 0;
+                int64_t *to = batched ? b_vals : ev_vals, *count = batched ? &n_batched
+                                                                             : &n_events;
+                if (*count < cap_events) {
+                    if (batched)
+                        b_kind[*count] = t;
+                    else
+                        ev_pos[*count] = p;
+                    for (int64_t i = 0; i < EVENT_VALUES; i++)
+                        to[*count * EVENT_VALUES + i] = i < k ? vals[i] : 0;
+                }
+                *count += 1;
+            }
+        }
+        if (!batched &&
+                (type_id == CHECKPOINT_TYPE || search(visit_ids, n_visit_ids, type_id) >= 0)) {
             if (n_visits < cap_visits)
                 visit_pos[n_visits] = pos;
             n_visits += 1;
@@ -403,22 +432,28 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                 cp_groups[n_cps] = n_groups;
             }
             n_cps += 1;
-        } else if (n_ev_types) {
-            int64_t k = find_class(ev_type_ids, ev_type_n, n_ev_types, type_id), vals[EVENT_VALUES];
-            Walk w = {data, next, cls_ops, ops, n_classes, 0, 0, 0};
-            if (k >= 0 && k <= EVENT_VALUES &&
-                    !event_values(&w, find_class(ev_type_ids, ev_type_cls, n_ev_types, type_id),
-                                  p, vals, k)) {
-                if (n_events < cap_events) {
-                    ev_pos[n_events] = p;
-                    for (int64_t i = 0; i < EVENT_VALUES; i++)
-                        ev_vals[n_events * EVENT_VALUES + i] = i < k ? vals[i] : 0;
-                }
-                n_events += 1;
-            }
         }
         pos = next;
     }
+    /* The batched events by type, each type's in their order: b_sorted[b_ends[t - 1] ..
+     * b_ends[t]) (counting sort; EVENT_VALUES values each). */
+    for (int64_t t = 0; t < n_ev_types; t++)
+        b_ends[t] = 0;
+    if (n_batched <= cap_events) {
+        for (int64_t i = 0; i < n_batched; i++)
+            b_ends[b_kind[i]] += 1;
+        for (int64_t t = 0, at = 0; t < n_ev_types; t++) {
+            int64_t n = b_ends[t];
+            b_ends[t] = at;            /* for now: where type t's next event goes */
+            at += n;
+        }
+        for (int64_t i = 0; i < n_batched; i++) {
+            int64_t to = b_ends[b_kind[i]]++;
+            for (int64_t j = 0; j < EVENT_VALUES; j++)
+                b_sorted[to * EVENT_VALUES + j] = b_vals[i * EVENT_VALUES + j];
+        }
+    }
+    *n_batched_out = n_batched;
     *stop_out = pos < len ? pos : len;
     *n_visits_out = n_visits;
     *n_groups_out = n_groups;

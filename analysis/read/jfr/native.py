@@ -32,7 +32,7 @@ from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]
-ABI = 5               # lc_jfr_abi() of the source this module was written against
+ABI = 6               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
@@ -98,14 +98,14 @@ class Program:
         # Event types whose wanted fields the walk lists: type id -> (class, how many).
         events = events or {}
         self.events = frozenset(events)
-        ev_types = sorted(events)
+        ev_types = self.ev_types = sorted(events)
         self.n_ev_types = len(ev_types)
         self.c_args = (_array(_I64, cls_ops), _array(_I64, ops), _array(_I64, cls_prefix),
                        _array(_I64, cls_slot), self.n_classes,
                        _array(ctypes.c_uint64, type_ids), _array(_I64, type_cls), self.n_types)
         self.c_events = (_array(ctypes.c_uint64, ev_types),
                          _array(_I64, [events[t][0] for t in ev_types]),
-                         _array(_I64, [events[t][1] for t in ev_types]), self.n_ev_types)
+                         _array(_I64, [events[t][1] for t in ev_types]))
         self.type_ids = _view(self.c_args[5], max(self.n_types, 1), "Q")
 
 
@@ -275,27 +275,30 @@ class Kernels:
         lib.lc_jfr_checkpoints.argtypes = [
             ctypes.c_char_p, _I64, _i64, _i64, _i64, _i64, _I64, _u64, _i64, _I64,
             _I64, _i64, _i64, _i64, _I64, _i64, _i64, _I64, _u64, _i64, _i64, _I64, _u64,
-            _u64, _i64, _i64, _I64, _I64, _i64, _i64, _u64, _I64, _I64, _i64,
-            _i64, _i64, _i64, _i64, _i64, _i64]
+            _u64, _i64, _i64, _i64, _I64, _I64, _i64, _i64, _i64, _i64, _i64, _i64,
+            _u64, _I64, _I64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64]
         self.lib = lib
 
-    def checkpoints(self, data: bytes, program: Program, visit=()):
+    def checkpoints(self, data: bytes, program: Program, visit=(), batch=()):
         """The checkpoints of a chunk's `data` walked here, its events listed, and the events
         the reader must see -> (walked, entries, events, visits). walked: {payload offset:
         [(pool type id, first entry, end), ...] in the order they came}; a checkpoint left to
         the Python reader is not in it. entries: (keys, offsets, ends, captures): entry e is
         keys[e], its value starts at offsets[e], its captures are captures[ends[e - 1] (0 for
         the first):ends[e]]. events: (offsets, values): the payload offsets of the events of
-        program.events, but those left to the Python decoder, in order, and event i's values
-        at values[EVENT_VALUES * i:] (past their number, zeros). visits: (starts, stop): where
-        each checkpoint and each event of a type id in `visit` starts, in order, and where the
-        walk stopped (len(data), or the event whose header or size is not whole). Sequences are
+        program.events, but those left to the Python decoder and those of a type in `batch`,
+        in order, and event i's values at values[EVENT_VALUES * i:] (past their number,
+        zeros). visits: (starts, stop): where each checkpoint and each event of a type id in
+        `visit` (but a batched one) starts, in order, and where the walk stopped (len(data), or
+        the event whose header or size is not whole). batched: {type id in `batch`: the values
+        of its listed events, EVENT_VALUES each, in their order}. Sequences are
         memoryviews of the arrays C wrote, this thread's until its next walk (_scratch): a
         number becomes a Python int only when read (most are never read). None when `data` is not bytes (ctypes passes bytes without a copy)."""
         if type(data) is not bytes:
             return None
         n = len(data)
         visit_ids = _array(ctypes.c_uint64, sorted(visit))
+        batched_types = _array(_I64, [t in batch for t in program.ev_types])
         # Room for what such chunks hold (checkpoints are a few per MB, a kept entry takes
         # two bytes or more); a chunk with more is walked again with room for all of it.
         caps = (n // 4096 + 64, n // 256 + 256, n // 16 + 1024, n // 4 + 1024,
@@ -313,22 +316,36 @@ class Kernels:
             ev_pos = _scratch("ev_pos", _I64, cap_events)
             ev_vals = _scratch("ev_vals", _I64, cap_events * EVENT_VALUES)
             visit_pos = _scratch("visit_pos", _I64, cap_visits)
-            counts = [_I64(0) for _ in range(6)]
+            b_kind = _scratch("b_kind", _I64, cap_events)
+            b_vals = _scratch("b_vals", _I64, cap_events * EVENT_VALUES)
+            b_sorted = _scratch("b_sorted", _I64, cap_events * EVENT_VALUES)
+            b_ends = _scratch("b_ends", _I64, program.n_ev_types)
+            counts = [_I64(0) for _ in range(7)]
             n_cps = self.lib.lc_jfr_checkpoints(
                 data, n, *program.c_args, cap_cps, cp_pos, cp_status, cp_groups,
                 cap_groups, g_slot, g_end, cap_entries, e_key, e_off, e_caps, cap_caps,
-                captured, *program.c_events, cap_events, ev_pos, ev_vals,
+                captured, *program.c_events, batched_types, program.n_ev_types, cap_events,
+                ev_pos, ev_vals, b_kind, b_vals, b_sorted, b_ends,
                 visit_ids, len(visit), cap_visits, visit_pos,
                 *(ctypes.byref(c) for c in counts))
             if n_cps < 0:
                 raise RuntimeError("lc_jfr_checkpoints: inconsistent arguments")
-            n_visits, stop, n_groups, n_entries, n_caps, n_ev = (c.value for c in counts)
-            needed = (n_cps, n_groups, n_entries, n_caps, n_ev, n_visits)
+            n_visits, stop, n_batched, n_groups, n_entries, n_caps, n_ev = \
+                (c.value for c in counts)
+            needed = (n_cps, n_groups, n_entries, n_caps, max(n_ev, n_batched), n_visits)
             if all(need <= cap for need, cap in zip(needed, caps)):
                 break
             caps = needed
         else:
             raise RuntimeError("lc_jfr_checkpoints: counts changed between two walks")
+        batched = {}
+        if n_batched:
+            rows = _view(b_sorted, n_batched * EVENT_VALUES)
+            start = 0
+            for t, end in zip(program.ev_types, b_ends[:program.n_ev_types]):
+                if end > start:
+                    batched[t] = rows[start * EVENT_VALUES:end * EVENT_VALUES]
+                start = end
         slot_types = program.slot_types
         ends = g_end[:n_groups]
         slots = g_slot[:n_groups]
@@ -346,7 +363,9 @@ class Kernels:
         return walked, (_view(e_key, n_entries, "Q"), _view(e_off, n_entries),
                         _view(e_caps, n_entries), _view(captured, n_caps, "Q")), \
             (_view(ev_pos, n_ev), _view(ev_vals, n_ev * EVENT_VALUES)), \
-            (_view(visit_pos, n_visits), stop)
+            (_view(visit_pos, n_visits), stop), batched
+
+
 
 
 def _self_check(kernels: Kernels, path: Path) -> None:
@@ -356,7 +375,7 @@ def _self_check(kernels: Kernels, path: Path) -> None:
     payload = (b"\x01\x01\x01\x00\x02" + b"\x14\x02" + b"\x05\x03\x03abc" + b"\x86\x01\x01"
                + b"\x15\x01" + b"\x07\xff\x01")
     event = bytes([len(payload) + 2, 1]) + payload
-    walked, entries, _, visits = kernels.checkpoints(bytes(68) + event + b"\x00",
+    walked, entries, _, visits, _ = kernels.checkpoints(bytes(68) + event + b"\x00",
                                                      program_for(md, {20: (True, ())}))
     if walked != {70: [(20, 0, 2)]} or [m.tolist() for m in entries] != [[5, 134], [78, 85],
                                                                          [1, 2], [78, 85]] \

@@ -87,6 +87,16 @@ class ChunkReader:
                 self._with_strings(handler, strings)
             self.event_plans_timed[type_id] = (name, timed, handler, listed)
             self.event_plans[type_id] = (name, untimed, handler, listed)
+        # The frequent GC and allocation events whose handler is this class's own: the walk
+        # lists them by type and they are handled a chunk's at once (_batch_*).
+        self.batch_handlers = {}
+        for type_id, (name, _timed, _untimed) in plan.events.items():
+            short = name.split(".")[-1]
+            batch = getattr(self, "_batch_" + short, None)
+            if batch is not None and type_id in plan.listed and \
+                    not plan.listed_strings.get(type_id) and \
+                    getattr(type(self), "_on_" + short) is getattr(ChunkReader, "_on_" + short):
+                self.batch_handlers[type_id] = batch
         self.pool_plans = plan.pools
         self.pool_captures = plan.pool_captures
         self.lazy_plans = plan.lazy_pools
@@ -144,8 +154,9 @@ class ChunkReader:
             wanted |= timed
         kernels = native.get()
         walk = kernels.checkpoints(data, native.program_for(
-            md, self.pool_captures, self.listed_fields), wanted) if kernels is not None else None
-        walked, entries, listed, visits = walk or ({}, None, None, None)
+            md, self.pool_captures, self.listed_fields), wanted, self.batch_handlers) \
+            if kernels is not None else None
+        walked, entries, listed, visits, batched = walk or ({}, None, None, None, {})
         # With the walk the loop goes from one wanted event to the next (`hops`: where each
         # starts, then where the walk stopped), never meeting the others: a profile recording
         # holds millions of GC phase events that no report reads.
@@ -254,6 +265,12 @@ class ChunkReader:
                     t, _ = read_varint(data, p)
                 except IndexError:
                     continue
+                if last_ticks is None or t > last_ticks:
+                    last_ticks = t
+        for type_id, rows in batched.items():
+            self.batch_handlers[type_id](rows)
+            if need_times:
+                t = max(rows[::width])
                 if last_ticks is None or t > last_ticks:
                     last_ticks = t
         if not chunk.complete and s.damage_note is None:
@@ -420,6 +437,49 @@ class ChunkReader:
         target = self.summary.route(start)
         if target is not None:
             target.safepoint(start, self._span_ns(v[1]))
+
+    # -- the same, a chunk's events of one type at once (rows: native.EVENT_VALUES values an
+    # event, in their order; the sums are integers, so the same as one event at a time)
+    def _split(self, rows):
+        """[(summary, [values of each of its events])]: the events of `rows` by where they
+        count (_route; Summary.route of their epoch time decides the same)."""
+        events = list(zip(*[iter(rows)] * native.EVENT_VALUES))
+        window = self._window_ticks
+        s = self.summary
+        if window is None:
+            return [(s, events)]
+        lo, hi = window
+        split = [(s, [v for v in events if lo <= v[0] < hi])]
+        if s.warmup is not None:
+            split.append((s.warmup, [v for v in events if v[0] < lo]))
+        return split
+
+    def _batch_ObjectAllocationSample(self, rows):
+        for target, events in self._split(rows):
+            target.allocations(len(events), sum(v[1] for v in events))
+
+    def _batch_GCHeapSummary(self, rows):
+        for target, events in self._split(rows):
+            target.heap_summaries([(("pool", "jdk.types.GCWhen", v[1]), v[2]) for v in events])
+
+    def _batch_GarbageCollection(self, rows):
+        start_nanos, start_ticks, tps = self._clock
+        for target, events in self._split(rows):
+            for v in events:
+                target.garbage_collection(
+                    start_nanos + (v[0] - start_ticks) * 1_000_000_000 // tps,
+                    v[1] * 1_000_000_000 // tps, v[2] * 1_000_000_000 // tps)
+
+    def _batch_GCPhasePause(self, rows):
+        start_nanos, start_ticks, tps = self._clock
+        for target, events in self._split(rows):
+            target.gc_pauses([(start_nanos + (v[0] - start_ticks) * 1_000_000_000 // tps,
+                               v[1] * 1_000_000_000 // tps) for v in events])
+
+    def _batch_SafepointBegin(self, rows):
+        tps = self._clock[2]
+        for target, events in self._split(rows):
+            target.safepoints(len(events), sum(v[1] * 1_000_000_000 // tps for v in events))
 
     # These two return the summary the event counted in (None: none), so that a subclass
     # reading the same event for more (stacks.FoldingReader's monitor waits; its parks have a
