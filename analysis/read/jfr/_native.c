@@ -42,6 +42,7 @@ enum { K_BYTE = 1, K_VARINT = 2, K_FLOAT = 3, K_DOUBLE = 4, K_STRING = 5, K_STRU
 #define K_CONV_SHIFT 6            /* bits 6-7: how an event's captured varint is read */
 enum { K_CONV_RAW = 0, K_CONV_LONG = 1, K_CONV_INT = 2, K_CONV_SHORT = 3 };
 #define EVENT_VALUES 4            /* the most fields the reader wants of an event it lists */
+#define DIRECT_TYPES 1024         /* type ids below this are looked up in a table, not searched */
 
 enum { CP_READ = 0, CP_DEFERRED = 1 };
 
@@ -371,6 +372,20 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
     int64_t n_cps = 0, n_groups = 0, n_entries = 0, pos = HEADER_SIZE;
     int64_t n_caps = 0, n_events = 0, n_visits = 0, n_batched = 0;
     Walk all = {data, len, cls_ops, ops, n_classes, 0, 0, 0};
+    /* Each event's type is looked up twice (listed? visited?): JDKs number their types below
+     * DIRECT_TYPES, so a table each instead of two binary searches per event. */
+    int32_t ev_index[DIRECT_TYPES];
+    uint8_t visited[DIRECT_TYPES];
+    for (int64_t i = 0; i < DIRECT_TYPES; i++) {
+        ev_index[i] = -1;
+        visited[i] = i == CHECKPOINT_TYPE;
+    }
+    for (int64_t t = 0; t < n_ev_types; t++)
+        if (ev_type_ids[t] < DIRECT_TYPES && search(ev_type_ids, n_ev_types, ev_type_ids[t]) == t)
+            ev_index[ev_type_ids[t]] = (int32_t)t;
+    for (int64_t i = 0; i < n_visit_ids; i++)
+        if (visit_ids[i] < DIRECT_TYPES)
+            visited[visit_ids[i]] = 1;
     while (pos < len) {
         uint64_t size, type_id;
         int64_t p = pos;
@@ -388,7 +403,9 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
         }
         int batched = 0;
         if (type_id != CHECKPOINT_TYPE && n_ev_types) {
-            int64_t t = search(ev_type_ids, n_ev_types, type_id), k = t >= 0 ? ev_type_n[t] : -1;
+            int64_t t = type_id < DIRECT_TYPES ? ev_index[type_id]
+                                               : search(ev_type_ids, n_ev_types, type_id);
+            int64_t k = t >= 0 ? ev_type_n[t] : -1;
             int64_t vals[EVENT_VALUES];
             Walk w = {data, next, cls_ops, ops, n_classes, 0, 0, 0};
             if (k >= 0 && k <= EVENT_VALUES && !event_values(&w, ev_type_cls[t], p, vals, k)) {
@@ -407,8 +424,8 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                 *count += 1;
             }
         }
-        if (!batched &&
-                (type_id == CHECKPOINT_TYPE || search(visit_ids, n_visit_ids, type_id) >= 0)) {
+        if (!batched && (type_id < DIRECT_TYPES ? visited[type_id]
+                         : search(visit_ids, n_visit_ids, type_id) >= 0)) {
             if (n_visits < cap_visits)
                 visit_pos[n_visits] = pos;
             n_visits += 1;
