@@ -155,7 +155,7 @@ def test_walk_indexes_the_entries_and_defers_the_damaged():
     bad = event(1, varint(1) * 3 + b"\x00" + varint(1) + varint(20) + varint(1)
                 + varint(5) + b"\x07", padded=False)
     data = bytes(68) + good + bad + b"\x00"
-    walked, entries, _ = KERNELS.checkpoints(data, program)
+    walked, entries, _, _, _ = KERNELS.checkpoints(data, program)
     p = 70
     # the offsets of the values, and as captures the same (where each string starts)
     assert walked == {p: [(20, 0, 2)]}
@@ -238,3 +238,56 @@ def test_the_pools_the_summary_resolves_are_captured():
         assert set(captured) == {"jdk.types.StackTrace", "jdk.types.Method", "java.lang.Class",
                                  "jdk.types.Symbol", "jdk.types.GCWhen", "java.lang.String"}
         assert all(captured.values()), captured
+
+
+UNREAD = 60     # an event type no summary reads (a GC phase, say): stepped over by its size
+
+
+@needs_kernels
+def test_the_python_loop_sees_only_what_the_summary_reads():
+    """The walk lists where each checkpoint and wanted event starts, so that the events no
+    summary reads (millions of GC phases in a profile recording) never reach the Python loop;
+    a batched type's events are handed over by type instead, none of them visited."""
+    from analysis.read.jfr.chunks import HEADER_SIZE
+    from analysis.read.jfr.metadata import metadata_for
+    unread = event(UNREAD, varint(1) * 6)
+    checkpoint = event(1, varint(0) * 3 + b"\x00" + varint(0))
+    gcs = [gc_event(START_TICKS + 10 * i, 5 + i, 3) for i in range(2)]
+    parts = [unread, unread, gcs[0], unread, checkpoint, unread, gcs[1], unread]
+    data = chunk(b"".join(parts))
+    md_event = data[HEADER_SIZE:HEADER_SIZE + len(data) - len(b"".join(parts)) - HEADER_SIZE]
+    md = metadata_for(data, HEADER_SIZE + 5, HEADER_SIZE + len(md_event))
+    start = HEADER_SIZE + len(md_event)
+    at = [start + sum(map(len, parts[:i])) for i in range(len(parts))]
+    program = native.program_for(md, {}, {GC: (0, 4, 5)})
+    _, _, _, (visits, stop), batched = KERNELS.checkpoints(data, program, {GC})
+    assert visits.tolist() == [at[2], at[4], at[6]] and stop == len(data) and batched == {}
+    _, _, listed, (visits, stop), batched = KERNELS.checkpoints(data, program, {GC}, {GC})
+    assert visits.tolist() == [at[4]] and listed[0].tolist() == []
+    assert batched[GC].tolist() == [START_TICKS, 5, 3, 0, START_TICKS + 10, 6, 3, 0]
+
+
+@needs_kernels
+@pytest.mark.parametrize("size", [0, 1, 10**6, 2**63 + 5, "short"])
+def test_a_corrupt_size_prefix_stops_the_walk_where_the_python_reader_stops(
+        monkeypatch, tmp_path, size):
+    """An unread event whose size prefix is damaged: too small, past the data, beyond any
+    int64, or too short (what follows is read as events from the middle of this one). Every
+    size the walk steps by is bounds-checked: it stops where the Python reader does, with its
+    words, keeping what came before; never past the data."""
+    payload = varint(2**40) * 6
+    bad = event(UNREAD, payload)
+    if size == "short":
+        bad = varint(3, width=4) + bad[4:]
+    else:
+        bad = varint(size, width=4) + bad[4:]
+    events = gc_event(START_TICKS, 5, 5) + bad + gc_event(START_TICKS + 9, 5, 5)
+    path = tmp_path / "r.jfr"
+    path.write_bytes(chunk(events))
+    with_walk, without = both_ways(monkeypatch, path)
+    assert with_walk == without
+    if size == "short":
+        assert with_walk["gc"]["count"] >= 1
+    else:
+        assert with_walk["gc"]["count"] == 1 and with_walk["truncated"]
+        assert f"event claims {size} bytes, impossible here" in with_walk["damage"]

@@ -1,17 +1,27 @@
 """Benchmark: loadcurve's JFR summary vs the JDK's `jfr print --json`, side by side.
 
-Makes (once, cached in bench/perf/out/) a ~40 MB recording with profile settings from the
-fixture workload in tests/fixtures/jfr/src/, then times, each in its own process:
-  - ours: `summarize_jfr(path)` (the whole summary: GC, CPU, allocation, locks, hot methods);
+Makes (once, cached in bench/perf/out/) recordings with profile settings from the fixture
+workload in tests/fixtures/jfr/src/, then times, each in its own process, on each recording:
+  - ours: `python -m analysis jfr FILE --json` (the whole summary: GC, CPU, allocation, locks,
+          hot methods), as a user runs it;
   - JDK:  `jfr print --json --stack-depth 64 --events <the event types the summary reads>`
           with its output read through a pipe and counted (not kept), i.e. only the decoding
-          a pipeline would have to start from.
-Peak memory (max RSS of each process) is measured on the whole recording and on its first
-chunks (about half the size) to show that ours does not grow with the recording.
+          a pipeline would have to start from;
+  - with --before REV: ours at git revision REV (a `git archive` of it), turn by turn with ours.
+The recordings (--kind, repeatable):
+  - mixed: a ~40 MB recording of a GC-heavy service (64 MB heap, allocation unthrottled, two
+    compute threads): samples, parks and GC events, and its first chunks (about half);
+  - gc: a ~44 MB recording whose events are mostly GC phases (a 16 MB heap and a young
+    generation of 1 MB: hundreds of tiny collections a second, each ~20 GC phase events that
+    no report reads), the recording issue 36 measures.
+Peak memory (max RSS of each process) is shown too, to see that ours does not grow with the
+recording; CPU seconds (user + system of the process) beside the wall time.
 
-    .venv/bin/python bench/perf/jfr_vs_jdk.py [--size-mb 40] [--repeat 3]
+    .venv/bin/python bench/perf/jfr_vs_jdk.py [--kind mixed --kind gc] [--repeat 3]
+                                              [--before main] [--jdk JAVA_HOME]
 
-Needs a JDK (java, javac, jcmd, jfr on PATH or JAVA_HOME). Targets: >= 5x faster, < 250 MB.
+Needs a JDK (java, javac, jcmd, jfr in --jdk, JAVA_HOME or on PATH). Target (issue 36): >= 10x
+on any recording.
 """
 from __future__ import annotations
 
@@ -20,6 +30,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,35 +42,48 @@ sys.path.insert(0, str(REPO))
 from analysis.read.jfr.chunks import HEADER  # noqa: E402
 from analysis.read.jfr.plan import EVENT_FIELDS  # noqa: E402
 
+# kind -> (target MB, JVM heap options, workload arguments after SECONDS)
+KINDS = {
+    "mixed": (40, ["-Xmx64m", "-Xms64m"], ["0", "2"]),
+    "gc": (44, ["-Xmx16m", "-Xms16m", "-Xmn1m"], ["0", "0"]),
+}
+JDK_HOME: str | None = None
+
 
 def tool(name: str) -> str:
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / name).exists():
-        return str(Path(home) / "bin" / name)
+    for home in (JDK_HOME, os.environ.get("JAVA_HOME")):
+        if home and (Path(home) / "bin" / name).exists():
+            return str(Path(home) / "bin" / name)
     found = shutil.which(name)
     if not found:
-        sys.exit(f"error: {name} not found (set JAVA_HOME or put the JDK's bin/ on PATH)")
+        sys.exit(f"error: {name} not found (give --jdk, set JAVA_HOME or put the JDK's bin/ "
+                 f"on PATH)")
     return found
 
 
-def make_recording(target_mb: int) -> Path:
-    path = OUT / f"profile-{target_mb}mb.jfr"
+def jdk_feature() -> str:
+    out = subprocess.run([tool("java"), "-version"], capture_output=True, text=True).stderr
+    version = out.split('"')[1] if '"' in out else "unknown"
+    return version.split(".")[0]
+
+
+def make_recording(kind: str) -> Path:
+    target_mb, heap, workload_args = KINDS[kind]
+    path = OUT / f"profile-{kind}-{target_mb}mb-jdk{jdk_feature()}.jfr"
     if path.exists():
         return path
     OUT.mkdir(parents=True, exist_ok=True)
     classes = OUT / "classes"
     subprocess.run([tool("javac"), "-d", str(classes), "--release", "11", str(WORKLOAD)],
                    check=True)
-    repo = OUT / "repository"
+    repo = OUT / f"repository-{kind}"
     shutil.rmtree(repo, ignore_errors=True)
-    print(f"recording ~{target_mb} MB with settings=profile (once; cached as {path}) ...",
-          flush=True)
-    # Allocation unthrottled (0) and 2 compute threads: a GC-heavy service, the event mix a
-    # latency benchmark's recording has (many GC events the summary skips, samples it decodes).
-    jvm = subprocess.Popen([tool("java"), "-Xmx64m", "-Xms64m", "-XX:+UseG1GC",
+    print(f"recording ~{target_mb} MB ({kind}) with settings=profile (once; cached as {path})"
+          f" ...", flush=True)
+    jvm = subprocess.Popen([tool("java"), *heap, "-XX:+UseG1GC",
                             f"-XX:FlightRecorderOptions=repository={repo}",
                             "-XX:StartFlightRecording=name=bench,settings=profile",
-                            "-cp", str(classes), "Workload", "3600", "0", "2"],
+                            "-cp", str(classes), "Workload", "3600", *workload_args],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         while True:
@@ -91,14 +115,14 @@ def first_chunks(path: Path, fraction: float) -> Path:
     return out
 
 
-def measure(cmd: list[str]) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MiB, bytes written to stdout) of one child process.
+def measure(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak RSS MiB, bytes written to stdout) of one child process.
 
     The output is read and counted here in 1 MiB blocks, never kept: Linux carries a process's
     peak RSS across exec, so a parent holding a big buffer when it forks would inflate every
     child's figure."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd)
     out_bytes = 0
     while block := proc.stdout.read(1 << 20):
         out_bytes += len(block)
@@ -107,14 +131,12 @@ def measure(cmd: list[str]) -> tuple[float, float, int]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         sys.exit(f"error: {' '.join(cmd)} exited with {proc.returncode}")
-    return wall, usage.ru_maxrss / 1024, out_bytes
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out_bytes
 
 
 def ours(path: Path) -> list[str]:
-    code = ("import sys; sys.path.insert(0, sys.argv[2]); "
-            "from analysis.derive.jvm_summary import summarize_jfr;"
-            "s = summarize_jfr(sys.argv[1]); print(s['gc']['count'], s['samples']['count'])")
-    return [sys.executable, "-c", code, str(path), str(REPO)]
+    # Native helpers are built before timing (a first run would include the compile).
+    return [sys.executable, "-m", "analysis", "jfr", str(path), "--json"]
 
 
 def jdk(path: Path) -> list[str]:
@@ -122,38 +144,71 @@ def jdk(path: Path) -> list[str]:
             ",".join(sorted(EVENT_FIELDS)), str(path)]
 
 
+def tree_of(rev: str, into: Path) -> Path:
+    """A `git archive` of `rev` (the code before a change), its native helpers built."""
+    subprocess.run(f"git -C {REPO} archive {rev} | tar -x -C {into}", shell=True, check=True)
+    subprocess.run([sys.executable, "-m", "analysis.read.jfr.native"], cwd=into, check=True,
+                   stdout=subprocess.DEVNULL)
+    return into
+
+
+def load() -> str:
+    return f"{os.getloadavg()[0]:.2f}"
+
+
 def main() -> int:
+    global JDK_HOME
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size-mb", type=int, default=40)
+    ap.add_argument("--kind", action="append", choices=sorted(KINDS),
+                    help="recordings to time (repeatable; default: mixed and gc)")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each; the median is shown")
+    ap.add_argument("--before", metavar="REV", help="also time ours at git revision REV, "
+                    "turn by turn")
+    ap.add_argument("--jdk", metavar="JAVA_HOME", help="the JDK that records and prints")
+    ap.add_argument("--record-only", action="store_true", help="make the recordings and stop")
     args = ap.parse_args()
-    big = make_recording(args.size_mb)
-    half = first_chunks(big, 0.5)
-    rows = []
-    for path in (half, big):
+    JDK_HOME = args.jdk
+    kinds = args.kind or ["mixed", "gc"]
+    recordings = []
+    for kind in kinds:
+        big = make_recording(kind)
+        recordings += [first_chunks(big, 0.5), big] if kind == "mixed" else [big]
+    if args.record_only:
+        return 0
+    subprocess.run([sys.executable, "-m", "analysis.read.jfr.native"], cwd=REPO, check=True,
+                   stdout=subprocess.DEVNULL)
+    with tempfile.TemporaryDirectory(prefix="jfr-before-") as tmp:
+        before = tree_of(args.before, Path(tmp)) if args.before else None
+        # who -> (command maker, working directory)
+        sides = {"ours": REPO, **({"before": before} if before else {})}
+        rows = []
+        for path in recordings:
+            runs: dict[str, list] = {who: [] for who in [*sides, "jdk"]}
+            loads = [load()]
+            for turn in range(args.repeat):
+                order = list(sides) if turn % 2 == 0 else list(sides)[::-1]
+                for who in order:
+                    runs[who].append(measure(ours(path), cwd=sides[who]))
+                runs["jdk"].append(measure(jdk(path)))
+            loads.append(load())
+            rows.append((path, runs, loads))
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    print(f"\n{'recording':40} {'size':>7} {'who':>7} {'wall':>7} {'CPU':>7} {'RSS':>6} "
+          f"{'jfr print':>9} {'CPU':>7} {'wall x':>7} {'CPU x':>6}  load")
+    for path, runs, loads in rows:
         mb = path.stat().st_size / 2**20
-        t_ours, m_ours, t_jdk, m_jdk = [], [], [], []
-        for _ in range(args.repeat):
-            w, m, _ = measure(ours(path))
-            t_ours.append(w)
-            m_ours.append(m)
-            w, m, json_bytes = measure(jdk(path))
-            t_jdk.append(w)
-            m_jdk.append(m)
-        med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
-        rows.append((path.name, mb, med(t_ours), max(m_ours), med(t_jdk), max(m_jdk),
-                     json_bytes / 2**20))
-    print(f"\n{'recording':34} {'size':>8} {'ours':>8} {'ours RSS':>9} {'jfr print':>10} "
-          f"{'jfr RSS':>8} {'JSON':>9} {'speed-up':>8}")
-    for name, mb, to, mo, tj, mj, js in rows:
-        print(f"{name:34} {mb:6.1f}MB {to:7.2f}s {mo:7.0f}MB {tj:9.2f}s {mj:6.0f}MB "
-              f"{js:7.0f}MB {tj / to:7.1f}x")
-    (_, _, to, mo, tj, _, _), (_, _, to2, mo2, tj2, _, _) = rows
-    print(f"\nmedian of {args.repeat} runs each, one process per run (Python start-up and "
-          f"JVM start-up included).")
-    print(f"speed-up on the full recording: {tj2 / to2:.1f}x (target >= 5x); peak memory "
-          f"{mo:.0f} MB at {rows[0][1]:.0f} MB -> {mo2:.0f} MB at {rows[1][1]:.0f} MB "
-          f"(target < 250 MB, flat)")
+        j_wall = med([r[0] for r in runs["jdk"]])
+        j_cpu = med([r[1] for r in runs["jdk"]])
+        for who in [w for w in runs if w != "jdk"]:
+            wall = med([r[0] for r in runs[who]])
+            cpu = med([r[1] for r in runs[who]])
+            rss = max(r[2] for r in runs[who])
+            print(f"{path.name:40} {mb:5.1f}MB {who:>7} {wall:6.2f}s {cpu:6.2f}s {rss:4.0f}MB "
+                  f"{j_wall:8.2f}s {j_cpu:6.2f}s {j_wall / wall:6.1f}x {j_cpu / cpu:5.1f}x  "
+                  f"{loads[0]}->{loads[1]}")
+    print(f"\nmedian of {args.repeat} runs each, one process per run (Python start-up and JVM "
+          f"start-up included); JDK {jdk_feature()}. Target (issue 36): >= 10x on any "
+          f"recording.")
     return 0
 
 

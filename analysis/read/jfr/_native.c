@@ -11,7 +11,11 @@
  *                       list the values of the events whose wanted fields are all integers
  *                       or strings (thread parks, allocation and execution samples, GC,
  *                       settings ...), which the reader hands to its handlers without decoding
- *                       them (a string as its offset: decoded only if the summary uses it).
+ *                       them (a string as its offset: decoded only if the summary uses it);
+ *                       and list where the events the reader must see start (checkpoints and
+ *                       the types it reads), so that the Python loop never meets the others:
+ *                       a recording's GC phase events, millions in a profile recording, are
+ *                       stepped over here by their size prefix alone.
  *
  * No Python headers: buffers arrive as pointers (ctypes). Nothing here judges damage: every
  * read is checked against the checkpoint's (or event's) end, and a checkpoint with anything the
@@ -23,7 +27,7 @@
  */
 #include <stdint.h>
 
-#define LC_JFR_ABI 4
+#define LC_JFR_ABI 6
 #define HEADER_SIZE 68
 #define CHECKPOINT_TYPE 1
 #define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
@@ -38,6 +42,7 @@ enum { K_BYTE = 1, K_VARINT = 2, K_FLOAT = 3, K_DOUBLE = 4, K_STRING = 5, K_STRU
 #define K_CONV_SHIFT 6            /* bits 6-7: how an event's captured varint is read */
 enum { K_CONV_RAW = 0, K_CONV_LONG = 1, K_CONV_INT = 2, K_CONV_SHORT = 3 };
 #define EVENT_VALUES 4            /* the most fields the reader wants of an event it lists */
+#define DIRECT_TYPES 1024         /* type ids below this are looked up in a table, not searched */
 
 enum { CP_READ = 0, CP_DEFERRED = 1 };
 
@@ -232,8 +237,7 @@ static int event_values(Walk *w, int64_t c, int64_t p, int64_t *vals, int64_t n_
 
 /* The class index of a pool's type id: type_ids[] is sorted ascending, type_cls[] gives the
  * class index, -1 for a type whose shape is left to the Python reader. */
-static int64_t find_class(const uint64_t *type_ids, const int64_t *type_cls, int64_t n,
-                          uint64_t type_id)
+static int64_t search(const uint64_t *type_ids, int64_t n, uint64_t type_id)
 {
     int64_t lo = 0, hi = n;
     while (lo < hi) {
@@ -243,7 +247,14 @@ static int64_t find_class(const uint64_t *type_ids, const int64_t *type_cls, int
         else
             hi = mid;
     }
-    return lo < n && type_ids[lo] == type_id ? type_cls[lo] : -1;
+    return lo < n && type_ids[lo] == type_id ? lo : -1;
+}
+
+static int64_t find_class(const uint64_t *type_ids, const int64_t *type_cls, int64_t n,
+                          uint64_t type_id)
+{
+    int64_t i = search(type_ids, n, type_id);
+    return i >= 0 ? type_cls[i] : -1;
 }
 
 /* One checkpoint's payload, [p, end), as ChunkReader._checkpoint reads it. Returns 0 and
@@ -318,6 +329,15 @@ static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_
  * (0 for the first) .. e_caps[e]).
  * The program: cls_ops, ops, cls_prefix (the kind of a primitive pool type's value, else 0),
  * cls_slot (-1 for pools not kept) per class index; type_ids (sorted) -> type_cls.
+ * An event of a type whose ev_type_batch is not 0 is, when listed, not in ev_pos/ev_vals
+ * but in b_sorted: grouped by type, type t's (its index in ev_type_ids) b_sorted[EVENT_VALUES
+ * b_ends[t - 1] (0 for the first) .. EVENT_VALUES b_ends[t]), in the order they came; b_kind
+ * and b_vals are the walk's room for them (*n_batched_out of them; cap_events each).
+ * Every checkpoint and every event of the types visit_ids (sorted) but those batched is listed
+ * in visit_pos[]
+ * (where its size prefix starts), *n_visits_out of them; *stop_out is where the walk stopped:
+ * len, or the event whose header is cut short or whose size is below 2 or past the data (the
+ * reader reads that one's header again and words the damage).
  * Returns the number of checkpoints, and *n_groups_out, *n_entries_out, *n_caps_out their
  * groups, entries and captures, *n_events_out the events listed; when any count exceeds its
  * capacity only the counts are right (call again with room for them). Returns -1 when the
@@ -332,20 +352,40 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                            int64_t cap_entries, uint64_t *e_key, int64_t *e_off,
                            int64_t *e_caps, int64_t cap_caps, uint64_t *caps,
                            const uint64_t *ev_type_ids, const int64_t *ev_type_cls,
-                           const int64_t *ev_type_n, int64_t n_ev_types,
+                           const int64_t *ev_type_n, const int64_t *ev_type_batch,
+                           int64_t n_ev_types,
                            int64_t cap_events, int64_t *ev_pos, int64_t *ev_vals,
+                           int64_t *b_kind, int64_t *b_vals, int64_t *b_sorted, int64_t *b_ends,
+                           const uint64_t *visit_ids, int64_t n_visit_ids,
+                           int64_t cap_visits, int64_t *visit_pos, int64_t *n_visits_out,
+                           int64_t *stop_out, int64_t *n_batched_out,
                            int64_t *n_groups_out, int64_t *n_entries_out, int64_t *n_caps_out,
                            int64_t *n_events_out)
 {
     if (len < 0 || n_classes < 0 || n_types < 0 || cap_cps < 0 || cap_groups < 0 ||
-        cap_entries < 0 || cap_caps < 0 || n_ev_types < 0 || cap_events < 0 || cls_ops[0] != 0)
+        cap_entries < 0 || cap_caps < 0 || n_ev_types < 0 || cap_events < 0 ||
+        n_visit_ids < 0 || cap_visits < 0 || cls_ops[0] != 0)
         return -1;
     for (int64_t c = 0; c < n_classes; c++)
         if (cls_ops[c + 1] < cls_ops[c])
             return -1;
     int64_t n_cps = 0, n_groups = 0, n_entries = 0, pos = HEADER_SIZE;
-    int64_t n_caps = 0, n_events = 0;
+    int64_t n_caps = 0, n_events = 0, n_visits = 0, n_batched = 0;
     Walk all = {data, len, cls_ops, ops, n_classes, 0, 0, 0};
+    /* Each event's type is looked up twice (listed? visited?): JDKs number their types below
+     * DIRECT_TYPES, so a table each instead of two binary searches per event. */
+    int32_t ev_index[DIRECT_TYPES];
+    uint8_t visited[DIRECT_TYPES];
+    for (int64_t i = 0; i < DIRECT_TYPES; i++) {
+        ev_index[i] = -1;
+        visited[i] = i == CHECKPOINT_TYPE;
+    }
+    for (int64_t t = 0; t < n_ev_types; t++)
+        if (ev_type_ids[t] < DIRECT_TYPES && search(ev_type_ids, n_ev_types, ev_type_ids[t]) == t)
+            ev_index[ev_type_ids[t]] = (int32_t)t;
+    for (int64_t i = 0; i < n_visit_ids; i++)
+        if (visit_ids[i] < DIRECT_TYPES)
+            visited[visit_ids[i]] = 1;
     while (pos < len) {
         uint64_t size, type_id;
         int64_t p = pos;
@@ -360,6 +400,35 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
         } else if (varint(&all, &p, &type_id)) {
             pos = next;
             continue;
+        }
+        int batched = 0;
+        if (type_id != CHECKPOINT_TYPE && n_ev_types) {
+            int64_t t = type_id < DIRECT_TYPES ? ev_index[type_id]
+                                               : search(ev_type_ids, n_ev_types, type_id);
+            int64_t k = t >= 0 ? ev_type_n[t] : -1;
+            int64_t vals[EVENT_VALUES];
+            Walk w = {data, next, cls_ops, ops, n_classes, 0, 0, 0};
+            if (k >= 0 && k <= EVENT_VALUES && !event_values(&w, ev_type_cls[t], p, vals, k)) {
+                /* a batched type's events go to their own list, by type (below) */
+                batched = ev_type_batch[t] != 0;
+                int64_t *to = batched ? b_vals : ev_vals, *count = batched ? &n_batched
+                                                                             : &n_events;
+                if (*count < cap_events) {
+                    if (batched)
+                        b_kind[*count] = t;
+                    else
+                        ev_pos[*count] = p;
+                    for (int64_t i = 0; i < EVENT_VALUES; i++)
+                        to[*count * EVENT_VALUES + i] = i < k ? vals[i] : 0;
+                }
+                *count += 1;
+            }
+        }
+        if (!batched && (type_id < DIRECT_TYPES ? visited[type_id]
+                         : search(visit_ids, n_visit_ids, type_id) >= 0)) {
+            if (n_visits < cap_visits)
+                visit_pos[n_visits] = pos;
+            n_visits += 1;
         }
         if (type_id == CHECKPOINT_TYPE) {
             Walk w = {data, next, cls_ops, ops, n_classes, 0, n_caps, cap_caps};
@@ -380,22 +449,30 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                 cp_groups[n_cps] = n_groups;
             }
             n_cps += 1;
-        } else if (n_ev_types) {
-            int64_t k = find_class(ev_type_ids, ev_type_n, n_ev_types, type_id), vals[EVENT_VALUES];
-            Walk w = {data, next, cls_ops, ops, n_classes, 0, 0, 0};
-            if (k >= 0 && k <= EVENT_VALUES &&
-                    !event_values(&w, find_class(ev_type_ids, ev_type_cls, n_ev_types, type_id),
-                                  p, vals, k)) {
-                if (n_events < cap_events) {
-                    ev_pos[n_events] = p;
-                    for (int64_t i = 0; i < EVENT_VALUES; i++)
-                        ev_vals[n_events * EVENT_VALUES + i] = i < k ? vals[i] : 0;
-                }
-                n_events += 1;
-            }
         }
         pos = next;
     }
+    /* The batched events by type, each type's in their order: b_sorted[b_ends[t - 1] ..
+     * b_ends[t]) (counting sort; EVENT_VALUES values each). */
+    for (int64_t t = 0; t < n_ev_types; t++)
+        b_ends[t] = 0;
+    if (n_batched <= cap_events) {
+        for (int64_t i = 0; i < n_batched; i++)
+            b_ends[b_kind[i]] += 1;
+        for (int64_t t = 0, at = 0; t < n_ev_types; t++) {
+            int64_t n = b_ends[t];
+            b_ends[t] = at;            /* for now: where type t's next event goes */
+            at += n;
+        }
+        for (int64_t i = 0; i < n_batched; i++) {
+            int64_t to = b_ends[b_kind[i]]++;
+            for (int64_t j = 0; j < EVENT_VALUES; j++)
+                b_sorted[to * EVENT_VALUES + j] = b_vals[i * EVENT_VALUES + j];
+        }
+    }
+    *n_batched_out = n_batched;
+    *stop_out = pos < len ? pos : len;
+    *n_visits_out = n_visits;
     *n_groups_out = n_groups;
     *n_entries_out = n_entries;
     *n_caps_out = n_caps;

@@ -20,6 +20,7 @@ held in memory at a time.
 """
 from __future__ import annotations
 
+import io
 import os
 import struct
 import zlib
@@ -106,8 +107,13 @@ def _read_chunks_from_stream(stream, path: str, limit_total: int | None):
                            f"{MAX_CHUNK_BYTES >> 20} MiB this reader holds in memory",
                            path=path, offset=offset)
         if header.finished and claimed >= HEADER_SIZE:
-            body = stream.read(claimed - HEADER_SIZE)
-            data = raw + body
+            if type(stream) is io.BufferedReader:
+                # A plain file: the chunk read whole, header again included, so that its bytes
+                # are copied once (a header and body joined are a second copy of ~13 MB).
+                stream.seek(-HEADER_SIZE, io.SEEK_CUR)
+                data = stream.read(claimed)
+            else:
+                data = raw + stream.read(claimed - HEADER_SIZE)
             complete = len(data) == claimed
         else:
             # An unfinished chunk: the JVM died or is still writing; read what is there.

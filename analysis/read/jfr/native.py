@@ -23,17 +23,16 @@ pool of them is read by the Python code as before.
 from __future__ import annotations
 
 import ctypes
+import mmap
 import threading
 from pathlib import Path
-
-import numpy as np
 
 from analysis.read import native_build
 from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]
-ABI = 4               # lc_jfr_abi() of the source this module was written against
+ABI = 6               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
@@ -50,9 +49,41 @@ PRIMITIVE_KIND = {"boolean": KIND_BYTE, "byte": KIND_BYTE, "char": KIND_VARINT,
 # so that no struct given a program is one whose codec generation the Python reader refuses.
 MAX_NESTING = 8
 
-_i64 = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
-_u64 = np.ctypeslib.ndpointer(np.uint64, flags="C_CONTIGUOUS")
 _I64 = ctypes.c_int64
+_i64 = ctypes.POINTER(_I64)
+_u64 = ctypes.POINTER(ctypes.c_uint64)
+
+
+def _array(ctype, values):
+    """A C array of `values` (ctypes: numpy's import would cost more than a small recording's
+    whole read)."""
+    return (ctype * max(len(values), 1))(*values)
+
+
+_arena = threading.local()
+
+
+def _scratch(name: str, ctype, n: int):
+    """The C array `name` of at least n items for the walk to write, this thread's, kept for
+    the next walk (valid until then: the reader is done with a chunk's walk before the next).
+    Anonymous memory, not ctypes' own arrays: those are zeroed when made (~70 MB of room for
+    a 13 MB chunk, more than the walk costs), and fresh memory each walk would fault its pages
+    in again."""
+    arrays = getattr(_arena, "arrays", None)
+    if arrays is None:
+        arrays = _arena.arrays = {}
+    have = arrays.get(name)
+    if have is None or len(have) < n:
+        size = max(n, 1, len(have) * 2 if have is not None else 0)
+        have = arrays[name] = (ctype * size).from_buffer(
+            mmap.mmap(-1, size * ctypes.sizeof(ctype)))
+    return have
+
+
+def _view(array, n: int, fmt: str = "q") -> memoryview:
+    """The first n items of a ctypes array, as a memoryview of Python ints (ctypes' own
+    view's format, '<q', is one memoryview cannot index)."""
+    return memoryview(array).cast("B").cast(fmt)[:n]
 
 
 class Program:
@@ -61,23 +92,21 @@ class Program:
 
     def __init__(self, cls_ops, ops, cls_prefix, cls_slot, type_ids, type_cls, slot_types,
                  events=None):
-        self.cls_ops = np.asarray(cls_ops, np.int64)
-        self.ops = np.asarray(ops or [0], np.int64)
-        self.cls_prefix = np.asarray(cls_prefix or [0], np.int64)
-        self.cls_slot = np.asarray(cls_slot or [0], np.int64)
         self.n_classes = len(cls_prefix)
-        self.type_ids = np.asarray(type_ids or [0], np.uint64)
-        self.type_cls = np.asarray(type_cls or [0], np.int64)
         self.n_types = len(type_ids)
         self.slot_types = slot_types
         # Event types whose wanted fields the walk lists: type id -> (class, how many).
         events = events or {}
         self.events = frozenset(events)
-        ev_types = sorted(events)
-        self.ev_type_ids = np.asarray(ev_types or [0], np.uint64)
-        self.ev_type_cls = np.asarray([events[t][0] for t in ev_types] or [0], np.int64)
-        self.ev_type_n = np.asarray([events[t][1] for t in ev_types] or [0], np.int64)
+        ev_types = self.ev_types = sorted(events)
         self.n_ev_types = len(ev_types)
+        self.c_args = (_array(_I64, cls_ops), _array(_I64, ops), _array(_I64, cls_prefix),
+                       _array(_I64, cls_slot), self.n_classes,
+                       _array(ctypes.c_uint64, type_ids), _array(_I64, type_cls), self.n_types)
+        self.c_events = (_array(ctypes.c_uint64, ev_types),
+                         _array(_I64, [events[t][0] for t in ev_types]),
+                         _array(_I64, [events[t][1] for t in ev_types]))
+        self.type_ids = _view(self.c_args[5], max(self.n_types, 1), "Q")
 
 
 _programs: dict = {}       # (id(metadata), kept pools) -> (metadata, Program)
@@ -246,60 +275,83 @@ class Kernels:
         lib.lc_jfr_checkpoints.argtypes = [
             ctypes.c_char_p, _I64, _i64, _i64, _i64, _i64, _I64, _u64, _i64, _I64,
             _I64, _i64, _i64, _i64, _I64, _i64, _i64, _I64, _u64, _i64, _i64, _I64, _u64,
-            _u64, _i64, _i64, _I64, _I64, _i64, _i64,
-            ctypes.POINTER(_I64), ctypes.POINTER(_I64), ctypes.POINTER(_I64),
-            ctypes.POINTER(_I64)]
+            _u64, _i64, _i64, _i64, _I64, _I64, _i64, _i64, _i64, _i64, _i64, _i64,
+            _u64, _I64, _I64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64]
         self.lib = lib
 
-    def checkpoints(self, data: bytes, program: Program):
-        """The checkpoints of a chunk's `data` walked here, and its events listed -> (walked,
-        entries, events). walked: {payload offset: [(pool type id, first entry, end), ...] in
-        the order they came}; a checkpoint left to the Python reader is not in it. entries:
-        (keys, offsets, ends, captures): entry e is keys[e], its value starts at offsets[e],
-        its captures are captures[ends[e - 1] (0 for the first):ends[e]]. events: (offsets,
-        values): the payload offsets of the events of program.events, but those left to the
-        Python decoder, in order, and event i's values at values[EVENT_VALUES * i:] (past
-        their number, zeros). Sequences are memoryviews of the arrays C wrote: a number
-        becomes a Python int only when read (most are never read)."""
+    def checkpoints(self, data: bytes, program: Program, visit=(), batch=()):
+        """The checkpoints of a chunk's `data` walked here, its events listed, and the events
+        the reader must see -> (walked, entries, events, visits). walked: {payload offset:
+        [(pool type id, first entry, end), ...] in the order they came}; a checkpoint left to
+        the Python reader is not in it. entries: (keys, offsets, ends, captures): entry e is
+        keys[e], its value starts at offsets[e], its captures are captures[ends[e - 1] (0 for
+        the first):ends[e]]. events: (offsets, values): the payload offsets of the events of
+        program.events, but those left to the Python decoder and those of a type in `batch`,
+        in order, and event i's values at values[EVENT_VALUES * i:] (past their number,
+        zeros). visits: (starts, stop): where each checkpoint and each event of a type id in
+        `visit` (but a batched one) starts, in order, and where the walk stopped (len(data), or
+        the event whose header or size is not whole). batched: {type id in `batch`: the values
+        of its listed events, EVENT_VALUES each, in their order}. Sequences are
+        memoryviews of the arrays C wrote, this thread's until its next walk (_scratch): a
+        number becomes a Python int only when read (most are never read). None when `data` is not bytes (ctypes passes bytes without a copy)."""
         if type(data) is not bytes:
-            return {}, None, None  # (ctypes passes bytes without a copy; others: Python's)
+            return None
         n = len(data)
+        visit_ids = _array(ctypes.c_uint64, sorted(visit))
+        batched_types = _array(_I64, [t in batch for t in program.ev_types])
         # Room for what such chunks hold (checkpoints are a few per MB, a kept entry takes
         # two bytes or more); a chunk with more is walked again with room for all of it.
         caps = (n // 4096 + 64, n // 256 + 256, n // 16 + 1024, n // 4 + 1024,
-                n // 32 + 1024 if program.n_ev_types else 0)
+                n // 32 + 1024 if program.n_ev_types else 0, n // 32 + 1024)
         for _ in range(2):
-            cap_cps, cap_groups, cap_entries, cap_caps, cap_events = caps
-            cp_pos, cp_status, cp_groups = (np.empty(cap_cps, np.int64) for _ in range(3))
-            g_slot, g_end = np.empty(cap_groups, np.int64), np.empty(cap_groups, np.int64)
-            e_key, e_off = np.empty(cap_entries, np.uint64), np.empty(cap_entries, np.int64)
-            e_caps, captured = np.empty(cap_entries, np.int64), np.empty(cap_caps, np.uint64)
-            ev_pos = np.empty(max(cap_events, 1), np.int64)
-            ev_vals = np.empty(max(cap_events, 1) * EVENT_VALUES, np.int64)
-            n_groups, n_entries, n_caps, n_events = _I64(0), _I64(0), _I64(0), _I64(0)
-            p = program
+            cap_cps, cap_groups, cap_entries, cap_caps, cap_events, cap_visits = caps
+            cp_pos, cp_status, cp_groups = (_scratch(k, _I64, cap_cps) for k in
+                                            ("cp_pos", "cp_status", "cp_groups"))
+            g_slot, g_end = _scratch("g_slot", _I64, cap_groups), _scratch("g_end", _I64,
+                                                                           cap_groups)
+            e_key = _scratch("e_key", ctypes.c_uint64, cap_entries)
+            e_off = _scratch("e_off", _I64, cap_entries)
+            e_caps = _scratch("e_caps", _I64, cap_entries)
+            captured = _scratch("captured", ctypes.c_uint64, cap_caps)
+            ev_pos = _scratch("ev_pos", _I64, cap_events)
+            ev_vals = _scratch("ev_vals", _I64, cap_events * EVENT_VALUES)
+            visit_pos = _scratch("visit_pos", _I64, cap_visits)
+            b_kind = _scratch("b_kind", _I64, cap_events)
+            b_vals = _scratch("b_vals", _I64, cap_events * EVENT_VALUES)
+            b_sorted = _scratch("b_sorted", _I64, cap_events * EVENT_VALUES)
+            b_ends = _scratch("b_ends", _I64, program.n_ev_types)
+            counts = [_I64(0) for _ in range(7)]
             n_cps = self.lib.lc_jfr_checkpoints(
-                data, n, p.cls_ops, p.ops, p.cls_prefix, p.cls_slot, p.n_classes,
-                p.type_ids, p.type_cls, p.n_types, cap_cps, cp_pos, cp_status, cp_groups,
+                data, n, *program.c_args, cap_cps, cp_pos, cp_status, cp_groups,
                 cap_groups, g_slot, g_end, cap_entries, e_key, e_off, e_caps, cap_caps,
-                captured, p.ev_type_ids, p.ev_type_cls, p.ev_type_n, p.n_ev_types, cap_events,
-                ev_pos, ev_vals, ctypes.byref(n_groups), ctypes.byref(n_entries),
-                ctypes.byref(n_caps), ctypes.byref(n_events))
+                captured, *program.c_events, batched_types, program.n_ev_types, cap_events,
+                ev_pos, ev_vals, b_kind, b_vals, b_sorted, b_ends,
+                visit_ids, len(visit), cap_visits, visit_pos,
+                *(ctypes.byref(c) for c in counts))
             if n_cps < 0:
                 raise RuntimeError("lc_jfr_checkpoints: inconsistent arguments")
-            needed = (n_cps, n_groups.value, n_entries.value, n_caps.value, n_events.value)
+            n_visits, stop, n_batched, n_groups, n_entries, n_caps, n_ev = \
+                (c.value for c in counts)
+            needed = (n_cps, n_groups, n_entries, n_caps, max(n_ev, n_batched), n_visits)
             if all(need <= cap for need, cap in zip(needed, caps)):
                 break
             caps = needed
         else:
             raise RuntimeError("lc_jfr_checkpoints: counts changed between two walks")
+        batched = {}
+        if n_batched:
+            rows = _view(b_sorted, n_batched * EVENT_VALUES)
+            start = 0
+            for t, end in zip(program.ev_types, b_ends[:program.n_ev_types]):
+                if end > start:
+                    batched[t] = rows[start * EVENT_VALUES:end * EVENT_VALUES]
+                start = end
         slot_types = program.slot_types
-        ends = g_end[:n_groups.value].tolist()
-        slots = g_slot[:n_groups.value].tolist()
+        ends = g_end[:n_groups]
+        slots = g_slot[:n_groups]
         walked = {}
         g = start = 0
-        for pos, status, g_stop in zip(cp_pos[:n_cps].tolist(), cp_status[:n_cps].tolist(),
-                                       cp_groups[:n_cps].tolist()):
+        for pos, status, g_stop in zip(cp_pos[:n_cps], cp_status[:n_cps], cp_groups[:n_cps]):
             if status != CP_READ:
                 continue
             pools = []
@@ -308,10 +360,12 @@ class Kernels:
                 start = ends[g]
                 g += 1
             walked[pos] = pools
-        n_ev, n_e = n_events.value, n_entries.value
-        return walked, (memoryview(e_key[:n_e]), memoryview(e_off[:n_e]),
-                        memoryview(e_caps[:n_e]), memoryview(captured[:n_caps.value])), \
-            (memoryview(ev_pos[:n_ev]), memoryview(ev_vals[:n_ev * EVENT_VALUES]))
+        return walked, (_view(e_key, n_entries, "Q"), _view(e_off, n_entries),
+                        _view(e_caps, n_entries), _view(captured, n_caps, "Q")), \
+            (_view(ev_pos, n_ev), _view(ev_vals, n_ev * EVENT_VALUES)), \
+            (_view(visit_pos, n_visits), stop), batched
+
+
 
 
 def _self_check(kernels: Kernels, path: Path) -> None:
@@ -321,10 +375,11 @@ def _self_check(kernels: Kernels, path: Path) -> None:
     payload = (b"\x01\x01\x01\x00\x02" + b"\x14\x02" + b"\x05\x03\x03abc" + b"\x86\x01\x01"
                + b"\x15\x01" + b"\x07\xff\x01")
     event = bytes([len(payload) + 2, 1]) + payload
-    walked, entries, _ = kernels.checkpoints(bytes(68) + event + b"\x00",
-                                             program_for(md, {20: (True, ())}))
+    walked, entries, _, visits, _ = kernels.checkpoints(bytes(68) + event + b"\x00",
+                                                     program_for(md, {20: (True, ())}))
     if walked != {70: [(20, 0, 2)]} or [m.tolist() for m in entries] != [[5, 134], [78, 85],
-                                                                         [1, 2], [78, 85]]:
+                                                                         [1, 2], [78, 85]] \
+            or visits[0].tolist() != [68] or visits[1] != 68 + len(event):
         raise RuntimeError(f"{path.name} fails its self-check")
 
 

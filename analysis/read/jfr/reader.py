@@ -14,16 +14,19 @@ segment's constants after the events that use them.
 With the compiled walk (native.py) the checkpoints are stepped through in C before the events
 are read, and of the pools the summary resolves only each entry's key and offset are kept; an
 entry is made when the summary looks it up (about a tenth of them), from the fields the walk
-captured. The walk also lists the values of the events whose wanted fields are all integers;
-the loop hands those to the handlers without decoding them. A checkpoint or event the walk
-leaves (anything damaged or unusual) is read here as without it, so the summaries and warnings
-are the same either way.
+captured. The walk also lists the values of the events whose wanted fields are all integers
+(the loop hands those to the handlers without decoding them; the frequent GC and allocation
+ones by type, a chunk's at once: _batch_*), and where each wanted event starts: the loop never
+meets the others (millions of GC phase events in a profile recording). A checkpoint or event
+the walk leaves (anything damaged or unusual) is read here as without it, so the summaries and
+warnings are the same either way.
 
 What to decode of each event and pool, made once per metadata, is plan.py's.
 """
 from __future__ import annotations
 
 from collections import Counter
+from itertools import chain
 
 from analysis.read.jfr import native
 from analysis.read.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
@@ -86,6 +89,16 @@ class ChunkReader:
                 self._with_strings(handler, strings)
             self.event_plans_timed[type_id] = (name, timed, handler, listed)
             self.event_plans[type_id] = (name, untimed, handler, listed)
+        # The frequent GC and allocation events whose handler is this class's own: the walk
+        # lists them by type and they are handled a chunk's at once (_batch_*).
+        self.batch_handlers = {}
+        for type_id, (name, _timed, _untimed) in plan.events.items():
+            short = name.split(".")[-1]
+            batch = getattr(self, "_batch_" + short, None)
+            if batch is not None and type_id in plan.listed and \
+                    not plan.listed_strings.get(type_id) and \
+                    getattr(type(self), "_on_" + short) is getattr(ChunkReader, "_on_" + short):
+                self.batch_handlers[type_id] = batch
         self.pool_plans = plan.pools
         self.pool_captures = plan.pool_captures
         self.lazy_plans = plan.lazy_pools
@@ -132,10 +145,24 @@ class ChunkReader:
         # Entries the compiled walk indexed: key -> offset of the value, per pool. A key is in
         # `pools` or here, not both (the later checkpoint's entry wins, as in one dict).
         offsets: dict[int, dict] = {tid: {} for tid in self.pool_plans}
+        need_times = not chunk.complete
+        # With a window every event's start time decides where it counts.
+        plans = self.event_plans_timed if need_times or s.window is not None \
+            else self.event_plans
+        timed = self.first_field_is_start_time
+        # The event types the loop reads (the others are stepped over by their size).
+        wanted = set(plans) | {CHECKPOINT_TYPE}
+        if need_times:
+            wanted |= timed
         kernels = native.get()
-        walked, entries, listed = kernels.checkpoints(data, native.program_for(
-            md, self.pool_captures, self.listed_fields)) if kernels is not None else \
-            ({}, None, None)
+        walk = kernels.checkpoints(data, native.program_for(
+            md, self.pool_captures, self.listed_fields), wanted, self.batch_handlers) \
+            if kernels is not None else None
+        walked, entries, listed, visits, batched = walk or ({}, None, None, None, {})
+        # With the walk the loop goes from one wanted event to the next (`hops`: where each
+        # starts, then where the walk stopped), never meeting the others: a profile recording
+        # holds millions of GC phase events that no report reads.
+        hops = None if visits is None else chain(visits[0], (visits[1],))
         # The listed events come in the order the loop meets them: the next one's offset.
         listed_at, listed_values = listed or ((), ())
         n_listed = len(listed_at)
@@ -144,19 +171,12 @@ class ChunkReader:
         width = native.EVENT_VALUES
         # Execution samples by stack trace key, per summary they count in (window, warm-up).
         self._samples: dict[Summary, Counter] = {}
-        need_times = not chunk.complete
-        # With a window every event's start time decides where it counts.
-        plans = self.event_plans_timed if need_times or s.window is not None \
-            else self.event_plans
-        timed = self.first_field_is_start_time
         last_ticks = None
 
-        # The hot loop: most events are stepped over, so it reads only size and type, with the
-        # varint cases the JVM writes (1 byte, and sizes padded to 4 bytes) unrolled.
-        wanted = set(plans) | {CHECKPOINT_TYPE}
-        if need_times:
-            wanted |= timed
-        pos = HEADER_SIZE
+        # The hot loop (without the walk: with it, only the wanted events come here): most
+        # events are stepped over, so it reads only size and type, with the varint cases the
+        # JVM writes (1 byte, and sizes padded to 4 bytes) unrolled.
+        pos = HEADER_SIZE if hops is None else next(hops)
         while pos < end:
             try:
                 b = data[pos]
@@ -190,11 +210,11 @@ class ChunkReader:
                              f"event claims {size} bytes, impossible here")
                 break
             if type_id < 128 and type_id not in wanted:
-                pos = nxt
+                pos = nxt if hops is None else next(hops, end)
                 continue
             # An event to decode (or a type id of two bytes or more, to look up properly).
             event_start = pos
-            pos = nxt
+            pos = nxt if hops is None else next(hops, end)
             if type_id < 128:
                 p += 1
             else:
@@ -215,7 +235,7 @@ class ChunkReader:
                             li += 1
                             next_listed = listed_at[li] if li < n_listed else -1
                         values, q = plan[1](data, p)
-                        if q > pos:
+                        if q > nxt:
                             raise Damage("event fields run past its size")
                         plan[2](values)
                 except DECODE_ERRORS as exc:
@@ -238,7 +258,7 @@ class ChunkReader:
                                 decoded.pop(key, None)
                     continue
                 try:
-                    self._checkpoint(data, p, pos, pools, offsets)
+                    self._checkpoint(data, p, nxt, pools, offsets)
                 except DECODE_ERRORS as exc:
                     s.warn(chunk.path, chunk.offset + event_start,
                            f"constant pool checkpoint skipped: {exc}")
@@ -247,6 +267,12 @@ class ChunkReader:
                     t, _ = read_varint(data, p)
                 except IndexError:
                     continue
+                if last_ticks is None or t > last_ticks:
+                    last_ticks = t
+        for type_id, rows in batched.items():
+            self.batch_handlers[type_id](rows)
+            if need_times:
+                t = max(rows[::width])
                 if last_ticks is None or t > last_ticks:
                     last_ticks = t
         if not chunk.complete and s.damage_note is None:
@@ -413,6 +439,49 @@ class ChunkReader:
         target = self.summary.route(start)
         if target is not None:
             target.safepoint(start, self._span_ns(v[1]))
+
+    # -- the same, a chunk's events of one type at once (rows: native.EVENT_VALUES values an
+    # event, in their order; the sums are integers, so the same as one event at a time)
+    def _split(self, rows):
+        """[(summary, [values of each of its events])]: the events of `rows` by where they
+        count (_route; Summary.route of their epoch time decides the same)."""
+        events = list(zip(*[iter(rows)] * native.EVENT_VALUES))
+        window = self._window_ticks
+        s = self.summary
+        if window is None:
+            return [(s, events)]
+        lo, hi = window
+        split = [(s, [v for v in events if lo <= v[0] < hi])]
+        if s.warmup is not None:
+            split.append((s.warmup, [v for v in events if v[0] < lo]))
+        return split
+
+    def _batch_ObjectAllocationSample(self, rows):
+        for target, events in self._split(rows):
+            target.allocations(len(events), sum(v[1] for v in events))
+
+    def _batch_GCHeapSummary(self, rows):
+        for target, events in self._split(rows):
+            target.heap_summaries([(("pool", "jdk.types.GCWhen", v[1]), v[2]) for v in events])
+
+    def _batch_GarbageCollection(self, rows):
+        start_nanos, start_ticks, tps = self._clock
+        for target, events in self._split(rows):
+            for v in events:
+                target.garbage_collection(
+                    start_nanos + (v[0] - start_ticks) * 1_000_000_000 // tps,
+                    v[1] * 1_000_000_000 // tps, v[2] * 1_000_000_000 // tps)
+
+    def _batch_GCPhasePause(self, rows):
+        start_nanos, start_ticks, tps = self._clock
+        for target, events in self._split(rows):
+            target.gc_pauses([(start_nanos + (v[0] - start_ticks) * 1_000_000_000 // tps,
+                               v[1] * 1_000_000_000 // tps) for v in events])
+
+    def _batch_SafepointBegin(self, rows):
+        tps = self._clock[2]
+        for target, events in self._split(rows):
+            target.safepoints(len(events), sum(v[1] * 1_000_000_000 // tps for v in events))
 
     # These two return the summary the event counted in (None: none), so that a subclass
     # reading the same event for more (stacks.FoldingReader's monitor waits; its parks have a

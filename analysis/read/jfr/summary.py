@@ -206,14 +206,27 @@ class Summary:
         if start_ns is not None and duration_ns is not None:
             self.phase_pauses.append((start_ns, duration_ns))
 
+    def gc_pauses(self, pauses):
+        """Pauses [(start_ns, duration_ns)] (reader.ChunkReader's a chunk at once)."""
+        self.phase_pauses.extend(pauses)
+
     def heap_summary(self, when, heap_used):
         if heap_used is not None:
             self._heap_pending.append((when, heap_used))
 
+    def heap_summaries(self, pending):
+        """[(when, heap_used)] of heap_summary's calls, heap_used an int each."""
+        self._heap_pending.extend(pending)
+
     def resolve_heap_when(self, lookup):
+        names = {}      # (a chunk's heap summaries share a few GCWhen keys)
         for when, used in self._heap_pending:
             if isinstance(when, tuple):
-                when = lookup(when[2])
+                key = when[2]
+                if key in names:
+                    when = names[key]
+                else:
+                    when = names[key] = lookup(key)
             if when == "After GC":
                 self.heap_after_count += 1
                 self.heap_after_sum += used
@@ -224,6 +237,10 @@ class Summary:
     def safepoint(self, start_ns, duration_ns):
         self.safepoint_count += 1
         self.safepoint_total_ns += duration_ns or 0
+
+    def safepoints(self, count: int, total_ns: int):
+        self.safepoint_count += count
+        self.safepoint_total_ns += total_ns
 
     def cpu(self, jvm_user, jvm_system, machine):
         if None in (jvm_user, jvm_system, machine):
@@ -237,6 +254,10 @@ class Summary:
         if weight is not None:
             self.allocation_events += 1
             self.allocation_weight += weight
+
+    def allocations(self, count: int, total_weight: int):
+        self.allocation_events += count
+        self.allocation_weight += total_weight
 
     def park(self, duration_ns):
         self.park_count += 1
