@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -84,8 +85,19 @@ def add_run(site: Path, n: int) -> str:
     return run_id
 
 
+# CPU seconds (user + system) of each step's processes, beside its wall time: on a shared
+# machine the wall time follows the load, the CPU time much less
+CPU: dict[int, float] = {}
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed(cmd: list[str], site: Path, lines: list[tuple[float, str]] | None = None) -> float:
     env = {**os.environ, "PYTHONPATH": str(SOURCE[0])}
+    cpu = children_cpu()
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=site, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
@@ -98,6 +110,7 @@ def timed(cmd: list[str], site: Path, lines: list[tuple[float, str]] | None = No
     if proc.wait() != 0:
         sys.stdout.write("".join(out[-30:]))
         raise SystemExit(f"error: {' '.join(cmd)} exited {proc.returncode}")
+    CPU[id(lines)] = children_cpu() - cpu
     return seconds
 
 
@@ -119,10 +132,14 @@ def make_site(site: Path, name: str) -> None:
     jekyll_lines: list[tuple[float, str]] = []
     before = load()
     t_analysis = timed([PY, "-m", "analysis", "build", "--runs", "runs"], site, lines)
-    t_feeds = timed([PY, "scripts/tag_feeds.py"], site)
+    cpu_analysis = CPU[id(lines)]
+    feed_lines: list[tuple[float, str]] = []
+    t_feeds = timed([PY, "scripts/tag_feeds.py"], site, feed_lines)
+    cpu_feeds = CPU[id(feed_lines)]
     (site / ".cache").mkdir(exist_ok=True)
     t_jekyll = timed(["/usr/bin/time", "-v", "-o", ".cache/jekyll-time.txt",
                       "bash", "scripts/build-site.sh"], site, jekyll_lines)
+    cpu_jekyll = CPU[id(jekyll_lines)]
     done = [float(m.group(1)) for _, line in jekyll_lines
             if (m := re.search(r"done in ([0-9.]+) seconds", line))]
     total = t_analysis + t_feeds + t_jekyll
@@ -131,7 +148,10 @@ def make_site(site: Path, name: str) -> None:
     print(f"{name:<28} total {total:7.1f} s = analysis {t_analysis:6.1f} + feeds {t_feeds:4.1f}"
           f" + jekyll step {t_jekyll:6.1f} (Jekyll's own {own}); "
           f"charts {chart_seconds(lines):6.1f} s; "
-          f"jekyll peak RSS {jekyll_rss_mb(site):6.0f} MB   [{before} -> {load()}]", flush=True)
+          f"jekyll peak RSS {jekyll_rss_mb(site):6.0f} MB   [{before} -> {load()}]\n"
+          f"{'':<28} CPU   {cpu_analysis + cpu_feeds + cpu_jekyll:7.1f} s = analysis "
+          f"{cpu_analysis:6.1f} + feeds {cpu_feeds:4.1f} + jekyll step {cpu_jekyll:6.1f}",
+          flush=True)
 
 
 def size_of(folder: Path) -> int:
