@@ -154,6 +154,8 @@ def report_files(source: Path, known: dict) -> dict[str, list]:
                 key = [st.st_size, st.st_mtime_ns, st.st_ino]
                 old = known.get(rel)
                 found[rel] = key + [old[3] if old and old[:3] == key else generated(entry.path)]
+            elif entry.is_symlink():     # its target's changes are not seen here: always again
+                found[rel] = [0, 0, 0, False]
     walk(REPORTS)
     return found
 
