@@ -178,6 +178,14 @@ def partial_defaults(base_defaults: list, stamp: dict, reports: dict, wrapper: s
         [{"scope": {"path": rel}, "values": {"regenerate": True}} for rel in again]
 
 
+def file_key(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
 def outputs_digest(dest: Path, held: list[str]) -> str:
     h = hashlib.sha256()
     listing(str(dest), "", lambda name, rel, is_dir: rel not in held, h)
@@ -242,8 +250,10 @@ def main() -> int:
         pending["wrapper"] = wrapper_digest(source, opts.configs.split(","), opts.args)
         pending["reports"] = report_files(source, stamp.get("reports") or {})
         write_json(PENDING, pending)
-        if not as_left:
-            stamp = {}   # a site folder this script cannot vouch for: everything again
+        if not as_left or stamp.get("metadata") != file_key(METADATA):
+            # a site folder this script cannot vouch for, or Jekyll's record written by another
+            # build (`jekyll serve --incremental` by hand: its static files' times): everything
+            stamp = {}
         defaults = partial_defaults(base.get("defaults", []), stamp, pending["reports"],
                                     pending["wrapper"])
         opts.partial.write_text("# Written by scripts/site_stamp.py for one build (JSON is YAML)\n"
@@ -253,7 +263,8 @@ def main() -> int:
     pending = read_json(PENDING)
     PENDING.unlink(missing_ok=True)
     if "inputs" in pending:
-        write_json(STAMP, {**pending, "outputs": outputs_digest(opts.dest, held)})
+        write_json(STAMP, {**pending, "outputs": outputs_digest(opts.dest, held),
+                           "metadata": file_key(METADATA)})
     return 0
 
 
