@@ -26,7 +26,7 @@ from analysis.corpus.comparisons import declared_comparisons
 from analysis.errors import LoadcurveError
 from analysis.vocabulary import fmt_ms, plain
 from analysis.write.flame_views import comparison_flames
-from analysis.write.pages import GENERATOR, SAFE_LOADER, is_generated
+from analysis.write.pages import GENERATOR, is_generated
 from analysis.paths import (CELLS_CSV, COMPARISON_DATA_DIR, COMPARISONS_DIR,
                                   HISTORY_DATA_DIR, REGRESSIONS_DATA, SERIES_DIR,
                                   comparison_url, history_url, report_url)
@@ -173,12 +173,12 @@ class Reduce:
         """Whether the data file holds `doc` already (but for the load curve's pixel size,
         which is only known once drawn) and every chart is there."""
         try:
-            old = yaml.load((self.site / rel).read_text(encoding="utf-8"), Loader=SAFE_LOADER)
+            old = yaml.safe_load((self.site / rel).read_text(encoding="utf-8"))
             old["charts"]["load_curve"].pop("width")
             old["charts"]["load_curve"].pop("height")
         except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError):
             return False
-        return old == yaml.load(dump_yaml(doc), Loader=SAFE_LOADER) and \
+        return old == yaml.safe_load(dump_yaml(doc)) and \
             all((self.site / c).is_file() for c in charts)
 
     # --- clean-up ----------------------------------------------------------------------------

@@ -26,9 +26,6 @@ from analysis.paths import (REPORTS_DIR, chart_path, report_path, report_url,
                                   scenario_report_path, scenario_url)
 
 GENERATOR = "loadcurve"
-# libyaml's parser where PyYAML has it: the build asks is_generated of every report page when
-# it looks for runs named by people's pages (png_use), 1,000 front matters at 1,000 runs
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def report_front_matter(run: Run) -> dict[str, Any]:
@@ -165,7 +162,7 @@ def is_generated(path: Path) -> bool:
     if "generated_by" not in front_text:
         return False
     try:
-        front = yaml.load(front_text, Loader=SAFE_LOADER)
+        front = yaml.safe_load(front_text)
     except (yaml.YAMLError, RecursionError, ValueError):
         return False
     return isinstance(front, dict) and front.get("generated_by") == GENERATOR
