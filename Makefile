@@ -94,4 +94,4 @@ post: $(VENV)/.installed
 	$(PY) -m analysis new-post $(RUN)
 
 clean:
-	rm -rf _site .jekyll-cache .cache
+	rm -rf _site .jekyll-cache .jekyll-metadata .cache

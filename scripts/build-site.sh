@@ -100,7 +100,11 @@ done <<< "$links"
 # the include/keep_files it sets, for the mirror. JSON: a YAML file Python reads without PyYAML.
 printf '%s\n%s\n' "$links" "$also_exclude" | ruby -ryaml -rjson -e 'c = YAML.load_file("_config.yml") || {}
   base = {"exclude" => (c["exclude"] || []) + STDIN.read.split("\n").reject(&:empty?)}
-  %w[include keep_files].each { |k| base[k] = c[k] if c.key?(k) }
+  %w[include keep_files collections_dir].each { |k| base[k] = c[k] if c.key?(k) }
+  # (for site_stamp.py --partial, which layers its own over them: only when JSON keeps them as
+  # they are, e.g. no dates)
+  d = c["defaults"] || []
+  base["defaults"] = JSON.parse(JSON.generate(d)) == d ? d : "not portable"
   puts "# Written by scripts/build-site.sh: _config.yml exclude + the symbolic links (JSON is YAML)"
   puts JSON.pretty_generate(base)' > "$conf-base.yml"
 py="${PY:-python3}"
@@ -132,13 +136,23 @@ else
   configs="$configs,$conf-base.yml"
 fi
 held=$(IFS=,; echo "${MIRRORED[*]}")
+incremental=()
 if [ "$jekyll_command" = build ] && [ "$mirrored" = 1 ] && [ "${LOADCURVE_SKIP_JEKYLL:-1}" != 0 ]; then
   # Nothing Jekyll reads changed since its last build, and $dest is as it left it: skip it
-  # (scripts/site_stamp.py says what is compared). LOADCURVE_SKIP_JEKYLL=0 always builds.
-  if "$py" scripts/site_stamp.py check --dest "$dest" --filter "$conf-mirror.yml" \
-      --configs "$configs" --held "$held" -- "$@"; then
+  # (scripts/site_stamp.py says what is compared). Else (exit 3) an incremental build that
+  # renders only what changed: the generated report pages whose file and whose layout's inputs
+  # are as the last build left them are read, not rendered again (site_stamp.py says how).
+  # LOADCURVE_SKIP_JEKYLL=0 always builds, everything.
+  verdict=0
+  "$py" scripts/site_stamp.py check --dest "$dest" --filter "$conf-mirror.yml" \
+      --configs "$configs" --held "$held" --partial "$conf-partial.yml" --base "$conf-base.yml" \
+      -- "$@" || verdict=$?
+  if [ "$verdict" = 0 ]; then
     echo "Jekyll: nothing it reads changed since its last build of $dest; skipped"
     exit 0
+  elif [ "$verdict" = 3 ]; then
+    configs="$configs,$conf-partial.yml"
+    incremental=(--incremental)
   fi
 elif [ "$jekyll_command" = build ] || [ "$dest" = _site ] || [ "$dest" = "$PWD/_site" ]; then
   rm -f .cache/jekyll-stamp.json   # a build this script cannot vouch for, or a serve of _site
@@ -156,7 +170,7 @@ if [ "$jekyll_command" = build ] && [ "$mirrored" = 1 ] && mkdir -p "$HOLD" \
     fi
   done
 fi
-bash scripts/jekyll.sh "$jekyll_command" --config "$configs" "$@"
+bash scripts/jekyll.sh "$jekyll_command" --config "$configs" ${incremental[@]+"${incremental[@]}"} "$@"
 # Publish regular files only: Jekyll copies a symbolic link under runs/ as a link, and a deploy
 # that follows links would publish its target. The analysis refuses such runs (their error says
 # so); a link that reached _site anyway is removed here, and the build fails. (The held trees

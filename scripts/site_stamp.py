@@ -18,6 +18,22 @@ today's UTC date (a post dated in the future appears on the first build on or af
 and the feed's <updated> is the build time). The site folder is compared the same way, apart
 from the trees scripts/mirror_static.py publishes (--held); any difference, a missing stamp or
 any doubt means a build. Stdlib only: it runs before, and without, the analysis environment.
+
+When Jekyll must run, most of its work at 1,000 runs is wrapping the generated report pages
+(`_reports/`, front matter then finished HTML) in `_layouts/default.html` again: with --partial,
+`check` says how little it can redo (exit 3, Jekyll then runs with --incremental and the overlay
+written there). A generated report page's output depends on its own file and on what the
+default layout reads, the "wrapper" inputs: the configs, Gemfile(.lock), arguments, JEKYLL_ENV,
+the date, _layouts/, _includes/, _posts/, _drafts/, _plugins/ and _data/authors (the only data
+its templates read: tests/test_site_stamp.py checks that). When neither changed since the last
+build, and the site folder is as that build left it, only the report pages whose file changed
+(path, size, mtime, inode) are rendered again: the overlay sets Jekyll's per-page `regenerate`
+flag (front-matter defaults) on every page, post and document but the unchanged generated
+reports, which Jekyll then reads (the runs index, tags and feeds list them) without rendering
+or writing them. When the wrapper inputs changed, every page is rendered (an incremental build
+whose static files are copied when changed, as Jekyll's metadata records them); when the site
+folder is not as the last build left it, Jekyll's metadata is removed first, so that build
+renders and copies everything, as a plain build does.
 """
 from __future__ import annotations
 
@@ -34,6 +50,16 @@ from mirror_static import entry_filter, glob_include, read_config
 
 STAMP = Path(".cache/jekyll-stamp.json")
 PENDING = Path(".cache/jekyll-stamp.pending")
+# Jekyll's record of what an incremental build wrote (source mtimes, layout dependencies)
+METADATA = Path(".jekyll-metadata")
+REPORTS = "_reports"
+# What the default layout around a generated report reads besides the page itself
+WRAPPER_DIRS = ("_layouts", "_includes", "_posts", "_drafts", "_plugins")
+# Front matter of a page the analysis wrote: finished HTML, no Liquid (analysis/write/pages.py)
+GENERATED = "\ngenerated_by: loadcurve\n"
+# More changed reports than this: every page is rendered (the defaults list grows per page, and
+# Jekyll matches each page against every entry)
+MOST_CHANGED = 200
 
 
 def unseen(name: str, rel: str, is_dir: bool, config: dict) -> bool:
@@ -81,6 +107,85 @@ def inputs_digest(source: Path, dest: Path, config: dict, configs: list[str],
     return h.hexdigest()
 
 
+def wrapper_digest(source: Path, configs: list[str], args: list[str]) -> str:
+    """What the default layout around a generated report page reads, besides the page."""
+    h = hashlib.sha256()
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    h.update(json.dumps([args, os.environ.get("JEKYLL_ENV", ""), today]).encode() + b"\0")
+    for name in configs + ["Gemfile", "Gemfile.lock"]:
+        try:
+            h.update(name.encode() + b"\0" + (source / name).read_bytes() + b"\0")
+        except OSError:
+            h.update(name.encode() + b"\0-\0")
+    for folder in WRAPPER_DIRS:
+        listing(str(source), folder, lambda name, rel, is_dir: True, h)
+    listing(str(source), "_data", lambda name, rel, is_dir: rel.count("/") > 1
+            or name.split(".")[0] == "authors", h)
+    return h.hexdigest()
+
+
+def generated(path: str) -> bool:
+    """A page the analysis wrote (its front matter says so), read up to its front matter."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(8192)
+    except OSError:
+        return False
+    end = text.find("\n---", 3)
+    return text.startswith("---\n") and end > 0 and GENERATED in text[3:end + 1]
+
+
+def report_files(source: Path, known: dict) -> dict[str, list]:
+    """rel path -> [size, mtime_ns, inode, generated] of every file under _reports/; the
+    front matter is read only for files not in `known` as they are now."""
+    found: dict[str, list] = {}
+
+    def walk(rel_dir: str) -> None:
+        try:
+            entries = list(os.scandir(source / rel_dir))
+        except OSError:
+            return
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                walk(rel)
+            elif entry.is_file(follow_symlinks=False):
+                st = entry.stat(follow_symlinks=False)
+                key = [st.st_size, st.st_mtime_ns, st.st_ino]
+                old = known.get(rel)
+                found[rel] = key + [old[3] if old and old[:3] == key else generated(entry.path)]
+            elif entry.is_symlink():     # its target's changes are not seen here: always again
+                found[rel] = [0, 0, 0, False]
+    walk(REPORTS)
+    return found
+
+
+def partial_defaults(base_defaults: list, stamp: dict, reports: dict, wrapper: str) -> list:
+    """The front-matter defaults of an incremental build: `regenerate` on every page but the
+    generated reports; those are rendered when Jekyll's metadata has no record of them, or
+    records another mtime, and those whose file changed since the last build (or that are not
+    generated) get the flag by their path. When the wrapper inputs changed, the metadata is
+    removed: every page is rendered, and recorded (a page rendered for its flag is not)."""
+    every = [{"scope": {"path": ""}, "values": {"regenerate": True}},
+             {"scope": {"path": "", "type": "reports"}, "values": {"regenerate": False}}]
+    old = stamp.get("reports") or {}
+    again = [rel for rel, now in sorted(reports.items())
+             if not now[3] or old.get(rel) != now]
+    if stamp.get("wrapper") != wrapper or len(again) > MOST_CHANGED:
+        METADATA.unlink(missing_ok=True)
+        return base_defaults + every
+    return base_defaults + every + \
+        [{"scope": {"path": rel}, "values": {"regenerate": True}} for rel in again]
+
+
+def file_key(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
 def outputs_digest(dest: Path, held: list[str]) -> str:
     h = hashlib.sha256()
     listing(str(dest), "", lambda name, rel, is_dir: rel not in held, h)
@@ -112,6 +217,11 @@ def main() -> int:
                         help="check: the --config list Jekyll gets (comma-separated)")
     parser.add_argument("--held", default="", help="trees of the site folder not compared "
                         "(published by scripts/mirror_static.py), comma-separated")
+    parser.add_argument("--partial", type=Path, metavar="OVERLAY",
+                        help="check: when Jekyll must run, write OVERLAY (its front-matter "
+                        "defaults) and exit 3 for `jekyll build --incremental`")
+    parser.add_argument("--base", type=Path,
+                        help="check --partial: JSON config holding _config.yml's defaults")
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)
     opts = parser.parse_args(argv[:cut])
@@ -125,18 +235,36 @@ def main() -> int:
         inputs = inputs_digest(source, opts.dest, entry_filter(read_config(opts.filter)),
                                opts.configs.split(","), opts.args)
         stamp = read_json(STAMP)
-        if stamp.get("inputs") == inputs and opts.dest.is_dir() \
-                and stamp.get("outputs") == outputs_digest(opts.dest, held):
+        as_left = opts.dest.is_dir() and stamp.get("outputs") == outputs_digest(opts.dest, held)
+        if stamp.get("inputs") == inputs and as_left:
             return 0
         # the inputs as they were before this build: a file changed while Jekyll runs makes
         # the next check fail, not pass
         STAMP.unlink(missing_ok=True)
-        write_json(PENDING, {"inputs": inputs})
-        return 1
+        pending = {"inputs": inputs}
+        base = read_config(opts.base) if opts.base else {}
+        if opts.partial is None or not isinstance(base.get("defaults", []), list) \
+                or "collections_dir" in base:
+            write_json(PENDING, pending)
+            return 1
+        pending["wrapper"] = wrapper_digest(source, opts.configs.split(","), opts.args)
+        pending["reports"] = report_files(source, stamp.get("reports") or {})
+        write_json(PENDING, pending)
+        if not as_left or stamp.get("metadata") != file_key(METADATA):
+            # a site folder this script cannot vouch for, or Jekyll's record written by another
+            # build (`jekyll serve --incremental` by hand: its static files' times): everything
+            stamp = {}
+        defaults = partial_defaults(base.get("defaults", []), stamp, pending["reports"],
+                                    pending["wrapper"])
+        opts.partial.write_text("# Written by scripts/site_stamp.py for one build (JSON is YAML)\n"
+                                + json.dumps({"defaults": defaults}, indent=1) + "\n",
+                                encoding="utf-8")
+        return 3
     pending = read_json(PENDING)
     PENDING.unlink(missing_ok=True)
     if "inputs" in pending:
-        write_json(STAMP, {"inputs": pending["inputs"], "outputs": outputs_digest(opts.dest, held)})
+        write_json(STAMP, {**pending, "outputs": outputs_digest(opts.dest, held),
+                           "metadata": file_key(METADATA)})
     return 0
 
 

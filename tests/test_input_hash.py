@@ -71,3 +71,30 @@ def test_a_fifo_among_the_inputs_is_an_error_naming_it(run, tmp_path):
     with pytest.raises(BuildError, match="not a regular file") as caught:
         run_input_hash(run_dir, site, "code", FileHashes(tmp_path / "files.json"))
     assert "runs/r1/a/pipe" in str(caught.value)
+
+
+def test_hard_linked_copies_of_a_run_keep_keys_of_their_own(run, tmp_path):
+    """The scale corpus (bench/perf/site_scale.py) is one run's files hard-linked under many
+    ids: equal bytes, even one inode, must never make one run's key another's, or its analysis
+    would be skipped as done. The key holds the run's path, and each path is its own entry of
+    the file-hash cache."""
+    site, run_dir = run
+    copy = site / "runs" / "r2"
+    for path in sorted(run_dir.rglob("*")):
+        target = copy / path.relative_to(run_dir)
+        if path.is_symlink():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(os.readlink(path), target)
+        elif path.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(path, target)
+    assert (copy / "run.yml").stat().st_ino == (run_dir / "run.yml").stat().st_ino
+    hashes = FileHashes(tmp_path / "files.json")
+    keys = {name: run_input_hash(site / "runs" / name, site, "code", hashes)
+            for name in ("r1", "r2")}
+    assert keys["r1"] != keys["r2"]
+    assert keys["r2"] == walk_hash(copy, site, "code")
+    assert str((copy / "run.yml").resolve()) in hashes.entries
+    assert str((run_dir / "run.yml").resolve()) in hashes.entries

@@ -5,17 +5,21 @@ or not, the site is the one GitHub Pages builds."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import TREES, assert_same_site, github_pages_build, small_site
+from tests.helpers import (PINNED_TIME, TREES, assert_same_site, github_pages_build,
+                           small_site)
 
 pytestmark = pytest.mark.site
 
 SKIPPED = "Jekyll: nothing it reads changed"
+REPO = Path(__file__).resolve().parents[1]
 
 
 def build(src: Path, dest: Path, **env_extra: str) -> subprocess.CompletedProcess:
@@ -108,3 +112,127 @@ def test_held_trees_come_back_after_a_failed_or_killed_build(tmp_path):
     assert_same_site(dest, tmp_path / "pages")
     assert (dest / "runs" / "r1" / "a.csv").stat().st_ino == \
         (src / "runs" / "r1" / "a.csv").stat().st_ino
+
+
+# -- only the report pages that changed are rendered again (issue 36) ----------------------------
+
+REPORT_SOURCES = ("_layouts", "_includes", "_posts", "_data", "_reports", "_comparisons",
+                  "comparisons", "reports", "feed", "tags.html", "feed.xml", "index.html")
+
+
+def report_site(src: Path) -> Path:
+    """small_site with the repository's layouts, posts and generated report pages, at a
+    build time after their dates (a report dated after it would not be written)."""
+    small_site(src)
+    for name in REPORT_SOURCES:
+        if (REPO / name).is_dir():
+            shutil.copytree(REPO / name, src / name, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        elif (REPO / name).is_file():
+            shutil.copy2(REPO / name, src / name)
+    config = src / "_config.yml"
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        PINNED_TIME, 'time: "2030-01-01 00:00:00 +0000"\n'), encoding="utf-8")
+    return src
+
+
+def report_outputs(site: Path) -> dict[str, int]:
+    return {p.relative_to(site).as_posix(): p.stat().st_mtime_ns
+            for p in (site / "reports").rglob("index.html") if p.parent != site / "reports"}
+
+
+class Builds:
+    """Builds of one source, each compared with a clean GitHub Pages build of it."""
+
+    def __init__(self, src: Path, tmp_path: Path):
+        self.src, self.dest, self.pages = src, tmp_path / "local", tmp_path / "pages"
+        self.forced: set[str] = set()
+
+    def rebuilt(self, changed: set[str] | None = None) -> set[str]:
+        """Build; the report pages written. The pages expected (`changed`; None: all) must be
+        among them, and no other but those rendered for their change in the build before
+        (Jekyll keeps no record of a page rendered for its flag, so renders it once more)."""
+        before = report_outputs(self.dest)
+        assert built(self.src, self.dest)
+        after = report_outputs(self.dest)
+        # (a plain Jekyll build removes the source's .jekyll-metadata: it builds a copy)
+        for folder in (self.pages, self.pages.with_name("pages-src")):
+            shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(self.src, self.pages.with_name("pages-src"), symlinks=True)
+        github_pages_build(self.pages.with_name("pages-src"), self.pages)
+        assert_same_site(self.dest, self.pages)
+        written = {rel for rel, mtime in after.items() if before.get(rel) != mtime}
+        expected = set(after) if changed is None else changed
+        assert expected <= written <= expected | self.forced, (written, expected)
+        self.forced = set(changed or ())
+        return written
+
+
+def test_only_changed_report_pages_are_rendered_and_the_site_is_a_clean_builds(tmp_path):
+    src = report_site(tmp_path / "src")
+    builds = Builds(src, tmp_path)
+    first_build(src, builds.dest)
+    assert len(report_outputs(builds.dest)) >= 10
+    # a run added: its page alone (the runs index, tags and feeds list it)
+    text = (src / "_reports" / "pool-vs-virtual.html").read_text(encoding="utf-8")
+    (src / "_reports" / "pool-copy.html").write_text(
+        re.sub(r"(?m)^title: .*$", "title: A copy of the pool run", text, count=1),
+        encoding="utf-8")
+    builds.rebuilt({"reports/pool-copy/index.html"})
+    assert "A copy of the pool run" in (builds.dest / "reports" / "index.html").read_text()
+    # a page rewritten: that page
+    with open(src / "_reports" / "vegeta-vs-hey.html", "a", encoding="utf-8") as page:
+        page.write("<p>appended</p>\n")
+    builds.rebuilt({"reports/vegeta-vs-hey/index.html"})
+    # what the default layout around them reads: every page again. A post's title is in the
+    # "Written up in" line of the reports of the runs it names; an include is in all of them
+    post = next((src / "_posts").glob("*thread-pool-vs-virtual-threads.md"))
+    post.write_text(re.sub(r"(?m)^title: .*$", "title: A retitled post",
+                           post.read_text(encoding="utf-8"), count=1), encoding="utf-8")
+    builds.rebuilt()
+    assert "A retitled post" in \
+        (builds.dest / "reports" / "pool-copy" / "index.html").read_text()
+    with open(src / "_includes" / "footer.html", "a", encoding="utf-8") as include:
+        include.write("<!-- changed -->\n")
+    builds.rebuilt()
+    # a page removed; a page not generated by the analysis (it may read anything): rendered
+    # on every build
+    (src / "_reports" / "pool-copy.html").unlink()
+    (src / "_reports" / "by-hand.html").write_text(
+        "---\ntitle: By hand\ndate: 2026-01-02\ndescription: x\n---\n"
+        "<p>{{ site.data.runs.size }} run documents</p>\n", encoding="utf-8")
+    builds.rebuilt({"reports/by-hand/index.html"})
+    assert not (builds.dest / "reports" / "pool-copy").exists()
+    (src / "_data" / "runs" / "extra.yml").write_text("title: extra\n", encoding="utf-8")
+    builds.rebuilt({"reports/by-hand/index.html"})
+    # the site folder touched by hand: everything again
+    (builds.dest / "reports" / "vegeta-vs-hey" / "index.html").write_text("edited\n")
+    builds.rebuilt()
+    # always everything, and no incremental record left behind, when asked
+    assert built(src, builds.dest, LOADCURVE_SKIP_JEKYLL="0")
+    assert not (src / ".jekyll-metadata").exists()
+    builds.rebuilt()
+
+
+def reachable_templates(layout: str) -> dict[str, str]:
+    """A layout and every include it reaches, by file name."""
+    found, todo = {}, [REPO / "_layouts" / layout]
+    while todo:
+        path = todo.pop()
+        if path.name in found or not path.is_file():
+            continue
+        found[path.name] = path.read_text(encoding="utf-8")
+        todo += [REPO / "_includes" / name for name in
+                 re.findall(r"{%-?\s*include\s+([\w./-]+)", found[path.name])]
+    return found
+
+
+def test_the_default_layout_reads_no_data_but_the_authors():
+    """site_stamp.py renders a generated report page again only when its file or the wrapper
+    inputs changed, and counts only _data/authors among the data: the layout around the pages
+    and its includes must read no other data (the run documents change with every run)."""
+    templates = reachable_templates("default.html")
+    assert {"seo-report.html", "run-posts.html", "header.html"} <= set(templates)
+    reads = {(name, m) for name, text in templates.items()
+             for m in re.findall(r"site\.data(?:\.\w+|\[[^\]]*\])?", text)}
+    assert reads and {m for _, m in reads} == {"site.data.authors"}, reads

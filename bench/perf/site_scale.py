@@ -5,7 +5,8 @@ under N run ids, with the repository's site sources, built the way scripts/site.
     .venv/bin/python bench/perf/site_scale.py --again DIR      (a corpus kept by --keep)
     ... [--source DIR]   site sources and analysis from DIR, e.g. `git archive main | tar -x -C
                          DIR`: the code before a change, measured by this script (with --again:
-                         before/after on one corpus; its first no-change rebuild is the switch)
+                         before/after on one corpus; its first rebuild, Jekyll's stamp removed,
+                         is the switch)
 
 Measures, each figure with the load average beside it (the machine is shared: a figure taken at
 load 3 on 2 cores is not one taken at load 0): the full build from nothing, adding one run and
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -84,8 +86,19 @@ def add_run(site: Path, n: int) -> str:
     return run_id
 
 
+# CPU seconds (user + system) of each step's processes, beside its wall time: on a shared
+# machine the wall time follows the load, the CPU time much less
+CPU: dict[int, float] = {}
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed(cmd: list[str], site: Path, lines: list[tuple[float, str]] | None = None) -> float:
     env = {**os.environ, "PYTHONPATH": str(SOURCE[0])}
+    cpu = children_cpu()
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=site, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
@@ -98,6 +111,7 @@ def timed(cmd: list[str], site: Path, lines: list[tuple[float, str]] | None = No
     if proc.wait() != 0:
         sys.stdout.write("".join(out[-30:]))
         raise SystemExit(f"error: {' '.join(cmd)} exited {proc.returncode}")
+    CPU[id(lines)] = children_cpu() - cpu
     return seconds
 
 
@@ -119,10 +133,14 @@ def make_site(site: Path, name: str) -> None:
     jekyll_lines: list[tuple[float, str]] = []
     before = load()
     t_analysis = timed([PY, "-m", "analysis", "build", "--runs", "runs"], site, lines)
-    t_feeds = timed([PY, "scripts/tag_feeds.py"], site)
+    cpu_analysis = CPU[id(lines)]
+    feed_lines: list[tuple[float, str]] = []
+    t_feeds = timed([PY, "scripts/tag_feeds.py"], site, feed_lines)
+    cpu_feeds = CPU[id(feed_lines)]
     (site / ".cache").mkdir(exist_ok=True)
     t_jekyll = timed(["/usr/bin/time", "-v", "-o", ".cache/jekyll-time.txt",
                       "bash", "scripts/build-site.sh"], site, jekyll_lines)
+    cpu_jekyll = CPU[id(jekyll_lines)]
     done = [float(m.group(1)) for _, line in jekyll_lines
             if (m := re.search(r"done in ([0-9.]+) seconds", line))]
     total = t_analysis + t_feeds + t_jekyll
@@ -131,7 +149,10 @@ def make_site(site: Path, name: str) -> None:
     print(f"{name:<28} total {total:7.1f} s = analysis {t_analysis:6.1f} + feeds {t_feeds:4.1f}"
           f" + jekyll step {t_jekyll:6.1f} (Jekyll's own {own}); "
           f"charts {chart_seconds(lines):6.1f} s; "
-          f"jekyll peak RSS {jekyll_rss_mb(site):6.0f} MB   [{before} -> {load()}]", flush=True)
+          f"jekyll peak RSS {jekyll_rss_mb(site):6.0f} MB   [{before} -> {load()}]\n"
+          f"{'':<28} CPU   {cpu_analysis + cpu_feeds + cpu_jekyll:7.1f} s = analysis "
+          f"{cpu_analysis:6.1f} + feeds {cpu_feeds:4.1f} + jekyll step {cpu_jekyll:6.1f}",
+          flush=True)
 
 
 def size_of(folder: Path) -> int:
@@ -151,7 +172,10 @@ def again(site: Path) -> int:
     runs = sorted(p.name for p in (site / "runs").iterdir() if p.name.startswith("scale-"))
     n = int(runs[-1].split("-")[1]) + 1 if runs else 1
     print(f"corpus: {len(runs) + 1} runs in {site} ({os.cpu_count()} cores)", flush=True)
-    make_site(site, "no-change rebuild")
+    # The switch: Jekyll runs with this code (the stamp of a build by other code says nothing
+    # of this code's records), so the figures below are this code's steady state
+    (site / ".cache" / "jekyll-stamp.json").unlink(missing_ok=True)
+    make_site(site, "switch (Jekyll's stamp removed)")
     run_id = add_run(site, n)
     make_site(site, "add one run, rebuild")
     make_site(site, "no-change rebuild")
