@@ -68,13 +68,18 @@ check: lint
 
 # The bench first: it builds the jars that pytest's harness tests (tests/test_harness_url.py)
 # drive; run after pytest, it left them skipped on a fresh clone (CI).
-test: test-bench test-python
-
 # Two workers (pytest-xdist, one per core of the 2-core machine the times in
 # docs/reliability.md were taken on), a test file at a time, so a module's built site or run
 # is made once, in one worker; tests/conftest.py sends the longest files out first.
+PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile
+
+# The harness's checks (bench/test.sh) mostly wait on the clock: once its jars are built (the
+# pytest harness tests run them), they run beside pytest, their output after pytest's.
+test: $(VENV)/.installed jekyll-deps node_modules/.installed
+	bash bench/test.sh --beside $(PYTEST)
+
 test-python: $(VENV)/.installed jekyll-deps node_modules/.installed
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	$(PYTEST)
 
 test-bench: $(VENV)/.installed
 	bash bench/test.sh
