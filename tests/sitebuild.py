@@ -210,8 +210,9 @@ def build_site(tmp: Path, *extra_config: str, prepare=None) -> Path:
 
 def shared_site(tmp_path_factory) -> Path:
     """The plain site (no extra config), built once per `pytest` run for every test that only
-    reads it (test_site.py, test_validators.py): under pytest-xdist the workers share the first
-    one's build, waiting on a lock while it runs, so the ~1-minute build is not made per worker."""
+    reads it or its source (`<site>/../src`; test_site.py, test_validators.py, test_jekyll3.py):
+    under pytest-xdist the workers share the first one's build, waiting on a lock while it
+    runs, so the ~1-minute build is not made per worker."""
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         root = root.parent        # xdist gives each worker <run's temp>/popen-gwN
