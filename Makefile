@@ -66,15 +66,19 @@ lint: $(VENV)/.installed
 check: lint
 	$(PY) -m pytest -q -m "not slow and not site and not browser and not harness"
 
-# The bench first: it builds the jars that pytest's harness tests (tests/test_harness_url.py)
-# drive; run after pytest, it left them skipped on a fresh clone (CI).
-test: test-bench test-python
-
 # Two workers (pytest-xdist, one per core of the 2-core machine the times in
 # docs/reliability.md were taken on), a test file at a time, so a module's built site or run
 # is made once, in one worker; tests/conftest.py sends the longest files out first.
+PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile
+
+# The harness's jars first: pytest's harness tests (tests/test_harness_url.py) drive them, and
+# without them those tests fail in CI. Then the harness's checks (bench/test.sh), which mostly
+# wait on the clock, run beside pytest; their output follows pytest's.
+test: $(VENV)/.installed jekyll-deps node_modules/.installed
+	bash bench/test.sh --beside $(PYTEST)
+
 test-python: $(VENV)/.installed jekyll-deps node_modules/.installed
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	$(PYTEST)
 
 test-bench: $(VENV)/.installed
 	bash bench/test.sh

@@ -1,5 +1,5 @@
 # Sourced by bench/run.sh and bench/test.sh: find a JDK 21+ and build the harness with Maven.
-# Defines: find_jdk (sets BENCH_JAVA_HOME, BENCH_JAVA, BENCH_JDK_FEATURE), build_bench.
+# Defines: find_jdk (sets BENCH_JAVA_HOME, BENCH_JAVA, BENCH_JDK_FEATURE), build_bench, maven_bench.
 
 # The feature release of a JDK home (25 for 25.0.3), or nothing if it is not a JDK.
 jdk_feature() {
@@ -62,7 +62,14 @@ find_jdk() {
 # dependencies are in ~/.m2), online only when something is missing. Extra args go to Maven
 # (e.g. -DskipTests). Maven's output is shown only when the build fails.
 build_bench() {
-    local bench_dir=$1; shift
+    maven_bench package "$@"
+}
+
+# maven_bench GOAL BENCH_DIR [ARGS]: build_bench with another goal (test.sh runs the JUnit tests
+# with surefire:test over the jars built before, leaving the jars as they are). A goal that ran
+# tests and failed is not run again online: only a missing artifact is.
+maven_bench() {
+    local goal=$1 bench_dir=$2; shift 2
     if ! command -v mvn >/dev/null 2>&1 && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
         echo "== installing Maven (apt-get install maven)"
         { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q maven; } >/dev/null 2>&1 || true
@@ -78,9 +85,10 @@ build_bench() {
     fi
     log=$(mktemp "${TMPDIR:-/tmp}/loadcurve-mvn.XXXXXX")
     if JAVA_HOME=$BENCH_JAVA_HOME MAVEN_OPTS=$maven_opts mvn -B -o -Dstyle.color=never \
-            -f "$bench_dir/pom.xml" package "$@" >"$log" 2>&1 \
-        || JAVA_HOME=$BENCH_JAVA_HOME MAVEN_OPTS=$maven_opts mvn -B -Dstyle.color=never \
-            -f "$bench_dir/pom.xml" package "$@" >"$log" 2>&1; then
+            -f "$bench_dir/pom.xml" "$goal" "$@" >"$log" 2>&1 \
+        || { ! grep -qE '^\[(INFO|WARNING|ERROR)\] Tests run:' "$log" \
+            && JAVA_HOME=$BENCH_JAVA_HOME MAVEN_OPTS=$maven_opts mvn -B -Dstyle.color=never \
+                -f "$bench_dir/pom.xml" "$goal" "$@" >"$log" 2>&1; }; then
         BENCH_BUILD_LOG=$log
         return 0
     fi

@@ -9,6 +9,8 @@
 # check with the analysis's reader that it reads what the harness wrote and that the counts
 # agree; then the JMH benchmarks' short CI mode (about 30 s), read back by the analysis's JMH
 # reader (bench/jmh/check.py). About 3.5 minutes; closes with 'bench: N passed, N failed'.
+# `bench/test.sh --beside COMMAND...` (make test): builds the jars, then runs COMMAND while the
+# checks run in the background, prints their output after COMMAND's, and fails if either did.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,26 +28,38 @@ fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/loadcurve-bench-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
+beside=()
+if [[ ${1:-} == --beside ]]; then
+    shift
+    beside=("$@")
+fi
+
 find_jdk
-echo "== JUnit tests of the server and the load generator (Maven Surefire, JDK $BENCH_JDK_FEATURE)"
-if ! build_bench "$HERE"; then
+echo "== the jars (Maven, JDK $BENCH_JDK_FEATURE; their JUnit tests run next, from the same build)"
+if ! build_bench "$HERE" -DskipTests; then
     echo "bench: 0 passed, 1 failed"
     exit 1
 fi
-# Surefire's own summary lines; its per-module totals (no "-- in CLASS") add up to the run's.
-grep -E '^\[(INFO|WARNING|ERROR)\] Tests run:' "$BENCH_BUILD_LOG" | sed 's/^\[[A-Z]*\] /   /'
-read -r java_run java_failed java_errors java_skipped < <(
-    grep -E '^\[(INFO|WARNING|ERROR)\] Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$' \
-        "$BENCH_BUILD_LOG" \
-    | sed -E 's/.*Tests run: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+), Skipped: ([0-9]+)/\1 \2 \3 \4/' \
-    | awk '{ r += $1; f += $2; e += $3; s += $4 } END { print r + 0, f + 0, e + 0, s + 0 }')
 rm -f "$BENCH_BUILD_LOG"
-if (( java_run == 0 )); then
-    echo "error: Maven ran no JUnit test" >&2
-    echo "bench: 0 passed, 1 failed"
-    exit 1
+
+checks() {  # every check below; prints its own output and closes with 'bench: N passed, N failed'
+echo "== JUnit tests of the server and the load generator (Maven Surefire, JDK $BENCH_JDK_FEATURE)"
+java_passed=0 java_failed=1 java_errors=0
+if maven_bench surefire:test "$HERE"; then
+    # Surefire's own summary lines; its per-module totals (no "-- in CLASS") add up to the run's.
+    grep -E '^\[(INFO|WARNING|ERROR)\] Tests run:' "$BENCH_BUILD_LOG" | sed 's/^\[[A-Z]*\] /   /'
+    read -r java_run java_failed java_errors java_skipped < <(
+        grep -E '^\[(INFO|WARNING|ERROR)\] Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$' \
+            "$BENCH_BUILD_LOG" \
+        | sed -E 's/.*Tests run: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+), Skipped: ([0-9]+)/\1 \2 \3 \4/' \
+        | awk '{ r += $1; f += $2; e += $3; s += $4 } END { print r + 0, f + 0, e + 0, s + 0 }')
+    rm -f "$BENCH_BUILD_LOG"
+    if (( java_run == 0 )); then
+        echo "error: Maven ran no JUnit test" >&2
+        java_failed=1
+    fi
+    java_passed=$((java_run - java_failed - java_errors - java_skipped))
 fi
-java_passed=$((java_run - java_failed - java_errors - java_skipped))
 
 # The corpus's timing (README: the command that records it).
 CORPUS_TIMING="--warmup-s 5 --duration-s 10 --timeout-s 5 --jfr-repetitions 1"
@@ -140,3 +154,23 @@ failed=$((java_failed + java_errors + sh_failed + smoke_failed + py_failed + jmh
 echo "== bench tests done in $(( $(date +%s) - started )) s"
 echo "bench: $passed passed, $failed failed"
 (( failed == 0 && check_status == 0 ))
+}
+
+if (( ${#beside[@]} == 0 )); then
+    checks
+    exit
+fi
+# make test: the checks above mostly wait on the clock (short runs at low rates, JVMs starting,
+# JUnit's timed runs), so they run beside the given command (pytest) rather than before it;
+# their output follows the command's.
+echo "== ${beside[*]}, beside the checks below"
+checks >"$TMP/checks.log" 2>&1 &
+checks_pid=$!
+set +e
+"${beside[@]}"
+beside_status=$?
+wait "$checks_pid"
+checks_status=$?
+set -e
+cat "$TMP/checks.log"
+(( beside_status == 0 && checks_status == 0 ))

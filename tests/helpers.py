@@ -330,15 +330,24 @@ CASES = sorted((target, path) for target in TARGETS for path in (FUZZ_CORPUS / t
 
 # -- hardening: time limits and a site's authored files -------------------------------------------
 
+class _Expired(Exception):
+    """time_limit's alarm, raised wherever the body was."""
+
+
 @contextmanager
 def time_limit(seconds: int):
-    """Fail (not hang) when the body runs longer than `seconds`: a hang is a finding too."""
+    """Fail (not hang) when the body runs longer than `seconds`: a hang is a finding too.
+    The failure is a TimeoutError raised here, without the interrupted frames: an alarm that
+    lands thousands of frames deep in a parser gave pytest a frame without a line number, and
+    its report of that traceback crashed the whole xdist run (INTERNALERROR), not one test."""
     def expired(*_):
-        raise TimeoutError(f"still running after {seconds} s")
+        raise _Expired
     old = signal.signal(signal.SIGALRM, expired)
     signal.alarm(seconds)
     try:
         yield
+    except _Expired:
+        raise TimeoutError(f"still running after {seconds} s") from None
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)

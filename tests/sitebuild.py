@@ -183,11 +183,19 @@ def rerender_reports(src: Path) -> None:
     whose baseurl changed does (analysis/write/liquid_pages.py reads it when rendering)."""
     from analysis.write.pages import is_generated, page_text
     from analysis.paths import find_data
+    from analysis.read.checks import load_yaml
+    # The data documents were most of this step's time (~30 CPU s through PyYAML's Python
+    # parser, once per page): each is read once, by libyaml where that reads the same, and
+    # shared by its run's report and scenario pages as the build's report_pages shares it.
+    docs: dict[str, dict] = {}
     for path in sorted((src / "_reports").rglob("*.html")):
         if not is_generated(path):
             continue
         front = yaml.safe_load(path.read_text().split("---\n")[1])
-        doc = yaml.safe_load(find_data(src, front["run"]).read_text())
+        run_id = front["run"]
+        if run_id not in docs:
+            docs[run_id] = load_yaml(find_data(src, run_id).read_text(), yaml.SafeLoader)
+        doc = docs[run_id]
         layout = "scenario" if "scenario" in front else \
             "jmh-report" if "jmh_tables" in doc else "report"
         url = front.get("permalink") or f"/reports/{front['run']}/"
@@ -210,8 +218,9 @@ def build_site(tmp: Path, *extra_config: str, prepare=None) -> Path:
 
 def shared_site(tmp_path_factory) -> Path:
     """The plain site (no extra config), built once per `pytest` run for every test that only
-    reads it (test_site.py, test_validators.py): under pytest-xdist the workers share the first
-    one's build, waiting on a lock while it runs, so the ~1-minute build is not made per worker."""
+    reads it or its source (`<site>/../src`; test_site.py, test_validators.py, test_jekyll3.py):
+    under pytest-xdist the workers share the first one's build, waiting on a lock while it
+    runs, so the ~1-minute build is not made per worker."""
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         root = root.parent        # xdist gives each worker <run's temp>/popen-gwN

@@ -23,19 +23,18 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import CHROOT_ENV
-from tests.sitebuild import assemble, build
+from tests.sitebuild import shared_site
 
 pytestmark = pytest.mark.site
 
 
 @pytest.fixture(scope="module")
 def builds(jekyll3_root, tmp_path_factory) -> tuple[Path, Path]:
-    """(Jekyll 3 site, Jekyll 4 site) built from one source."""
+    """(Jekyll 3 site, Jekyll 4 site) built from one source: the Jekyll 4 site is the plain
+    test site test_site.py reads (shared_site), built once per run, and its source."""
     tmp = tmp_path_factory.mktemp("jekyll3")
-    source = assemble(tmp / "src")
-    four = tmp / "site4"
-    result = build(source, four)
-    assert result.returncode == 0, result.stdout + result.stderr
+    four = shared_site(tmp_path_factory)
+    source = four.parent / "src"
     work = jekyll3_root / "tmp" / f"loadcurve-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
     try:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from analysis.read.checks import load_yaml
 from analysis.write import liquid_pages
 from tests.sitebuild import REPO, assemble, build
 
@@ -51,7 +52,7 @@ def check_pages(src: Path) -> list[tuple[str, str, dict, str, dict]]:
             for p in sorted((src / folder).glob("*.yml"))}
     out = []
     for run_id, path in sorted(docs.items()):
-        doc = yaml.safe_load(path.read_text())
+        doc = load_yaml(path.read_text(), yaml.SafeLoader)   # libyaml where it reads the same
         layout = "jmh-report" if "jmh_tables" in doc else "report"
         out.append((f"{run_id}.html", layout, {"run": run_id}, run_id, doc))
         for scenario in (doc.get("scenarios") or {}) if layout == "report" else ():
