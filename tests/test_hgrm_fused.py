@@ -20,7 +20,8 @@ from analysis.read.hdr.histogram import layout_for
 from analysis.read.hdr.payload import V2_COMPRESSED, V2_COOKIE
 from analysis.read.hdr.processor import process
 from tests.helpers import write_log, zigzag_leb128
-from tests.test_hgrm import CORPUS, HLOG_FIXTURES, _hgrm_both_ways, small_groups  # noqa: F401
+from tests import test_hgrm
+from tests.test_hgrm import CORPUS, HLOG_FIXTURES, _hgrm_both_ways
 
 KERNELS = native.get()
 needs_kernels = pytest.mark.skipif(KERNELS is None, reason=native.describe())
@@ -130,6 +131,8 @@ def test_totals_reaching_two_to_the_62_take_the_numpy_path(monkeypatch, tmp_path
 
 
 # -- the worker and the main process sharing the inflating (worker.main_is_waiting) ------------
+
+small_groups = test_hgrm.small_groups       # (the fixture, shared)
 
 @pytest.fixture(params=["always", "every-other"])
 def sharing(request, monkeypatch):
