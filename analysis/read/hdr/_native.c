@@ -29,6 +29,61 @@ int64_t lc_abi(void) { return LC_ABI; }
 
 enum { ROW_DECODED = 0, ROW_DEFERRED = 1 };
 
+/* One V2 counts body, buf[p .. end), decoded into keys (the index of each non-zero count) and
+ * counts (the counts): -> the number of entries, their sum in *sum and the row's span in *span
+ * (the position after its last varint, or after its last count when zeros run past the counts
+ * array, which is harmless: Java's decoder only skips them; span may be NULL); or -1 for a body left to the
+ * Python decoder (a truncated varint, a count at or past `limit`, a zero run over 2^31-1, a
+ * sum at or past TOTAL_LIMIT). keys and counts have room for end - p entries. */
+static inline int64_t decode_body(const uint8_t *restrict buf, int64_t p, int64_t end,
+                                  int64_t limit, int64_t *restrict keys,
+                                  int64_t *restrict counts, uint64_t *sum, int64_t *span)
+{
+    int64_t e = 0, position = 0, last_filled = -1;
+    uint64_t total = 0;
+    while (p < end) {
+        uint64_t v = buf[p++];
+        if (v >= 0x80) {   /* ZigZagEncoding.getLong: up to 8 bytes of 7 bits, a 9th of 8 */
+            v &= 0x7f;
+            for (int k = 1;; k++) {
+                if (p >= end)                    /* ends inside a varint */
+                    return -1;
+                uint64_t byte = buf[p++];
+                if (k == 8) {
+                    v |= byte << 56;
+                    break;
+                }
+                v |= (byte & 0x7f) << (7 * k);
+                if (byte < 0x80)
+                    break;
+            }
+        }
+        int64_t value = (int64_t)((v >> 1) ^ (~(v & 1) + 1));
+        int64_t is_count = value > 0;
+        /* (rare, so predicted: a count beyond the counts array, a zero run over 2^31-1) */
+        if ((is_count & (position >= limit)) | (value < -INT31_MAX))
+            return -1;
+        /* Counts and zero runs alternate unpredictably: no branch on which this is. The slot
+         * e is always inside the arrays: e counts fewer varints than bytes read. */
+        uint64_t count_mask = 0 - (uint64_t)is_count;          /* all ones for a count */
+        int64_t run_mask = value >> 63;                        /* all ones for a run */
+        keys[e] = position;
+        counts[e] = value;
+        e += is_count;
+        total += (uint64_t)value & count_mask;                 /* < 2^62 + 2^63 */
+        if (span)          /* (a constant where inlined: no test in the loop) */
+            last_filled = (int64_t)(((uint64_t)position & count_mask)
+                                    | ((uint64_t)last_filled & ~count_mask));
+        position += (-value & run_mask) | (1 & ~run_mask);     /* < 2^31 a byte */
+        if (total >= TOTAL_LIMIT)
+            return -1;
+    }
+    *sum = total;
+    if (span)
+        *span = position > limit ? last_filled + 1 : position;
+    return e;
+}
+
 /* Decode n V2 counts bodies: body r is buf[offsets[r] .. offsets[r + 1]).
  *
  * Writes every non-zero count as keys[e] = r << *stride_bits | index, counts[e] = count, rows in
@@ -55,67 +110,20 @@ int64_t lc_decode_v2(const uint8_t *restrict buf, int64_t buf_len,
         if (offsets[r + 1] < offsets[r] || cal[r] < 0)
             return -1;
     for (int64_t r = 0; r < n; r++) {
-        int64_t p = offsets[r], end = offsets[r + 1], first = e;
-        int64_t position = 0, last_filled = -1, limit = cal[r];
-        uint64_t total = 0;
-        int deferred = 0;
+        uint64_t total;
+        int64_t span;
         row_entries[r] = e;
-        while (p < end) {
-            uint64_t v = buf[p++];
-            if (v >= 0x80) {   /* ZigZagEncoding.getLong: up to 8 bytes of 7 bits, a 9th of 8 */
-                v &= 0x7f;
-                for (int k = 1;; k++) {
-                    if (p >= end) {              /* ends inside a varint */
-                        deferred = 1;
-                        break;
-                    }
-                    uint64_t byte = buf[p++];
-                    if (k == 8) {
-                        v |= byte << 56;
-                        break;
-                    }
-                    v |= (byte & 0x7f) << (7 * k);
-                    if (byte < 0x80)
-                        break;
-                }
-                if (deferred)
-                    break;
-            }
-            int64_t value = (int64_t)((v >> 1) ^ (~(v & 1) + 1));
-            int64_t is_count = value > 0;
-            /* (rare, so predicted: a count beyond the counts array, a zero run over 2^31-1) */
-            if ((is_count & (position >= limit)) | (value < -INT31_MAX)) {
-                deferred = 1;
-                break;
-            }
-            /* Counts and zero runs alternate unpredictably: no branch on which this is. The
-             * slot e is always inside the arrays: e counts fewer varints than bytes read. */
-            uint64_t count_mask = 0 - (uint64_t)is_count;          /* all ones for a count */
-            int64_t run_mask = value >> 63;                        /* all ones for a run */
-            keys[e] = position;
-            counts[e] = value;
-            e += is_count;
-            total += (uint64_t)value & count_mask;                 /* < 2^62 + 2^63 */
-            last_filled = (int64_t)(((uint64_t)position & count_mask)
-                                    | ((uint64_t)last_filled & ~count_mask));
-            position += (-value & run_mask) | (1 & ~run_mask);     /* < 2^31 a byte */
-            if (total >= TOTAL_LIMIT) {
-                deferred = 1;
-                break;
-            }
-        }
-        if (deferred) {
-            e = first;
+        int64_t got = decode_body(buf, offsets[r], offsets[r + 1], cal[r], keys + e, counts + e,
+                                  &total, &span);
+        if (got < 0) {
             status[r] = ROW_DEFERRED;
             totals[r] = 0;
             continue;
         }
+        e += got;
         status[r] = ROW_DECODED;
         totals[r] = (int64_t)total;
-        /* zeros running past the counts array are harmless (Java's decoder only skips them);
-         * batch.py then counts the row's span to its last count */
-        int64_t span = position > limit ? last_filled + 1 : position;
-        if (span > max_span)
+        if (span > max_span)     /* batch.py counts the same span */
             max_span = span;
     }
     row_entries[n] = e;
@@ -289,50 +297,6 @@ int64_t lc_running(const int64_t *restrict keys, const int64_t *restrict cnt, in
     return 0;
 }
 
-/* One V2 counts body, buf[p .. end), decoded into keys (its indices) and counts (its non-zero
- * counts), as lc_decode_v2 decodes a row: -> the number of entries, their sum in *sum; or -1
- * for a body lc_decode_v2 would defer (a truncated varint, a count at or past `limit`, a zero
- * run over 2^31-1, a sum at or past TOTAL_LIMIT). keys and counts hold end - p entries. */
-static int64_t decode_body(const uint8_t *restrict buf, int64_t p, int64_t end, int64_t limit,
-                           int64_t *restrict keys, int64_t *restrict counts, uint64_t *sum)
-{
-    int64_t e = 0, position = 0;
-    uint64_t total = 0;
-    while (p < end) {
-        uint64_t v = buf[p++];
-        if (v >= 0x80) {
-            v &= 0x7f;
-            for (int k = 1;; k++) {
-                if (p >= end)
-                    return -1;
-                uint64_t byte = buf[p++];
-                if (k == 8) {
-                    v |= byte << 56;
-                    break;
-                }
-                v |= (byte & 0x7f) << (7 * k);
-                if (byte < 0x80)
-                    break;
-            }
-        }
-        int64_t value = (int64_t)((v >> 1) ^ (~(v & 1) + 1));
-        int64_t is_count = value > 0;
-        if ((is_count & (position >= limit)) | (value < -INT31_MAX))
-            return -1;
-        uint64_t count_mask = 0 - (uint64_t)is_count;
-        int64_t run_mask = value >> 63;
-        keys[e] = position;
-        counts[e] = value;
-        e += is_count;
-        total += (uint64_t)value & count_mask;
-        position += (-value & run_mask) | (1 & ~run_mask);
-        if (total >= TOTAL_LIMIT)
-            return -1;
-    }
-    *sum = total;
-    return e;
-}
-
 /* lc_decode_v2 and lc_running in one pass, one row at a time, through a scratch buffer the
  * size of the longest body (so that a batch's keyed entries never go through memory): n V2
  * counts bodies buf[offsets[r] .. offsets[r + 1]), row r's counts array cals[r] entries long,
@@ -368,7 +332,8 @@ int64_t lc_add_bodies(const uint8_t *restrict buf, const int64_t *restrict offse
     }
     for (int64_t r = 0; r < n; r++) {
         uint64_t count;
-        int64_t e = decode_body(buf, offsets[r], offsets[r + 1], cals[r], keys, counts, &count);
+        int64_t e = decode_body(buf, offsets[r], offsets[r + 1], cals[r], keys, counts, &count,
+                                NULL);
         int refused = e < 0 || (chosen[r] && count >= TOTAL_LIMIT - total);
         if (refused || (chosen[r] && add_row(keys, counts, 0, e, INT64_MAX, count, dense,
                                              dense_len, blocks, pos, cum, &total, requested,
@@ -379,7 +344,7 @@ int64_t lc_add_bodies(const uint8_t *restrict buf, const int64_t *restrict offse
                 if (!chosen[j])
                     continue;
                 int64_t undo = decode_body(buf, offsets[j], offsets[j + 1], cals[j], keys,
-                                           counts, &count);
+                                           counts, &count, NULL);
                 for (int64_t x = 0; x < undo; x++) {
                     dense[keys[x]] -= counts[x];
                     blocks[keys[x] >> BLOCK_BITS] -= counts[x];
