@@ -5,7 +5,8 @@
  *                  the arrays batch._decode_v2_batch builds with numpy;
  *   lc_running     a batch's rows added to the accumulated counts array, with each row's own
  *                  percentiles and the running totals' percentiles after every row (what
- *                  running.IntegerRunning.add_rows finds with vectorised searches).
+ *                  running.IntegerRunning.add_rows finds with vectorised searches);
+ *   lc_add_bodies  both at once for a group of plain bodies, row by row (the hgrm command).
  *
  * No Python headers: numpy arrays arrive as pointers (ctypes). Every index is checked against
  * the length of the array it indexes. Anything unusual in a payload (a malformed or truncated
@@ -17,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LC_ABI 4
+#define LC_ABI 5
 #define INT31_MAX 2147483647LL
 #define TOTAL_LIMIT (1ULL << 62)  /* rows or totals at or past this go to the numpy path */
 #define BLOCK_BITS 5              /* lc_running's block sums: 32 counts-array entries each */
@@ -27,6 +28,61 @@
 int64_t lc_abi(void) { return LC_ABI; }
 
 enum { ROW_DECODED = 0, ROW_DEFERRED = 1 };
+
+/* One V2 counts body, buf[p .. end), decoded into keys (the index of each non-zero count) and
+ * counts (the counts): -> the number of entries, their sum in *sum and the row's span in *span
+ * (the position after its last varint, or after its last count when zeros run past the counts
+ * array, which is harmless: Java's decoder only skips them; span may be NULL); or -1 for a body left to the
+ * Python decoder (a truncated varint, a count at or past `limit`, a zero run over 2^31-1, a
+ * sum at or past TOTAL_LIMIT). keys and counts have room for end - p entries. */
+static inline int64_t decode_body(const uint8_t *restrict buf, int64_t p, int64_t end,
+                                  int64_t limit, int64_t *restrict keys,
+                                  int64_t *restrict counts, uint64_t *sum, int64_t *span)
+{
+    int64_t e = 0, position = 0, last_filled = -1;
+    uint64_t total = 0;
+    while (p < end) {
+        uint64_t v = buf[p++];
+        if (v >= 0x80) {   /* ZigZagEncoding.getLong: up to 8 bytes of 7 bits, a 9th of 8 */
+            v &= 0x7f;
+            for (int k = 1;; k++) {
+                if (p >= end)                    /* ends inside a varint */
+                    return -1;
+                uint64_t byte = buf[p++];
+                if (k == 8) {
+                    v |= byte << 56;
+                    break;
+                }
+                v |= (byte & 0x7f) << (7 * k);
+                if (byte < 0x80)
+                    break;
+            }
+        }
+        int64_t value = (int64_t)((v >> 1) ^ (~(v & 1) + 1));
+        int64_t is_count = value > 0;
+        /* (rare, so predicted: a count beyond the counts array, a zero run over 2^31-1) */
+        if ((is_count & (position >= limit)) | (value < -INT31_MAX))
+            return -1;
+        /* Counts and zero runs alternate unpredictably: no branch on which this is. The slot
+         * e is always inside the arrays: e counts fewer varints than bytes read. */
+        uint64_t count_mask = 0 - (uint64_t)is_count;          /* all ones for a count */
+        int64_t run_mask = value >> 63;                        /* all ones for a run */
+        keys[e] = position;
+        counts[e] = value;
+        e += is_count;
+        total += (uint64_t)value & count_mask;                 /* < 2^62 + 2^63 */
+        if (span)          /* (a constant where inlined: no test in the loop) */
+            last_filled = (int64_t)(((uint64_t)position & count_mask)
+                                    | ((uint64_t)last_filled & ~count_mask));
+        position += (-value & run_mask) | (1 & ~run_mask);     /* < 2^31 a byte */
+        if (total >= TOTAL_LIMIT)
+            return -1;
+    }
+    *sum = total;
+    if (span)
+        *span = position > limit ? last_filled + 1 : position;
+    return e;
+}
 
 /* Decode n V2 counts bodies: body r is buf[offsets[r] .. offsets[r + 1]).
  *
@@ -54,67 +110,20 @@ int64_t lc_decode_v2(const uint8_t *restrict buf, int64_t buf_len,
         if (offsets[r + 1] < offsets[r] || cal[r] < 0)
             return -1;
     for (int64_t r = 0; r < n; r++) {
-        int64_t p = offsets[r], end = offsets[r + 1], first = e;
-        int64_t position = 0, last_filled = -1, limit = cal[r];
-        uint64_t total = 0;
-        int deferred = 0;
+        uint64_t total;
+        int64_t span;
         row_entries[r] = e;
-        while (p < end) {
-            uint64_t v = buf[p++];
-            if (v >= 0x80) {   /* ZigZagEncoding.getLong: up to 8 bytes of 7 bits, a 9th of 8 */
-                v &= 0x7f;
-                for (int k = 1;; k++) {
-                    if (p >= end) {              /* ends inside a varint */
-                        deferred = 1;
-                        break;
-                    }
-                    uint64_t byte = buf[p++];
-                    if (k == 8) {
-                        v |= byte << 56;
-                        break;
-                    }
-                    v |= (byte & 0x7f) << (7 * k);
-                    if (byte < 0x80)
-                        break;
-                }
-                if (deferred)
-                    break;
-            }
-            int64_t value = (int64_t)((v >> 1) ^ (~(v & 1) + 1));
-            int64_t is_count = value > 0;
-            /* (rare, so predicted: a count beyond the counts array, a zero run over 2^31-1) */
-            if ((is_count & (position >= limit)) | (value < -INT31_MAX)) {
-                deferred = 1;
-                break;
-            }
-            /* Counts and zero runs alternate unpredictably: no branch on which this is. The
-             * slot e is always inside the arrays: e counts fewer varints than bytes read. */
-            uint64_t count_mask = 0 - (uint64_t)is_count;          /* all ones for a count */
-            int64_t run_mask = value >> 63;                        /* all ones for a run */
-            keys[e] = position;
-            counts[e] = value;
-            e += is_count;
-            total += (uint64_t)value & count_mask;                 /* < 2^62 + 2^63 */
-            last_filled = (int64_t)(((uint64_t)position & count_mask)
-                                    | ((uint64_t)last_filled & ~count_mask));
-            position += (-value & run_mask) | (1 & ~run_mask);     /* < 2^31 a byte */
-            if (total >= TOTAL_LIMIT) {
-                deferred = 1;
-                break;
-            }
-        }
-        if (deferred) {
-            e = first;
+        int64_t got = decode_body(buf, offsets[r], offsets[r + 1], cal[r], keys + e, counts + e,
+                                  &total, &span);
+        if (got < 0) {
             status[r] = ROW_DEFERRED;
             totals[r] = 0;
             continue;
         }
+        e += got;
         status[r] = ROW_DECODED;
         totals[r] = (int64_t)total;
-        /* zeros running past the counts array are harmless (Java's decoder only skips them);
-         * batch.py then counts the row's span to its last count */
-        int64_t span = position > limit ? last_filled + 1 : position;
-        if (span > max_span)
+        if (span > max_span)     /* batch.py counts the same span */
             max_span = span;
     }
     row_entries[n] = e;
@@ -146,6 +155,86 @@ static int64_t target_count(double requested, int64_t total)
     if ((double)t < fp)       /* ceil: exact, since fp < 2^53 whenever it has a fraction */
         t++;
     return t < 1 ? 1 : t;
+}
+
+/* One row added to the accumulated counts array (lc_running's loop body, also lc_add_bodies'):
+ * its entries keys/cnt[a .. b), index = key & mask (< dense_len: the callers check), ascending,
+ * `count` their sum. pos/cum/total: the running percentiles' positions and counts, and the
+ * accumulated total, advanced; row: its 10 outputs (see lc_running). Returns 0, or -1 when a
+ * running percentile's search runs off the counts array (inconsistent state). */
+static int add_row(const int64_t *restrict keys, const int64_t *restrict cnt, int64_t a,
+                   int64_t b, int64_t mask, uint64_t count, int64_t *restrict dense,
+                   int64_t dense_len, int64_t *restrict blocks, int64_t *pos, int64_t *cum,
+                   uint64_t *total_io, const double *restrict requested, int64_t *restrict row)
+{
+    uint64_t total = *total_io;
+    int64_t t50 = target_count(requested[0], (int64_t)count);
+    int64_t t90 = target_count(requested[1], (int64_t)count);
+    int64_t ip50 = -1, ip90 = -1, delta[N_TOTAL];
+    uint64_t sum = 0;
+    int next = 0;
+    for (int64_t k = a; k < b; k++) {
+        int64_t index = keys[k] & mask;
+        int64_t c = cnt[k];
+        /* the running percentiles' counts grow by this row's counts at or below them */
+        while (next < N_TOTAL && pos[next] < index)
+            delta[next++] = (int64_t)sum;
+        sum += (uint64_t)c;
+        if (ip50 < 0 && (int64_t)sum >= t50)
+            ip50 = index;
+        if (ip90 < 0 && (int64_t)sum >= t90)
+            ip90 = index;
+        dense[index] += c;
+        blocks[index >> BLOCK_BITS] += c;
+    }
+    while (next < N_TOTAL)
+        delta[next++] = (int64_t)sum;
+    total += count;
+    *total_io = total;
+    row[0] = (int64_t)count;
+    row[1] = ip50;
+    row[2] = ip90;
+    row[3] = b > a ? (keys[b - 1] & mask) : -1;
+    row[4] = (int64_t)total;
+    for (int j = 0; j < N_TOTAL; j++) {
+        cum[j] += delta[j];
+        if (!total) {
+            row[5 + j] = -1;
+            continue;
+        }
+        int64_t t = target_count(requested[2 + j], (int64_t)total);
+        int64_t p = pos[j], c = cum[j];
+        if (c < t) {
+            while (c < t) {
+                int64_t q = p + 1;
+                if (q >= dense_len)
+                    return -1;
+                if (!(q & (BLOCK - 1)) && c + blocks[q >> BLOCK_BITS] < t) {
+                    c += blocks[q >> BLOCK_BITS];
+                    p = q + BLOCK - 1;
+                } else {
+                    c += dense[q];
+                    p = q;
+                }
+            }
+        } else {
+            while (p > 0) {
+                if ((p & (BLOCK - 1)) == BLOCK - 1 && c - blocks[p >> BLOCK_BITS] >= t) {
+                    c -= blocks[p >> BLOCK_BITS];
+                    p -= BLOCK;
+                } else if (c - dense[p] >= t) {
+                    c -= dense[p];
+                    p--;
+                } else {
+                    break;
+                }
+            }
+        }
+        pos[j] = p;
+        cum[j] = c;
+        row[5 + j] = p;
+    }
+    return 0;
 }
 
 /* Add the rows of a batch to the accumulated counts array, in order.
@@ -189,78 +278,16 @@ int64_t lc_running(const int64_t *restrict keys, const int64_t *restrict cnt, in
             return -1;
     }
     for (int64_t r = 0; r < n_rows; r++) {
-        int64_t a = starts[r], b = ends[r], *row = out + r * 10;
+        int64_t a = starts[r], b = ends[r];
         uint64_t count = 0;
         if (row_counts)            /* the decoder's row totals: the same sums, known already */
             count = (uint64_t)row_counts[r];
         else
             for (int64_t k = a; k < b; k++)
                 count += (uint64_t)cnt[k];
-        int64_t t50 = target_count(requested[0], (int64_t)count);
-        int64_t t90 = target_count(requested[1], (int64_t)count);
-        int64_t ip50 = -1, ip90 = -1, delta[N_TOTAL];
-        uint64_t sum = 0;
-        int next = 0;
-        for (int64_t k = a; k < b; k++) {
-            int64_t index = keys[k] & mask;   /* mask < dense_len: checked above */
-            int64_t c = cnt[k];
-            /* the running percentiles' counts grow by this row's counts at or below them */
-            while (next < N_TOTAL && pos[next] < index)
-                delta[next++] = (int64_t)sum;
-            sum += (uint64_t)c;
-            if (ip50 < 0 && (int64_t)sum >= t50)
-                ip50 = index;
-            if (ip90 < 0 && (int64_t)sum >= t90)
-                ip90 = index;
-            dense[index] += c;
-            blocks[index >> BLOCK_BITS] += c;
-        }
-        while (next < N_TOTAL)
-            delta[next++] = (int64_t)sum;
-        total += count;
-        row[0] = (int64_t)count;
-        row[1] = ip50;
-        row[2] = ip90;
-        row[3] = b > a ? (keys[b - 1] & mask) : -1;
-        row[4] = (int64_t)total;
-        for (int j = 0; j < N_TOTAL; j++) {
-            cum[j] += delta[j];
-            if (!total) {
-                row[5 + j] = -1;
-                continue;
-            }
-            int64_t t = target_count(requested[2 + j], (int64_t)total);
-            int64_t p = pos[j], c = cum[j];
-            if (c < t) {
-                while (c < t) {
-                    int64_t q = p + 1;
-                    if (q >= dense_len)
-                        return -1;
-                    if (!(q & (BLOCK - 1)) && c + blocks[q >> BLOCK_BITS] < t) {
-                        c += blocks[q >> BLOCK_BITS];
-                        p = q + BLOCK - 1;
-                    } else {
-                        c += dense[q];
-                        p = q;
-                    }
-                }
-            } else {
-                while (p > 0) {
-                    if ((p & (BLOCK - 1)) == BLOCK - 1 && c - blocks[p >> BLOCK_BITS] >= t) {
-                        c -= blocks[p >> BLOCK_BITS];
-                        p -= BLOCK;
-                    } else if (c - dense[p] >= t) {
-                        c -= dense[p];
-                        p--;
-                    } else {
-                        break;
-                    }
-                }
-            }
-            pos[j] = p;
-            cum[j] = c;
-            row[5 + j] = p;
-        }
+        if (add_row(keys, cnt, a, b, mask, count, dense, dense_len, blocks, pos, cum, &total,
+                    requested, out + r * 10))
+            return -1;
     }
     for (int j = 0; j < N_TOTAL; j++) {
         state[j] = pos[j];
@@ -268,6 +295,71 @@ int64_t lc_running(const int64_t *restrict keys, const int64_t *restrict cnt, in
     }
     state[2 * N_TOTAL] = (int64_t)total;
     return 0;
+}
+
+/* lc_decode_v2 and lc_running in one pass, one row at a time, through a scratch buffer the
+ * size of the longest body (so that a batch's keyed entries never go through memory): n V2
+ * counts bodies buf[offsets[r] .. offsets[r + 1]), row r's counts array cals[r] entries long,
+ * each decoded (checked as lc_decode_v2 checks it), and the chosen ones (chosen[r] != 0, each
+ * with cals[r] <= dense_len) added in order as lc_running adds them (same dense, blocks,
+ * state and requested; out holds a row of 10 per chosen row). Returns the number of chosen
+ * rows; or, when row r is one lc_decode_v2 would defer, or a chosen one that would take the
+ * accumulated total to TOTAL_LIMIT, -2 - r, with dense, blocks and state as they came (the
+ * rows before it taken out again): the caller then decodes the batch the general way, which
+ * words the errors. -1: inconsistent arguments. */
+int64_t lc_add_bodies(const uint8_t *restrict buf, const int64_t *restrict offsets, int64_t n,
+                      const uint8_t *restrict chosen, const int64_t *restrict cals,
+                      int64_t *restrict dense, int64_t dense_len, int64_t *restrict blocks,
+                      int64_t blocks_len, int64_t *restrict state,
+                      const double *restrict requested, int64_t *restrict scratch,
+                      int64_t scratch_len, int64_t *restrict out)
+{
+    int64_t pos[N_TOTAL], cum[N_TOTAL], m = 0;
+    uint64_t total = (uint64_t)state[2 * N_TOTAL];
+    int64_t *keys = scratch, *counts = scratch + scratch_len / 2;
+    if (dense_len <= 0 || dense_len % BLOCK || blocks_len != dense_len / BLOCK || n < 0
+            || offsets[0] != 0 || total >= TOTAL_LIMIT)
+        return -1;
+    for (int64_t r = 0; r < n; r++)
+        if (offsets[r + 1] < offsets[r] || offsets[r + 1] - offsets[r] > scratch_len / 2
+                || cals[r] < 0 || (chosen[r] && cals[r] > dense_len))
+            return -1;
+    for (int j = 0; j < N_TOTAL; j++) {
+        pos[j] = state[j];
+        cum[j] = state[N_TOTAL + j];
+        if (pos[j] < -1 || pos[j] >= dense_len || (j && pos[j] < pos[j - 1]))
+            return -1;
+    }
+    for (int64_t r = 0; r < n; r++) {
+        uint64_t count;
+        int64_t e = decode_body(buf, offsets[r], offsets[r + 1], cals[r], keys, counts, &count,
+                                NULL);
+        int refused = e < 0 || (chosen[r] && count >= TOTAL_LIMIT - total);
+        if (refused || (chosen[r] && add_row(keys, counts, 0, e, INT64_MAX, count, dense,
+                                             dense_len, blocks, pos, cum, &total, requested,
+                                             out + m * 10))) {
+            /* (rare: a corrupt or huge payload) take the chosen rows before it out again
+             * (and this one, whose counts went in before its search failed) */
+            for (int64_t j = 0; j < (refused ? r : r + 1); j++) {
+                if (!chosen[j])
+                    continue;
+                int64_t undo = decode_body(buf, offsets[j], offsets[j + 1], cals[j], keys,
+                                           counts, &count, NULL);
+                for (int64_t x = 0; x < undo; x++) {
+                    dense[keys[x]] -= counts[x];
+                    blocks[keys[x] >> BLOCK_BITS] -= counts[x];
+                }
+            }
+            return refused ? -2 - r : -1;
+        }
+        m += chosen[r] != 0;
+    }
+    for (int j = 0; j < N_TOTAL; j++) {
+        state[j] = pos[j];
+        state[N_TOTAL + j] = cum[j];
+    }
+    state[2 * N_TOTAL] = (int64_t)total;
+    return m;
 }
 
 /* ---- reading: lines and payload bodies (blocks.py) ------------------------------------------

@@ -41,6 +41,9 @@ class Batch:
     stride_bits: int
     totals: np.ndarray                  # each interval's total count (int64)
     is_double: list[bool]               # each interval's payload is a DoubleHistogram's
+    # an undecoded batch's (bodies joined, their lengths) (see decode_batch); keys, counts and
+    # totals are None then
+    joined: tuple | None = field(default=None, repr=False)
     _intervals: list | None = field(default=None, repr=False)
     _columns: list | None = field(default=None, repr=False)
 
@@ -57,6 +60,12 @@ class Batch:
         if self._columns is None:
             self._columns = list(zip(*self.items)) or [()] * 8
         return self._columns[k]
+
+    def decoded(self, path: str, warnings: list[str]) -> Batch | None:
+        """An undecoded batch (see `joined`) decoded the general way: the rows it refuses
+        are left out, with a warning each in `warnings`."""
+        return decode_batch(self.items, path, warnings,
+                            (list(self.payloads), list(self.raws), {}, self.joined))
 
     @property
     def stride(self) -> int:
@@ -251,11 +260,18 @@ def _offsets(parts) -> np.ndarray:
     return offsets
 
 
-def decode_batch(items, path: str, warnings: list[str], inflated=None) -> Batch | None:
+def decode_batch(items, path: str, warnings: list[str], inflated=None,
+                 undecoded: bool = False) -> Batch | None:
     """`inflated`: inflate_items' (payloads, raws, errors) of the items, or a read-ahead
-    worker's, which may add `joined` (see worker.pack_payloads)."""
+    worker's, which may add `joined` (see worker.pack_payloads). `undecoded`: a group whose
+    bodies come joined is not decoded but kept so, for running.IntegerRunning.add_rows to
+    decode as it adds them (Batch.joined; Batch.decoded decodes it, should a row need the
+    general decoder)."""
     payloads, raws, errors, *joined = inflated if inflated is not None else inflate_items(items)
     joined = joined[0] if joined else None
+    if undecoded and joined is not None and not errors and native.get() is not None:
+        return Batch(list(items), payloads, raws, None, None, 0, None,
+                     [False] * len(items), joined)
     good = [r for r in range(len(items)) if r not in errors]
     max_cal = max((payloads[r].layout.counts_array_length for r in good), default=1)
     stride_bits = max(int(max_cal - 1).bit_length(), 6)

@@ -47,6 +47,7 @@ from analysis.read.hdr.worker import use_worker, worker_groups
 # their payload and decode on access (a 24-hour log has ~1.5e8 entries).
 KEEP_DECODED_ENTRIES = 8_000_000
 BATCH_LINES, WORKER_BATCH_LINES = 512, 256      # (see iter_batches)
+DECODE = "decode"       # sent back to iter_batches for an undecoded batch (see there)
 
 
 class HlogLog:
@@ -139,7 +140,7 @@ def _nothing_matches(tag, start_s, end_s, tags) -> str:
 
 def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
                  batch_size: int | None = None, text=None, parallel: bool | None = False,
-                 keep_raws: bool = True):
+                 keep_raws: bool = True, undecoded: bool = False):
     """Read `path` (or the lines in `text`, named `path` in messages) and yield Batches of
     decoded intervals, in file order; bad lines become warnings, in line order.
 
@@ -157,7 +158,14 @@ def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
     decoder runs without the GIL). (Reading ahead in a thread instead of a process was tried:
     handing the GIL back and forth around the Python line splitting made the whole 1.5x
     slower. Decoding the counts in the worker was tried: shipping the arrays back cost more
-    than it saved on 2 cores.)"""
+    than it saved on 2 cores.)
+
+    `undecoded=True` yields the groups of plain payloads undecoded (batch.Batch.joined), for
+    the caller to decode as it adds them up (running.IntegerRunning.add_undecoded); a caller
+    that cannot take one sends DECODE back (`batches.send(DECODE)`), which returns the batch
+    decoded the general way (None when none of its rows decodes), its warnings merged into
+    the group's in line order. Without a send, every row of an undecoded batch counts as
+    decoded."""
     path = os.fspath(path)
     state = state or HeaderState()
     handle, lines = open_lines(path, text)
@@ -169,19 +177,27 @@ def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
             batch_size = WORKER_BATCH_LINES if worker else BATCH_LINES
         if worker:
             ahead = copy.deepcopy(state)   # (the worker's, as groups arrive: ahead of `state`)
-            groups = _decoded_ahead(worker_groups(lines, path, ahead, batch_size, keep_raws),
-                                    path, ahead)
+            groups = _decoded_ahead(worker_groups(lines, path, ahead, batch_size, keep_raws,
+                                                  undecoded),
+                                    path, ahead, undecoded)
         else:
-            groups = ((_decoded(path, items, read_warnings, None), None)
+            groups = ((_decoded(path, items, read_warnings, None, undecoded), None)
                       for items, read_warnings in item_groups(lines, path, state, batch_size))
         for (batch, group_warnings), header in groups:
             if header is not None:
                 state.__dict__.update(header)
+            mark = len(warnings)
             warnings.extend(group_warnings)
-            if batch is not None:
-                if state.negative or state.backwards:
-                    kept.update(batch.column(LINE))
+            if batch is not None and batch.joined is not None:
+                if (yield batch) == DECODE:
+                    decode_warnings: list[str] = []
+                    batch = batch.decoded(path, decode_warnings)
+                    warnings[mark:] = _in_line_order(path, warnings[mark:] + decode_warnings)
+                    yield batch
+            elif batch is not None:
                 yield batch
+            if batch is not None and (state.negative or state.backwards):
+                kept.update(batch.column(LINE))
         warnings.extend(time_order_warnings(path, state, kept))
     finally:
         if groups is not None:
@@ -190,14 +206,14 @@ def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
             handle.close()
 
 
-def _decoded(path, items, read_warnings, inflated):
+def _decoded(path, items, read_warnings, inflated, undecoded=False):
     """-> (the group's Batch or None, its warnings in line order)."""
     decode_warnings: list[str] = []
-    batch = decode_batch(items, path, decode_warnings, inflated) if items else None
+    batch = decode_batch(items, path, decode_warnings, inflated, undecoded) if items else None
     return batch, _in_line_order(path, read_warnings + decode_warnings)
 
 
-def _decoded_ahead(groups, path: str, state: HeaderState, depth: int = 2):
+def _decoded_ahead(groups, path: str, state: HeaderState, undecoded: bool, depth: int = 2):
     """((batch, warnings), header state after the group) for worker_groups' groups, then
     ((None, []), the state at the end of the input); the groups are decoded in
     a thread up to `depth` groups ahead of the caller. The compiled decoder runs without the
@@ -221,7 +237,7 @@ def _decoded_ahead(groups, path: str, state: HeaderState, depth: int = 2):
     def decode() -> None:
         try:
             for items, read_warnings, inflated in groups:
-                message = ("group", _decoded(path, items, read_warnings, inflated),
+                message = ("group", _decoded(path, items, read_warnings, inflated, undecoded),
                            copy.deepcopy(state.__dict__))
                 if not put(message):
                     return

@@ -24,7 +24,7 @@ SOURCE = Path(__file__).with_name("_native.c")
 # -fwrapv: int64 sums wrap as numpy's do; -ffp-contract=off: no fused multiply-add, so the
 # percentile targets are Java's double arithmetic, operation by operation.
 FLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off"]
-ABI = 4               # lc_abi() of the source this module was written against
+ABI = 5               # lc_abi() of the source this module was written against
 ROW_DEFERRED = 1      # lc_decode_v2's status of a row left to the Python decoder
 POOL = 5              # output arrays kept for reuse: a batch in use, two decoded ahead
                       # (log._decoded_ahead), the next being decoded, one spare
@@ -49,6 +49,9 @@ class Kernels:
         lib.lc_running.restype = _I64
         lib.lc_running.argtypes = [_i64, _i64, _I64, _i64, _i64, _I64, _I64, _i64, _I64, _i64,
                                    _I64, _i64, _f64, ctypes.c_void_p, _i64]
+        lib.lc_add_bodies.restype = _I64
+        lib.lc_add_bodies.argtypes = [_u8, _i64, _I64, _u8, _i64, _i64, _I64, _i64, _I64, _i64,
+                                      _f64, _i64, _I64, _i64]
         lib.lc_scan_lines.restype = _I64
         lib.lc_scan_lines.argtypes = [_u8, _I64, _I64, _i64, _i64, _u8, _f64, _i64, _i64]
         lib.lc_outer.restype = _I64
@@ -59,6 +62,7 @@ class Kernels:
         lib.lc_kinds.argtypes = [_u8, _i64, _I64, _I64, ctypes.c_char_p, _I64, _i64]
         self.lib = lib
         self._pool: list[list] = []      # [keys, counts, references when idle]: see _outputs
+        self._scratch = np.empty(0, np.int64)    # add_bodies' one row of entries
 
     def _outputs(self, size: int):
         """(keys, counts) arrays of at least `size` entries for lc_decode_v2. Fresh arrays of
@@ -173,6 +177,30 @@ class Kernels:
         if code < 0:
             raise RuntimeError("lc_running: inconsistent arguments")
         return out
+
+    def add_bodies(self, bodies, lengths, chosen, cals, dense, blocks, state, requested):
+        """lc_add_bodies (see _native.c): the V2 counts `bodies` (joined; `lengths` each;
+        `cals` their counts arrays' lengths) decoded, and the `chosen` ones (a bool per row)
+        added as `running` adds them -> a (chosen rows, 10) array like its; None when some
+        row needs the general decoder (dense, blocks and state are then unchanged)."""
+        n = lengths.size
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        chosen = np.ascontiguousarray(chosen, np.uint8)
+        cals = np.ascontiguousarray(cals, np.int64)
+        if state.size != 11 or requested.size != 7 or chosen.size != n or cals.size != n:
+            raise RuntimeError("lc_add_bodies: arrays of the wrong size")
+        longest = int(lengths.max()) if n else 0
+        if self._scratch.size < 2 * longest:
+            self._scratch = np.empty(2 * longest + 1024, np.int64)
+        buf = np.frombuffer(bodies, np.uint8) if len(bodies) else np.zeros(1, np.uint8)
+        out = np.empty((int(np.count_nonzero(chosen)), 10), np.int64)
+        code = self.lib.lc_add_bodies(buf, offsets, n, chosen, cals, dense, dense.size,
+                                      blocks, blocks.size, state, requested, self._scratch,
+                                      self._scratch.size, out)
+        if code == -1:
+            raise RuntimeError("lc_add_bodies: inconsistent arguments")
+        return out if code >= 0 else None
 
 
 def _self_check(kernels: Kernels, path: Path) -> None:

@@ -10,7 +10,7 @@ from analysis.errors import HlogError
 from analysis.read.hdr.distribution import java_format_fixed
 from analysis.read.hdr.batch import END_MS, LINE, LOG_START_S, START_S, TAG
 from analysis.read.hdr.lines import HeaderState, nothing_read_error
-from analysis.read.hdr.log import iter_batches
+from analysis.read.hdr.log import DECODE, iter_batches
 from analysis.read.hdr.running import DoubleRunning, IntegerRunning
 
 
@@ -156,28 +156,47 @@ def _process(source, text, state, warnings, *, tag, start_s, end_s, ratio, ticks
     kind = None
     acc = None
     selected = with_tag = 0      # intervals in the window, intervals with the tag
-    for batch in iter_batches(source, warnings, state, text=text, parallel=parallel,
-                              keep_raws=False):
-        seen_any = True
+    batches = iter_batches(source, warnings, state, text=text, parallel=parallel,
+                           keep_raws=False, undecoded=True)
+    for batch in batches:
         chosen, batch_with_tag = _selected(batch, tag, start_s, end_s)
+        stats = None
+        if batch.joined is not None:
+            # decoded as its rows are added; otherwise (a row the general decoder must take,
+            # only unchosen rows, a DoubleHistogram log) decoded now
+            if chosen.any() and kind != "double":
+                running = acc if acc is not None else \
+                    IntegerRunning(batch.payloads[int(chosen.argmax())].layout)
+                stats = running.add_undecoded(batch, chosen)
+                if stats is not None:
+                    kind, acc = "integer", running
+            if stats is None:
+                batch = batches.send(DECODE)
+                if batch is None:
+                    continue
+                chosen, batch_with_tag = _selected(batch, tag, start_s, end_s)
+        seen_any = True
         with_tag += batch_with_tag
         selected += int(chosen.sum())
         if not chosen.any():
             continue
         rows = np.flatnonzero(chosen)
         every_row = rows.size == len(chosen)
-        doubles = np.asarray(batch.is_double, bool)
-        if kind is None:
-            kind = "double" if doubles[rows[0]] else "integer"
-            acc = IntegerRunning(batch.payloads[rows[0]].layout) if kind == "integer" \
-                else DoubleRunning(batch.histogram(int(rows[0])))
-        other_kind = np.flatnonzero(doubles[rows] != (kind == "double"))
-        if other_kind.size:
-            r = int(rows[other_kind[0]])
-            raise HlogError(f"a {'DoubleHistogram' if doubles[r] else 'Histogram'} line in "
-                            f"a log of {'DoubleHistograms' if kind == 'double' else 'Histograms'}; "
-                            "they cannot be added", path=source, line=batch.column(LINE)[r])
-        stats = acc.add_rows(batch, rows)
+        if stats is None:
+            doubles = np.asarray(batch.is_double, bool)
+            if kind is None:
+                kind = "double" if doubles[rows[0]] else "integer"
+                acc = IntegerRunning(batch.payloads[rows[0]].layout) if kind == "integer" \
+                    else DoubleRunning(batch.histogram(int(rows[0])))
+            other_kind = np.flatnonzero(doubles[rows] != (kind == "double"))
+            if other_kind.size:
+                r = int(rows[other_kind[0]])
+                raise HlogError(f"a {'DoubleHistogram' if doubles[r] else 'Histogram'} line "
+                                f"in a log of "
+                                f"{'DoubleHistograms' if kind == 'double' else 'Histograms'}; "
+                                "they cannot be added", path=source,
+                                line=batch.column(LINE)[r])
+            stats = acc.add_rows(batch, rows)
         starts = np.asarray(batch.column(START_S), np.float64)
         if not every_row:
             starts = starts[rows]

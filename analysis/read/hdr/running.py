@@ -72,8 +72,62 @@ class IntegerRunning:
         else:
             counts, ip50, ip90, imax, acc_max, totals, tps = self._add_vectorised(batch, rows,
                                                                                   layouts)
+        return self._rows(counts, ip50, ip90, imax, acc_max, totals, tps)
+
+    def add_undecoded(self, batch, chosen) -> Rows | None:
+        """add_rows of the `chosen` rows (a bool per row) of an undecoded batch (see
+        batch.Batch.joined), each decoded as it is added (_native.c's lc_add_bodies; every
+        row is decoded, as decode_batch would). None, with nothing added, when some row
+        needs the general decoder or a chosen row has another layout: the caller then
+        decodes the batch (Batch.decoded) and calls add_rows."""
+        kernels = native.get()
+        payloads = batch.payloads
+        if kernels is None or self.total >= NATIVE_TOTALS:
+            return None
+        distinct = {id(p): p for p in payloads}
+        if len(distinct) == 1:
+            if payloads[0].layout is not self.layout:
+                return None
+            cals = np.full(len(payloads), self.layout.counts_array_length, np.int64)
+        else:
+            if any(payloads[r].layout is not self.layout for r in np.flatnonzero(chosen)):
+                return None
+            cals = np.fromiter((p.layout.counts_array_length for p in payloads), np.int64,
+                               len(payloads))
+        size = max(BLOCK, 1 << int(self.layout.counts_array_length - 1).bit_length())
+        self._prepare(size)
+        out = kernels.add_bodies(*batch.joined, chosen, cals, self.dense, self._blocks,
+                                 self._state, NATIVE_REQUESTED)
+        if out is None:
+            return None
+        counts, ip50, ip90, imax, totals, tps = self._from_compiled(out)
+        return self._rows(counts, ip50, ip90, imax, imax, totals, tps)
+
+    def _prepare(self, size: int) -> None:
+        """The counts array at least `size` long, its block sums and the compiled path's
+        state ready."""
+        grow = size - self.dense.size
+        if grow > 0:
+            self.dense = np.concatenate([self.dense, np.zeros(grow, np.int64)])
+            if self._blocks is not None:
+                self._blocks = np.concatenate([self._blocks, np.zeros(grow >> BLOCK_BITS,
+                                                                      np.int64)])
+        if self._blocks is None:
+            self._blocks = self.dense.reshape(-1, BLOCK).sum(axis=1)
+            self._state = np.array([-1] * len(TOTAL_PERCENTILES) + [0] * len(TOTAL_PERCENTILES)
+                                   + [0], np.int64)
+        self._state[-1] = self.total
+
+    def _from_compiled(self, out):
+        """lc_running's rows -> (counts, p50, p90, max, totals, [running percentiles])."""
+        index = out[:, [1, 2, 3, 5, 6, 7, 8, 9]]          # -1: an empty row or total
+        values = np.where(index >= 0, self.layout.highest_value_at(np.maximum(index, 0)), 0)
+        return (out[:, 0], values[:, 0], values[:, 1], values[:, 2], out[:, 4],
+                [values[:, 3 + j] for j in range(len(TOTAL_PERCENTILES))])
+
+    def _rows(self, counts, ip50, ip90, imax, acc_max, totals, tps) -> Rows:
         # Java's add() resizes for an interval whose max lies beyond the current range.
-        top = int(imax.max()) if len(rows) else 0
+        top = int(imax.max()) if len(counts) else 0
         highest = self.layout.highest_recordable_value(self.bucket_count)
         if top and highest < top:
             for m in imax:
@@ -91,17 +145,7 @@ class IntegerRunning:
         percentiles])."""
         bits = batch.stride_bits
         stride = 1 << bits
-        grow = stride - self.dense.size
-        if grow > 0:
-            self.dense = np.concatenate([self.dense, np.zeros(grow, np.int64)])
-            if self._blocks is not None:
-                self._blocks = np.concatenate([self._blocks, np.zeros(grow >> BLOCK_BITS,
-                                                                      np.int64)])
-        if self._blocks is None:
-            self._blocks = self.dense.reshape(-1, BLOCK).sum(axis=1)
-            self._state = np.array([-1] * len(TOTAL_PERCENTILES) + [0] * len(TOTAL_PERCENTILES)
-                                   + [0], np.int64)
-        self._state[-1] = self.total
+        self._prepare(stride)
         rows = np.asarray(rows, np.int64)
         keys = batch.keys
         starts = np.searchsorted(keys, (rows << bits).astype(keys.dtype))
@@ -109,10 +153,7 @@ class IntegerRunning:
         out = kernels.running(keys, batch.counts, starts, ends, stride - 1, self.dense,
                               self._blocks, self._state, NATIVE_REQUESTED,
                               batch.totals[rows])
-        index = out[:, [1, 2, 3, 5, 6, 7, 8, 9]]          # -1: an empty row or total
-        values = np.where(index >= 0, self.layout.highest_value_at(np.maximum(index, 0)), 0)
-        return (out[:, 0], values[:, 0], values[:, 1], values[:, 2], out[:, 4],
-                [values[:, 3 + j] for j in range(len(TOTAL_PERCENTILES))])
+        return self._from_compiled(out)
 
     def _add_vectorised(self, batch, rows, layouts):
         """add_rows with numpy: -> (counts, p50, p90, max, max in the accumulator's layout,
