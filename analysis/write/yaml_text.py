@@ -247,13 +247,15 @@ class _Unwritten(Exception):
 # key) for strings and (tag, text, simple key) for other scalars; bounded, as _RESOLVED.
 _STR_STYLES: dict[tuple, str] = {}
 _STYLES: dict[tuple, str] = {}
+# a plain key's text and its ":", as block mappings write them (most keys are plain)
+_PLAIN_KEYS: dict[str, str] = {}
 _SPACE_RUNS = re.compile("( +)")
 
 
-def _remember(cache: dict, key: tuple, style: str) -> None:
+def _remember(cache: dict, key: Any, value: str) -> None:
     if len(cache) >= _RESOLVED_MAX:
         cache.clear()
-    cache[key] = style
+    cache[key] = value
 
 
 class _Sink:
@@ -324,12 +326,25 @@ class _BlockWriter:
 
     def mapping(self, data: dict) -> None:
         saved = self.indent
-        self.indent = 0 if saved is None else saved + _STEP
+        indent = self.indent = 0 if saved is None else saved + _STEP
+        out = self.out
         for key, value in data.items():
             self.write_indent()
-            self.scalar(key, True)
-            self.indicator(":", False)
-            self.node(value, mapping=True)
+            head = _PLAIN_KEYS.get(key) if type(key) is str else None
+            if head is None:
+                self.scalar(key, True)
+                self.indicator(":", False)
+            else:       # (write_indent leaves `whitespace` set: no space before the key)
+                out.append(head)
+                self.column += len(head)
+                self.whitespace = self.indention = False
+            t = type(value)
+            if t is dict or t is list:
+                self.node(value, mapping=True)
+            else:       # (node's scalar branch, inline: most values are scalars)
+                self.indent = indent + _STEP
+                self.scalar(value, False)
+                self.indent = indent
         self.indent = saved
 
     def sequence(self, data: list, mapping: bool) -> None:
@@ -351,6 +366,8 @@ class _BlockWriter:
             if style is None:
                 style = self._style(_STR, text, _str_style(text), simple_key)
                 _remember(_STR_STYLES, (text, simple_key), style)
+                if simple_key and style == "":
+                    _remember(_PLAIN_KEYS, text, text + ":")
         else:
             tag, text = _scalar(data)
             style = _STYLES.get((tag, text, simple_key))
