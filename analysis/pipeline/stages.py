@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import atomic, kinds
+from analysis.pipeline import workers
 from analysis.pipeline.cache import check_no_links, check_regular_inputs
 from analysis.errors import LoadcurveError, is_machine_fault, os_error_text
 
@@ -38,6 +39,7 @@ def analyse_task(run_dir: str, runs_root: str, site_root: str,
 
     run_id = Path(run_dir).name
     site = Path(site_root)
+    workers.settle()
     try:
         manifest = load_manifest(Path(run_dir), Path(runs_root))
         kind = kinds.kind_of(manifest)
@@ -68,6 +70,7 @@ def commit(site: Path, files) -> list[str]:
 
 def chart_task(run_id: str, jobs: list[dict[str, Any]], site_root: str) -> dict[str, Any]:
     from analysis.write.charts import render
+    workers.settle()
     try:
         problems = [w for job in jobs for w in render.render_job(job, site_root)]
         return {"run": run_id, "ok": True, "charts": len(jobs), "warnings": problems}

@@ -126,6 +126,11 @@ _OPTIONS = {"sort_keys": False, "allow_unicode": True, "default_flow_style": Fal
 
 
 def dump_yaml(doc: Any) -> str:
+    if type(doc) is dict and doc:
+        try:
+            return _BlockWriter().document(doc)
+        except (_Unlisted, _Unwritten):
+            pass
     fast = _FAST_BASE is not None and type(doc) is dict and _fast_safe(doc)
     dumper = _FastDumper if fast else _Dumper
     try:
@@ -175,22 +180,30 @@ def _node_tree(doc: Any):
             else:
                 items.extend([node(v) for v in data])
             return out
-        if t is int:
-            return ScalarNode(_INT, str(data))
-        if t is float:
-            if math.isnan(data) or math.isinf(data):
-                return ScalarNode(_NULL, "null")
-            text = repr(data).lower()
-            if "." not in text and "e" in text:   # (SafeRepresenter.represent_float: 1e17)
-                text = text.replace("e", ".0e", 1)
-            return ScalarNode(_FLOAT, text)
-        if t is bool:
-            return ScalarNode(_BOOL, "true" if data else "false")
-        if data is None:
-            return ScalarNode(_NULL, "null")
-        raise _Unlisted
+        tag, text = _scalar(data)
+        return ScalarNode(tag, text)
 
     return node(doc)
+
+
+def _scalar(data: Any) -> tuple[str, str]:
+    """(tag, text) of a value of a built-in scalar type other than str, as _Dumper's
+    representers write it; _Unlisted for any other value."""
+    t = type(data)
+    if t is int:
+        return _INT, str(data)
+    if t is float:
+        if math.isnan(data) or math.isinf(data):
+            return _NULL, "null"
+        text = repr(data).lower()
+        if "." not in text and "e" in text:   # (SafeRepresenter.represent_float: 1e17)
+            text = text.replace("e", ".0e", 1)
+        return _FLOAT, text
+    if t is bool:
+        return _BOOL, "true" if data else "false"
+    if data is None:
+        return _NULL, "null"
+    raise _Unlisted
 
 
 def _serialize(node, dumper: type) -> str:
@@ -206,3 +219,243 @@ def _serialize(node, dumper: type) -> str:
     return stream.getvalue()
 
 
+
+
+# --- the block writer ------------------------------------------------------------------------
+#
+# Even with libyaml emitting, a run's data document (~13,000 values) spent half its dump in
+# Python building the node tree, and the emitter then walked it again as events. _BlockWriter
+# writes the text in one walk of the data: the Python emitter's block layout (its write_indent,
+# write_indicator and the states of block mappings and sequences, for the values dump_yaml
+# writes), its own choice of each scalar's style (analyze_scalar and choose_scalar_style, asked
+# once per distinct scalar), and its own write_plain / write_single_quoted wherever a scalar
+# could be folded at the line width or holds a line break. Documents it does not cover - a
+# shared container (an anchor), a double-quoted scalar, a key that is not a simple key, a
+# value of another type - go through the dumper as before (_Unwritten, _Unlisted).
+# tests/test_yaml_text.py compares it with the Python emitter on generated documents.
+
+_WIDTH = _OPTIONS["width"]
+_STEP = _OPTIONS["indent"]
+_BREAKS = frozenset("\n\x85\u2028\u2029")
+
+
+class _Unwritten(Exception):
+    """A document _BlockWriter leaves to the dumper."""
+
+
+# The style the emitter chooses for a scalar ("" plain, "'" single-quoted), by (text, simple
+# key) for strings and (tag, text, simple key) for other scalars; bounded, as _RESOLVED.
+_STR_STYLES: dict[tuple, str] = {}
+_STYLES: dict[tuple, str] = {}
+# a plain key's text and its ":", as block mappings write them (most keys are plain)
+_PLAIN_KEYS: dict[str, str] = {}
+_SPACE_RUNS = re.compile("( +)")
+
+
+def _remember(cache: dict, key: Any, value: str) -> None:
+    if len(cache) >= _RESOLVED_MAX:
+        cache.clear()
+    cache[key] = value
+
+
+class _Sink:
+    """The stream a delegated write of the Python emitter writes into: the writer's parts."""
+    __slots__ = ("write",)
+
+
+class _BlockWriter:
+    __slots__ = ("out", "column", "whitespace", "indention", "indent", "_emitter", "_seen")
+
+    def __init__(self):
+        self.out: list[str] = []
+        self.column = 0
+        self.whitespace = True
+        self.indention = True
+        self.indent: int | None = None
+        self._emitter = None
+        self._seen: set[int] = set()      # containers written: a second sight is an alias
+
+    def document(self, doc: dict) -> str:
+        self.mapping(doc)
+        self.write_indent()     # (expect_document_end: the last line's break)
+        return "".join(self.out)
+
+    # the emitter's own writes
+
+    def write_indent(self) -> None:
+        indent = self.indent or 0
+        if not self.indention or self.column > indent or \
+                (self.column == indent and not self.whitespace):
+            self.out.append("\n")
+            self.whitespace = self.indention = True
+            self.column = 0
+        if self.column < indent:
+            self.whitespace = True
+            self.out.append(" " * (indent - self.column))
+            self.column = indent
+
+    def indicator(self, text: str, need_whitespace: bool, whitespace: bool = False,
+                  indention: bool = False) -> None:
+        if not self.whitespace and need_whitespace:
+            text = " " + text
+        self.whitespace = whitespace
+        self.indention = self.indention and indention
+        self.column += len(text)
+        self.out.append(text)
+
+    # nodes
+
+    def node(self, data: Any, mapping: bool = False) -> None:
+        t = type(data)
+        if t is dict or t is list:
+            if id(data) in self._seen:
+                raise _Unwritten        # the dumper writes it as an alias
+            self._seen.add(id(data))
+            if not data:                # (expect_flow_mapping / _sequence, nothing inside)
+                self.indicator("{" if t is dict else "[", True, whitespace=True)
+                self.indicator("}" if t is dict else "]", False)
+            elif t is dict:
+                self.mapping(data)
+            else:
+                self.sequence(data, mapping)
+            return
+        saved = self.indent             # (expect_scalar: increase_indent(flow=True))
+        self.indent = _STEP if saved is None else saved + _STEP
+        self.scalar(data, False)
+        self.indent = saved
+
+    def mapping(self, data: dict) -> None:
+        saved = self.indent
+        indent = self.indent = 0 if saved is None else saved + _STEP
+        out = self.out
+        for key, value in data.items():
+            self.write_indent()
+            head = _PLAIN_KEYS.get(key) if type(key) is str else None
+            if head is None:
+                self.scalar(key, True)
+                self.indicator(":", False)
+            else:       # (write_indent leaves `whitespace` set: no space before the key)
+                out.append(head)
+                self.column += len(head)
+                self.whitespace = self.indention = False
+            t = type(value)
+            if t is dict or t is list:
+                self.node(value, mapping=True)
+            else:       # (node's scalar branch, inline: most values are scalars)
+                self.indent = indent + _STEP
+                self.scalar(value, False)
+                self.indent = indent
+        self.indent = saved
+
+    def sequence(self, data: list, mapping: bool) -> None:
+        saved = self.indent
+        if saved is None:
+            self.indent = 0
+        elif not (mapping and not self.indention):     # (not "indentless")
+            self.indent = saved + _STEP
+        for item in data:
+            self.write_indent()
+            self.indicator("-", True, indention=True)
+            self.node(item)
+        self.indent = saved
+
+    def scalar(self, data: Any, simple_key: bool) -> None:
+        if type(data) is str:
+            text = data
+            style = _STR_STYLES.get((text, simple_key))
+            if style is None:
+                style = self._style(_STR, text, _str_style(text), simple_key)
+                _remember(_STR_STYLES, (text, simple_key), style)
+                if simple_key and style == "":
+                    _remember(_PLAIN_KEYS, text, text + ":")
+        else:
+            tag, text = _scalar(data)
+            style = _STYLES.get((tag, text, simple_key))
+            if style is None:
+                style = self._style(tag, text, None, simple_key)
+                _remember(_STYLES, (tag, text, simple_key), style)
+        if style == "":
+            if not text:
+                return
+            lead = "" if self.whitespace else " "
+        else:
+            if not simple_key and not _BREAKS.isdisjoint(text):
+                return self._delegate("write_single_quoted", text)
+            lead = "'" if self.whitespace else " '"
+            text = text.replace("'", "''")
+        self.whitespace = self.indention = False
+        column = self.column + len(lead) + len(text)
+        if column > _WIDTH and not simple_key and " " in text:
+            # (a key is never folded)
+            self.out.append(lead)
+            self.column += len(lead)
+            self.fold(text, style)
+            if style:
+                self.out.append("'")
+                self.column += 1
+            return
+        if style:
+            text += "'"
+            column += 1
+        self.out.append(lead + text)
+        self.column = column
+
+    def fold(self, text: str, style: str) -> None:
+        """write_plain's and write_single_quoted's loops for text with no line break (quotes
+        already doubled): a lone space met past the line width becomes a line break and the
+        scalar's indent; a quoted scalar's first and last spaces never do."""
+        parts = _SPACE_RUNS.split(text)
+        last = len(parts) - 2
+        out, column = self.out, self.column
+        for i, part in enumerate(parts):
+            if not i % 2:
+                out.append(part)
+                column += len(part)
+            elif len(part) == 1 and column > _WIDTH and not (
+                    style and ((i == 1 and not parts[0]) or (i == last and not parts[-1]))):
+                out.append("\n" + " " * self.indent)
+                column = self.indent
+            else:
+                out.append(part)
+                column += len(part)
+        self.column = column
+
+    # the emitter's decisions
+
+    def emitter(self):
+        if self._emitter is None:
+            sink = _Sink()
+            sink.write = self.out.append
+            self._emitter = _Dumper(sink, **{k: v for k, v in _OPTIONS.items()
+                                             if k in ("allow_unicode", "width", "indent")})
+            # (as expect_document_start leaves them: prepare_tag reads them)
+            self._emitter.tag_prefixes = dict(self._emitter.DEFAULT_TAG_PREFIXES)
+        return self._emitter
+
+    def _style(self, tag: str, text: str, requested: str | None, simple_key: bool) -> str:
+        """choose_scalar_style, process_tag and (for a key) check_simple_key of the Python
+        emitter for this scalar; _Unwritten where they would write what this writer does not
+        (a double-quoted scalar, a tag, a key of the `? key` form)."""
+        e = self.emitter()
+        implicit = (e.resolve(ScalarNode, text, (True, False)) == tag,
+                    e.resolve(ScalarNode, text, (False, True)) == tag)
+        e.event = yaml.ScalarEvent(None, tag, implicit, text, style=requested)
+        e.analysis, e.flow_level, e.simple_key_context = None, 0, simple_key
+        style = e.choose_scalar_style()
+        analysis = e.analysis
+        e.event = e.analysis = None
+        if style not in ("", "'") or not (implicit[0] if style == "" else implicit[1]):
+            raise _Unwritten
+        if simple_key and (len(e.prepare_tag(tag)) + len(analysis.scalar) >= 128
+                           or analysis.empty or analysis.multiline):
+            raise _Unwritten
+        return style
+
+    def _delegate(self, method: str, text: str) -> None:
+        """A scalar the width may fold, or with a line break: the emitter's own write."""
+        e = self.emitter()
+        e.column, e.whitespace, e.indention, e.indent = (self.column, self.whitespace,
+                                                          self.indention, self.indent)
+        e.root_context = False
+        getattr(e, method)(text, True)
+        self.column, self.whitespace, self.indention = e.column, e.whitespace, e.indention

@@ -22,7 +22,11 @@ work shares the cores):
     yaml      the part of `data` spent in dump_yaml
     steady    the part of `model` spent judging steadiness (issue 32: steady.classify and the
               steady parts' figures), where the tree has it
+    gc        the part of all stages spent in the garbage collector's collections
     charts    chart_task (every SVG and PNG)
+The process is set up as a build's worker is: what the imports made is frozen (gc.freeze, as
+workers.pool does before forking), and where the tree has workers.IN_WORKER it is set (its
+tasks then settle the garbage collector first, workers.settle).
 The code trees run interleaved, --repeat times each; the best (least disturbed) CPU time is
 printed with the 1-minute load average read just before that measurement.
 """
@@ -39,7 +43,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
-STAGES = ("hlog", "jfr", "model", "data", "yaml", "steady", "charts")
+STAGES = ("hlog", "jfr", "model", "data", "yaml", "steady", "gc", "charts")
 
 CHILD = r"""
 import json, os, sys, time
@@ -51,6 +55,25 @@ import analysis.write.charts.render, analysis.write.datafiles, analysis.write.pa
 import analysis.write.yaml_text, analysis.pipeline.stages as stages
 imports = cpu() - t0
 spent = {}
+
+# A build's worker: forked from a process that froze what its imports made (workers.pool), and
+# in newer trees told it is one (workers.start), so that it settles between tasks.
+import gc
+gc.freeze()
+try:
+    import analysis.pipeline.workers as workers
+    workers.IN_WORKER[0] = True
+except (ImportError, AttributeError):
+    pass
+collecting = [0.0]
+
+def collection(phase, info):
+    if phase == "start":
+        collecting[0] = cpu()
+    else:
+        spent["gc"] = spent.get("gc", 0.0) + cpu() - collecting[0]
+
+gc.callbacks.append(collection)
 
 def timed(module, name, stage):
     inner = getattr(module, name)
@@ -93,6 +116,7 @@ for label in ("first", "next"):
     hlog, jfr, run = spent.get("hlog", 0.0), spent.get("jfr", 0.0), spent.get("run", 0.0)
     out[label] = {"hlog": hlog, "jfr": jfr, "model": run - hlog - jfr, "data": analyse - run,
                   "yaml": spent.get("yaml", 0.0), "steady": spent.get("steady", 0.0),
+                  "gc": spent.get("gc", 0.0),
                   "charts": charts,
                   "total": analyse + charts, "n_charts": len(r["chart_jobs"])}
 print(json.dumps(out))

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
+import numpy as np
+
 from analysis.write.charts.chartspec import Axis, Panels, Plot
 from analysis.write.charts.plots import (FIGSIZE_IN, MARGINS, NARROW_FIGSIZE_IN, NARROW_MARGINS_IN,
                                   NARROW_TEXT_PT, PNG_DPI)
@@ -54,7 +56,13 @@ def _advance(ch: str) -> float:
 
 def text_width(text: str, size: float) -> float:
     """The width of one line of `text` at `size` points."""
-    return sum(_advance(ch) for ch in text) * size
+    return _line_advance(text) * size
+
+
+@lru_cache(maxsize=8192)
+def _line_advance(text: str) -> float:
+    """(tick labels, legend entries and titles recur in every chart of a run, and every run)"""
+    return sum(_advance(ch) for ch in text)
 
 
 # --- layouts (the figure sizes of plots.py) ---------------------------------------------------
@@ -382,9 +390,12 @@ def best_spot(plot: Plot, box: tuple[float, float, float, float], size_wh: tuple
             t = k / 20
             points.append((sx(r.at), y1 + (y0 - y1) * t) if r.vertical else
                           (x0 + (x1 - x0) * t, sy(r.at)))
+    # (counted by numpy: the same float comparisons, ~10 spots x thousands of points a chart)
+    pxs, pys = (np.array([p[i] for p in points], dtype=float) for i in (0, 1))
     best, best_score = spots[0], None
     for sxp, syp in spots:
-        score = sum(1 for px, py in points if sxp <= px <= sxp + w and syp <= py <= syp + h)
+        score = int(np.count_nonzero((sxp <= pxs) & (pxs <= sxp + w)
+                                     & (syp <= pys) & (pys <= syp + h)))
         if best_score is None or score < best_score:
             best, best_score = (sxp, syp), score
     return best
