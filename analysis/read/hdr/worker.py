@@ -148,8 +148,8 @@ def _read_ahead(conn, lines, path: str, state: HeaderState, batch_size: int,
             else:
                 packed = None if keep_raws or errors else pack_payloads(payloads)
             if packed is not None:
-                # the bodies (~2 MB a group) go as they are, after their message: pickled,
-                # they were copied twice more, into the pickle and out of it
+                # the bodies (~0.5 MB a group of the 24-hour log) go as they are, after the
+                # message: pickled, they were copied twice more (into the pickle, out of it)
                 params, ratio, blob, lengths = packed
                 conn.send_bytes(_dumps(("packed", items, read_warnings, (params, ratio, lengths),
                                         state)))
