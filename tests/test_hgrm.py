@@ -435,6 +435,34 @@ def test_a_worker_that_dies_is_one_clean_error_not_a_hang(monkeypatch, tmp_path,
     assert not multiprocessing.active_children()
 
 
+def test_a_worker_that_dies_between_a_message_and_its_bodies_is_one_clean_error(
+        monkeypatch, tmp_path, small_groups):
+    """A packed group is two sends (its pickled message, then its counts bodies as they are);
+    the worker killed between the two of the second group."""
+    import multiprocessing
+    import os
+    import signal
+    from multiprocessing.connection import Connection
+    from analysis.read.hdr import log as hlog, native
+    if native.get() is None:
+        pytest.skip("groups are packed only with the compiled kernels")
+    original, bodies = Connection.send_bytes, []
+
+    def send_bytes(self, data, *args):
+        if bytes(memoryview(data)[:2]) != b"\x80\x05":      # not a pickle: a group's bodies
+            bodies.append(1)
+            if len(bodies) == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return original(self, data, *args)
+    monkeypatch.setattr(Connection, "send_bytes", send_bytes)     # (inherited by the fork)
+    monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
+    monkeypatch.setattr("analysis.read.hdr.worker.main_is_waiting", lambda conn: False)
+    code, out, err = hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog"), "-o", str(tmp_path / "o"))
+    assert code == 1 and err.startswith("error: ") and err.count("\n") == 1
+    assert "the reader process stopped unexpectedly (killed by signal 9)" in err
+    assert not (tmp_path / "o").exists() and not multiprocessing.active_children()
+
+
 def test_an_exception_in_the_worker_is_raised_here_as_it_is(monkeypatch, small_groups):
     from analysis.errors import HlogError
     from analysis.read.hdr.processor import process

@@ -16,7 +16,9 @@ def java_format_fixed(value: float, decimals: int, width: int = 0) -> str:
     Java's Formatter rounds the shortest decimal representation of the double (what
     Double.toString prints) half-up, where C and Python round the exact binary value: 0.0015 is
     "0.002" in Java and "0.001" with Python's '%.3f'. Python's repr is that shortest
-    representation, so only ties in it need the decimal path.
+    representation, so only ties in it need the decimal path. Where that representation has
+    fewer decimals than asked (a double of 16-17 digits), Java pads it with zeros: 1.5e14+0.69
+    (shortest ...844.7) is "...844.70" in Java and "...844.69" in C.
     """
     text = "%.*f" % (decimals, value)
     if value == value and value not in (math.inf, -math.inf):
@@ -26,9 +28,11 @@ def java_format_fixed(value: float, decimals: int, width: int = 0) -> str:
         else:
             dot = shortest.find(".")
             fraction = shortest[dot + 1:]
-            if len(fraction) > decimals and fraction[decimals] == "5" and \
-                    fraction[decimals + 1:].strip("0") == "":
-                text = _half_up(shortest, decimals)
+            if len(fraction) > decimals:
+                if fraction[decimals] == "5" and fraction[decimals + 1:].strip("0") == "":
+                    text = _half_up(shortest, decimals)
+            else:
+                text = shortest + "0" * (decimals - len(fraction))
     else:
         text = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
     return text.rjust(width) if width else text
@@ -49,9 +53,22 @@ def _java_divide(numerator: float, denominator: float) -> float:
     return numerator / denominator
 
 
+class EndlessDistribution(ValueError):
+    """A percentile distribution that never reaches 100 %: a count below the total whose
+    percentage is, in doubles, at or past the last level the ticks can reach (a total near
+    2^62 with a few counts above the rest). HistogramLogProcessor prints rows forever or
+    throws there."""
+
+    def __init__(self, total: int, reached: int, level: float):
+        self.total, self.reached, self.level = total, reached, level
+        super().__init__(f"its percentile distribution cannot reach 100 %: {reached} of the "
+                         f"total count {total} is already {level!r} % in doubles, and the "
+                         f"{total - reached} above it cannot be reached by steps that small")
+
+
 def percentile_distribution(hist: Histogram, ticks_per_half: int = 5):
     """Rows of Java's PercentileIterator: (value, percentile_level, total_count_to_value).
-    The last row is the 100% row."""
+    The last row is the 100% row. Raises EndlessDistribution where Java never ends."""
     total = hist.total_count
     if total == 0:
         return []
@@ -71,9 +88,16 @@ def percentile_distribution(hist: Histogram, ticks_per_half: int = 5):
         rows.append((int(highest[pos]), level, int(cum[pos])))
         if cum[pos] >= total:
             break
+        if level >= 100.0:
+            # Java's next level is infinite and its iterator throws NoSuchElementException
+            raise EndlessDistribution(total, int(cum[pos]), level)
         ticks = ticks_per_half * java_long(
             math.pow(2, java_long(math.log(100.0 / (100.0 - level)) / log2) + 1))
-        level += 100.0 / ticks
+        following = level + 100.0 / ticks
+        if following == level:
+            # the step is below the double's precision: Java prints this row forever
+            raise EndlessDistribution(total, int(cum[pos]), level)
+        level = following
     rows.append((int(highest[last]), 100.0, int(total)))
     return rows
 

@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from analysis.errors import HlogError
-from analysis.read.hdr.distribution import java_format_fixed
+from analysis.read.hdr.distribution import EndlessDistribution, java_format_fixed
 from analysis.read.hdr.batch import END_MS, LINE, LOG_START_S, START_S, TAG
 from analysis.read.hdr.lines import HeaderState, nothing_read_error
 from analysis.read.hdr.log import DECODE, iter_batches
@@ -156,6 +156,7 @@ def _process(source, text, state, warnings, *, tag, start_s, end_s, ratio, ticks
     kind = None
     acc = None
     selected = with_tag = 0      # intervals in the window, intervals with the tag
+    biggest = (0, None)          # the largest interval count and its line, for a refusal
     batches = iter_batches(source, warnings, state, text=text, parallel=parallel,
                            keep_raws=False, undecoded=True)
     for batch in batches:
@@ -197,6 +198,9 @@ def _process(source, text, state, warnings, *, tag, start_s, end_s, ratio, ticks
                                 "they cannot be added", path=source,
                                 line=batch.column(LINE)[r])
             stats = acc.add_rows(batch, rows)
+        top = max(stats.counts)
+        if top > biggest[0]:
+            biggest = (top, batch.column(LINE)[int(rows[stats.counts.index(top)])])
         starts = np.asarray(batch.column(START_S), np.float64)
         if not every_row:
             starts = starts[rows]
@@ -245,7 +249,13 @@ def _process(source, text, state, warnings, *, tag, start_s, end_s, ratio, ticks
                         "#[StartTime]; kept (HistogramLogProcessor drops them; -start 0 does too)")
     range_start = start_s if start_s is not None else min(0.0, earliest)
     interval_log = _range_header("Interval percentile log", range_start, end_s) + "".join(body)
-    hgrm = acc.percentile_distribution(ticks, ratio, csv)
+    try:
+        hgrm = acc.percentile_distribution(ticks, ratio, csv)
+    except EndlessDistribution as e:
+        raise HlogError(f"the selected intervals add up to a total count of {e.total}: {e}, so "
+                        f"HistogramLogProcessor prints rows without end or fails; the interval "
+                        f"on this line holds {biggest[0]} of them: leave it out (-start, -end, "
+                        f"-tag) or fix its counts", path=source, line=biggest[1]) from None
     if with_interval_log:
         hgrm = _range_header("Overall percentile distribution", range_start, end_s) + \
             "".join(hgrm_prefix) + hgrm

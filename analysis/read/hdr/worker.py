@@ -148,7 +148,12 @@ def _read_ahead(conn, lines, path: str, state: HeaderState, batch_size: int,
             else:
                 packed = None if keep_raws or errors else pack_payloads(payloads)
             if packed is not None:
-                conn.send_bytes(_dumps(("packed", items, read_warnings, packed, state)))
+                # the bodies (~0.5 MB a group of the 24-hour log) go as they are, after the
+                # message: pickled, they were copied twice more (into the pickle, out of it)
+                params, ratio, blob, lengths = packed
+                conn.send_bytes(_dumps(("packed", items, read_warnings, (params, ratio, lengths),
+                                        state)))
+                conn.send_bytes(blob)
             else:
                 conn.send_bytes(_dumps(("group", items, read_warnings, (payloads, raws, errors),
                                         state)))
@@ -194,21 +199,26 @@ def worker_groups(lines, path: str, state: HeaderState, batch_size: int, keep_ra
                     for items, read_warnings in item_groups(lines, path, state, batch_size))
         return
     sender.close()     # so that a worker that dies ends the pipe
+
+    def receive() -> bytes:
+        try:
+            return receiver.recv_bytes()
+        except (EOFError, OSError):
+            worker.join(5)
+            code = worker.exitcode
+            how = (f"killed by signal {-code}" if code is not None and code < 0
+                   else f"exit status {code}")
+            raise HlogError(f"the reader process stopped unexpectedly ({how})",
+                            path=path) from None
+
     try:
         while True:
-            try:
-                message = pickle.loads(receiver.recv_bytes())
-            except (EOFError, OSError):
-                worker.join(5)
-                code = worker.exitcode
-                how = (f"killed by signal {-code}" if code is not None and code < 0
-                       else f"exit status {code}")
-                raise HlogError(f"the reader process stopped unexpectedly ({how})",
-                                path=path) from None
+            message = pickle.loads(receive())
             if message[0] == "packed":
-                _, items, read_warnings, packed, new_state = message
+                _, items, read_warnings, (params, ratio, lengths), new_state = message
+                blob = receive()
                 state.__dict__.update(new_state.__dict__)
-                yield items, read_warnings, unpack_payloads(packed)
+                yield items, read_warnings, unpack_payloads((params, ratio, blob, lengths))
             elif message[0] == "lines":
                 _, items, read_warnings, new_state = message
                 state.__dict__.update(new_state.__dict__)
