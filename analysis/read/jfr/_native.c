@@ -16,6 +16,9 @@
  *                       the types it reads), so that the Python loop never meets the others:
  *                       a recording's GC phase events, millions in a profile recording, are
  *                       stepped over here by their size prefix alone.
+ *   lc_jfr_method_names name, once a chunk, every method the walk indexed ("pkg.Class.method",
+ *                       from the Method, Class, Symbol and String pools' captures), so that
+ *                       Python receives names, not pool entries (names.py).
  *
  * No Python headers: buffers arrive as pointers (ctypes). Nothing here judges damage: every
  * read is checked against the checkpoint's (or event's) end, and a checkpoint with anything the
