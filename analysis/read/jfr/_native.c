@@ -30,6 +30,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define LC_JFR_ABI 7
 #define HEADER_SIZE 68
@@ -511,6 +512,7 @@ typedef struct {
     const uint64_t *caps;
     int64_t n_entries, n_caps;
     Index classes, symbols, strings;
+    int64_t *memo;              /* per class entry: where its name is in out (+ 1), its length */
     uint8_t *out;
     int64_t n_out, cap_out;
 } Namer;
@@ -653,7 +655,14 @@ static int put_string(Namer *nm, uint64_t at, int slash, uint64_t *ref)
         return ABSENT;
     const uint8_t *s = nm->d + pos;
     if (encoding == 3) {
-        for (int64_t i = 0; i < (int64_t)n;) {
+        /* names are ASCII but in odd recordings: a plain copy while they are */
+        int64_t i = 0;
+        uint8_t *to = nm->n_out + (int64_t)n <= nm->cap_out ? nm->out + nm->n_out : 0;
+        for (; i < (int64_t)n && s[i] && s[i] < 0x80; i++)
+            if (to)
+                to[i] = slash && s[i] == '/' ? '.' : s[i];
+        nm->n_out += i;
+        while (i < (int64_t)n) {
             int k = utf8_sequence(s + i, (int64_t)n - i);
             if (!k)
                 return DEFER;
@@ -717,10 +726,18 @@ static int put_method(Namer *nm, int64_t e)
         return DEFER;
     uint64_t cls_key = nm->caps[a], name_key = nm->caps[a + 1];
     int got = ABSENT;
-    int64_t c = index_get(&nm->classes, nm, cls_key);
-    if (c >= 0) {
+    int64_t c = index_get(&nm->classes, nm, cls_key), memo_len = 0;
+    if (c >= 0 && nm->memo[2 * c]) {    /* a class's methods are many: its name copied */
+        int64_t from = nm->memo[2 * c] - 1, n = nm->memo[2 * c + 1];
+        if (start + n <= nm->cap_out)
+            memcpy(nm->out + start, nm->out + from, (size_t)n);
+        nm->n_out = start + n;
+        got = WRITTEN;
+    } else if (c >= 0) {
         int64_t ca = first_capture(nm, c, 1);
         got = ca < 0 ? DEFER : put_symbol(nm, nm->caps[ca], 1);
+        if (got == WRITTEN && nm->n_out <= nm->cap_out)
+            memo_len = nm->n_out - start;      /* kept once the whole label is */
     }
     if (got == ABSENT) {
         nm->n_out = start;
@@ -738,6 +755,10 @@ static int put_method(Namer *nm, int64_t e)
     if (got == DEFER) {
         nm->n_out = start;
         return DEFER;
+    }
+    if (memo_len) {
+        nm->memo[2 * c] = start + 1;
+        nm->memo[2 * c + 1] = memo_len;
     }
     put(nm, 0);
     return 0;
@@ -762,13 +783,15 @@ int64_t lc_jfr_method_names(const uint8_t *data, int64_t len, const uint64_t *e_
     if (len < 0 || n_entries < 0 || n_caps < 0 || n_methods < 0 || n_classes < 0 ||
         n_symbols < 0 || n_strings < 0 || cap_out < 0)
         return -1;
-    Namer nm = {data, len, e_key, e_caps, caps, n_entries, n_caps, {0}, {0}, {0},
+    Namer nm = {data, len, e_key, e_caps, caps, n_entries, n_caps, {0}, {0}, {0}, 0,
                 out, 0, cap_out};
     int64_t named = -1;
     for (int64_t e = 0; e < n_entries; e++)      /* the capture ends never go back */
         if (e_caps[e] < (e ? e_caps[e - 1] : 0))
             return -1;
-    if (index_build(&nm.classes, &nm, classes, n_classes) ||
+    nm.memo = calloc((size_t)n_entries + 1, 2 * sizeof(int64_t));
+    if (!nm.memo ||
+        index_build(&nm.classes, &nm, classes, n_classes) ||
         index_build(&nm.symbols, &nm, symbols, n_symbols) ||
         index_build(&nm.strings, &nm, strings, n_strings))
         goto done;
@@ -783,6 +806,7 @@ int64_t lc_jfr_method_names(const uint8_t *data, int64_t len, const uint64_t *e_
             named_keys[named++] = e_key[e];
     }
 done:
+    free(nm.memo);
     free(nm.classes.slots);
     free(nm.symbols.slots);
     free(nm.strings.slots);

@@ -53,6 +53,7 @@ MAX_NESTING = 8
 _I64 = ctypes.c_int64
 _i64 = ctypes.POINTER(_I64)
 _u64 = ctypes.POINTER(ctypes.c_uint64)
+_void = ctypes.c_void_p
 
 
 def _array(ctype, values):
@@ -280,8 +281,8 @@ class Kernels:
             _u64, _I64, _I64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64]
         lib.lc_jfr_method_names.restype = _I64
         lib.lc_jfr_method_names.argtypes = [
-            ctypes.c_char_p, _I64, _u64, _i64, _I64, _u64, _I64, _i64, _I64, _i64, _I64,
-            _i64, _I64, _i64, _I64, ctypes.POINTER(ctypes.c_uint8), _I64, _u64, _i64]
+            ctypes.c_char_p, _I64, _u64, _i64, _I64, _u64, _I64, _void, _I64, _void, _I64,
+            _void, _I64, _void, _I64, ctypes.POINTER(ctypes.c_uint8), _I64, _u64, _i64]
         self.lib = lib
 
     def checkpoints(self, data: bytes, program: Program, visit=(), batch=()):
@@ -382,8 +383,9 @@ class Kernels:
         arrays = tuple(view.obj for view in (keys, ends, caps))
         if type(data) is not bytes or not all(isinstance(a, ctypes.Array) for a in arrays):
             return None
-        pools = [(_I64 * len(a)).from_buffer(a) if len(a) else (_I64 * 1)()
-                 for a in (methods, classes, symbols, strings)]
+        # (their addresses: a ctypes array type of each new length would cost more than the
+        # naming; the arrays live until the call returns)
+        pools = [a.buffer_info()[0] for a in (methods, classes, symbols, strings)]
         named_keys = _scratch("named_keys", ctypes.c_uint64, len(methods))
         cap = 64 * len(methods) + 4096
         for _ in range(2):
