@@ -15,6 +15,7 @@ from analysis.derive.jvm_summary import summarize_and_fold
 from analysis.read.jfr import names, native
 from tests.conftest import REPO
 from tests.helpers import jstring, varint
+from tests.test_jfr_native import both_ways
 
 KERNELS = native.get()
 needs_kernels = pytest.mark.skipif(KERNELS is None, reason=native.describe())
@@ -266,16 +267,7 @@ def test_a_recordings_methods_are_named_in_c(path):
 
 
 def _both_folds(monkeypatch, path):
-    out = []
-    for use in (True, False):
-        with monkeypatch.context() as m:
-            if not use:
-                m.setattr(native, "get", lambda: None)
-            try:
-                out.append(summarize_and_fold(path))
-            except Exception as exc:   # noqa: BLE001 (compared)
-                out.append(repr(exc))
-    return out
+    return both_ways(monkeypatch, path, read=summarize_and_fold)
 
 
 # Class name symbols of the profile recording (the JDK writes symbols as UTF-8, encoding 3):
