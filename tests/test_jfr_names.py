@@ -52,9 +52,9 @@ class Pools:
     def add(self, pool, key, *captures):
         self.entries.append((pool, key, captures))
 
-    def stacks(self, methods: bool = True):
-        """[stack(key) or the error it raised, for every trace key], named with (or without)
-        the C naming."""
+    def stacks(self, every_method: bool = False):
+        """[stack(key) or the error it raised, for every trace key]; the methods of those
+        stacks named in C (or every method: every_method) unless native_names is patched."""
         n, caps = len(self.entries), [c for _p, _k, cs in self.entries for c in cs]
         keys = (ctypes.c_uint64 * max(n, 1))(*(k for _p, k, _c in self.entries))
         offsets = (ctypes.c_int64 * max(n, 1))()
@@ -68,17 +68,19 @@ class Pools:
         indexed = {pool: {} for pool in POOL_PLANS}
         for e, (pool, key, _c) in enumerate(self.entries):
             indexed[pool][key] = e
+        traces = sorted({k for p, k, _c in self.entries if p == TRACE})
         stack = names.stack_names(POOL_PLANS, LAZY_PLANS, {pool: {} for pool in POOL_PLANS},
-                                  indexed, bytes(self.data), entries)[0]
+                                  indexed, bytes(self.data), entries,
+                                  None if every_method else traces)[0]
         out = []
-        for key in sorted({k for p, k, _c in self.entries if p == TRACE}):
+        for key in traces:
             try:
                 out.append(stack(key))
             except Exception as exc:   # noqa: BLE001 (the Python reader's error, compared)
                 out.append((type(exc).__name__, str(exc)))
         return out
 
-    def named_in_c(self) -> dict:
+    def named_in_c(self, every_method: bool = False) -> dict:
         got = {}
         real = names.native_names
 
@@ -87,7 +89,7 @@ class Pools:
             return None
         names.native_names = spy
         try:
-            self.stacks()
+            self.stacks(every_method)
         finally:
             names.native_names = real
         return got
@@ -165,6 +167,7 @@ def odd_pools() -> tuple[Pools, dict[int, str], set[int]]:
     # big keys (a uint64's top bit)
     method(1 << 63, hash_map, symbol(jstring("top")), "java.util.HashMap.top",
            cls_key=(1 << 64) - 1)
+    p.add(METHOD, 30, 5001, hash_map)           # in no stack
     p.add(TRACE, 1, 0, len(expected), *expected)
     p.add(TRACE, 2, 1, 2, 1, 21)
     return p, expected, left
@@ -182,6 +185,10 @@ def test_methods_are_named_in_c_as_python_names_them(monkeypatch):
     named = pools.named_in_c()
     assert set(named) == set(expected) - left - {21}
     assert all(named[k] == expected[k] for k in named)
+    # asked for no stacks in particular, C names every method the walk indexed (a method's
+    # name keeps its '/': only a class's become '.')
+    assert pools.named_in_c(every_method=True) == {**named,
+                                                   30: "java.util.HashMap.java/util/HashMap"}
 
 
 @needs_kernels

@@ -43,11 +43,12 @@ class _Names(dict):
         return name
 
 
-def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries):
+def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries, wanted=None):
     """-> (stack(key): (frames "pkg.Class.method" leaf first, truncated) or None when the
     chunk has no such stack trace; text(value): a string field's text; GCWhen's lookup).
     pools, offsets: the chunk's entries by pool type id, decoded or indexed by the walk
-    (ChunkReader.read); entries: the walk's arrays, or None."""
+    (ChunkReader.read); entries: the walk's arrays, or None; wanted: the stack trace keys
+    that will be asked for (their methods are named in C), or None: every method."""
     by_name = {}
     for type_id, (name, *_rest) in pool_plans.items():
         by_name[name] = pool_lookup(pools[type_id], offsets[type_id], data, entries,
@@ -85,7 +86,19 @@ def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries):
     # A chunk's stacks share most of their frames: the frames are named by one map() over a
     # dict whose misses name the method, so a frame already named costs no Python call.
     method_names = _Names(method_name)
-    named = native_names(pool_plans, lazy_plans, pools, offsets, data, entries)
+
+    def frames():
+        """The method keys of the stacks that will be named (a chunk's pools hold those of
+        every stack recorded: twice as many in the runs' recordings)."""
+        keys = set()
+        for key in wanted:
+            trace = traces(key) if type(key) is int else None
+            if trace is not None:
+                keys.update(trace[1])
+        return keys
+
+    named = native_names(pool_plans, lazy_plans, pools, offsets, data, entries,
+                         None if wanted is None else frames)
     if named:
         method_names.update(named)
 
@@ -103,11 +116,12 @@ def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries):
     return stack, text, by_name.get("jdk.types.GCWhen", missing)
 
 
-def native_names(pool_plans, lazy_plans, pools, offsets, data, entries) -> dict | None:
-    """{method key: its name} of the chunk's indexed methods, named in C (those it leaves are
-    not in it), or None when the C naming does not apply: no walk, or a pool it reads holds
-    entries the Python reader decoded (the walk left their checkpoint) or is of another shape
-    than NATIVE_SHAPES."""
+def native_names(pool_plans, lazy_plans, pools, offsets, data, entries,
+                 frames=None) -> dict | None:
+    """{method key: its name} of the chunk's indexed methods (those whose keys are in
+    `frames()`, unless it is None), named in C (those it leaves are not in it), or None when
+    the C naming does not apply: no walk, or a pool it reads holds entries the Python reader
+    decoded (the walk left their checkpoint) or is of another shape than NATIVE_SHAPES."""
     kernels = native.get()
     if kernels is None or entries is None:
         return None
@@ -124,7 +138,12 @@ def native_names(pool_plans, lazy_plans, pools, offsets, data, entries) -> dict 
             return None
         found[name] = offsets[type_id]
     methods = found.get("jdk.types.Method")
+    if methods and frames is not None:
+        # (a frame key equal to an int but not one, True, names the int's method here: never
+        # used, stack() names such frames one call each)
+        methods = {k: methods[k] for k in methods.keys() & frames()}
     if not methods:
         return None
+    found["jdk.types.Method"] = methods
     return kernels.method_names(data, entries, *(
         array("q", found.get(name, {}).values()) for name in NATIVE_SHAPES))

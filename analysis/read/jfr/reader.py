@@ -55,6 +55,7 @@ class ChunkReader:
         self.summary = summary
         self.metadata: Metadata | None = None
         self._plan_for: Metadata | None = None
+        self._samples: dict = {}     # (read: per chunk, execution samples by stack key)
 
     # -- per metadata: which type ids to decode, and how ------------------------------------
     def _plan(self, md: Metadata):
@@ -512,7 +513,13 @@ class ChunkReader:
 
     def _stack_names(self, pools, offsets, data, entries):
         """-> (stack(key), text(value), GCWhen's lookup): names.stack_names's."""
-        return stack_names(self.pool_plans, self.lazy_plans, pools, offsets, data, entries)
+        return stack_names(self.pool_plans, self.lazy_plans, pools, offsets, data, entries,
+                           self._stack_keys())
+
+    def _stack_keys(self):
+        """The stack trace keys _resolve_samples will name (a subclass resolving more adds
+        its own)."""
+        return chain.from_iterable(self._samples.values())
 
     def _resolve_samples(self, names):
         """The chunk's execution samples and GCWhen keys resolved; `names`: _stack_names's."""
