@@ -27,15 +27,15 @@ KERNELS = native.get()
 needs_kernels = pytest.mark.skipif(KERNELS is None, reason=native.describe())
 
 
-def both_ways(monkeypatch, path, **kw):
-    """(with the walk, without it): each a summary or the JfrError's text."""
+def both_ways(monkeypatch, path, read=summarize_jfr, **kw):
+    """(with the walk, without it): each read(path, **kw) or the JfrError's text."""
     out = []
     for use in (True, False):
         with monkeypatch.context() as m:
             if not use:
                 m.setattr(native, "get", lambda: None)
             try:
-                out.append(summarize_jfr(path, **kw))
+                out.append(read(path, **kw))
             except JfrError as exc:
                 out.append(str(exc))
     return out

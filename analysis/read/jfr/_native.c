@@ -16,6 +16,9 @@
  *                       the types it reads), so that the Python loop never meets the others:
  *                       a recording's GC phase events, millions in a profile recording, are
  *                       stepped over here by their size prefix alone.
+ *   lc_jfr_method_names name, once a chunk, every method the walk indexed ("pkg.Class.method",
+ *                       from the Method, Class, Symbol and String pools' captures), so that
+ *                       Python receives names, not pool entries (names.py).
  *
  * No Python headers: buffers arrive as pointers (ctypes). Nothing here judges damage: every
  * read is checked against the checkpoint's (or event's) end, and a checkpoint with anything the
@@ -26,8 +29,10 @@
  * it gives are the ones it would keep; a listed event's values are the ones it would decode.
  */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
-#define LC_JFR_ABI 6
+#define LC_JFR_ABI 7
 #define HEADER_SIZE 68
 #define CHECKPOINT_TYPE 1
 #define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
@@ -478,4 +483,333 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
     *n_caps_out = n_caps;
     *n_events_out = n_events;
     return n_cps;
+}
+
+/* ---- Naming a chunk's methods (lc_jfr_method_names) ------------------------------------------
+ * names.stack_names's method_name, for every method entry the walk indexed: its class's name
+ * symbol and its name symbol resolved through the chunk's Class, Symbol and String pools, read
+ * as wire.read_string reads them and joined as summary.method_label joins them. A name whose
+ * text Python's decoders would make otherwise than by copying code points (UTF-8 that is not
+ * strictly valid, as Java's modified UTF-8 of a NUL or a supplementary character; a char array
+ * with a surrogate; a NUL, the separator here) or that an unexpected shape makes unsure is not
+ * given: the Python code names it, as without this function. */
+
+#define ABSENT 0        /* a text that is None or "": the label's placeholder */
+#define WRITTEN 1
+#define DEFER (-1)
+
+typedef struct {            /* key -> entry index, open addressing (slot: entry + 1, 0 empty) */
+    int64_t *slots;
+    uint64_t mask;
+    int shift;
+} Index;
+
+typedef struct {
+    const uint8_t *d;
+    int64_t len;
+    const uint64_t *e_key;
+    const int64_t *e_caps;
+    const uint64_t *caps;
+    int64_t n_entries, n_caps;
+    Index classes, symbols, strings;
+    int64_t *memo;              /* per class entry: where its name is in out (+ 1), its length */
+    uint8_t *out;
+    int64_t n_out, cap_out;
+} Namer;
+
+static inline uint64_t slot_of(const Index *ix, uint64_t key)
+{
+    return (key * 0x9E3779B97F4A7C15ull) >> ix->shift;
+}
+
+/* The index of entries ents[0 .. n) by key (a later entry of a key wins, as in a dict).
+ * -1 when an entry index is out of range or memory is short. */
+static int index_build(Index *ix, const Namer *nm, const int64_t *ents, int64_t n)
+{
+    int bits = 3;
+    while (bits < 62 && ((int64_t)1 << bits) < 2 * n)
+        bits++;
+    ix->mask = ((uint64_t)1 << bits) - 1;
+    ix->shift = 64 - bits;
+    ix->slots = calloc((size_t)1 << bits, sizeof(int64_t));
+    if (!ix->slots)
+        return -1;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t e = ents[i];
+        if (e < 0 || e >= nm->n_entries)
+            return -1;
+        uint64_t key = nm->e_key[e], h = slot_of(ix, key);
+        while (ix->slots[h] && nm->e_key[ix->slots[h] - 1] != key)
+            h = (h + 1) & ix->mask;
+        ix->slots[h] = e + 1;
+    }
+    return 0;
+}
+
+static int64_t index_get(const Index *ix, const Namer *nm, uint64_t key)
+{
+    uint64_t h = slot_of(ix, key);
+    while (ix->slots[h]) {
+        if (nm->e_key[ix->slots[h] - 1] == key)
+            return ix->slots[h] - 1;
+        h = (h + 1) & ix->mask;
+    }
+    return -1;
+}
+
+/* The first capture of entry e (pool_lookup's one_key, one_string, two_keys read the first
+ * one or two), or -1 when it has fewer than `need`. */
+static int64_t first_capture(const Namer *nm, int64_t e, int64_t need)
+{
+    if (e < 0 || e >= nm->n_entries)
+        return -1;
+    int64_t a = e ? nm->e_caps[e - 1] : 0, end = nm->e_caps[e];
+    if (a < 0 || end > nm->n_caps || end - a < need)
+        return -1;
+    return a;
+}
+
+static inline void put(Namer *nm, uint8_t b)
+{
+    if (nm->n_out < nm->cap_out)
+        nm->out[nm->n_out] = b;
+    nm->n_out += 1;
+}
+
+static void put_text(Namer *nm, const char *s)
+{
+    while (*s)
+        put(nm, (uint8_t)*s++);
+}
+
+/* One code point below 0x10000 (no surrogate, no NUL: the callers refuse those), as UTF-8;
+ * a class name's '/' as '.' (method_label). */
+static void put_code(Namer *nm, uint32_t c, int slash)
+{
+    if (c < 0x80) {
+        put(nm, slash && c == '/' ? '.' : (uint8_t)c);
+    } else if (c < 0x800) {
+        put(nm, (uint8_t)(0xC0 | c >> 6));
+        put(nm, (uint8_t)(0x80 | (c & 0x3F)));
+    } else {
+        put(nm, (uint8_t)(0xE0 | c >> 12));
+        put(nm, (uint8_t)(0x80 | ((c >> 6) & 0x3F)));
+        put(nm, (uint8_t)(0x80 | (c & 0x3F)));
+    }
+}
+
+/* The length of the strictly valid UTF-8 sequence at s (Python's decoder accepts exactly
+ * these), 0 when it is not one or is a NUL. */
+static int utf8_sequence(const uint8_t *s, int64_t left)
+{
+    uint8_t b = s[0];
+    if (b && b < 0x80)
+        return 1;
+    int n = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4
+                                                                                          : 0;
+    if (!n || left < n)
+        return 0;
+    uint8_t lo = 0x80, hi = 0xBF;       /* the second byte's range */
+    if (b == 0xE0)
+        lo = 0xA0;
+    else if (b == 0xED)
+        hi = 0x9F;                       /* no surrogates */
+    else if (b == 0xF0)
+        lo = 0x90;
+    else if (b == 0xF4)
+        hi = 0x8F;                       /* nothing past U+10FFFF */
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (int i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+/* wire.read_string's varint, within the whole chunk as it reads (-1 past its end). */
+static int chunk_varint(const Namer *nm, int64_t *pos, uint64_t *out)
+{
+    Walk w = {nm->d, nm->len, 0, 0, 0, 0, 0, 0};
+    return varint(&w, pos, out);
+}
+
+/* The string at offset `at` as text: ABSENT (None or ""), WRITTEN (appended), DEFER; or, for
+ * a reference to the String pool (encoding 2), 2 with its key in *ref. */
+static int put_string(Namer *nm, uint64_t at, int slash, uint64_t *ref)
+{
+    if (at >= (uint64_t)nm->len)
+        return DEFER;
+    int64_t pos = (int64_t)at + 1;
+    uint64_t n;
+    uint8_t encoding = nm->d[at];
+    if (encoding == 0 || encoding == 1)
+        return ABSENT;
+    if (encoding == 2)
+        return chunk_varint(nm, &pos, ref) ? DEFER : 2;
+    if (encoding < 3 || encoding > 5)
+        return DEFER;
+    /* wire._length: the length is checked against the bytes left in the chunk */
+    if (chunk_varint(nm, &pos, &n) || n > MAX_STRING_BYTES || n > (uint64_t)(nm->len - pos))
+        return DEFER;
+    if (n == 0)
+        return ABSENT;
+    const uint8_t *s = nm->d + pos;
+    if (encoding == 3) {
+        /* names are ASCII but in odd recordings: a plain copy while they are */
+        int64_t i = 0;
+        uint8_t *to = nm->n_out + (int64_t)n <= nm->cap_out ? nm->out + nm->n_out : 0;
+        for (; i < (int64_t)n && s[i] && s[i] < 0x80; i++)
+            if (to)
+                to[i] = slash && s[i] == '/' ? '.' : s[i];
+        nm->n_out += i;
+        while (i < (int64_t)n) {
+            int k = utf8_sequence(s + i, (int64_t)n - i);
+            if (!k)
+                return DEFER;
+            if (k == 1)
+                put(nm, slash && s[i] == '/' ? '.' : s[i]);
+            else
+                for (int j = 0; j < k; j++)
+                    put(nm, s[i + j]);
+            i += k;
+        }
+    } else if (encoding == 5) {          /* Latin-1: each byte is its code point */
+        for (uint64_t i = 0; i < n; i++) {
+            if (!s[i])
+                return DEFER;
+            put_code(nm, s[i], slash);
+        }
+    } else {                             /* char array: n varints, each a UTF-16 unit */
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t unit;
+            if (chunk_varint(nm, &pos, &unit))
+                return DEFER;
+            unit &= 0xFFFF;
+            if (!unit || (unit >= 0xD800 && unit <= 0xDFFF))
+                return DEFER;
+            put_code(nm, (uint32_t)unit, slash);
+        }
+    }
+    return WRITTEN;
+}
+
+/* names.stack_names's text(symbols(key)), appended: ABSENT, WRITTEN or DEFER. */
+static int put_symbol(Namer *nm, uint64_t key, int slash)
+{
+    int64_t e = index_get(&nm->symbols, nm, key);
+    if (e < 0)
+        return ABSENT;                   /* no such symbol: None */
+    int64_t a = first_capture(nm, e, 1);
+    if (a < 0)
+        return DEFER;
+    uint64_t ref;
+    int got = put_string(nm, nm->caps[a], slash, &ref);
+    if (got != 2)
+        return got;
+    /* a symbol held in the String pool: its text if that entry is a string itself */
+    e = index_get(&nm->strings, nm, ref);
+    if (e < 0)
+        return ABSENT;
+    a = first_capture(nm, e, 1);
+    if (a < 0)
+        return DEFER;
+    got = put_string(nm, nm->caps[a], slash, &ref);
+    return got == 2 ? ABSENT : got;
+}
+
+/* One method entry's label "pkg.Class.method" appended with a NUL after it; 0, or DEFER with
+ * nothing appended. */
+static int put_method(Namer *nm, int64_t e)
+{
+    int64_t start = nm->n_out, a = first_capture(nm, e, 2);
+    if (a < 0)
+        return DEFER;
+    uint64_t cls_key = nm->caps[a], name_key = nm->caps[a + 1];
+    int got = ABSENT;
+    int64_t c = index_get(&nm->classes, nm, cls_key), memo_len = 0;
+    if (c >= 0 && nm->memo[2 * c]) {    /* a class's methods are many: its name copied */
+        int64_t from = nm->memo[2 * c] - 1, n = nm->memo[2 * c + 1];
+        if (start + n <= nm->cap_out)
+            memcpy(nm->out + start, nm->out + from, (size_t)n);
+        nm->n_out = start + n;
+        got = WRITTEN;
+    } else if (c >= 0) {
+        int64_t ca = first_capture(nm, c, 1);
+        got = ca < 0 ? DEFER : put_symbol(nm, nm->caps[ca], 1);
+        if (got == WRITTEN && nm->n_out <= nm->cap_out)
+            memo_len = nm->n_out - start;      /* kept once the whole label is */
+    }
+    if (got == ABSENT) {
+        nm->n_out = start;
+        put_text(nm, "<unknown class>");
+    }
+    if (got != DEFER) {
+        put(nm, '.');
+        int64_t at = nm->n_out;
+        got = put_symbol(nm, name_key, 0);
+        if (got == ABSENT) {
+            nm->n_out = at;
+            put_text(nm, "<unknown>");
+        }
+    }
+    if (got == DEFER) {
+        nm->n_out = start;
+        return DEFER;
+    }
+    if (memo_len) {
+        nm->memo[2 * c] = start + 1;
+        nm->memo[2 * c + 1] = memo_len;
+    }
+    put(nm, 0);
+    return 0;
+}
+
+/* The labels of the method entries methods[0 .. n_methods) (entry indices of the walk's
+ * arrays, as lc_jfr_checkpoints gave them: e_key, e_caps, caps), each followed by a NUL, in
+ * out (*n_out_out bytes: when more than cap_out, only the count is right: call again with
+ * room), the methods' keys in named_keys in the same order; a method left to the Python code
+ * is in neither. The class, symbol and string pools are the entries classes[], symbols[],
+ * strings[] (a key's entry: the last given). Returns how many were named, -1 when the
+ * arguments are inconsistent or memory is short. */
+int64_t lc_jfr_method_names(const uint8_t *data, int64_t len, const uint64_t *e_key,
+                            const int64_t *e_caps, int64_t n_entries, const uint64_t *caps,
+                            int64_t n_caps, const int64_t *methods, int64_t n_methods,
+                            const int64_t *classes, int64_t n_classes,
+                            const int64_t *symbols, int64_t n_symbols,
+                            const int64_t *strings, int64_t n_strings,
+                            uint8_t *out, int64_t cap_out, uint64_t *named_keys,
+                            int64_t *n_out_out)
+{
+    if (len < 0 || n_entries < 0 || n_caps < 0 || n_methods < 0 || n_classes < 0 ||
+        n_symbols < 0 || n_strings < 0 || cap_out < 0)
+        return -1;
+    Namer nm = {data, len, e_key, e_caps, caps, n_entries, n_caps, {0}, {0}, {0}, 0,
+                out, 0, cap_out};
+    int64_t named = -1;
+    for (int64_t e = 0; e < n_entries; e++)      /* the capture ends never go back */
+        if (e_caps[e] < (e ? e_caps[e - 1] : 0))
+            return -1;
+    nm.memo = calloc((size_t)n_entries + 1, 2 * sizeof(int64_t));
+    if (!nm.memo ||
+        index_build(&nm.classes, &nm, classes, n_classes) ||
+        index_build(&nm.symbols, &nm, symbols, n_symbols) ||
+        index_build(&nm.strings, &nm, strings, n_strings))
+        goto done;
+    named = 0;
+    for (int64_t i = 0; i < n_methods; i++) {
+        int64_t e = methods[i];
+        if (e < 0 || e >= n_entries) {
+            named = -1;
+            break;
+        }
+        if (put_method(&nm, e) == 0)
+            named_keys[named++] = e_key[e];
+    }
+done:
+    free(nm.memo);
+    free(nm.classes.slots);
+    free(nm.symbols.slots);
+    free(nm.strings.slots);
+    *n_out_out = nm.n_out;
+    return named;
 }

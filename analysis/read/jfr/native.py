@@ -12,7 +12,8 @@ entries. The walk here gives, for the pools the summary resolves, each
 entry's key and where its value starts (and the fields the summary takes from it); reader.py
 makes an entry only when an event refers to it. On the way the walk lists the values of the
 frequent integer-only events (thread parks, allocation and execution samples, GC), which
-reader.py then hands to its handlers without decoding them in Python.
+reader.py then hands to its handlers without decoding them in Python. At a chunk's end the
+methods the walk indexed are named here too (Kernels.method_names; names.py says when).
 
 The program handed to C describes each class of a chunk's metadata as a list of field kinds
 (program_for). Classes whose shape the Python reader refuses or treats specially (an unknown
@@ -32,7 +33,7 @@ from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]
-ABI = 6               # lc_jfr_abi() of the source this module was written against
+ABI = 7               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
@@ -52,6 +53,7 @@ MAX_NESTING = 8
 _I64 = ctypes.c_int64
 _i64 = ctypes.POINTER(_I64)
 _u64 = ctypes.POINTER(ctypes.c_uint64)
+_void = ctypes.c_void_p
 
 
 def _array(ctype, values):
@@ -277,6 +279,10 @@ class Kernels:
             _I64, _i64, _i64, _i64, _I64, _i64, _i64, _I64, _u64, _i64, _i64, _I64, _u64,
             _u64, _i64, _i64, _i64, _I64, _I64, _i64, _i64, _i64, _i64, _i64, _i64,
             _u64, _I64, _I64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64]
+        lib.lc_jfr_method_names.restype = _I64
+        lib.lc_jfr_method_names.argtypes = [
+            ctypes.c_char_p, _I64, _u64, _i64, _I64, _u64, _I64, _void, _I64, _void, _I64,
+            _void, _I64, _void, _I64, ctypes.POINTER(ctypes.c_uint8), _I64, _u64, _i64]
         self.lib = lib
 
     def checkpoints(self, data: bytes, program: Program, visit=(), batch=()):
@@ -366,6 +372,39 @@ class Kernels:
             (_view(visit_pos, n_visits), stop), batched
 
 
+    def method_names(self, data: bytes, entries, methods, classes, symbols, strings):
+        """{method key: "pkg.Class.method"} of the method entries `methods` (indices into
+        `entries`, the arrays of this thread's last walk: checkpoints()), resolved through the
+        entries `classes`, `symbols` and `strings` of those pools (each an array('q'); of a
+        key's entries the last counts), as names.stack_names's method_name names them; a
+        method whose text only Python's decoders make exactly is not in it. None when the
+        call cannot be made (the arrays are not a walk's, or C refuses them)."""
+        keys, _offsets, ends, caps = entries
+        arrays = tuple(view.obj for view in (keys, ends, caps))
+        if type(data) is not bytes or not all(isinstance(a, ctypes.Array) for a in arrays):
+            return None
+        # (their addresses: a ctypes array type of each new length would cost more than the
+        # naming; the arrays live until the call returns)
+        pools = [a.buffer_info()[0] for a in (methods, classes, symbols, strings)]
+        named_keys = _scratch("named_keys", ctypes.c_uint64, len(methods))
+        cap = 64 * len(methods) + 4096
+        for _ in range(2):
+            out = _scratch("names_out", ctypes.c_uint8, cap)
+            n_out = _I64(0)
+            named = self.lib.lc_jfr_method_names(
+                data, len(data), arrays[0], arrays[1], len(keys), arrays[2], len(caps),
+                pools[0], len(methods), pools[1], len(classes), pools[2], len(symbols),
+                pools[3], len(strings), out, cap, named_keys, ctypes.byref(n_out))
+            if named < 0:
+                return None
+            if n_out.value <= cap:
+                break
+            cap = n_out.value
+        else:
+            return None
+        # C wrote only strictly valid UTF-8 without a NUL but each name's end
+        text = str(_view(out, n_out.value, "B"), "utf-8")
+        return dict(zip(_view(named_keys, named, "Q"), text.split("\0")))
 
 
 def _self_check(kernels: Kernels, path: Path) -> None:

@@ -31,27 +31,13 @@ from itertools import chain
 from analysis.read.jfr import native
 from analysis.read.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
 from analysis.read.jfr.metadata import Metadata, metadata_for
-from analysis.read.jfr.plan import EVENT_FIELDS, keep_entry, metadata_plan, pool_lookup
-from analysis.read.jfr.summary import (SETTINGS_REPORTED, Summary, as_int, as_number, as_str,
-                                       method_label)
-from analysis.read.jfr.wire import DECODE_ERRORS, Damage, StringRef, read_string, read_varint
+from analysis.read.jfr.names import stack_names
+from analysis.read.jfr.plan import EVENT_FIELDS, keep_entry, metadata_plan
+from analysis.read.jfr.summary import SETTINGS_REPORTED, Summary, as_int, as_number, as_str
+from analysis.read.jfr.wire import DECODE_ERRORS, Damage, read_string, read_varint
 
 METADATA_TYPE = 0
 CHECKPOINT_TYPE = 1
-
-class _Names(dict):
-    """Method key -> its frame name, named on first use."""
-
-    def __init__(self, name_of):
-        super().__init__()
-        self._name_of = name_of
-
-    def __missing__(self, key):
-        name = self[key] = self._name_of(key)
-        return name
-
-
-_INT_ONLY = frozenset((int,))
 
 
 class ChunkReader:
@@ -69,6 +55,7 @@ class ChunkReader:
         self.summary = summary
         self.metadata: Metadata | None = None
         self._plan_for: Metadata | None = None
+        self._samples: dict = {}     # (read: per chunk, execution samples by stack key)
 
     # -- per metadata: which type ids to decode, and how ------------------------------------
     def _plan(self, md: Metadata):
@@ -525,59 +512,14 @@ class ChunkReader:
         self.summary.jvm(as_str(v[1]), as_str(v[2]))
 
     def _stack_names(self, pools, offsets, data, entries):
-        """-> (stack(key): (frames "pkg.Class.method" leaf first, truncated) or None when the
-        chunk has no such stack trace; text(value): a string field's text)."""
-        by_name = {}
-        for type_id, (name, *_rest) in self.pool_plans.items():
-            by_name[name] = pool_lookup(pools[type_id], offsets[type_id], data, entries,
-                                    self.lazy_plans.get(type_id))
-        missing = {}.get
-        strings = by_name.get("java.lang.String", missing)
+        """-> (stack(key), text(value), GCWhen's lookup): names.stack_names's."""
+        return stack_names(self.pool_plans, self.lazy_plans, pools, offsets, data, entries,
+                           self._stack_keys())
 
-        def text(v):
-            if isinstance(v, StringRef):
-                v = strings(v.key) if type(v.key) is int else None
-            return v if isinstance(v, str) else None
-
-        symbols = by_name.get("jdk.types.Symbol", missing)
-        classes = by_name.get("java.lang.Class", missing)
-        methods = by_name.get("jdk.types.Method", missing)
-        traces = by_name.get("jdk.types.StackTrace", missing)
-        class_names: dict = {}
-
-        def method_name(key):
-            if type(key) is not int:
-                return "<unknown method>"
-            m = methods(key)
-            cls_key = m[0] if m and type(m[0]) is int else None
-            if cls_key in class_names:       # (a class's methods are many)
-                cls_name = class_names[cls_key]
-            else:
-                cls_sym = classes(cls_key) if cls_key is not None else None
-                cls_name = text(symbols(cls_sym)) if type(cls_sym) is int else None
-                class_names[cls_key] = cls_name
-            meth = symbols(m[1]) if m and type(m[1]) is int else None
-            if type(meth) is not str:        # (a symbol is a str but in damaged recordings)
-                meth = text(meth)
-            return method_label(cls_name, meth)
-
-        # A chunk's stacks share most of their frames (a run: ~14k frames, ~1,500 methods):
-        # the frames are named by one map() over a dict whose misses name the method, so a
-        # frame already named costs no Python call.
-        method_names = _Names(method_name)
-
-        def stack(key):
-            trace = traces(key) if type(key) is int else None
-            if trace is None:
-                return None
-            frames = trace[1]
-            # Keys equal to an int but of another type (True, 1.0: a damaged metadata's field
-            # types) must not take an int's name: those are named one call each.
-            names = map(method_names.__getitem__, frames) \
-                if _INT_ONLY.issuperset(map(type, frames)) else map(method_name, frames)
-            return tuple(names), trace[0] == 1
-
-        return stack, text, by_name.get("jdk.types.GCWhen", missing)
+    def _stack_keys(self):
+        """The stack trace keys _resolve_samples will name (a subclass resolving more adds
+        its own)."""
+        return chain.from_iterable(self._samples.values())
 
     def _resolve_samples(self, names):
         """The chunk's execution samples and GCWhen keys resolved; `names`: _stack_names's."""

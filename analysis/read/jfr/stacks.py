@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
+from itertools import chain
 from pathlib import Path
 
 from analysis.errors import JfrError
@@ -269,6 +270,10 @@ class FoldingReader(ChunkReader):
     def _on_SocketRead(self, v):
         if self._route(v[0]) is self.summary:
             self._tally("jdk.SocketRead", v[2], self._span_ns(v[1]))
+
+    def _stack_keys(self):
+        return chain(super()._stack_keys(), self._parks,
+                     chain.from_iterable(self._off_cpu.values()))
 
     def _resolve_samples(self, names):
         super()._resolve_samples(names)

@@ -1,0 +1,149 @@
+"""A chunk's stacks named: each stack trace key as its frames' "pkg.Class.method" names.
+
+The names are made once per method a chunk (a run's chunk: ~14k frames, ~1,500 methods). With
+the compiled walk (native.py) every method the walk indexed is named in C from the chunk's
+Method, Class, Symbol and String pools (_native.c: lc_jfr_method_names) and Python receives
+the names, not the pool entries; a method whose text only Python's decoders make exactly (a
+symbol that is not strictly valid UTF-8, as Java's modified UTF-8 of a NUL, a char array with
+a surrogate), a pool of an unusual shape, or any entry the Python reader decoded itself (a
+checkpoint the walk left) is named here, by method_name, which is the reference: both give
+the same text (tests/test_jfr_names.py).
+"""
+from __future__ import annotations
+
+from array import array
+
+from analysis.read.jfr import native
+from analysis.read.jfr.plan import pool_lookup
+from analysis.read.jfr.summary import method_label
+from analysis.read.jfr.wire import StringRef
+
+_INT_ONLY = frozenset((int,))
+
+# The captures the C naming reads of each pool's entry (plan.pool_lookup's steps: (position
+# wanted, how read, frames?) in field order): a method's class and name keys, a class's name
+# symbol key, a symbol's string, a String pool entry's string, as every JDK writes them.
+NATIVE_SHAPES = {
+    "jdk.types.Method": [(0, "raw", False), (1, "raw", False)],
+    "java.lang.Class": [(0, "raw", False)],
+    "jdk.types.Symbol": [(0, "string", False)],
+    "java.lang.String": [(0, "string", False)],
+}
+
+
+class _Names(dict):
+    """Method key -> its frame name, named on first use."""
+
+    def __init__(self, name_of):
+        super().__init__()
+        self._name_of = name_of
+
+    def __missing__(self, key):
+        name = self[key] = self._name_of(key)
+        return name
+
+
+def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries, wanted=None):
+    """-> (stack(key): (frames "pkg.Class.method" leaf first, truncated) or None when the
+    chunk has no such stack trace; text(value): a string field's text; GCWhen's lookup).
+    pools, offsets: the chunk's entries by pool type id, decoded or indexed by the walk
+    (ChunkReader.read); entries: the walk's arrays, or None; wanted: the stack trace keys
+    that will be asked for (their methods are named in C), or None: every method."""
+    by_name = {}
+    for type_id, (name, *_rest) in pool_plans.items():
+        by_name[name] = pool_lookup(pools[type_id], offsets[type_id], data, entries,
+                                    lazy_plans.get(type_id))
+    missing = {}.get
+    strings = by_name.get("java.lang.String", missing)
+
+    def text(v):
+        if isinstance(v, StringRef):
+            v = strings(v.key) if type(v.key) is int else None
+        return v if isinstance(v, str) else None
+
+    symbols = by_name.get("jdk.types.Symbol", missing)
+    classes = by_name.get("java.lang.Class", missing)
+    methods = by_name.get("jdk.types.Method", missing)
+    traces = by_name.get("jdk.types.StackTrace", missing)
+    class_names: dict = {}
+
+    def method_name(key):
+        if type(key) is not int:
+            return "<unknown method>"
+        m = methods(key)
+        cls_key = m[0] if m and type(m[0]) is int else None
+        if cls_key in class_names:       # (a class's methods are many)
+            cls_name = class_names[cls_key]
+        else:
+            cls_sym = classes(cls_key) if cls_key is not None else None
+            cls_name = text(symbols(cls_sym)) if type(cls_sym) is int else None
+            class_names[cls_key] = cls_name
+        meth = symbols(m[1]) if m and type(m[1]) is int else None
+        if type(meth) is not str:        # (a symbol is a str but in damaged recordings)
+            meth = text(meth)
+        return method_label(cls_name, meth)
+
+    # A chunk's stacks share most of their frames: the frames are named by one map() over a
+    # dict whose misses name the method, so a frame already named costs no Python call.
+    method_names = _Names(method_name)
+
+    def frames():
+        """The method keys of the stacks that will be named (a chunk's pools hold those of
+        every stack recorded: twice as many in the runs' recordings)."""
+        keys = set()
+        for key in wanted:
+            trace = traces(key) if type(key) is int else None
+            if trace is not None:
+                keys.update(trace[1])
+        return keys
+
+    named = native_names(pool_plans, lazy_plans, pools, offsets, data, entries,
+                         None if wanted is None else frames)
+    if named:
+        method_names.update(named)
+
+    def stack(key):
+        trace = traces(key) if type(key) is int else None
+        if trace is None:
+            return None
+        frames = trace[1]
+        # Keys equal to an int but of another type (True, 1.0: a damaged metadata's field
+        # types) must not take an int's name: those are named one call each.
+        names = map(method_names.__getitem__, frames) \
+            if _INT_ONLY.issuperset(map(type, frames)) else map(method_name, frames)
+        return tuple(names), trace[0] == 1
+
+    return stack, text, by_name.get("jdk.types.GCWhen", missing)
+
+
+def native_names(pool_plans, lazy_plans, pools, offsets, data, entries,
+                 frames=None) -> dict | None:
+    """{method key: its name} of the chunk's indexed methods (those whose keys are in
+    `frames()`, unless it is None), named in C (those it leaves are not in it), or None when
+    the C naming does not apply: no walk, or a pool it reads holds entries the Python reader
+    decoded (the walk left their checkpoint) or is of another shape than NATIVE_SHAPES."""
+    kernels = native.get()
+    if kernels is None or entries is None:
+        return None
+    found = {}
+    for type_id, (name, *_rest) in pool_plans.items():
+        shape = NATIVE_SHAPES.get(name)
+        if shape is None:
+            continue
+        if pools[type_id]:
+            return None
+        plan = lazy_plans.get(type_id)
+        steps = plan[4] if plan is not None else None
+        if offsets[type_id] and (steps is None or [tuple(s) for s in steps] != shape):
+            return None
+        found[name] = offsets[type_id]
+    methods = found.get("jdk.types.Method")
+    if methods and frames is not None:
+        # (a frame key equal to an int but not one, True, names the int's method here: never
+        # used, stack() names such frames one call each)
+        methods = {k: methods[k] for k in methods.keys() & frames()}
+    if not methods:
+        return None
+    found["jdk.types.Method"] = methods
+    return kernels.method_names(data, entries, *(
+        array("q", found.get(name, {}).values()) for name in NATIVE_SHAPES))
