@@ -9,7 +9,8 @@
   (/comparisons/<id>/) and its charts under `assets/comparisons/<id>/`.
 
 Every file is written only when its bytes change, and charts are drawn only when their data
-file changed (a no-change build draws nothing), or all of them with `build --force`. Files of a series or comparison that is gone
+file changed (a no-change build draws nothing), or all of them with `build --force` or when the
+code that drew them changed (pipeline/corpus_cache.py). Files of a series or comparison that is gone
 are removed (pages only when they carry `generated_by: loadcurve`).
 """
 from __future__ import annotations
@@ -41,8 +42,8 @@ FEED_ENTRIES = 50
 class Reduce:
     def __init__(self, site_root: Path, redraw: bool = False):
         self.site = Path(site_root)
-        # draw every chart, also those whose data did not change (`build --force`: the
-        # drawing code may have changed, and a chart's data file does not say by what code)
+        # draw every chart, also those whose data did not change (`build --force`, or the
+        # drawing code changed: a chart's data file does not say by what code it was drawn)
         self.redraw = redraw
         self.written: set[str] = set()
         self.errors: list[str] = []
