@@ -16,6 +16,7 @@ from analysis import atomic
 from analysis.pipeline.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, FileHashes,
                                   code_version, run_input_hash, stray_links, templates_version)
 from analysis.pipeline import workers
+from analysis.pipeline.generated_pages import GeneratedPages
 from analysis.pipeline.stages import analyse_task, chart_task
 from analysis.errors import BuildError
 from analysis.paths import REPORTS_DIR, data_path, repo_relative, report_path
@@ -197,7 +198,9 @@ class Build:
         todo: list[tuple[Path, str]] = []
         # runs some post names get every chart's PNG (png_use): a post citing a run, or no
         # longer citing it, changes the run's outputs, so it is part of the run's digest
-        self.in_feed = runs_in_posts(self.site_root, present)
+        generated = GeneratedPages(self.cache)
+        self.in_feed = runs_in_posts(self.site_root, present, generated.is_generated)
+        generated.save()
         for run_dir in run_dirs:
             try:
                 digest = run_input_hash(run_dir, self.site_root, code, hashes)
