@@ -1,7 +1,9 @@
 """The reduce step's charts (a series' history, a comparison) follow a change of the drawing
 code without `build --force`: the build is run by a copy of the analysis package whose palette
 differs (a real code change, so the code digests change as they would after an edit), and its
-history and comparison charts must then equal a `--force` build's by that copy, byte for byte."""
+history and comparison charts must then equal a `--force` build's by that copy, byte for byte.
+And a comparison whose document is as the last build wrote it is not parsed again, unless its
+data file changed since."""
 from __future__ import annotations
 
 import filecmp
@@ -11,6 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from analysis.write import corpus_pages
 from tests.conftest import REPO
 from tests.helpers import wrk_run
 
@@ -32,8 +37,9 @@ def _charts(site: Path) -> dict[str, Path]:
             for p in sorted((site / top).rglob("*")) if p.is_file()}
 
 
-def test_a_change_of_drawing_code_redraws_history_and_comparison_charts(tmp_path):
-    site = tmp_path / "site"
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    site = tmp_path_factory.mktemp("redraw") / "site"
     wrk_run(site, "wrk-v1", "1")
     wrk_run(site, "wrk-v2", "2")
     for folder in ("_layouts", "_includes"):     # (the pages' templates: the site's own)
@@ -44,6 +50,12 @@ def test_a_change_of_drawing_code_redraws_history_and_comparison_charts(tmp_path
         "title: B against A\ndescription: d\nbaseline: wrk-v1:a\ncandidate: wrk-v1:b\n"
         "metric: p99\n")
     _build(site, REPO)
+    return site
+
+
+def test_a_change_of_drawing_code_redraws_history_and_comparison_charts(built, tmp_path):
+    site = tmp_path / "site"
+    shutil.copytree(built, site, symlinks=True)
 
     edited = tmp_path / "code"
     shutil.copytree(REPO / "analysis", edited / "analysis",
@@ -64,3 +76,32 @@ def test_a_change_of_drawing_code_redraws_history_and_comparison_charts(tmp_path
     stale = [rel for rel in charts if not filecmp.cmp(charts[rel], forced[rel], shallow=False)]
     assert not stale, f"charts still drawn by the old code: {stale}"
     assert "#123456" in (site / next(r for r in charts if r.endswith(".svg"))).read_text()
+
+
+SAFE_LOAD = corpus_pages.yaml.safe_load
+
+
+def _not_a_comparison(text):
+    if "candidate: wrk-v1:b" in text:
+        raise AssertionError("the comparison's document parsed again")
+    return SAFE_LOAD(text)
+
+
+def test_an_untouched_comparison_is_not_parsed_and_a_touched_one_is(built, tmp_path,
+                                                                   monkeypatch):
+    site = tmp_path / "site"
+    shutil.copytree(built, site, symlinks=True)
+    runs = ["wrk-v1", "wrk-v2"]
+    data = site / "_data" / "comparisons" / "ab.yml"
+    first = corpus_pages.reduce(site, runs)
+    assert data.as_posix()[len(site.as_posix()) + 1:] in first.memo
+    written = data.read_bytes()
+    with monkeypatch.context() as patch:
+        patch.setattr(corpus_pages.yaml, "safe_load", _not_a_comparison)
+        again = corpus_pages.reduce(site, runs, known=first.memo)
+    assert again.drawn == 0 and again.memo == first.memo
+
+    data.write_text(data.read_text().replace("title: B against A", "title: edited"))
+    touched = corpus_pages.reduce(site, runs, known=first.memo)
+    assert touched.drawn > 0
+    assert data.read_bytes() == written

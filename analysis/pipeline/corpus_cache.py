@@ -46,18 +46,23 @@ def up_to_date(cache: Path, site: Path, digest: str) -> bool:
         return False
 
 
-def drawn_by(cache: Path) -> str | None:
-    """The code digest the step's charts were last drawn by (None: unknown)."""
+def last(cache: Path) -> tuple[str | None, dict[str, list]]:
+    """The code digest the step's charts were last drawn by (None: unknown), and its
+    comparisons' document digests (corpus_pages.Reduce.known)."""
     try:
-        value = json.loads((cache / STATE).read_text()).get("drawn_by")
+        state = json.loads((cache / STATE).read_text())
+        drawn_by, known = state.get("drawn_by"), state.get("comparisons")
     except (OSError, ValueError, AttributeError):
-        return None
-    return value if isinstance(value, str) else None
+        return None, {}
+    return (drawn_by if isinstance(drawn_by, str) else None,
+            known if isinstance(known, dict) else {})
 
 
-def record(cache: Path, site: Path, digest: str, outputs: set[str], drawing_code: str) -> None:
+def record(cache: Path, site: Path, digest: str, outputs: set[str], drawing_code: str,
+           comparisons: dict[str, list]) -> None:
     """`digest` "" when the step is to run again next build (it warned), though its charts are
     all drawn by `drawing_code`."""
     sizes = {rel: (site / rel).stat().st_size for rel in sorted(outputs) if (site / rel).is_file()}
     atomic.write_record(cache / STATE, json.dumps(
-        {"inputs": digest, "outputs": sizes, "drawn_by": drawing_code}, indent=1))
+        {"inputs": digest, "outputs": sizes, "drawn_by": drawing_code,
+         "comparisons": comparisons}, indent=1))
