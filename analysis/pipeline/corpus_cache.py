@@ -1,7 +1,11 @@
 """Whether the build's reduce step (analysis/write/corpus_pages.py) can be skipped: its inputs
 are every run's cell and spectrum tables and the comparisons/*.yml files; when none changed
 (same sizes and modification times, same code) and its outputs are all there, a no-change build
-neither loads pandas nor reads a table. Light on purpose: it runs before pandas is imported."""
+neither loads pandas nor reads a table. Light on purpose: it runs before pandas is imported.
+
+It also keeps the digest of the code that drew the step's charts (`drawn_by`): the step draws
+a chart only when its data changed, so a change of the drawing code alone must make it draw
+them all, as a change of code rebuilds every run (cache.code_version)."""
 from __future__ import annotations
 
 import hashlib
@@ -42,6 +46,23 @@ def up_to_date(cache: Path, site: Path, digest: str) -> bool:
         return False
 
 
-def record(cache: Path, site: Path, digest: str, outputs: set[str]) -> None:
+def last(cache: Path) -> tuple[str | None, dict[str, list]]:
+    """The code digest the step's charts were last drawn by (None: unknown), and its
+    comparisons' document digests (corpus_pages.Reduce.known)."""
+    try:
+        state = json.loads((cache / STATE).read_text())
+        drawn_by, known = state.get("drawn_by"), state.get("comparisons")
+    except (OSError, ValueError, AttributeError):
+        return None, {}
+    return (drawn_by if isinstance(drawn_by, str) else None,
+            known if isinstance(known, dict) else {})
+
+
+def record(cache: Path, site: Path, digest: str, outputs: set[str], drawing_code: str,
+           comparisons: dict[str, list]) -> None:
+    """`digest` "" when the step is to run again next build (it warned), though its charts are
+    all drawn by `drawing_code`."""
     sizes = {rel: (site / rel).stat().st_size for rel in sorted(outputs) if (site / rel).is_file()}
-    atomic.write_record(cache / STATE, json.dumps({"inputs": digest, "outputs": sizes}, indent=1))
+    atomic.write_record(cache / STATE, json.dumps(
+        {"inputs": digest, "outputs": sizes, "drawn_by": drawing_code,
+         "comparisons": comparisons}, indent=1))

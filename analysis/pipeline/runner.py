@@ -16,6 +16,7 @@ from analysis import atomic
 from analysis.pipeline.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, FileHashes,
                                   code_version, run_input_hash, stray_links, templates_version)
 from analysis.pipeline import workers
+from analysis.pipeline.generated_pages import GeneratedPages
 from analysis.pipeline.stages import analyse_task, chart_task
 from analysis.errors import BuildError
 from analysis.paths import REPORTS_DIR, data_path, repo_relative, report_path
@@ -187,7 +188,8 @@ class Build:
         state = self.load_state()
         # the pages are rendered from the site's templates (write/liquid_pages.py): a change
         # to a layout or include re-renders every run
-        code = code_version() + templates_version(self.site_root)
+        drawing_code = code_version()
+        code = drawing_code + templates_version(self.site_root)
         hashes = FileHashes(self.cache / "files.json")
         present = {p.name for p in run_dirs}
 
@@ -196,7 +198,9 @@ class Build:
         todo: list[tuple[Path, str]] = []
         # runs some post names get every chart's PNG (png_use): a post citing a run, or no
         # longer citing it, changes the run's outputs, so it is part of the run's digest
-        self.in_feed = runs_in_posts(self.site_root, present)
+        generated = GeneratedPages(self.cache)
+        self.in_feed = runs_in_posts(self.site_root, present, generated.is_generated)
+        generated.save()
         for run_dir in run_dirs:
             try:
                 digest = run_input_hash(run_dir, self.site_root, code, hashes)
@@ -225,7 +229,7 @@ class Build:
             self.say(f"{page.stem}: run removed; deleted {page.relative_to(self.site_root)}")
 
         def reduce() -> None:
-            self._reduce(sorted(present - set(self.failed)), code)
+            self._reduce(sorted(present - set(self.failed)), code, drawing_code)
 
         if todo:
             self._build(todo, state, while_charts=reduce)
@@ -336,10 +340,11 @@ class Build:
             if pool is not None and pool is not self.executor:
                 pool.shutdown(wait=True, cancel_futures=True)
 
-    def _reduce(self, run_ids: list[str], code: str) -> None:
+    def _reduce(self, run_ids: list[str], code: str, drawing_code: str) -> None:
         """What needs every run at once: the corpus cell table, series histories, the
         regressions feed's data and comparison pages (analysis/write/corpus_pages.py);
-        skipped when none of its inputs changed (analysis/pipeline/corpus_cache.py)."""
+        skipped when none of its inputs changed (analysis/pipeline/corpus_cache.py). Its
+        charts are all redrawn when the code that drew them is not `drawing_code`."""
         from analysis.pipeline import corpus_cache
         started = time.monotonic()
         digest = corpus_cache.inputs_digest(self.site_root, run_ids, code)
@@ -350,13 +355,16 @@ class Build:
             self._reduced = digest
             return
         from analysis.write.corpus_pages import reduce
-        step = reduce(self.site_root, run_ids, redraw=self.force)
+        drawn_by, known = corpus_cache.last(self.cache)
+        step = reduce(self.site_root, run_ids, redraw=self.force or drawn_by != drawing_code,
+                      known=known)
         for message in step.warnings:
             print(f"warning: {message}", file=sys.stderr, flush=True)
         # listed last with the runs' errors (report_errors), and they make the build exit 1
         self.errors.extend(f"error: {message}" for message in step.errors)
-        if not step.errors and not step.warnings:
-            corpus_cache.record(self.cache, self.site_root, digest, step.written)
+        if not step.errors:
+            corpus_cache.record(self.cache, self.site_root, "" if step.warnings else digest,
+                                step.written, drawing_code, step.memo)
         self._reduced = digest
         self.say(f"corpus: cell table, histories and comparisons in "
                  f"{time.monotonic() - started:.2f} s ({step.drawn} charts drawn)")

@@ -9,11 +9,14 @@
   (/comparisons/<id>/) and its charts under `assets/comparisons/<id>/`.
 
 Every file is written only when its bytes change, and charts are drawn only when their data
-file changed (a no-change build draws nothing), or all of them with `build --force`. Files of a series or comparison that is gone
+file changed (a no-change build draws nothing), or all of them with `build --force` or when the
+code that drew them changed (pipeline/corpus_cache.py). Files of a series or comparison that is gone
 are removed (pages only when they carry `generated_by: loadcurve`).
 """
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +42,17 @@ FEED_ENTRIES = 50
 
 
 class Reduce:
-    def __init__(self, site_root: Path, redraw: bool = False):
+    def __init__(self, site_root: Path, redraw: bool = False,
+                 known: dict[str, list] | None = None):
         self.site = Path(site_root)
-        # draw every chart, also those whose data did not change (`build --force`: the
-        # drawing code may have changed, and a chart's data file does not say by what code)
+        # draw every chart, also those whose data did not change (`build --force`, or the
+        # drawing code changed: a chart's data file does not say by what code it was drawn)
         self.redraw = redraw
+        # comparison data file -> [sha256 of its document but the load curve's pixel size,
+        # size, mtime_ns, inode] as the last build left it (pipeline/corpus_cache.py keeps it):
+        # a document whose digest is that of an untouched file needs no parse of the old one
+        self.known = known or {}
+        self.memo: dict[str, list] = {}
         self.written: set[str] = set()
         self.errors: list[str] = []
         self.warnings: list[str] = []
@@ -163,7 +172,8 @@ class Reduce:
         files = [curve["svg"], curve["png"]] + [e[ext] for e in spectra for ext in ("svg", "png")]
         files += [path for f in flames for path in (f.entry["svg"], f.entry["narrow_svg"])]
         self.written.update([rel, *files])
-        if not self.unchanged(rel, doc, files):
+        digest = hashlib.sha256(dump_yaml(doc).encode()).hexdigest()
+        if not self.unchanged(rel, doc, files, digest):
             # matplotlib is loaded, and the load curve sized, only when something changed
             from analysis.write.charts.comparison_charts import chart_jobs, draw
             jobs = chart_jobs(spec, a, b, by_system, doc["charts"], self.site)
@@ -172,15 +182,32 @@ class Reduce:
             for f in flames:
                 for path, data in f.files:
                     atomic.write_bytes(self.site / path, data)
+        self.remember(rel, digest)
         self.page(f"{COMPARISONS_DIR}/{spec.id}.md",
                   {"layout": "comparison", "title": title, "comparison": spec.id,
                    "date": max(str(d) for d in pd.concat([a["date"], b["date"]]).dropna()),
                    "description": spec.description or title, "generated_by": GENERATOR})
 
-    def unchanged(self, rel: str, doc: dict[str, Any], charts: list[str]) -> bool:
+    def _stamp(self, rel: str) -> list:
+        st = os.stat(self.site / rel)
+        return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+    def remember(self, rel: str, digest: str) -> None:
+        try:
+            self.memo[rel] = [digest, *self._stamp(rel)]
+        except OSError:
+            pass
+
+    def unchanged(self, rel: str, doc: dict[str, Any], charts: list[str], digest: str) -> bool:
         """Whether the data file holds `doc` already (but for the load curve's pixel size,
-        which is only known once drawn) and every chart is there."""
-        if self.redraw:
+        which is only known once drawn) and every chart is there. `digest`: the document's
+        (self.known)."""
+        if self.redraw or not all((self.site / c).is_file() for c in charts):
+            return False
+        try:
+            if self.known.get(rel) == [digest, *self._stamp(rel)]:
+                return True
+        except OSError:
             return False
         try:
             old = yaml.safe_load((self.site / rel).read_text(encoding="utf-8"))
@@ -188,8 +215,7 @@ class Reduce:
             old["charts"]["load_curve"].pop("height")
         except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError):
             return False
-        return old == yaml.safe_load(dump_yaml(doc)) and \
-            all((self.site / c).is_file() for c in charts)
+        return old == yaml.safe_load(dump_yaml(doc))
 
     # --- clean-up ----------------------------------------------------------------------------
 
@@ -255,7 +281,8 @@ def history_document(name: str, cells: list[history.CellHistory]
     return doc, feed
 
 
-def reduce(site_root: Path, run_ids: list[str], *, redraw: bool = False) -> Reduce:
-    step = Reduce(site_root, redraw)
+def reduce(site_root: Path, run_ids: list[str], *, redraw: bool = False,
+           known: dict[str, list] | None = None) -> Reduce:
+    step = Reduce(site_root, redraw, known)
     step.run(run_ids)
     return step

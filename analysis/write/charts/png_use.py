@@ -16,12 +16,14 @@ POSTS_DIR = "_posts"
 WORD = re.compile(r"[A-Za-z0-9_-]+")   # a run id (manifest.ID_RE) is one such word
 
 
-def runs_in_posts(site_root: Path, run_ids: set[str]) -> set[str]:
+def runs_in_posts(site_root: Path, run_ids: set[str], is_generated=None) -> set[str]:
     """The runs whose id appears as a word in some file under _posts/ or _drafts/, or in a page
     a person wrote in _reports/ (an include's run=, an `assign run = "..."`, an image path):
     over-inclusive by design, a PNG or a data document too many is harmless. These runs' data
-    documents go to _data/runs/, where the includes read them (paths.data_path)."""
-    from analysis.write.pages import is_generated
+    documents go to _data/runs/, where the includes read them (paths.data_path).
+    `is_generated`: pages.is_generated or a memo of it (pipeline/generated_pages.py)."""
+    if is_generated is None:
+        from analysis.write.pages import is_generated
     words: set[str] = set()
     for folder_name in (POSTS_DIR, "_drafts", "_reports"):
         folder = Path(site_root) / folder_name
