@@ -87,6 +87,8 @@ BROKEN = [
     ("top list", "[]", "expected a JSON object"),
     ("NaN", '{"schema_version": NaN}', "NaN is not a number"),
     ("duplicate", '{"schema_version": 2, "schema_version": 1}', "appears twice"),
+    ("nested duplicate", '{"schema_version": 2, "window": {"sent": 1, "errors": 0, "sent": 2}}',
+     "key 'sent' appears twice in one object"),
     ("version", _v2(schema_version=3), "schema_version: expected one of 1, 2, got 3"),
     ("identity", _v2(window__completed=289),
      "sent 300 != completed 289 + timed_out 8 + errors 2 (= 299)"),

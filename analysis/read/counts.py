@@ -177,11 +177,15 @@ def _reject_constant(name):
 
 
 def _no_duplicates(pairs):
-    out = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"key {key!r} appears twice in one object")
-        out[key] = value
+    # dict() builds the object in C (it is called for every interval row); only an object
+    # that came out shorter than its pairs is walked, for the first key given twice
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"key {key!r} appears twice in one object")
+            seen.add(key)
     return out
 
 
