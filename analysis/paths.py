@@ -56,7 +56,10 @@ def jmh_csv_path(run_id: str) -> str:
 
 def repo_relative(path: str | os.PathLike, site_root: str | os.PathLike) -> str:
     """A path as the site links it: relative to the site root, '/'-separated."""
-    return Path(os.path.relpath(Path(path).absolute(), Path(site_root).absolute())).as_posix()
+    # relpath makes both absolute and normal itself (Path objects around it were most of the
+    # cost: a run asks this ~200 times); "" is "." as Path("") is
+    rel = os.path.relpath(os.fspath(path) or ".", os.fspath(site_root) or ".")
+    return rel if os.sep == "/" else Path(rel).as_posix()
 
 
 def chart_path(run_id: str, name: str, ext: str) -> str:

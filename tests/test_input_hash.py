@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.pipeline.cache import FileHashes, run_input_hash
+from analysis.pipeline.cache import FileHashes, run_input_hash, run_input_hashes
 from analysis.errors import BuildError
 
 
@@ -98,3 +98,31 @@ def test_hard_linked_copies_of_a_run_keep_keys_of_their_own(run, tmp_path):
     assert keys["r2"] == walk_hash(copy, site, "code")
     assert str((copy / "run.yml").resolve()) in hashes.entries
     assert str((run_dir / "run.yml").resolve()) in hashes.entries
+
+
+def test_runs_hashed_on_threads_keep_their_order_keys_and_errors(run, tmp_path):
+    """A build hashes its runs on as many threads as it has jobs (run_input_hashes): each run
+    gets its own key, in the runs' order, and a run with a FIFO gets its error in its place,
+    while the file-hash cache records every file of the others."""
+    site, run_dir = run
+    names = [f"r{i}" for i in range(2, 9)]
+    for name in names:
+        copy = site / "runs" / name
+        for path in sorted(run_dir.rglob("*")):
+            target = copy / path.relative_to(run_dir)
+            if path.is_dir() and not path.is_symlink():
+                target.mkdir(parents=True, exist_ok=True)
+            elif path.is_file() and not path.is_symlink():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.link(path, target)
+    os.mkfifo(site / "runs" / "r5" / "a" / "pipe")
+    dirs = [site / "runs" / name for name in ["r1"] + names]
+    hashes = FileHashes(tmp_path / "files.json")
+    got = list(run_input_hashes(dirs, site, "code", hashes, 3))
+    for run_dir_i, key in zip(dirs, got):
+        if run_dir_i.name == "r5":
+            assert isinstance(key, BuildError) and "runs/r5/a/pipe" in str(key)
+        else:
+            assert key == walk_hash(run_dir_i, site, "code")
+    assert len(set(k for k in got if isinstance(k, str))) == len(dirs) - 1
+    assert str((site / "runs" / "r8" / "a" / "z.jfr").resolve()) in hashes.entries

@@ -380,3 +380,18 @@ def test_one_repetitions_upper_bound_makes_the_spread_upper_bounds():
     s = spread([Percentile(3.0, upper_bound=True), Percentile(at_least_ms=9.0),
                          Percentile(at_least_ms=11.0)])
     assert s.median.censored and s.max.censored and not s.max.upper_bound
+
+
+def test_percentiles_found_in_one_search_equal_each_found_alone():
+    """censored_stats looks its percentiles up together (values_at_counts): the same value for
+    every target as the one-at-a-time lookup, for an integer and a double histogram."""
+    from analysis.derive.overload import value_at_count, values_at_counts
+    from analysis.read.hdr.double import DoubleHistogram
+    rng = np.random.default_rng(36)
+    values = (rng.lognormal(8, 1.5, 5000)).astype(np.int64) + 1
+    h = Histogram.from_values(LAYOUT, values.tolist())
+    targets = sorted({1, 2, h.total_count // 2, h.total_count - 1, h.total_count,
+                      *rng.integers(1, h.total_count, 50).tolist()})
+    for hist in (h, DoubleHistogram(h, 2.0 ** -10, 1000)):
+        assert values_at_counts(hist, targets) == [value_at_count(hist, t) for t in targets]
+    assert values_at_counts(h, []) == []

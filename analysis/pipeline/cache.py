@@ -146,6 +146,28 @@ def run_input_hash(run_dir: Path, site_root: Path, code: str, hashes: FileHashes
     return h.hexdigest()
 
 
+def run_input_hashes(run_dirs: list[Path], site_root: Path, code: str, hashes: FileHashes,
+                     threads: int):
+    """run_input_hash of each run folder, in their order: its digest, or the BuildError it
+    raised. Spread over `threads` threads: sha256 and the reads let go of the interpreter lock,
+    so a build from nothing hashes its runs (8 MB each in the scale corpus, ~13 ms of CPU) on
+    every core, before the workers start (one thread: ~13 s of one core at 1,000 runs, the
+    other idle)."""
+    def one(run_dir: Path):
+        try:
+            return run_input_hash(run_dir, site_root, code, hashes)
+        except BuildError as exc:
+            return exc
+    if threads <= 1 or len(run_dirs) <= 1:
+        return map(one, run_dirs)
+    from concurrent.futures import ThreadPoolExecutor
+    pool = ThreadPoolExecutor(max_workers=threads)
+    try:
+        return list(pool.map(one, run_dirs))
+    finally:   # (Ctrl-C: the runs not yet started are not hashed)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _walk_files(folder: str, prefix: str):
     """(run-relative path, DirEntry) of every file under `folder` in os.walk's order with
     sorted names: a folder's files, then its subfolders; linked folders not entered. One

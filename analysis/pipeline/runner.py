@@ -14,7 +14,8 @@ from typing import Any
 
 from analysis import atomic
 from analysis.pipeline.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, FileHashes,
-                                  code_version, run_input_hash, stray_links, templates_version)
+                                  code_version, run_input_hashes, stray_links,
+                                  templates_version)
 from analysis.pipeline import workers
 from analysis.pipeline.generated_pages import GeneratedPages
 from analysis.pipeline.stages import analyse_task, chart_task
@@ -201,11 +202,10 @@ class Build:
         generated = GeneratedPages(self.cache)
         self.in_feed = runs_in_posts(self.site_root, present, generated.is_generated)
         generated.save()
-        for run_dir in run_dirs:
-            try:
-                digest = run_input_hash(run_dir, self.site_root, code, hashes)
-            except BuildError as exc:  # a FIFO or device among the inputs: skip this run
-                self.error(run_dir.name, str(exc))
+        for run_dir, digest in zip(run_dirs, run_input_hashes(run_dirs, self.site_root, code,
+                                                               hashes, self.jobs)):
+            if isinstance(digest, BuildError):  # a FIFO or device among the inputs: skip it
+                self.error(run_dir.name, str(digest))
                 continue
             if run_dir.name in self.in_feed:
                 digest += "+feed"
