@@ -91,8 +91,10 @@ def listing(top: str, rel_dir: str, keep, digest) -> None:
             digest.update(f"{rel}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
 
 
-def inputs_digest(source: Path, dest: Path, config: dict, configs: list[str],
-                  args: list[str]) -> str:
+def settings_hash(source: Path, configs: list[str], args: list[str]):
+    """A hash started with what every page's rendering depends on beside the files: Jekyll's
+    arguments, JEKYLL_ENV, today's date (posts dated in the future appear with it), the
+    configs and the Gemfile and its lock."""
     h = hashlib.sha256()
     today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     h.update(json.dumps([args, os.environ.get("JEKYLL_ENV", ""), today]).encode() + b"\0")
@@ -101,6 +103,12 @@ def inputs_digest(source: Path, dest: Path, config: dict, configs: list[str],
             h.update(name.encode() + b"\0" + (source / name).read_bytes() + b"\0")
         except OSError:
             h.update(name.encode() + b"\0-\0")
+    return h
+
+
+def inputs_digest(source: Path, dest: Path, config: dict, configs: list[str],
+                  args: list[str]) -> str:
+    h = settings_hash(source, configs, args)
     dest_rel = os.path.relpath(dest.resolve(), source.resolve())
     listing(str(source), "", lambda name, rel, is_dir: rel != dest_rel
             and not unseen(name, rel, is_dir, config), h)
@@ -109,14 +117,7 @@ def inputs_digest(source: Path, dest: Path, config: dict, configs: list[str],
 
 def wrapper_digest(source: Path, configs: list[str], args: list[str]) -> str:
     """What the default layout around a generated report page reads, besides the page."""
-    h = hashlib.sha256()
-    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-    h.update(json.dumps([args, os.environ.get("JEKYLL_ENV", ""), today]).encode() + b"\0")
-    for name in configs + ["Gemfile", "Gemfile.lock"]:
-        try:
-            h.update(name.encode() + b"\0" + (source / name).read_bytes() + b"\0")
-        except OSError:
-            h.update(name.encode() + b"\0-\0")
+    h = settings_hash(source, configs, args)
     for folder in WRAPPER_DIRS:
         listing(str(source), folder, lambda name, rel, is_dir: True, h)
     listing(str(source), "_data", lambda name, rel, is_dir: rel.count("/") > 1
