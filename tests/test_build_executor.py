@@ -55,8 +55,8 @@ def test_the_corpus_table_leaves_out_a_run_whose_charts_failed(tmp_path, monkeyp
     calls = []
     real_reduce = runner.Build._reduce
     monkeypatch.setattr(runner.Build, "_reduce",
-                        lambda self, run_ids, code: calls.append(run_ids) or
-                        real_reduce(self, run_ids, code))
+                        lambda self, run_ids, *codes: calls.append(run_ids) or
+                        real_reduce(self, run_ids, *codes))
     with ThreadPoolExecutor(1) as pool:   # (one thread: the chart figures are per process)
         status = runner.Build(site / "runs", site, quiet=True, force=False, jobs=2,
                               executor=pool).run()
