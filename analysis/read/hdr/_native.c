@@ -237,6 +237,31 @@ static int add_row(const int64_t *restrict keys, const int64_t *restrict cnt, in
     return 0;
 }
 
+/* The running state the caller keeps between calls: each requested percentile's position in
+ * the counts array and the cumulative count there, then the total. A position out of the
+ * array, or out of order, means the arguments are inconsistent (-1). */
+static int load_state(const int64_t *restrict state, int64_t dense_len, int64_t *restrict pos,
+                      int64_t *restrict cum)
+{
+    for (int j = 0; j < N_TOTAL; j++) {
+        pos[j] = state[j];
+        cum[j] = state[N_TOTAL + j];
+        if (pos[j] < -1 || pos[j] >= dense_len || (j && pos[j] < pos[j - 1]))
+            return -1;
+    }
+    return 0;
+}
+
+static void store_state(int64_t *restrict state, const int64_t *restrict pos,
+                        const int64_t *restrict cum, uint64_t total)
+{
+    for (int j = 0; j < N_TOTAL; j++) {
+        state[j] = pos[j];
+        state[N_TOTAL + j] = cum[j];
+    }
+    state[2 * N_TOTAL] = (int64_t)total;
+}
+
 /* Add the rows of a batch to the accumulated counts array, in order.
  *
  * Row r's entries are keys/cnt[starts[r] .. ends[r]), index = key & mask, ascending.
@@ -271,12 +296,8 @@ int64_t lc_running(const int64_t *restrict keys, const int64_t *restrict cnt, in
     for (int64_t r = 0; r < n_rows; r++)
         if (starts[r] < 0 || ends[r] < starts[r] || ends[r] > n_keys)
             return -1;
-    for (int j = 0; j < N_TOTAL; j++) {
-        pos[j] = state[j];
-        cum[j] = state[N_TOTAL + j];
-        if (pos[j] < -1 || pos[j] >= dense_len || (j && pos[j] < pos[j - 1]))
-            return -1;
-    }
+    if (load_state(state, dense_len, pos, cum))
+        return -1;
     for (int64_t r = 0; r < n_rows; r++) {
         int64_t a = starts[r], b = ends[r];
         uint64_t count = 0;
@@ -289,11 +310,7 @@ int64_t lc_running(const int64_t *restrict keys, const int64_t *restrict cnt, in
                     requested, out + r * 10))
             return -1;
     }
-    for (int j = 0; j < N_TOTAL; j++) {
-        state[j] = pos[j];
-        state[N_TOTAL + j] = cum[j];
-    }
-    state[2 * N_TOTAL] = (int64_t)total;
+    store_state(state, pos, cum, total);
     return 0;
 }
 
@@ -324,12 +341,8 @@ int64_t lc_add_bodies(const uint8_t *restrict buf, const int64_t *restrict offse
         if (offsets[r + 1] < offsets[r] || offsets[r + 1] - offsets[r] > scratch_len / 2
                 || cals[r] < 0 || (chosen[r] && cals[r] > dense_len))
             return -1;
-    for (int j = 0; j < N_TOTAL; j++) {
-        pos[j] = state[j];
-        cum[j] = state[N_TOTAL + j];
-        if (pos[j] < -1 || pos[j] >= dense_len || (j && pos[j] < pos[j - 1]))
-            return -1;
-    }
+    if (load_state(state, dense_len, pos, cum))
+        return -1;
     for (int64_t r = 0; r < n; r++) {
         uint64_t count;
         int64_t e = decode_body(buf, offsets[r], offsets[r + 1], cals[r], keys, counts, &count,
@@ -354,11 +367,7 @@ int64_t lc_add_bodies(const uint8_t *restrict buf, const int64_t *restrict offse
         }
         m += chosen[r] != 0;
     }
-    for (int j = 0; j < N_TOTAL; j++) {
-        state[j] = pos[j];
-        state[N_TOTAL + j] = cum[j];
-    }
-    state[2 * N_TOTAL] = (int64_t)total;
+    store_state(state, pos, cum, total);
     return m;
 }
 
