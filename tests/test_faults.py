@@ -178,6 +178,36 @@ def test_ctrl_c_stops_the_build_with_one_error_line(sites, tmp_path, point, grou
     assert_recovers(site, clean)
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_ctrl_c_python_swallows_still_stops_the_build(tmp_path, monkeypatch):
+    """A Ctrl-C landing in a weakref callback or a __del__ is dropped by Python ("Exception
+    ignored in ..."); a CI run saw the build then finish with status 0. The build remembers it
+    and stops at its next step, before recording the runs' state."""
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    import analysis.pipeline.runner as runner
+
+    class InterruptedWhileFreed:
+        def __del__(self):
+            signal.raise_signal(signal.SIGINT)
+
+    site = make_site(tmp_path, "run-a", mini=True)
+    real_reduce = runner.Build._reduce
+
+    def reduce_then_swallowed_ctrl_c(self, *args):
+        real_reduce(self, *args)
+        InterruptedWhileFreed()   # (freed at once: the KeyboardInterrupt is printed, dropped)
+
+    monkeypatch.setattr(runner.Build, "_reduce", reduce_then_swallowed_ctrl_c)
+    with ThreadPoolExecutor(1) as pool, pytest.raises(KeyboardInterrupt):
+        runner.Build(site / "runs", site, quiet=True, force=False, jobs=1,
+                     executor=pool).run()
+    state = site / runner.CACHE_DIR / "state.json"
+    assert not state.exists() or "run-a" not in json.loads(state.read_text())["runs"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_the_lock_names_a_live_holder_and_what_to_do(tmp_path):
     """A second build while one runs: the error names the running build's pid, which is alive,
     and how to stop it."""

@@ -55,6 +55,7 @@ class Build:
         self.internal_failure = False
 
     def say(self, text: str) -> None:
+        workers.check_ctrl_c()
         if not self.quiet:
             print(text, file=sys.stderr, flush=True)
 
@@ -182,6 +183,15 @@ class Build:
         return workers.pool(min(self.jobs, tasks))
 
     def run(self) -> int:
+        previous = workers.catch_ctrl_c()
+        try:
+            status = self._run()
+            workers.check_ctrl_c()
+            return status
+        finally:
+            workers.release_ctrl_c(previous)
+
+    def _run(self) -> int:
         started = time.monotonic()
         run_dirs = self.discover()
         if self.remove_temp_leftovers():
@@ -371,6 +381,7 @@ class Build:
 
     def _record(self, state: dict[str, Any], run_id: str, digest: str, outputs: list[str]) -> None:
         """Remember what the run's outputs came from; remove outputs it no longer has."""
+        workers.check_ctrl_c()
         # what the last build recorded, and any other generated file of the run (a page or
         # data document that moved: _reports/<id>.md before issue 15, _data/runs/ <-> _rundata/)
         old = set(state["runs"].get(run_id, {}).get("outputs", {})) | self.run_outputs(run_id)

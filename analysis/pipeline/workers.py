@@ -82,6 +82,39 @@ def _watch_parent(parent: int, every_s: float = 0.5) -> None:
     os._exit(1)
 
 
+# set by the build's Ctrl-C handler (catch_ctrl_c), read at the runner's checkpoints
+_CTRL_C = [False]
+
+
+def catch_ctrl_c():
+    """In the build's main process: Ctrl-C raises KeyboardInterrupt, as Python's own handler
+    does, and is also remembered. Python drops an exception raised inside a weakref callback or
+    a __del__ ("Exception ignored in ..."): a Ctrl-C landing in the import system's module-lock
+    callback let a build run on to its end with status 0 (a CI run of tests/test_faults.py).
+    `check_ctrl_c`, called at each step the build reports, raises it again. Returns the handler
+    it replaced, for `release_ctrl_c`."""
+    _CTRL_C[0] = False
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, _on_ctrl_c)
+
+
+def release_ctrl_c(previous) -> None:
+    if previous is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, previous)
+
+
+def _on_ctrl_c(signum, frame):
+    _CTRL_C[0] = True
+    raise KeyboardInterrupt
+
+
+def check_ctrl_c() -> None:
+    """Raise KeyboardInterrupt if a Ctrl-C came and was swallowed where it landed."""
+    if _CTRL_C[0]:
+        raise KeyboardInterrupt
+
+
 def stop(executor: ProcessPoolExecutor) -> None:
     """Kill the pool's workers now (a task half done leaves only a temporary file, which the
     next build removes: analysis/atomic.py), so that shutting the pool down does not wait for
