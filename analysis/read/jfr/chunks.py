@@ -93,9 +93,9 @@ def parse_header(raw: bytes, path: str, offset: int) -> ChunkHeader:
     return h
 
 
-def _read_chunks_from_stream(stream, path: str, limit_total: int | None):
-    """Yield the chunks of one file-like object, stopping after the first incomplete one."""
-    offset = 0
+def _read_chunks_from_stream(stream, path: str, limit_total: int | None, offset: int = 0):
+    """Yield the chunks of one file-like object, stopping after the first incomplete one
+    (`offset`: where in the file the stream is, for messages)."""
     while True:
         raw = stream.read(HEADER_SIZE)
         if not raw:
