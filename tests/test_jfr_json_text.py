@@ -29,6 +29,7 @@ def test_the_json_text_is_jsons(value):
     {"x": {}, "y": [], "z": [[]], "w": [{"b": 1, "a": (2, 3)}]},
     {2: "int keys", 1: "json's own conversion"},
     [True, False, 1, 0],
+    {"pauses": [[1.5, 2.5], [1, 2.0], (1.0, 2.0), [math.nan, 1.0], [True, 1.0], [[0.1, 0.2]]]},
 ])
 def test_the_json_text_of_odd_values_is_jsons(value):
     assert dumps_sorted_indented(value) == json.dumps(value, sort_keys=True, indent=1)

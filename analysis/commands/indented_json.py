@@ -56,11 +56,15 @@ def _encode(o, depth: int) -> str:
             return "[]"
         inner = "\n" + " " * (depth + 1)
         # Numbers inline, not a call each (x - x is 0.0 for a finite float only; a bool's
-        # type is not int).
+        # type is not int), and so are pairs of floats (the pause timeline's rows), by a
+        # template (%r of a float is its repr).
+        pair = "[" + inner + " %r," + inner + " %r" + inner + "]"
         return "[" + inner + ("," + inner).join(
             [float.__repr__(v) if type(v) is float and v - v == 0.0 else
-             int.__repr__(v) if type(v) is int else _encode(v, depth + 1) for v in o]) + \
-            "\n" + " " * depth + "]"
+             int.__repr__(v) if type(v) is int else
+             pair % (v[0], v[1]) if type(v) is list and len(v) == 2 and type(v[0]) is float
+             and type(v[1]) is float and v[0] - v[0] == 0.0 and v[1] - v[1] == 0.0 else
+             _encode(v, depth + 1) for v in o]) + "\n" + " " * depth + "]"
     if t is dict:
         if not o:
             return "{}"
