@@ -174,3 +174,22 @@ def test_the_cli_summary_is_the_same_with_one_process_or_two(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "analysis", "jfr", str(path), "--json",
                           "--jobs", "0"], cwd=REPO, env=ENV, capture_output=True, text=True)
     assert bad.returncode == 1 and "--jobs 0" in bad.stderr
+
+
+def test_the_parts_metadata_is_parsed_once_before_the_children_are_forked(tmp_path,
+                                                                          monkeypatch):
+    from analysis.read.jfr import metadata
+    from analysis.read.jfr.chunks import iter_chunks
+    from analysis.read.jfr.reader import ChunkReader
+
+    path = tmp_path / "recording.jfr"
+    path.write_bytes(DEFAULT25 + PROFILE17)
+    monkeypatch.setattr(metadata, "_metadata_cache", type(metadata._metadata_cache)())
+    parsed = []
+    parse = metadata.parse_metadata
+    monkeypatch.setattr(metadata, "parse_metadata", lambda *a: parsed.append(a) or parse(*a))
+    parallel._prepare_metadata(str(path), [len(DEFAULT25)])
+    assert len(parsed) == 1
+    second = list(iter_chunks(path))[1]
+    ChunkReader(Summary()).read(second)
+    assert len(parsed) == 1         # (the prepared metadata, not parsed again)

@@ -26,6 +26,7 @@ import signal
 from pathlib import Path
 
 from analysis.errors import JfrError
+from analysis.read.jfr import native
 from analysis.read.jfr.chunks import (HEADER_SIZE, MAX_CHUNK_BYTES, _read_chunks_from_stream,
                                       parse_header)
 
@@ -77,6 +78,7 @@ def read_in_parts(path: Path, summary, jobs: int) -> bool:
     if len(bounds) < 2:
         return False
     template = pickle.dumps(summary, pickle.HIGHEST_PROTOCOL)
+    _prepare_metadata(name, bounds[1:])
     children = []
     try:
         for i, start in enumerate(bounds[1:], 1):
@@ -95,6 +97,39 @@ def read_in_parts(path: Path, summary, jobs: int) -> bool:
     for part in parts:
         summary.merge(part)
     return True
+
+
+def _prepare_metadata(path: str, starts: list[int]) -> None:
+    """Parse the metadata events of the chunks at `starts` and make the ChunkReader's plan and
+    walk program of each, before forking: the children find them in the caches (metadata_for,
+    metadata_plan, native.program_for) instead of each making them again (~0.02 s of CPU a
+    JDK's metadata). Nothing is read into a summary; what cannot be parsed is left to the
+    part's reader."""
+    from analysis.read.jfr.metadata import metadata_for
+    from analysis.read.jfr.plan import metadata_plan
+    from analysis.read.jfr.reader import ChunkReader
+    from analysis.read.jfr.wire import DECODE_ERRORS, read_varint
+
+    with open(path, "rb") as f:
+        for start in starts:
+            try:
+                header = parse_header(os.pread(f.fileno(), HEADER_SIZE, start), path, start)
+                head = os.pread(f.fileno(), 10, start + header.metadata_offset)
+                size, _ = read_varint(head, 0)
+                if not 0 < size <= header.size - header.metadata_offset:
+                    continue
+                event = os.pread(f.fileno(), size, start + header.metadata_offset)
+                _size, p = read_varint(event, 0)
+                type_id, p = read_varint(event, p)
+                if type_id != 0:
+                    continue
+                md = metadata_for(event, p, size)
+                plan = metadata_plan(md, ChunkReader.event_fields, ChunkReader.settings_reported)
+                kernels = native.get()
+                if kernels is not None:
+                    native.program_for(md, plan.pool_captures, plan.listed)
+            except (JfrError, *DECODE_ERRORS):
+                continue
 
 
 def _fork_part(path: str, template: bytes, starts: list[int], start: int, stop: int | None):
