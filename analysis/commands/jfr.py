@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-from datetime import datetime, timezone
 
 from analysis.derive.jvm_summary import jvm_summary
 from analysis.errors import JfrError
@@ -81,6 +80,8 @@ def _num(x, fmt="{:.1f}", none="not recorded"):
 
 
 def _when(epoch_s):
+    from datetime import datetime, timezone     # (the text summary's only: --json's start-up)
+
     if epoch_s is None:
         return "?"
     return datetime.fromtimestamp(epoch_s, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] \

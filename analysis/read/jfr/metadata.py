@@ -20,7 +20,6 @@ import re
 import struct
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
 
 from analysis.read.jfr.wire import Damage, read_string, read_varint, skip_string
 
@@ -42,20 +41,44 @@ MAX_ELEMENT_DEPTH = 32
 MAX_CLASSES = 10_000
 
 
-@dataclass
 class FieldInfo:
-    name: str
-    type_id: int
-    constant_pool: bool
-    array: bool
+    # (plain classes, not dataclasses: see chunks.ChunkHeader)
+    __slots__ = ("name", "type_id", "constant_pool", "array")
+
+    def __init__(self, name: str, type_id: int, constant_pool: bool, array: bool):
+        self.name, self.type_id = name, type_id
+        self.constant_pool, self.array = constant_pool, array
+
+    def __eq__(self, other):
+        return type(other) is FieldInfo and (self.name, self.type_id, self.constant_pool,
+                                             self.array) == (other.name, other.type_id,
+                                                             other.constant_pool, other.array)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"FieldInfo({self.name!r}, {self.type_id!r}, {self.constant_pool!r}, " \
+               f"{self.array!r})"
 
 
-@dataclass
 class ClassInfo:
-    type_id: int
-    name: str
-    super_type: str | None
-    fields: list[FieldInfo] = field(default_factory=list)
+    __slots__ = ("type_id", "name", "super_type", "fields")
+
+    def __init__(self, type_id: int, name: str, super_type: str | None,
+                 fields: list[FieldInfo] | None = None):
+        self.type_id, self.name, self.super_type = type_id, name, super_type
+        self.fields = [] if fields is None else fields
+
+    def __eq__(self, other):
+        return type(other) is ClassInfo and (self.type_id, self.name, self.super_type,
+                                             self.fields) == (other.type_id, other.name,
+                                                              other.super_type, other.fields)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"ClassInfo({self.type_id!r}, {self.name!r}, {self.super_type!r}, " \
+               f"{self.fields!r})"
 
     def field_index(self, name: str) -> int | None:
         for i, f in enumerate(self.fields):
