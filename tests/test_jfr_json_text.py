@@ -1,5 +1,6 @@
-"""The jfr command's JSON text (analysis/commands/indented_json.py): json.dumps(value,
-sort_keys=True, indent=1) character for character, for any value json takes."""
+"""The jfr command's --json: its text (analysis/commands/indented_json.py) is json.dumps(value,
+sort_keys=True, indent=1) character for character, for any value json takes; its start-up
+imports nothing only a compile or the text summary needs."""
 from __future__ import annotations
 
 import json
@@ -33,3 +34,25 @@ def test_the_json_text_is_jsons(value):
 ])
 def test_the_json_text_of_odd_values_is_jsons(value):
     assert dumps_sorted_indented(value) == json.dumps(value, sort_keys=True, indent=1)
+
+
+def test_jfr_json_does_not_import_what_only_compiling_or_the_text_needs():
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+    from tests.helpers import ENV, JFR_FIXTURES
+
+    probe = ("import contextlib, io, runpy, sys\n"
+             f"sys.argv = ['analysis', 'jfr', {str(JFR_FIXTURES / 'jdk17-profile.jfr')!r}, "
+             "'--json']\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    try:\n"
+             "        runpy.run_module('analysis', run_name='__main__')\n"
+             "    except SystemExit:\n"
+             "        pass\n"
+             "print(sorted(set(sys.modules) & {'dataclasses', 'inspect', 'typing', "
+             "'subprocess', 'tempfile', 'platform'}))\n")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=ENV, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "[]"
