@@ -193,3 +193,47 @@ def test_the_parts_metadata_is_parsed_once_before_the_children_are_forked(tmp_pa
     second = list(iter_chunks(path))[1]
     ChunkReader(Summary()).read(second)
     assert len(parsed) == 1         # (the prepared metadata, not parsed again)
+
+
+@needs_fork
+def test_an_error_in_this_process_part_stops_and_reaps_the_children(tmp_path, monkeypatch):
+    path = tmp_path / "recording.jfr"
+    path.write_bytes(DEFAULT17 + PROFILE17 + DEFAULT25)
+    parent = os.getpid()
+    read_part, fork_part = parallel._read_part, parallel._fork_part
+    forked = []
+
+    def fails_here(*args):
+        if os.getpid() == parent:
+            raise KeyboardInterrupt
+        return read_part(*args)
+
+    monkeypatch.setattr(parallel, "_read_part", fails_here)
+    monkeypatch.setattr(parallel, "_fork_part", lambda *a: forked.append(fork_part(*a))
+                        or forked[-1])
+    with pytest.raises(KeyboardInterrupt):
+        parallel.read_in_parts(path, Summary(), 3)
+    assert len(forked) == 2
+    for pid, _fd in forked:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)     # (reaped already)
+
+
+@needs_fork
+def test_a_ctrl_c_while_collecting_leaves_no_child_and_no_pipe_closed_twice(tmp_path,
+                                                                           monkeypatch):
+    path = tmp_path / "recording.jfr"
+    path.write_bytes(DEFAULT17 + PROFILE17 + DEFAULT25)
+    parent = os.getpid()
+    loads, calls = parallel.pickle.loads, []
+
+    def interrupted_at_the_last_child(data):
+        if os.getpid() == parent:
+            calls.append(1)
+            if len(calls) == 3:     # (this process's part's copy, then each child's result)
+                raise KeyboardInterrupt
+        return loads(data)
+
+    monkeypatch.setattr(parallel.pickle, "loads", interrupted_at_the_last_child)
+    with pytest.raises(KeyboardInterrupt):
+        parallel.read_in_parts(path, Summary(), 3)

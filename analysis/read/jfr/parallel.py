@@ -84,14 +84,12 @@ def read_in_parts(path: Path, summary, jobs: int) -> bool:
         for i, start in enumerate(bounds[1:], 1):
             stop = bounds[i + 1] if i + 1 < len(bounds) else None
             children.append(_fork_part(name, template, starts, start, stop))
-        first = _read_part(name, template, starts, 0, bounds[1])
-        parts = [first] + [_collect(child) for child in children]
-        children = []
+        parts = [_read_part(name, template, starts, 0, bounds[1])]
+        while children:
+            parts.append(_collect(children.pop(0)))
     finally:
-        for pid, fd in children:    # (only when this process failed)
-            os.close(fd)
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+        for child in children:      # (only when this process failed: an error, a Ctrl-C)
+            _stop(child)
     if any(part is None for part in parts):
         return False
     for part in parts:
@@ -156,12 +154,28 @@ def _fork_part(path: str, template: bytes, starts: list[int], start: int, stop: 
 def _collect(child):
     """The summary a child sent, or None when it failed."""
     pid, read_fd = child
-    with open(read_fd, "rb") as pipe:
-        payload = pipe.read()
+    try:
+        with open(read_fd, "rb") as pipe:
+            payload = pipe.read()
+    except BaseException:
+        _stop((pid, None))
+        raise
     _, status = os.waitpid(pid, 0)
     if status != 0 or not payload:
         return None
-    return pickle.loads(payload)
+    try:
+        return pickle.loads(payload)
+    except Exception:   # (a child cut short while writing: its part is read serially)
+        return None
+
+
+def _stop(child):
+    """End a child not collected, and reap it."""
+    pid, read_fd = child
+    if read_fd is not None:
+        os.close(read_fd)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
 
 
 def _read_part(path: str, template: bytes, starts: list[int], start: int, stop: int | None):
