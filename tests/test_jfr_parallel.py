@@ -237,3 +237,12 @@ def test_a_ctrl_c_while_collecting_leaves_no_child_and_no_pipe_closed_twice(tmp_
     monkeypatch.setattr(parallel.pickle, "loads", interrupted_at_the_last_child)
     with pytest.raises(KeyboardInterrupt):
         parallel.read_in_parts(path, Summary(), 3)
+
+
+@needs_fork
+def test_a_summary_given_by_the_caller_is_read_into_serially(tmp_path):
+    path = tmp_path / "recording.jfr"
+    path.write_bytes(DEFAULT17 + PROFILE17)
+    earlier = JFR_FIXTURES / "jdk25-default.jfr"
+    given_summary = read_jfr(path, summary=read_jfr(earlier), jobs=2)
+    assert record(given_summary) == record(read_jfr(path, summary=read_jfr(earlier)))

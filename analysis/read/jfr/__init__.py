@@ -59,6 +59,8 @@ def read_jfr(path: str | os.PathLike, attribution: list[tuple[str, str]] | None 
                                    and window[0] < window[1]):
         raise JfrError(f"window {window!r} is not (start, end) epoch nanoseconds with start "
                        f"before end", path=p)
+    # Parts are read into copies of an empty summary made here (parallel.py).
+    jobs = jobs if summary is None and reader is None else 1
     summary = summary if summary is not None else Summary(attribution, window)
     try:
         if p.is_file() and is_json_export(p):
@@ -66,8 +68,7 @@ def read_jfr(path: str | os.PathLike, attribution: list[tuple[str, str]] | None 
             return summary
     except OSError as exc:
         raise JfrError(f"cannot read: {exc.strerror or exc}", path=p) from None
-    read_recording(p, (reader or ChunkReader)(summary), jobs if reader is None and
-                   type(summary) is Summary else 1)
+    read_recording(p, (reader or ChunkReader)(summary), jobs)
     return summary
 
 
