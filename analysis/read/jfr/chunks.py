@@ -100,7 +100,7 @@ def parse_header(raw: bytes, path: str, offset: int) -> ChunkHeader:
     return h
 
 
-def _read_chunks_from_stream(stream, path: str, limit_total: int | None, offset: int = 0):
+def read_chunks_from_stream(stream, path: str, limit_total: int | None, offset: int = 0):
     """Yield the chunks of one file-like object, stopping after the first incomplete one
     (`offset`: where in the file the stream is, for messages)."""
     while True:
@@ -165,10 +165,10 @@ def iter_chunks(path: str | os.PathLike):
         magic = f.read(2)
         f.seek(0)
         if magic == b"\x1f\x8b":
-            yield from _read_chunks_from_stream(_Gunzip(f, str(p)), str(p),
+            yield from read_chunks_from_stream(_Gunzip(f, str(p)), str(p),
                                                 MAX_DECOMPRESSED_BYTES)
         else:
-            yield from _read_chunks_from_stream(f, str(p), None)
+            yield from read_chunks_from_stream(f, str(p), None)
 
 
 class _Gunzip:

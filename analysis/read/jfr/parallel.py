@@ -27,7 +27,7 @@ from pathlib import Path
 
 from analysis.errors import JfrError
 from analysis.read.jfr import native
-from analysis.read.jfr.chunks import (HEADER_SIZE, MAX_CHUNK_BYTES, _read_chunks_from_stream,
+from analysis.read.jfr.chunks import (HEADER_SIZE, MAX_CHUNK_BYTES, read_chunks_from_stream,
                                       parse_header)
 
 
@@ -189,7 +189,7 @@ def _read_part(path: str, template: bytes, starts: list[int], start: int, stop: 
     first = True
     with open(path, "rb") as f:
         f.seek(start)
-        chunks = _read_chunks_from_stream(f, path, None, start)
+        chunks = read_chunks_from_stream(f, path, None, start)
         try:
             for chunk in chunks:
                 if expected is not None and not chunk.complete:
@@ -227,7 +227,7 @@ def _last_metadata_before(path: str, starts: list[int], start: int):
     with open(path, "rb") as f:     # (not the part's file: its reading goes on after this)
         for offset in reversed(starts[:starts.index(start)]):
             f.seek(offset)
-            chunk = next(_read_chunks_from_stream(f, path, None, offset))
+            chunk = next(read_chunks_from_stream(f, path, None, offset))
             md = probe._find_metadata(chunk, len(chunk.data))
             if md is not None:
                 return md
