@@ -246,3 +246,13 @@ def test_a_summary_given_by_the_caller_is_read_into_serially(tmp_path):
     earlier = JFR_FIXTURES / "jdk25-default.jfr"
     given_summary = read_jfr(path, summary=read_jfr(earlier), jobs=2)
     assert record(given_summary) == record(read_jfr(path, summary=read_jfr(earlier)))
+
+
+def test_the_cli_reads_in_one_process_while_no_cpu_is_idle(monkeypatch):
+    from analysis.commands import jfr as command
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.4, 3.0, 3.0))
+    assert command.default_jobs() == 2
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.0, 0.1, 0.1))
+    assert command.default_jobs() == 1
