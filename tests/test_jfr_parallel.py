@@ -252,7 +252,18 @@ def test_the_cli_reads_in_one_process_while_no_cpu_is_idle(monkeypatch):
     from analysis.commands import jfr as command
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.4, 3.0, 3.0))
+    monkeypatch.setattr(command, "_other_running_tasks", lambda: 1)
     assert command.default_jobs() == 2
-    monkeypatch.setattr(os, "getloadavg", lambda: (2.0, 0.1, 0.1))
+    monkeypatch.setattr(command, "_other_running_tasks", lambda: 2)
     assert command.default_jobs() == 1
+
+
+def test_the_running_tasks_are_read_as_linux_writes_them(tmp_path):
+    from analysis.commands import jfr as command
+
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("1.52 0.90 0.41 3/286 12345\n")
+    assert command._other_running_tasks(str(loadavg)) == 2
+    loadavg.write_text("not the kernel's\n")
+    assert command._other_running_tasks(str(loadavg)) == 0
+    assert command._other_running_tasks(str(tmp_path / "absent")) == 0

@@ -42,7 +42,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--jobs", type=int, metavar="N",
                         help="processes reading the summary of a recording file of several "
                              "chunks, part by part (default: the CPUs this process may use, "
-                             "or 1 while the load average is as high)")
+                             "or 1 while as many other tasks are running)")
     stacks = parser.add_argument_group("stacks and flame graphs")
     stacks.add_argument("--folded", action="store_true",
                         help="print the folded stacks of --event: `root;...;leaf weight` per "
@@ -67,15 +67,22 @@ def add_arguments(parser) -> None:
 
 
 def default_jobs() -> int:
-    """The CPUs this process may use; 1 while the load average says none is idle (a second
-    process then only adds its start and the merge: 0.03-0.1 s of CPU on a 45 MB recording)."""
+    """The CPUs this process may use; 1 while as many other tasks are running (a second
+    process then only adds its start and the merge: 0.03-0.1 s of CPU on a 45 MB recording).
+    Running now, not the load average: a minute's average still counts what just ended (a
+    `jfr print` run beside this one)."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
         else os.cpu_count() or 1
+    return 1 if _other_running_tasks() >= cpus else cpus
+
+
+def _other_running_tasks(loadavg: str = "/proc/loadavg") -> int:
+    """Runnable tasks but this one (Linux's /proc/loadavg: 'running/total'); 0 elsewhere."""
     try:
-        busy = os.getloadavg()[0] >= cpus
-    except (AttributeError, OSError):
-        busy = False
-    return 1 if busy else cpus
+        with open(loadavg) as f:
+            return int(f.read().split()[3].split("/")[0]) - 1
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def _attribution(specs: list[str]):
