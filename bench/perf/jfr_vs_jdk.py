@@ -8,8 +8,9 @@ workload in tests/fixtures/jfr/src/, then times, each in its own process, on eac
           with its output read through a pipe and counted (not kept), i.e. only the decoding
           a pipeline would have to start from;
   - with --before REV: ours at git revision REV (a `git archive` of it), turn by turn with ours;
-  - with --one-process: ours with `--jobs 1` too (a recording's chunks read in one process, not
-    in parts by forked processes: analysis/read/jfr/parallel.py).
+  - with --jobs-rows: ours with `--jobs 1` and `--jobs 2` too (a recording's chunks read in one
+    process, and in parts by two: analysis/read/jfr/parallel.py; ours alone takes 2 on this
+    machine unless two other tasks are running as it starts).
 Both trees' Python is compiled to bytecode first (`compileall`), as Python's first run of a
 checkout leaves it: where PYTHONDONTWRITEBYTECODE is set (this workplace sets it) every run
 would compile the modules it imports again (~0.07 CPU s here), which no user's second run does.
@@ -23,7 +24,7 @@ Peak memory (max RSS of each process) is shown too, to see that ours does not gr
 recording; CPU seconds (user + system of the process) beside the wall time.
 
     .venv/bin/python bench/perf/jfr_vs_jdk.py [--kind mixed --kind gc] [--repeat 3]
-                                              [--before main] [--one-process] [--jdk JAVA_HOME]
+                                              [--before main] [--jobs-rows] [--jdk JAVA_HOME]
 
 Needs a JDK (java, javac, jcmd, jfr in --jdk, JAVA_HOME or on PATH). Target (issue 36): >= 10x
 on any recording.
@@ -177,7 +178,8 @@ def main() -> int:
     ap.add_argument("--before", metavar="REV", help="also time ours at git revision REV, "
                     "turn by turn")
     ap.add_argument("--jdk", metavar="JAVA_HOME", help="the JDK that records and prints")
-    ap.add_argument("--one-process", action="store_true", help="also time ours with --jobs 1")
+    ap.add_argument("--jobs-rows", action="store_true",
+                    help="also time ours with --jobs 1 and with --jobs 2")
     ap.add_argument("--record-only", action="store_true", help="make the recordings and stop")
     args = ap.parse_args()
     JDK_HOME = args.jdk
@@ -192,8 +194,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="jfr-before-") as tmp:
         before = tree_of(args.before, Path(tmp)) if args.before else None
         # who -> (working directory, options)
-        sides = {"ours": (REPO, ()), **({"ours-j1": (REPO, ("--jobs", "1"))}
-                                        if args.one_process else {}),
+        sides = {"ours": (REPO, ()), **({"ours-j1": (REPO, ("--jobs", "1")),
+                                         "ours-j2": (REPO, ("--jobs", "2"))}
+                                        if args.jobs_rows else {}),
                  **({"before": (before, ())} if before else {})}
         rows = []
         for path in recordings:
