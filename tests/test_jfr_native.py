@@ -291,3 +291,18 @@ def test_a_corrupt_size_prefix_stops_the_walk_where_the_python_reader_stops(
     else:
         assert with_walk["gc"]["count"] == 1 and with_walk["truncated"]
         assert f"event claims {size} bytes, impossible here" in with_walk["damage"]
+
+
+@pytest.mark.skipif(native.get() is None, reason=native.describe())
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
+def test_the_walks_scratch_memory_is_a_forked_process_own():
+    scratch = native._scratch("test-fork", native.ctypes.c_int64, 16)
+    scratch[0] = 1
+    pid = os.fork()
+    if pid == 0:
+        try:
+            scratch[0] = 2
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert scratch[0] == 1

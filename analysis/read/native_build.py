@@ -9,13 +9,13 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
-import platform
 import shutil
-import subprocess
 import sys
-import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+
+# (subprocess, tempfile and platform are imported where a compile needs them: ~0.02 s of a
+# CLI's start-up otherwise, for every run that finds the object built)
 
 CACHE = Path(os.environ.get("LOADCURVE_NATIVE_CACHE")
              or Path(__file__).resolve().parents[2] / ".cache" / "native")
@@ -25,21 +25,27 @@ BUILD_SECONDS = 120
 def compile_shared(source: Path, flags: list[str], prefix: str) -> Path:
     """The shared object for `source`, compiled now unless already in the cache, written
     under a temporary name and renamed (two processes building at once both succeed).
-    Raises OSError/RuntimeError/SubprocessError when it cannot be."""
+    Raises OSError/RuntimeError when it cannot be."""
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise RuntimeError("no C compiler (cc)")
     key = hashlib.sha256(b"\0".join([source.read_bytes(), cc.encode(), " ".join(flags).encode(),
-                                     platform.machine().encode(), sys.platform.encode()]))
+                                     _machine().encode(), sys.platform.encode()]))
     target = CACHE / f"{prefix}-{key.hexdigest()[:16]}.so"
     if target.exists():
         return target
+    import subprocess
+    import tempfile
+
     CACHE.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=CACHE)
     os.close(fd)
     try:
-        proc = subprocess.run([cc, *flags, "-o", tmp, str(source)], capture_output=True,
-                              text=True, timeout=BUILD_SECONDS)
+        try:
+            proc = subprocess.run([cc, *flags, "-o", tmp, str(source)], capture_output=True,
+                                  text=True, timeout=BUILD_SECONDS)
+        except subprocess.SubprocessError as exc:
+            raise RuntimeError(str(exc)) from exc
         if proc.returncode != 0:
             first = (proc.stderr.strip().splitlines() or ["?"])[0]
             raise RuntimeError(f"{cc} failed: {first}")
@@ -50,8 +56,16 @@ def compile_shared(source: Path, flags: list[str], prefix: str) -> Path:
     return target
 
 
-def load(build: Callable[[], Path], wrap: Callable[[ctypes.CDLL], Any],
-         check: Callable[[Any, Path], None], fallback: str, what: str) -> tuple[Any, str]:
+def _machine() -> str:
+    """platform.machine(): on POSIX, what it reads (os.uname)."""
+    if hasattr(os, "uname"):
+        return os.uname().machine
+    import platform
+    return platform.machine()
+
+
+def load(build: Callable[[], Path], wrap: Callable[[ctypes.CDLL], object],
+         check: Callable[[object, Path], None], fallback: str, what: str) -> tuple[object, str]:
     """(the wrapped object, how it runs) when it builds, loads and passes `check`; else (None,
     why not, naming the `fallback` that runs instead). LOADCURVE_NATIVE=0 always falls back."""
     if os.environ.get("LOADCURVE_NATIVE") == "0":
@@ -61,7 +75,7 @@ def load(build: Callable[[], Path], wrap: Callable[[ctypes.CDLL], Any],
         kernels = wrap(ctypes.CDLL(str(path)))
         check(kernels, path)
         return kernels, f"compiled ({path.name})"
-    except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
+    except (OSError, RuntimeError) as exc:
         return None, f"{fallback} (no {what}: {exc})"
 
 
@@ -72,17 +86,17 @@ class Loader:
     test can hand it another object, or empty `loaded` to load again."""
 
     def __init__(self, source: Path, flags: list[str], prefix: str,
-                 wrap: Callable[[ctypes.CDLL], Any], check: Callable[[Any, Path], None],
+                 wrap: Callable[[ctypes.CDLL], object], check: Callable[[object, Path], None],
                  fallback: str, what: str):
         self.source, self.flags, self.prefix = source, flags, prefix
         self.wrap, self.check, self.fallback, self.what = wrap, check, fallback, what
-        self.loaded: list[tuple[Any, str]] = []     # [(wrapped or None, description)]
+        self.loaded: list[tuple[object, str]] = []     # [(wrapped or None, description)]
 
     def build(self) -> Path:
         """The shared object for this source (compiled once, cached)."""
         return compile_shared(self.source, self.flags, self.prefix)
 
-    def get(self) -> Any:
+    def get(self) -> object:
         """The wrapped object, built and loaded on first call; None when it cannot be."""
         return self._once()[0]
 
@@ -90,7 +104,7 @@ class Loader:
         """How the module runs: compiled (which object), or its fallback and why."""
         return self._once()[1]
 
-    def _once(self) -> tuple[Any, str]:
+    def _once(self) -> tuple[object, str]:
         if not self.loaded:
             # through the attribute, looked up now: a test may have replaced `build`
             self.loaded.append(load(lambda: self.build(), self.wrap, self.check,

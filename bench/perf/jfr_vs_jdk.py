@@ -7,7 +7,13 @@ workload in tests/fixtures/jfr/src/, then times, each in its own process, on eac
   - JDK:  `jfr print --json --stack-depth 64 --events <the event types the summary reads>`
           with its output read through a pipe and counted (not kept), i.e. only the decoding
           a pipeline would have to start from;
-  - with --before REV: ours at git revision REV (a `git archive` of it), turn by turn with ours.
+  - with --before REV: ours at git revision REV (a `git archive` of it), turn by turn with ours;
+  - with --jobs-rows: ours with `--jobs 1` and `--jobs 2` too (a recording's chunks read in one
+    process, and in parts by two: analysis/read/jfr/parallel.py; ours alone takes 2 on this
+    machine unless two other tasks are running as it starts).
+Both trees' Python is compiled to bytecode first (`compileall`), as Python's first run of a
+checkout leaves it: where PYTHONDONTWRITEBYTECODE is set (this workplace sets it) every run
+would compile the modules it imports again (~0.07 CPU s here), which no user's second run does.
 The recordings (--kind, repeatable):
   - mixed: a ~40 MB recording of a GC-heavy service (64 MB heap, allocation unthrottled, two
     compute threads): samples, parks and GC events, and its first chunks (about half);
@@ -18,7 +24,7 @@ Peak memory (max RSS of each process) is shown too, to see that ours does not gr
 recording; CPU seconds (user + system of the process) beside the wall time.
 
     .venv/bin/python bench/perf/jfr_vs_jdk.py [--kind mixed --kind gc] [--repeat 3]
-                                              [--before main] [--jdk JAVA_HOME]
+                                              [--before main] [--jobs-rows] [--jdk JAVA_HOME]
 
 Needs a JDK (java, javac, jcmd, jfr in --jdk, JAVA_HOME or on PATH). Target (issue 36): >= 10x
 on any recording.
@@ -134,9 +140,18 @@ def measure(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, floa
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out_bytes
 
 
-def ours(path: Path) -> list[str]:
+def ours(path: Path, *options: str) -> list[str]:
     # Native helpers are built before timing (a first run would include the compile).
-    return [sys.executable, "-m", "analysis", "jfr", str(path), "--json"]
+    return [sys.executable, "-m", "analysis", "jfr", str(path), "--json", *options]
+
+
+def prepare(tree: Path) -> Path:
+    """`tree` with its native helpers built and its Python compiled to bytecode."""
+    subprocess.run([sys.executable, "-m", "analysis.read.jfr.native"], cwd=tree, check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "analysis"], cwd=tree,
+                   check=True, stdout=subprocess.DEVNULL)
+    return tree
 
 
 def jdk(path: Path) -> list[str]:
@@ -145,11 +160,9 @@ def jdk(path: Path) -> list[str]:
 
 
 def tree_of(rev: str, into: Path) -> Path:
-    """A `git archive` of `rev` (the code before a change), its native helpers built."""
+    """A `git archive` of `rev` (the code before a change), prepared."""
     subprocess.run(f"git -C {REPO} archive {rev} | tar -x -C {into}", shell=True, check=True)
-    subprocess.run([sys.executable, "-m", "analysis.read.jfr.native"], cwd=into, check=True,
-                   stdout=subprocess.DEVNULL)
-    return into
+    return prepare(into)
 
 
 def load() -> str:
@@ -165,6 +178,8 @@ def main() -> int:
     ap.add_argument("--before", metavar="REV", help="also time ours at git revision REV, "
                     "turn by turn")
     ap.add_argument("--jdk", metavar="JAVA_HOME", help="the JDK that records and prints")
+    ap.add_argument("--jobs-rows", action="store_true",
+                    help="also time ours with --jobs 1 and with --jobs 2")
     ap.add_argument("--record-only", action="store_true", help="make the recordings and stop")
     args = ap.parse_args()
     JDK_HOME = args.jdk
@@ -175,12 +190,14 @@ def main() -> int:
         recordings += [first_chunks(big, 0.5), big] if kind == "mixed" else [big]
     if args.record_only:
         return 0
-    subprocess.run([sys.executable, "-m", "analysis.read.jfr.native"], cwd=REPO, check=True,
-                   stdout=subprocess.DEVNULL)
+    prepare(REPO)
     with tempfile.TemporaryDirectory(prefix="jfr-before-") as tmp:
         before = tree_of(args.before, Path(tmp)) if args.before else None
-        # who -> (command maker, working directory)
-        sides = {"ours": REPO, **({"before": before} if before else {})}
+        # who -> (working directory, options)
+        sides = {"ours": (REPO, ()), **({"ours-j1": (REPO, ("--jobs", "1")),
+                                         "ours-j2": (REPO, ("--jobs", "2"))}
+                                        if args.jobs_rows else {}),
+                 **({"before": (before, ())} if before else {})}
         rows = []
         for path in recordings:
             runs: dict[str, list] = {who: [] for who in [*sides, "jdk"]}
@@ -188,7 +205,8 @@ def main() -> int:
             for turn in range(args.repeat):
                 order = list(sides) if turn % 2 == 0 else list(sides)[::-1]
                 for who in order:
-                    runs[who].append(measure(ours(path), cwd=sides[who]))
+                    tree, options = sides[who]
+                    runs[who].append(measure(ours(path, *options), cwd=tree))
                 runs["jdk"].append(measure(jdk(path)))
             loads.append(load())
             rows.append((path, runs, loads))

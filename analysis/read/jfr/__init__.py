@@ -34,12 +34,13 @@ __all__ = ["read_jfr", "read_recording", "JfrError"]
 
 
 def read_jfr(path: str | os.PathLike, attribution: list[tuple[str, str]] | None = None,
-             window: tuple[int, int] | None = None, summary=None, reader=None):
+             window: tuple[int, int] | None = None, summary=None, reader=None, jobs: int = 1):
     """The record (summary.Summary) of one recording (see the module docstring); JfrError when
     unreadable. With `window` = (start, end) epoch ns, only events that start inside it are
     counted. `summary` and `reader` (a Summary made with the same attribution and window, and
     a ChunkReader class) let a caller collect more in the same pass:
-    derive/jvm_summary.summarize_and_fold."""
+    derive/jvm_summary.summarize_and_fold. With `jobs` > 1 (and neither of those) a file of
+    several chunks is read in up to that many processes (parallel.py), with the same record."""
     # Imported here so that `import analysis.read.jfr` (e.g. by the CLI's --help) stays cheap.
     from analysis.read.jfr.export import is_json_export, summarize_export
     from analysis.read.jfr.reader import ChunkReader
@@ -58,6 +59,8 @@ def read_jfr(path: str | os.PathLike, attribution: list[tuple[str, str]] | None 
                                    and window[0] < window[1]):
         raise JfrError(f"window {window!r} is not (start, end) epoch nanoseconds with start "
                        f"before end", path=p)
+    # Parts are read into copies of an empty summary made here (parallel.py).
+    jobs = jobs if summary is None and reader is None else 1
     summary = summary if summary is not None else Summary(attribution, window)
     try:
         if p.is_file() and is_json_export(p):
@@ -65,16 +68,25 @@ def read_jfr(path: str | os.PathLike, attribution: list[tuple[str, str]] | None 
             return summary
     except OSError as exc:
         raise JfrError(f"cannot read: {exc.strerror or exc}", path=p) from None
-    read_recording(p, (reader or ChunkReader)(summary))
+    read_recording(p, (reader or ChunkReader)(summary), jobs)
     return summary
 
 
-def read_recording(p: Path, reader) -> None:
+def read_recording(p: Path, reader, jobs: int = 1) -> None:
     """Feed every chunk of recording `p` to `reader` (a reader.ChunkReader), keeping what the
-    chunks before a damaged one gave; JfrError when nothing at all can be read."""
+    chunks before a damaged one gave; JfrError when nothing at all can be read. With `jobs` > 1
+    (`reader` a ChunkReader, its summary empty) a file is read in parts (parallel.py)."""
     from analysis.read.jfr.chunks import iter_chunks
 
     summary = reader.summary
+    if jobs > 1 and p.is_file():
+        from analysis.read.jfr.parallel import read_in_parts
+        try:
+            if read_in_parts(p, summary, jobs):
+                _close(p, summary)
+                return
+        except OSError:
+            pass    # the serial read below says what cannot be read
     chunks_read = 0
     try:
         try:
@@ -85,12 +97,15 @@ def read_recording(p: Path, reader) -> None:
             if chunks_read == 0:
                 raise
             # A later chunk's header is damaged: keep what the earlier chunks gave.
-            summary.truncated = True
-            summary.damage_note = str(exc)
+            summary.note_damage(str(exc))
     except OSError as exc:
         raise JfrError(f"cannot read: {exc.strerror or exc}", path=p) from None
     if chunks_read == 0:
         raise JfrError("empty file", path=p, offset=0)
+    _close(p, summary)
+
+
+def _close(p: Path, summary) -> None:
     if summary.covered_until_ns is None:
         raise JfrError(f"no event could be read ({summary.damage_note})", path=p)
     summary.close_chunks()

@@ -24,7 +24,6 @@ import io
 import os
 import struct
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.errors import JfrError
@@ -40,32 +39,40 @@ FLAG_COMPRESSED_TICKS = 4
 MAX_CHUNK_BYTES = 256 << 20
 
 
-@dataclass
 class ChunkHeader:
-    major: int
-    minor: int
-    size: int
-    constant_pool_offset: int
-    metadata_offset: int
-    start_nanos: int
-    duration_nanos: int
-    start_ticks: int
-    ticks_per_second: int
-    file_state: int
-    flags: int
+    # (plain classes, not dataclasses: see metadata._Fields)
+    __slots__ = ("major", "minor", "size", "constant_pool_offset", "metadata_offset",
+                 "start_nanos", "duration_nanos", "start_ticks", "ticks_per_second",
+                 "file_state", "flags")
+
+    def __init__(self, major: int, minor: int, size: int, constant_pool_offset: int,
+                 metadata_offset: int, start_nanos: int, duration_nanos: int, start_ticks: int,
+                 ticks_per_second: int, file_state: int, flags: int):
+        self.major, self.minor, self.size = major, minor, size
+        self.constant_pool_offset, self.metadata_offset = constant_pool_offset, metadata_offset
+        self.start_nanos, self.duration_nanos = start_nanos, duration_nanos
+        self.start_ticks, self.ticks_per_second = start_ticks, ticks_per_second
+        self.file_state, self.flags = file_state, flags
 
     @property
     def finished(self) -> bool:
         return self.file_state == 0
 
+    def __repr__(self):
+        return "ChunkHeader(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) \
+            + ")"
 
-@dataclass
+
 class Chunk:
-    path: str           # the file it came from (for messages)
-    offset: int         # absolute byte offset of the chunk in that file
-    header: ChunkHeader
-    data: bytes         # the chunk's bytes, header included, as far as they exist
-    complete: bool      # all `header.size` bytes present and the JVM finished the chunk
+    __slots__ = ("path", "offset", "header", "data", "complete")
+
+    def __init__(self, path: str, offset: int, header: ChunkHeader, data: bytes,
+                 complete: bool):
+        self.path = path            # the file it came from (for messages)
+        self.offset = offset        # absolute byte offset of the chunk in that file
+        self.header = header
+        self.data = data            # the chunk's bytes, header included, as far as they exist
+        self.complete = complete    # all `header.size` bytes present, the JVM finished it
 
 
 def parse_header(raw: bytes, path: str, offset: int) -> ChunkHeader:
@@ -93,9 +100,9 @@ def parse_header(raw: bytes, path: str, offset: int) -> ChunkHeader:
     return h
 
 
-def _read_chunks_from_stream(stream, path: str, limit_total: int | None):
-    """Yield the chunks of one file-like object, stopping after the first incomplete one."""
-    offset = 0
+def read_chunks_from_stream(stream, path: str, limit_total: int | None, offset: int = 0):
+    """Yield the chunks of one file-like object, stopping after the first incomplete one
+    (`offset`: where in the file the stream is, for messages)."""
     while True:
         raw = stream.read(HEADER_SIZE)
         if not raw:
@@ -158,10 +165,10 @@ def iter_chunks(path: str | os.PathLike):
         magic = f.read(2)
         f.seek(0)
         if magic == b"\x1f\x8b":
-            yield from _read_chunks_from_stream(_Gunzip(f, str(p)), str(p),
+            yield from read_chunks_from_stream(_Gunzip(f, str(p)), str(p),
                                                 MAX_DECOMPRESSED_BYTES)
         else:
-            yield from _read_chunks_from_stream(f, str(p), None)
+            yield from read_chunks_from_stream(f, str(p), None)
 
 
 class _Gunzip:

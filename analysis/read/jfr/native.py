@@ -63,6 +63,7 @@ def _array(ctype, values):
 
 
 _arena = threading.local()
+_PRIVATE = {"flags": mmap.MAP_PRIVATE} if hasattr(mmap, "MAP_PRIVATE") else {}
 
 
 def _scratch(name: str, ctype, n: int):
@@ -70,7 +71,8 @@ def _scratch(name: str, ctype, n: int):
     the next walk (valid until then: the reader is done with a chunk's walk before the next).
     Anonymous memory, not ctypes' own arrays: those are zeroed when made (~70 MB of room for
     a 13 MB chunk, more than the walk costs), and fresh memory each walk would fault its pages
-    in again."""
+    in again. Private memory: a forked process (parallel.py, the build's workers) gets a copy
+    to write, not the same pages (mmap's default for anonymous memory is shared)."""
     arrays = getattr(_arena, "arrays", None)
     if arrays is None:
         arrays = _arena.arrays = {}
@@ -78,7 +80,7 @@ def _scratch(name: str, ctype, n: int):
     if have is None or len(have) < n:
         size = max(n, 1, len(have) * 2 if have is not None else 0)
         have = arrays[name] = (ctype * size).from_buffer(
-            mmap.mmap(-1, size * ctypes.sizeof(ctype)))
+            mmap.mmap(-1, size * ctypes.sizeof(ctype), **_PRIVATE))
     return have
 
 

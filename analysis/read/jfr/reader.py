@@ -262,11 +262,11 @@ class ChunkReader:
                 t = max(rows[::width])
                 if last_ticks is None or t > last_ticks:
                     last_ticks = t
-        if not chunk.complete and s.damage_note is None:
+        if not chunk.complete:
             what = "chunk never finished (the JVM stopped while writing it)" if not h.finished \
                 else f"chunk cut short ({len(data)} of {h.size} bytes)"
-            s.damage_note = f"{chunk.path}: byte {chunk.offset}: {what}; read up to its last " \
-                            f"whole event"
+            s.note_unfinished(f"{chunk.path}: byte {chunk.offset}: {what}; read up to its last "
+                              f"whole event")
         if chunk.complete:
             s.cover_until(start_nanos + h.duration_nanos)
         elif last_ticks is not None:

@@ -83,6 +83,8 @@ def method_label(cls: str | None, name: str | None) -> str:
 # Chunks closer than this count as one stretch of recording (the JVM starts a chunk where the
 # last one ended, give or take the rotation's microseconds).
 GAP_NS = 1_000_000_000
+# Warnings kept word for word: enough to see the problem; the count says the rest.
+WARNINGS_KEPT = 20
 
 
 class Summary:
@@ -137,6 +139,12 @@ class Summary:
         self.warnings: list[str] = []
         self.warning_count = 0
         self.damage_note = None
+        # Whether damage_note was note_unfinished's (an earlier chunk's note would win: merge).
+        self.damage_note_unless_earlier = False
+        # The jdk.CPULoad values (jvm user, jvm system, machine) as cpu() took them, kept only
+        # where this summary is to be merged (merge adds them again, in order: float sums
+        # depend on the order of the additions).
+        self.cpu_log: list[tuple[float, float, float]] | None = None
 
     # -- chunk bookkeeping ------------------------------------------------------------------
     def note_chunk(self, header, complete: bool, where: tuple[str, int] | None = None):
@@ -172,13 +180,83 @@ class Summary:
             merged.append([start, end])
         self.merged_spans = [(a, b) for a, b in merged]
 
+    def merge(self, later: "Summary"):
+        """Take in `later`: a summary (made with the same attribution and window, with a
+        cpu_log) of the chunks that follow this one's, before close_chunks. The result is what
+        reading all the chunks into this summary, one after another, gives."""
+        if later.cpu_log is None:
+            raise ValueError("merge needs the later summary's cpu_log")
+        self.gc_count += later.gc_count
+        self.gc_pause_total_ns += later.gc_pause_total_ns
+        self.gc_pause_max_ns = max(self.gc_pause_max_ns, later.gc_pause_max_ns)
+        self.gc_events += later.gc_events
+        self.phase_pauses += later.phase_pauses
+        if later.heap_after_max is not None and (self.heap_after_max is None
+                                                 or later.heap_after_max > self.heap_after_max):
+            self.heap_after_max = later.heap_after_max
+        self.heap_after_sum += later.heap_after_sum
+        self.heap_after_count += later.heap_after_count
+        self._heap_pending += later._heap_pending
+        self.safepoint_count += later.safepoint_count
+        self.safepoint_total_ns += later.safepoint_total_ns
+        for values in later.cpu_log:
+            self.cpu(*values)
+        self.allocation_weight += later.allocation_weight
+        self.allocation_events += later.allocation_events
+        self.park_ns += later.park_ns
+        self.park_count += later.park_count
+        self.monitor_ns += later.monitor_ns
+        self.monitor_count += later.monitor_count
+        for mine, theirs in ((self.thresholds, later.thresholds),
+                             (self.periods, later.periods)):
+            for event_name, values in theirs.items():
+                mine.setdefault(event_name, []).extend(values)
+        for event_name, values in later.enabled.items():
+            self.enabled.setdefault(event_name, set()).update(values)
+        self.sample_count += later.sample_count
+        self.samples_unresolved += later.samples_unresolved
+        self.samples_truncated += later.samples_truncated
+        # (Counter.update adds counts; keys new here follow in `later`'s order, as one by one)
+        self.self_counts.update(later.self_counts)
+        self.total_counts.update(later.total_counts)
+        self.label_counts.update(later.label_counts)
+        self._label_cache.update(later._label_cache)
+        self.jvm(later.jvm_name, later.jvm_version)
+        if later.start_ns is not None and (self.start_ns is None or later.start_ns < self.start_ns):
+            self.start_ns = later.start_ns
+        if later.covered_until_ns is not None and (self.covered_until_ns is None or
+                                                   later.covered_until_ns > self.covered_until_ns):
+            self.covered_until_ns = later.covered_until_ns
+        self.truncated = self.truncated or later.truncated
+        self.chunks += later.chunks
+        self.spans += later.spans
+        self.warnings = (self.warnings + later.warnings)[:WARNINGS_KEPT]
+        self.warning_count += later.warning_count
+        if later.damage_note is not None and not (later.damage_note_unless_earlier
+                                                  and self.damage_note is not None):
+            self.damage_note = later.damage_note
+            self.damage_note_unless_earlier = later.damage_note_unless_earlier
+        if self.warmup is not None:
+            self.warmup.merge(later.warmup)
+
     def damage(self, path, offset, what):
+        self.note_damage(f"{path}: byte {offset}: {what}")
+
+    def note_damage(self, note: str):
+        """The recording is damaged: `note` says where (the last one given stands)."""
         self.truncated = True
-        self.damage_note = f"{path}: byte {offset}: {what}"
+        self.damage_note = note
+        self.damage_note_unless_earlier = False
+
+    def note_unfinished(self, note: str):
+        """A chunk ends early: `note` stands unless damage was noted before."""
+        if self.damage_note is None:
+            self.damage_note = note
+            self.damage_note_unless_earlier = True
 
     def warn(self, path, offset, what):
         self.warning_count += 1
-        if len(self.warnings) < 20:  # enough to see the problem; the count says the rest
+        if len(self.warnings) < WARNINGS_KEPT:
             self.warnings.append(f"{path}: byte {offset}: {what}")
 
     def route(self, start_ns):
@@ -245,6 +323,8 @@ class Summary:
     def cpu(self, jvm_user, jvm_system, machine):
         if None in (jvm_user, jvm_system, machine):
             return
+        if self.cpu_log is not None:
+            self.cpu_log.append((jvm_user, jvm_system, machine))
         self.cpu_n += 1
         self.cpu_sums[0] += jvm_user
         self.cpu_sums[1] += jvm_system
