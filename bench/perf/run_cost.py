@@ -24,6 +24,9 @@ work shares the cores):
               steady parts' figures), where the tree has it
     gc        the part of all stages spent in the garbage collector's collections
     charts    chart_task (every SVG and PNG)
+    png       the part of `charts` spent on PNGs (matplotlib's figure, its drawing and the PNG's
+              encoding: render._reused_figure, _draw_plot, _write_figure, draw_panels, where the tree has
+              them); a scale-corpus run draws one, its og:image
 The process is set up as a build's worker is: what the imports made is frozen (gc.freeze, as
 workers.pool does before forking), and where the tree has workers.IN_WORKER it is set (its
 tasks then settle the garbage collector first, workers.settle).
@@ -43,7 +46,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
-STAGES = ("hlog", "jfr", "model", "data", "yaml", "steady", "gc", "charts")
+STAGES = ("hlog", "jfr", "model", "data", "yaml", "steady", "gc", "charts", "png")
 
 CHILD = r"""
 import json, os, sys, time
@@ -98,6 +101,9 @@ try:   # issue 32's classification, where the tree has it (both readers call it 
 except ImportError:
     pass
 timed(analysis.write.yaml_text, "dump_yaml", "yaml")
+for name in ("_reused_figure", "_draw_plot", "_write_figure", "draw_panels"):   # the PNGs
+    if hasattr(analysis.write.charts.render, name):
+        timed(analysis.write.charts.render, name, "png")
 runs_root, site = sys.argv[1], sys.argv[2]
 out = {"imports": imports}
 for label in ("first", "next"):
@@ -117,7 +123,7 @@ for label in ("first", "next"):
     out[label] = {"hlog": hlog, "jfr": jfr, "model": run - hlog - jfr, "data": analyse - run,
                   "yaml": spent.get("yaml", 0.0), "steady": spent.get("steady", 0.0),
                   "gc": spent.get("gc", 0.0),
-                  "charts": charts,
+                  "charts": charts, "png": spent.get("png", 0.0),
                   "total": analyse + charts, "n_charts": len(r["chart_jobs"])}
 print(json.dumps(out))
 """

@@ -24,7 +24,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
@@ -37,6 +36,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: 
 
 from analysis.write.charts import chartlayout, svgcharts  # noqa: E402
 from analysis.write.charts.chartlayout import figure_size_in  # noqa: E402
+from analysis.write.charts.png_text import TextBitmapCanvas  # noqa: E402
 from analysis.write.charts.run_jobs import CHART_KINDS, CORPUS_CHART_KINDS  # noqa: E402
 from analysis.write.charts.svgdraw import render_svg  # noqa: E402
 from analysis.write.charts.plots import (FIGSIZE_IN, LEGEND_BELOW_FIGSIZE_IN, LEGEND_BELOW_MARGINS,  # noqa: E402
@@ -126,7 +126,7 @@ def _reused_figure():
             # Not through pyplot: its figure registry would keep this open "figure" visible
             # (plt.get_fignums) and add a manager we never use.
             fig = Figure(figsize=FIGSIZE_IN)
-            FigureCanvasAgg(fig)  # kept, so the PNG renderer and its text-size cache are reused
+            TextBitmapCanvas(fig)  # kept, so the PNG renderer and its text-size cache are reused
             ax = fig.add_subplot()
             for axis in (ax.xaxis, ax.yaxis):
                 axis.reset_ticks = _keep_ticks
@@ -314,7 +314,7 @@ def draw_panels(job: dict[str, Any], narrow: bool = False) -> Figure:
     n = len(panels.plots)
     with plt.rc_context(STYLE):
         fig = Figure(figsize=layout["figsize"])
-        FigureCanvasAgg(fig)
+        TextBitmapCanvas(fig)
         axes = fig.subplots(layout["rows"], layout["cols"], sharex=True, sharey=True,
                             squeeze=False).ravel().tolist()
         fig.subplots_adjust(**layout["adjust"])

@@ -1,0 +1,82 @@
+"""The PNG's texts from remembered FreeType bitmaps (analysis/write/charts/png_text.py): the same
+bytes as matplotlib's own Agg canvas, and no text laid out twice in a worker."""
+from __future__ import annotations
+
+import io
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from analysis.write.charts import png_text, render
+from tests.helpers import varied_jobs
+
+
+def _png_with(canvas_class, draw) -> bytes:
+    fig = Figure(figsize=(4, 3))
+    canvas_class(fig)
+    ax = fig.add_subplot()
+    draw(fig, ax)
+    return render._png_bytes(fig)
+
+
+def _texts(fig, ax):
+    ax.set_title("Latency — p99 (ms) ±5 %, 東京")
+    ax.set_ylabel("rotated label")
+    ax.text(0.2, 0.5, "two\nlines", rotation=30, fontsize=7)
+    ax.text(0.5, 0.2, "no anti-aliasing", antialiased=False)
+    ax.text(0.1, 0.8, r"$\alpha^2$ math")
+    ax.plot([0, 1], [0, 1], label="a line")
+    ax.legend()
+
+
+def test_bitmaps_draw_matplotlibs_bytes():
+    # drawn twice: the second from the remembered bitmaps
+    png_text._BITMAPS.clear()
+    reference = _png_with(FigureCanvasAgg, _texts)
+    assert _png_with(png_text.TextBitmapCanvas, _texts) == reference
+    assert png_text._BITMAPS
+    assert _png_with(png_text.TextBitmapCanvas, _texts) == reference
+
+
+def test_every_chart_kinds_png_is_matplotlibs(tmp_path):
+    for job in varied_jobs():
+        if not job["png"]:
+            continue
+        fig, ax = render.new_figure()     # pyplot's figure: matplotlib's own canvas
+        render.draw_chart(fig, ax, job)
+        reference = render._png_bytes(fig)
+        render.plt.close(fig)
+        assert render.render_job(job, str(tmp_path)) == []
+        assert (tmp_path / job["png"]).read_bytes() == reference, job["png"]
+
+
+def test_a_text_drawn_again_is_not_rasterised_again(tmp_path, monkeypatch):
+    job = next(j for j in varied_jobs() if j["kind"] == "load_curve")
+    assert render.render_job(job, str(tmp_path)) == []
+    first = (tmp_path / job["png"]).read_bytes()
+    fonts = []
+    real_get_font = png_text.get_font
+    monkeypatch.setattr(png_text, "get_font", lambda *a, **k: fonts.append(a) or real_get_font(*a, **k))
+    assert render.render_job(job, str(tmp_path)) == []
+    assert (tmp_path / job["png"]).read_bytes() == first
+    assert fonts == [], "every text of the chart drawn before came from its bitmap"
+    assert isinstance(render._reused_figure()[0].canvas, png_text.TextBitmapCanvas)
+
+
+def test_the_memory_is_bounded(monkeypatch):
+    monkeypatch.setattr(png_text, "MAX_BITMAPS", 3)
+    png_text._BITMAPS.clear()
+    fig = Figure(figsize=(2, 2))
+    png_text.TextBitmapCanvas(fig)
+    for i in range(7):
+        fig.text(0.1, 0.1 * i, f"text {i}")
+    fig.savefig(io.BytesIO(), format="rgba")
+    assert 0 < len(png_text._BITMAPS) <= 3
+
+
+def test_a_missing_glyph_is_reported_for_every_chart_that_shows_it(tmp_path):
+    job = next(j for j in varied_jobs() if j["kind"] == "load_curve")
+    job = {**job, "data": {**job["data"], "title": "Load 東京"}}
+    for _ in range(2):    # the second from the remembered bitmap
+        problems = render.render_job(job, str(tmp_path))
+        assert len(problems) == 1 and "4EAC" in problems[0] and "6771" in problems[0], problems
