@@ -20,6 +20,8 @@ from analysis.read.hdr.histogram import layout_for
 from analysis.read.hdr.payload import V2_COMPRESSED, V2_COOKIE
 from analysis.read.hdr.processor import process
 from tests.helpers import write_log, zigzag_leb128
+from tests import test_hgrm
+from tests.test_hgrm import CORPUS, HLOG_FIXTURES, _hgrm_both_ways
 
 KERNELS = native.get()
 needs_kernels = pytest.mark.skipif(KERNELS is None, reason=native.describe())
@@ -130,6 +132,9 @@ def test_totals_reaching_two_to_the_62_take_the_numpy_path(monkeypatch, tmp_path
 
 # -- reading ahead in a thread (log._decoded_ahead) against reading in the caller --------------
 
+small_groups = test_hgrm.small_groups       # (the fixture, shared)
+
+
 def _outputs_both_ways(path, **window):
     """process' (result, warnings) read in the caller, then with a second thread reading
     ahead: the two must be equal."""
@@ -180,3 +185,62 @@ def test_a_corrupt_interval_in_either_half_is_named_by_its_line(monkeypatch, tmp
         assert ahead == serial
         warned = [w for w in serial[1] if "line skipped" in w or "payload" in w]
         assert [w.split(": ", 1)[0] for w in warned] == [f"{path}:5", f"{path}:19"]
+
+
+@pytest.fixture(params=["always", "every-other", "never"])
+def handing_over(request, monkeypatch):
+    """The reading thread's test of whether the caller waits, fixed: every group goes to the
+    caller as its lines (the caller inflates them all), every other one, or none."""
+    from itertools import cycle
+    from analysis.read.hdr import log
+    turns = {"always": cycle([True]), "every-other": cycle([True, False]),
+             "never": cycle([False])}[request.param]
+    monkeypatch.setattr(log, "_hand_over", lambda waiting: next(turns))
+
+
+@pytest.mark.parametrize("flags", [(), ("-tag", "read", "-start", "2")])
+@pytest.mark.parametrize("fixture", sorted(p.name for p in HLOG_FIXTURES.glob("*.hlog")))
+def test_shared_inflating_gives_the_serial_output(monkeypatch, tmp_path, small_groups,
+                                                  handing_over, fixture, flags):
+    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / fixture, flags)
+    assert parallel == serial
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.glob("*")))
+def test_shared_inflating_gives_the_serial_output_on_the_fuzz_corpus(monkeypatch, tmp_path,
+                                                                     small_groups,
+                                                                     handing_over, name):
+    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, CORPUS / name)
+    assert parallel == serial
+
+
+def test_each_group_is_inflated_where_the_hand_over_says(monkeypatch):
+    """A group handed over is inflated by the caller, any other by the reading thread."""
+    from analysis.read.hdr import batch, log
+    original = batch.inflate_items
+    turns = iter([True, False, True, True, False] + [False, True] * 50)
+    decided, inflated_by = [], {}
+
+    def hand_over(waiting):
+        decided.append(next(turns))
+        return decided[-1]
+
+    def inflate(items):
+        inflated_by[items[0][0]] = threading.current_thread().name
+        return original(items)
+    monkeypatch.setattr(log, "_hand_over", hand_over)
+    monkeypatch.setattr(batch, "inflate_items", inflate)
+    monkeypatch.setattr(log, "THREAD_BATCH_LINES", 7)
+    batches = list(log.iter_batches(str(HLOG_FIXTURES / "gen-ns-plain.hlog"), [],
+                                    parallel=True))
+    assert len(batches) == len(decided) >= 5
+    assert [inflated_by[line] for line in sorted(inflated_by)] == \
+        ["MainThread" if turn else "hlog-reader" for turn in decided]
+
+
+def test_the_caller_waiting_is_what_hands_a_group_over():
+    from analysis.read.hdr.log import _hand_over
+    waiting = threading.Event()
+    assert not _hand_over(waiting)
+    waiting.set()
+    assert _hand_over(waiting)

@@ -216,12 +216,16 @@ def _decoded_ahead(groups, path: str, state: HeaderState, undecoded: bool, depth
     groups are read, inflated and (unless `undecoded`) decoded in a thread up to `depth`
     groups ahead of the caller. Inflating (ISA-L, zlib) and the compiled kernels run without
     the GIL, so the thread's work overlaps the caller's (adding the counts up, the output
-    lines). An exception is raised here, in order; closing this generator stops the thread.
+    lines). A group whose lines the thread has read while the caller waits for one goes to
+    the caller as its lines, for it to inflate while the thread reads and inflates the next:
+    the two then share the inflating as their speeds allow (the output is the same either
+    way). An exception is raised here, in order; closing this generator stops the thread.
     Where no thread can be started, the groups are read here, one at a time."""
     import queue
     import threading
     out: queue.Queue = queue.Queue(depth)
     stop = threading.Event()
+    waiting = threading.Event()        # the caller waits for a group: nothing is queued
 
     def put(message) -> bool:
         while not stop.is_set():
@@ -235,8 +239,11 @@ def _decoded_ahead(groups, path: str, state: HeaderState, undecoded: bool, depth
     def read() -> None:
         try:
             for items, read_warnings in groups:
-                message = ("group", _decoded(path, items, read_warnings, None, undecoded),
-                           copy.deepcopy(state.__dict__))
+                if items and _hand_over(waiting):
+                    message = ("lines", items, read_warnings, copy.deepcopy(state.__dict__))
+                else:
+                    message = ("group", _decoded(path, items, read_warnings, None, undecoded),
+                               copy.deepcopy(state.__dict__))
                 if not put(message):
                     return
             # (the state after the last group: lines after it may still have changed it)
@@ -257,16 +264,29 @@ def _decoded_ahead(groups, path: str, state: HeaderState, undecoded: bool, depth
         return
     try:
         while True:
+            if out.empty():
+                waiting.set()
             message = out.get()
-            if message[0] == "done":
+            waiting.clear()
+            if message[0] == "lines":
+                _, items, read_warnings, header = message
+                yield _decoded(path, items, read_warnings, None, undecoded), header
+            elif message[0] == "group":
+                yield message[1], message[2]
+            elif message[0] == "done":
                 yield (None, []), message[1]
                 return
-            if message[0] == "error":
+            else:
                 raise message[1]
-            yield message[1], message[2]
     finally:
         stop.set()
         thread.join()
+
+
+def _hand_over(waiting) -> bool:
+    """Whether the reading thread leaves the group it has just read for the caller to
+    inflate (`waiting`: set while the caller waits for a group)."""
+    return waiting.is_set()
 
 
 def _in_line_order(path: str, messages: list[str]) -> list[str]:
