@@ -441,6 +441,7 @@ def test_reading_ahead_is_a_thread_of_this_process(monkeypatch, small_groups):
         return original(items)
     monkeypatch.setattr(batch, "inflate_items", inflate)
     monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
+    monkeypatch.setattr(hlog, "_hand_over", lambda waiting: False)   # (else some are here)
     code, out, err = hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog"))
     assert code == 0 and err == ""
     assert where == {(os.getpid(), "hlog-reader")}
@@ -466,9 +467,14 @@ def test_when_a_thread_reads_ahead(monkeypatch, tmp_path):
     monkeypatch.setattr(hlog, "PARALLEL_MIN_BYTES", small.stat().st_size)
     monkeypatch.setattr(hlog.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert hlog.use_worker(str(small), None, None)
-    assert hlog.use_worker("-", "x" * small.stat().st_size, None)
-    assert not hlog.use_worker("-", "x" * (small.stat().st_size - 1), None)
+    assert not hlog.use_worker("-", "x" * small.stat().st_size, None)   # (text: see there)
+    assert hlog.use_worker("-", "x", True)
     assert not hlog.use_worker(str(tmp_path / "missing.hlog"), None, None)
+    from analysis.read.hdr import native
+    with monkeypatch.context() as patch:           # (no compiled line splitter)
+        patch.setattr(native, "get", lambda: None)
+        assert not hlog.use_worker(str(small), None, None)
+        assert hlog.use_worker(str(small), None, True)
     monkeypatch.setattr(hlog, "_load", lambda: 1.6)              # the other CPU is busy
     assert not hlog.use_worker(str(small), None, None)
     assert hlog.use_worker(str(small), None, True)
