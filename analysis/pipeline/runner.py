@@ -47,6 +47,10 @@ class Build:
         self._state_text = ""        # what save_state last wrote or load_state read
         self._state_saved_at = 0.0
         self._reduced = ""           # the reduce step's inputs digest once it ran in this build
+        # wall seconds of each phase of the build, printed on its last progress line: at 1,000
+        # runs what grows with the corpus is found here (bench/perf/site_scale.py shows it)
+        self.phases: dict[str, float] = {}
+        self._lap = time.monotonic()
         self.failed: list[str] = []
         # The `error:` lines, printed after everything else (a long build's errors would scroll
         # away among the progress lines) and kept in ERRORS_FILE for `make site` to list last.
@@ -191,8 +195,13 @@ class Build:
         finally:
             workers.release_ctrl_c(previous)
 
+    def lap(self, phase: str) -> None:
+        now = time.monotonic()
+        self.phases[phase] = self.phases.get(phase, 0.0) + now - self._lap
+        self._lap = now
+
     def _run(self) -> int:
-        started = time.monotonic()
+        started = self._lap = time.monotonic()
         run_dirs = self.discover()
         if self.remove_temp_leftovers():
             self.say("removed temporary files left by an interrupted build")
@@ -205,6 +214,7 @@ class Build:
         # (the one file-hash cache of builds before RunKeys: 18 MB at 1,000 runs, now unused)
         (self.cache / "files.json").unlink(missing_ok=True)
         present = {p.name for p in run_dirs}
+        self.lap("state")
 
         for link in stray_links(self.runs_root):   # (symlinked run folders: analyse_task)
             self.errors.append(f"error: {repo_relative(link, self.site_root)}: {LINK_PROBLEM}")
@@ -214,8 +224,11 @@ class Build:
         generated = GeneratedPages(self.cache)
         self.in_feed = runs_in_posts(self.site_root, present, generated.is_generated)
         generated.save()
-        for run_dir, digest in zip(run_dirs, run_input_hashes(run_dirs, self.site_root, code,
-                                                               hashes, self.jobs)):
+        self.lap("posts")
+        digests = list(run_input_hashes(run_dirs, self.site_root, code, hashes, self.jobs))
+        hashes.save()
+        self.lap("inputs")
+        for run_dir, digest in zip(run_dirs, digests):
             if isinstance(digest, BuildError):  # a FIFO or device among the inputs: skip it
                 self.error(run_dir.name, str(digest))
                 continue
@@ -227,7 +240,7 @@ class Build:
                 self.say(f"{run_dir.name}: up to date")
                 continue
             todo.append((run_dir, digest))
-        hashes.save()
+        self.lap("outputs check")
 
         # Runs whose folder is gone: their generated files go too.
         for run_id in sorted(set(state["runs"]) - present):
@@ -243,16 +256,21 @@ class Build:
         def reduce() -> None:
             self._reduce(sorted(present - set(self.failed)), code, drawing_code)
 
+        self.lap("removed runs")
         if todo:
             self._build(todo, state, while_charts=reduce)
+            self.lap("pool shutdown")
         self.forget_failed(state)
+        self.lap("state")
         reduce()   # (a no-op when nothing failed while the charts were drawn)
+        self.lap("corpus")
         total = len(run_dirs)
         failed = set(self.failed)
         built = sum(1 for d, _ in todo if d.name not in failed)
         up_to_date = total - len(todo) - len(failed - {d.name for d, _ in todo})
         self.say(f"built {built} of {total} runs ({up_to_date} up to date, "
-                 f"{len(failed)} failed) in {time.monotonic() - started:.2f} s")
+                 f"{len(failed)} failed) in {time.monotonic() - started:.2f} s; "
+                 + ", ".join(f"{phase} {s:.2f}" for phase, s in self.phases.items()))
         self.report_errors()
         if self.internal_failure:
             return 2
@@ -285,6 +303,7 @@ class Build:
                 results = [analyse_task(*a) for a in args]
             else:
                 results = list(pool.map(analyse_task, *zip(*args)))
+            self.lap("analyse")
             ok = {}
             for res in results:
                 stop_on_machine_fault(res)
@@ -323,11 +342,13 @@ class Build:
                 chart_results = pool.map(chart_task, *zip(*[(r, j, str(self.site_root))
                                                             for r, j in batches])) \
                     if batches else []
+            self.lap("charts handed out")
             try:
                 while_charts()
                 beside_charts = None
             except Exception as exc:  # noqa: BLE001 - raised once the charts are recorded
                 beside_charts = exc
+            self.lap("corpus beside charts")
             for res in chart_results:
                 stop_on_machine_fault(res)
                 run_id = res["run"]
@@ -341,6 +362,7 @@ class Build:
                 if pending[run_id] == 0 and run_id not in self.failed:
                     self._record(state, run_id, digests[run_id], ok[run_id]["outputs"])
                     self.say(f"[{order[run_id]}/{n}] {run_id}: done")
+            self.lap("charts")
             if beside_charts is not None:
                 raise beside_charts
         except BaseException:
