@@ -50,6 +50,8 @@ class Build:
         # dump of it to compare with the file takes ~0.15 s, and a build that added a run
         # made two of them after its one change
         self._state_changed = True
+        # pages.is_generated's answers (runs_in_posts), with the report pages this build wrote
+        self.generated = GeneratedPages(self.cache)
         self._reduced = ""           # the reduce step's inputs digest once it ran in this build
         # wall seconds of each phase of the build, printed on its last progress line: at 1,000
         # runs what grows with the corpus is found here (bench/perf/site_scale.py shows it)
@@ -228,7 +230,7 @@ class Build:
         todo: list[tuple[Path, str]] = []
         # runs some post names get every chart's PNG (png_use): a post citing a run, or no
         # longer citing it, changes the run's outputs, so it is part of the run's digest
-        generated = GeneratedPages(self.cache)
+        generated = self.generated
         self.in_feed = runs_in_posts(self.site_root, present, generated.is_generated)
         generated.save()
         self.lap("posts")
@@ -269,6 +271,7 @@ class Build:
             self._build(todo, state, while_charts=reduce)
             self.lap("pool shutdown")
         self.forget_failed(state)
+        generated.save()   # (with the pages written by this build: _record)
         self.lap("state")
         reduce()   # (a no-op when nothing failed while the charts were drawn)
         self.lap("corpus")
@@ -421,6 +424,9 @@ class Build:
         for rel in outputs:
             sizes[rel] = (self.site_root / rel).stat().st_size
         self.remove_outputs(old - set(sizes))
+        for rel in sizes:
+            if rel.startswith(REPORTS_DIR + "/") and rel.endswith(".html"):
+                self.generated.written(self.site_root / rel)
         state["runs"][run_id] = {"inputs": digest, "outputs": dict(sorted(sizes.items()))}
         self._state_changed = True
         self.save_state(state, every_s=2.0)
