@@ -109,14 +109,7 @@ def test_runs_hashed_on_threads_keep_their_order_keys_and_errors(run, tmp_path):
     site, run_dir = run
     names = [f"r{i}" for i in range(2, 9)]
     for name in names:
-        copy = site / "runs" / name
-        for path in sorted(run_dir.rglob("*")):
-            target = copy / path.relative_to(run_dir)
-            if path.is_dir() and not path.is_symlink():
-                target.mkdir(parents=True, exist_ok=True)
-            elif path.is_file() and not path.is_symlink():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.link(path, target)
+        hard_link_copy(run_dir, site / "runs" / name)
     os.mkfifo(site / "runs" / "r5" / "a" / "pipe")
     dirs = [site / "runs" / name for name in ["r1"] + names]
     hashes = FileHashes(tmp_path / "files.json")
