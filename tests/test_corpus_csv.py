@@ -90,3 +90,48 @@ def test_a_bundled_run_gives_the_bytes_of_its_dataframes(tmp_path):
     assert cell_table.run_spectra_csv(run) == cell_table.to_csv(cell_table.run_spectra(run))
     assert cell_table._direct_csv(cell_table.run_rows(run), cell_table.CELL_KINDS) is not None
     assert cell_table._direct_csv(cell_table.spectra_rows(run), cell_table.SPECTRA_KINDS) is not None
+
+
+def test_the_corpus_csv_reuses_unchanged_runs_blocks_and_equals_to_csv(tmp_path, monkeypatch):
+    """cell_table.corpus_csv: the corpus table's CSV is pandas' to_csv of the whole table, byte
+    for byte, while only the runs whose cells.csv changed (or are new) are written by pandas;
+    a removed run's block goes."""
+    from analysis.paths import CELLS_CSV, run_cells_csv_path
+    repo = Path(__file__).resolve().parents[1]
+    site = tmp_path / "site"
+    runs = sorted(p.parent.name for p in (repo / "assets" / "data").glob("*/cells.csv"))
+    assert len(runs) >= 4
+    for run_id in runs:
+        (site / run_cells_csv_path(run_id)).parent.mkdir(parents=True)
+        (site / run_cells_csv_path(run_id)).write_text(
+            (repo / run_cells_csv_path(run_id)).read_text())
+
+    def corpus(ids):
+        df = cell_table.read_runs(site, ids)
+        text = cell_table.corpus_csv(site, df)
+        assert text == cell_table.to_csv(df)
+        (site / CELLS_CSV).write_text(text)
+        return text
+
+    corpus(runs)
+    written: list[int] = []
+    real = cell_table.to_csv
+
+    def counting(df):
+        written.append(len(df))
+        return real(df)
+    monkeypatch.setattr(cell_table, "to_csv", counting)
+    corpus(runs)
+    assert written[:-1] == [0]    # the header alone (the last: the check's whole table)
+    changed, gone = runs[0], runs[1]
+    lines = (site / run_cells_csv_path(changed)).read_text().splitlines(keepends=True)
+    (site / run_cells_csv_path(changed)).write_text("".join(lines[:-1]))  # one row fewer
+    new = "zz-added-run"
+    (site / run_cells_csv_path(new)).parent.mkdir(parents=True)
+    (site / run_cells_csv_path(new)).write_text("".join(
+        [lines[0]] + [line.replace(f"{changed},", f"{new},", 1) for line in lines[1:]]))
+    written.clear()
+    ids = [r for r in runs if r != gone] + [new]
+    text = corpus(ids)
+    assert sorted(written[1:-1]) == [len(lines) - 2, len(lines) - 1]   # the two runs alone
+    assert f"\n{gone}," not in text and f"\n{new}," in text

@@ -58,3 +58,19 @@ def test_a_damaged_memo_is_read_as_empty(tmp_path, text):
     page = tmp_path / "p.html"
     page.write_text(GENERATED)
     assert GeneratedPages(tmp_path / "cache").is_generated(page)
+
+
+def test_a_page_the_build_wrote_is_known_without_a_parse(tmp_path, monkeypatch):
+    """The build records the report pages it wrote (runner._record -> written): after a build
+    from nothing, which asked of no page before writing them, the next one parses none."""
+    page = tmp_path / "_reports" / "r.html"
+    page.parent.mkdir()
+    page.write_text(GENERATED)
+    memo = GeneratedPages(tmp_path / "cache")
+    memo.written(page)
+    memo.save()
+    with monkeypatch.context() as patch:
+        patch.setattr(pages, "is_generated", _unparsable)
+        assert GeneratedPages(tmp_path / "cache").is_generated(page)
+    page.write_text(PERSONS)
+    assert not GeneratedPages(tmp_path / "cache").is_generated(page)

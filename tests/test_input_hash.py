@@ -5,12 +5,14 @@ neither drops nor reorders a file."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from analysis.pipeline.cache import FileHashes, run_input_hash, run_input_hashes
+from analysis.pipeline.cache import FileHashes, RunKeys, run_input_hash, run_input_hashes
 from analysis.errors import BuildError
 
 
@@ -107,14 +109,7 @@ def test_runs_hashed_on_threads_keep_their_order_keys_and_errors(run, tmp_path):
     site, run_dir = run
     names = [f"r{i}" for i in range(2, 9)]
     for name in names:
-        copy = site / "runs" / name
-        for path in sorted(run_dir.rglob("*")):
-            target = copy / path.relative_to(run_dir)
-            if path.is_dir() and not path.is_symlink():
-                target.mkdir(parents=True, exist_ok=True)
-            elif path.is_file() and not path.is_symlink():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.link(path, target)
+        hard_link_copy(run_dir, site / "runs" / name)
     os.mkfifo(site / "runs" / "r5" / "a" / "pipe")
     dirs = [site / "runs" / name for name in ["r1"] + names]
     hashes = FileHashes(tmp_path / "files.json")
@@ -126,3 +121,64 @@ def test_runs_hashed_on_threads_keep_their_order_keys_and_errors(run, tmp_path):
             assert key == walk_hash(run_dir_i, site, "code")
     assert len(set(k for k in got if isinstance(k, str))) == len(dirs) - 1
     assert str((site / "runs" / "r8" / "a" / "z.jfr").resolve()) in hashes.entries
+
+
+def hard_link_copy(run_dir: Path, copy: Path) -> None:
+    for path in sorted(run_dir.rglob("*")):
+        target = copy / path.relative_to(run_dir)
+        if path.is_dir() and not path.is_symlink():
+            target.mkdir(parents=True, exist_ok=True)
+        elif path.is_file() and not path.is_symlink():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(path, target)
+
+
+def test_run_keys_follow_changes_and_read_no_file_hashes_of_an_unchanged_run(run, tmp_path):
+    """RunKeys (the build's key cache): each run's key equals run_input_hash's; a later build
+    keys an unchanged run from its files' stat alone (its file hashes are not read: here they
+    are gone), a changed file of one hard-linked copy changes that copy's key only, and a gone
+    run's records go."""
+    site, run_dir = run
+    for link in ("link-in", "link-out", "linked-folder"):
+        (run_dir / link).unlink()
+    hard_link_copy(run_dir, site / "runs" / "r2")
+    cache = tmp_path / "cache"
+    dirs = [site / "runs" / name for name in ("r1", "r2")]
+    keys = RunKeys(cache)
+    first = list(run_input_hashes(dirs, site, "code", keys, 2))
+    keys.save()
+    assert first == [walk_hash(d, site, "code") for d in dirs] and first[0] != first[1]
+    assert len(list((cache / "files").iterdir())) == 2
+
+    for shard in (cache / "files").iterdir():
+        shard.write_text("not read")
+    keys = RunKeys(cache)
+    assert [keys.run_key(d, site, "code") for d in dirs] == first
+    keys.save()
+    assert {p.read_text() for p in (cache / "files").iterdir()} == {"not read"}
+
+    # (replaced, not rewritten: the copy's file is the same inode)
+    (run_dir / "a" / "deeper" / "y.new").write_text("changed, longer")
+    (run_dir / "a" / "deeper" / "y.new").replace(run_dir / "a" / "deeper" / "y")
+    keys = RunKeys(cache)
+    again = [keys.run_key(d, site, "code") for d in dirs]
+    assert again[1] == first[1]
+    assert again[0] != first[0] and again[0] == walk_hash(run_dir, site, "code")
+    assert keys.run_key(dirs[1], site, "other code") != first[1]
+
+    shutil.rmtree(dirs[1])
+    keys = RunKeys(cache)
+    keys.run_key(dirs[0], site, "code")
+    keys.save()
+    assert list(json.loads((cache / "run-keys.json").read_text())) == [str(run_dir.resolve())]
+    assert len(list((cache / "files").iterdir())) == 1
+
+
+def test_run_keys_of_a_run_with_links_or_a_fifo_are_those_of_run_input_hash(run, tmp_path):
+    site, run_dir = run
+    keys = RunKeys(tmp_path / "cache")
+    assert keys.run_key(run_dir, site, "code") == walk_hash(run_dir, site, "code")
+    keys.save()
+    os.mkfifo(run_dir / "a" / "pipe")
+    with pytest.raises(BuildError, match="not a regular file"):
+        RunKeys(tmp_path / "cache").run_key(run_dir, site, "code")

@@ -92,6 +92,9 @@ class FileHashes:
         self.dirty = True
         return h.hexdigest()
 
+    def run_key(self, run_dir: Path, site_root: Path, code: str) -> str:
+        return run_input_hash(run_dir, site_root, code, self)
+
     def save(self) -> None:
         """Write the cache, forgetting files this build did not look at (deleted runs)."""
         stale = set(self.entries) - self.seen
@@ -146,8 +149,8 @@ def run_input_hash(run_dir: Path, site_root: Path, code: str, hashes: FileHashes
     return h.hexdigest()
 
 
-def run_input_hashes(run_dirs: list[Path], site_root: Path, code: str, hashes: FileHashes,
-                     threads: int):
+def run_input_hashes(run_dirs: list[Path], site_root: Path, code: str,
+                     hashes: "FileHashes | RunKeys", threads: int):
     """run_input_hash of each run folder, in their order: its digest, or the BuildError it
     raised. Spread over `threads` threads: sha256 and the reads let go of the interpreter lock,
     so a build from nothing hashes its runs (8 MB each in the scale corpus, ~13 ms of CPU) on
@@ -155,7 +158,7 @@ def run_input_hashes(run_dirs: list[Path], site_root: Path, code: str, hashes: F
     other idle)."""
     def one(run_dir: Path):
         try:
-            return run_input_hash(run_dir, site_root, code, hashes)
+            return hashes.run_key(run_dir, site_root, code)
         except BuildError as exc:
             return exc
     if threads <= 1 or len(run_dirs) <= 1:
@@ -166,6 +169,84 @@ def run_input_hashes(run_dirs: list[Path], site_root: Path, code: str, hashes: F
         return list(pool.map(one, run_dirs))
     finally:   # (Ctrl-C: the runs not yet started are not hashed)
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+class RunKeys:
+    """run_input_hash of each run, kept between builds with the stat of every file it covered
+    (like FileHashes, a file is trusted while its size and mtime are unchanged; its inode too):
+    an unchanged run is keyed from one walk of its folder, without its files' hashes. Each run
+    has its own FileHashes (files/<digest of its path>.json), read only when the run changed:
+    one cache of every file (~110,000 at 1,000 runs, 18 MB of JSON) was read, and written
+    whole when a run was added, by every build. Keyed by the run's resolved path, so hard-linked
+    copies of a run (bench/perf/site_scale.py) never share a key."""
+
+    def __init__(self, cache: Path):
+        self.folder = cache / "files"
+        self.index_path = cache / "run-keys.json"
+        try:
+            index = json.loads(self.index_path.read_text())
+            self.index: dict[str, list] = index if isinstance(index, dict) else {}
+        except (OSError, ValueError):
+            self.index = {}
+        self.seen: dict[str, list] = {}
+
+    def shard(self, root_text: str) -> Path:
+        return self.folder / (hashlib.sha256(root_text.encode()).hexdigest()[:32] + ".json")
+
+    def run_key(self, run_dir: Path, site_root: Path, code: str) -> str:
+        root_text = str(run_dir.resolve())
+        stamp = _stat_stamp(run_dir, site_root, code)
+        entry = self.index.get(root_text)
+        if stamp is not None and isinstance(entry, list) and len(entry) == 2 \
+                and entry[0] == stamp:
+            self.seen[root_text] = entry
+            return entry[1]
+        hashes = FileHashes(self.shard(root_text))
+        digest = run_input_hash(run_dir, site_root, code, hashes)
+        hashes.save()
+        if stamp is not None:
+            # (a run with a link or an unreadable entry is hashed in full by every build)
+            self.seen[root_text] = [stamp, digest]
+        return digest
+
+    def save(self) -> None:
+        """Keep the keys of the runs seen in this build; a gone run's file hashes go too."""
+        if self.seen != self.index:
+            atomic.write_text(self.index_path, json.dumps(self.seen, sort_keys=True))
+            self.index = dict(self.seen)
+        keep = {self.shard(root).name for root in self.seen}
+        try:
+            names = os.listdir(self.folder)
+        except OSError:
+            return
+        for name in names:
+            if name.endswith(".json") and name not in keep:
+                try:
+                    os.unlink(self.folder / name)
+                except OSError:
+                    pass
+
+
+def _stat_stamp(run_dir: Path, site_root: Path, code: str) -> str | None:
+    """A digest of what run_input_hash covers but the files' bytes: the code, the run's place,
+    and each file's path, size, mtime and inode. None when the run holds a link, an entry
+    that is not a regular file or one that cannot be stat'ed: those take the full path."""
+    h = hashlib.sha256()
+    h.update(code.encode() + b"\0")
+    h.update(os.path.relpath(run_dir.absolute(), site_root.absolute()).encode() + b"\0")
+    parts = []
+    for rel, entry in _walk_files(str(run_dir), ""):
+        try:
+            if entry.is_symlink():
+                return None
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        parts.append(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0")
+    h.update("".join(parts).encode())
+    return h.hexdigest()
 
 
 def _walk_files(folder: str, prefix: str):

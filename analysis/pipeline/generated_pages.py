@@ -41,6 +41,16 @@ class GeneratedPages:
         self.seen[key] = stamp + [answer]
         return answer
 
+    def written(self, path: Path) -> None:
+        """`path` is a report page this build wrote (its front matter says generated_by): known
+        without a parse. A build from nothing asked of no page before writing them all, so the
+        next build (adding a run to 1,000) parsed every page's front matter."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return
+        self.seen[os.fspath(path)] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, True]
+
     def save(self) -> None:
         """Keep the answers of the pages asked about in this build (a gone page is forgotten)."""
         if self.seen != self.entries:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import atomic
-from analysis.pipeline.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, FileHashes,
+from analysis.pipeline.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, RunKeys,
                                   code_version, run_input_hashes, stray_links,
                                   templates_version)
 from analysis.pipeline import workers
@@ -46,7 +46,17 @@ class Build:
         self.state_path = self.cache / "state.json"
         self._state_text = ""        # what save_state last wrote or load_state read
         self._state_saved_at = 0.0
+        # whether the state was changed since it was last written or read: at 1,000 runs a
+        # dump of it to compare with the file takes ~0.15 s, and a build that added a run
+        # made two of them after its one change
+        self._state_changed = True
+        # pages.is_generated's answers (runs_in_posts), with the report pages this build wrote
+        self.generated = GeneratedPages(self.cache)
         self._reduced = ""           # the reduce step's inputs digest once it ran in this build
+        # wall seconds of each phase of the build, printed on its last progress line: at 1,000
+        # runs what grows with the corpus is found here (bench/perf/site_scale.py shows it)
+        self.phases: dict[str, float] = {}
+        self._lap = time.monotonic()
         self.failed: list[str] = []
         # The `error:` lines, printed after everything else (a long build's errors would scroll
         # away among the progress lines) and kept in ERRORS_FILE for `make site` to list last.
@@ -87,6 +97,7 @@ class Build:
             if run_id.startswith(".") or "/" in run_id:
                 continue
             entry = state["runs"].pop(run_id, None)
+            self._state_changed |= entry is not None
             rels = set((entry or {}).get("outputs", {})) | self.run_outputs(run_id)
             n = self.remove_outputs(rels)
             if n:
@@ -99,6 +110,7 @@ class Build:
             state = json.loads(text)
             if state.get("version") == STATE_VERSION and isinstance(state.get("runs"), dict):
                 self._state_text = text
+                self._state_changed = False
                 return state
         except (OSError, ValueError, AttributeError):
             pass
@@ -111,12 +123,13 @@ class Build:
         workers' cores). A run done but not yet saved when the build is killed is rebuilt by
         the next build, its outputs replaced whole."""
         now = time.monotonic()
-        if every_s and now - self._state_saved_at < every_s:
+        if not self._state_changed or every_s and now - self._state_saved_at < every_s:
             return
         text = json.dumps(state, sort_keys=True, separators=(",", ":"))
         if text != self._state_text:
             atomic.write_record(self.state_path, text)   # (after its outputs reach the disk)
             self._state_text = text
+        self._state_changed = False
         self._state_saved_at = now
 
     def discover(self) -> list[Path]:
@@ -191,8 +204,13 @@ class Build:
         finally:
             workers.release_ctrl_c(previous)
 
+    def lap(self, phase: str) -> None:
+        now = time.monotonic()
+        self.phases[phase] = self.phases.get(phase, 0.0) + now - self._lap
+        self._lap = now
+
     def _run(self) -> int:
-        started = time.monotonic()
+        started = self._lap = time.monotonic()
         run_dirs = self.discover()
         if self.remove_temp_leftovers():
             self.say("removed temporary files left by an interrupted build")
@@ -201,19 +219,25 @@ class Build:
         # to a layout or include re-renders every run
         drawing_code = code_version()
         code = drawing_code + templates_version(self.site_root)
-        hashes = FileHashes(self.cache / "files.json")
+        hashes = RunKeys(self.cache)
+        # (the one file-hash cache of builds before RunKeys: 18 MB at 1,000 runs, now unused)
+        (self.cache / "files.json").unlink(missing_ok=True)
         present = {p.name for p in run_dirs}
+        self.lap("state")
 
         for link in stray_links(self.runs_root):   # (symlinked run folders: analyse_task)
             self.errors.append(f"error: {repo_relative(link, self.site_root)}: {LINK_PROBLEM}")
         todo: list[tuple[Path, str]] = []
         # runs some post names get every chart's PNG (png_use): a post citing a run, or no
         # longer citing it, changes the run's outputs, so it is part of the run's digest
-        generated = GeneratedPages(self.cache)
+        generated = self.generated
         self.in_feed = runs_in_posts(self.site_root, present, generated.is_generated)
         generated.save()
-        for run_dir, digest in zip(run_dirs, run_input_hashes(run_dirs, self.site_root, code,
-                                                               hashes, self.jobs)):
+        self.lap("posts")
+        digests = list(run_input_hashes(run_dirs, self.site_root, code, hashes, self.jobs))
+        hashes.save()
+        self.lap("inputs")
+        for run_dir, digest in zip(run_dirs, digests):
             if isinstance(digest, BuildError):  # a FIFO or device among the inputs: skip it
                 self.error(run_dir.name, str(digest))
                 continue
@@ -225,12 +249,13 @@ class Build:
                 self.say(f"{run_dir.name}: up to date")
                 continue
             todo.append((run_dir, digest))
-        hashes.save()
+        self.lap("outputs check")
 
         # Runs whose folder is gone: their generated files go too.
         for run_id in sorted(set(state["runs"]) - present):
             n = self.remove_outputs(state["runs"][run_id].get("outputs", {}))
             del state["runs"][run_id]
+            self._state_changed = True
             self.save_state(state, every_s=2.0)
             self.say(f"{run_id}: run removed; deleted {n} generated files")
         from analysis.write.pages import stale_reports
@@ -241,16 +266,22 @@ class Build:
         def reduce() -> None:
             self._reduce(sorted(present - set(self.failed)), code, drawing_code)
 
+        self.lap("removed runs")
         if todo:
             self._build(todo, state, while_charts=reduce)
+            self.lap("pool shutdown")
         self.forget_failed(state)
+        generated.save()   # (with the pages written by this build: _record)
+        self.lap("state")
         reduce()   # (a no-op when nothing failed while the charts were drawn)
+        self.lap("corpus")
         total = len(run_dirs)
         failed = set(self.failed)
         built = sum(1 for d, _ in todo if d.name not in failed)
         up_to_date = total - len(todo) - len(failed - {d.name for d, _ in todo})
         self.say(f"built {built} of {total} runs ({up_to_date} up to date, "
-                 f"{len(failed)} failed) in {time.monotonic() - started:.2f} s")
+                 f"{len(failed)} failed) in {time.monotonic() - started:.2f} s; "
+                 + ", ".join(f"{phase} {s:.2f}" for phase, s in self.phases.items()))
         self.report_errors()
         if self.internal_failure:
             return 2
@@ -283,6 +314,7 @@ class Build:
                 results = [analyse_task(*a) for a in args]
             else:
                 results = list(pool.map(analyse_task, *zip(*args)))
+            self.lap("analyse")
             ok = {}
             for res in results:
                 stop_on_machine_fault(res)
@@ -321,11 +353,13 @@ class Build:
                 chart_results = pool.map(chart_task, *zip(*[(r, j, str(self.site_root))
                                                             for r, j in batches])) \
                     if batches else []
+            self.lap("charts handed out")
             try:
                 while_charts()
                 beside_charts = None
             except Exception as exc:  # noqa: BLE001 - raised once the charts are recorded
                 beside_charts = exc
+            self.lap("corpus beside charts")
             for res in chart_results:
                 stop_on_machine_fault(res)
                 run_id = res["run"]
@@ -339,6 +373,7 @@ class Build:
                 if pending[run_id] == 0 and run_id not in self.failed:
                     self._record(state, run_id, digests[run_id], ok[run_id]["outputs"])
                     self.say(f"[{order[run_id]}/{n}] {run_id}: done")
+            self.lap("charts")
             if beside_charts is not None:
                 raise beside_charts
         except BaseException:
@@ -389,7 +424,11 @@ class Build:
         for rel in outputs:
             sizes[rel] = (self.site_root / rel).stat().st_size
         self.remove_outputs(old - set(sizes))
+        for rel in sizes:
+            if rel.startswith(REPORTS_DIR + "/") and rel.endswith(".html"):
+                self.generated.written(self.site_root / rel)
         state["runs"][run_id] = {"inputs": digest, "outputs": dict(sorted(sizes.items()))}
+        self._state_changed = True
         self.save_state(state, every_s=2.0)
 
 

@@ -72,7 +72,7 @@ class Reduce:
 
     def run(self, run_ids: list[str]) -> pd.DataFrame:
         df = cell_table.read_runs(self.site, run_ids)
-        self.write(CELLS_CSV, cell_table.to_csv(df))
+        self.write(CELLS_CSV, cell_table.corpus_csv(self.site, df))
         feed = []
         for series, cells in history.corpus_histories(df, METRIC).items():
             feed += self.series(series, cells)

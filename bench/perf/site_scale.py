@@ -153,6 +153,10 @@ def make_site(site: Path, name: str) -> None:
           f"{'':<28} CPU   {cpu_analysis + cpu_feeds + cpu_jekyll:7.1f} s = analysis "
           f"{cpu_analysis:6.1f} + feeds {cpu_feeds:4.1f} + jekyll step {cpu_jekyll:6.1f}",
           flush=True)
+    # the analysis's own split (its phases' wall seconds; a corpus step's time beside them)
+    for _, line in lines:
+        if line.startswith(("built ", "corpus: ")):
+            print(f"{'':<28} analysis: {line}", flush=True)
 
 
 def size_of(folder: Path) -> int:
