@@ -1,6 +1,7 @@
-"""scripts/jekyll.sh runs `bundle check` once, not on every build: a build records that it
-passed for this bundle, Gemfile and Gemfile.lock, and checks again when they change or when
-`bundle exec` fails (a locked gem removed since). Here `bundle` and `jekyll` are recorders."""
+"""The Ruby starts around Jekyll, each made once, not on every build: scripts/jekyll.sh's
+`bundle check` (a build records that it passed for this bundle, Gemfile and Gemfile.lock, and
+checks again when they change or when `bundle exec` fails: a locked gem removed since), and
+build-site.sh's config step. Here `bundle` and `jekyll` are recorders."""
 from __future__ import annotations
 
 import os
@@ -67,3 +68,34 @@ def test_bundle_check_runs_again_only_when_the_bundle_may_have_changed(tmp_path)
     status, calls = run(src, env, "jekyll.sh", "build", EXEC_STATUS="1", CHECK_STATUS="1")
     assert (status, calls) == (0, ["bundle exec jekyll build", "bundle check", "jekyll build"])
     assert run(src, env, "jekyll.sh", "build")[1][0] == "bundle check"
+
+
+def test_the_mirror_config_is_made_by_ruby_only_when_its_inputs_change(tmp_path):
+    """build-site.sh's Ruby step (_config.yml's exclude and defaults as JSON) runs when
+    _config.yml, the symbolic links or the program changed, not on every build."""
+    src, env = project(tmp_path)
+    for rel in ("scripts/build-site.sh", "scripts/mirror_static.py", "scripts/site_stamp.py",
+                "_config.yml"):
+        shutil.copy2(REPO / rel, src / rel)
+    (src / "runs" / "r1").mkdir(parents=True)
+    (src / "runs" / "r1" / "a.csv").write_text("a\n")
+    real_ruby = shutil.which("ruby")
+    tools = Path(env["PATH"].split(os.pathsep)[0])
+    (tools / "ruby").write_text(f'#!/bin/sh\necho "ruby" >> "$CALLS"\nexec {real_ruby} "$@"\n')
+    (tools / "ruby").chmod(0o755)
+    env = {**env, "PY": shutil.which("python3") or "python3", "CHECK_STATUS": "1"}
+    base = src / ".cache" / "site-base.yml"
+
+    def rubies() -> int:
+        status, calls = run(src, env, "build-site.sh")
+        assert status == 0
+        return calls.count("ruby")
+
+    assert rubies() == 1 and '"runs/r1/link"' not in base.read_text()
+    assert rubies() == 0
+    os.symlink("a.csv", src / "runs" / "r1" / "link")
+    assert rubies() == 1 and '"runs/r1/link"' in base.read_text()
+    assert rubies() == 0
+    with open(src / "_config.yml", "a", encoding="utf-8") as config:
+        config.write("\nkeep_files: [kept]\n")
+    assert rubies() == 1 and '"kept"' in base.read_text()
