@@ -11,7 +11,11 @@ cd "$(dirname "$0")/.."
 # for this bundle, Gemfile and Gemfile.lock. Should a gem locked there be gone since,
 # `bundle exec` fails: then the check runs again, and its answer decides, as it did before.
 checked=.cache/bundle-checked
-bundle_key() { printf '%s\n' "$(command -v bundle)"; stat -c '%n %s %Y %i' Gemfile Gemfile.lock 2>&1; }
+bundle_key() {
+  local gemfile="${BUNDLE_GEMFILE:-Gemfile}"
+  printf '%s\n' "$(command -v bundle)" "$gemfile"
+  stat -c '%n %s %.9Y %.9Z %i' "$gemfile" "$gemfile.lock" 2>&1
+}
 recorded() { command -v bundle >/dev/null 2>&1 && [ -f "$checked" ] && [ "$(cat "$checked")" = "$(bundle_key)" ]; }
 if [ "${1:-}" = --checked ]; then
   recorded

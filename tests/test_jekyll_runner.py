@@ -60,6 +60,10 @@ def test_bundle_check_runs_again_only_when_the_bundle_may_have_changed(tmp_path)
     # the lock rewritten: checked again
     (src / "Gemfile.lock").write_text("GEM\n  specs:\n")
     assert run(src, env, "jekyll.sh", "build")[1][0] == "bundle check"
+    # another Gemfile named for bundler: checked
+    assert run(src, env, "jekyll.sh", "build",
+               BUNDLE_GEMFILE=str(src / "Gemfile"))[1][0] == "bundle check"
+    assert run(src, env, "jekyll.sh", "build")[1][0] == "bundle check"
     # Jekyll fails, bundler still resolves: Jekyll's status, the record kept
     status, calls = run(src, env, "jekyll.sh", "build", JEKYLL_STATUS="1")
     assert (status, calls[-1]) == (1, "bundle check")
