@@ -98,7 +98,7 @@ while IFS= read -r link; do
 done <<< "$links"
 # _config.yml's exclude + those links (a layered config replaces the list: it is repeated), and
 # the include/keep_files it sets, for the mirror. JSON: a YAML file Python reads without PyYAML.
-printf '%s\n%s\n' "$links" "$also_exclude" | ruby -ryaml -rjson -e 'c = YAML.load_file("_config.yml") || {}
+base_from_config='c = YAML.load_file("_config.yml") || {}
   base = {"exclude" => (c["exclude"] || []) + STDIN.read.split("\n").reject(&:empty?)}
   %w[include keep_files collections_dir].each { |k| base[k] = c[k] if c.key?(k) }
   # (for site_stamp.py --partial, which layers its own over them: only when JSON keeps them as
@@ -106,7 +106,16 @@ printf '%s\n%s\n' "$links" "$also_exclude" | ruby -ryaml -rjson -e 'c = YAML.loa
   d = c["defaults"] || []
   base["defaults"] = JSON.parse(JSON.generate(d)) == d ? d : "not portable"
   puts "# Written by scripts/build-site.sh: _config.yml exclude + the symbolic links (JSON is YAML)"
-  puts JSON.pretty_generate(base)' > "$conf-base.yml"
+  puts JSON.pretty_generate(base)'
+# Written again only when what it is made of changed (a Ruby start, 0.1 CPU s a build): the
+# digest of _config.yml, the links, the extra excludes and this program sits beside it
+base_key=$( { printf '%s\n%s\n' "$links" "$also_exclude"; cat _config.yml; printf '%s' "$base_from_config"; } \
+  | sha256sum | cut -d' ' -f1)
+if [ ! -f "$conf-base.yml" ] || [ "$(cat "$conf-base.key" 2>/dev/null)" != "$base_key" ]; then
+  rm -f "$conf-base.key"
+  printf '%s\n%s\n' "$links" "$also_exclude" | ruby -ryaml -rjson -e "$base_from_config" > "$conf-base.yml"
+  printf '%s\n' "$base_key" > "$conf-base.key"
+fi
 py="${PY:-python3}"
 # The mirrored trees a build holds outside $dest while Jekyll runs (below)
 HOLD=.cache/site-held

@@ -2,10 +2,40 @@
 # Run Jekyll with the arguments given (`scripts/jekyll.sh build`, `... serve --host 127.0.0.1`).
 # Through bundler when the Gemfile resolves, so the versions are the ones it names; plain
 # `jekyll` otherwise (e.g. Debian's packages present but bundler missing).
+#   `scripts/jekyll.sh --checked`: exit 0 when a build recorded that `bundle check` passed for
+#   this bundle, Gemfile and Gemfile.lock (scripts/ensure-jekyll.sh then checks nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if command -v bundle >/dev/null 2>&1 && bundle check >/dev/null 2>&1; then
-  exec bundle exec jekyll "$@"
+# `bundle check` is a Ruby start and a resolve of its own (0.35 CPU s of the 1-2 s a build
+# that adds one run may take, and `make site` ran it twice): a build remembers that it passed
+# for this bundle, Gemfile and Gemfile.lock. Should a gem locked there be gone since,
+# `bundle exec` fails: then the check runs again, and its answer decides, as it did before.
+checked=.cache/bundle-checked
+bundle_key() {
+  local gemfile="${BUNDLE_GEMFILE:-Gemfile}"
+  printf '%s\n' "$(command -v bundle)" "$gemfile"
+  stat -c '%n %s %.9Y %.9Z %i' "$gemfile" "$gemfile.lock" 2>&1
+}
+recorded() { command -v bundle >/dev/null 2>&1 && [ -f "$checked" ] && [ "$(cat "$checked")" = "$(bundle_key)" ]; }
+if [ "${1:-}" = --checked ]; then
+  recorded
+  exit
+fi
+if command -v bundle >/dev/null 2>&1; then
+  if [ "${1:-}" = build ] && recorded; then
+    status=0
+    bundle exec jekyll "$@" || status=$?
+    if [ "$status" = 0 ] || bundle check >/dev/null 2>&1; then
+      exit "$status"
+    fi
+    rm -f "$checked"
+    echo "warning: bundler no longer resolves the Gemfile; trying plain jekyll" >&2
+  elif bundle check >/dev/null 2>&1; then
+    if [ "${1:-}" = build ]; then
+      mkdir -p .cache && bundle_key > "$checked"
+    fi
+    exec bundle exec jekyll "$@"
+  fi
 fi
 if command -v jekyll >/dev/null 2>&1; then
   exec jekyll "$@"

@@ -1,0 +1,105 @@
+"""The Ruby starts around Jekyll, each made once, not on every build: scripts/jekyll.sh's
+`bundle check` (a build records that it passed for this bundle, Gemfile and Gemfile.lock, and
+checks again when they change or when `bundle exec` fails: a locked gem removed since), and
+build-site.sh's config step. Here `bundle` and `jekyll` are recorders."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+BUNDLE = """#!/bin/sh
+echo "bundle $*" >> "$CALLS"
+case "$1" in
+  check) exit "${CHECK_STATUS:-0}" ;;
+  exec) shift; [ "${EXEC_STATUS:-0}" = 0 ] || exit "$EXEC_STATUS"; exec "$@" ;;
+esac
+exit 0
+"""
+JEKYLL = """#!/bin/sh
+echo "jekyll $*" >> "$CALLS"
+exit "${JEKYLL_STATUS:-0}"
+"""
+
+
+def project(tmp_path: Path) -> tuple[Path, dict]:
+    src, tools = tmp_path / "src", tmp_path / "bin"
+    for rel in ("scripts/jekyll.sh", "scripts/ensure-jekyll.sh", "Gemfile"):
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, src / rel)
+    (src / "Gemfile.lock").write_text("GEM\n")
+    tools.mkdir()
+    for name, text in (("bundle", BUNDLE), ("jekyll", JEKYLL)):
+        (tools / name).write_text(text)
+        (tools / name).chmod(0o755)
+    env = {**os.environ, "CALLS": str(tmp_path / "calls.txt"),
+           "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}
+    return src, env
+
+
+def run(src: Path, env: dict, script: str, *args: str, **extra: str) -> tuple[int, list[str]]:
+    calls = Path(env["CALLS"])
+    calls.unlink(missing_ok=True)
+    result = subprocess.run(["bash", f"scripts/{script}", *args], cwd=src,
+                            env={**env, **extra}, capture_output=True, text=True, timeout=60)
+    lines = calls.read_text().splitlines() if calls.exists() else []
+    return result.returncode, lines
+
+
+def test_bundle_check_runs_again_only_when_the_bundle_may_have_changed(tmp_path):
+    src, env = project(tmp_path)
+    assert run(src, env, "jekyll.sh", "build") == \
+        (0, ["bundle check", "bundle exec jekyll build", "jekyll build"])
+    assert run(src, env, "jekyll.sh", "build") == (0, ["bundle exec jekyll build", "jekyll build"])
+    assert run(src, env, "ensure-jekyll.sh") == (0, [])
+    # serve keeps its check (and exec: it runs until stopped)
+    assert run(src, env, "jekyll.sh", "serve")[1][0] == "bundle check"
+    # the lock rewritten: checked again
+    (src / "Gemfile.lock").write_text("GEM\n  specs:\n")
+    assert run(src, env, "jekyll.sh", "build")[1][0] == "bundle check"
+    # another Gemfile named for bundler: checked
+    assert run(src, env, "jekyll.sh", "build",
+               BUNDLE_GEMFILE=str(src / "Gemfile"))[1][0] == "bundle check"
+    assert run(src, env, "jekyll.sh", "build")[1][0] == "bundle check"
+    # Jekyll fails, bundler still resolves: Jekyll's status, the record kept
+    status, calls = run(src, env, "jekyll.sh", "build", JEKYLL_STATUS="1")
+    assert (status, calls[-1]) == (1, "bundle check")
+    assert run(src, env, "jekyll.sh", "build")[1][0] == "bundle exec jekyll build"
+    # a locked gem gone: bundle exec fails, the check too: plain jekyll, and checked next time
+    status, calls = run(src, env, "jekyll.sh", "build", EXEC_STATUS="1", CHECK_STATUS="1")
+    assert (status, calls) == (0, ["bundle exec jekyll build", "bundle check", "jekyll build"])
+    assert run(src, env, "jekyll.sh", "build")[1][0] == "bundle check"
+
+
+def test_the_mirror_config_is_made_by_ruby_only_when_its_inputs_change(tmp_path):
+    """build-site.sh's Ruby step (_config.yml's exclude and defaults as JSON) runs when
+    _config.yml, the symbolic links or the program changed, not on every build."""
+    src, env = project(tmp_path)
+    for rel in ("scripts/build-site.sh", "scripts/mirror_static.py", "scripts/site_stamp.py",
+                "_config.yml"):
+        shutil.copy2(REPO / rel, src / rel)
+    (src / "runs" / "r1").mkdir(parents=True)
+    (src / "runs" / "r1" / "a.csv").write_text("a\n")
+    real_ruby = shutil.which("ruby")
+    tools = Path(env["PATH"].split(os.pathsep)[0])
+    (tools / "ruby").write_text(f'#!/bin/sh\necho "ruby" >> "$CALLS"\nexec {real_ruby} "$@"\n')
+    (tools / "ruby").chmod(0o755)
+    env = {**env, "PY": shutil.which("python3") or "python3", "CHECK_STATUS": "1"}
+    base = src / ".cache" / "site-base.yml"
+
+    def rubies() -> int:
+        status, calls = run(src, env, "build-site.sh")
+        assert status == 0
+        return calls.count("ruby")
+
+    assert rubies() == 1 and '"runs/r1/link"' not in base.read_text()
+    assert rubies() == 0
+    os.symlink("a.csv", src / "runs" / "r1" / "link")
+    assert rubies() == 1 and '"runs/r1/link"' in base.read_text()
+    assert rubies() == 0
+    with open(src / "_config.yml", "a", encoding="utf-8") as config:
+        config.write("\nkeep_files: [kept]\n")
+    assert rubies() == 1 and '"kept"' in base.read_text()

@@ -1,0 +1,105 @@
+"""scripts/mirror_static.py lists only the folders that changed since its last run: a folder
+whose source and published copy have the mtime and inode recorded then is not listed again
+(at 1,000 runs listing ~190,000 files was most of the mirror's time). What it publishes must
+stay what a walk of every file publishes."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import TREES, small_site
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+import mirror_static  # noqa: E402
+
+
+def mirror(src: Path, dest: Path, monkeypatch) -> set[str]:
+    """One run of the script in src; the folders it listed, relative to src or dest."""
+    listed: set[str] = set()
+    scandir = os.scandir
+
+    def counting(path=".", *args):
+        if isinstance(path, int):      # shutil.rmtree lists by descriptor
+            return scandir(path, *args)
+        path = os.fspath(path)
+        for top in (dest, src):
+            if path.startswith(str(top) + os.sep) or path == str(top):
+                listed.add(os.path.relpath(path, top))
+                break
+        return scandir(path, *args)
+
+    config = src / ".cache" / "site-base.yml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(json.dumps({"exclude": ["scripts/", ".cache/"]}), encoding="utf-8")
+    monkeypatch.chdir(src)
+    monkeypatch.setattr(sys, "argv", ["mirror_static.py", "--config", str(config), "--dest",
+                                      str(dest), "--overlay", str(src / ".cache" / "mirror.yml"),
+                                      *TREES])
+    with monkeypatch.context() as m:
+        m.setattr(mirror_static.os, "scandir", counting)
+        assert mirror_static.main() == 0
+    return listed
+
+
+def age(*tops: Path) -> None:
+    """Every folder under tops an hour old: older than the script's settling time."""
+    then = time.time() - 3600
+    for top in tops:
+        for folder in [top, *(p for p in top.rglob("*") if p.is_dir())]:
+            os.utime(folder, (then, then))
+
+
+def published(dest: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.relative_to(dest).as_posix(): (p.read_bytes(), p.stat().st_ino)
+            for tree in TREES for p in sorted((dest / tree).rglob("*")) if p.is_file()}
+
+
+def test_unchanged_folders_are_not_listed_and_changes_are_still_published(tmp_path,
+                                                                            monkeypatch):
+    src, dest = small_site(tmp_path / "src"), tmp_path / "site"
+    mirror(src, dest, monkeypatch)
+    age(src, dest)
+    mirror(src, dest, monkeypatch)     # walks everything, records the settled folders
+    # (folders with nothing published have no copy to compare: listed, as cheap as before)
+    assert {f for f in mirror(src, dest, monkeypatch) if (dest / f).is_dir()} <= set(TREES)
+    # a file added two levels down, a published file removed by hand, a run added, a
+    # folder emptied, a file edited in place (a hard link: it shows through)
+    (src / "runs" / "r1" / "sub" / "c.hlog").write_text("new\n")
+    (dest / "assets" / "charts" / "r2" / "a.csv").unlink()
+    (src / "runs" / "r3").mkdir()
+    (src / "runs" / "r3" / "d.csv").write_text("r3\n")
+    (src / "assets" / "data" / "r2" / "sub" / "b.hlog").unlink()
+    with open(src / "assets" / "data" / "r1" / "a.csv", "a", encoding="utf-8") as f:
+        f.write("appended\n")
+    listed = mirror(src, dest, monkeypatch)
+    assert "runs/r1/sub" in listed and "runs/r1" not in listed and "runs/r2/sub" not in listed
+    assert published(dest) == published(mirror_from_nothing(src, tmp_path, monkeypatch))
+    assert not (dest / "assets" / "data" / "r2" / "sub").exists()
+    assert (dest / "runs" / "r1" / "sub" / "c.hlog").read_text() == "new\n"
+
+
+def mirror_from_nothing(src: Path, tmp_path: Path, monkeypatch) -> Path:
+    """The same source mirrored into an empty site by a walk of every file."""
+    (src / ".cache" / "mirror-state.json").unlink()
+    fresh = tmp_path / "fresh"
+    mirror(src, fresh, monkeypatch)
+    return fresh
+
+
+@pytest.mark.parametrize("recorded", [True, {"walked": {}}])
+def test_a_state_without_folders_walks_everything(tmp_path, monkeypatch, recorded):
+    """The state an older script wrote (`true`), or a run that recorded no folder: every
+    folder is listed."""
+    src, dest = small_site(tmp_path / "src"), tmp_path / "site"
+    mirror(src, dest, monkeypatch)
+    state_path = src / ".cache" / "mirror-state.json"
+    state = json.loads(state_path.read_text(encoding="utf-8"))
+    state_path.write_text(json.dumps({key: recorded for key in state}), encoding="utf-8")
+    age(src, dest)
+    assert "runs/r1/sub" in mirror(src, dest, monkeypatch)
