@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,27 @@ def pytest_collection_modifyitems(config, items):
     handed out last would leave one core idle while the other finishes it."""
     heavy = {item.path for item in items if HEAVY & {m.name for m in item.iter_markers()}}
     items.sort(key=lambda item: item.path not in heavy)
+
+
+# `LOADCURVE_TEST_CPU=FILE pytest ...` appends each test's CPU seconds (its process's and the
+# children it waited for: Jekyll, Java, the build) and wall seconds, setup and teardown
+# included, to FILE.<worker>: where make test's CPU goes, which --durations (wall) does not
+# tell on a machine shared with other work.
+CPU_LOG = os.environ.get("LOADCURVE_TEST_CPU")
+
+
+def cpu_seconds() -> float:
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not CPU_LOG:
+        yield
+        return
+    cpu, wall = cpu_seconds(), time.monotonic()
+    yield
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(f"{CPU_LOG}.{worker}", "a", encoding="utf-8") as log:
+        log.write(f"{cpu_seconds() - cpu:.2f}\t{time.monotonic() - wall:.2f}\t{item.nodeid}\n")
