@@ -55,13 +55,23 @@ def jekyll3_root() -> Path:
 # The marks of tests that build sites or runs, drive Java or a browser: seconds to minutes each.
 HEAVY = {"slow", "site", "browser", "harness"}
 
+# The longest files, longest first, as measured (docs/reliability.md: --durations and
+# LOADCURVE_TEST_CPU runs of make test): several Jekyll builds each, the harness's real-time
+# runs, the browser. A file missing here, or one that got shorter, only changes the order.
+LONGEST_FILES = ("test_site_stamp.py", "test_harness_url.py", "test_browser.py", "test_site.py",
+                 "test_fast_templates.py", "test_history.py", "test_hardening_site.py",
+                 "test_faults.py", "test_hgrm.py", "test_jekyll3.py")
+
 
 def pytest_collection_modifyitems(config, items):
-    """The files holding heavy tests first, each file's tests in their order: `make test`
-    hands whole files to its two workers in this order (--dist loadfile), so a long file
-    handed out last would leave one core idle while the other finishes it."""
+    """The files holding heavy tests first, the longest of them first, each file's tests in
+    their order: `make test` hands whole files to its two workers in this order (--dist
+    loadfile), so a long file handed out last would leave one core idle while the other
+    finishes it."""
     heavy = {item.path for item in items if HEAVY & {m.name for m in item.iter_markers()}}
-    items.sort(key=lambda item: item.path not in heavy)
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: (item.path not in heavy,
+                                 rank.get(item.path.name, len(LONGEST_FILES))))
 
 
 # `LOADCURVE_TEST_CPU=FILE pytest ...` appends each test's CPU seconds (its process's and the
