@@ -23,3 +23,11 @@ def test_heavy_files_first_the_longest_first_each_files_tests_in_order():
         (longest, "t1"), (longest, "t2"), (second, "t1"), (second, "t2"),
         ("test_b_heavy.py", "t1"), ("test_b_heavy.py", "t2"),
         ("test_a_light.py", "t1"), ("test_a_light.py", "t2")]
+
+
+def test_make_test_hands_out_files_in_the_collected_order():
+    """pytest-xdist reorders files by their number of tests unless told not to, which would
+    undo the order above: the site-building files have few tests and went out last."""
+    makefile = (conftest.REPO / "Makefile").read_text(encoding="utf-8")
+    pytest_line = next(line for line in makefile.splitlines() if line.startswith("PYTEST :="))
+    assert "--dist loadfile" in pytest_line and "--no-loadscope-reorder" in pytest_line
