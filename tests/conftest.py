@@ -55,12 +55,15 @@ def jekyll3_root() -> Path:
 # The marks of tests that build sites or runs, drive Java or a browser: seconds to minutes each.
 HEAVY = {"slow", "site", "browser", "harness"}
 
-# The longest files, longest first, as measured (docs/reliability.md: --durations and
-# LOADCURVE_TEST_CPU runs of make test): several Jekyll builds each, the harness's real-time
-# runs, the browser. A file missing here, or one that got shorter, only changes the order.
-LONGEST_FILES = ("test_site_stamp.py", "test_harness_url.py", "test_browser.py", "test_site.py",
-                 "test_fast_templates.py", "test_history.py", "test_hardening_site.py",
-                 "test_faults.py", "test_hgrm.py", "test_jekyll3.py")
+# The longest files, longest first, by their --durations in a make test run (29 Nov 2026,
+# docs/reliability.md; LOADCURVE_TEST_CPU gives their CPU): the build's faults and whole
+# builds, the oracles, the harness's real-time runs, the browser, the site stamp's Jekyll
+# builds. A file missing here, or one that got shorter, only changes the order.
+LONGEST_FILES = ("test_faults.py", "test_build.py", "test_merge_generators.py",
+                 "test_harness_url.py", "test_browser.py", "test_site_stamp.py",
+                 "test_hdr_native.py", "test_phone_layout.py", "test_imported_runs.py",
+                 "test_hgrm.py", "test_hardening_site.py", "test_site.py",
+                 "test_fast_templates.py")
 
 
 def pytest_collection_modifyitems(config, items):
