@@ -68,8 +68,10 @@ check: lint
 
 # Two workers (pytest-xdist, one per core of the 2-core machine the times in
 # docs/reliability.md were taken on), a test file at a time, so a module's built site or run
-# is made once, in one worker; tests/conftest.py sends the longest files out first.
-PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile
+# is made once, in one worker; tests/conftest.py sends the longest files out first
+# (--no-loadscope-reorder: else xdist hands files out by their number of tests, most first,
+# and the few-test files that build whole sites went out last).
+PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 # The harness's jars first: pytest's harness tests (tests/test_harness_url.py) drive them, and
 # without them those tests fail in CI. Then the harness's checks (bench/test.sh), which mostly

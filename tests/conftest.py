@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -53,10 +55,47 @@ def jekyll3_root() -> Path:
 # The marks of tests that build sites or runs, drive Java or a browser: seconds to minutes each.
 HEAVY = {"slow", "site", "browser", "harness"}
 
+# The longest files, longest first, by their --durations in a make test run (29 Nov 2026,
+# docs/reliability.md; LOADCURVE_TEST_CPU gives their CPU): the build's faults and whole
+# builds, the oracles, the harness's real-time runs, the browser, the site stamp's Jekyll
+# builds. A file missing here, or one that got shorter, only changes the order.
+LONGEST_FILES = ("test_faults.py", "test_build.py", "test_merge_generators.py",
+                 "test_harness_url.py", "test_browser.py", "test_site_stamp.py",
+                 "test_hdr_native.py", "test_phone_layout.py", "test_imported_runs.py",
+                 "test_hgrm.py", "test_hardening_site.py", "test_site.py",
+                 "test_fast_templates.py")
+
 
 def pytest_collection_modifyitems(config, items):
-    """The files holding heavy tests first, each file's tests in their order: `make test`
-    hands whole files to its two workers in this order (--dist loadfile), so a long file
-    handed out last would leave one core idle while the other finishes it."""
+    """The files holding heavy tests first, the longest of them first, each file's tests in
+    their order: `make test` hands whole files to its two workers in this order (--dist
+    loadfile), so a long file handed out last would leave one core idle while the other
+    finishes it."""
     heavy = {item.path for item in items if HEAVY & {m.name for m in item.iter_markers()}}
-    items.sort(key=lambda item: item.path not in heavy)
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: (item.path not in heavy,
+                                 rank.get(item.path.name, len(LONGEST_FILES))))
+
+
+# `LOADCURVE_TEST_CPU=FILE pytest ...` appends each test's CPU seconds (its process's and the
+# children it waited for: Jekyll, Java, the build) and wall seconds, setup and teardown
+# included, to FILE.<worker>: where make test's CPU goes, which --durations (wall) does not
+# tell on a machine shared with other work.
+CPU_LOG = os.environ.get("LOADCURVE_TEST_CPU")
+
+
+def cpu_seconds() -> float:
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not CPU_LOG:
+        yield
+        return
+    cpu, wall = cpu_seconds(), time.monotonic()
+    yield
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(f"{CPU_LOG}.{worker}", "a", encoding="utf-8") as log:
+        log.write(f"{cpu_seconds() - cpu:.2f}\t{time.monotonic() - wall:.2f}\t{item.nodeid}\n")

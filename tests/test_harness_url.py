@@ -436,17 +436,24 @@ def test_settle_waits_out_the_queue_a_saturated_cell_left(sleep_server, tmp_path
     after 200 req/s (seed 5 orders them so) against a ceiling of 80 req/s. Without settling the
     light cell measures the old queue; with it, the cell waits until 3 sequential requests are
     quick again, and its window is all answered."""
-    server = sleep_server(workers=4, sleep_s=0.05)
-    sid = f"127-0-0-1-{server.server_address[1]}-sleep"
-    run_harness(tmp_path / "unsettled", "--url", server.url, "--rates", "200,20", "--seed", "5",
-                "--settle-max-s", "0")
-    time.sleep(10)   # the first run's queue (about 6 s of work) is gone before the second starts
-    run_harness(tmp_path / "settled", "--url", server.url, "--rates", "200,20", "--seed", "5")
-    unsettled, settled = cells(tmp_path / "unsettled"), cells(tmp_path / "settled")
-    for counts in (unsettled, settled):   # the saturated cell came first
+    # Each run has a server of its own: the settled run starts with no queue left by the
+    # unsettled one (about 6 s of work) without waiting it out.
+    servers = {name: sleep_server(workers=4, sleep_s=0.05) for name in ("unsettled", "settled")}
+    sids = {name: f"127-0-0-1-{server.server_address[1]}-sleep"
+            for name, server in servers.items()}
+    run_harness(tmp_path / "unsettled", "--url", servers["unsettled"].url, "--rates", "200,20",
+                "--seed", "5", "--settle-max-s", "0")
+    run_harness(tmp_path / "settled", "--url", servers["settled"].url, "--rates", "200,20",
+                "--seed", "5")
+    measured = {name: cells(tmp_path / name) for name in servers}
+    for name, counts in measured.items():   # the saturated cell came first
+        sid = sids[name]
         assert counts[f"{sid}/r20"]["start_epoch_ms"] > counts[f"{sid}/r200"]["start_epoch_ms"]
+    unsettled, settled = measured["unsettled"], measured["settled"]
+    sid = sids["unsettled"]
     assert unsettled[f"{sid}/r20"]["window"]["completed"] < 30
     assert "settle" not in unsettled[f"{sid}/r20"]["host_check"]
+    sid = sids["settled"]
     light = settled[f"{sid}/r20"]
     assert light["window"]["completed"] == light["window"]["sent"] == 40
     assert light["host_check"]["settle"] == "settled"

@@ -4,6 +4,7 @@ the mirrored trees outside the site folder while Jekyll runs: after every build,
 or not, the site is the one GitHub Pages builds."""
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -141,12 +142,33 @@ def report_outputs(site: Path) -> dict[str, int]:
             for p in (site / "reports").rglob("index.html") if p.parent != site / "reports"}
 
 
+# What a build leaves in the source that a GitHub Pages build neither reads nor publishes.
+BUILD_RECORDS = {".jekyll-metadata", ".jekyll-cache", ".cache"}
+
+
+def source_digest(src: Path) -> str:
+    """sha256 over the source's paths and contents (a link: its target), build records aside."""
+    digest = hashlib.sha256()
+    for path in sorted(src.rglob("*")):
+        rel = path.relative_to(src)
+        if rel.parts[0] in BUILD_RECORDS or (path.is_dir() and not path.is_symlink()):
+            continue
+        digest.update(rel.as_posix().encode() + b"\0")
+        digest.update(os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
 class Builds:
     """Builds of one source, each compared with a clean GitHub Pages build of it."""
 
     def __init__(self, src: Path, tmp_path: Path):
         self.src, self.dest, self.pages = src, tmp_path / "local", tmp_path / "pages"
         self.forced: set[str] = set()
+        # the source the clean build in self.pages was made from: a step that changes only the
+        # site folder, or only how it is built, compares with that build again (a whole Jekyll
+        # build of the report site saved each time)
+        self.pages_source: str | None = None
 
     def rebuilt(self, changed: set[str] | None = None) -> set[str]:
         """Build; the report pages written. The pages expected (`changed`; None: all) must be
@@ -155,11 +177,14 @@ class Builds:
         before = report_outputs(self.dest)
         assert built(self.src, self.dest)
         after = report_outputs(self.dest)
-        # (a plain Jekyll build removes the source's .jekyll-metadata: it builds a copy)
-        for folder in (self.pages, self.pages.with_name("pages-src")):
-            shutil.rmtree(folder, ignore_errors=True)
-        shutil.copytree(self.src, self.pages.with_name("pages-src"), symlinks=True)
-        github_pages_build(self.pages.with_name("pages-src"), self.pages)
+        source = source_digest(self.src)
+        if source != self.pages_source:
+            # (a plain Jekyll build removes the source's .jekyll-metadata: it builds a copy)
+            for folder in (self.pages, self.pages.with_name("pages-src")):
+                shutil.rmtree(folder, ignore_errors=True)
+            shutil.copytree(self.src, self.pages.with_name("pages-src"), symlinks=True)
+            github_pages_build(self.pages.with_name("pages-src"), self.pages)
+            self.pages_source = source
         assert_same_site(self.dest, self.pages)
         written = {rel for rel, mtime in after.items() if before.get(rel) != mtime}
         expected = set(after) if changed is None else changed
@@ -236,3 +261,30 @@ def test_the_default_layout_reads_no_data_but_the_authors():
     reads = {(name, m) for name, text in templates.items()
              for m in re.findall(r"site\.data(?:\.\w+|\[[^\]]*\])?", text)}
     assert reads and {m for _, m in reads} == {"site.data.authors"}, reads
+
+
+def test_the_source_digest_sees_what_a_pages_build_reads_and_not_the_build_records(tmp_path):
+    """Builds.rebuilt compares with the clean build before when this digest is unchanged: a
+    change Jekyll reads must change it, the records a local build leaves must not."""
+    src = tmp_path / "src"
+    (src / "_reports").mkdir(parents=True)
+    (src / "_reports" / "a.html").write_text("a\n")
+    (src / "runs").mkdir()
+    (src / "runs" / "link").symlink_to("../_reports")
+    first = source_digest(src)
+    for record in (".jekyll-metadata", ".cache/site-stamp.json", ".jekyll-cache/x"):
+        (src / record).parent.mkdir(parents=True, exist_ok=True)
+        (src / record).write_text("written by a build\n")
+    assert source_digest(src) == first
+    (src / ".htaccess").write_text("Options -Indexes\n")
+    assert source_digest(src) != first
+    changed = source_digest(src)
+    (src / "_reports" / "a.html").write_text("b\n")
+    assert source_digest(src) != changed
+    changed = source_digest(src)
+    (src / "_reports" / "a.html").rename(src / "_reports" / "b.html")
+    assert source_digest(src) != changed
+    changed = source_digest(src)
+    (src / "runs" / "link").unlink()
+    (src / "runs" / "link").symlink_to("../elsewhere")
+    assert source_digest(src) != changed

@@ -2,6 +2,7 @@
 the block writer (which writes most documents without either) writes the Python emitter's."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from analysis.read.checks import load_yaml
 from analysis.write import yaml_text
 from analysis.write.yaml_text import (_BlockWriter, _dump, _Dumper, _FastDumper, _fast_safe,
                                       _Unwritten, dump_yaml)
@@ -41,19 +43,24 @@ def test_libyaml_is_used_only_where_it_writes_the_same_bytes(doc):
     assert dump_yaml(doc) == python
 
 
-def _committed_documents():
+@functools.lru_cache(maxsize=1)
+def _committed_documents() -> tuple[tuple[Path, object], ...]:
+    """Read once for the module's tests, which only dump them, through load_yaml: the data
+    documents (2 MB) took PyYAML's Python parser most of these tests' time."""
+    found = []
     for path in sorted(REPO.glob("_data/**/*.yml")) + sorted(REPO.glob("_rundata/**/*.yml")) \
             + sorted(REPO.glob("tests/golden/**/*.yml")):
-        yield path, yaml.safe_load(path.read_text(encoding="utf-8"))
+        found.append((path, load_yaml(path.read_text(encoding="utf-8"), yaml.SafeLoader)))
     for path in sorted(REPO.glob("**/*.md")):
         if ".venv" in path.parts or "node_modules" in path.parts:
             continue
         text = path.read_text(encoding="utf-8")
         if text.startswith("---\n") and text.count("---\n") >= 2:
             try:
-                yield path, yaml.safe_load(text.split("---\n")[1])
+                found.append((path, load_yaml(text.split("---\n")[1], yaml.SafeLoader)))
             except yaml.YAMLError:
                 continue
+    return tuple(found)
 
 
 @needs_libyaml
