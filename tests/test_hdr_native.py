@@ -234,18 +234,19 @@ def test_decoder_reuses_its_arrays_only_once_nothing_refers_to_them():
 
 
 def _decode_group(payload_bodies, packed: bool):
-    """decode_batch of V2 payloads as batch._inflate_plain gives them, one payload shared and
-    the bodies joined, or one DecodedPayload each: (line, total, indices, counts) per row,
+    """decode_batch of V2 payloads as the read-ahead worker hands them over, joined
+    (worker.pack_payloads) or one DecodedPayload each: (line, total, indices, counts) per row,
     and the warnings."""
     from analysis.read.hdr.batch import decode_batch
+    from analysis.read.hdr.worker import pack_payloads, unpack_payloads
     n = len(payload_bodies)
     items = [(k + 1, None, float(k), 1.0, 0, 1000, 0.0, None) for k in range(n)]
     payloads = [DecodedPayload(LAYOUT, V2_MAX_WORD_SIZE, body) for body in payload_bodies]
     inflated = (payloads, [None] * n, {})
     if packed:
-        lengths = np.fromiter(map(len, payload_bodies), np.int64, n)
-        inflated = ([DecodedPayload(LAYOUT, V2_MAX_WORD_SIZE, b"")] * n, [None] * n, {},
-                    (b"".join(payload_bodies), lengths))
+        joined = pack_payloads(payloads)
+        assert joined is not None
+        inflated = unpack_payloads(joined)
     warnings: list[str] = []
     batch = decode_batch(items, "x.hlog", warnings, inflated)
     rows = [] if batch is None else [
@@ -258,7 +259,8 @@ def _decode_group(payload_bodies, packed: bool):
 @settings(max_examples=200, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(bodies().filter(lambda b: not b or b[-1] < 0x80), min_size=1, max_size=12))
-def test_joined_bodies_decode_as_separate_ones(monkeypatch, compiled, payload_bodies):
+def test_joined_bodies_from_the_worker_decode_as_separate_ones(monkeypatch, compiled,
+                                                               payload_bodies):
     """Rows the compiled decoder leaves (huge runs, counts past the array, truncation) fall
     back to the general path with their own bodies: same rows, same refusals."""
     if not compiled:

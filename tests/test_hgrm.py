@@ -294,47 +294,44 @@ def test_running_percentiles_on_a_generated_day_slice():
     assert summary_by_batches(path, 5) == summary_by_histograms(histograms)
 
 
-# -- reading ahead in a second thread (hlog.iter_batches(parallel=...)) -----------------------
+# -- reading ahead in a second process (hlog.iter_batches(parallel=...)) ----------------------
 
 CORPUS = REPO / "tests" / "fuzz" / "corpus" / "hlog"
 
 
 @pytest.fixture
 def small_groups(monkeypatch):
-    """Groups of 7 lines instead of 256, so that small logs span many groups read ahead."""
-    from analysis.read.hdr import groups, log
+    """Groups of 7 lines instead of 256, so that small logs span many worker messages."""
+    from analysis.read.hdr import groups, log, worker
     original = groups.item_groups
-    monkeypatch.setattr(log, "item_groups",
-                        lambda lines, path, state, batch_size: original(lines, path, state, 7))
+    for module in (log, worker):   # (each calls the name it imported)
+        monkeypatch.setattr(module, "item_groups",
+                            lambda lines, path, state, batch_size: original(lines, path, state, 7))
 
 
 def _hgrm_both_ways(monkeypatch, tmp_path, source, flags=()):
     """(serial result, parallel result): exit code, stdout, stderr and the files written, with
-    reading ahead forced off and on; checks that the reading thread really ran."""
+    the worker forced off and on; checks that the worker really ran."""
     from analysis.read.hdr import log as hlog
     results = []
     for parallel in (False, True):
         started = []
-        original = hlog._decoded_ahead
+        original = hlog.worker_groups
 
         def counting(*args, _original=original, _started=started):
             _started.append(1)
             return _original(*args)
-        monkeypatch.setattr(hlog, "_decoded_ahead", counting)
+        monkeypatch.setattr(hlog, "worker_groups", counting)
         monkeypatch.setattr(hlog, "use_worker", lambda path, text, p, _on=parallel: _on)
         out = tmp_path / f"out-{parallel}"
         code, stdout, stderr = hgrm("-i", str(source), *flags, "-o", str(out))
         files = [p.read_bytes() if p.exists() else None for p in (out, tmp_path / f"{out}.hgrm")]
         results.append((code, stdout, stderr.replace(str(out), "OUT"), files))
         assert bool(started) == parallel
-        monkeypatch.setattr(hlog, "_decoded_ahead", original)
-    assert not _reader_threads()
+        monkeypatch.setattr(hlog, "worker_groups", original)
+    import multiprocessing
+    assert not multiprocessing.active_children()
     return results
-
-
-def _reader_threads():
-    import threading
-    return [t for t in threading.enumerate() if t.name == "hlog-reader"]
 
 
 @pytest.mark.parametrize("flags", [(), ("-csv",), ("-tag", "read"),
@@ -343,7 +340,7 @@ def _reader_threads():
 def test_parallel_reading_gives_the_serial_output(monkeypatch, tmp_path, small_groups, fixture,
                                                   flags):
     """Every fixture (valid, tagged, Double, broken), with several flags: same files, same
-    warnings, same errors, same exit code, whether a second thread reads ahead or not."""
+    warnings, same errors, same exit code, whether a worker process reads ahead or not."""
     serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / fixture, flags)
     assert parallel == serial
 
@@ -381,9 +378,9 @@ def test_parallel_reading_of_standard_input(monkeypatch, small_groups):
     assert outputs[0] == outputs[1] and outputs[0][0] == 0
 
 
-def test_error_raised_while_the_thread_is_ahead_stops_it(monkeypatch, tmp_path, small_groups):
-    """A DoubleHistogram line after 30 integer ones: the error is raised in the caller with
-    the reading thread still running; it is stopped, and the error is the serial path's."""
+def test_error_raised_while_the_worker_is_ahead_stops_it(monkeypatch, tmp_path, small_groups):
+    """A DoubleHistogram line after 30 integer ones: the error is raised in this process with
+    the worker still running; it is stopped, and the error is the serial path's."""
     plain = [line for line in (HLOG_FIXTURES / "gen-ns-plain.hlog").read_text().splitlines()
              if line[:1].isdigit()][:30]
     double = [line for line in (HLOG_FIXTURES / "gen-ms-double.hlog").read_text().splitlines()
@@ -395,86 +392,118 @@ def test_error_raised_while_the_thread_is_ahead_stops_it(monkeypatch, tmp_path, 
     assert serial[0] == 1 and "they cannot be added" in serial[2]
 
 
-def _failing_reader(monkeypatch, how):
-    """Make the second group's inflating fail in the reading thread, with `how`."""
+def _crashing_worker(monkeypatch, how):
+    """Make the worker's second group fail in the given way (the patch is inherited by the
+    forked worker; in this process inflate_items is never called when reading ahead)."""
+    import os
+    import signal
     from analysis.errors import HlogError
-    from analysis.read.hdr import batch, log as hlog
-    original = batch.inflate_items
+    from analysis.read.hdr import log as hlog, worker
+    original = worker.inflate_items
     calls = []
 
     def inflate(items):
         calls.append(1)
         if len(calls) == 2:
+            if how == "exit":
+                os._exit(3)
+            if how == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
             if how == "value":
                 raise ValueError("boom")
             raise HlogError("bad thing", path="some.hlog", line=12, hint="do this")
         return original(items)
-    monkeypatch.setattr(batch, "inflate_items", inflate)
+    monkeypatch.setattr(worker, "inflate_items", inflate)
     monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
 
 
-def test_an_exception_in_the_reading_thread_is_raised_here_as_it_is(monkeypatch, small_groups):
+@pytest.mark.parametrize("how,status", [("exit", "exit status 3"), ("kill", "killed by signal 9")])
+def test_a_worker_that_dies_is_one_clean_error_not_a_hang(monkeypatch, tmp_path, small_groups,
+                                                          how, status):
+    import faulthandler
+    import multiprocessing
+    _crashing_worker(monkeypatch, how)
+    faulthandler.dump_traceback_later(120, exit=True)    # a hang fails the run, loudly
+    try:
+        code, out, err = hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog"), "-o", str(tmp_path / "o"))
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    assert code == 1
+    assert err.count("\n") == 1 and err.startswith("error: ")
+    assert f"the reader process stopped unexpectedly ({status})" in err
+    assert not (tmp_path / "o").exists()
+    assert not multiprocessing.active_children()
+
+
+def test_a_worker_that_dies_between_a_message_and_its_bodies_is_one_clean_error(
+        monkeypatch, tmp_path, small_groups):
+    """A packed group is two sends (its pickled message, then its counts bodies as they are);
+    the worker killed between the two of the second group."""
+    import multiprocessing
+    import os
+    import signal
+    from multiprocessing.connection import Connection
+    from analysis.read.hdr import log as hlog, native
+    if native.get() is None:
+        pytest.skip("groups are packed only with the compiled kernels")
+    original, bodies = Connection.send_bytes, []
+
+    def send_bytes(self, data, *args):
+        if bytes(memoryview(data)[:2]) != b"\x80\x05":      # not a pickle: a group's bodies
+            bodies.append(1)
+            if len(bodies) == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return original(self, data, *args)
+    monkeypatch.setattr(Connection, "send_bytes", send_bytes)     # (inherited by the fork)
+    monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
+    monkeypatch.setattr("analysis.read.hdr.worker.main_is_waiting", lambda conn: False)
+    code, out, err = hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog"), "-o", str(tmp_path / "o"))
+    assert code == 1 and err.startswith("error: ") and err.count("\n") == 1
+    assert "the reader process stopped unexpectedly (killed by signal 9)" in err
+    assert not (tmp_path / "o").exists() and not multiprocessing.active_children()
+
+
+def test_an_exception_in_the_worker_is_raised_here_as_it_is(monkeypatch, small_groups):
     from analysis.errors import HlogError
     from analysis.read.hdr.processor import process
-    _failing_reader(monkeypatch, "value")
+    _crashing_worker(monkeypatch, "value")
     with pytest.raises(ValueError, match="^boom$"):
         process(str(HLOG_FIXTURES / "gen-ns-plain.hlog"), None, [])
-    _failing_reader(monkeypatch, "hlog")
+    _crashing_worker(monkeypatch, "hlog")
     with pytest.raises(HlogError) as info:
         process(str(HLOG_FIXTURES / "gen-ns-plain.hlog"), None, [])
     assert str(info.value) == "some.hlog:12: bad thing (do this)"
-    assert not _reader_threads()       # (gone with the error)
-
-
-def test_reading_ahead_is_a_thread_of_this_process(monkeypatch, small_groups):
-    """The lines are split and the payloads inflated in another thread of this process (no
-    child process, nothing copied between processes), for the caller to add them up."""
+    # the decoding thread and the worker are gone with the error
     import multiprocessing
-    import os
     import threading
-    from analysis.read.hdr import batch, log as hlog
-    original, where = batch.inflate_items, set()
-
-    def inflate(items):
-        where.add((os.getpid(), threading.current_thread().name))
-        assert not multiprocessing.active_children()
-        return original(items)
-    monkeypatch.setattr(batch, "inflate_items", inflate)
-    monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
-    monkeypatch.setattr(hlog, "_hand_over", lambda waiting: False)   # (else some are here)
-    code, out, err = hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog"))
-    assert code == 0 and err == ""
-    assert where == {(os.getpid(), "hlog-reader")}
+    assert not [t for t in threading.enumerate() if t.name == "hlog-decoder"]
+    assert not multiprocessing.active_children()
 
 
-def test_a_reader_given_up_early_stops_its_thread(monkeypatch, small_groups):
+def test_a_reader_given_up_early_stops_its_decoding_thread(monkeypatch, small_groups):
+    import threading
     from analysis.read.hdr import log as hlog
     monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
     batches = hlog.iter_batches(str(HLOG_FIXTURES / "gen-ns-plain.hlog"), [], parallel=True)
     next(batches)
-    assert _reader_threads()
+    assert [t for t in threading.enumerate() if t.name == "hlog-decoder"]
     batches.close()
-    assert not _reader_threads()
+    assert not [t for t in threading.enumerate() if t.name == "hlog-decoder"]
 
 
-def test_when_a_thread_reads_ahead(monkeypatch, tmp_path):
+def test_when_a_worker_reads_ahead(monkeypatch, tmp_path):
     from analysis.read.hdr import worker as hlog
     small = HLOG_FIXTURES / "gen-ns-plain.hlog"
     monkeypatch.setattr(hlog, "_load", lambda: 0.3)
-    assert not hlog.use_worker(str(small), None, None)            # small: one thread
+    assert not hlog.use_worker(str(small), None, None)            # small: in-process
     assert not hlog.use_worker(str(small), None, False)
     assert hlog.use_worker(str(small), None, True)
     monkeypatch.setattr(hlog, "PARALLEL_MIN_BYTES", small.stat().st_size)
     monkeypatch.setattr(hlog.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert hlog.use_worker(str(small), None, None)
-    assert not hlog.use_worker("-", "x" * small.stat().st_size, None)   # (text: see there)
-    assert hlog.use_worker("-", "x", True)
+    assert hlog.use_worker("-", "x" * small.stat().st_size, None)
+    assert not hlog.use_worker("-", "x" * (small.stat().st_size - 1), None)
     assert not hlog.use_worker(str(tmp_path / "missing.hlog"), None, None)
-    from analysis.read.hdr import native
-    with monkeypatch.context() as patch:           # (no compiled line splitter)
-        patch.setattr(native, "get", lambda: None)
-        assert not hlog.use_worker(str(small), None, None)
-        assert hlog.use_worker(str(small), None, True)
     monkeypatch.setattr(hlog, "_load", lambda: 1.6)              # the other CPU is busy
     assert not hlog.use_worker(str(small), None, None)
     assert hlog.use_worker(str(small), None, True)
@@ -483,13 +512,13 @@ def test_when_a_thread_reads_ahead(monkeypatch, tmp_path):
     assert not hlog.use_worker(str(small), None, None)
 
 
-def test_no_thread_to_be_had_means_reading_in_the_caller(monkeypatch, tmp_path, small_groups):
-    import threading
+def test_no_process_to_be_had_means_reading_in_process(monkeypatch, tmp_path, small_groups):
+    import multiprocessing.process
 
     def refuse(self):
-        raise RuntimeError("can't start new thread")
+        raise BlockingIOError(11, "Resource temporarily unavailable")
     serial, _ = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / "gen-us-tagged.hlog")
-    monkeypatch.setattr(threading.Thread, "start", refuse)
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
     from analysis.read.hdr import log as hlog
     monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
     code, stdout, stderr = hgrm("-i", str(HLOG_FIXTURES / "gen-us-tagged.hlog"),

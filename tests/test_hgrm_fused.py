@@ -3,11 +3,11 @@ interval log, the distribution and the warnings are the numpy path's on logs who
 payloads hide every kind of body the compiled decoder leaves to the general one (truncated,
 counts past the counts array, zero runs over 2^31-1, totals near 2^62), in any group, chosen
 by the window or not; and the kernel leaves the accumulated counts as they were when it
-refuses a group; and read ahead in a second thread, the output is the same."""
+refuses a group. With a read-ahead worker, the output is the same however the worker and the
+main process share the inflating."""
 from __future__ import annotations
 
 import struct
-import threading
 import zlib
 
 import numpy as np
@@ -130,117 +130,46 @@ def test_totals_reaching_two_to_the_62_take_the_numpy_path(monkeypatch, tmp_path
         assert compiled == _outputs(path)
 
 
-# -- reading ahead in a thread (log._decoded_ahead) against reading in the caller --------------
+# -- the worker and the main process sharing the inflating (worker.main_is_waiting) ------------
 
 small_groups = test_hgrm.small_groups       # (the fixture, shared)
 
-
-def _outputs_both_ways(path, **window):
-    """process' (result, warnings) read in the caller, then with a second thread reading
-    ahead: the two must be equal."""
-    results = []
-    for parallel in (False, True):
-        warnings: list[str] = []
-        try:
-            result = process(str(path), None, warnings, parallel=parallel, **window)
-        except Exception as exc:      # (an HlogError: nothing matched)
-            result = repr(exc)
-        results.append((result, warnings))
-    assert not [t for t in threading.enumerate() if t.name == "hlog-reader"]
-    return results
-
-
-@settings(max_examples=100, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(log_lines(), st.sampled_from([{}, {"tag": "a"}, {"start_s": 3.0}, {"end_s": 4.0}]),
-       st.integers(1, 5))
-def test_reading_ahead_in_a_thread_gives_the_callers_output(monkeypatch, tmp_path, lines,
-                                                           window, group):
-    """Any number of intervals in groups of 1 to 5 (a last group short or whole), tags,
-    hostile bodies in any group: the same output and warnings as reading in the caller."""
-    from analysis.read.hdr import log
-    monkeypatch.setattr(log, "THREAD_BATCH_LINES", group)
-    monkeypatch.setattr(log, "BATCH_LINES", group)
-    path = tmp_path / "mixed.hlog"
-    write_log(path, lines)
-    serial, ahead = _outputs_both_ways(path, **window)
-    assert ahead == serial
-
-
-@pytest.mark.parametrize("group", [2, 3, 8, 17, 256])
-def test_a_corrupt_interval_in_either_half_is_named_by_its_line(monkeypatch, tmp_path, group):
-    """17 intervals (odd), tagged and untagged, one truncated payload among the first groups
-    and one in the last: each warning names file:line, read in a thread or not."""
-    from analysis.read.hdr import log
-    monkeypatch.setattr(log, "THREAD_BATCH_LINES", group)
-    monkeypatch.setattr(log, "BATCH_LINES", group)
-    lines = [v2_line(b"".join(zigzag_leb128(v) for v in (k + 1, -3, 2)), float(k),
-                     tag="a" if k % 3 == 0 else None) for k in range(17)]
-    lines[1] = lines[1][:-12]          # (whole base64 quads, a payload cut short)
-    lines[15] = lines[15][:-12]
-    path = tmp_path / "corrupt.hlog"
-    write_log(path, lines)
-    for window in ({}, {"tag": "a"}):
-        serial, ahead = _outputs_both_ways(path, **window)
-        assert ahead == serial
-        warned = [w for w in serial[1] if "line skipped" in w or "payload" in w]
-        assert [w.split(": ", 1)[0] for w in warned] == [f"{path}:5", f"{path}:19"]
-
-
-@pytest.fixture(params=["always", "every-other", "never"])
-def handing_over(request, monkeypatch):
-    """The reading thread's test of whether the caller waits, fixed: every group goes to the
-    caller as its lines (the caller inflates them all), every other one, or none."""
+@pytest.fixture(params=["always", "every-other"])
+def sharing(request, monkeypatch):
+    """The worker's test of the pipe, fixed: every group goes as lines (the main process
+    inflates them all), or every other one (none: test_hgrm's parallel tests)."""
     from itertools import cycle
-    from analysis.read.hdr import log
-    turns = {"always": cycle([True]), "every-other": cycle([True, False]),
-             "never": cycle([False])}[request.param]
-    monkeypatch.setattr(log, "_hand_over", lambda waiting: next(turns))
+    from analysis.read.hdr import worker
+    turns = {"always": cycle([True]), "every-other": cycle([True, False])}[request.param]
+    monkeypatch.setattr(worker, "main_is_waiting", lambda conn: next(turns))
 
 
 @pytest.mark.parametrize("flags", [(), ("-tag", "read", "-start", "2")])
 @pytest.mark.parametrize("fixture", sorted(p.name for p in HLOG_FIXTURES.glob("*.hlog")))
-def test_shared_inflating_gives_the_serial_output(monkeypatch, tmp_path, small_groups,
-                                                  handing_over, fixture, flags):
+def test_shared_inflating_gives_the_serial_output(monkeypatch, tmp_path, small_groups, sharing,
+                                                  fixture, flags):
     serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / fixture, flags)
     assert parallel == serial
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.glob("*")))
 def test_shared_inflating_gives_the_serial_output_on_the_fuzz_corpus(monkeypatch, tmp_path,
-                                                                     small_groups,
-                                                                     handing_over, name):
+                                                                     small_groups, sharing,
+                                                                     name):
     serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, CORPUS / name)
     assert parallel == serial
 
 
-def test_each_group_is_inflated_where_the_hand_over_says(monkeypatch):
-    """A group handed over is inflated by the caller, any other by the reading thread."""
-    from analysis.read.hdr import batch, log
-    original = batch.inflate_items
-    turns = iter([True, False, True, True, False] + [False, True] * 50)
-    decided, inflated_by = [], {}
-
-    def hand_over(waiting):
-        decided.append(next(turns))
-        return decided[-1]
-
-    def inflate(items):
-        inflated_by[items[0][0]] = threading.current_thread().name
-        return original(items)
-    monkeypatch.setattr(log, "_hand_over", hand_over)
-    monkeypatch.setattr(batch, "inflate_items", inflate)
-    monkeypatch.setattr(log, "THREAD_BATCH_LINES", 7)
-    batches = list(log.iter_batches(str(HLOG_FIXTURES / "gen-ns-plain.hlog"), [],
-                                    parallel=True))
-    assert len(batches) == len(decided) >= 5
-    assert [inflated_by[line] for line in sorted(inflated_by)] == \
-        ["MainThread" if turn else "hlog-reader" for turn in decided]
-
-
-def test_the_caller_waiting_is_what_hands_a_group_over():
-    from analysis.read.hdr.log import _hand_over
-    waiting = threading.Event()
-    assert not _hand_over(waiting)
-    waiting.set()
-    assert _hand_over(waiting)
+def test_the_worker_sees_an_empty_pipe_as_the_main_process_waiting():
+    import multiprocessing
+    from analysis.read.hdr.worker import main_is_waiting
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    try:
+        assert main_is_waiting(sender)
+        sender.send_bytes(b"a group")
+        assert not main_is_waiting(sender)
+        assert receiver.recv_bytes() == b"a group"
+        assert main_is_waiting(sender)
+    finally:
+        receiver.close()
+        sender.close()

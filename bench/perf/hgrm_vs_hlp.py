@@ -1,26 +1,23 @@
 """Speed and memory of `python -m analysis hgrm` against HistogramLogProcessor on a 24-hour log.
 
     .venv/bin/python bench/perf/hgrm_vs_hlp.py [--repeat N] [--one-core] [--numpy] [--before DIR]
-                                               [--ignore-load]
 
 Generates bench/perf/out/day.hlog once (`genhlog day.hlog 86400 2000 1`: 86,400 one-second
 intervals of 2,000 values, ~110 MB), then runs, taking turns (HLP, ours on both cores, ours on
 one core, HLP, ...), so that each sees the same machine load,
 
     ../shared/oracle/hlp    -i day.hlog -o out/hlp
-    python -m analysis hgrm -i day.hlog -o out/ours            (2 cores: its read-ahead thread)
+    python -m analysis hgrm -i day.hlog -o out/ours            (2 cores: its read-ahead worker)
     taskset -c 0 python -m analysis hgrm -i day.hlog -o out/ours-1    (pinned to CPU 0)
 
 and prints wall time, CPU time and peak RSS of each (from wait4; for ours, the sum of its own
-peak and that of any reader process it forks (code before issue 36's threads), see
-WITH_RSS_REPORT), the speed ratios the issue's table asks
+peak and its reader worker's, see WITH_RSS_REPORT), the speed ratios the issue's table asks
 for (HLP / ours on 2 cores, HLP / ours on one, one core / 2 cores), whether the outputs are
 identical, and the floor: base64 + zlib of the same payloads alone, in-process, with the
 libraries hgrm uses (analysis/read/hdr/codec.py: pybase64 + isal when installed) and with the
-stdlib. `--one-core` leaves out the 2-core runs. Ours reads ahead in a second thread only when
-the 1-minute load average leaves half a CPU free (analysis/read/hdr/worker.py, BUSY_MARGIN):
-read the load printed beside every run; `--ignore-load` reads ahead whatever the load (ours
-and --before's, for turns on a busy machine). `--before DIR`: the same runs of ours from another tree too
+stdlib. `--one-core` leaves out the 2-core runs. Ours forks its read-ahead worker only when the
+1-minute load average leaves half a CPU free (analysis/read/hdr/worker.py, BUSY_MARGIN): read
+the load printed beside every run. `--before DIR`: the same runs of ours from another tree too
 (`git archive REV | tar -x -C DIR`), in the same turns. `--numpy`: ours without its compiled
 inner loops (LOADCURVE_NATIVE=0; analysis/read/hdr/native.py).
 Targets (issue 36): ours >= 12x faster than HistogramLogProcessor on 2 cores and >= 8x on one
@@ -53,16 +50,12 @@ ONE_CORE_SPEED_TARGET = 8.0
 CORES_TARGET = 1.6       # ours on 2 cores against ours on one
 
 
-# `python -m analysis ARGS` (argv[2] "1": reading ahead whatever the load), plus, at exit,
-# the peak RSS of the process itself and of its largest child (the reader process that the
-# code before issue 36's threads forks and waits for) written to the file in argv[1]: wait4
-# reports only the larger of the two, and both are alive at once.
+# `python -m analysis ARGS`, plus, at exit, the peak RSS of the process itself and of its
+# largest child (the reader worker it forks and waits for) written to the file in argv[1]:
+# wait4 reports only the larger of the two, and both are alive at once.
 WITH_RSS_REPORT = """
 import atexit, resource, runpy, sys
 report = sys.argv.pop(1)
-if sys.argv.pop(1) == "1":
-    import analysis.read.hdr.worker
-    analysis.read.hdr.worker.BUSY_MARGIN = -float("inf")
 def write():
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -133,8 +126,6 @@ def main() -> int:
                         help="ours without its compiled inner loops (LOADCURVE_NATIVE=0)")
     parser.add_argument("--before", type=Path, metavar="DIR",
                         help="also run ours from this tree (the code before a change)")
-    parser.add_argument("--ignore-load", action="store_true",
-                        help="ours reads ahead on 2 cores whatever the load average")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     from analysis.read.hdr import native
@@ -165,8 +156,7 @@ def main() -> int:
         for cores in ([1] if args.one_core else [2, 1]):
             label = f"{name}-{cores}"
             cmd = (["taskset", "-c", "0"] if cores == 1 else []) + [
-                sys.executable, "-c", WITH_RSS_REPORT, str(rss_report),
-                "1" if args.ignore_load else "0", "hgrm", "-i", str(DAY),
+                sys.executable, "-c", WITH_RSS_REPORT, str(rss_report), "hgrm", "-i", str(DAY),
                 "-o", str(OUT / label)]
             runs[label] = (cmd, tree, rss_report)
     results = {name: [] for name in runs}

@@ -3,7 +3,7 @@
 lines.py       the `.hlog` line parser (header comments, tags, timestamps)
 payload.py     the payload codec (base64, inflation, V0/V1/V2/DHIST headers, varints)
 batch.py       the batch decoder (many payloads' counts into two flat arrays at once)
-worker.py      whether to read ahead (a second thread splits and inflates one group ahead)
+worker.py      the read-ahead worker (a second process splits and inflates one group ahead)
 log.py         `read_hlog` and `iter_batches`, the entry points
 histogram.py   Histogram arithmetic and statistics; double.py the DoubleHistogram
 distribution.py the `.hgrm` percentile distribution text

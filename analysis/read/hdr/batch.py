@@ -196,10 +196,10 @@ def inflate_items(items):
 def _inflate_plain(items):
     """inflate_items of a group whose payloads are all compressed V2 ones of at most
     MAX_KINDS headers (every group of a normal log) -> (each row's payload, one shared per
-    header, raws, {}, (counts bodies joined, their lengths)): base64 and inflation one call
-    a row, the rest by the compiled checks (lc_outer, lc_kinds, lc_bodies) on the joined
-    bytes. None for anything else: payload_from_text then takes each row, and words any
-    error."""
+    header, raws, {}, (counts bodies joined, their lengths)), as worker.unpack_payloads
+    gives: base64 and inflation one call a row, the rest by the compiled checks (lc_outer,
+    lc_kinds, lc_bodies) on the joined bytes. None for anything else: payload_from_text then
+    takes each row, and words any error."""
     kernels = native.get()
     if kernels is None or not items:
         return None
@@ -262,8 +262,8 @@ def _offsets(parts) -> np.ndarray:
 
 def decode_batch(items, path: str, warnings: list[str], inflated=None,
                  undecoded: bool = False) -> Batch | None:
-    """`inflated`: inflate_items' (payloads, raws, errors) of the items, with `joined` for
-    a group of plain payloads (see _inflate_plain). `undecoded`: a group whose
+    """`inflated`: inflate_items' (payloads, raws, errors) of the items, or a read-ahead
+    worker's, which may add `joined` (see worker.pack_payloads). `undecoded`: a group whose
     bodies come joined is not decoded but kept so, for running.IntegerRunning.add_rows to
     decode as it adds them (Batch.joined; Batch.decoded decodes it, should a row need the
     general decoder)."""
@@ -295,7 +295,7 @@ def decode_batch(items, path: str, warnings: list[str], inflated=None,
 
 
 def unjoin(payloads, joined) -> list[DecodedPayload]:
-    """Payloads sharing joined bodies (_inflate_plain) -> one per row with its body."""
+    """Payloads sharing joined bodies (worker.pack_payloads) -> one per row with its body."""
     blob, lengths = joined
     ends = np.cumsum(lengths).tolist()
     return [DecodedPayload(p.layout, p.word_size, blob[a:b], p.double_ratio, p.double_config)
@@ -306,7 +306,7 @@ def decode_part(items, part, payloads, raws, errors, stride_bits, joined=None) -
     # V2 payloads that end on a one-to-eight-byte varint are decoded together; anything else
     # (V1/V0 words, a 9-byte varint at the end, a truncated payload) one at a time.
     if joined is not None:
-        # every row of the group, plain V2 bodies joined (_inflate_plain): no per-row
+        # every row of the group, plain V2 bodies joined (worker.pack_payloads): no per-row
         # Python before the compiled decoder but each row's counts array length
         cals = np.fromiter((p.layout.counts_array_length for p in payloads), np.int64,
                            len(payloads))

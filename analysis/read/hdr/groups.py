@@ -1,7 +1,6 @@
-"""Histogram lines in groups, the unit the reader inflates and decodes (in a thread ahead of
-its caller, or not): text lines go through lines.iter_lines, a binary file through
-blocks.block_groups (the same groups, faster). Apart from both so that blocks depends on
-lines and not the reverse."""
+"""Histogram lines in groups, the unit the reader decodes and the read-ahead worker sends:
+text lines go through lines.iter_lines, a binary file through blocks.block_groups (the same
+groups, faster). Apart from both so that blocks depends on lines and not the reverse."""
 from __future__ import annotations
 
 import io

@@ -41,12 +41,12 @@ from analysis.read.hdr.groups import item_groups
 from analysis.read.hdr.lines import (HeaderState, Interval, interval_matches, nothing_read_error,
                                      open_lines, time_order_warnings)
 from analysis.read.hdr.payload import parse_payload
-from analysis.read.hdr.worker import use_worker
+from analysis.read.hdr.worker import use_worker, worker_groups
 
 # Decoded entries kept in memory for instant `Interval.histogram`; beyond this, intervals keep
 # their payload and decode on access (a 24-hour log has ~1.5e8 entries).
 KEEP_DECODED_ENTRIES = 8_000_000
-BATCH_LINES, THREAD_BATCH_LINES = 512, 256      # (see iter_batches)
+BATCH_LINES, WORKER_BATCH_LINES = 512, 256      # (see iter_batches)
 DECODE = "decode"       # sent back to iter_batches for an undecoded batch (see there)
 
 
@@ -140,23 +140,25 @@ def _nothing_matches(tag, start_s, end_s, tags) -> str:
 
 def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
                  batch_size: int | None = None, text=None, parallel: bool | None = False,
-                 undecoded: bool = False):
+                 keep_raws: bool = True, undecoded: bool = False):
     """Read `path` (or the lines in `text`, named `path` in messages) and yield Batches of
     decoded intervals, in file order; bad lines become warnings, in line order.
 
-    `batch_size` None: batches of 512 lines read here, 256 read ahead. 512 keeps the
+    `batch_size` None: batches of 512 lines read here, 256 with a worker. 512 keeps the
     arrays of a batch (~11 MB for the 24-hour log) in a shared L3 cache and halves the
     per-batch Python of 256 (one core, bench/perf/hgrm_vs_hlp.py's log: 8% less CPU time,
-    measured interleaved); reading ahead, 256 lets the two threads start and end closer
-    together.
+    measured interleaved); a worker's messages stay under its pipe's 1 MB at 256.
 
-    `parallel=True` reads ahead in a second thread (_decoded_ahead): it splits the lines and
-    inflates (and, unless `undecoded`, decodes) the next groups while the caller works on
-    this one; None decides by the input's size and the CPUs available (worker.use_worker).
-    The batches, warnings and errors are the same either way. (A forked process did this
-    before: the two processes spent ~40 % more CPU than one, where the two threads spend
-    about what one does. A thread was tried before the lines were split in compiled code,
-    and handing the GIL back and forth around the Python line splitting was 1.5x slower.)
+    `parallel=True` reads ahead in a second process (see worker_groups): it splits the lines
+    and inflates the payloads of the next batches while this process decodes the counts and
+    its caller works; None decides by the input's size and the CPUs available. The batches,
+    warnings and errors are the same either way. `keep_raws=False` leaves `Batch.raws` empty
+    (None per interval), which spares shipping them between the processes. With the worker, a
+    thread of this process decodes the counts a group ahead (_decoded_ahead: the compiled
+    decoder runs without the GIL). (Reading ahead in a thread instead of a process was tried:
+    handing the GIL back and forth around the Python line splitting made the whole 1.5x
+    slower. Decoding the counts in the worker was tried: shipping the arrays back cost more
+    than it saved on 2 cores.)
 
     `undecoded=True` yields the groups of plain payloads undecoded (batch.Batch.joined), for
     the caller to decode as it adds them up (running.IntegerRunning.add_undecoded); a caller
@@ -170,13 +172,14 @@ def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
     groups = None
     kept: set[int] = set()       # lines decoded, once some timestamp went backwards
     try:
-        ahead_of_caller = use_worker(path, text, parallel)
+        worker = use_worker(path, text, parallel)
         if batch_size is None:
-            batch_size = THREAD_BATCH_LINES if ahead_of_caller else BATCH_LINES
-        if ahead_of_caller:
-            ahead = copy.deepcopy(state)   # (the thread's, as it reads: ahead of `state`)
-            groups = _decoded_ahead(item_groups(lines, path, ahead, batch_size), path, ahead,
-                                    undecoded)
+            batch_size = WORKER_BATCH_LINES if worker else BATCH_LINES
+        if worker:
+            ahead = copy.deepcopy(state)   # (the worker's, as groups arrive: ahead of `state`)
+            groups = _decoded_ahead(worker_groups(lines, path, ahead, batch_size, keep_raws,
+                                                  undecoded),
+                                    path, ahead, undecoded)
         else:
             groups = ((_decoded(path, items, read_warnings, None, undecoded), None)
                       for items, read_warnings in item_groups(lines, path, state, batch_size))
@@ -211,21 +214,16 @@ def _decoded(path, items, read_warnings, inflated, undecoded=False):
 
 
 def _decoded_ahead(groups, path: str, state: HeaderState, undecoded: bool, depth: int = 2):
-    """((batch, warnings), header state after the group) for item_groups' `groups` (which
-    read the lines into `state`), then ((None, []), the state at the end of the input); the
-    groups are read, inflated and (unless `undecoded`) decoded in a thread up to `depth`
-    groups ahead of the caller. Inflating (ISA-L, zlib) and the compiled kernels run without
-    the GIL, so the thread's work overlaps the caller's (adding the counts up, the output
-    lines). A group whose lines the thread has read while the caller waits for one goes to
-    the caller as its lines, for it to inflate while the thread reads and inflates the next:
-    the two then share the inflating as their speeds allow (the output is the same either
-    way). An exception is raised here, in order; closing this generator stops the thread.
-    Where no thread can be started, the groups are read here, one at a time."""
+    """((batch, warnings), header state after the group) for worker_groups' groups, then
+    ((None, []), the state at the end of the input); the groups are decoded in
+    a thread up to `depth` groups ahead of the caller. The compiled decoder runs without the
+    GIL (ctypes releases it), so it overlaps the caller's own work (the running percentiles,
+    the output lines): on two cores the main process is the busier of the two. An exception
+    is raised here, in order; closing this generator stops the thread and the worker."""
     import queue
     import threading
     out: queue.Queue = queue.Queue(depth)
     stop = threading.Event()
-    waiting = threading.Event()        # the caller waits for a group: nothing is queued
 
     def put(message) -> bool:
         while not stop.is_set():
@@ -236,14 +234,11 @@ def _decoded_ahead(groups, path: str, state: HeaderState, undecoded: bool, depth
                 pass
         return False
 
-    def read() -> None:
+    def decode() -> None:
         try:
-            for items, read_warnings in groups:
-                if items and _hand_over(waiting):
-                    message = ("lines", items, read_warnings, copy.deepcopy(state.__dict__))
-                else:
-                    message = ("group", _decoded(path, items, read_warnings, None, undecoded),
-                               copy.deepcopy(state.__dict__))
+            for items, read_warnings, inflated in groups:
+                message = ("group", _decoded(path, items, read_warnings, inflated, undecoded),
+                           copy.deepcopy(state.__dict__))
                 if not put(message):
                     return
             # (the state after the last group: lines after it may still have changed it)
@@ -253,40 +248,20 @@ def _decoded_ahead(groups, path: str, state: HeaderState, undecoded: bool, depth
         finally:
             groups.close()
 
-    thread = threading.Thread(target=read, name="hlog-reader", daemon=True)
-    try:
-        thread.start()
-    except RuntimeError:        # ("can't start new thread": no thread to be had)
-        for items, read_warnings in groups:
-            yield (_decoded(path, items, read_warnings, None, undecoded),
-                   copy.deepcopy(state.__dict__))
-        yield (None, []), copy.deepcopy(state.__dict__)
-        return
+    thread = threading.Thread(target=decode, name="hlog-decoder", daemon=True)
+    thread.start()
     try:
         while True:
-            if out.empty():
-                waiting.set()
             message = out.get()
-            waiting.clear()
-            if message[0] == "lines":
-                _, items, read_warnings, header = message
-                yield _decoded(path, items, read_warnings, None, undecoded), header
-            elif message[0] == "group":
-                yield message[1], message[2]
-            elif message[0] == "done":
+            if message[0] == "done":
                 yield (None, []), message[1]
                 return
-            else:
+            if message[0] == "error":
                 raise message[1]
+            yield message[1], message[2]
     finally:
         stop.set()
         thread.join()
-
-
-def _hand_over(waiting) -> bool:
-    """Whether the reading thread leaves the group it has just read for the caller to
-    inflate (`waiting`: set while the caller waits for a group)."""
-    return waiting.is_set()
 
 
 def _in_line_order(path: str, messages: list[str]) -> list[str]:

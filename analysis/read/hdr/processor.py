@@ -121,7 +121,7 @@ class _NothingOnJavasAxis(Exception):
 def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio=1e6, ticks=5,
             csv=False, with_interval_log=True, parallel=None):
     """-> (interval log text, .hgrm text). Raises HlogError when no interval matches.
-    `parallel`: read ahead in a second thread (None: when the input is large enough; see
+    `parallel`: read ahead in a second process (None: when the input is large enough; see
     log.iter_batches).
 
     Java's time axis (HistogramLogProcessor's bytes) unless the log has a #[BaseTime] and no
@@ -158,7 +158,7 @@ def _process(source, text, state, warnings, *, tag, start_s, end_s, ratio, ticks
     selected = with_tag = 0      # intervals in the window, intervals with the tag
     biggest = (0, None)          # the largest interval count and its line, for a refusal
     batches = iter_batches(source, warnings, state, text=text, parallel=parallel,
-                           undecoded=True)
+                           keep_raws=False, undecoded=True)
     for batch in batches:
         chosen, batch_with_tag = _selected(batch, tag, start_s, end_s)
         stats = None
