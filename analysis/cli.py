@@ -14,6 +14,9 @@ import sys
 
 from analysis.errors import LoadcurveError, os_error_text
 
+# the exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
+INTERRUPTED = 130
+
 # name -> (module, one-line help). Order is the order shown by --help. Only the chosen
 # command's module is imported (numpy, matplotlib, jinja2 are slow to load and `hgrm` is timed
 # against HistogramLogProcessor end to end); tests/test_cli.py checks each line against the
@@ -81,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except BrokenPipeError:
         # The reader of our stdout went away (e.g. `| head`); not an error worth a message.
         try:
@@ -95,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - a bug; still no traceback unless asked for
         if _interrupted(exc):
             print("error: interrupted", file=sys.stderr)
-            return 130
+            return INTERRUPTED
         if os.environ.get("LOADCURVE_DEBUG"):
             raise
         print(f"error: internal error: {type(exc).__name__}: {exc} "

@@ -200,12 +200,17 @@ def test_a_ctrl_c_python_swallows_still_stops_the_build(tmp_path, monkeypatch):
         InterruptedWhileFreed()   # (freed at once: the KeyboardInterrupt is printed, dropped)
 
     monkeypatch.setattr(runner.Build, "_reduce", reduce_then_swallowed_ctrl_c)
-    with ThreadPoolExecutor(1) as pool, pytest.raises(KeyboardInterrupt):
-        runner.Build(site / "runs", site, quiet=True, force=False, jobs=1,
-                     executor=pool).run()
+    # (an xdist worker ignores SIGINT; whatever the handler was, the build gives it back)
+    handler_before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with ThreadPoolExecutor(1) as pool, pytest.raises(KeyboardInterrupt):
+            runner.Build(site / "runs", site, quiet=True, force=False, jobs=1,
+                         executor=pool).run()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, handler_before)
     state = site / runner.CACHE_DIR / "state.json"
     assert not state.exists() or "run-a" not in json.loads(state.read_text())["runs"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_the_lock_names_a_live_holder_and_what_to_do(tmp_path):
