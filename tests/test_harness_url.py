@@ -292,12 +292,19 @@ def test_find_knee_with_no_good_probe_left_is_one_error_line(tmp_path):
     assert not (tmp_path / "run.yml").exists() and not list(tmp_path.glob("*/*.counts.json"))
 
 
+def _default_ctrl_c() -> None:
+    """The harness gets Ctrl-C as from a terminal even where this test runs with SIGINT
+    ignored (a pytest-xdist worker can be): bash cannot trap a signal that was ignored when it
+    started, and the run then went on to its end with status 0 (two CI rehearsals)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_keeps_measured_cells_and_writes_run_yml(sleep_server, tmp_path):
     server = sleep_server(workers=4, sleep_s=0.01)
     proc = subprocess.Popen(["bash", str(BENCH / "run.sh"), "urltest", "--out", str(tmp_path),
                              *SHORT, *OVERRIDE, "--url", server.url, "--rates", "20,30,40"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_ctrl_c)
     try:
         deadline = time.monotonic() + 120
         while not list(tmp_path.glob("*/*.counts.json")) and time.monotonic() < deadline:
