@@ -94,7 +94,9 @@ def catch_ctrl_c():
     `check_ctrl_c`, called at each step the build reports, raises it again. Returns the handler
     it replaced, for `release_ctrl_c`."""
     _CTRL_C[0] = False
-    if threading.current_thread() is not threading.main_thread():
+    # (where Ctrl-C is ignored - a background job, nohup - the build stays deaf to it)
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         return None
     return signal.signal(signal.SIGINT, _on_ctrl_c)
 
