@@ -171,6 +171,16 @@ def run_input_hashes(run_dirs: list[Path], site_root: Path, code: str,
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def read_json_object(path: Path) -> dict:
+    """A cache file's JSON object; empty when the file is missing, unreadable or not an object
+    (a cache is rebuilt, never trusted)."""
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 class RunKeys:
     """run_input_hash of each run, kept between builds with the stat of every file it covered
     (like FileHashes, a file is trusted while its size and mtime are unchanged; its inode too):
@@ -183,11 +193,7 @@ class RunKeys:
     def __init__(self, cache: Path):
         self.folder = cache / "files"
         self.index_path = cache / "run-keys.json"
-        try:
-            index = json.loads(self.index_path.read_text())
-            self.index: dict[str, list] = index if isinstance(index, dict) else {}
-        except (OSError, ValueError):
-            self.index = {}
+        self.index: dict[str, list] = read_json_object(self.index_path)
         self.seen: dict[str, list] = {}
 
     def shard(self, root_text: str) -> Path:

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from analysis import atomic
+from analysis.pipeline.cache import read_json_object
 
 FILE = "generated-pages.json"
 
@@ -18,11 +19,7 @@ FILE = "generated-pages.json"
 class GeneratedPages:
     def __init__(self, cache: Path):
         self.path = cache / FILE
-        try:
-            entries = json.loads(self.path.read_text())
-            self.entries: dict[str, list] = entries if isinstance(entries, dict) else {}
-        except (OSError, ValueError):
-            self.entries = {}
+        self.entries: dict[str, list] = read_json_object(self.path)
         self.seen: dict[str, list] = {}
 
     def is_generated(self, path: Path) -> bool:
