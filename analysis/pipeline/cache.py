@@ -11,6 +11,7 @@ from pathlib import Path
 from analysis import atomic
 from analysis.errors import BuildError
 from analysis.paths import repo_relative
+from analysis.pipeline import native_walk
 
 STATE_VERSION = 1
 CACHE_DIR = ".cache/loadcurve"
@@ -235,13 +236,26 @@ class RunKeys:
 
 def _stat_stamp(run_dir: Path, site_root: Path, code: str) -> str | None:
     """A digest of what run_input_hash covers but the files' bytes: the code, the run's place,
-    and each file's path, size, mtime and inode. None when the run holds a link, an entry
-    that is not a regular file or one that cannot be stat'ed: those take the full path."""
+    and each file's path, size, mtime and inode (_listing). None when the run holds a link, an
+    entry that is not a regular file or one that cannot be stat'ed: those take the full path."""
+    walker = native_walk.get()
+    listing = walker.listing(str(run_dir)) if walker is not None else None
+    if listing is None:
+        listing = _listing(str(run_dir))
+        if listing is None:
+            return None
     h = hashlib.sha256()
     h.update(code.encode() + b"\0")
     h.update(os.path.relpath(run_dir.absolute(), site_root.absolute()).encode() + b"\0")
+    h.update(listing)
+    return h.hexdigest()
+
+
+def _listing(folder: str) -> bytes | None:
+    """"rel\0size\0mtime_ns\0ino\0" of each file under `folder` (_walk_files' order), or None
+    (see _stat_stamp). _walk.c makes the same bytes, faster (native_walk.py)."""
     parts = []
-    for rel, entry in _walk_files(str(run_dir), ""):
+    for rel, entry in _walk_files(folder, ""):
         try:
             if entry.is_symlink():
                 return None
@@ -251,8 +265,7 @@ def _stat_stamp(run_dir: Path, site_root: Path, code: str) -> str | None:
         if not stat.S_ISREG(st.st_mode):
             return None
         parts.append(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0")
-    h.update("".join(parts).encode())
-    return h.hexdigest()
+    return "".join(parts).encode()
 
 
 def _walk_files(folder: str, prefix: str):

@@ -16,7 +16,7 @@ from analysis import atomic
 from analysis.pipeline.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, RunKeys,
                                   code_version, run_input_hashes, stray_links,
                                   templates_version)
-from analysis.pipeline import workers
+from analysis.pipeline import native_walk, workers
 from analysis.pipeline.generated_pages import GeneratedPages
 from analysis.pipeline.stages import analyse_task, chart_task
 from analysis.errors import BuildError
@@ -141,7 +141,11 @@ class Build:
 
     def outputs_intact(self, entry: dict[str, Any]) -> bool:
         root = f"{self.site_root}/"   # (string paths: a no-change build checks ~60,000 files)
-        for rel, size in entry.get("outputs", {}).items():
+        outputs = entry.get("outputs", {})
+        walker = native_walk.get()
+        if walker is not None:
+            return walker.sizes_match(root, outputs)
+        for rel, size in outputs.items():
             try:
                 if os.stat(root + rel).st_size != size:
                     return False
