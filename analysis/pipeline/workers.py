@@ -58,6 +58,11 @@ def settle() -> None:
         gc.freeze()
 
 
+def load_chart_code() -> None:
+    """Import the chart renderer (matplotlib) in this worker, ahead of its first chart."""
+    import analysis.write.charts.render  # noqa: F401
+
+
 def start(parent: int) -> None:
     """A worker's first act: tie its life to `parent`'s; leave Ctrl-C to the parent."""
     IN_WORKER[0] = True

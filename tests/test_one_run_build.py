@@ -1,0 +1,68 @@
+"""A build that has one run to analyse on two workers (a run added to a corpus): the main process
+reads the run's inputs on the workers and writes its files, and never loads the chart code
+(matplotlib, ~0.6 s of its time before any worker started); the workers load it themselves.
+The run's outputs are those of a build of it from nothing, byte for byte."""
+from __future__ import annotations
+
+import filecmp
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from tests.conftest import REPO
+from tests.helpers import wrk_run
+
+BUILD = """
+import json, sys
+from pathlib import Path
+from analysis.pipeline.runner import Build
+status = Build(Path("runs"), Path("."), quiet=True, force=False, jobs=2).run()
+print(json.dumps({"status": status, "matplotlib": "matplotlib" in sys.modules}))
+"""
+
+
+def _build(site: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(REPO),
+           "LOADCURVE_NATIVE_CACHE": str(REPO / ".cache" / "native")}
+    out = subprocess.run([sys.executable, "-c", BUILD], cwd=site, capture_output=True, text=True,
+                         timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def _site(root: Path, runs: list[str]) -> Path:
+    site = root / "site"
+    for run_id in runs:
+        wrk_run(site, run_id, run_id[-1])
+        manifest = site / "runs" / run_id / "run.yml"   # (no series: no history to draw)
+        doc = yaml.safe_load(manifest.read_text())
+        del doc["series"], doc["version"]
+        manifest.write_text(yaml.safe_dump(doc, sort_keys=False))
+    for folder in ("_layouts", "_includes"):
+        shutil.copytree(REPO / folder, site / folder)
+    shutil.copy2(REPO / "_config.yml", site / "_config.yml")
+    return site
+
+
+def test_an_added_run_is_charted_by_the_workers_alone(tmp_path):
+    site = _site(tmp_path / "corpus", ["wrk-v1", "wrk-v3"])
+    assert _build(site) == {"status": 0, "matplotlib": True}     # (two runs: loaded before the fork)
+    wrk_site = _site(tmp_path / "alone", ["wrk-v2"])
+    _build(wrk_site)
+
+    shutil.copytree(wrk_site / "runs" / "wrk-v2", site / "runs" / "wrk-v2")
+    assert _build(site) == {"status": 0, "matplotlib": False}
+    charts = sorted(p.name for p in (site / "assets" / "charts" / "wrk-v2").iterdir())
+    assert charts and any(name.endswith(".svg") for name in charts)
+    for top in ("assets/charts/wrk-v2", "assets/data/wrk-v2"):
+        cmp = filecmp.dircmp(site / top, wrk_site / top)
+        assert not (cmp.left_only or cmp.right_only or cmp.diff_files), top
+        assert all(filecmp.cmp(site / top / name, wrk_site / top / name, shallow=False)
+                   for name in cmp.common_files)
+    for rel in ("_reports/wrk-v2.html", "_rundata/wrk-v2.yml"):
+        assert (site / rel).read_bytes() == (wrk_site / rel).read_bytes()
