@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import importlib
 import multiprocessing
 import os
 import signal
@@ -60,7 +61,7 @@ def settle() -> None:
 
 def load_chart_code() -> None:
     """Import the chart renderer (matplotlib) in this worker, ahead of its first chart."""
-    import analysis.write.charts.render  # noqa: F401
+    importlib.import_module("analysis.write.charts.render")
 
 
 def start(parent: int) -> None:
