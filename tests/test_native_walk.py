@@ -37,10 +37,10 @@ def make_run(folder: Path) -> Path:
 def test_the_listing_is_the_python_walks(walker, tmp_path):
     run = make_run(tmp_path / "r1")
     listing = walker.listing(str(run))
-    assert listing == cache._listing(str(run))
+    assert listing == native_walk.python_listing(str(run))
     assert listing.split(b"\0")[0:-1:4] == sorted_walk(run)
     bundled = REPO / "runs" / "pool-vs-virtual"
-    assert walker.listing(str(bundled)) == cache._listing(str(bundled))
+    assert walker.listing(str(bundled)) == native_walk.python_listing(str(bundled))
 
 
 def sorted_walk(run: Path) -> list[bytes]:
@@ -62,7 +62,7 @@ def test_a_file_edited_in_place_changes_the_listing(walker, tmp_path):
     path.write_text("D")                         # same size, same inode, same folder mtime
     os.utime(path, ns=(stamp + 1_000_000, stamp + 1_000_000))
     after = walker.listing(str(run))
-    assert after != before and after == cache._listing(str(run))
+    assert after != before and after == native_walk.python_listing(str(run))
 
 
 @pytest.mark.parametrize("odd", ["file link", "folder link", "fifo", "not ascii"])
@@ -79,7 +79,7 @@ def test_what_python_decides_is_left_to_it(walker, tmp_path, odd):
     assert walker.listing(str(run)) is None
     # the key is the Python walk's: none for a link to a file or a FIFO (such a run is hashed
     # in full), a listing without the folder link, or with the name
-    expected = cache._listing(str(run))
+    expected = native_walk.python_listing(str(run))
     assert (expected is None) == (odd in ("file link", "fifo"))
     stamp = cache._stat_stamp(run, tmp_path, "code")
     assert (stamp is None) == (expected is None)
@@ -89,7 +89,7 @@ def test_a_listing_longer_than_the_first_buffer(walker, tmp_path, monkeypatch):
     run = make_run(tmp_path / "r1")
     monkeypatch.setattr(native_walk, "ROOM", 16)
     fresh = native_walk.Walker(walker.lib)
-    assert fresh.listing(str(run)) == cache._listing(str(run))
+    assert fresh.listing(str(run)) == native_walk.python_listing(str(run))
 
 
 def test_the_outputs_size_check_answers_as_os_stat(walker, tmp_path, monkeypatch):

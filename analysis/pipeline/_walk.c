@@ -3,8 +3,9 @@
  * a run's recorded outputs (runner.outputs_intact). At 1,000 runs they stat ~110,000 inputs and
  * ~120,000 outputs on every build; in Python each costs several times the system call.
  *
- * The listing is byte for byte what cache._listing builds: for each regular file, in os.walk's
- * order with sorted names (a folder's files, then its subfolders), "rel\0size\0mtime_ns\0ino\0".
+ * The listing is byte for byte what native_walk.python_listing builds: for each regular file,
+ * in os.walk's order with sorted names (a folder's files, then its subfolders),
+ * "rel\0size\0mtime_ns\0ino\0".
  * Whatever Python might treat differently is left to it (LC_WALK_PYTHON): a symbolic link, an
  * entry that is neither a file nor a folder, a name that is not ASCII (Python sorts str, this
  * sorts bytes), a folder that cannot be read. Called through ctypes, which lets go of the

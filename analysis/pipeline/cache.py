@@ -130,7 +130,7 @@ def run_input_hash(run_dir: Path, site_root: Path, code: str, hashes: FileHashes
     h.update(os.path.relpath(run_dir.absolute(), site_root.absolute()).encode() + b"\0")
     root = run_dir.resolve()
     root_text = str(root)
-    for rel, entry in _walk_files(str(run_dir), ""):
+    for rel, entry in native_walk.walk_files(str(run_dir), ""):
         try:
             if entry.is_symlink():
                 real = Path(entry.path).resolve()
@@ -236,59 +236,17 @@ class RunKeys:
 
 def _stat_stamp(run_dir: Path, site_root: Path, code: str) -> str | None:
     """A digest of what run_input_hash covers but the files' bytes: the code, the run's place,
-    and each file's path, size, mtime and inode (_listing). None when the run holds a link, an
-    entry that is not a regular file or one that cannot be stat'ed: those take the full path."""
-    walker = native_walk.get()
-    listing = walker.listing(str(run_dir)) if walker is not None else None
+    and each file's path, size, mtime and inode (native_walk.listing). None when the run holds
+    a link, an entry that is not a regular file or one that cannot be stat'ed: those take the
+    full path."""
+    listing = native_walk.listing(str(run_dir))
     if listing is None:
-        listing = _listing(str(run_dir))
-        if listing is None:
-            return None
+        return None
     h = hashlib.sha256()
     h.update(code.encode() + b"\0")
     h.update(os.path.relpath(run_dir.absolute(), site_root.absolute()).encode() + b"\0")
     h.update(listing)
     return h.hexdigest()
-
-
-def _listing(folder: str) -> bytes | None:
-    """"rel\0size\0mtime_ns\0ino\0" of each file under `folder` (_walk_files' order), or None
-    (see _stat_stamp). _walk.c makes the same bytes, faster (native_walk.py)."""
-    parts = []
-    for rel, entry in _walk_files(folder, ""):
-        try:
-            if entry.is_symlink():
-                return None
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        parts.append(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0")
-    return "".join(parts).encode()
-
-
-def _walk_files(folder: str, prefix: str):
-    """(run-relative path, DirEntry) of every file under `folder` in os.walk's order with
-    sorted names: a folder's files, then its subfolders; linked folders not entered. One
-    scandir per folder and no per-file lstat (a no-change build of 1,000 runs hashes ~110,000
-    files)."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    files, folders = [], []
-    for entry in entries:
-        try:
-            is_dir = entry.is_dir()
-        except OSError:
-            is_dir = False
-        (folders if is_dir else files).append(entry)
-    for entry in sorted(files, key=lambda e: e.name):
-        yield prefix + entry.name, entry
-    for entry in sorted(folders, key=lambda e: e.name):
-        if not entry.is_symlink():
-            yield from _walk_files(entry.path, f"{prefix}{entry.name}/")
 
 
 def check_regular_inputs(manifest, rels: list[str], site_root: Path) -> None:
