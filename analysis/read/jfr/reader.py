@@ -40,6 +40,11 @@ METADATA_TYPE = 0
 CHECKPOINT_TYPE = 1
 
 
+def _defined_in(cls, name):
+    """The class of cls's MRO that defines attribute `name`, or None."""
+    return next((c for c in cls.__mro__ if name in c.__dict__), None)
+
+
 class ChunkReader:
     """Reads chunks one after another into a Summary, keeping the last metadata (a chunk cut
     before its metadata event can still be read with the previous chunk's types).
@@ -76,16 +81,27 @@ class ChunkReader:
                 self._with_strings(handler, strings)
             self.event_plans_timed[type_id] = (name, timed, handler, listed)
             self.event_plans[type_id] = (name, untimed, handler, listed)
-        # The frequent GC and allocation events whose handler is this class's own: the walk
-        # lists them by type and they are handled a chunk's at once (_batch_*).
+        # The frequent events whose `_batch_` handler is written beside their `_on_` one (in
+        # the same class: a subclass that reads an event otherwise has its own or none): the
+        # walk lists them by type and they are handled a chunk's at once.
         self.batch_handlers = {}
         for type_id, (name, _timed, _untimed) in plan.events.items():
             short = name.split(".")[-1]
             batch = getattr(self, "_batch_" + short, None)
             if batch is not None and type_id in plan.listed and \
                     not plan.listed_strings.get(type_id) and \
-                    getattr(type(self), "_on_" + short) is getattr(ChunkReader, "_on_" + short):
+                    _defined_in(type(self), "_on_" + short) is \
+                    _defined_in(type(self), "_batch_" + short):
                 self.batch_handlers[type_id] = batch
+        # A recording's settings are ~400 events, each event type's; a handler that reads only
+        # the reported types' (the listed one: value 1 is the type id) needs no others, so the
+        # walk drops those (for a whole chunk: an unfinished one's loop reads every event's
+        # time).
+        self.keep_listed = {}
+        for type_id, plan_of in self.event_plans.items():
+            if plan_of[3] == self._on_ActiveSetting_listed and _defined_in(
+                    type(self), "_on_ActiveSetting_listed") is ChunkReader:
+                self.keep_listed[type_id] = (1, tuple(plan.setting_events))
         self.pool_plans = plan.pools
         self.pool_captures = plan.pool_captures
         self.lazy_plans = plan.lazy_pools
@@ -143,9 +159,14 @@ class ChunkReader:
             wanted |= timed
         kernels = native.get()
         walk = kernels.checkpoints(data, native.program_for(
-            md, self.pool_captures, self.listed_fields), wanted, self.batch_handlers) \
-            if kernels is not None else None
+            md, self.pool_captures, self.listed_fields), wanted, self.batch_handlers,
+            None if need_times else self.keep_listed) if kernels is not None else None
         walked, entries, listed, visits, batched = walk or ({}, None, None, None, {})
+        # The checkpoints the walk read are not visited: their entries are indexed in their
+        # order among those the loop reads (before the next of those, the rest at the end), so
+        # that of two entries of a key the later still wins.
+        walked_in_order = list(walked.items())
+        n_indexed = 0
         # With the walk the loop goes from one wanted event to the next (`hops`: where each
         # starts, then where the walk stopped), never meeting the others: a profile recording
         # holds millions of GC phase events that no report reads.
@@ -233,17 +254,9 @@ class ChunkReader:
                     if last_ticks is None or t > last_ticks:
                         last_ticks = t
             elif type_id == CHECKPOINT_TYPE:
-                indexed = walked.get(p)
-                if indexed is not None:
-                    all_keys = entries[0]
-                    for tid, first, stop in indexed:
-                        keys = all_keys[first:stop]
-                        offsets[tid].update(zip(keys, range(first, stop)))
-                        decoded = pools[tid]
-                        if decoded:
-                            for key in keys:
-                                decoded.pop(key, None)
-                    continue
+                while n_indexed < len(walked_in_order) and walked_in_order[n_indexed][0] < p:
+                    self._index_walked(walked_in_order[n_indexed][1], entries, pools, offsets)
+                    n_indexed += 1
                 try:
                     self._checkpoint(data, p, nxt, pools, offsets)
                 except DECODE_ERRORS as exc:
@@ -256,6 +269,8 @@ class ChunkReader:
                     continue
                 if last_ticks is None or t > last_ticks:
                     last_ticks = t
+        for _pos, indexed in walked_in_order[n_indexed:]:
+            self._index_walked(indexed, entries, pools, offsets)
         for type_id, rows in batched.items():
             self.batch_handlers[type_id](rows)
             if need_times:
@@ -314,6 +329,19 @@ class ChunkReader:
         return None
 
     # -- constant pools -------------------------------------------------------------------------
+    @staticmethod
+    def _index_walked(indexed, entries, pools, offsets):
+        """The entries of a checkpoint the walk read (its [(pool type id, first entry, end)])
+        indexed by key, replacing any the Python reader decoded before."""
+        all_keys = entries[0]
+        for tid, first, stop in indexed:
+            keys = all_keys[first:stop]
+            offsets[tid].update(zip(keys, range(first, stop)))
+            decoded = pools[tid]
+            if decoded:
+                for key in keys:
+                    decoded.pop(key, None)
+
     def _checkpoint(self, data, p, end, pools, offsets):
         md = self.metadata
         _start, p = read_varint(data, p)
@@ -464,6 +492,11 @@ class ChunkReader:
         for target, events in self._split(rows):
             target.gc_pauses([(start_nanos + (v[0] - start_ticks) * 1_000_000_000 // tps,
                                v[1] * 1_000_000_000 // tps) for v in events])
+
+    def _batch_ThreadPark(self, rows):
+        tps = self._clock[2]
+        for target, events in self._split(rows):
+            target.parks(sum(v[1] * 1_000_000_000 // tps for v in events), len(events))
 
     def _batch_SafepointBegin(self, rows):
         tps = self._clock[2]
