@@ -545,23 +545,30 @@ class ChunkReader:
         self.summary.jvm(as_str(v[1]), as_str(v[2]))
 
     def _stack_names(self, pools, offsets, data, entries):
-        """-> (stack(key), text(value), GCWhen's lookup): names.stack_names's."""
+        """-> (stack(key), text(value), GCWhen's lookup, truncation(key)):
+        names.stack_names's."""
         return stack_names(self.pool_plans, self.lazy_plans, pools, offsets, data, entries,
                            self._stack_keys())
 
     def _stack_keys(self):
         """The stack trace keys _resolve_samples will name (a subclass resolving more adds
         its own)."""
-        return chain.from_iterable(self._samples.values())
+        return chain.from_iterable(samples for target, samples in self._samples.items()
+                                   if target.names_methods)
 
     def _resolve_samples(self, names):
         """The chunk's execution samples and GCWhen keys resolved; `names`: _stack_names's."""
-        stack, text, when = names
+        stack, text, when, truncation = names
         for target in (self.summary, self.summary.warmup):
             if target is None:
                 continue
             samples = self._samples.get(target, {})
             for key, count in sorted(samples.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+                if not target.names_methods:
+                    truncated = truncation(key)
+                    target.samples(None if truncated is None else (), count,
+                                   truncated=bool(truncated))
+                    continue
                 resolved = stack(key)
                 if resolved is None:
                     target.samples(None, count)
