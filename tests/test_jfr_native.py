@@ -357,8 +357,9 @@ def test_the_walks_scratch_memory_is_a_forked_process_own():
 @needs_kernels
 def test_the_loop_meets_no_setting_unreported_and_no_listed_park(monkeypatch):
     """A recording's ~400 settings (every event type's) reach the Python loop only for the
-    event types the summary and the stacks report, and the folding reader's parks come a
-    chunk's at once (_batch_ThreadPark): the same summary and stacks as one event at a time."""
+    event types the summary and the stacks report, and the folding reader's parks and the
+    execution samples come a chunk's at once (_batch_*): the same summary and stacks as one
+    event at a time."""
     from analysis.derive.jvm_summary import summarize_and_fold
     from analysis.read.jfr.reader import ChunkReader
     from analysis.read.jfr.stacks import FoldingReader
@@ -372,6 +373,8 @@ def test_the_loop_meets_no_setting_unreported_and_no_listed_park(monkeypatch):
     monkeypatch.setattr(ChunkReader, "_on_ActiveSetting_listed", meeting("listed", listed))
     monkeypatch.setattr(ChunkReader, "_on_ActiveSetting", meeting("decoded", decoded))
     monkeypatch.setattr(FoldingReader, "_on_ThreadPark", meeting("park", park))
+    monkeypatch.setattr(ChunkReader, "_on_ExecutionSample",
+                        meeting("sample", ChunkReader._on_ExecutionSample))
     # a cell at 25 requests/s: its pool threads park for 40 ms between requests
     path = REPO / "runs" / "pool-vs-virtual" / "pool20" / "r25.1.jfr"
     s = summarize_jfr(path)
@@ -385,7 +388,9 @@ def test_the_loop_meets_no_setting_unreported_and_no_listed_park(monkeypatch):
     assert with_walk == summarize_and_fold(path, window=window)
     parks = with_walk[1]["jdk.ThreadPark"]["events"]
     assert parks and with_walk[0]["threads"]["park_events"] == parks
-    # with the walk: no park, and only the reported types' settings; without: all of them
+    # with the walk: no park, no execution sample and only the reported types' settings;
+    # without: all of them
     assert walked and set(walked) == {("listed", True)}
     assert met.count(("decoded", False)) > 10 * len(walked)
     assert met.count(("park", False)) > parks + with_walk[0]["warmup"]["threads"]["park_events"]
+    assert met.count(("sample", False)) >= with_walk[0]["samples"]["count"] > 0

@@ -112,6 +112,26 @@ class Program:
                          _array(_I64, [events[t][0] for t in ev_types]),
                          _array(_I64, [events[t][1] for t in ev_types]))
         self.type_ids = _view(self.c_args[5], max(self.n_types, 1), "Q")
+        self._choices: dict = {}
+
+    def choices(self, visit, batch, keep):
+        """The C arrays of a walk's visit, batch and keep (Kernels.checkpoints), made once
+        for each reader's choice (a run's recordings share a program and make the same)."""
+        key = (frozenset(visit), frozenset(batch),
+               None if not keep else tuple(sorted((t, i, tuple(v)) for t, (i, v) in keep.items())))
+        made = self._choices.get(key)
+        if made is None:
+            keep = keep or {}
+            kept = [sorted(set(keep[t][1])) if t in keep else () for t in self.ev_types]
+            made = (_array(ctypes.c_uint64, sorted(visit)),
+                    _array(_I64, [t in batch for t in self.ev_types]),
+                    _array(_I64, [keep[t][0] if t in keep else -1 for t in self.ev_types]),
+                    _array(_I64, list(accumulate(map(len, kept)))),
+                    _array(_I64, list(chain.from_iterable(kept))))
+            if len(self._choices) >= 8:
+                self._choices.clear()
+            self._choices[key] = made
+        return made
 
 
 _programs: dict = {}       # (id(metadata), kept pools) -> (metadata, Program)
@@ -309,13 +329,8 @@ class Kernels:
         if type(data) is not bytes:
             return None
         n = len(data)
-        visit_ids = _array(ctypes.c_uint64, sorted(visit))
-        batched_types = _array(_I64, [t in batch for t in program.ev_types])
-        keep = keep or {}
-        kept = [sorted(set(keep[t][1])) if t in keep else () for t in program.ev_types]
-        keep_index = _array(_I64, [keep[t][0] if t in keep else -1 for t in program.ev_types])
-        keep_ends = _array(_I64, list(accumulate(map(len, kept))))
-        keep_vals = _array(_I64, list(chain.from_iterable(kept)))
+        visit_ids, batched_types, keep_index, keep_ends, keep_vals = program.choices(
+            visit, batch, keep)
         # Room for what such chunks hold (checkpoints are a few per MB, a kept entry takes
         # two bytes or more); a chunk with more is walked again with room for all of it.
         caps = (n // 4096 + 64, n // 256 + 256, n // 16 + 1024, n // 4 + 1024,

@@ -471,6 +471,14 @@ class ChunkReader:
             split.append((s.warmup, [v for v in events if v[0] < lo]))
         return split
 
+    def _batch_ExecutionSample(self, rows):
+        for target, events in self._split(rows):
+            if events:
+                counts = self._samples.get(target)
+                if counts is None:
+                    counts = self._samples[target] = Counter()
+                counts.update([v[1] for v in events])
+
     def _batch_ObjectAllocationSample(self, rows):
         for target, events in self._split(rows):
             target.allocations(len(events), sum(v[1] for v in events))
