@@ -45,6 +45,34 @@ def _defined_in(cls, name):
     return next((c for c in cls.__mro__ if name in c.__dict__), None)
 
 
+class _Recipe:
+    """What ChunkReader._plan makes of a metadata's plan for a reader class (the same for each
+    of its readers, one a recording: made once)."""
+
+    def __init__(self, cls, plan):
+        self.events = [(type_id, name, timed, untimed, plan.listed_strings.get(type_id))
+                       for type_id, (name, timed, untimed) in plan.events.items()]
+        # The frequent events whose `_batch_` handler is written beside their `_on_` one (in
+        # the same class: a subclass that reads an event otherwise has its own or none): the
+        # walk lists them by type and they are handled a chunk's at once.
+        self.batches = []
+        for type_id, (name, _timed, _untimed) in plan.events.items():
+            short = name.split(".")[-1]
+            if hasattr(cls, "_batch_" + short) and type_id in plan.listed and \
+                    not plan.listed_strings.get(type_id) and \
+                    _defined_in(cls, "_on_" + short) is _defined_in(cls, "_batch_" + short):
+                self.batches.append((type_id, "_batch_" + short))
+        # A recording's settings are ~400 events, each event type's; the handler that reads
+        # only the reported types' (the listed one: value 1 is the type id) needs no others, so
+        # the walk drops those (for a whole chunk: an unfinished one's loop reads every event's
+        # time).
+        self.keep_listed = {}
+        if _defined_in(cls, "_on_ActiveSetting_listed") is ChunkReader:
+            for type_id, name, _timed, _untimed, strings in self.events:
+                if name == "jdk.ActiveSetting" and strings == (2, 3):
+                    self.keep_listed[type_id] = (1, tuple(plan.setting_events))
+
+
 class ChunkReader:
     """Reads chunks one after another into a Summary, keeping the last metadata (a chunk cut
     before its metadata event can still be read with the previous chunk's types).
@@ -67,41 +95,25 @@ class ChunkReader:
         if self._plan_for is md:
             return
         plan = metadata_plan(md, self.event_fields, self.settings_reported)
+        recipe = plan.recipes.get(type(self))
+        if recipe is None:
+            recipe = plan.recipes[type(self)] = _Recipe(type(self), plan)
         # Two decoders per event type: with startTime (for a chunk without its end, where the
         # latest event time is what "covered until" means) and, for whole chunks, without it
         # where the summary does not use it (one timestamp less to decode per event).
         self.event_plans = {}
         self.event_plans_timed = {}
-        for type_id, (name, timed, untimed) in plan.events.items():
+        for type_id, name, timed, untimed, strings in recipe.events:
             handler = getattr(self, "_on_" + name.split(".")[-1])
             # What takes a listed event's values (native.py): its strings are offsets.
-            strings = plan.listed_strings.get(type_id)
             listed = handler if not strings else self._on_ActiveSetting_listed \
                 if name == "jdk.ActiveSetting" and strings == (2, 3) else \
                 self._with_strings(handler, strings)
             self.event_plans_timed[type_id] = (name, timed, handler, listed)
             self.event_plans[type_id] = (name, untimed, handler, listed)
-        # The frequent events whose `_batch_` handler is written beside their `_on_` one (in
-        # the same class: a subclass that reads an event otherwise has its own or none): the
-        # walk lists them by type and they are handled a chunk's at once.
-        self.batch_handlers = {}
-        for type_id, (name, _timed, _untimed) in plan.events.items():
-            short = name.split(".")[-1]
-            batch = getattr(self, "_batch_" + short, None)
-            if batch is not None and type_id in plan.listed and \
-                    not plan.listed_strings.get(type_id) and \
-                    _defined_in(type(self), "_on_" + short) is \
-                    _defined_in(type(self), "_batch_" + short):
-                self.batch_handlers[type_id] = batch
-        # A recording's settings are ~400 events, each event type's; a handler that reads only
-        # the reported types' (the listed one: value 1 is the type id) needs no others, so the
-        # walk drops those (for a whole chunk: an unfinished one's loop reads every event's
-        # time).
-        self.keep_listed = {}
-        for type_id, plan_of in self.event_plans.items():
-            if plan_of[3] == self._on_ActiveSetting_listed and _defined_in(
-                    type(self), "_on_ActiveSetting_listed") is ChunkReader:
-                self.keep_listed[type_id] = (1, tuple(plan.setting_events))
+        self.batch_handlers = {type_id: getattr(self, batch)
+                               for type_id, batch in recipe.batches}
+        self.keep_listed = recipe.keep_listed
         self.pool_plans = plan.pools
         self.pool_captures = plan.pool_captures
         self.lazy_plans = plan.lazy_pools
