@@ -12,8 +12,9 @@
  *                       or strings (thread parks, allocation and execution samples, GC,
  *                       settings ...), which the reader hands to its handlers without decoding
  *                       them (a string as its offset: decoded only if the summary uses it);
- *                       and list where the events the reader must see start (checkpoints and
- *                       the types it reads), so that the Python loop never meets the others:
+ *                       and list where the events the reader must see start (the checkpoints
+ *                       left to it and the types it reads, but a setting of a type no summary
+ *                       reports), so that the Python loop never meets the others:
  *                       a recording's GC phase events, millions in a profile recording, are
  *                       stepped over here by their size prefix alone.
  *   lc_jfr_method_names name, once a chunk, every method the walk indexed ("pkg.Class.method",
