@@ -256,20 +256,6 @@ static int64_t search(const uint64_t *type_ids, int64_t n, uint64_t type_id)
     return lo < n && type_ids[lo] == type_id ? lo : -1;
 }
 
-/* Whether `value` is among values[0 .. n) (sorted ascending). */
-static int among(const int64_t *values, int64_t n, int64_t value)
-{
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (values[mid] < value)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && values[lo] == value;
-}
-
 static int64_t find_class(const uint64_t *type_ids, const int64_t *type_cls, int64_t n,
                           uint64_t type_id)
 {
@@ -355,7 +341,7 @@ static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_
  * and b_vals are the walk's room for them (*n_batched_out of them; cap_events each).
  * An event of a type whose ev_type_keep[t] is a value's index i (else -1) is, when its values
  * are listed and value i is not among keep_vals[keep_ends[t - 1] (0 for the first) ..
- * keep_ends[t]) (sorted), dropped: neither listed nor visited (a setting of an event type no
+ * keep_ends[t]) (its bits as uint64_t, sorted so), dropped: neither listed nor visited (a setting of an event type no
  * summary reports: its handler would do nothing with it).
  * Every checkpoint left to the Python reader and every event of the types visit_ids (sorted)
  * but those batched or dropped is listed in visit_pos[]
@@ -378,7 +364,7 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                            const uint64_t *ev_type_ids, const int64_t *ev_type_cls,
                            const int64_t *ev_type_n, const int64_t *ev_type_batch,
                            const int64_t *ev_type_keep, const int64_t *keep_ends,
-                           const int64_t *keep_vals, int64_t n_ev_types,
+                           const uint64_t *keep_vals, int64_t n_ev_types,
                            int64_t cap_events, int64_t *ev_pos, int64_t *ev_vals,
                            int64_t *b_kind, int64_t *b_vals, int64_t *b_sorted, int64_t *b_ends,
                            const uint64_t *visit_ids, int64_t n_visit_ids,
@@ -440,7 +426,8 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                 int64_t keep = ev_type_keep[t];
                 if (keep >= 0 && keep < k) {
                     int64_t first = t ? keep_ends[t - 1] : 0;
-                    dropped = !among(keep_vals + first, keep_ends[t] - first, vals[keep]);
+                    dropped = search(keep_vals + first, keep_ends[t] - first,
+                                     (uint64_t)vals[keep]) < 0;
                 }
             } else {
                 k = -1;     /* not listed: the Python reader decodes it */

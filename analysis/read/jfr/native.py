@@ -122,12 +122,14 @@ class Program:
         made = self._choices.get(key)
         if made is None:
             keep = keep or {}
-            kept = [sorted(set(keep[t][1])) if t in keep else () for t in self.ev_types]
+            # (as C compares them: a value's 64 bits unsigned)
+            kept = [sorted({v & 0xFFFF_FFFF_FFFF_FFFF for v in keep[t][1]}) if t in keep else ()
+                    for t in self.ev_types]
             made = (_array(ctypes.c_uint64, sorted(visit)),
                     _array(_I64, [t in batch for t in self.ev_types]),
                     _array(_I64, [keep[t][0] if t in keep else -1 for t in self.ev_types]),
                     _array(_I64, list(accumulate(map(len, kept)))),
-                    _array(_I64, list(chain.from_iterable(kept))))
+                    _array(ctypes.c_uint64, list(chain.from_iterable(kept))))
             if len(self._choices) >= 8:
                 self._choices.clear()
             self._choices[key] = made
@@ -300,7 +302,7 @@ class Kernels:
         lib.lc_jfr_checkpoints.argtypes = [
             ctypes.c_char_p, _I64, _i64, _i64, _i64, _i64, _I64, _u64, _i64, _I64,
             _I64, _i64, _i64, _i64, _I64, _i64, _i64, _I64, _u64, _i64, _i64, _I64, _u64,
-            _u64, _i64, _i64, _i64, _i64, _i64, _i64, _I64, _I64, _i64, _i64, _i64, _i64,
+            _u64, _i64, _i64, _i64, _i64, _i64, _u64, _I64, _I64, _i64, _i64, _i64, _i64,
             _i64, _i64, _u64, _I64, _I64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64]
         lib.lc_jfr_method_names.restype = _I64
         lib.lc_jfr_method_names.argtypes = [
