@@ -18,6 +18,7 @@ from analysis.errors import JfrError
 from analysis.derive.jvm_summary import summarize_jfr
 from analysis.read.jfr import native
 from analysis.read.jfr.metadata import ClassInfo, FieldInfo, Metadata
+from analysis.read.jfr.wire import read_varint
 from tests.conftest import REPO
 from tests.helpers import (FUZZ_CORPUS, GC, META_AT, REAL, START_TICKS, chunk, event, gc_event,
                            varint)
@@ -245,9 +246,11 @@ UNREAD = 60     # an event type no summary reads (a GC phase, say): stepped over
 
 @needs_kernels
 def test_the_python_loop_sees_only_what_the_summary_reads():
-    """The walk lists where each checkpoint and wanted event starts, so that the events no
-    summary reads (millions of GC phases in a profile recording) never reach the Python loop;
-    a batched type's events are handed over by type instead, none of them visited."""
+    """The walk lists where each wanted event starts, so that the events no summary reads
+    (millions of GC phases in a profile recording) never reach the Python loop; a batched
+    type's events are handed over by type instead, none of them visited; a checkpoint the walk
+    read is not visited (its entries are in `walked`), nor is a listed event whose kept value
+    is not among those wanted (`keep`)."""
     from analysis.read.jfr.chunks import HEADER_SIZE
     from analysis.read.jfr.metadata import metadata_for
     unread = event(UNREAD, varint(1) * 6)
@@ -260,11 +263,54 @@ def test_the_python_loop_sees_only_what_the_summary_reads():
     start = HEADER_SIZE + len(md_event)
     at = [start + sum(map(len, parts[:i])) for i in range(len(parts))]
     program = native.program_for(md, {}, {GC: (0, 4, 5)})
-    _, _, _, (visits, stop), batched = KERNELS.checkpoints(data, program, {GC})
-    assert visits.tolist() == [at[2], at[4], at[6]] and stop == len(data) and batched == {}
+    walked, _, _, (visits, stop), batched = KERNELS.checkpoints(data, program, {GC})
+    assert visits.tolist() == [at[2], at[6]] and stop == len(data) and batched == {}
+    assert list(walked) == [at[4] + 5]
     _, _, listed, (visits, stop), batched = KERNELS.checkpoints(data, program, {GC}, {GC})
-    assert visits.tolist() == [at[4]] and listed[0].tolist() == []
+    assert visits.tolist() == [] and listed[0].tolist() == []
     assert batched[GC].tolist() == [START_TICKS, 5, 3, 0, START_TICKS + 10, 6, 3, 0]
+    # keep: only the GC whose second value (sumOfPauses) is 6 or 9
+    _, _, listed, (visits, _), _ = KERNELS.checkpoints(data, program, {GC}, (),
+                                                       {GC: (1, [9, 6])})
+    assert visits.tolist() == [at[6]] and listed[0].tolist() == [at[6] + 5]
+    _, _, _, _, batched = KERNELS.checkpoints(data, program, {GC}, {GC}, {GC: (1, [5])})
+    assert batched[GC].tolist() == [START_TICKS, 5, 3, 0]
+
+
+@needs_kernels
+def test_a_checkpoint_left_to_the_python_reader_is_read_in_its_place(monkeypatch):
+    """Every other checkpoint the walk read handed to the Python reader instead (as one it
+    leaves is): the loop visits those and indexes the walk's others before and after them, in
+    the chunk's order, so the summary and the stacks are the same as without the walk."""
+    from analysis.derive.jvm_summary import summarize_and_fold
+    walk = native.Kernels.checkpoints
+    left = []
+
+    def leaving_some(self, data, program, visit=(), batch=(), keep=None):
+        walked, entries, listed, (visits, stop), batched = walk(self, data, program, visit,
+                                                                batch, keep)
+        give = {p for k, p in enumerate(walked) if k % 2}
+        left.extend(give)
+        # a checkpoint's visit is where its size prefix starts; walked is keyed by its payload
+        starts, pos = {}, 68
+        while pos < stop:
+            size, p = read_varint(data, pos)
+            starts[p + 1] = pos
+            pos += size
+        visits = sorted([*visits.tolist(), *(starts[p] for p in give)])
+        return ({p: g for p, g in walked.items() if p not in give}, entries, listed,
+                (visits, stop), batched)
+
+    s = summarize_jfr(FIXTURES / "jdk17-profile.jfr")
+    start = int(s["start_epoch_s"] * 1e9)
+    window = (start + 10**9, start + int(s["duration_s"] * 1e9) - 10**9)
+    kw = {"read": summarize_and_fold, "window": window,
+          "attribution": [(r"java\..*", "jdk"), (r".*", "rest")]}
+    with monkeypatch.context() as m:
+        m.setattr(native.Kernels, "checkpoints", leaving_some)
+        changed = both_ways(monkeypatch, FIXTURES / "jdk17-profile.jfr", **kw)[0]
+    assert left and changed == both_ways(monkeypatch, FIXTURES / "jdk17-profile.jfr", **kw)[1]
+    assert changed[0]["samples"]["count"] and changed[1]["jdk.ThreadPark"]["stacks"]
 
 
 @needs_kernels
@@ -306,3 +352,45 @@ def test_the_walks_scratch_memory_is_a_forked_process_own():
             os._exit(0)
     os.waitpid(pid, 0)
     assert scratch[0] == 1
+
+
+@needs_kernels
+def test_the_loop_meets_no_setting_unreported_and_no_listed_park(monkeypatch):
+    """A recording's ~400 settings (every event type's) reach the Python loop only for the
+    event types the summary and the stacks report, and the folding reader's parks and the
+    execution samples come a chunk's at once (_batch_*): the same summary and stacks as one
+    event at a time."""
+    from analysis.derive.jvm_summary import summarize_and_fold
+    from analysis.read.jfr.reader import ChunkReader
+    from analysis.read.jfr.stacks import FoldingReader
+    met = []
+    listed, decoded = ChunkReader._on_ActiveSetting_listed, ChunkReader._on_ActiveSetting
+    park = FoldingReader._on_ThreadPark
+
+    def meeting(what, handler):
+        return lambda self, v: met.append((what, v[1] in self.setting_events)) or \
+            handler(self, v)
+    monkeypatch.setattr(ChunkReader, "_on_ActiveSetting_listed", meeting("listed", listed))
+    monkeypatch.setattr(ChunkReader, "_on_ActiveSetting", meeting("decoded", decoded))
+    monkeypatch.setattr(FoldingReader, "_on_ThreadPark", meeting("park", park))
+    monkeypatch.setattr(ChunkReader, "_on_ExecutionSample",
+                        meeting("sample", ChunkReader._on_ExecutionSample))
+    # a cell at 25 requests/s: its pool threads park for 40 ms between requests
+    path = REPO / "runs" / "pool-vs-virtual" / "pool20" / "r25.1.jfr"
+    s = summarize_jfr(path)
+    start = int(s["start_epoch_s"] * 1e9)
+    window = (start + 5 * 10**9, start + int(s["duration_s"] * 1e9) - 10**9)
+    met.clear()
+    with_walk = summarize_and_fold(path, window=window)
+    walked = list(met)
+    met.clear()
+    monkeypatch.setattr(native, "get", lambda: None)
+    assert with_walk == summarize_and_fold(path, window=window)
+    parks = with_walk[1]["jdk.ThreadPark"]["events"]
+    assert parks and with_walk[0]["threads"]["park_events"] == parks
+    # with the walk: no park, no execution sample and only the reported types' settings;
+    # without: all of them
+    assert walked and set(walked) == {("listed", True)}
+    assert met.count(("decoded", False)) > 10 * len(walked)
+    assert met.count(("park", False)) > parks + with_walk[0]["warmup"]["threads"]["park_events"]
+    assert met.count(("sample", False)) >= with_walk[0]["samples"]["count"] > 0

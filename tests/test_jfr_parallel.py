@@ -151,8 +151,9 @@ def test_merge_knows_every_field_of_a_summary():
     # A field merge does not take in would be lost for the chunks read in a child: add it to
     # Summary.merge, then here.
     assert set(vars(Summary(window=(0, 1)))) == {
-        "attribution", "window", "warmup", "gc_count", "gc_pause_total_ns", "gc_pause_max_ns",
-        "gc_events", "phase_pauses", "heap_after_max", "heap_after_sum", "heap_after_count",
+        "attribution", "window", "names_methods", "warmup", "gc_count", "gc_pause_total_ns",
+        "gc_pause_max_ns", "gc_events", "phase_pauses", "heap_after_max", "heap_after_sum",
+        "heap_after_count",
         "_heap_pending", "safepoint_count", "safepoint_total_ns", "cpu_n", "cpu_sums",
         "allocation_weight", "allocation_events", "park_ns", "park_count", "monitor_ns",
         "monitor_count", "thresholds", "periods", "enabled", "sample_count",

@@ -155,3 +155,24 @@ def test_window_ends_in_ticks_place_every_tick_as_its_epoch_time_would(start_nan
     first = reader._first_tick_at(edge)
     for t in range(first - 3, first + 4):
         assert (reader._epoch_ns(t) >= edge) == (t >= first), t
+
+
+@pytest.mark.parametrize("system", ["pool20", "virtual"])
+def test_the_warmups_samples_are_counted_without_naming_their_stacks(system):
+    """No figure of the warm-up names a method, so its samples are counted (count, unresolved,
+    truncated stacks: the same as a window over the warm-up gives) and their stacks, half a
+    run's distinct ones, are not named."""
+    from analysis.derive.jvm_summary import summarize_and_fold
+    from analysis.read.jfr import read_jfr
+    from analysis.read.jfr.stacks import FoldingReader, FoldingSummary
+    path = DEMO / system / "r200.1.jfr"
+    window = demo_window(system, "r200.1")
+    record = read_jfr(path, None, window, summary=FoldingSummary(None, window),
+                      reader=FoldingReader)
+    assert record.warmup.sample_count > 2 and record.self_counts
+    assert not record.warmup.self_counts and not record.warmup.total_counts
+    start = int(summarize_jfr(path)["start_epoch_s"] * 1e9) - 10**9
+    before = summarize_jfr(path, window=(start, window[0]))
+    summary, _ = summarize_and_fold(path, window=window)
+    assert summary["warmup"]["samples"] == before["samples"]
+    assert summary["samples"] == summarize_jfr(path, window=window)["samples"]

@@ -12,8 +12,9 @@
  *                       or strings (thread parks, allocation and execution samples, GC,
  *                       settings ...), which the reader hands to its handlers without decoding
  *                       them (a string as its offset: decoded only if the summary uses it);
- *                       and list where the events the reader must see start (checkpoints and
- *                       the types it reads), so that the Python loop never meets the others:
+ *                       and list where the events the reader must see start (the checkpoints
+ *                       left to it and the types it reads, but a setting of a type no summary
+ *                       reports), so that the Python loop never meets the others:
  *                       a recording's GC phase events, millions in a profile recording, are
  *                       stepped over here by their size prefix alone.
  *   lc_jfr_method_names name, once a chunk, every method the walk indexed ("pkg.Class.method",
@@ -32,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LC_JFR_ABI 7
+#define LC_JFR_ABI 8
 #define HEADER_SIZE 68
 #define CHECKPOINT_TYPE 1
 #define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
@@ -338,8 +339,12 @@ static int checkpoint(Walk *w, int64_t p, const uint64_t *type_ids, const int64_
  * but in b_sorted: grouped by type, type t's (its index in ev_type_ids) b_sorted[EVENT_VALUES
  * b_ends[t - 1] (0 for the first) .. EVENT_VALUES b_ends[t]), in the order they came; b_kind
  * and b_vals are the walk's room for them (*n_batched_out of them; cap_events each).
- * Every checkpoint and every event of the types visit_ids (sorted) but those batched is listed
- * in visit_pos[]
+ * An event of a type whose ev_type_keep[t] is a value's index i (else -1) is, when its values
+ * are listed and value i is not among keep_vals[keep_ends[t - 1] (0 for the first) ..
+ * keep_ends[t]) (its bits as uint64_t, sorted so), dropped: neither listed nor visited (a setting of an event type no
+ * summary reports: its handler would do nothing with it).
+ * Every checkpoint left to the Python reader and every event of the types visit_ids (sorted)
+ * but those batched or dropped is listed in visit_pos[]
  * (where its size prefix starts), *n_visits_out of them; *stop_out is where the walk stopped:
  * len, or the event whose header is cut short or whose size is below 2 or past the data (the
  * reader reads that one's header again and words the damage).
@@ -358,7 +363,8 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                            int64_t *e_caps, int64_t cap_caps, uint64_t *caps,
                            const uint64_t *ev_type_ids, const int64_t *ev_type_cls,
                            const int64_t *ev_type_n, const int64_t *ev_type_batch,
-                           int64_t n_ev_types,
+                           const int64_t *ev_type_keep, const int64_t *keep_ends,
+                           const uint64_t *keep_vals, int64_t n_ev_types,
                            int64_t cap_events, int64_t *ev_pos, int64_t *ev_vals,
                            int64_t *b_kind, int64_t *b_vals, int64_t *b_sorted, int64_t *b_ends,
                            const uint64_t *visit_ids, int64_t n_visit_ids,
@@ -374,6 +380,9 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
     for (int64_t c = 0; c < n_classes; c++)
         if (cls_ops[c + 1] < cls_ops[c])
             return -1;
+    for (int64_t t = 0; t < n_ev_types; t++)
+        if (keep_ends[t] < (t ? keep_ends[t - 1] : 0) || ev_type_keep[t] >= EVENT_VALUES)
+            return -1;
     int64_t n_cps = 0, n_groups = 0, n_entries = 0, pos = HEADER_SIZE;
     int64_t n_caps = 0, n_events = 0, n_visits = 0, n_batched = 0;
     Walk all = {data, len, cls_ops, ops, n_classes, 0, 0, 0};
@@ -383,7 +392,7 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
     uint8_t visited[DIRECT_TYPES];
     for (int64_t i = 0; i < DIRECT_TYPES; i++) {
         ev_index[i] = -1;
-        visited[i] = i == CHECKPOINT_TYPE;
+        visited[i] = 0;
     }
     for (int64_t t = 0; t < n_ev_types; t++)
         if (ev_type_ids[t] < DIRECT_TYPES && search(ev_type_ids, n_ev_types, ev_type_ids[t]) == t)
@@ -406,7 +415,7 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
             pos = next;
             continue;
         }
-        int batched = 0;
+        int batched = 0, dropped = 0;
         if (type_id != CHECKPOINT_TYPE && n_ev_types) {
             int64_t t = type_id < DIRECT_TYPES ? ev_index[type_id]
                                                : search(ev_type_ids, n_ev_types, type_id);
@@ -414,6 +423,16 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
             int64_t vals[EVENT_VALUES];
             Walk w = {data, next, cls_ops, ops, n_classes, 0, 0, 0};
             if (k >= 0 && k <= EVENT_VALUES && !event_values(&w, ev_type_cls[t], p, vals, k)) {
+                int64_t keep = ev_type_keep[t];
+                if (keep >= 0 && keep < k) {
+                    int64_t first = t ? keep_ends[t - 1] : 0;
+                    dropped = search(keep_vals + first, keep_ends[t] - first,
+                                     (uint64_t)vals[keep]) < 0;
+                }
+            } else {
+                k = -1;     /* not listed: the Python reader decodes it */
+            }
+            if (k >= 0 && !dropped) {
                 /* a batched type's events go to their own list, by type (below) */
                 batched = ev_type_batch[t] != 0;
                 int64_t *to = batched ? b_vals : ev_vals, *count = batched ? &n_batched
@@ -429,8 +448,9 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
                 *count += 1;
             }
         }
-        if (!batched && (type_id < DIRECT_TYPES ? visited[type_id]
-                         : search(visit_ids, n_visit_ids, type_id) >= 0)) {
+        if (!batched && !dropped && type_id != CHECKPOINT_TYPE &&
+            (type_id < DIRECT_TYPES ? visited[type_id]
+                                    : search(visit_ids, n_visit_ids, type_id) >= 0)) {
             if (n_visits < cap_visits)
                 visit_pos[n_visits] = pos;
             n_visits += 1;
@@ -447,6 +467,10 @@ int64_t lc_jfr_checkpoints(const uint8_t *data, int64_t len,
             else {
                 n_groups = groups_before;
                 n_entries = entries_before;
+                /* only a checkpoint the Python reader reads is visited */
+                if (n_visits < cap_visits)
+                    visit_pos[n_visits] = pos;
+                n_visits += 1;
             }
             if (n_cps < cap_cps) {
                 cp_pos[n_cps] = p;

@@ -45,7 +45,8 @@ class _Names(dict):
 
 def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries, wanted=None):
     """-> (stack(key): (frames "pkg.Class.method" leaf first, truncated) or None when the
-    chunk has no such stack trace; text(value): a string field's text; GCWhen's lookup).
+    chunk has no such stack trace; text(value): a string field's text; GCWhen's lookup;
+    truncation(key): stack(key)'s truncated, or None, without naming its frames).
     pools, offsets: the chunk's entries by pool type id, decoded or indexed by the walk
     (ChunkReader.read); entries: the walk's arrays, or None; wanted: the stack trace keys
     that will be asked for (their methods are named in C), or None: every method."""
@@ -113,7 +114,12 @@ def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries, wanted=No
             if _INT_ONLY.issuperset(map(type, frames)) else map(method_name, frames)
         return tuple(names), trace[0] == 1
 
-    return stack, text, by_name.get("jdk.types.GCWhen", missing)
+    def truncation(key):
+        """stack(key)[1] without naming the frames; None as stack(key)."""
+        trace = traces(key) if type(key) is int else None
+        return None if trace is None else trace[0] == 1
+
+    return stack, text, by_name.get("jdk.types.GCWhen", missing), truncation
 
 
 def native_names(pool_plans, lazy_plans, pools, offsets, data, entries,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 import threading
+from itertools import accumulate, chain
 from pathlib import Path
 
 from analysis.read import native_build
@@ -33,7 +34,7 @@ from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]
-ABI = 7               # lc_jfr_abi() of the source this module was written against
+ABI = 8               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
@@ -111,6 +112,28 @@ class Program:
                          _array(_I64, [events[t][0] for t in ev_types]),
                          _array(_I64, [events[t][1] for t in ev_types]))
         self.type_ids = _view(self.c_args[5], max(self.n_types, 1), "Q")
+        self._choices: dict = {}
+
+    def choices(self, visit, batch, keep):
+        """The C arrays of a walk's visit, batch and keep (Kernels.checkpoints), made once
+        for each reader's choice (a run's recordings share a program and make the same)."""
+        key = (frozenset(visit), frozenset(batch),
+               None if not keep else tuple(sorted((t, i, tuple(v)) for t, (i, v) in keep.items())))
+        made = self._choices.get(key)
+        if made is None:
+            keep = keep or {}
+            # (as C compares them: a value's 64 bits unsigned)
+            kept = [sorted({v & 0xFFFF_FFFF_FFFF_FFFF for v in keep[t][1]}) if t in keep else ()
+                    for t in self.ev_types]
+            made = (_array(ctypes.c_uint64, sorted(visit)),
+                    _array(_I64, [t in batch for t in self.ev_types]),
+                    _array(_I64, [keep[t][0] if t in keep else -1 for t in self.ev_types]),
+                    _array(_I64, list(accumulate(map(len, kept)))),
+                    _array(ctypes.c_uint64, list(chain.from_iterable(kept))))
+            if len(self._choices) >= 8:
+                self._choices.clear()
+            self._choices[key] = made
+        return made
 
 
 _programs: dict = {}       # (id(metadata), kept pools) -> (metadata, Program)
@@ -279,15 +302,15 @@ class Kernels:
         lib.lc_jfr_checkpoints.argtypes = [
             ctypes.c_char_p, _I64, _i64, _i64, _i64, _i64, _I64, _u64, _i64, _I64,
             _I64, _i64, _i64, _i64, _I64, _i64, _i64, _I64, _u64, _i64, _i64, _I64, _u64,
-            _u64, _i64, _i64, _i64, _I64, _I64, _i64, _i64, _i64, _i64, _i64, _i64,
-            _u64, _I64, _I64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64]
+            _u64, _i64, _i64, _i64, _i64, _i64, _u64, _I64, _I64, _i64, _i64, _i64, _i64,
+            _i64, _i64, _u64, _I64, _I64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64]
         lib.lc_jfr_method_names.restype = _I64
         lib.lc_jfr_method_names.argtypes = [
             ctypes.c_char_p, _I64, _u64, _i64, _I64, _u64, _I64, _void, _I64, _void, _I64,
             _void, _I64, _void, _I64, ctypes.POINTER(ctypes.c_uint8), _I64, _u64, _i64]
         self.lib = lib
 
-    def checkpoints(self, data: bytes, program: Program, visit=(), batch=()):
+    def checkpoints(self, data: bytes, program: Program, visit=(), batch=(), keep=None):
         """The checkpoints of a chunk's `data` walked here, its events listed, and the events
         the reader must see -> (walked, entries, events, visits). walked: {payload offset:
         [(pool type id, first entry, end), ...] in the order they came}; a checkpoint left to
@@ -296,8 +319,11 @@ class Kernels:
         the first):ends[e]]. events: (offsets, values): the payload offsets of the events of
         program.events, but those left to the Python decoder and those of a type in `batch`,
         in order, and event i's values at values[EVENT_VALUES * i:] (past their number,
-        zeros). visits: (starts, stop): where each checkpoint and each event of a type id in
-        `visit` (but a batched one) starts, in order, and where the walk stopped (len(data), or
+        zeros). keep: {type id of program.events: (i, values)}: its listed events whose value i
+        is not in `values` are dropped (not listed, not visited; the reader's handler would do
+        nothing with them). visits: (starts, stop): where each checkpoint left to the Python
+        reader and each event of a type id in `visit` (but a batched or dropped one) starts, in
+        order (a walked checkpoint is in `walked`), and where the walk stopped (len(data), or
         the event whose header or size is not whole). batched: {type id in `batch`: the values
         of its listed events, EVENT_VALUES each, in their order}. Sequences are
         memoryviews of the arrays C wrote, this thread's until its next walk (_scratch): a
@@ -305,8 +331,8 @@ class Kernels:
         if type(data) is not bytes:
             return None
         n = len(data)
-        visit_ids = _array(ctypes.c_uint64, sorted(visit))
-        batched_types = _array(_I64, [t in batch for t in program.ev_types])
+        visit_ids, batched_types, keep_index, keep_ends, keep_vals = program.choices(
+            visit, batch, keep)
         # Room for what such chunks hold (checkpoints are a few per MB, a kept entry takes
         # two bytes or more); a chunk with more is walked again with room for all of it.
         caps = (n // 4096 + 64, n // 256 + 256, n // 16 + 1024, n // 4 + 1024,
@@ -332,7 +358,8 @@ class Kernels:
             n_cps = self.lib.lc_jfr_checkpoints(
                 data, n, *program.c_args, cap_cps, cp_pos, cp_status, cp_groups,
                 cap_groups, g_slot, g_end, cap_entries, e_key, e_off, e_caps, cap_caps,
-                captured, *program.c_events, batched_types, program.n_ev_types, cap_events,
+                captured, *program.c_events, batched_types, keep_index, keep_ends,
+                keep_vals, program.n_ev_types, cap_events,
                 ev_pos, ev_vals, b_kind, b_vals, b_sorted, b_ends,
                 visit_ids, len(visit), cap_visits, visit_pos,
                 *(ctypes.byref(c) for c in counts))
@@ -420,7 +447,7 @@ def _self_check(kernels: Kernels, path: Path) -> None:
                                                      program_for(md, {20: (True, ())}))
     if walked != {70: [(20, 0, 2)]} or [m.tolist() for m in entries] != [[5, 134], [78, 85],
                                                                          [1, 2], [78, 85]] \
-            or visits[0].tolist() != [68] or visits[1] != 68 + len(event):
+            or visits[0].tolist() != [] or visits[1] != 68 + len(event):
         raise RuntimeError(f"{path.name} fails its self-check")
 
 

@@ -106,6 +106,8 @@ class MetadataPlan:
         self.first_field_is_start_time = {
             c.type_id for c in md.classes.values()
             if c.fields and c.fields[0].name == "startTime" and c.super_type == "jdk.jfr.Event"}
+        # Reader class -> what its readers make of this plan (reader.py: _Recipe).
+        self.recipes: dict = {}
 
 
 # (id(metadata), the events and settings read) -> (metadata, its plan)

@@ -40,6 +40,39 @@ METADATA_TYPE = 0
 CHECKPOINT_TYPE = 1
 
 
+def _defined_in(cls, name):
+    """The class of cls's MRO that defines attribute `name`, or None."""
+    return next((c for c in cls.__mro__ if name in c.__dict__), None)
+
+
+class _Recipe:
+    """What ChunkReader._plan makes of a metadata's plan for a reader class (the same for each
+    of its readers, one a recording: made once)."""
+
+    def __init__(self, cls, plan):
+        self.events = [(type_id, name, timed, untimed, plan.listed_strings.get(type_id))
+                       for type_id, (name, timed, untimed) in plan.events.items()]
+        # The frequent events whose `_batch_` handler is written beside their `_on_` one (in
+        # the same class: a subclass that reads an event otherwise has its own or none): the
+        # walk lists them by type and they are handled a chunk's at once.
+        self.batches = []
+        for type_id, (name, _timed, _untimed) in plan.events.items():
+            short = name.split(".")[-1]
+            if hasattr(cls, "_batch_" + short) and type_id in plan.listed and \
+                    not plan.listed_strings.get(type_id) and \
+                    _defined_in(cls, "_on_" + short) is _defined_in(cls, "_batch_" + short):
+                self.batches.append((type_id, "_batch_" + short))
+        # A recording's settings are ~400 events, each event type's; the handler that reads
+        # only the reported types' (the listed one: value 1 is the type id) needs no others, so
+        # the walk drops those (for a whole chunk: an unfinished one's loop reads every event's
+        # time).
+        self.keep_listed = {}
+        if _defined_in(cls, "_on_ActiveSetting_listed") is ChunkReader:
+            for type_id, name, _timed, _untimed, strings in self.events:
+                if name == "jdk.ActiveSetting" and strings == (2, 3):
+                    self.keep_listed[type_id] = (1, tuple(plan.setting_events))
+
+
 class ChunkReader:
     """Reads chunks one after another into a Summary, keeping the last metadata (a chunk cut
     before its metadata event can still be read with the previous chunk's types).
@@ -62,30 +95,25 @@ class ChunkReader:
         if self._plan_for is md:
             return
         plan = metadata_plan(md, self.event_fields, self.settings_reported)
+        recipe = plan.recipes.get(type(self))
+        if recipe is None:
+            recipe = plan.recipes[type(self)] = _Recipe(type(self), plan)
         # Two decoders per event type: with startTime (for a chunk without its end, where the
         # latest event time is what "covered until" means) and, for whole chunks, without it
         # where the summary does not use it (one timestamp less to decode per event).
         self.event_plans = {}
         self.event_plans_timed = {}
-        for type_id, (name, timed, untimed) in plan.events.items():
+        for type_id, name, timed, untimed, strings in recipe.events:
             handler = getattr(self, "_on_" + name.split(".")[-1])
             # What takes a listed event's values (native.py): its strings are offsets.
-            strings = plan.listed_strings.get(type_id)
             listed = handler if not strings else self._on_ActiveSetting_listed \
                 if name == "jdk.ActiveSetting" and strings == (2, 3) else \
                 self._with_strings(handler, strings)
             self.event_plans_timed[type_id] = (name, timed, handler, listed)
             self.event_plans[type_id] = (name, untimed, handler, listed)
-        # The frequent GC and allocation events whose handler is this class's own: the walk
-        # lists them by type and they are handled a chunk's at once (_batch_*).
-        self.batch_handlers = {}
-        for type_id, (name, _timed, _untimed) in plan.events.items():
-            short = name.split(".")[-1]
-            batch = getattr(self, "_batch_" + short, None)
-            if batch is not None and type_id in plan.listed and \
-                    not plan.listed_strings.get(type_id) and \
-                    getattr(type(self), "_on_" + short) is getattr(ChunkReader, "_on_" + short):
-                self.batch_handlers[type_id] = batch
+        self.batch_handlers = {type_id: getattr(self, batch)
+                               for type_id, batch in recipe.batches}
+        self.keep_listed = recipe.keep_listed
         self.pool_plans = plan.pools
         self.pool_captures = plan.pool_captures
         self.lazy_plans = plan.lazy_pools
@@ -143,9 +171,14 @@ class ChunkReader:
             wanted |= timed
         kernels = native.get()
         walk = kernels.checkpoints(data, native.program_for(
-            md, self.pool_captures, self.listed_fields), wanted, self.batch_handlers) \
-            if kernels is not None else None
+            md, self.pool_captures, self.listed_fields), wanted, self.batch_handlers,
+            None if need_times else self.keep_listed) if kernels is not None else None
         walked, entries, listed, visits, batched = walk or ({}, None, None, None, {})
+        # The checkpoints the walk read are not visited: their entries are indexed in their
+        # order among those the loop reads (before the next of those, the rest at the end), so
+        # that of two entries of a key the later still wins.
+        walked_in_order = list(walked.items())
+        n_indexed = 0
         # With the walk the loop goes from one wanted event to the next (`hops`: where each
         # starts, then where the walk stopped), never meeting the others: a profile recording
         # holds millions of GC phase events that no report reads.
@@ -233,17 +266,9 @@ class ChunkReader:
                     if last_ticks is None or t > last_ticks:
                         last_ticks = t
             elif type_id == CHECKPOINT_TYPE:
-                indexed = walked.get(p)
-                if indexed is not None:
-                    all_keys = entries[0]
-                    for tid, first, stop in indexed:
-                        keys = all_keys[first:stop]
-                        offsets[tid].update(zip(keys, range(first, stop)))
-                        decoded = pools[tid]
-                        if decoded:
-                            for key in keys:
-                                decoded.pop(key, None)
-                    continue
+                while n_indexed < len(walked_in_order) and walked_in_order[n_indexed][0] < p:
+                    self._index_walked(walked_in_order[n_indexed][1], entries, pools, offsets)
+                    n_indexed += 1
                 try:
                     self._checkpoint(data, p, nxt, pools, offsets)
                 except DECODE_ERRORS as exc:
@@ -256,6 +281,8 @@ class ChunkReader:
                     continue
                 if last_ticks is None or t > last_ticks:
                     last_ticks = t
+        for _pos, indexed in walked_in_order[n_indexed:]:
+            self._index_walked(indexed, entries, pools, offsets)
         for type_id, rows in batched.items():
             self.batch_handlers[type_id](rows)
             if need_times:
@@ -314,6 +341,19 @@ class ChunkReader:
         return None
 
     # -- constant pools -------------------------------------------------------------------------
+    @staticmethod
+    def _index_walked(indexed, entries, pools, offsets):
+        """The entries of a checkpoint the walk read (its [(pool type id, first entry, end)])
+        indexed by key, replacing any the Python reader decoded before."""
+        all_keys = entries[0]
+        for tid, first, stop in indexed:
+            keys = all_keys[first:stop]
+            offsets[tid].update(zip(keys, range(first, stop)))
+            decoded = pools[tid]
+            if decoded:
+                for key in keys:
+                    decoded.pop(key, None)
+
     def _checkpoint(self, data, p, end, pools, offsets):
         md = self.metadata
         _start, p = read_varint(data, p)
@@ -443,6 +483,14 @@ class ChunkReader:
             split.append((s.warmup, [v for v in events if v[0] < lo]))
         return split
 
+    def _batch_ExecutionSample(self, rows):
+        for target, events in self._split(rows):
+            if events:
+                counts = self._samples.get(target)
+                if counts is None:
+                    counts = self._samples[target] = Counter()
+                counts.update([v[1] for v in events])
+
     def _batch_ObjectAllocationSample(self, rows):
         for target, events in self._split(rows):
             target.allocations(len(events), sum(v[1] for v in events))
@@ -464,6 +512,11 @@ class ChunkReader:
         for target, events in self._split(rows):
             target.gc_pauses([(start_nanos + (v[0] - start_ticks) * 1_000_000_000 // tps,
                                v[1] * 1_000_000_000 // tps) for v in events])
+
+    def _batch_ThreadPark(self, rows):
+        tps = self._clock[2]
+        for target, events in self._split(rows):
+            target.parks(sum(v[1] * 1_000_000_000 // tps for v in events), len(events))
 
     def _batch_SafepointBegin(self, rows):
         tps = self._clock[2]
@@ -512,23 +565,30 @@ class ChunkReader:
         self.summary.jvm(as_str(v[1]), as_str(v[2]))
 
     def _stack_names(self, pools, offsets, data, entries):
-        """-> (stack(key), text(value), GCWhen's lookup): names.stack_names's."""
+        """-> (stack(key), text(value), GCWhen's lookup, truncation(key)):
+        names.stack_names's."""
         return stack_names(self.pool_plans, self.lazy_plans, pools, offsets, data, entries,
                            self._stack_keys())
 
     def _stack_keys(self):
         """The stack trace keys _resolve_samples will name (a subclass resolving more adds
         its own)."""
-        return chain.from_iterable(self._samples.values())
+        return chain.from_iterable(samples for target, samples in self._samples.items()
+                                   if target.names_methods)
 
     def _resolve_samples(self, names):
         """The chunk's execution samples and GCWhen keys resolved; `names`: _stack_names's."""
-        stack, text, when = names
+        stack, text, when, truncation = names
         for target in (self.summary, self.summary.warmup):
             if target is None:
                 continue
             samples = self._samples.get(target, {})
             for key, count in sorted(samples.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+                if not target.names_methods:
+                    truncated = truncation(key)
+                    target.samples(None if truncated is None else (), count,
+                                   truncated=bool(truncated))
+                    continue
                 resolved = stack(key)
                 if resolved is None:
                     target.samples(None, count)

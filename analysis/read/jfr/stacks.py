@@ -259,6 +259,22 @@ class FoldingReader(ChunkReader):
         tally[0] += d * 1_000_000_000 // self._clock[2] if type(d) is int else 0
         tally[1] += 1
 
+    def _batch_ThreadPark(self, rows):
+        """_on_ThreadPark of a chunk's parks the walk listed (ChunkReader._batch_*)."""
+        tps = self._clock[2]
+        for target, events in self._split(rows):
+            if target is not self.summary:      # the warm-up's: summed, their stacks not kept
+                self._warmup_parks[0] += sum(v[1] * 1_000_000_000 // tps for v in events)
+                self._warmup_parks[1] += len(events)
+                continue
+            parks = self._parks
+            for _t, d, key, _ in events:
+                tally = parks.get(key)
+                if tally is None:
+                    tally = parks[key] = [0, 0]
+                tally[0] += d * 1_000_000_000 // tps
+                tally[1] += 1
+
     def _on_JavaMonitorEnter(self, v):
         if super()._on_JavaMonitorEnter(v) is self.summary:
             self._tally("jdk.JavaMonitorEnter", v[2], self._span_ns(v[1]))

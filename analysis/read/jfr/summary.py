@@ -89,12 +89,16 @@ WARNINGS_KEPT = 20
 
 class Summary:
     def __init__(self, attribution: list[tuple[str, str]] | None = None,
-                 window: tuple[int, int] | None = None):
+                 window: tuple[int, int] | None = None, names_methods: bool = True):
         self.attribution = [(re.compile(p), label) for p, label in (attribution or [])]
         # (start, end) epoch ns: count only events that start in [start, end); the ones before
         # go to `warmup`, the ones after (the drain) nowhere.
         self.window = window
-        self.warmup = Summary() if window is not None else None
+        # No figure of the warm-up names a method (derive/jvm_summary.py's WARMUP_KEYS): its
+        # samples are counted, and their stacks not named (the start-up's stacks are half a
+        # run's distinct ones).
+        self.names_methods = names_methods
+        self.warmup = Summary(names_methods=False) if window is not None else None
         self.gc_count = 0
         self.gc_pause_total_ns = 0
         self.gc_pause_max_ns = 0
@@ -376,6 +380,8 @@ class Summary:
             return
         if truncated:
             self.samples_truncated += count
+        if not self.names_methods:
+            return
         if frames:
             self.self_counts[frames[0]] += count
         for m in set(frames):
