@@ -37,37 +37,46 @@ def test_settle_outside_a_worker_freezes_nothing():
 
 
 
+
 class _Node:
     """A cycle's member, weakly referable."""
 
 
-def _collections_during_a_task() -> tuple[bool, bool, bool]:
-    """(collector on during the task, its garbage cycle left until the next task's settle,
-    freed by it)"""
+def _collections_during_a_task(new_containers: int) -> tuple[int, bool]:
+    """(young collections while a task makes `new_containers` containers, the task's garbage
+    cycle freed by the next task's settle)"""
     workers.settle()
-    enabled = gc.isenabled()
-    node = _Node()
-    node.self = node
-    ref = weakref.ref(node)
-    del node
-    kept = [[] for _ in range(20_000)]   # more new containers than a collection waits for
-    left = ref() is not None
-    del kept
+    young = []
+    count = lambda phase, info: young.append(1) if phase == "start" and info["generation"] == 0 \
+        else None
+    gc.callbacks.append(count)
+    try:
+        node = _Node()
+        node.self = node
+        ref = weakref.ref(node)
+        del node
+        kept = [[] for _ in range(new_containers)]
+        del kept
+    finally:
+        gc.callbacks.remove(count)
     workers.settle()
-    return enabled, left, ref() is None
+    return len(young), ref() is None
 
 
-def test_a_pool_worker_collects_between_tasks_not_during_them():
+def test_a_pool_worker_collects_young_objects_10_times_less_often():
     pool = workers.pool(1)
     try:
-        enabled, left, freed = pool.submit(_collections_during_a_task).result(timeout=60)
+        few, freed = pool.submit(_collections_during_a_task, 5_000).result(timeout=60)
+        many, _ = pool.submit(_collections_during_a_task, 50_000).result(timeout=60)
     finally:
         workers.stop(pool)
         pool.shutdown(wait=False)
         gc.unfreeze()
-    assert not enabled and left and freed
+    assert few == 0 and freed       # (CPython's default: a collection every 700)
+    assert 1 <= many <= 50_000 // workers.YOUNG_COLLECTION_EVERY + 1    # but it collects
 
 
-def test_settle_outside_a_worker_leaves_the_collector_on():
-    enabled, _, freed = _collections_during_a_task()
-    assert enabled and freed and gc.isenabled()
+def test_settle_outside_a_worker_leaves_the_collector_as_it_is():
+    threshold = gc.get_threshold()
+    young, _ = _collections_during_a_task(5_000)
+    assert young >= 5_000 // threshold[0] - 1 and gc.get_threshold() == threshold
