@@ -3,6 +3,7 @@ PNG are made), and render_job's files: byte-identical SVG and PNG without volati
 the same whatever was drawn before in the process, the phone variant readable."""
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import re
@@ -297,3 +298,13 @@ def test_charts_of_one_shape_are_redrawn_on_the_artists_with_the_same_bytes(tmp_
         assert render.render_job(job, str(tmp_path)) == []
     assert len(cleared) == 3
     assert (tmp_path / jobs[1]["png"]).read_bytes() == fresh[jobs[1]["png"]]
+    # what errorbar or scatter would refuse or mask is drawn fresh, so their errors stay
+    g = chartlayout.geometry(plot)
+    assert png_redraw.shape(plot, g) is not None
+    for spoil in (lambda p: p.bars[0].hi.__setitem__(0, p.bars[0].lo[0] - 1.0),
+                  lambda p: p.bars[0].lo.append(1.0),
+                  lambda p: next(s for s in p.series
+                                 if png_redraw._drawn_as(s) == "markers").ys.__setitem__(0, None)):
+        spoilt = copy.deepcopy(plot)
+        spoil(spoilt)
+        assert png_redraw.shape(spoilt, g) is None

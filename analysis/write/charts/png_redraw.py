@@ -58,8 +58,12 @@ def shape(plot, g) -> tuple | None:
     if plot.bands or plot.notes or g.remarks:
         return None
     for s in plot.series:
-        if _drawn_as(s) == "markers" and (
+        if len(s.xs) != len(s.ys) or _drawn_as(s) == "markers" and (
                 s.edges or not all(finite(x) and finite(y) for x, y in zip(s.xs, s.ys))):
+            return None
+    for b in plot.bars:
+        # (what errorbar refuses is left to it, on a cleared figure: its error is the build's)
+        if not len(b.xs) == len(b.lo) == len(b.hi) or any(h - lo < 0 for lo, h in zip(b.lo, b.hi)):
             return None
     legend = None
     if g.legend:
