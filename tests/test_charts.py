@@ -3,13 +3,15 @@ PNG are made), and render_job's files: byte-identical SVG and PNG without volati
 the same whatever was drawn before in the process, the phone variant readable."""
 from __future__ import annotations
 
+import copy
 import hashlib
+import os
 import re
 
 import pytest
 
-from analysis.write.charts import chartlayout, plots, render, run_jobs, svgcharts, svgdraw
-from tests.helpers import spectrum_curves, varied_jobs
+from analysis.write.charts import chartlayout, plots, png_redraw, render, run_jobs, svgcharts, svgdraw
+from tests.helpers import REPO, spectrum_curves, varied_jobs
 
 pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it)
 
@@ -245,3 +247,64 @@ def test_phone_variant_text_is_at_least_9_css_px_at_390_px(tmp_path, kind):
     # drawn again: the same bytes
     render.render_job(job, str(tmp_path / "again"))
     assert (tmp_path / "again" / "c-narrow.svg").read_text() == narrow
+
+
+def _scaled(value, k: float):
+    """A chart job's data with every number times k: the same chart's shape, other numbers."""
+    if isinstance(value, dict):
+        return {key: _scaled(v, k) for key, v in value.items()}
+    if isinstance(value, list):
+        return [_scaled(v, k) for v in value]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    return int(value * k) if isinstance(value, int) else value * k
+
+
+def test_charts_of_one_shape_are_redrawn_on_the_artists_with_the_same_bytes(tmp_path,
+                                                                            monkeypatch):
+    """A run's og:image (error bars, lines, markers alone, a rule, an inside legend) and the
+    same chart with other numbers, one after the other: drawn on the artists of the chart
+    before (png_redraw: the figure cleared once), each PNG equal to a fresh figure's."""
+    import shutil
+    from analysis.pipeline.stages import analyse_task
+    runs = tmp_path / "runs"
+    shutil.copytree(REPO / "runs" / "pool-vs-virtual", runs / "pool-vs-virtual",
+                    copy_function=os.link)
+    result = analyse_task(str(runs / "pool-vs-virtual"), str(runs), str(tmp_path), False)
+    og = next(j for j in result["chart_jobs"] if j["png"])
+    jobs = [{**og, "data": _scaled(og["data"], k), "png": f"og{i}.png", "svg": f"og{i}.svg",
+             "narrow_svg": None} for i, k in enumerate((1.0, 1.7, 0.4, 3.0))]
+    plot = svgcharts.BUILDERS[og["kind"]](og["data"])
+    assert plot.bars and plot.rules and plot.entries and \
+        {png_redraw._drawn_as(s) for s in plot.series} == {"line", "markers"}
+    fresh = {}
+    for job in jobs:
+        fig, ax = render.new_figure()
+        render.draw_chart(fig, ax, job)
+        render.save_figure(fig, None, tmp_path / "fresh.png")
+        fresh[job["png"]] = (tmp_path / "fresh.png").read_bytes()
+    assert len(set(fresh.values())) == len(jobs)     # (other numbers: other pixels)
+    cleared = []
+    clear = render._reused_figure
+    monkeypatch.setattr(render, "_reused_figure", lambda: cleared.append(1) or clear())
+    render._REUSED.clear()
+    for job in jobs + jobs[::-1]:
+        assert render.render_job(job, str(tmp_path)) == []
+        assert (tmp_path / job["png"]).read_bytes() == fresh[job["png"]], job["png"]
+    assert len(cleared) == 1
+    # a chart of another shape is drawn on the cleared figure, and the next one again
+    other = varied_jobs()[1]
+    for job in (other, jobs[1]):
+        assert render.render_job(job, str(tmp_path)) == []
+    assert len(cleared) == 3
+    assert (tmp_path / jobs[1]["png"]).read_bytes() == fresh[jobs[1]["png"]]
+    # what errorbar or scatter would refuse or mask is drawn fresh, so their errors stay
+    g = chartlayout.geometry(plot)
+    assert png_redraw.shape(plot, g) is not None
+    for spoil in (lambda p: p.bars[0].hi.__setitem__(0, p.bars[0].lo[0] - 1.0),
+                  lambda p: p.bars[0].lo.append(1.0),
+                  lambda p: next(s for s in p.series
+                                 if png_redraw._drawn_as(s) == "markers").ys.__setitem__(0, None)):
+        spoilt = copy.deepcopy(plot)
+        spoil(spoilt)
+        assert png_redraw.shape(spoilt, g) is None

@@ -41,3 +41,31 @@ def test_a_narrow_title_is_whole_on_several_lines():
     import re
     lines = re.findall(r'style="font-size: 15px; text-anchor: middle">([^<]*)<', svg)
     assert len(lines) >= 2 and " ".join(lines) == title
+
+
+def test_the_top_frames_are_those_of_every_frames_shares():
+    """A profile's top frames and their total shares, against every frame's shares counted
+    the plain way (a frame's total: the weight of every stack it is in), on generated stacks
+    with recursion, ties and frames that end no stack."""
+    import random
+    rng = random.Random(36)
+    frames = [f"f{i}" for i in range(40)]
+    for weights in (lambda: rng.randint(1, 5), lambda: rng.random() * 1e6):
+        stacks = {}
+        for _ in range(300):
+            stack = ("main",) + tuple(rng.choice(frames) for _ in range(rng.randint(0, 12)))
+            stacks[stack] = stacks.get(stack, 0) + weights()
+        total = sum(stacks.values())
+        shares = {}
+        for f in {f for s in stacks for f in s}:
+            own = sum(w for s, w in stacks.items() if s[-1] == f)
+            through = 0
+            for s, w in stacks.items():
+                if f in s:
+                    through += w
+            shares[f] = (own / total, through / total)
+        expected = sorted(((f, s, t) for f, (s, t) in shares.items() if s > 0),
+                          key=lambda x: (-x[1], x[0]))
+        for n in (1, 10, 100):
+            got = [(f.name, f.self_share, f.total_share) for f in top_frames(stacks, n)]
+            assert got == expected[:n]

@@ -33,34 +33,38 @@ class FrameChange:
         return self.self_b - self.self_a
 
 
-def frame_shares(stacks: dict) -> dict[str, tuple[float, float]]:
-    """{frame: (self share, total share)} of every frame of the profile."""
+def self_shares(stacks: dict) -> dict[str, float]:
+    """{frame: self share} of every frame that ends some stack."""
     total = sum(stacks.values())
     if not total:
         return {}
     own: dict[str, int] = {}
-    through: dict[str, int] = {}
     for stack, weight in stacks.items():
-        if not stack:
-            continue
-        own[stack[-1]] = own.get(stack[-1], 0) + weight
-        for frame in set(stack):
-            through[frame] = through.get(frame, 0) + weight
-    return {f: (own.get(f, 0) / total, w / total) for f, w in through.items()}
+        if stack:
+            own[stack[-1]] = own.get(stack[-1], 0) + weight
+    return {f: w / total for f, w in own.items()}
 
 
 def top_frames(stacks: dict, n: int = TOP_FRAMES) -> list[FrameShare]:
     """The n frames of largest self share (ties by name, so the list is stable)."""
-    shares = frame_shares(stacks)
-    ranked = sorted(shares.items(), key=lambda kv: (-kv[1][0], kv[0]))
-    return [FrameShare(f, s, t) for f, (s, t) in ranked[:n] if s > 0]
+    ranked = sorted(((f, s) for f, s in self_shares(stacks).items() if s > 0),
+                    key=lambda fs: (-fs[1], fs[0]))[:n]
+    # Total shares only for the listed frames (a profile has hundreds of frames, and a set of
+    # every stack's frames was most of a run's top tables): the same sums, in the same order.
+    through = dict.fromkeys((f for f, _ in ranked), 0)
+    for stack, weight in stacks.items():
+        for frame in through:
+            if frame in stack:
+                through[frame] += weight
+    total = sum(stacks.values())
+    return [FrameShare(f, s, through[f] / total) for f, s in ranked]
 
 
 def top_changes(base: dict, stacks: dict, n: int = TOP_FRAMES) -> list[FrameChange]:
     """The n frames whose self share changed most from A (`base`) to B (`stacks`), either
     way (ties by name)."""
-    a, b = frame_shares(base), frame_shares(stacks)
-    changes = [FrameChange(f, a.get(f, (0.0, 0.0))[0], b.get(f, (0.0, 0.0))[0])
+    a, b = self_shares(base), self_shares(stacks)
+    changes = [FrameChange(f, a.get(f, 0.0), b.get(f, 0.0))
                for f in sorted(set(a) | set(b))]
     changes = [c for c in changes if c.change != 0]
     changes.sort(key=lambda c: (-abs(c.change), c.name))

@@ -2,7 +2,7 @@
 chart_task for one run, with this checkout's code and, optionally, an older commit's.
 
     .venv/bin/python bench/perf/run_cost.py [--run runs/pool-vs-virtual] [--before main]
-        [--repeat 3]
+        [--repeat 3] [--reverse]
 
 A full build of N runs is N x (analyse_task + chart_task) spread over the worker processes, each
 of which imports the code once and then takes run after run. So each measurement is one fresh
@@ -30,8 +30,9 @@ work shares the cores):
 The process is set up as a build's worker is: what the imports made is frozen (gc.freeze, as
 workers.pool does before forking), and where the tree has workers.IN_WORKER it is set (its
 tasks then settle the garbage collector first, workers.settle).
-The code trees run interleaved, --repeat times each; the best (least disturbed) CPU time is
-printed with the 1-minute load average read just before that measurement.
+The code trees run interleaved, --repeat times each (the older tree first in each turn;
+--reverse: this checkout first); the best (least disturbed) CPU time is printed with the
+1-minute load average read just before that measurement.
 """
 from __future__ import annotations
 
@@ -173,6 +174,8 @@ def main() -> int:
     ap.add_argument("--before", help="a commit to compare with (its analysis/ is exported)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true", help="print every measurement as JSON")
+    ap.add_argument("--reverse", action="store_true",
+                    help="this checkout first in each turn (the other order of --before)")
     args = ap.parse_args()
     if not (args.run / "run.yml").is_file():
         print(f"error: {args.run}: no run.yml (give a run folder)", file=sys.stderr)
@@ -187,8 +190,9 @@ def main() -> int:
         for name in names:
             shutil.copytree(args.run.resolve(), runs_root / name, copy_function=os.link)
         results: dict[str, list[dict]] = {label: [] for label in trees}
+        order = list(trees.items())[::-1] if args.reverse else list(trees.items())
         for _ in range(args.repeat):   # interleaved: load from elsewhere hits every tree alike
-            for label, code in trees.items():
+            for label, code in order:
                 results[label].append(measure(code, runs_root, names, tmp))
     if args.json:
         print(json.dumps(results, indent=1))

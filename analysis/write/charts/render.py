@@ -34,7 +34,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
-from analysis.write.charts import chartlayout, svgcharts  # noqa: E402
+from analysis.write.charts import chartlayout, png_redraw, svgcharts  # noqa: E402
 from analysis.write.charts.chartlayout import figure_size_in  # noqa: E402
 from analysis.write.charts.png_text import TextBitmapCanvas  # noqa: E402
 from analysis.write.charts.run_jobs import CHART_KINDS, CORPUS_CHART_KINDS  # noqa: E402
@@ -133,6 +133,7 @@ def _reused_figure():
             _REUSED.append((fig, ax))
             return fig, ax
         fig, ax = _REUSED[0]
+        png_redraw.forget()
         ax.cla()
         # cla() leaves the data limits of the last chart; an axhline (updates y only) would
         # then inherit the previous chart's x range.
@@ -178,12 +179,16 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
         atomic.write_text(root / job["narrow_svg"], render_svg(plot, narrow=True))
     if png is None:
         return
-    fig, ax = _reused_figure()
+    g = chartlayout.geometry(plot)
     try:
-        _draw_plot(fig, ax, plot)
-        _write_figure(fig, None, png)
+        # a chart of the last one's shape (the og:image of run after run): its artists reused
+        if not (_REUSED and png_redraw.redraw(*_REUSED[0], plot, g)):
+            fig, ax = _reused_figure()
+            png_redraw.remember(fig, plot, g, _draw_plot(fig, ax, plot, g))
+        _write_figure(_REUSED[0][0], None, png)
     except BaseException:
         _REUSED.clear()  # half-drawn: start the next chart on a new figure
+        png_redraw.forget()
         raise
 
 
@@ -194,28 +199,31 @@ def draw_chart(fig, ax, job: dict[str, Any]) -> None:
     _draw_plot(fig, ax, svgcharts.BUILDERS[job["kind"]](job["data"]))
 
 
-def _draw_plot(fig, ax, plot) -> None:
-    g = chartlayout.geometry(plot)
+def _draw_plot(fig, ax, plot, g=None) -> png_redraw.Drawn:
+    """`plot` on a cleared figure, laid out by `g` (its chartlayout.geometry); returns the
+    artists made, for png_redraw."""
+    g = g or chartlayout.geometry(plot)
     fig.set_size_inches(figure_size_in(plot))    # inches as pixel_sizes has them
     x0, y0, x1, y1 = g.box
     fig.subplots_adjust(left=x0 / g.width, right=x1 / g.width, top=1 - y0 / g.height,
                         bottom=1 - y1 / g.height)
     with plt.rc_context(STYLE):
         mark_plot_area(ax)
-        _draw_content(ax, plot, g.xlim, g.ylim, g.xticks, g.yticks)
+        rules, bars, series = _draw_content(ax, plot, g.xlim, g.ylim, g.xticks, g.yticks)
         # the rules' labels where the SVG has them (chartlayout.rule_labels, in points from
         # the figure's top left)
         sx = chartlayout.Scale(plot.x.scale, *g.xlim, x0, x1)
-        for x, y, anchor, text in chartlayout.rule_labels(plot, g.box, sx):
-            ax.text(x / g.width, 1 - y / g.height, text, transform=fig.transFigure,
-                    ha="left" if anchor == "start" else "right", va="baseline",
-                    fontsize=chartlayout.RULE_LABEL_PT)
+        labels = [ax.text(x / g.width, 1 - y / g.height, text, transform=fig.transFigure,
+                          ha="left" if anchor == "start" else "right", va="baseline",
+                          fontsize=chartlayout.RULE_LABEL_PT)
+                  for x, y, anchor, text in chartlayout.rule_labels(plot, g.box, sx)]
         if g.remarks:
             _draw_remarks(fig, ax, g)
         if plot.title:
             ax.set_title(plot.title, y=1.0, pad=6)
         ax.set_xlabel(plot.x.label)
         ax.set_ylabel(plot.y.label)
+        legend = None
         if g.legend:
             kind, lx, ly, size, cols, _, _ = g.legend
             anchor = ((lx - x0) / (x1 - x0), (y1 - ly) / (y1 - y0))   # top-left, axes fraction
@@ -223,6 +231,7 @@ def _draw_plot(fig, ax, plot) -> None:
                                bbox_to_anchor=anchor, borderaxespad=0, ncol=cols, fontsize=size,
                                framealpha=0.85, frameon=kind == "inside")
             mark_legend(legend, inside=kind == "inside")
+    return png_redraw.Drawn(rules, bars, series, labels, legend)
 
 
 def _draw_remarks(fig, ax, g) -> None:
@@ -238,9 +247,9 @@ def _draw_remarks(fig, ax, g) -> None:
                 ha="left", va="baseline", fontsize=size, zorder=6)
 
 
-def _draw_content(ax, plot, xlim, ylim, xticks, yticks) -> None:
+def _draw_content(ax, plot, xlim, ylim, xticks, yticks) -> tuple[list, list, list]:
     """A Plot's bands, rules, bars, series and notes on `ax`, with the given ranges and
-    ticks."""
+    ticks; returns the artists of its rules, bars and series (png_redraw.Drawn's)."""
     ax.set_xscale(plot.x.scale)
     ax.set_yscale(plot.y.scale)
     ax.set_xlim(*xlim)
@@ -252,29 +261,35 @@ def _draw_content(ax, plot, xlim, ylim, xticks, yticks) -> None:
         axis.set_major_formatter(FuncFormatter(lambda v, _pos, fmt=fmt: fmt(v)))
     for b in plot.bands:
         ax.axvspan(b.x0, b.x1, color=b.color, alpha=b.alpha, linewidth=0)
+    rules, bars, series = [], [], []
     for r in plot.rules:
         line = _line_kwargs(r.style)
         if r.vertical:
-            ax.axvline(r.at, ymin=r.span[0], ymax=r.span[1], **line)
+            rules.append(ax.axvline(r.at, ymin=r.span[0], ymax=r.span[1], **line))
         else:
-            ax.axhline(r.at, xmin=r.span[0], xmax=r.span[1], **line)
+            rules.append(ax.axhline(r.at, xmin=r.span[0], xmax=r.span[1], **line))
     for b in plot.bars:
-        ax.errorbar(b.xs, b.lo, yerr=[[0.0] * len(b.lo), [h - lo for lo, h in zip(b.lo, b.hi)]],
-                    fmt="none", ecolor=b.color, elinewidth=b.width, capsize=b.cap)
+        bars.append(ax.errorbar(b.xs, b.lo, yerr=[[0.0] * len(b.lo),
+                                                  [h - lo for lo, h in zip(b.lo, b.hi)]],
+                                fmt="none", ecolor=b.color, elinewidth=b.width, capsize=b.cap))
     for s in plot.series:
         ys = [float("nan") if v is None else v for v in s.ys]
         st = s.style
+        drawn = None
         if st.width > 0:
-            ax.plot(s.xs, ys, drawstyle="steps-post" if s.steps else "default",
-                    **_line_kwargs(st), **_marker_kwargs(st))
+            drawn, = ax.plot(s.xs, ys, drawstyle="steps-post" if s.steps else "default",
+                             **_line_kwargs(st), **_marker_kwargs(st))
         elif st.marker:
             face = st.color if st.face is None else st.face
-            ax.scatter(s.xs, ys, s=st.marker_size ** 2, marker=st.marker, facecolors=face,
-                       edgecolors=list(s.edges) if s.edges else (st.edge or st.color),
-                       linewidths=st.edge_width, zorder=4)
+            drawn = ax.scatter(s.xs, ys, s=st.marker_size ** 2, marker=st.marker,
+                               facecolors=face,
+                               edgecolors=list(s.edges) if s.edges else (st.edge or st.color),
+                               linewidths=st.edge_width, zorder=4)
+        series.append(drawn)
     for n in plot.notes:
         ax.annotate(n.text, (n.x, n.y), textcoords="offset points", xytext=(0, n.dy),
                     fontsize=n.size)
+    return rules, bars, series
 
 
 def _line_kwargs(st) -> dict[str, Any]:
