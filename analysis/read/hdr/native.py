@@ -26,8 +26,8 @@ SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off"]
 ABI = 5               # lc_abi() of the source this module was written against
 ROW_DEFERRED = 1      # lc_decode_v2's status of a row left to the Python decoder
-POOL = 5              # output arrays kept for reuse: a batch in use, two decoded ahead
-                      # (log._decoded_ahead), the next being decoded, one spare
+POOL = 5              # output arrays kept for reuse: a batch in use, the next being
+                      # decoded, spares
 
 _i64 = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
 _u8 = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
