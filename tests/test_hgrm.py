@@ -542,3 +542,13 @@ def test_the_header_state_after_the_last_group_reaches_the_caller(monkeypatch, t
     assert states[0][2]["explicit_start"]
     assert states[1] == states[0]
 
+
+def test_time_column_of_a_time_past_2_to_the_43_is_javas():
+    """The double nearest 70368744177664.38 is ...664.375 exactly: '%.3f' printed .375, Java's
+    Formatter (from the shortest decimal) .380 (found by the test above)."""
+    from analysis.read.hdr.distribution import java_format_fixed
+    from analysis.read.hdr.processor import _times_text
+    for t in (70368744177664.38, 2.0 ** 43 + 0.38, -(2.0 ** 45) - 0.07):
+        assert _times_text([t], 0) == [java_format_fixed(t, 3, 0)]
+        assert _times_text([t, math.nan], 4) == [java_format_fixed(t, 3, 4),
+                                                 java_format_fixed(math.nan, 3, 4)]

@@ -39,6 +39,9 @@ def _start_time_line(start_time: float) -> str:
     return f"#[StartTime: {java_format_fixed(start_time, 3)} (seconds since epoch), {when}]\n"
 
 
+EXACT_MILLIS = 2.0 ** 43     # (see _times_text)
+
+
 class _ValueText(dict):
     """Formatted `value / ratio` strings by value, memoised: a log has few distinct bucket
     values, and a dict lookup is the cheapest call per printed number."""
@@ -59,14 +62,17 @@ def _times_text(times, width: int) -> list[str]:
     normal log), java_format_fixed otherwise."""
     fmt = f"%{width}.3f" if width else "%.3f"
     # Vectorised first: in 1e-4 <= |t| < 1e15 (repr without an exponent), the shortest repr
-    # has at most 3 decimals exactly when t is the double nearest some k / 1000.
+    # has at most 3 decimals exactly when t is the double nearest some k / 1000. '%.3f'
+    # rounds the double's exact value, which is that k / 1000 only while half a unit in the
+    # last place is under 0.0005, below 2^43 (at 2^46, 70368744177664.38 is exactly
+    # ...664.375: '%.3f' gives .375, Java .380).
     values = np.asarray(times, np.float64)
-    whole = (np.round(values * 1000.0) / 1000.0 == values) & (np.abs(values) < 1e15) & \
+    whole = (np.round(values * 1000.0) / 1000.0 == values) & (np.abs(values) < EXACT_MILLIS) & \
         ((np.abs(values) >= 1e-4) | (values == 0.0))
     if whole.all():
         return [fmt % t for t in times]
-    return [fmt % t if 0 < s.find(".") >= len(s) - 4 else java_format_fixed(t, 3, width)
-            for t, s in zip(times, map(repr, times))]
+    return [fmt % t if 0 < s.find(".") >= len(s) - 4 and abs(t) < EXACT_MILLIS
+            else java_format_fixed(t, 3, width) for t, s in zip(times, map(repr, times))]
 
 
 class _IntervalLog:
