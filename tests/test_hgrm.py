@@ -328,7 +328,7 @@ def _hgrm_both_ways(monkeypatch, tmp_path, source, flags=()):
         code, stdout, stderr = hgrm("-i", str(source), *flags, "-o", str(out))
         files = [p.read_bytes() if p.exists() else None for p in (out, tmp_path / f"{out}.hgrm")]
         results.append((code, stdout, stderr.replace(str(out), "OUT"), files))
-        assert bool(started) == parallel
+        assert bool(started) == (parallel and processor.native.get() is not None)
         monkeypatch.setattr(processor, "_split", original)
         if parallel:
             results.append(bool(finished))
@@ -421,6 +421,8 @@ def _failing_second_process(monkeypatch, how):
     original, main_pid = processor._own_group, os.getpid()
 
     def own_group(*args):
+        if how == "hlog here" and os.getpid() == main_pid:
+            raise HlogError("bad thing", path="some.hlog", line=12)
         if os.getpid() != main_pid:
             if how == "exit":
                 os._exit(3)
@@ -434,11 +436,12 @@ def _failing_second_process(monkeypatch, how):
     monkeypatch.setattr(processor, "use_worker", lambda path, text, p: True)
 
 
-@pytest.mark.parametrize("how", ["exit", "kill", "value", "hlog"])
+@pytest.mark.parametrize("how", ["exit", "kill", "value", "hlog", "hlog here"])
 def test_a_second_process_that_fails_leaves_the_log_to_the_usual_reader(monkeypatch,
                                                                         small_groups, how):
     """Whether it exits, is killed or raises, the output is the serial one, with no hang
-    and no process left."""
+    and no process left; so too when reading in the main process raises an HlogError (the
+    usual reader words it, after the warnings before it)."""
     import faulthandler
     import multiprocessing
     source = str(HLOG_FIXTURES / "gen-ns-plain.hlog")
@@ -451,6 +454,27 @@ def test_a_second_process_that_fails_leaves_the_log_to_the_usual_reader(monkeypa
         faulthandler.cancel_dump_traceback_later()
     assert expected[0] == 0
     assert not multiprocessing.active_children()
+
+
+def test_no_second_process_without_the_compiled_kernels(monkeypatch, tmp_path):
+    """Without them every group goes the general way, which the split leaves to the usual
+    reader: forking would only read the log twice."""
+    from analysis.read.hdr import native, processor
+    if native.get() is None:
+        pytest.skip("needs the compiled kernels, to take them away")
+    from analysis.read.hdr.split import Abandon
+    monkeypatch.setattr(processor, "use_worker", lambda path, text, p: True)
+    started = []
+
+    def run_split(*args):
+        started.append(1)
+        raise Abandon("counted")
+    monkeypatch.setattr(processor, "run_split", run_split)
+    expected = hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog"))
+    assert started == [1]
+    monkeypatch.setattr(native, "get", lambda: None)
+    assert hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog")) == expected
+    assert started == [1]
 
 
 def test_when_a_second_process_reads(monkeypatch, tmp_path):

@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from analysis.errors import HlogError
+from analysis.read.hdr import native
 from analysis.read.hdr.distribution import EndlessDistribution, java_format_fixed
 from analysis.read.hdr.batch import END_MS, LINE, LOG_START_S, START_S, TAG, decode_batch
 from analysis.read.hdr.groups import item_groups
@@ -241,11 +242,12 @@ def _process(source, text, state, warnings, *, tag, start_s, end_s, ratio, ticks
              with_interval_log, parallel):
     ilog = _IntervalLog(csv, ratio)
     window = (tag, start_s, end_s)
-    if use_worker(source, text, parallel):
+    # (without the compiled kernels every group goes the general way, which the split leaves)
+    if use_worker(source, text, parallel) and native.get() is not None:
         trial = copy.deepcopy(state)     # (read to the end by the split; kept if it succeeds)
         try:
             order, tally = _split(source, text, trial, window, ilog, with_interval_log)
-        except Abandon:
+        except (Abandon, HlogError):     # (the usual reader words an error, after its warnings)
             pass
         else:
             state.__dict__.update(trial.__dict__)
