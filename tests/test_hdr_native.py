@@ -128,6 +128,36 @@ def test_decoder_checks_its_arguments():
                             totals, status, ctypes.byref(bits)) == 2
 
 
+
+@needs_kernels
+def test_a_kernel_takes_only_contiguous_arrays_of_its_type():
+    """The argument types pass an array's data address: what ndpointer refused, they refuse
+    (a wrong dtype, a strided view, a list), and a view's own start is the one passed."""
+    import ctypes
+    lib = KERNELS.lib
+    keys, counts = np.empty(2, np.int64), np.empty(2, np.int64)
+    rows, totals, status = np.empty(2, np.int64), np.empty(1, np.int64), np.empty(1, np.uint8)
+    offsets, cal = np.array([0, 2], np.int64), np.array([10], np.int64)
+
+    def decode(buf, offsets=offsets, keys=keys):
+        return lib.lc_decode_v2(buf, 2, offsets, 1, cal, keys, counts, 2, rows, totals, status,
+                                ctypes.byref(ctypes.c_int64(6)))
+    for bad in (np.zeros(2, np.int8), np.zeros(4, np.uint8)[::2], [2, 2], b"\x02\x02"):
+        with pytest.raises(ctypes.ArgumentError):
+            decode(bad)
+    with pytest.raises(ctypes.ArgumentError):
+        decode(np.frombuffer(b"\x02\x02", np.uint8), offsets=offsets.astype(np.int32))
+    with pytest.raises(ctypes.ArgumentError):
+        decode(np.frombuffer(b"\x02\x02", np.uint8), keys=np.empty((2, 2), np.int64)[:, 0])
+    # a view that starts inside its array: the count 1, a run of 2 zeros, a count of 2
+    buf = np.frombuffer(b"\xff\x02\x03\x04", np.uint8)[1:]
+    keys, counts = np.empty(3, np.int64), np.empty(3, np.int64)
+    assert lib.lc_decode_v2(buf, 3, np.array([0, 3], np.int64), 1, cal, keys, counts, 3,
+                            rows, totals, status, ctypes.byref(ctypes.c_int64(6))) == 2
+    keys, counts = keys[:2], counts[:2]
+    assert keys.tolist() == [0, 3] and counts.tolist() == [1, 2]
+
+
 # -- the running percentiles ------------------------------------------------------------------
 
 @needs_kernels

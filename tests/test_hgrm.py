@@ -294,66 +294,85 @@ def test_running_percentiles_on_a_generated_day_slice():
     assert summary_by_batches(path, 5) == summary_by_histograms(histograms)
 
 
-# -- reading ahead in a second process (hlog.iter_batches(parallel=...)) ----------------------
+# -- two processes, each taking every other group of lines (processor.py, split.py) ----------
 
 CORPUS = REPO / "tests" / "fuzz" / "corpus" / "hlog"
 
 
 @pytest.fixture
 def small_groups(monkeypatch):
-    """Groups of 7 lines instead of 256, so that small logs span many worker messages."""
-    from analysis.read.hdr import groups, log, worker
-    original = groups.item_groups
-    for module in (log, worker):   # (each calls the name it imported)
-        monkeypatch.setattr(module, "item_groups",
-                            lambda lines, path, state, batch_size: original(lines, path, state, 7))
+    """Groups of 7 lines instead of 512, so that small logs pass the turn many times."""
+    from analysis.read.hdr import processor
+    monkeypatch.setattr(processor, "BATCH_LINES", 7)
 
 
 def _hgrm_both_ways(monkeypatch, tmp_path, source, flags=()):
-    """(serial result, parallel result): exit code, stdout, stderr and the files written, with
-    the worker forced off and on; checks that the worker really ran."""
-    from analysis.read.hdr import log as hlog
+    """(serial result, split result, whether the split gave the output itself): exit code,
+    stdout, stderr and the files written, with the second process forced off and on; checks
+    that it really ran (False in the third: it left the log to the usual reader, whose output
+    it then is)."""
+    from analysis.read.hdr import processor
     results = []
     for parallel in (False, True):
-        started = []
-        original = hlog.worker_groups
+        started, finished = [], []
+        original = processor._split
 
-        def counting(*args, _original=original, _started=started):
+        def counting(*args, _original=original, _started=started, _finished=finished):
             _started.append(1)
-            return _original(*args)
-        monkeypatch.setattr(hlog, "worker_groups", counting)
-        monkeypatch.setattr(hlog, "use_worker", lambda path, text, p, _on=parallel: _on)
+            out = _original(*args)
+            _finished.append(1)
+            return out
+        monkeypatch.setattr(processor, "_split", counting)
+        monkeypatch.setattr(processor, "use_worker", lambda path, text, p, _on=parallel: _on)
         out = tmp_path / f"out-{parallel}"
         code, stdout, stderr = hgrm("-i", str(source), *flags, "-o", str(out))
         files = [p.read_bytes() if p.exists() else None for p in (out, tmp_path / f"{out}.hgrm")]
         results.append((code, stdout, stderr.replace(str(out), "OUT"), files))
-        assert bool(started) == parallel
-        monkeypatch.setattr(hlog, "worker_groups", original)
+        assert bool(started) == (parallel and processor.native.get() is not None)
+        monkeypatch.setattr(processor, "_split", original)
+        if parallel:
+            results.append(bool(finished))
     import multiprocessing
     assert not multiprocessing.active_children()
-    return results
+    return tuple(results)
 
 
 @pytest.mark.parametrize("flags", [(), ("-csv",), ("-tag", "read"),
                                    ("-start", "3", "-end", "40")])
 @pytest.mark.parametrize("fixture", sorted(p.name for p in HLOG_FIXTURES.glob("*.hlog")))
-def test_parallel_reading_gives_the_serial_output(monkeypatch, tmp_path, small_groups, fixture,
-                                                  flags):
+def test_two_processes_give_the_serial_output(monkeypatch, tmp_path, small_groups, fixture,
+                                              flags):
     """Every fixture (valid, tagged, Double, broken), with several flags: same files, same
-    warnings, same errors, same exit code, whether a worker process reads ahead or not."""
-    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / fixture, flags)
-    assert parallel == serial
+    warnings, same errors, same exit code, whether two processes read it or one."""
+    serial, split, _ = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / fixture, flags)
+    assert split == serial
+
+
+def test_two_processes_give_the_output_of_a_plain_log_themselves(monkeypatch, tmp_path):
+    """Plain logs, tagged, with a window: the split's own output (not the usual reader's
+    after it gave up), equal to the serial one; groups from 1 line (the turn passed at every
+    line) to more than the log."""
+    from analysis.read.hdr import processor
+    for size in (1, 2, 3, 7, 1000):
+        monkeypatch.setattr(processor, "BATCH_LINES", size)
+        for fixture, flags in (("gen-ns-plain.hlog", ()),
+                               ("gen-us-tagged.hlog", ("-tag", "read")),
+                               ("gen-ns-plain.hlog", ("-start", "3", "-end", "20", "-csv"))):
+            serial, split, finished = _hgrm_both_ways(monkeypatch, tmp_path,
+                                                      HLOG_FIXTURES / fixture, flags)
+            assert finished, (size, fixture, flags)
+            assert split == serial and serial[0] == 0
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.glob("*")))
-def test_parallel_reading_gives_the_serial_result_on_the_fuzz_corpus(monkeypatch, tmp_path,
-                                                                     small_groups, name):
-    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, CORPUS / name)
-    assert parallel == serial
+def test_two_processes_give_the_serial_result_on_the_fuzz_corpus(monkeypatch, tmp_path,
+                                                                 small_groups, name):
+    serial, split, _ = _hgrm_both_ways(monkeypatch, tmp_path, CORPUS / name)
+    assert split == serial
 
 
-def test_parallel_reading_keeps_warnings_in_line_order_across_batches(monkeypatch, tmp_path,
-                                                                      small_groups):
+def test_two_processes_keep_warnings_in_line_order_across_batches(monkeypatch, tmp_path,
+                                                                  small_groups):
     lines = (HLOG_FIXTURES / "java-jHiccup-2.0.7S.logV2.hlog").read_text().splitlines(keepends=True)
     lines[1] = "#[StartTime: soon (seconds since epoch)]\n"
     for k in (10, 11, 25, 40):
@@ -362,49 +381,49 @@ def test_parallel_reading_keeps_warnings_in_line_order_across_batches(monkeypatc
     lines[33] = lines[33][:-40] + "\n"          # truncated payload
     bad = tmp_path / "bad.hlog"
     bad.write_text("".join(lines) + "\n\n")
-    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, bad)
-    assert parallel == serial
+    serial, split, _ = _hgrm_both_ways(monkeypatch, tmp_path, bad)
+    assert split == serial
     assert serial[0] == 0 and serial[2].count("warning: ") == 7
 
 
-def test_parallel_reading_of_standard_input(monkeypatch, small_groups):
-    from analysis.read.hdr import log as hlog
+def test_two_processes_read_standard_input(monkeypatch, small_groups):
+    from analysis.read.hdr import processor
     data = (HLOG_FIXTURES / "gen-us-tagged.hlog").read_bytes()
     outputs = []
     for parallel in (False, True):
-        monkeypatch.setattr(hlog, "use_worker", lambda path, text, p, _on=parallel: _on)
+        monkeypatch.setattr(processor, "use_worker", lambda path, text, p, _on=parallel: _on)
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
         outputs.append(hgrm("-tag", "read"))
     assert outputs[0] == outputs[1] and outputs[0][0] == 0
 
 
-def test_error_raised_while_the_worker_is_ahead_stops_it(monkeypatch, tmp_path, small_groups):
-    """A DoubleHistogram line after 30 integer ones: the error is raised in this process with
-    the worker still running; it is stopped, and the error is the serial path's."""
+def test_an_error_after_plain_lines_is_the_serial_one(monkeypatch, tmp_path, small_groups):
+    """A DoubleHistogram line after 30 integer ones: the split gives the log up, and the
+    error is the serial path's."""
     plain = [line for line in (HLOG_FIXTURES / "gen-ns-plain.hlog").read_text().splitlines()
              if line[:1].isdigit()][:30]
     double = [line for line in (HLOG_FIXTURES / "gen-ms-double.hlog").read_text().splitlines()
               if line[:1].isdigit()][:40]
     mixed = tmp_path / "mixed.hlog"
     write_log(mixed, plain + double)
-    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, mixed)
-    assert parallel == serial
+    serial, split, finished = _hgrm_both_ways(monkeypatch, tmp_path, mixed)
+    assert split == serial and not finished
     assert serial[0] == 1 and "they cannot be added" in serial[2]
 
 
-def _crashing_worker(monkeypatch, how):
-    """Make the worker's second group fail in the given way (the patch is inherited by the
-    forked worker; in this process inflate_items is never called when reading ahead)."""
+def _failing_second_process(monkeypatch, how):
+    """Make the forked process fail in the given way on its first group of lines (the patch
+    is inherited by the fork; the main process reads on as usual)."""
     import os
     import signal
     from analysis.errors import HlogError
-    from analysis.read.hdr import log as hlog, worker
-    original = worker.inflate_items
-    calls = []
+    from analysis.read.hdr import processor
+    original, main_pid = processor._own_group, os.getpid()
 
-    def inflate(items):
-        calls.append(1)
-        if len(calls) == 2:
+    def own_group(*args):
+        if how == "hlog here" and os.getpid() == main_pid:
+            raise HlogError("bad thing", path="some.hlog", line=12)
+        if os.getpid() != main_pid:
             if how == "exit":
                 os._exit(3)
             if how == "kill":
@@ -412,86 +431,53 @@ def _crashing_worker(monkeypatch, how):
             if how == "value":
                 raise ValueError("boom")
             raise HlogError("bad thing", path="some.hlog", line=12, hint="do this")
-        return original(items)
-    monkeypatch.setattr(worker, "inflate_items", inflate)
-    monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
+        return original(*args)
+    monkeypatch.setattr(processor, "_own_group", own_group)
+    monkeypatch.setattr(processor, "use_worker", lambda path, text, p: True)
 
 
-@pytest.mark.parametrize("how,status", [("exit", "exit status 3"), ("kill", "killed by signal 9")])
-def test_a_worker_that_dies_is_one_clean_error_not_a_hang(monkeypatch, tmp_path, small_groups,
-                                                          how, status):
+@pytest.mark.parametrize("how", ["exit", "kill", "value", "hlog", "hlog here"])
+def test_a_second_process_that_fails_leaves_the_log_to_the_usual_reader(monkeypatch,
+                                                                        small_groups, how):
+    """Whether it exits, is killed or raises, the output is the serial one, with no hang
+    and no process left; so too when reading in the main process raises an HlogError (the
+    usual reader words it, after the warnings before it)."""
     import faulthandler
     import multiprocessing
-    _crashing_worker(monkeypatch, how)
+    source = str(HLOG_FIXTURES / "gen-ns-plain.hlog")
+    expected = hgrm("-i", source)
+    _failing_second_process(monkeypatch, how)
     faulthandler.dump_traceback_later(120, exit=True)    # a hang fails the run, loudly
     try:
-        code, out, err = hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog"), "-o", str(tmp_path / "o"))
+        assert hgrm("-i", source) == expected
     finally:
         faulthandler.cancel_dump_traceback_later()
-    assert code == 1
-    assert err.count("\n") == 1 and err.startswith("error: ")
-    assert f"the reader process stopped unexpectedly ({status})" in err
-    assert not (tmp_path / "o").exists()
+    assert expected[0] == 0
     assert not multiprocessing.active_children()
 
 
-def test_a_worker_that_dies_between_a_message_and_its_bodies_is_one_clean_error(
-        monkeypatch, tmp_path, small_groups):
-    """A packed group is two sends (its pickled message, then its counts bodies as they are);
-    the worker killed between the two of the second group."""
-    import multiprocessing
-    import os
-    import signal
-    from multiprocessing.connection import Connection
-    from analysis.read.hdr import log as hlog, native
+def test_no_second_process_without_the_compiled_kernels(monkeypatch, tmp_path):
+    """Without them every group goes the general way, which the split leaves to the usual
+    reader: forking would only read the log twice."""
+    from analysis.read.hdr import native, processor
     if native.get() is None:
-        pytest.skip("groups are packed only with the compiled kernels")
-    original, bodies = Connection.send_bytes, []
+        pytest.skip("needs the compiled kernels, to take them away")
+    from analysis.read.hdr.split import Abandon
+    monkeypatch.setattr(processor, "use_worker", lambda path, text, p: True)
+    started = []
 
-    def send_bytes(self, data, *args):
-        if bytes(memoryview(data)[:2]) != b"\x80\x05":      # not a pickle: a group's bodies
-            bodies.append(1)
-            if len(bodies) == 2:
-                os.kill(os.getpid(), signal.SIGKILL)
-        return original(self, data, *args)
-    monkeypatch.setattr(Connection, "send_bytes", send_bytes)     # (inherited by the fork)
-    monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
-    monkeypatch.setattr("analysis.read.hdr.worker.main_is_waiting", lambda conn: False)
-    code, out, err = hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog"), "-o", str(tmp_path / "o"))
-    assert code == 1 and err.startswith("error: ") and err.count("\n") == 1
-    assert "the reader process stopped unexpectedly (killed by signal 9)" in err
-    assert not (tmp_path / "o").exists() and not multiprocessing.active_children()
+    def run_split(*args):
+        started.append(1)
+        raise Abandon("counted")
+    monkeypatch.setattr(processor, "run_split", run_split)
+    expected = hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog"))
+    assert started == [1]
+    monkeypatch.setattr(native, "get", lambda: None)
+    assert hgrm("-i", str(HLOG_FIXTURES / "gen-ns-plain.hlog")) == expected
+    assert started == [1]
 
 
-def test_an_exception_in_the_worker_is_raised_here_as_it_is(monkeypatch, small_groups):
-    from analysis.errors import HlogError
-    from analysis.read.hdr.processor import process
-    _crashing_worker(monkeypatch, "value")
-    with pytest.raises(ValueError, match="^boom$"):
-        process(str(HLOG_FIXTURES / "gen-ns-plain.hlog"), None, [])
-    _crashing_worker(monkeypatch, "hlog")
-    with pytest.raises(HlogError) as info:
-        process(str(HLOG_FIXTURES / "gen-ns-plain.hlog"), None, [])
-    assert str(info.value) == "some.hlog:12: bad thing (do this)"
-    # the decoding thread and the worker are gone with the error
-    import multiprocessing
-    import threading
-    assert not [t for t in threading.enumerate() if t.name == "hlog-decoder"]
-    assert not multiprocessing.active_children()
-
-
-def test_a_reader_given_up_early_stops_its_decoding_thread(monkeypatch, small_groups):
-    import threading
-    from analysis.read.hdr import log as hlog
-    monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
-    batches = hlog.iter_batches(str(HLOG_FIXTURES / "gen-ns-plain.hlog"), [], parallel=True)
-    next(batches)
-    assert [t for t in threading.enumerate() if t.name == "hlog-decoder"]
-    batches.close()
-    assert not [t for t in threading.enumerate() if t.name == "hlog-decoder"]
-
-
-def test_when_a_worker_reads_ahead(monkeypatch, tmp_path):
+def test_when_a_second_process_reads(monkeypatch, tmp_path):
     from analysis.read.hdr import worker as hlog
     small = HLOG_FIXTURES / "gen-ns-plain.hlog"
     monkeypatch.setattr(hlog, "_load", lambda: 0.3)
@@ -517,10 +503,10 @@ def test_no_process_to_be_had_means_reading_in_process(monkeypatch, tmp_path, sm
 
     def refuse(self):
         raise BlockingIOError(11, "Resource temporarily unavailable")
-    serial, _ = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / "gen-us-tagged.hlog")
+    serial, _, _ = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / "gen-us-tagged.hlog")
     monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
-    from analysis.read.hdr import log as hlog
-    monkeypatch.setattr(hlog, "use_worker", lambda path, text, p: True)
+    from analysis.read.hdr import processor
+    monkeypatch.setattr(processor, "use_worker", lambda path, text, p: True)
     code, stdout, stderr = hgrm("-i", str(HLOG_FIXTURES / "gen-us-tagged.hlog"),
                                 "-o", str(tmp_path / "out-False"))
     files = [p.read_bytes() for p in (tmp_path / "out-False", tmp_path / "out-False.hgrm")]
@@ -560,9 +546,10 @@ def test_time_column_of_whole_milliseconds_is_java_format_fixed(times, width):
 
 def test_the_header_state_after_the_last_group_reaches_the_caller(monkeypatch, tmp_path,
                                                                  small_groups):
-    """A #[StartTime] after the last interval, which ends a group: read ahead or not, the
-    caller's header state ends the same (it words messages: 'seconds since #[StartTime]')."""
-    from analysis.read.hdr import log as hlog
+    """A #[StartTime] after the last interval, which ends a group: read by two processes or
+    one, the caller's header state ends the same (it words messages: 'seconds since
+    #[StartTime]')."""
+    from analysis.read.hdr import processor
     from analysis.read.hdr.lines import HeaderState
     lines = [line for line in (HLOG_FIXTURES / "gen-ns-plain.hlog").read_text().splitlines()
              if line[:1].isdigit()][:14]
@@ -570,11 +557,22 @@ def test_the_header_state_after_the_last_group_reaches_the_caller(monkeypatch, t
     path.write_text("\n".join(lines + ["#[StartTime: 5.000 (seconds since epoch)]"]) + "\n")
     states = []
     for parallel in (False, True):
-        monkeypatch.setattr(hlog, "use_worker", lambda p, text, wanted: wanted)
+        monkeypatch.setattr(processor, "use_worker", lambda p, text, wanted: wanted)
         state, warnings = HeaderState(), []
-        lines_read = [iv.line for b in hlog.iter_batches(str(path), warnings, state,
-                                                         parallel=parallel)
-                      for iv in b.intervals]
-        states.append((lines_read, warnings, state.__dict__))
+        out = processor._process(str(path), None, state, warnings, tag=None, start_s=None,
+                                 end_s=None, ratio=1e6, ticks=5, csv=False,
+                                 with_interval_log=True, parallel=parallel)
+        states.append((out, warnings, state.__dict__))
     assert states[0][2]["explicit_start"]
     assert states[1] == states[0]
+
+
+def test_time_column_of_a_time_past_2_to_the_43_is_javas():
+    """The double nearest 70368744177664.38 is ...664.375 exactly: '%.3f' printed .375, Java's
+    Formatter (from the shortest decimal) .380 (found by the test above)."""
+    from analysis.read.hdr.distribution import java_format_fixed
+    from analysis.read.hdr.processor import _times_text
+    for t in (70368744177664.38, 2.0 ** 43 + 0.38, -(2.0 ** 45) - 0.07):
+        assert _times_text([t], 0) == [java_format_fixed(t, 3, 0)]
+        assert _times_text([t, math.nan], 4) == [java_format_fixed(t, 3, 4),
+                                                 java_format_fixed(math.nan, 3, 4)]

@@ -3,8 +3,8 @@ interval log, the distribution and the warnings are the numpy path's on logs who
 payloads hide every kind of body the compiled decoder leaves to the general one (truncated,
 counts past the counts array, zero runs over 2^31-1, totals near 2^62), in any group, chosen
 by the window or not; and the kernel leaves the accumulated counts as they were when it
-refuses a group. With a read-ahead worker, the output is the same however the worker and the
-main process share the inflating."""
+refuses a group. Read by two processes taking the groups in turn (split.py), the output is the
+same whichever process a refused group falls in."""
 from __future__ import annotations
 
 import struct
@@ -20,7 +20,6 @@ from analysis.read.hdr.histogram import layout_for
 from analysis.read.hdr.payload import V2_COMPRESSED, V2_COOKIE
 from analysis.read.hdr.processor import process
 from tests.helpers import write_log, zigzag_leb128
-from tests import test_hgrm
 from tests.test_hgrm import CORPUS, HLOG_FIXTURES, _hgrm_both_ways
 
 KERNELS = native.get()
@@ -65,10 +64,10 @@ def log_lines(draw):
     return lines
 
 
-def _outputs(path, **window):
+def _outputs(path, parallel=False, **window):
     warnings: list[str] = []
     try:
-        result = process(str(path), None, warnings, parallel=False, **window)
+        result = process(str(path), None, warnings, parallel=parallel, **window)
     except Exception as exc:      # (an HlogError: nothing matched)
         result = repr(exc)
     return result, warnings
@@ -81,11 +80,13 @@ def _outputs(path, **window):
        st.integers(1, 5))
 def test_decoding_while_adding_gives_the_numpy_output(monkeypatch, tmp_path, lines, window,
                                                       group):
-    from analysis.read.hdr import log
+    from analysis.read.hdr import log, processor
     monkeypatch.setattr(log, "BATCH_LINES", group)
+    monkeypatch.setattr(processor, "BATCH_LINES", group)
     path = tmp_path / "mixed.hlog"
     write_log(path, lines)
     compiled = _outputs(path, **window)
+    assert _outputs(path, parallel=True, **window) == compiled
     with monkeypatch.context() as patch:
         patch.setattr(native, "get", lambda: None)
         assert compiled == _outputs(path, **window)
@@ -130,46 +131,26 @@ def test_totals_reaching_two_to_the_62_take_the_numpy_path(monkeypatch, tmp_path
         assert compiled == _outputs(path)
 
 
-# -- the worker and the main process sharing the inflating (worker.main_is_waiting) ------------
+# -- two processes, each taking every other group of lines (split.py) --------------------------
 
-small_groups = test_hgrm.small_groups       # (the fixture, shared)
-
-@pytest.fixture(params=["always", "every-other"])
-def sharing(request, monkeypatch):
-    """The worker's test of the pipe, fixed: every group goes as lines (the main process
-    inflates them all), or every other one (none: test_hgrm's parallel tests)."""
-    from itertools import cycle
-    from analysis.read.hdr import worker
-    turns = {"always": cycle([True]), "every-other": cycle([True, False])}[request.param]
-    monkeypatch.setattr(worker, "main_is_waiting", lambda conn: next(turns))
+@pytest.fixture(params=[1, 2, 3])
+def tiny_groups(request, monkeypatch):
+    """Groups of 1 to 3 lines: the turn to add passes at nearly every line, and a group that
+    the fused decoder refuses falls in either process."""
+    from analysis.read.hdr import processor
+    monkeypatch.setattr(processor, "BATCH_LINES", request.param)
 
 
 @pytest.mark.parametrize("flags", [(), ("-tag", "read", "-start", "2")])
 @pytest.mark.parametrize("fixture", sorted(p.name for p in HLOG_FIXTURES.glob("*.hlog")))
-def test_shared_inflating_gives_the_serial_output(monkeypatch, tmp_path, small_groups, sharing,
-                                                  fixture, flags):
-    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / fixture, flags)
-    assert parallel == serial
+def test_two_processes_give_the_serial_output_group_by_group(monkeypatch, tmp_path, tiny_groups,
+                                                             fixture, flags):
+    serial, split, _ = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / fixture, flags)
+    assert split == serial
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.glob("*")))
-def test_shared_inflating_gives_the_serial_output_on_the_fuzz_corpus(monkeypatch, tmp_path,
-                                                                     small_groups, sharing,
-                                                                     name):
-    serial, parallel = _hgrm_both_ways(monkeypatch, tmp_path, CORPUS / name)
-    assert parallel == serial
-
-
-def test_the_worker_sees_an_empty_pipe_as_the_main_process_waiting():
-    import multiprocessing
-    from analysis.read.hdr.worker import main_is_waiting
-    receiver, sender = multiprocessing.Pipe(duplex=False)
-    try:
-        assert main_is_waiting(sender)
-        sender.send_bytes(b"a group")
-        assert not main_is_waiting(sender)
-        assert receiver.recv_bytes() == b"a group"
-        assert main_is_waiting(sender)
-    finally:
-        receiver.close()
-        sender.close()
+def test_two_processes_give_the_serial_output_group_by_group_on_the_fuzz_corpus(
+        monkeypatch, tmp_path, tiny_groups, name):
+    serial, split, _ = _hgrm_both_ways(monkeypatch, tmp_path, CORPUS / name)
+    assert split == serial

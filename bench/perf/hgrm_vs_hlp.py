@@ -7,17 +7,17 @@ intervals of 2,000 values, ~110 MB), then runs, taking turns (HLP, ours on both 
 one core, HLP, ...), so that each sees the same machine load,
 
     ../shared/oracle/hlp    -i day.hlog -o out/hlp
-    python -m analysis hgrm -i day.hlog -o out/ours            (2 cores: its read-ahead worker)
+    python -m analysis hgrm -i day.hlog -o out/ours            (2 cores: its second process)
     taskset -c 0 python -m analysis hgrm -i day.hlog -o out/ours-1    (pinned to CPU 0)
 
 and prints wall time, CPU time and peak RSS of each (from wait4; for ours, the sum of its own
-peak and its reader worker's, see WITH_RSS_REPORT), the speed ratios the issue's table asks
+peak and its second process's, see WITH_RSS_REPORT), the speed ratios the issue's table asks
 for (HLP / ours on 2 cores, HLP / ours on one, one core / 2 cores), whether the outputs are
 identical, and the floor: base64 + zlib of the same payloads alone, in-process, with the
 libraries hgrm uses (analysis/read/hdr/codec.py: pybase64 + isal when installed) and with the
-stdlib. `--one-core` leaves out the 2-core runs. Ours forks its read-ahead worker only when the
+stdlib. `--one-core` leaves out the 2-core runs. Ours forks its second process only when the
 1-minute load average leaves half a CPU free (analysis/read/hdr/worker.py, BUSY_MARGIN): read
-the load printed beside every run. `--before DIR`: the same runs of ours from another tree too
+the load printed beside every run, or give `--ignore-load`. `--before DIR`: the same runs of ours from another tree too
 (`git archive REV | tar -x -C DIR`), in the same turns. `--numpy`: ours without its compiled
 inner loops (LOADCURVE_NATIVE=0; analysis/read/hdr/native.py).
 Targets (issue 36): ours >= 12x faster than HistogramLogProcessor on 2 cores and >= 8x on one
@@ -51,11 +51,14 @@ CORES_TARGET = 1.6       # ours on 2 cores against ours on one
 
 
 # `python -m analysis ARGS`, plus, at exit, the peak RSS of the process itself and of its
-# largest child (the reader worker it forks and waits for) written to the file in argv[1]:
+# largest child (the second process it forks and waits for) written to the file in argv[1]:
 # wait4 reports only the larger of the two, and both are alive at once.
 WITH_RSS_REPORT = """
-import atexit, resource, runpy, sys
+import atexit, os, resource, runpy, sys
 report = sys.argv.pop(1)
+if os.environ.get("HGRM_IGNORE_LOAD"):     # (--ignore-load: both cores whatever the load)
+    import analysis.read.hdr.worker as worker
+    worker._load = lambda: 0.0
 def write():
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -126,10 +129,16 @@ def main() -> int:
                         help="ours without its compiled inner loops (LOADCURVE_NATIVE=0)")
     parser.add_argument("--before", type=Path, metavar="DIR",
                         help="also run ours from this tree (the code before a change)")
+    parser.add_argument("--ignore-load", action="store_true",
+                        help="ours on 2 cores uses its second process whatever the load "
+                             "average (it does not when the load leaves no CPU free): for "
+                             "turns on a busy machine")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     from analysis.read.hdr import native
     ours_env = {"LOADCURVE_NATIVE": "0"} if args.numpy else {}
+    if args.ignore_load:
+        ours_env["HGRM_IGNORE_LOAD"] = "1"
     trees = {"ours": REPO}
     if args.before:
         trees["before"] = args.before.resolve()

@@ -262,8 +262,8 @@ def _offsets(parts) -> np.ndarray:
 
 def decode_batch(items, path: str, warnings: list[str], inflated=None,
                  undecoded: bool = False) -> Batch | None:
-    """`inflated`: inflate_items' (payloads, raws, errors) of the items, or a read-ahead
-    worker's, which may add `joined` (see worker.pack_payloads). `undecoded`: a group whose
+    """`inflated`: inflate_items' (payloads, raws, errors) of the items, which may add
+    `joined` (see worker.pack_payloads). `undecoded`: a group whose
     bodies come joined is not decoded but kept so, for running.IntegerRunning.add_rows to
     decode as it adds them (Batch.joined; Batch.decoded decodes it, should a row need the
     general decoder)."""

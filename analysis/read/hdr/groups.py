@@ -1,4 +1,4 @@
-"""Histogram lines in groups, the unit the reader decodes and the read-ahead worker sends:
+"""Histogram lines in groups, the unit the reader decodes and hgrm's two processes take in turns:
 text lines go through lines.iter_lines, a binary file through blocks.block_groups (the same
 groups, faster). Apart from both so that blocks depends on lines and not the reverse."""
 from __future__ import annotations

@@ -30,7 +30,6 @@ line; once some line is recognised, every bad line is a warning.
 """
 from __future__ import annotations
 
-import copy
 import os
 
 from analysis.errors import HlogError
@@ -41,12 +40,11 @@ from analysis.read.hdr.groups import item_groups
 from analysis.read.hdr.lines import (HeaderState, Interval, interval_matches, nothing_read_error,
                                      open_lines, time_order_warnings)
 from analysis.read.hdr.payload import parse_payload
-from analysis.read.hdr.worker import use_worker, worker_groups
 
 # Decoded entries kept in memory for instant `Interval.histogram`; beyond this, intervals keep
 # their payload and decode on access (a 24-hour log has ~1.5e8 entries).
 KEEP_DECODED_ENTRIES = 8_000_000
-BATCH_LINES, WORKER_BATCH_LINES = 512, 256      # (see iter_batches)
+BATCH_LINES = 512      # (see iter_batches)
 DECODE = "decode"       # sent back to iter_batches for an undecoded batch (see there)
 
 
@@ -139,26 +137,14 @@ def _nothing_matches(tag, start_s, end_s, tags) -> str:
 
 
 def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
-                 batch_size: int | None = None, text=None, parallel: bool | None = False,
-                 keep_raws: bool = True, undecoded: bool = False):
+                 batch_size: int | None = None, text=None, undecoded: bool = False):
     """Read `path` (or the lines in `text`, named `path` in messages) and yield Batches of
     decoded intervals, in file order; bad lines become warnings, in line order.
 
-    `batch_size` None: batches of 512 lines read here, 256 with a worker. 512 keeps the
-    arrays of a batch (~11 MB for the 24-hour log) in a shared L3 cache and halves the
-    per-batch Python of 256 (one core, bench/perf/hgrm_vs_hlp.py's log: 8% less CPU time,
-    measured interleaved); a worker's messages stay under its pipe's 1 MB at 256.
-
-    `parallel=True` reads ahead in a second process (see worker_groups): it splits the lines
-    and inflates the payloads of the next batches while this process decodes the counts and
-    its caller works; None decides by the input's size and the CPUs available. The batches,
-    warnings and errors are the same either way. `keep_raws=False` leaves `Batch.raws` empty
-    (None per interval), which spares shipping them between the processes. With the worker, a
-    thread of this process decodes the counts a group ahead (_decoded_ahead: the compiled
-    decoder runs without the GIL). (Reading ahead in a thread instead of a process was tried:
-    handing the GIL back and forth around the Python line splitting made the whole 1.5x
-    slower. Decoding the counts in the worker was tried: shipping the arrays back cost more
-    than it saved on 2 cores.)
+    `batch_size` None: batches of 512 lines. 512 keeps the arrays of a batch (~11 MB for the
+    24-hour log) in a shared L3 cache and halves the per-batch Python of 256 (one core,
+    bench/perf/hgrm_vs_hlp.py's log: 8% less CPU time, measured interleaved). (hgrm's two
+    processes read the log in turns: processor.py, split.py.)
 
     `undecoded=True` yields the groups of plain payloads undecoded (batch.Batch.joined), for
     the caller to decode as it adds them up (running.IntegerRunning.add_undecoded); a caller
@@ -169,23 +155,10 @@ def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
     path = os.fspath(path)
     state = state or HeaderState()
     handle, lines = open_lines(path, text)
-    groups = None
     kept: set[int] = set()       # lines decoded, once some timestamp went backwards
     try:
-        worker = use_worker(path, text, parallel)
-        if batch_size is None:
-            batch_size = WORKER_BATCH_LINES if worker else BATCH_LINES
-        if worker:
-            ahead = copy.deepcopy(state)   # (the worker's, as groups arrive: ahead of `state`)
-            groups = _decoded_ahead(worker_groups(lines, path, ahead, batch_size, keep_raws,
-                                                  undecoded),
-                                    path, ahead, undecoded)
-        else:
-            groups = ((_decoded(path, items, read_warnings, None, undecoded), None)
-                      for items, read_warnings in item_groups(lines, path, state, batch_size))
-        for (batch, group_warnings), header in groups:
-            if header is not None:
-                state.__dict__.update(header)
+        for items, read_warnings in item_groups(lines, path, state, batch_size or BATCH_LINES):
+            batch, group_warnings = _decoded(path, items, read_warnings, undecoded)
             mark = len(warnings)
             warnings.extend(group_warnings)
             if batch is not None and batch.joined is not None:
@@ -200,68 +173,15 @@ def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
                 kept.update(batch.column(LINE))
         warnings.extend(time_order_warnings(path, state, kept))
     finally:
-        if groups is not None:
-            groups.close()
         if handle is not None:
             handle.close()
 
 
-def _decoded(path, items, read_warnings, inflated, undecoded=False):
+def _decoded(path, items, read_warnings, undecoded=False):
     """-> (the group's Batch or None, its warnings in line order)."""
     decode_warnings: list[str] = []
-    batch = decode_batch(items, path, decode_warnings, inflated, undecoded) if items else None
+    batch = decode_batch(items, path, decode_warnings, None, undecoded) if items else None
     return batch, _in_line_order(path, read_warnings + decode_warnings)
-
-
-def _decoded_ahead(groups, path: str, state: HeaderState, undecoded: bool, depth: int = 2):
-    """((batch, warnings), header state after the group) for worker_groups' groups, then
-    ((None, []), the state at the end of the input); the groups are decoded in
-    a thread up to `depth` groups ahead of the caller. The compiled decoder runs without the
-    GIL (ctypes releases it), so it overlaps the caller's own work (the running percentiles,
-    the output lines): on two cores the main process is the busier of the two. An exception
-    is raised here, in order; closing this generator stops the thread and the worker."""
-    import queue
-    import threading
-    out: queue.Queue = queue.Queue(depth)
-    stop = threading.Event()
-
-    def put(message) -> bool:
-        while not stop.is_set():
-            try:
-                out.put(message, timeout=0.05)
-                return True
-            except queue.Full:
-                pass
-        return False
-
-    def decode() -> None:
-        try:
-            for items, read_warnings, inflated in groups:
-                message = ("group", _decoded(path, items, read_warnings, inflated, undecoded),
-                           copy.deepcopy(state.__dict__))
-                if not put(message):
-                    return
-            # (the state after the last group: lines after it may still have changed it)
-            put(("done", copy.deepcopy(state.__dict__)))
-        except BaseException as exc:     # (raised by the caller, in order)
-            put(("error", exc))
-        finally:
-            groups.close()
-
-    thread = threading.Thread(target=decode, name="hlog-decoder", daemon=True)
-    thread.start()
-    try:
-        while True:
-            message = out.get()
-            if message[0] == "done":
-                yield (None, []), message[1]
-                return
-            if message[0] == "error":
-                raise message[1]
-            yield message[1], message[2]
-    finally:
-        stop.set()
-        thread.join()
 
 
 def _in_line_order(path: str, messages: list[str]) -> list[str]:

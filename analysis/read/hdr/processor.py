@@ -2,16 +2,21 @@
 percentile distribution of the matching intervals of an `.hlog` (see `commands/hgrm.py`)."""
 from __future__ import annotations
 
+import copy
 import time
 
 import numpy as np
 
 from analysis.errors import HlogError
+from analysis.read.hdr import native
 from analysis.read.hdr.distribution import EndlessDistribution, java_format_fixed
-from analysis.read.hdr.batch import END_MS, LINE, LOG_START_S, START_S, TAG
-from analysis.read.hdr.lines import HeaderState, nothing_read_error
-from analysis.read.hdr.log import DECODE, iter_batches
+from analysis.read.hdr.batch import END_MS, LINE, LOG_START_S, START_S, TAG, decode_batch
+from analysis.read.hdr.groups import item_groups
+from analysis.read.hdr.lines import HeaderState, nothing_read_error, open_lines
+from analysis.read.hdr.log import BATCH_LINES, DECODE, iter_batches
 from analysis.read.hdr.running import DoubleRunning, IntegerRunning
+from analysis.read.hdr.split import Abandon, run_split
+from analysis.read.hdr.worker import use_worker
 
 
 
@@ -35,6 +40,9 @@ def _start_time_line(start_time: float) -> str:
     return f"#[StartTime: {java_format_fixed(start_time, 3)} (seconds since epoch), {when}]\n"
 
 
+EXACT_MILLIS = 2.0 ** 43     # (see _times_text)
+
+
 class _ValueText(dict):
     """Formatted `value / ratio` strings by value, memoised: a log has few distinct bucket
     values, and a dict lookup is the cheapest call per printed number."""
@@ -55,14 +63,17 @@ def _times_text(times, width: int) -> list[str]:
     normal log), java_format_fixed otherwise."""
     fmt = f"%{width}.3f" if width else "%.3f"
     # Vectorised first: in 1e-4 <= |t| < 1e15 (repr without an exponent), the shortest repr
-    # has at most 3 decimals exactly when t is the double nearest some k / 1000.
+    # has at most 3 decimals exactly when t is the double nearest some k / 1000. '%.3f'
+    # rounds the double's exact value, which is that k / 1000 only while half a unit in the
+    # last place is under 0.0005, below 2^43 (at 2^46, 70368744177664.38 is exactly
+    # ...664.375: '%.3f' gives .375, Java .380).
     values = np.asarray(times, np.float64)
-    whole = (np.round(values * 1000.0) / 1000.0 == values) & (np.abs(values) < 1e15) & \
+    whole = (np.round(values * 1000.0) / 1000.0 == values) & (np.abs(values) < EXACT_MILLIS) & \
         ((np.abs(values) >= 1e-4) | (values == 0.0))
     if whole.all():
         return [fmt % t for t in times]
-    return [fmt % t if 0 < s.find(".") >= len(s) - 4 else java_format_fixed(t, 3, width)
-            for t, s in zip(times, map(repr, times))]
+    return [fmt % t if 0 < s.find(".") >= len(s) - 4 and abs(t) < EXACT_MILLIS
+            else java_format_fixed(t, 3, width) for t, s in zip(times, map(repr, times))]
 
 
 class _IntervalLog:
@@ -121,8 +132,8 @@ class _NothingOnJavasAxis(Exception):
 def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio=1e6, ticks=5,
             csv=False, with_interval_log=True, parallel=None):
     """-> (interval log text, .hgrm text). Raises HlogError when no interval matches.
-    `parallel`: read ahead in a second process (None: when the input is large enough; see
-    log.iter_batches).
+    `parallel`: read with a second process, each taking every other group of lines (split.py;
+    None: when the input is large enough and a CPU is free, worker.use_worker).
 
     Java's time axis (HistogramLogProcessor's bytes) unless the log has a #[BaseTime] and no
     #[StartTime] and the window selects nothing on it: then the window counts from the first
@@ -143,96 +154,251 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
     return outputs
 
 
+class _Order:
+    """What the intervals decide in file order, carried from batch to batch (and handed from
+    one process to the other with the turn to add, see split.py): the accumulated histogram,
+    where the StartTime line and the legend go, the largest interval count and its line."""
+
+    def __init__(self):
+        self.kind = None
+        self.acc = None
+        self.start_line_done = self.legend_done = False
+        self.hgrm_prefix: list[str] = []
+        self.biggest = (0, None)
+
+    def __getstate__(self):
+        # (an accumulator in a shared arena goes as what finds its arrays there again)
+        shared = self.acc is not None and self.acc.arena is not None
+        return {**self.__dict__, "acc": self.acc.handover() if shared else self.acc,
+                "shared": shared}
+
+    def handed_over(self, arena) -> _Order:
+        if self.__dict__.pop("shared", False):
+            self.acc = IntegerRunning.from_handover(self.acc, arena)
+        return self
+
+
+class _Tally:
+    """What the batches add up to whatever their order: the interval lines, how many
+    intervals had the tag and were chosen, the earliest start, those before StartTime."""
+
+    def __init__(self):
+        self.body: list[str] = []      # interval rows, with the StartTime line where Java puts it
+        self.seen_any = False
+        self.with_tag = self.selected = 0
+        self.earliest = None
+        self.early: list[int] = []     # lines of intervals kept although they start before StartTime
+
+
+def _times(batch, rows, every_row):
+    """(the chosen rows' starts, their times: Interval.end_s, and their log starts)."""
+    starts = np.asarray(batch.column(START_S), np.float64)
+    end_ms = np.asarray(batch.column(END_MS), np.int64)
+    log_starts = np.asarray(batch.column(LOG_START_S), np.float64)
+    if not every_row:
+        starts, end_ms, log_starts = starts[rows], end_ms[rows], log_starts[rows]
+    return starts, (end_ms / 1000.0 - log_starts).tolist(), log_starts.tolist()
+
+
+def _lead_rows(order, batch, rows, stats, times, log_starts, ilog, with_interval_log, body):
+    """The batch's part in file order once its rows are added: the largest count, and row by
+    row only until the StartTime comment and the legend are placed (they go before the first
+    row that calls for them). -> how many rows are in `body` now."""
+    top = max(stats.counts)
+    if top > order.biggest[0]:
+        order.biggest = (top, batch.column(LINE)[int(rows[stats.counts.index(top)])])
+    done = 0
+    while not (order.start_line_done and order.legend_done) and done < len(times):
+        if not order.start_line_done and log_starts[done] != 0.0:
+            order.start_line_done = True
+            line = _start_time_line(log_starts[done])
+            order.hgrm_prefix.append(line)
+            body.append(line)
+        if not order.legend_done:
+            order.legend_done = True
+            body.append(ilog.legend())
+        if with_interval_log:
+            body.append(ilog.row(times[done], *stats.row(done)))
+        done += 1
+    return done
+
+
+def _other_rows(tally, state, batch, rows, stats, starts, times, done, ilog, with_interval_log,
+                body):
+    """The batch's part in any order: its earliest start and the rest of its lines (the
+    batch's lines all at once). -> the lines of its intervals that start before StartTime."""
+    lowest = float(starts.min())
+    tally.earliest = lowest if tally.earliest is None else min(tally.earliest, lowest)
+    early = []
+    if lowest < 0 and state.explicit_start:
+        lines = np.asarray(batch.column(LINE))[rows]
+        early = lines[starts < 0].tolist()
+    if with_interval_log and done < len(times):
+        body.extend(ilog.rows(times[done:], *stats.columns(done)))
+    return early
+
+
 def _process(source, text, state, warnings, *, tag, start_s, end_s, ratio, ticks, csv,
              with_interval_log, parallel):
     ilog = _IntervalLog(csv, ratio)
-    body: list[str] = []         # interval rows, with the StartTime line where Java puts it
-    hgrm_prefix: list[str] = []
-    start_line_done = False
-    legend_done = False
-    earliest = None
-    seen_any = False
-    early: list[int] = []        # lines of intervals kept although they start before StartTime
-    kind = None
-    acc = None
-    selected = with_tag = 0      # intervals in the window, intervals with the tag
-    biggest = (0, None)          # the largest interval count and its line, for a refusal
-    batches = iter_batches(source, warnings, state, text=text, parallel=parallel,
-                           keep_raws=False, undecoded=True)
+    window = (tag, start_s, end_s)
+    # (without the compiled kernels every group goes the general way, which the split leaves)
+    if use_worker(source, text, parallel) and native.get() is not None:
+        trial = copy.deepcopy(state)     # (read to the end by the split; kept if it succeeds)
+        try:
+            order, tally = _split(source, text, trial, window, ilog, with_interval_log)
+        except (Abandon, HlogError):     # (the usual reader words an error, after its warnings)
+            pass
+        else:
+            state.__dict__.update(trial.__dict__)
+            return _outputs(source, state, warnings, order, tally, window, ratio, ticks, csv,
+                            with_interval_log)
+    order, tally = _Order(), _Tally()
+    batches = iter_batches(source, warnings, state, text=text, undecoded=True)
     for batch in batches:
-        chosen, batch_with_tag = _selected(batch, tag, start_s, end_s)
+        chosen, batch_with_tag = _selected(batch, *window)
         stats = None
         if batch.joined is not None:
             # decoded as its rows are added; otherwise (a row the general decoder must take,
             # only unchosen rows, a DoubleHistogram log) decoded now
-            if chosen.any() and kind != "double":
-                running = acc if acc is not None else \
+            if chosen.any() and order.kind != "double":
+                running = order.acc if order.acc is not None else \
                     IntegerRunning(batch.payloads[int(chosen.argmax())].layout)
                 stats = running.add_undecoded(batch, chosen)
                 if stats is not None:
-                    kind, acc = "integer", running
+                    order.kind, order.acc = "integer", running
             if stats is None:
                 batch = batches.send(DECODE)
                 if batch is None:
                     continue
-                chosen, batch_with_tag = _selected(batch, tag, start_s, end_s)
-        seen_any = True
-        with_tag += batch_with_tag
-        selected += int(chosen.sum())
+                chosen, batch_with_tag = _selected(batch, *window)
+        tally.seen_any = True
+        tally.with_tag += batch_with_tag
+        tally.selected += int(chosen.sum())
         if not chosen.any():
             continue
         rows = np.flatnonzero(chosen)
         every_row = rows.size == len(chosen)
         if stats is None:
             doubles = np.asarray(batch.is_double, bool)
-            if kind is None:
-                kind = "double" if doubles[rows[0]] else "integer"
-                acc = IntegerRunning(batch.payloads[rows[0]].layout) if kind == "integer" \
-                    else DoubleRunning(batch.histogram(int(rows[0])))
-            other_kind = np.flatnonzero(doubles[rows] != (kind == "double"))
+            if order.kind is None:
+                order.kind = "double" if doubles[rows[0]] else "integer"
+                order.acc = IntegerRunning(batch.payloads[rows[0]].layout) \
+                    if order.kind == "integer" else DoubleRunning(batch.histogram(int(rows[0])))
+            other_kind = np.flatnonzero(doubles[rows] != (order.kind == "double"))
             if other_kind.size:
                 r = int(rows[other_kind[0]])
                 raise HlogError(f"a {'DoubleHistogram' if doubles[r] else 'Histogram'} line "
                                 f"in a log of "
-                                f"{'DoubleHistograms' if kind == 'double' else 'Histograms'}; "
+                                f"{'DoubleHistograms' if order.kind == 'double' else 'Histograms'}; "
                                 "they cannot be added", path=source,
                                 line=batch.column(LINE)[r])
-            stats = acc.add_rows(batch, rows)
-        top = max(stats.counts)
-        if top > biggest[0]:
-            biggest = (top, batch.column(LINE)[int(rows[stats.counts.index(top)])])
-        starts = np.asarray(batch.column(START_S), np.float64)
-        if not every_row:
-            starts = starts[rows]
-        lowest = float(starts.min())
-        earliest = lowest if earliest is None else min(earliest, lowest)
-        if lowest < 0 and state.explicit_start:
-            lines = np.asarray(batch.column(LINE))[rows]
-            early.extend(lines[starts < 0].tolist())
-        # the time column: Interval.end_s of each chosen row
-        end_ms = np.asarray(batch.column(END_MS), np.int64)
-        log_starts = np.asarray(batch.column(LOG_START_S), np.float64)
-        if not every_row:
-            end_ms, log_starts = end_ms[rows], log_starts[rows]
-        times = (end_ms / 1000.0 - log_starts).tolist()
-        log_starts = log_starts.tolist()
-        done = 0
-        # Row by row only until the StartTime comment and the legend are placed (they go
-        # before the first row that calls for them); then the batch's lines all at once.
-        while not (start_line_done and legend_done) and done < len(times):
-            if not start_line_done and log_starts[done] != 0.0:
-                start_line_done = True
-                line = _start_time_line(log_starts[done])
-                hgrm_prefix.append(line)
-                body.append(line)
-            if not legend_done:
-                legend_done = True
-                body.append(ilog.legend())
-            if with_interval_log:
-                body.append(ilog.row(times[done], *stats.row(done)))
-            done += 1
-        if with_interval_log and done < len(times):
-            body.extend(ilog.rows(times[done:], *stats.columns(done)))
+            stats = order.acc.add_rows(batch, rows)
+        starts, times, log_starts = _times(batch, rows, every_row)
+        done = _lead_rows(order, batch, rows, stats, times, log_starts, ilog, with_interval_log,
+                          tally.body)
+        tally.early.extend(_other_rows(tally, state, batch, rows, stats, starts, times, done,
+                                       ilog, with_interval_log, tally.body))
+    return _outputs(source, state, warnings, order, tally, window, ratio, ticks, csv,
+                    with_interval_log)
+
+
+def _split(source, text, state, window, ilog, with_interval_log):
+    """The log read by two processes in turns (split.py) -> (order, tally) as the loop in
+    _process makes them, `state` read to the end; Abandon where that loop would do anything
+    but its plain path."""
+    (order, tally), (_, other) = run_split(_own_turns, source, text, state, window, ilog,
+                                           with_interval_log)
+    texts = dict(tally.body + other.body)
+    tally.body = [texts[number] for number in sorted(texts)]
+    tally.seen_any |= other.seen_any
+    tally.with_tag += other.with_tag
+    tally.selected += other.selected
+    if other.earliest is not None:
+        tally.earliest = other.earliest if tally.earliest is None else \
+            min(tally.earliest, other.earliest)
+    early = dict(tally.early + other.early)
+    tally.early = [line for number in sorted(early) for line in early[number]]
+    if state.negative or state.backwards:      # (iter_batches warns of them)
+        raise Abandon("timestamps out of order")
+    return order, tally
+
+
+def _own_turns(turns, arena, source, text, state, window, ilog, with_interval_log):
+    """One process's groups of the log (every other one, turns.mine): -> (the order after
+    the last group, None in the forked process; this side's tally, its body and early lines
+    as (group number, ...) pairs)."""
+    handle, lines = open_lines(source, text)
+    order, tally = _Order(), _Tally()
+    groups = 0
+    try:
+        for number, (items, read_warnings) in enumerate(item_groups(lines, source, state,
+                                                                    BATCH_LINES)):
+            groups = number + 1
+            if turns.mine(number):
+                order = _own_group(turns, arena, source, number, items, read_warnings, order,
+                                   tally, state, window, ilog, with_interval_log)
+        if groups and not turns.mine(groups - 1):   # (the turn after the last group)
+            order = turns.wait(groups).handed_over(arena)
+    finally:
+        if handle is not None:
+            handle.close()
+    return (order if turns.side == 0 else None), tally
+
+
+def _own_group(turns, arena, source, number, items, read_warnings, order, tally, state, window,
+               ilog, with_interval_log):
+    """One group of this process: decoded and selected, then (its turn come) added up and
+    placed, the turn passed on, then the rest of its lines formatted. -> the order."""
+    decode_warnings: list[str] = []
+    batch = decode_batch(items, source, decode_warnings, None, True) \
+        if items else None
+    if read_warnings or decode_warnings or (batch is not None and batch.joined is None):
+        raise Abandon("a line for the usual reader")
+    chosen, batch_with_tag = _selected(batch, *window) if batch is not None else (None, 0)
+    if batch is not None and not chosen.any():
+        # (as the usual reader does with a group it adds nothing of: its rows decoded the
+        # general way, which may refuse some)
+        batch = batch.decoded(source, decode_warnings)
+        if decode_warnings or batch is None:
+            raise Abandon("a line for the usual reader")
+        chosen, batch_with_tag = _selected(batch, *window)
+    if number:
+        order = turns.wait(number).handed_over(arena)
+    body: list[str] = []
+    if batch is None:
+        turns.pass_on(number + 1, order)
+        return order
+    tally.seen_any = True
+    tally.with_tag += batch_with_tag
+    tally.selected += int(chosen.sum())
+    if not chosen.any():
+        turns.pass_on(number + 1, order)
+        return order
+    rows = np.flatnonzero(chosen)
+    running = order.acc if order.acc is not None else \
+        IntegerRunning(batch.payloads[int(rows[0])].layout, arena)
+    stats = running.add_undecoded(batch, chosen)
+    if stats is None:
+        raise Abandon("a group for the general decoder")
+    order.kind, order.acc = "integer", running
+    starts, times, log_starts = _times(batch, rows, rows.size == len(chosen))
+    done = _lead_rows(order, batch, rows, stats, times, log_starts, ilog, with_interval_log,
+                      body)
+    turns.pass_on(number + 1, order)
+    tally.early.append((number, _other_rows(tally, state, batch, rows, stats, starts, times,
+                                            done, ilog, with_interval_log, body)))
+    tally.body.append((number, "".join(body)))
+    return order
+
+
+def _outputs(source, state, warnings, order, tally, window, ratio, ticks, csv,
+             with_interval_log):
+    """The two outputs from what the batches made, or the error that nothing matched."""
+    tag, start_s, end_s = window
+    kind, acc, biggest, hgrm_prefix = order.kind, order.acc, order.biggest, order.hgrm_prefix
+    seen_any, selected, with_tag = tally.seen_any, tally.selected, tally.with_tag
+    earliest, early, body = tally.earliest, tally.early, tally.body
     if not seen_any:
         raise nothing_read_error(source, state, warnings)
     if kind is None:
