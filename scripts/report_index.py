@@ -39,6 +39,12 @@ import yaml
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 REPORTS = "_reports"
 INDEX = Path("_data") / "report_pages.yml"
+# run id -> its pages that are not a scenario's, [{url, title}] in the collection's order: a
+# post's run links (_includes/post-runs.html) look a run up here instead of looping over every
+# report. JSON: Jekyll parses it in a fraction of YAML's time, and it holds no dates
+RUNS = Path("_data") / "report_runs.json"
+# (in the cache's key: an entry of another layout is made again)
+LAYOUT = 2
 CACHE = Path(".cache") / "report-index.json"
 # The front matter keys the list templates print, copied as they are
 COPIED = ("title", "description", "author", "run", "scenario", "systems_text", "loads_text")
@@ -85,7 +91,7 @@ def settings(source: Path) -> dict:
     except OSError:
         config = {}
     collection = ((config.get("collections") or {}).get("reports") or {})
-    return {"timezone": config.get("timezone"),
+    return {"layout": LAYOUT, "timezone": config.get("timezone"),
             "permalink": collection.get("permalink") or DEFAULT_PERMALINK,
             "exclude": [str(p) for p in config.get("exclude") or []]}
 
@@ -197,7 +203,9 @@ def entry(source: Path, rel: str, config: dict) -> dict | None:
                          default_flow_style=False, width=1 << 30)
     except yaml.representer.RepresenterError as exc:
         raise NotListable(f"error: {REPORTS}/{rel}: a listed field is not plain data: {exc}")
-    return {"url": url, "text": text,
+    link = {"run": meta["run"], "url": url, "title": meta.get("title")} \
+        if "run" in meta and meta.get("scenario") is None else None
+    return {"url": url, "text": text, "link": link,
             "sort": moment.timestamp() if moment else None}
 
 
@@ -240,7 +248,8 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def write(source: Path) -> list[str]:
-    """Write _data/report_pages.yml when its text changed; what was written, as messages."""
+    """Write _data/report_pages.yml and _data/report_runs.json where their text changed; what
+    was written, as messages."""
     config = settings(source)
     digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
     known = read_cache(source / CACHE, digest)
@@ -262,12 +271,21 @@ def write(source: Path) -> list[str]:
     # Document#<=>: date, then path; an undated page (nil date) is compared by path
     order = sorted(pages, key=lambda rel: (pages[rel][4]["sort"] is not None,
                                            pages[rel][4]["sort"] or 0, rel))
-    text = HEADER + ("".join(pages[rel][4]["text"] for rel in order) or "[]\n")
-    index = source / INDEX
-    try:
-        if index.read_text(encoding="utf-8") == text:
-            return []
-    except OSError:
-        pass
-    write_atomic(index, text)
-    return [f"wrote {INDEX.as_posix()}"]
+    runs: dict[str, list[dict]] = {}
+    for rel in order:
+        link = pages[rel][4]["link"]
+        if link is not None:
+            runs.setdefault(str(link["run"]), []).append({"url": link["url"],
+                                                          "title": link["title"]})
+    written = []
+    for path, text in ((INDEX, HEADER + ("".join(pages[rel][4]["text"] for rel in order)
+                                         or "[]\n")),
+                       (RUNS, json.dumps(runs, ensure_ascii=False, indent=0) + "\n")):
+        try:
+            if (source / path).read_text(encoding="utf-8") == text:
+                continue
+        except OSError:
+            pass
+        write_atomic(source / path, text)
+        written.append(f"wrote {path.as_posix()}")
+    return written

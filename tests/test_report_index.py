@@ -1,5 +1,5 @@
 """_data/report_pages.yml (scripts/report_index.py) holds what the list pages print of the
-report pages, as Jekyll holds it: the runs index, /tags/, the tag feeds and the posts' run links
+report pages, as Jekyll holds it, and _data/report_runs.json each run's pages a post links: the runs index, /tags/, the tag feeds and the posts' run links
 read it instead of site.reports, so that a local build can leave unchanged reports unread.
 Jekyll itself is the reference: one build prints both lists, field by field, in order."""
 from __future__ import annotations
@@ -24,8 +24,14 @@ FIELDS = ("url", "id", "title", "run", "scenario", "description", "systems_text"
           "author", "collection")
 ROW = ("{{ d.date | date_to_xmlschema }}|{{ d.date | date: '%s' }}|{{ d.tags | jsonify }}|"
        + "|".join(f"{{{{ d.{f} | jsonify }}}}" for f in FIELDS) + "\n")
-LISTS = ("---\n---\n{% for d in site.reports %}" + ROW + "{% endfor %}=====\n"
-         "{% for d in site.data.report_pages %}" + ROW + "{% endfor %}")
+RUN_IDS = '{% assign ids = "two_generators,many,nothing" | split: "," %}'
+LISTS = ("---\n---\n{% for d in site.reports %}" + ROW + "{% endfor %}"
+         # a post's run links (_includes/post-runs.html): before, then from report_runs.json
+         + RUN_IDS + "{% for id in ids %}{% for d in site.reports %}{% if d.run == id and "
+         "d.scenario == nil %}{{ id }} {{ d.url }} {{ d.title }}\n{% endif %}{% endfor %}"
+         "{% endfor %}=====\n{% for d in site.data.report_pages %}" + ROW + "{% endfor %}"
+         + RUN_IDS + "{% for id in ids %}{% for d in site.data.report_runs[id] %}{{ id }} "
+         "{{ d.url }} {{ d.title }}\n{% endfor %}{% endfor %}")
 PAGES = {
     # the collection's permalink; a run id with `_` (slugified in the URL, not in the id)
     "two_generators.html": "title: Two generators\ndate: '2026-11-24'\ntags: [jvm, http]\n"
@@ -69,9 +75,10 @@ def test_the_index_lists_the_reports_as_jekyll_reads_them(tmp_path):
     for name, text in NOT_LISTED.items():
         (src / "_reports" / name).parent.mkdir(parents=True, exist_ok=True)
         (src / "_reports" / name).write_text(text)
-    assert tag_feeds().write(src)[-1] == "wrote _data/report_pages.yml"
+    assert tag_feeds().write(src)[-2:] == ["wrote _data/report_pages.yml",
+                                           "wrote _data/report_runs.json"]
     jekyll, index = lists(src, tmp_path)
-    assert len(jekyll) == len(PAGES)
+    assert len(jekyll) == len(PAGES) + 2    # the runs two_generators and many link a page each
     assert index == jekyll
     # a page changed, one removed, one added: the index follows; unchanged, it is not written
     (src / "_reports" / "early.html").write_text("---\ntitle: Earlier\ndate: 2025-12-31\n---\n")
@@ -79,7 +86,7 @@ def test_the_index_lists_the_reports_as_jekyll_reads_them(tmp_path):
     (src / "_reports" / "new.html").write_text("---\ntitle: New\ndate: '2026-11-24'\n---\n")
     tag_feeds().write(src)
     jekyll, index = lists(src, tmp_path)
-    assert index == jekyll and len(index) == len(PAGES)
+    assert index == jekyll and len(index) == len(PAGES) + 2
     assert tag_feeds().write(src) == []
 
 
