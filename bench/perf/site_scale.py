@@ -240,10 +240,16 @@ def clone_site(site: Path, runs: int) -> int:
     return 0
 
 
-def jekyll_again(site: Path) -> int:
+def without_foreign_index(site: Path) -> None:
+    """The code before the report index (--source of it) reads no index: the one another code
+    wrote would only cost it a parse."""
     if not (SOURCE[0] / "scripts" / "report_index.py").exists():
-        # the code before the report index: the index another code wrote is not its input
-        (site / "_data" / "report_pages.yml").unlink(missing_ok=True)
+        for name in ("report_pages.yml", "report_runs.json"):
+            (site / "_data" / name).unlink(missing_ok=True)
+
+
+def jekyll_again(site: Path) -> int:
+    without_foreign_index(site)
     clones = sorted(p.stem for p in (site / "_reports").glob("scale-*.html"))
     n = int(clones[-1].split("-")[1]) + 1 if clones else 1
     print(f"clones: {len(clones)} + the bundled runs' pages in {site}, scripts and templates "
@@ -264,6 +270,7 @@ def again(site: Path) -> int:
     runs = sorted(p.name for p in (site / "runs").iterdir() if p.name.startswith("scale-"))
     n = int(runs[-1].split("-")[1]) + 1 if runs else 1
     print(f"corpus: {len(runs) + 1} runs in {site} ({os.cpu_count()} cores)", flush=True)
+    without_foreign_index(site)
     # The switch: Jekyll runs with this code (the stamp of a build by other code says nothing
     # of this code's records), so the figures below are this code's steady state
     (site / ".cache" / "jekyll-stamp.json").unlink(missing_ok=True)
