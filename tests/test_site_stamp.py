@@ -232,11 +232,13 @@ def test_only_changed_report_pages_are_rendered_and_the_site_is_a_clean_builds(t
     assert "A copy of the pool run" in (builds.dest / "reports" / "index.html").read_text()
     tags = (builds.dest / "tags" / "index.html").read_text()
     assert "A copy of the pool run" in tags and "Run report: " in tags
-    # a page rewritten: that page
-    with open(src / "_reports" / "vegeta-vs-hey.html", "a", encoding="utf-8") as page:
-        page.write("<p>appended</p>\n")
-    builds.rebuilt({"reports/vegeta-vs-hey/index.html"})
-    assert builds.read_reports() == ["_reports/vegeta-vs-hey.html"]
+    # pages rewritten, one a scenario's (in a folder of _reports/): those pages
+    for rel in ("vegeta-vs-hey.html", "many-servers/sleep.html"):
+        with open(src / "_reports" / rel, "a", encoding="utf-8") as page:
+            page.write("<p>appended</p>\n")
+    builds.rebuilt({"reports/vegeta-vs-hey/index.html", "reports/many-servers/sleep/index.html"})
+    assert builds.read_reports() == ["_reports/many-servers/sleep.html",
+                                     "_reports/vegeta-vs-hey.html"]
     # what the default layout around them reads: every page again. A post's title is in the
     # "Written up in" line of the reports of the runs it names; an include is in all of them
     post = next((src / "_posts").glob("*thread-pool-vs-virtual-threads.md"))
