@@ -34,6 +34,15 @@ or writing them. When the wrapper inputs changed, every page is rendered (an inc
 whose static files are copied when changed, as Jekyll's metadata records them); when the site
 folder is not as the last build left it, Jekyll's metadata is removed first, so that build
 renders and copies everything, as a plain build does.
+
+Jekyll need not even read the unchanged generated reports (reading them was ~1.3 s at 1,000
+runs, and Jekyll 4.3's duplicate check compares every document with every one before it): the
+list pages print the reports from _data/report_pages.yml (scripts/report_index.py), so when
+only some reports changed the overlay also excludes _reports/, includes back the files Jekyll
+must read (the changed and the person-written pages, static files), and keeps the unchanged
+pages' outputs in the site folder (`keep_files`, which Jekyll 3.9, 3.10 and 4.3 all honour),
+their place known from the index's record of each page's URL (.cache/report-index.json, only
+for a page whose file is as that record saw it and whose output is there).
 """
 from __future__ import annotations
 
@@ -42,11 +51,15 @@ import datetime
 import hashlib
 import json
 import os
+import posixpath
+import re
 import sys
+from fnmatch import fnmatchcase
 from pathlib import Path
+from urllib.parse import unquote
 
 # (this folder is on sys.path: a script's own)
-from mirror_static import entry_filter, glob_include, read_config
+from mirror_static import DEFAULT_INCLUDE, DEFAULT_KEEP, entry_filter, glob_include, read_config
 
 STAMP = Path(".cache/jekyll-stamp.json")
 PENDING = Path(".cache/jekyll-stamp.pending")
@@ -60,6 +73,8 @@ GENERATED = "\ngenerated_by: loadcurve\n"
 # More changed reports than this: every page is rendered (the defaults list grows per page, and
 # Jekyll matches each page against every entry)
 MOST_CHANGED = 200
+# scripts/report_index.py's record: each page's URL, by path, with the file's key
+REPORT_INDEX = Path(".cache/report-index.json")
 
 
 def unseen(name: str, rel: str, is_dir: bool, config: dict) -> bool:
@@ -179,6 +194,74 @@ def partial_defaults(base_defaults: list, stamp: dict, reports: dict, wrapper: s
         [{"scope": {"path": rel}, "values": {"regenerate": True}} for rel in again]
 
 
+def output_of(url: str) -> str:
+    """Document#destination, relative to the site folder."""
+    path = unquote(url).lstrip("/")
+    if path == "" or url.endswith("/"):
+        path += "index"
+    return path if path.endswith(".html") else path + ".html"
+
+
+def unread_reports(stamp: dict, reports: dict, wrapper: str, dest: Path) -> dict[str, str]:
+    """The generated reports Jekyll need not read, each with its output (relative to dest):
+    unchanged since the last build, which was a build of the same wrapper inputs, and the
+    index's record of the file as it is now gives its output, which exists."""
+    old = stamp.get("reports") or {}
+    again = [rel for rel, now in reports.items() if not now[3] or old.get(rel) != now]
+    if not old or stamp.get("wrapper") != wrapper or len(again) > MOST_CHANGED:
+        return {}
+    known = read_json(REPORT_INDEX).get("pages") or {}
+    unread = {}
+    for rel, now in reports.items():
+        page = known.get(rel[len(REPORTS) + 1:])
+        if not now[3] or old.get(rel) != now or not isinstance(page, list) or len(page) != 5 \
+                or [page[0], page[1], page[3]] != now[:3] or not isinstance(page[4], dict):
+            continue
+        output = output_of(str(page[4].get("url")))
+        if (dest / output).is_file():
+            unread[rel] = output
+    return unread
+
+
+def literal_glob(inside: str, exclude: list[str]) -> str | None:
+    """The `include` pattern that lets Jekyll read the collection's file `inside` (its path
+    below _reports/: EntryFilter#included? gets a collection's entries relative to its folder)
+    and no other file. File.fnmatch? matches it to that path alone; the last character goes in
+    brackets, so the pattern names no file (Jekyll 4 reads a file `include` names as a page of
+    its own, Reader#read_included_excludes). Another folder's file of the same path is
+    included too, which changes nothing unless an exclude pattern names it. None: not so."""
+    name = posixpath.basename(inside)
+    if not inside[-1].isalnum() or any(
+            fnmatchcase(name, posixpath.basename(p.rstrip("/"))) for p in exclude):
+        return None
+    return re.sub(r"([*?\[\]{}\\])", r"\\\1", inside[:-1]) + f"[{inside[-1]}]"
+
+
+def reading_overlay(filter_config: dict, base: dict, reports: dict,
+                    unread: dict[str, str]) -> dict | None:
+    """exclude/include/keep_files that keep the unread reports out of Jekyll's reading and
+    their outputs in the site folder: _reports/ excluded (one pattern: Jekyll matches every
+    entry with every pattern, so one per page cost 1.8 s at 1,000 runs), and every other file
+    of it Jekyll reads (not hidden, not excluded: `include` would publish those too) included
+    back. None when a name cannot be included back."""
+    config = entry_filter({**filter_config, "include": base.get("include", DEFAULT_INCLUDE)})
+    read = []
+    for rel in sorted(reports):
+        name = rel.rsplit("/", 1)[-1]
+        inside = rel[len(REPORTS) + 1:]
+        if rel in unread or inside[0] in "._#~" or name[0] in "._#~" or rel.endswith("~") \
+                or glob_include(config["exclude"], rel, False):
+            continue
+        pattern = literal_glob(inside, config["exclude"])
+        if pattern is None:
+            return None
+        read.append(pattern)
+    return {"exclude": config["exclude"] + [REPORTS + "/"],
+            "include": config["include"] + read,
+            "keep_files": (filter_config.get("keep_files", DEFAULT_KEEP) or [])
+            + sorted(unread.values())}
+
+
 def file_key(path: Path) -> list[int] | None:
     try:
         st = path.stat()
@@ -257,9 +340,13 @@ def main() -> int:
             stamp = {}
         defaults = partial_defaults(base.get("defaults", []), stamp, pending["reports"],
                                     pending["wrapper"])
+        overlay = {"defaults": defaults}
+        unread = unread_reports(stamp, pending["reports"], pending["wrapper"], opts.dest)
+        if unread:
+            overlay.update(reading_overlay(read_config(opts.filter), base, pending["reports"],
+                                           unread) or {})
         opts.partial.write_text("# Written by scripts/site_stamp.py for one build (JSON is YAML)\n"
-                                + json.dumps({"defaults": defaults}, indent=1) + "\n",
-                                encoding="utf-8")
+                                + json.dumps(overlay, indent=1) + "\n", encoding="utf-8")
         return 3
     pending = read_json(PENDING)
     PENDING.unlink(missing_ok=True)

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from analysis.write import pages
-from tests.sitebuild import REPO, build_site
+from tests.sitebuild import REPO, build_site, tag_feeds
 
 pytestmark = pytest.mark.site
 
@@ -82,6 +82,9 @@ def add_edge_pages(source: Path) -> None:
         (source / "_reports" / f"{name}.html").write_text(
             "---\n" + yaml.safe_dump({"layout": "default", **front}, allow_unicode=True) +
             "---\n<p>First paragraph, the excerpt.</p>\n\n<p>More.</p>\n")
+    # the tag feeds and the report index /tags/ prints, as `make site` writes them after the
+    # analysis (the old tags.html read site.reports, the new one the index: same page)
+    tag_feeds().write(source)
 
 
 def fast_pages(site: Path) -> dict[str, str]:

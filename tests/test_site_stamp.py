@@ -5,6 +5,7 @@ or not, the site is the one GitHub Pages builds."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -171,10 +172,13 @@ class Builds:
         self.pages_source: str | None = None
 
     def rebuilt(self, changed: set[str] | None = None) -> set[str]:
-        """Build; the report pages written. The pages expected (`changed`; None: all) must be
+        """Build as `make site` does (the tag feeds and the report index, then the Jekyll
+        step); the report pages written. The pages expected (`changed`; None: all) must be
         among them, and no other but those rendered for their change in the build before
         (Jekyll keeps no record of a page rendered for its flag, so renders it once more)."""
         before = report_outputs(self.dest)
+        subprocess.run([sys.executable, str(self.src / "scripts" / "tag_feeds.py"), str(self.src)],
+                       check=True, capture_output=True)
         assert built(self.src, self.dest)
         after = report_outputs(self.dest)
         source = source_digest(self.src)
@@ -192,6 +196,24 @@ class Builds:
         self.forced = set(changed or ())
         return written
 
+    def read_reports(self) -> list[str] | None:
+        """The files of _reports/ the last build's Jekyll read; None: all of them (no overlay
+        kept any out). The pages left out keep their outputs (keep_files)."""
+        overlay = json.loads("\n".join(
+            line for line in (self.src / ".cache" / "site-partial.yml").read_text().splitlines()
+            if not line.startswith("#")))
+        if "_reports/" not in overlay.get("exclude", []):
+            return None
+        kept = set(overlay["keep_files"])
+        # (each included as a pattern naming no file: its last character in brackets)
+        read = sorted("_reports/" + re.sub(r"\[(.)\]$", r"\1", p).replace("\\", "")
+                      for p in overlay["include"] if p.endswith("]"))
+        for rel in (p.relative_to(self.src).as_posix() for p in (self.src / "_reports").rglob("*.html")):
+            if rel not in read:
+                name = rel[len("_reports/"):-len(".html")]
+                assert f"reports/{name}/index.html" in kept, rel
+        return read
+
 
 def test_only_changed_report_pages_are_rendered_and_the_site_is_a_clean_builds(tmp_path):
     src = report_site(tmp_path / "src")
@@ -204,17 +226,26 @@ def test_only_changed_report_pages_are_rendered_and_the_site_is_a_clean_builds(t
         re.sub(r"(?m)^title: .*$", "title: A copy of the pool run", text, count=1),
         encoding="utf-8")
     builds.rebuilt({"reports/pool-copy/index.html"})
+    # ... and Jekyll read that page alone of _reports/: the lists print every report from
+    # _data/report_pages.yml
+    assert builds.read_reports() == ["_reports/pool-copy.html"]
     assert "A copy of the pool run" in (builds.dest / "reports" / "index.html").read_text()
-    # a page rewritten: that page
-    with open(src / "_reports" / "vegeta-vs-hey.html", "a", encoding="utf-8") as page:
-        page.write("<p>appended</p>\n")
-    builds.rebuilt({"reports/vegeta-vs-hey/index.html"})
+    tags = (builds.dest / "tags" / "index.html").read_text()
+    assert "A copy of the pool run" in tags and "Run report: " in tags
+    # pages rewritten, one a scenario's (in a folder of _reports/): those pages
+    for rel in ("vegeta-vs-hey.html", "many-servers/sleep.html"):
+        with open(src / "_reports" / rel, "a", encoding="utf-8") as page:
+            page.write("<p>appended</p>\n")
+    builds.rebuilt({"reports/vegeta-vs-hey/index.html", "reports/many-servers/sleep/index.html"})
+    assert builds.read_reports() == ["_reports/many-servers/sleep.html",
+                                     "_reports/vegeta-vs-hey.html"]
     # what the default layout around them reads: every page again. A post's title is in the
     # "Written up in" line of the reports of the runs it names; an include is in all of them
     post = next((src / "_posts").glob("*thread-pool-vs-virtual-threads.md"))
     post.write_text(re.sub(r"(?m)^title: .*$", "title: A retitled post",
                            post.read_text(encoding="utf-8"), count=1), encoding="utf-8")
     builds.rebuilt()
+    assert builds.read_reports() is None
     assert "A retitled post" in \
         (builds.dest / "reports" / "pool-copy" / "index.html").read_text()
     with open(src / "_includes" / "footer.html", "a", encoding="utf-8") as include:
@@ -227,6 +258,7 @@ def test_only_changed_report_pages_are_rendered_and_the_site_is_a_clean_builds(t
         "---\ntitle: By hand\ndate: 2026-01-02\ndescription: x\n---\n"
         "<p>{{ site.data.runs.size }} run documents</p>\n", encoding="utf-8")
     builds.rebuilt({"reports/by-hand/index.html"})
+    assert builds.read_reports() == ["_reports/by-hand.html"]
     assert not (builds.dest / "reports" / "pool-copy").exists()
     (src / "_data" / "runs" / "extra.yml").write_text("title: extra\n", encoding="utf-8")
     builds.rebuilt({"reports/by-hand/index.html"})

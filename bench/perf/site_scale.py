@@ -18,6 +18,17 @@ keeps the id pool-vs-virtual so the post about it and comparisons/ build as in t
 the other posts (their runs are not in the corpus) are left out. `--again DIR` measures a kept
 corpus again without its full build: add one run, a no-change rebuild, then that run removed
 and rebuilt (so it can be repeated; a full build of 1,000 runs takes most of an hour here).
+
+The Jekyll side alone, without the analysis (minutes, not an hour, for 1,000 runs):
+
+    .venv/bin/python bench/perf/site_scale.py --clone 1000 --keep DIR
+    .venv/bin/python bench/perf/site_scale.py --jekyll-again DIR [--source DIR2]
+
+`--clone N` lays out the repository's generated files (its bundled runs, as its last build left
+them) and the demo run's report page, charts, CSVs and raw files cloned under N-1 more run ids
+(hard links; each page's title its own), then builds it (tag feeds and report index, then the
+Jekyll step). `--jekyll-again DIR` adds one more clone and runs those two steps, then again
+with nothing changed, then with the clone removed, each with its CPU seconds.
 """
 from __future__ import annotations
 
@@ -172,10 +183,94 @@ def report_size(site: Path) -> None:
           f"{size_of(site / '_rundata') / 1e6:.1f} MB; _site: {pages} HTML pages", flush=True)
 
 
+GENERATED_TREES = ("_reports", "assets/charts", "assets/data", "runs")
+
+
+def clone_run(site: Path, n: int) -> str:
+    """The demo run's generated page, charts, CSVs and raw files under run n's id (hard links;
+    the page's title its own, as the analysis would write it)."""
+    run_id = f"scale-{n:04d}"
+    page = (REPO / "_reports" / f"{DEMO}.html").read_text(encoding="utf-8")
+    (site / "_reports" / f"{run_id}.html").write_text(
+        re.sub(r"(?m)^title: .*$", f"title: Scale corpus run {n} (a copy of {DEMO})", page,
+               count=1), encoding="utf-8")
+    for tree in GENERATED_TREES[1:]:
+        src = REPO / tree / DEMO
+        for path in sorted(src.rglob("*")):
+            target = site / tree / run_id / path.relative_to(src)
+            if path.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.link(path, target)
+    return run_id
+
+
+def jekyll_step(site: Path, name: str) -> None:
+    """`make site` without the analysis: the tag feeds (and report index), then the Jekyll step."""
+    before = load()
+    feed_lines: list[tuple[float, str]] = []
+    jekyll_lines: list[tuple[float, str]] = []
+    t_feeds = timed([PY, "scripts/tag_feeds.py"], site, feed_lines)
+    t_jekyll = timed(["bash", "scripts/build-site.sh"], site, jekyll_lines)
+    cpu_feeds, cpu_jekyll = CPU[id(feed_lines)], CPU[id(jekyll_lines)]
+    done = [float(m.group(1)) for _, line in jekyll_lines
+            if (m := re.search(r"done in ([0-9.]+) seconds", line))]
+    skipped = any("Jekyll: nothing it reads changed" in line for _, line in jekyll_lines)
+    own = "skipped" if skipped else f"{done[-1] if done else 0:.2f} s"
+    print(f"{name:<34} CPU {cpu_feeds + cpu_jekyll:6.2f} s = feeds {cpu_feeds:5.2f} + jekyll step "
+          f"{cpu_jekyll:5.2f}; wall {t_feeds + t_jekyll:6.2f} s (Jekyll's own {own})   "
+          f"[{before} -> {load()}]", flush=True)
+
+
+def clone_site(site: Path, runs: int) -> int:
+    site_sources(site)
+    for name in ("_data", "_rundata", "_reports", "assets/charts", "assets/data", "runs"):
+        shutil.copytree(REPO / name, site / name, copy_function=os.link, dirs_exist_ok=True)
+    # only the demo run is named by a post here (site_sources): the others' data documents go
+    # where the analysis puts a run no post names, which Jekyll does not read
+    for doc in (site / "_data" / "runs").glob("*.yml"):
+        if doc.stem != DEMO:
+            doc.rename(site / "_rundata" / doc.name)
+    for n in range(1, runs - len(list((REPO / "runs").glob("*/run.yml"))) + 1):
+        clone_run(site, n)
+    print(f"clones: {sum(1 for _ in (site / '_reports').glob('*.html'))} report pages in {site}",
+          flush=True)
+    jekyll_step(site, "first build")
+    return 0
+
+
+def without_foreign_index(site: Path) -> None:
+    """The code before the report index (--source of it) reads no index: the one another code
+    wrote would only cost it a parse."""
+    if not (SOURCE[0] / "scripts" / "report_index.py").exists():
+        for name in ("report_pages.yml", "report_runs.json"):
+            (site / "_data" / name).unlink(missing_ok=True)
+
+
+def jekyll_again(site: Path) -> int:
+    without_foreign_index(site)
+    clones = sorted(p.stem for p in (site / "_reports").glob("scale-*.html"))
+    n = int(clones[-1].split("-")[1]) + 1 if clones else 1
+    print(f"clones: {len(clones)} + the bundled runs' pages in {site}, scripts and templates "
+          f"of {SOURCE[0]}", flush=True)
+    (site / ".cache" / "jekyll-stamp.json").unlink(missing_ok=True)
+    jekyll_step(site, "switch (Jekyll's stamp removed)")
+    run_id = clone_run(site, n)
+    jekyll_step(site, "add one run")
+    jekyll_step(site, "no-change")
+    (site / "_reports" / f"{run_id}.html").unlink()
+    for tree in GENERATED_TREES[1:]:
+        shutil.rmtree(site / tree / run_id)
+    jekyll_step(site, "remove that run")
+    return 0
+
+
 def again(site: Path) -> int:
     runs = sorted(p.name for p in (site / "runs").iterdir() if p.name.startswith("scale-"))
     n = int(runs[-1].split("-")[1]) + 1 if runs else 1
     print(f"corpus: {len(runs) + 1} runs in {site} ({os.cpu_count()} cores)", flush=True)
+    without_foreign_index(site)
     # The switch: Jekyll runs with this code (the stamp of a build by other code says nothing
     # of this code's records), so the figures below are this code's steady state
     (site / ".cache" / "jekyll-stamp.json").unlink(missing_ok=True)
@@ -195,10 +290,23 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="build the corpus in DIR and keep it")
     parser.add_argument("--again", type=Path, metavar="DIR",
                         help="a corpus kept by --keep: add one run, no-change, remove it")
+    parser.add_argument("--clone", type=int, metavar="N",
+                        help="with --keep DIR: the Jekyll side of N runs, cloned (no analysis)")
+    parser.add_argument("--jekyll-again", type=Path, metavar="DIR",
+                        help="a --clone corpus: add one clone, no-change, remove it (Jekyll side)")
     parser.add_argument("--source", type=Path, default=REPO,
                         help="site sources and analysis from DIR (default: this repository)")
     args = parser.parse_args()
     SOURCE[0] = args.source.resolve()
+    if args.jekyll_again:
+        site_sources(args.jekyll_again.resolve())
+        return jekyll_again(args.jekyll_again.resolve())
+    if args.clone:
+        if not args.keep:
+            parser.error("--clone needs --keep DIR")
+        shutil.rmtree(args.keep, ignore_errors=True)
+        args.keep.mkdir(parents=True)
+        return clone_site(args.keep.resolve(), args.clone)
     if args.again:
         site_sources(args.again.resolve())
         return again(args.again.resolve())
