@@ -31,6 +31,14 @@ def repo() -> Path:
     return REPO
 
 
+@pytest.fixture(scope="session", autouse=True)
+def builds_shared_by_the_workers(tmp_path_factory):
+    """What tests/sitebuild.py builds for any test (the scenario fixture's analysis) is made
+    once per pytest run, in the temporary folder the workers share."""
+    from tests import sitebuild
+    sitebuild.SHARED_ROOT = sitebuild.shared_root(tmp_path_factory)
+
+
 @pytest.fixture(scope="session")
 def oracle() -> Path:
     """The Java reference tools; tests that need them live-skip only where shared/ is absent."""
