@@ -23,6 +23,8 @@ from pathlib import Path
 
 import yaml
 
+from tests import conftest
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "site"
 # Top-level names never copied: not part of the site, or big and irrelevant to it.
@@ -125,21 +127,16 @@ SCENARIO_RUN = REPO / "tests" / "fixtures" / "runs" / "scenarios-demo"
 SCENARIO_POST = FIXTURE / "_posts" / "2026-01-04-scenarios-fixture.md"
 
 
-# Where the pytest workers share what one of them built (`shared_root`); set for the session by
-# tests/conftest.py. None (sitebuild used outside pytest): each process builds its own.
-SHARED_ROOT: Path | None = None
-
-
 @functools.lru_cache(maxsize=1)
 def scenario_run_build() -> Path:
     """`python -m analysis build` of the scenario fixture alone: once per pytest run, shared by
     the workers (about 9 CPU s each when every worker made its own), else once per process."""
-    if SHARED_ROOT is None:
+    if conftest.SHARED_TMP is None:
         root = Path(tempfile.mkdtemp(prefix="loadcurve-scenarios-"))
         atexit.register(shutil.rmtree, root, True)
         _analyse_scenario_run(root)
         return root
-    return _built_once(SHARED_ROOT / "scenario-run", _analyse_scenario_run)
+    return _built_once(conftest.SHARED_TMP / "scenario-run", _analyse_scenario_run)
 
 
 def _built_once(folder: Path, make) -> Path:
@@ -245,18 +242,11 @@ def build_site(tmp: Path, *extra_config: str, prepare=None, raw_runs: bool = Tru
     return out
 
 
-def shared_root(tmp_path_factory) -> Path:
-    """The temporary folder every worker of one `pytest` run sees (xdist gives each worker
-    <run's temp>/popen-gwN); pytest removes it with the run's other old temporary folders."""
-    root = tmp_path_factory.getbasetemp()
-    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
-
-
 def shared_build(tmp_path_factory, name: str, *extra_config: str, raw_runs: bool = True) -> Path:
     """`build_site(<shared root>/name, *extra_config)` once per `pytest` run, for the tests
     that only read it: under pytest-xdist the workers share the first one's build, waiting on a
     lock while it runs, so a ~1-minute build is not made per worker or per module."""
-    tmp = _built_once(shared_root(tmp_path_factory) / name,
+    tmp = _built_once(conftest.shared_tmp(tmp_path_factory) / name,
                       lambda folder: build_site(folder, *extra_config, raw_runs=raw_runs))
     return tmp / "site"
 
