@@ -31,6 +31,25 @@ def repo() -> Path:
     return REPO
 
 
+def shared_tmp(tmp_path_factory) -> Path:
+    """The temporary folder every worker of one `pytest` run sees (xdist gives each worker
+    <run's temp>/popen-gwN); pytest removes it with the run's other old temporary folders."""
+    root = tmp_path_factory.getbasetemp()
+    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+
+
+# shared_tmp of this run, for what tests/sitebuild.py builds once for any test that asks (the
+# scenario fixture's analysis); None outside pytest. (Set here, not in sitebuild: a copy of
+# the suite without the site tests, as tests/test_bench_url.py makes, has this conftest.)
+SHARED_TMP: Path | None = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def builds_shared_by_the_workers(tmp_path_factory):
+    global SHARED_TMP
+    SHARED_TMP = shared_tmp(tmp_path_factory)
+
+
 @pytest.fixture(scope="session")
 def oracle() -> Path:
     """The Java reference tools; tests that need them live-skip only where shared/ is absent."""

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import yaml
 
+from tests import conftest
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "site"
 # Top-level names never copied: not part of the site, or big and irrelevant to it.
@@ -92,11 +94,14 @@ def _placeholders(site: Path, data: dict) -> None:
             target.write_text("# fixture placeholder\n")
 
 
-def assemble(dest: Path) -> Path:
-    """The site source: the repository plus the fixtures it lacks. Returns `dest`."""
+def assemble(dest: Path, raw_runs: bool = True) -> Path:
+    """The site source: the repository plus the fixtures it lacks. Returns `dest`.
+    `raw_runs=False` leaves out the repository's runs/ (~107 MB of logs and recordings that no
+    template reads and Jekyll copies into every build) for tests that read only the pages;
+    the fixture runs are still added."""
     dest.mkdir(parents=True, exist_ok=True)
     for entry in REPO.iterdir():
-        if entry.name in SKIP:
+        if entry.name in SKIP or (entry.name == "runs" and not raw_runs):
             continue
         if entry.is_dir():
             _copy_tree(entry, dest / entry.name)
@@ -124,9 +129,31 @@ SCENARIO_POST = FIXTURE / "_posts" / "2026-01-04-scenarios-fixture.md"
 
 @functools.lru_cache(maxsize=1)
 def scenario_run_build() -> Path:
-    """`python -m analysis build` of the scenario fixture alone, once per test process."""
-    root = Path(tempfile.mkdtemp(prefix="loadcurve-scenarios-"))
-    atexit.register(shutil.rmtree, root, True)
+    """`python -m analysis build` of the scenario fixture alone: once per pytest run, shared by
+    the workers (about 9 CPU s each when every worker made its own), else once per process."""
+    if conftest.SHARED_TMP is None:
+        root = Path(tempfile.mkdtemp(prefix="loadcurve-scenarios-"))
+        atexit.register(shutil.rmtree, root, True)
+        _analyse_scenario_run(root)
+        return root
+    return _built_once(conftest.SHARED_TMP / "scenario-run", _analyse_scenario_run)
+
+
+def _built_once(folder: Path, make) -> Path:
+    """`make(folder)` run by the first process to ask, while the others wait on a lock; a
+    build that failed half-way (no `built` mark) is made again."""
+    with open(folder.with_name(folder.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = folder / "built"
+        if not built.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            built.touch()
+    return folder
+
+
+def _analyse_scenario_run(root: Path) -> None:
     shutil.copytree(SCENARIO_RUN, root / "runs" / SCENARIO_RUN.name)
     # the fixture post naming the run, so its data document goes where the post's includes
     # read it (_data/runs/, not _rundata/), as in a site with that post
@@ -137,7 +164,6 @@ def scenario_run_build() -> Path:
                             cwd=root, capture_output=True, text=True, timeout=600, env=env)
     if result.returncode != 0:
         raise AssertionError(f"analysis of {SCENARIO_RUN.name} failed:\n{result.stderr}")
-    return root
 
 
 def _add_scenario_run(dest: Path) -> None:
@@ -202,10 +228,10 @@ def rerender_reports(src: Path) -> None:
         path.write_text(page_text(src, {**front, "layout": layout}, doc, url))
 
 
-def build_site(tmp: Path, *extra_config: str, prepare=None) -> Path:
+def build_site(tmp: Path, *extra_config: str, prepare=None, raw_runs: bool = True) -> Path:
     """Assemble and build into tmp/site; fails with Jekyll's output when the build fails.
-    `prepare(source)` runs between the two."""
-    source = assemble(tmp / "src")
+    `prepare(source)` runs between the two; `raw_runs`: as `assemble`'s."""
+    source = assemble(tmp / "src", raw_runs=raw_runs)
     if prepare is not None:
         prepare(source)
     out = tmp / "site"
@@ -216,20 +242,16 @@ def build_site(tmp: Path, *extra_config: str, prepare=None) -> Path:
     return out
 
 
-def shared_site(tmp_path_factory) -> Path:
-    """The plain site (no extra config), built once per `pytest` run for every test that only
-    reads it or its source (`<site>/../src`; test_site.py, test_validators.py, test_jekyll3.py):
-    under pytest-xdist the workers share the first one's build, waiting on a lock while it
-    runs, so the ~1-minute build is not made per worker."""
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent        # xdist gives each worker <run's temp>/popen-gwN
-    tmp = root / "shared-site"
-    with open(root / "shared-site.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        built = tmp / "built"     # written last: a build that failed half-way is made again
-        if not built.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-            build_site(tmp)
-            built.touch()
+def shared_build(tmp_path_factory, name: str, *extra_config: str, raw_runs: bool = True) -> Path:
+    """`build_site(<shared root>/name, *extra_config)` once per `pytest` run, for the tests
+    that only read it: under pytest-xdist the workers share the first one's build, waiting on a
+    lock while it runs, so a ~1-minute build is not made per worker or per module."""
+    tmp = _built_once(conftest.shared_tmp(tmp_path_factory) / name,
+                      lambda folder: build_site(folder, *extra_config, raw_runs=raw_runs))
     return tmp / "site"
+
+
+def shared_site(tmp_path_factory) -> Path:
+    """The plain site (no extra config), for every test that only reads it or its source
+    (`<site>/../src`; test_site.py, test_validators.py, test_jekyll3.py)."""
+    return shared_build(tmp_path_factory, "shared-site")

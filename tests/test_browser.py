@@ -4,8 +4,11 @@ a 390 px phone screen.
 
 Debian's headless Chromium driven by chromedriver over the W3C WebDriver protocol, which is plain
 JSON over HTTP, so the test needs no Python package beyond the standard library. The site is
-built (tests/sitebuild.py) with `url` set to the local server, so the absolute PNG URLs that the
-feed needs load here too, and served with http.server on 127.0.0.1.
+built (tests/sitebuild.py) with an empty `url`, so the links and images that absolute_url makes
+absolute for the feed are root-relative here and load from whichever port serves the build:
+one build for this module and tests/test_phone_layout.py, in whichever workers they run, each
+serving it with http.server on 127.0.0.1. The runs' raw files are left out of it (the pages
+link them; no test here follows those links: tests/test_site.py does).
 
 axe-core comes from npm (package.json, `npm ci`, run by `make test`); its tests fail in CI and
 skip elsewhere when node_modules/axe-core is missing.
@@ -31,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import need
-from tests.sitebuild import REPO, build_site
+from tests.sitebuild import REPO, shared_build
 
 pytestmark = pytest.mark.browser
 
@@ -99,10 +102,10 @@ class ServedSite(str):
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = free_port()
-    site = build_site(tmp_path_factory.mktemp("browser"), f'url: "http://127.0.0.1:{port}"\n')
-    httpd = ThreadingHTTPServer(("127.0.0.1", port),
+    site = shared_build(tmp_path_factory, "browser-site", 'url: ""\n', raw_runs=False)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0),
                                 functools.partial(QuietHandler, directory=str(site)))
+    port = httpd.server_address[1]
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield ServedSite(f"http://127.0.0.1:{port}", site)
