@@ -290,11 +290,17 @@ def test_every_tag_has_a_feed_listing_its_posts_and_reports(site, pages):
 
 
 def test_committed_tag_feed_pages_are_current(tmp_path):
-    """feed/by_tag/ is committed (a classic GitHub Pages build runs no script): it must be what
-    scripts/tag_feeds.py makes from the repository's posts and reports."""
+    """feed/by_tag/ and the report index in _data/ are committed (a classic GitHub Pages build
+    runs no script): they must be what scripts/tag_feeds.py makes from the repository's posts,
+    reports and _config.yml (its time zone dates the index)."""
     for folder in ("_posts", "_reports", "feed"):
         shutil.copytree(REPO / folder, tmp_path / folder)
-    assert tag_feeds().write(tmp_path) == [], "run `make site` (scripts/tag_feeds.py) and commit feed/by_tag/"
+    shutil.copy2(REPO / "_config.yml", tmp_path / "_config.yml")
+    (tmp_path / "_data").mkdir()
+    for name in ("report_pages.yml", "report_runs.json"):
+        shutil.copy2(REPO / "_data" / name, tmp_path / "_data" / name)
+    assert tag_feeds().write(tmp_path) == [], \
+        "run `make site` (scripts/tag_feeds.py) and commit feed/by_tag/ and _data/report_*"
 
 
 def test_feed_content_urls_are_absolute(site):
