@@ -138,6 +138,32 @@ def test_number_format_is_short_and_stable():
     assert chartlayout.text_width("日本語", 10) == 30.0
 
 
+def _plain_num(v) -> str:
+    text = f"{v:.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def test_number_texts_are_remembered_for_one_document_only():
+    """num remembers each distinct number's text while a document is written: numbers that
+    compare equal (1, 1.0, True; 0.0, -0.0) share a text that must be each one's own, and a new
+    document starts with none remembered, so no chart's text comes from another's."""
+    svgdraw.Canvas(10, 10)
+    values = [1, 1.0, True, -0.0, 0.0, 0.004, -0.004, 2.675, 1e17, 10**17 + 1, float("nan"),
+              float("inf"), 1.005, 1.0050000000000001]
+    for order in (values, values[::-1]):
+        svgdraw.Canvas(10, 10)
+        assert [svgdraw.num(v) for v in order] == [_plain_num(v) for v in order]
+    assert svgdraw._NUM_TEXTS
+    svgdraw.Canvas(10, 10)
+    assert not svgdraw._NUM_TEXTS
+    a, b = (svgcharts.BUILDERS[job["kind"]](job["data"]) for job in SVG_JOBS[:2])
+    first = svgdraw.render_svg(a)
+    svgdraw.render_svg(b, narrow=True)
+    assert svgdraw.render_svg(a) == first
+    shown = set(re.findall(r"-?\d+(?:\.\d+)?", first))
+    assert set(svgdraw._NUM_TEXTS.values()) <= shown     # only this document's numbers
+
+
 def panels_job(n: int) -> dict:
     base = spectrum_curves()
     curves = [dict(base[i % 2], label=f"Server {i} with a rather long label", color=f"#00{i:02d}00")

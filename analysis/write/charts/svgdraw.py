@@ -15,6 +15,7 @@ same bytes.
 """
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 from dataclasses import dataclass
@@ -57,10 +58,24 @@ def colour(name: str) -> str:
     return NAMED_COLOURS.get(name, name).lower()
 
 
+# num's texts for the document being written (Canvas clears it): a chart's coordinates repeat
+# (the shared x positions of its series, the grid and tick positions, the markers' corners), so
+# of a run's ~13,400 numbers in 40 SVGs ~4,300 are distinct in their document, and formatting
+# was a quarter of the SVG writer's time. Kept for one document only, so that no chart's work is
+# spared by another's, nor one run's by another's in a corpus of equal runs.
+_NUM_TEXTS: dict[float, str] = {}
+
+
 def num(v: float) -> str:
     """A coordinate with at most two decimals and no trailing zeros ("-0" as "0")."""
-    text = f"{v:.2f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+    text = _NUM_TEXTS.get(v)
+    if text is None:
+        # (numbers that compare equal format alike: 1, 1.0 and True; 0.0 and -0.0)
+        text = f"{v:.2f}".rstrip("0").rstrip(".")
+        if text in ("-0", ""):
+            text = "0"
+        _NUM_TEXTS[v] = text
+    return text
 
 
 # --- the writer ---------------------------------------------------------------------------------
@@ -118,6 +133,7 @@ class Canvas:
     area (`clip` names it by its number)."""
 
     def __init__(self, width_pt: float, height_pt: float):
+        _NUM_TEXTS.clear()      # (a new document: see num)
         self.width, self.height = width_pt, height_pt
         self.out: list[str] = []
         self.clips: list[tuple[float, float, float, float]] = []
@@ -173,14 +189,15 @@ def _polyline(xs: Sequence[float], ys: Sequence[float | None], sx: Scale, sy: Sc
               steps: bool) -> str:
     """Path data of a polyline broken at missing values (and at values a log axis cannot
     show); steps-post when `steps`: a value holds up to the next x, even a missing one's."""
-    def shown(v: float | None, scale: Scale) -> bool:
-        return finite(v) and (scale.kind != "log" or v > 0)
-
+    # (finite(v) and, on a log axis, v > 0, written out: a run's 40 SVGs test ~9,000 values)
+    x_log, y_log = sx.kind == "log", sy.kind == "log"
+    isinf = math.isinf
     parts: list[str] = []
     pen = False
     for x, y in zip(xs, ys):
-        if not (shown(x, sx) and shown(y, sy)):
-            if steps and pen and shown(x, sx):
+        x_shown = x is not None and x == x and not isinf(x) and (not x_log or x > 0)
+        if not (x_shown and y is not None and y == y and not isinf(y) and (not y_log or y > 0)):
+            if steps and pen and x_shown:
                 parts.append(f"H {num(sx(x))}")
             pen = False
             continue
