@@ -331,3 +331,26 @@ def test_the_spot_search_counts_every_point_and_sample_as_one_at_a_time(seed):
     for size in ((120.0, 60.0), (300.0, 200.0)):
         assert chartlayout.best_spot(plot, box, size, sx, sy, 4.0) == \
             _spot_one_point_at_a_time(plot, box, size, sx, sy, 4.0)
+
+
+def test_a_charts_wide_layout_is_worked_out_once_for_its_svg_and_png(tmp_path, monkeypatch):
+    """render_job lays out the wide SVG and the PNG with one geometry (it was worked out for
+    each: the spot search and tick choice twice for every chart with a PNG); the SVG is the
+    one render_svg makes on its own, and the phone layout is still its own."""
+    job = dict(next(j for j in SVG_JOBS if j["png"]), narrow_svg="c-narrow.svg")
+    plot = svgcharts.BUILDERS[job["kind"]](job["data"])
+    wide, narrow = svgdraw.render_svg(plot), svgdraw.render_svg(plot, narrow=True)
+    made = []
+    real = chartlayout.geometry
+
+    def counted(p, narrow=False):
+        made.append(narrow)
+        return real(p, narrow)
+
+    monkeypatch.setattr(chartlayout, "geometry", counted)
+    monkeypatch.setattr(svgdraw, "geometry", counted)
+    render.render_job(job, str(tmp_path))
+    assert sorted(made) == [False, True]
+    assert (tmp_path / job["svg"]).read_text() == wide
+    assert (tmp_path / job["narrow_svg"]).read_text() == narrow
+    assert (tmp_path / job["png"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

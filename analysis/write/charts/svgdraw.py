@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from analysis.write.charts.chartlayout import (ASCENT, LINE_H, NARROW, REMARK_PT, RULE_LABEL_PT,
-                                        TICK_PT, Scale, axis_ticks, data_values, finite,
+                                        TICK_PT, Geometry, Scale, axis_ticks, data_values, finite,
                                         geometry, legend_box, panel_tick_pt, plain, rule_labels,
                                         shared_limits, text_width, view_limits, xlabel_y)
 from analysis.write.charts.chartspec import Entry, Panels, Plot, Style
@@ -360,9 +360,11 @@ def _draw_ticks(c: Canvas, plot: Plot, f: Frame, tick_pt: float, x_labels: bool 
     return widest
 
 
-def render_svg(plot: Plot, narrow: bool = False) -> str:
-    """The chart as an SVG document: the wide (700 px) layout, or the phone one."""
-    g = geometry(plot, narrow)
+def render_svg(plot: Plot, narrow: bool = False, g: Geometry | None = None) -> str:
+    """The chart as an SVG document: the wide (700 px) layout, or the phone one; `g`: its
+    geometry(plot, narrow), where the caller has it already (the PNG is laid out by the wide
+    one)."""
+    g = geometry(plot, narrow) if g is None else g
     layout = g.layout
     x0, y0, x1, y1 = g.box
     c = Canvas(g.width, g.height)
