@@ -8,6 +8,7 @@ import math
 import re
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 from matplotlib.ticker import LogLocator, MaxNLocator
 
@@ -138,6 +139,32 @@ def test_number_format_is_short_and_stable():
     assert chartlayout.text_width("日本語", 10) == 30.0
 
 
+def _plain_num(v) -> str:
+    text = f"{v:.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def test_number_texts_are_remembered_for_one_document_only():
+    """num remembers each distinct number's text while a document is written: numbers that
+    compare equal (1, 1.0, True; 0.0, -0.0) share a text that must be each one's own, and a new
+    document starts with none remembered, so no chart's text comes from another's."""
+    svgdraw.Canvas(10, 10)
+    values = [1, 1.0, True, -0.0, 0.0, 0.004, -0.004, 2.675, 1e17, 10**17 + 1, float("nan"),
+              float("inf"), 1.005, 1.0050000000000001]
+    for order in (values, values[::-1]):
+        svgdraw.Canvas(10, 10)
+        assert [svgdraw.num(v) for v in order] == [_plain_num(v) for v in order]
+    assert svgdraw._NUM_TEXTS
+    svgdraw.Canvas(10, 10)
+    assert not svgdraw._NUM_TEXTS
+    a, b = (svgcharts.BUILDERS[job["kind"]](job["data"]) for job in SVG_JOBS[:2])
+    first = svgdraw.render_svg(a)
+    svgdraw.render_svg(b, narrow=True)
+    assert svgdraw.render_svg(a) == first
+    shown = set(re.findall(r"-?\d+(?:\.\d+)?", first))
+    assert set(svgdraw._NUM_TEXTS.values()) <= shown     # only this document's numbers
+
+
 def panels_job(n: int) -> dict:
     base = spectrum_curves()
     curves = [dict(base[i % 2], label=f"Server {i} with a rather long label", color=f"#00{i:02d}00")
@@ -231,3 +258,99 @@ def test_a_phone_legend_wraps_a_label_wider_than_the_figure():
         chartlayout.figure_size_in(svgcharts.load_curve(one_row_less), narrow=True)[1]
     assert [[e.label] for e in plot.entries] == chartlayout.legend_labels(
         plot, chartlayout.layout_for(plot, narrow=False))
+
+
+def _spot_one_point_at_a_time(plot, box, size_wh, sx, sy, pad):
+    """best_spot as it was written before numpy took the points: the reference."""
+    x0, y0, x1, y1 = box
+    w, h = size_wh
+    left, right, cx = x0 + pad, x1 - pad - w, (x0 + x1 - w) / 2
+    top, bottom, cy = y0 + pad, y1 - pad - h, (y0 + y1 - h) / 2
+    spots = [(right, top), (left, top), (left, bottom), (right, bottom), (right, cy),
+             (left, cy), (right, cy), (cx, bottom), (cx, top), (cx, cy)]
+    points = []
+    for s in plot.series:
+        prev = None
+        for x, y in zip(s.xs, s.ys):
+            if not (chartlayout.finite(x) and chartlayout.finite(y)) or \
+                    (sy.kind == "log" and y <= 0) or (sx.kind == "log" and x <= 0):
+                prev = None
+                continue
+            p = (sx(x), sy(y))
+            if prev is not None:
+                corner = (p[0], prev[1]) if s.steps else None
+                for a, b in ((prev, corner), (corner, p)) if corner else ((prev, p),):
+                    for k in range(1, 4):
+                        points.append((a[0] + (b[0] - a[0]) * k / 4, a[1] + (b[1] - a[1]) * k / 4))
+            points.append(p)
+            prev = p
+    for r in plot.rules:
+        for k in range(21):
+            t = k / 20
+            points.append((sx(r.at), y1 + (y0 - y1) * t) if r.vertical else
+                          (x0 + (x1 - x0) * t, sy(r.at)))
+    scores = [sum(1 for px, py in points if sxp <= px <= sxp + w and syp <= py <= syp + h)
+              for sxp, syp in spots]
+    return spots[scores.index(min(scores))]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_spot_search_counts_every_point_and_sample_as_one_at_a_time(seed):
+    """best_spot samples each segment in numpy: the same spot as the point-at-a-time count,
+    with gaps (None, NaN, inf, values a log axis cannot show), steps, rules and log axes;
+    Scale.at gives each value's __call__ to the bit."""
+    import random
+    rnd = random.Random(seed)
+    x_log, y_log = seed % 3 == 1, seed % 4 == 2
+
+    def value(log):
+        pick = rnd.random()
+        if pick < 0.08:
+            return rnd.choice([None, float("nan"), float("inf"), -1.0 if log else 0.0])
+        return rnd.uniform(0.5, 200.0) ** (2 if log else 1)
+
+    n = rnd.randint(0, 40)
+    series = [chartspec.Series(sorted(rnd.uniform(1, 100) ** (2 if x_log else 1)
+                                      for _ in range(n)) if i % 2 else
+                               [value(x_log) for _ in range(n)],
+                               [value(y_log) for _ in range(n)],
+                               chartspec.Style("#000000"), steps=bool(rnd.getrandbits(1)))
+              for i in range(rnd.randint(1, 4))]
+    rules = [chartspec.Rule(rnd.uniform(1, 100), bool(rnd.getrandbits(1)),
+                            chartspec.Style("#000000")) for _ in range(rnd.randint(0, 2))]
+    plot = chartspec.Plot(x=chartspec.Axis("x", "log" if x_log else "linear"),
+                          y=chartspec.Axis("y", "log" if y_log else "linear"),
+                          series=series, rules=rules)
+    box = (40.0, 20.0, 640.0, 380.0)
+    sx = chartlayout.Scale(plot.x.scale, 1.0, 4e4 if x_log else 200.0, box[0], box[2])
+    sy = chartlayout.Scale(plot.y.scale, 0.25, 4e4 if y_log else 200.0, box[3], box[1])
+    for s in series:
+        for scale, values in ((sx, s.xs), (sy, s.ys)):
+            shown = [v for v in values if chartlayout.finite(v) and v > 0]
+            assert scale.at(np.array(shown, dtype=float)).tolist() == [scale(v) for v in shown]
+    for size in ((120.0, 60.0), (300.0, 200.0)):
+        assert chartlayout.best_spot(plot, box, size, sx, sy, 4.0) == \
+            _spot_one_point_at_a_time(plot, box, size, sx, sy, 4.0)
+
+
+def test_a_charts_wide_layout_is_worked_out_once_for_its_svg_and_png(tmp_path, monkeypatch):
+    """render_job lays out the wide SVG and the PNG with one geometry (it was worked out for
+    each: the spot search and tick choice twice for every chart with a PNG); the SVG is the
+    one render_svg makes on its own, and the phone layout is still its own."""
+    job = dict(next(j for j in SVG_JOBS if j["png"]), narrow_svg="c-narrow.svg")
+    plot = svgcharts.BUILDERS[job["kind"]](job["data"])
+    wide, narrow = svgdraw.render_svg(plot), svgdraw.render_svg(plot, narrow=True)
+    made = []
+    real = chartlayout.geometry
+
+    def counted(p, narrow=False):
+        made.append(narrow)
+        return real(p, narrow)
+
+    monkeypatch.setattr(chartlayout, "geometry", counted)
+    monkeypatch.setattr(svgdraw, "geometry", counted)
+    render.render_job(job, str(tmp_path))
+    assert sorted(made) == [False, True]
+    assert (tmp_path / job["svg"]).read_text() == wide
+    assert (tmp_path / job["narrow_svg"]).read_text() == narrow
+    assert (tmp_path / job["png"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -33,6 +33,16 @@ tasks then settle the garbage collector first, workers.settle).
 The code trees run interleaved, --repeat times each (the older tree first in each turn;
 --reverse: this checkout first); the best (least disturbed) CPU time is printed with the
 1-minute load average read just before that measurement.
+
+    .venv/bin/python bench/perf/run_cost.py --build 20 100 [--before main]
+
+Whether those stages are a build's whole cost a run: a real build (`python -m analysis build`)
+of N hard-linked copies of the run, for each N given, and the CPU seconds of its main process
+and of its workers (getrusage: the workers are the build's reaped children). Between two sizes
+the difference over the runs added is what each further run costs each side: the workers'
+figure against `total` above (what the stages leave out: task dispatch, pickling, each
+worker's settling) and the main process's share a run (waiting on, merging and recording the
+results; the corpus pages' growth).
 """
 from __future__ import annotations
 
@@ -43,6 +53,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -130,6 +141,51 @@ print(json.dumps(out))
 """
 
 
+BUILD = r"""
+import json, resource, sys
+from analysis.cli import main
+code = main(sys.argv[1:])
+own, workers = (resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+print(json.dumps({"code": code, "main": own.ru_utime + own.ru_stime,
+                  "workers": workers.ru_utime + workers.ru_stime}))
+"""
+
+
+def build_cpu(code: Path, run: Path, n: int, tmp: Path) -> dict:
+    """A whole build of `n` hard-linked copies of `run` with the code of `code`: CPU seconds of
+    its main process and of its workers, wall seconds, the load average before it."""
+    corpus = Path(tempfile.mkdtemp(dir=tmp))
+    for i in range(n):
+        shutil.copytree(run.resolve(), corpus / "runs" / f"{run.name}-{i:04d}",
+                        copy_function=os.link)
+    (corpus / "site").mkdir()
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
+    out = subprocess.run([PY, "-c", BUILD, "build", "--runs", str(corpus / "runs"), "--site",
+                          str(corpus / "site"), "--force", "-q"], capture_output=True, text=True,
+                         cwd=code, env={**os.environ, "PYTHONPATH": str(code), "MPLBACKEND": "Agg"})
+    wall = time.perf_counter() - started
+    shutil.rmtree(corpus)
+    result = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else {}
+    if result.get("code") != 0:
+        sys.exit(f"error: {code}: the build of {n} runs failed: {out.stderr.strip()[-400:]}")
+    return {**result, "wall": wall, "load": load}
+
+
+def print_builds(trees: dict, builds: dict, sizes: list[int]) -> None:
+    print("whole builds (`python -m analysis build --force`), CPU s [1-min load average before]")
+    for label in trees:
+        for n in sizes:
+            b = builds[label][n]
+            print(f"{label[:24]:<26}{n:>5} runs: main {b['main']:7.2f}  workers {b['workers']:8.2f}"
+                  f"  wall {b['wall']:7.1f} s [{b['load']:.2f}]")
+        for n1, n2 in zip(sizes, sizes[1:]):
+            a, b = builds[label][n1], builds[label][n2]
+            print(f"{label[:24]:<26}a run more ({n1} -> {n2}): main "
+                  f"{(b['main'] - a['main']) / (n2 - n1):.3f} s, workers "
+                  f"{(b['workers'] - a['workers']) / (n2 - n1):.3f} s")
+
+
 # What the build reads from the code's tree: the package, and the site's templates and
 # settings (report pages are rendered from _layouts/_includes in newer trees).
 EXPORTED = ("analysis", "_layouts", "_includes", "_config.yml")
@@ -176,6 +232,9 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print every measurement as JSON")
     ap.add_argument("--reverse", action="store_true",
                     help="this checkout first in each turn (the other order of --before)")
+    ap.add_argument("--build", type=int, nargs="+", metavar="N",
+                    help="also whole builds of N copies of the run (two sizes or more: the "
+                         "CPU of each run added, main process and workers)")
     args = ap.parse_args()
     if not (args.run / "run.yml").is_file():
         print(f"error: {args.run}: no run.yml (give a run folder)", file=sys.stderr)
@@ -194,6 +253,11 @@ def main() -> int:
         for _ in range(args.repeat):   # interleaved: load from elsewhere hits every tree alike
             for label, code in order:
                 results[label].append(measure(code, runs_root, names, tmp))
+        sizes = sorted(set(args.build or ()))
+        builds: dict[str, dict[int, dict]] = {label: {} for label in trees}
+        for n in sizes:
+            for label, code in order:
+                builds[label][n] = build_cpu(code, args.run, n, tmp)
     if args.json:
         print(json.dumps(results, indent=1))
     n_charts = next(iter(results.values()))[0]["next"]["n_charts"]
@@ -209,6 +273,8 @@ def main() -> int:
                                        for cpu, load in cells))
     print("(stages other than imports/first: the second run in the same process, as each run "
           "after a worker's first)")
+    if sizes:
+        print_builds(trees, builds, sizes)
     return 0
 
 

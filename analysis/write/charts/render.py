@@ -174,12 +174,12 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
             _write_figure(draw_panels(job), None, png)
         return
     plot = svgcharts.BUILDERS[kind](job["data"])
-    atomic.write_text(root / job["svg"], render_svg(plot))
+    g = chartlayout.geometry(plot)      # the wide SVG's layout, and the PNG's
+    atomic.write_text(root / job["svg"], render_svg(plot, g=g))
     if job.get("narrow_svg"):
         atomic.write_text(root / job["narrow_svg"], render_svg(plot, narrow=True))
     if png is None:
         return
-    g = chartlayout.geometry(plot)
     try:
         # a chart of the last one's shape (the og:image of run after run): its artists reused
         if not (_REUSED and png_redraw.redraw(*_REUSED[0], plot, g)):
