@@ -332,8 +332,9 @@ def _own_turns(turns, arena, source, text, state, window, ilog, with_interval_lo
     order, tally = _Order(), _Tally()
     groups = 0
     try:
+        others = (lambda number: not turns.mine(number))   # (their items are not made)
         for number, (items, read_warnings) in enumerate(item_groups(lines, source, state,
-                                                                    BATCH_LINES)):
+                                                                    BATCH_LINES, others)):
             groups = number + 1
             if turns.mine(number):
                 order = _own_group(turns, arena, source, number, items, read_warnings, order,
