@@ -480,6 +480,8 @@ def test_no_second_process_without_the_compiled_kernels(monkeypatch, tmp_path):
 def test_when_a_second_process_reads(monkeypatch, tmp_path):
     from analysis.read.hdr import worker as hlog
     small = HLOG_FIXTURES / "gen-ns-plain.hlog"
+    if sys.platform.startswith("linux"):      # (this process at least is runnable)
+        assert hlog._runnable_others() >= 0
     monkeypatch.setattr(hlog, "_load", lambda: 0.3)
     assert not hlog.use_worker(str(small), None, None)            # small: in-process
     assert not hlog.use_worker(str(small), None, False)
@@ -490,9 +492,19 @@ def test_when_a_second_process_reads(monkeypatch, tmp_path):
     assert hlog.use_worker("-", "x" * small.stat().st_size, None)
     assert not hlog.use_worker("-", "x" * (small.stat().st_size - 1), None)
     assert not hlog.use_worker(str(tmp_path / "missing.hlog"), None, None)
+    monkeypatch.setattr(hlog, "_runnable_others", lambda: 3.0)
     monkeypatch.setattr(hlog, "_load", lambda: 1.6)              # the other CPU is busy
     assert not hlog.use_worker(str(small), None, None)
     assert hlog.use_worker(str(small), None, True)
+    # ... over the last minute, but no more: both CPUs are free now (the job that held the
+    # load average up has ended)
+    monkeypatch.setattr(hlog, "_runnable_others", lambda: 0.0)
+    assert hlog.use_worker(str(small), None, None)
+    monkeypatch.setattr(hlog, "_runnable_others", lambda: None)  # (no /proc/loadavg)
+    assert not hlog.use_worker(str(small), None, None)
+    monkeypatch.setattr(hlog, "_load", lambda: 0.3)              # busy now, not before
+    monkeypatch.setattr(hlog, "_runnable_others", lambda: 3.0)
+    assert hlog.use_worker(str(small), None, None)
     monkeypatch.setattr(hlog, "_load", lambda: 0.3)
     monkeypatch.setattr(hlog.os, "sched_getaffinity", lambda pid: {0}, raising=False)  # 1 CPU
     assert not hlog.use_worker(str(small), None, None)

@@ -11,13 +11,16 @@ one core, HLP, ...), so that each sees the same machine load,
     taskset -c 0 python -m analysis hgrm -i day.hlog -o out/ours-1    (pinned to CPU 0)
 
 and prints wall time, CPU time and peak RSS of each (from wait4; for ours, the sum of its own
-peak and its second process's, see WITH_RSS_REPORT), the speed ratios the issue's table asks
+peak and its second process's, see WITH_RSS_REPORT; a 2-core run that forked no second
+process is marked ONE PROCESS and counted), the speed ratios the issue's table asks
 for (HLP / ours on 2 cores, HLP / ours on one, one core / 2 cores), whether the outputs are
 identical, and the floor: base64 + zlib of the same payloads alone, in-process, with the
 libraries hgrm uses (analysis/read/hdr/codec.py: pybase64 + isal when installed) and with the
 stdlib. `--one-core` leaves out the 2-core runs. Ours forks its second process only when the
-1-minute load average leaves half a CPU free (analysis/read/hdr/worker.py, BUSY_MARGIN): read
-the load printed beside every run, or give `--ignore-load`. `--before DIR`: the same runs of ours from another tree too
+1-minute load average or the threads runnable at that instant leave half a CPU free
+(analysis/read/hdr/worker.py, BUSY_MARGIN; a tree before 16dc9f0 looks at the average alone,
+which HistogramLogProcessor's run just before can hold over 1.5): the runs that did not are
+marked, or give `--ignore-load`. `--before DIR`: the same runs of ours from another tree too
 (`git archive REV | tar -x -C DIR`), in the same turns. `--numpy`: ours without its compiled
 inner loops (LOADCURVE_NATIVE=0; analysis/read/hdr/native.py).
 Targets (issue 36): ours >= 12x faster than HistogramLogProcessor on 2 cores and >= 8x on one
@@ -88,11 +91,13 @@ def run(cmd: list[str], rss_report: Path | None = None, env: dict | None = None,
     if proc.returncode != 0:
         sys.exit(f"error: {' '.join(cmd)} exited {proc.returncode}:\n{stderr}")
     rss_kb = usage.ru_maxrss
+    child = None
     if rss_report is not None:
         own, child = (int(x) for x in rss_report.read_text().split())
         rss_kb = max(rss_kb, own + child)
+    # (no child: hgrm read the log in one process, see worker.use_worker)
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": rss_kb / 1024,
-            "load": (load_before, os.getloadavg()[0])}
+            "load": (load_before, os.getloadavg()[0]), "one_process": child == 0}
 
 
 def load_text(r: dict) -> str:
@@ -174,8 +179,9 @@ def main() -> int:
         for name, (cmd, tree, report) in runs.items():
             r = run(cmd, report, ours_env if name != "hlp" else None, tree)
             results[name].append(r)
+            alone = "  ONE PROCESS" if name.endswith("-2") and r["one_process"] else ""
             print(f"  run {k + 1} {name:9s} {r['wall']:7.2f} s wall {r['cpu']:7.2f} s CPU  "
-                  f"({load_text(r)})", flush=True)
+                  f"({load_text(r)}){alone}", flush=True)
     floor_load = os.getloadavg()[0]
     floor, payloads = floor_seconds(DAY, fast=True)
     floor_stdlib, _ = floor_seconds(DAY, fast=False)
@@ -215,6 +221,11 @@ def main() -> int:
             print(f"{name}: 2 cores {one / two:.2f}x one core (best runs), "
                   f"{median[f'{name}-1'] / median[f'{name}-2']:.2f}x (medians) "
                   f"(target {CORES_TARGET}x: {'met' if one / two >= CORES_TARGET else 'NOT met'})")
+    for name in runs:
+        alone = sum(r["one_process"] for r in results[name])
+        if name.endswith("-2") and alone:
+            print(f"{name}: {alone} of {args.repeat} runs read the log in one process (the "
+                  "load average left no CPU free when they started: --ignore-load)")
     peak = max(best[name]["rss_mb"] for name in runs if name != "hlp")
     print(f"memory: {peak:.0f} MB (limit {MEMORY_LIMIT_MB} MB: "
           f"{'met' if peak < MEMORY_LIMIT_MB else 'NOT met'})")

@@ -85,11 +85,20 @@ class Batch:
     def histograms(self, rows=None):
         """Yield the histograms of `rows` (default: every row), in order; the row bounds are
         found once for all of them, each histogram is built when asked for."""
-        rows = range(len(self.items)) if rows is None else [int(r) for r in rows]
+        every_row = rows is None
+        rows = range(len(self.items)) if every_row else [int(r) for r in rows]
         starts, ends = self.row_bounds(np.asarray(rows, dtype=np.int64))
         mask = self.stride - 1
+        payloads, counts = self.payloads, self.counts
+        if every_row:
+            # (one pass over the batch's keys, not a numpy call a row: read_hlog's small logs
+            # have ~60 rows of a few entries each)
+            indices = self.keys & mask
+            for row, a, b in zip(rows, starts.tolist(), ends.tolist()):
+                yield payload_histogram(payloads[row], indices[a:b], counts[a:b])
+            return
         for row, a, b in zip(rows, starts.tolist(), ends.tolist()):
-            yield payload_histogram(self.payloads[row], self.keys[a:b] & mask, self.counts[a:b])
+            yield payload_histogram(payloads[row], self.keys[a:b] & mask, counts[a:b])
 
 
 def _decode_v2_batch(bodies: list[bytes], cals: list[int], stride_bits: int):

@@ -9,12 +9,12 @@ from analysis.read.hdr.blocks import block_groups
 from analysis.read.hdr.lines import HeaderState, iter_lines
 
 
-def item_groups(lines, path: str, state: HeaderState, batch_size: int):
+def item_groups(lines, path: str, state: HeaderState, batch_size: int, skip=None):
     """(items, warnings raised while reading them) per group of batch_size histogram lines of
     `lines`: text lines, or lines.open_lines' binary file (read as latin-1 text with universal
-    newlines)."""
+    newlines). skip(n) true: group n's items may be None, not made (block_groups)."""
     if isinstance(lines, io.BufferedIOBase):
-        yield from block_groups(lines, path, state, batch_size)
+        yield from block_groups(lines, path, state, batch_size, skip)
         return
     own: list[str] = []          # (iter_lines keeps appending to this very list)
     group = []

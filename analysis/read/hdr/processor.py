@@ -332,8 +332,9 @@ def _own_turns(turns, arena, source, text, state, window, ilog, with_interval_lo
     order, tally = _Order(), _Tally()
     groups = 0
     try:
+        others = (lambda number: not turns.mine(number))   # (their items are not made)
         for number, (items, read_warnings) in enumerate(item_groups(lines, source, state,
-                                                                    BATCH_LINES)):
+                                                                    BATCH_LINES, others)):
             groups = number + 1
             if turns.mine(number):
                 order = _own_group(turns, arena, source, number, items, read_warnings, order,
@@ -355,10 +356,11 @@ def _own_group(turns, arena, source, number, items, read_warnings, order, tally,
         if items else None
     if read_warnings or decode_warnings or (batch is not None and batch.joined is None):
         raise Abandon("a line for the usual reader")
-    chosen, batch_with_tag = _selected(batch, *window) if batch is not None else (None, 0)
-    if batch is not None and not chosen.any():
-        # (as the usual reader does with a group it adds nothing of: its rows decoded the
-        # general way, which may refuse some)
+    chosen, batch_with_tag = (None, 0)
+    if batch is not None:
+        # Decoded now, before the turn: the adding alone waits for the other process (decoding
+        # is ~2/3 of lc_add_bodies, the one-core path's decoding while adding). A group it
+        # adds nothing of is decoded so by the usual reader too, which may refuse some rows.
         batch = batch.decoded(source, decode_warnings)
         if decode_warnings or batch is None:
             raise Abandon("a line for the usual reader")
@@ -378,9 +380,9 @@ def _own_group(turns, arena, source, number, items, read_warnings, order, tally,
     rows = np.flatnonzero(chosen)
     running = order.acc if order.acc is not None else \
         IntegerRunning(batch.payloads[int(rows[0])].layout, arena)
-    stats = running.add_undecoded(batch, chosen)
+    stats = running.add_decoded(batch, rows)
     if stats is None:
-        raise Abandon("a group for the general decoder")
+        raise Abandon("a group for the general adder")
     order.kind, order.acc = "integer", running
     starts, times, log_starts = _times(batch, rows, rows.size == len(chosen))
     done = _lead_rows(order, batch, rows, stats, times, log_starts, ilog, with_interval_log,

@@ -61,21 +61,34 @@ class IntegerRunning:
         self._state = None
 
     def add_rows(self, batch, rows):
+        compiled = self.add_decoded(batch, rows)
+        if compiled is not None:
+            return compiled
         distinct = {id(p): p for p in batch.payloads}      # (one for a packed group)
         if len(distinct) == 1:
             layouts = [next(iter(distinct.values())).layout] * len(rows)
         else:
             layouts = [batch.payloads[r].layout for r in rows]
-        kernels = native.get()
-        added = sum(batch.totals[rows].tolist())
-        if kernels is not None and all(lay is self.layout for lay in layouts) and \
-                self.total + added < NATIVE_TOTALS:
-            counts, ip50, ip90, imax, totals, tps = self._add_compiled(kernels, batch, rows)
-            acc_max = imax
-        else:
-            counts, ip50, ip90, imax, acc_max, totals, tps = self._add_vectorised(batch, rows,
-                                                                                  layouts)
+        counts, ip50, ip90, imax, acc_max, totals, tps = self._add_vectorised(batch, rows,
+                                                                              layouts)
         return self._rows(counts, ip50, ip90, imax, acc_max, totals, tps)
+
+    def add_decoded(self, batch, rows) -> Rows | None:
+        """add_rows by the compiled pass (lc_running), which takes rows of the accumulator's
+        own layout while the total stays below NATIVE_TOTALS; None, with nothing added, for
+        any other rows (hgrm's second process adds no other way: its arrays are shared)."""
+        kernels = native.get()
+        if kernels is None:
+            return None
+        distinct = {id(p): p for p in batch.payloads}      # (one for a packed group)
+        if len(distinct) == 1:
+            same = next(iter(distinct.values())).layout is self.layout
+        else:
+            same = all(batch.payloads[r].layout is self.layout for r in rows)
+        if not same or self.total + sum(batch.totals[rows].tolist()) >= NATIVE_TOTALS:
+            return None
+        counts, ip50, ip90, imax, totals, tps = self._add_compiled(kernels, batch, rows)
+        return self._rows(counts, ip50, ip90, imax, imax, totals, tps)
 
     def add_undecoded(self, batch, chosen) -> Rows | None:
         """add_rows of the `chosen` rows (a bool per row) of an undecoded batch (see
