@@ -100,8 +100,11 @@ def main() -> int:
         copy = site.with_name(site.name + "-before")
         if not copy.exists():
             subprocess.run(["cp", "-al", str(site), str(copy)], check=True)
-            # its own lock file: a hard-linked one would be held by the other copy's builds
-            (copy / ".cache" / "loadcurve" / "build.lock").unlink(missing_ok=True)
+        # its own lock file: a hard-linked one would be held by the other copy's builds
+        lock = Path(".cache", "loadcurve", "build.lock")
+        if (copy / lock).exists() and (site / lock).exists() \
+                and (copy / lock).samefile(site / lock):
+            (copy / lock).unlink()
         sides.append(("before", copy, args.before.resolve()))
     for name, corpus, source in sides:
         subprocess.run([PY, "-m", "compileall", "-q", str(source / "analysis")], check=True,
