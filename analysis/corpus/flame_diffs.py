@@ -39,11 +39,9 @@ def stack_pairs(site: Path, baseline: str, candidate: str,
                 result: list[CellComparison]) -> list[StackPair]:
     """Each compared cell (compare.compare_frames' result, in its order) whose two sides
     have CPU stacks; `baseline` and `candidate` are the page's `run[:system]` sides."""
-    run_a, run_b = baseline.partition(":")[0], candidate.partition(":")[0]
     out = []
-    for c in result:
-        sides = [_read(site, flame_folded_path(run, system, c.load, c.scenario, "cpu"))
-                 for run, system in ((run_a, c.system_a), (run_b, c.system_b))]
+    for c, paths in zip(result, _side_paths(baseline, candidate, result)):
+        sides = [_read(site, rel) for rel in paths]
         if None in sides:
             continue
         (text_a, a), (text_b, b) = sides
@@ -51,3 +49,16 @@ def stack_pairs(site: Path, baseline: str, candidate: str,
         out.append(StackPair(c, a, b, sum(a.values()), sum(b.values()), top_changes(a, b),
                              digest))
     return out
+
+
+def _side_paths(baseline: str, candidate: str, result: list[CellComparison]
+                ) -> list[tuple[str, str]]:
+    run_a, run_b = baseline.partition(":")[0], candidate.partition(":")[0]
+    return [tuple(flame_folded_path(run, system, c.load, c.scenario, "cpu")
+                  for run, system in ((run_a, c.system_a), (run_b, c.system_b)))
+            for c in result]
+
+
+def stack_files(baseline: str, candidate: str, result: list[CellComparison]) -> list[str]:
+    """The files stack_pairs looks for, there or not (corpus/comparison_memo.py keys on them)."""
+    return [rel for paths in _side_paths(baseline, candidate, result) for rel in paths]

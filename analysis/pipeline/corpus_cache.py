@@ -46,23 +46,27 @@ def up_to_date(cache: Path, site: Path, digest: str) -> bool:
         return False
 
 
-def last(cache: Path) -> tuple[str | None, dict[str, list]]:
-    """The code digest the step's charts were last drawn by (None: unknown), and its
-    comparisons' document digests (corpus_pages.Reduce.known)."""
+def last(cache: Path) -> tuple[str | None, dict[str, list], dict[str, dict]]:
+    """The code digest the step's charts were last drawn by (None: unknown), its
+    comparisons' document digests (corpus_pages.Reduce.known) and their inputs
+    (Reduce.kept: corpus/comparison_memo.py)."""
     try:
         state = json.loads((cache / STATE).read_text())
         drawn_by, known = state.get("drawn_by"), state.get("comparisons")
+        kept = state.get("comparison_inputs")
     except (OSError, ValueError, AttributeError):
-        return None, {}
+        return None, {}, {}
     return (drawn_by if isinstance(drawn_by, str) else None,
-            known if isinstance(known, dict) else {})
+            known if isinstance(known, dict) else {},
+            kept if isinstance(kept, dict) else {})
 
 
 def record(cache: Path, site: Path, digest: str, outputs: set[str], drawing_code: str,
-           comparisons: dict[str, list]) -> None:
+           comparisons: dict[str, list], comparison_inputs: dict[str, dict] | None = None
+           ) -> None:
     """`digest` "" when the step is to run again next build (it warned), though its charts are
     all drawn by `drawing_code`."""
     sizes = {rel: (site / rel).stat().st_size for rel in sorted(outputs) if (site / rel).is_file()}
     atomic.write_record(cache / STATE, json.dumps(
         {"inputs": digest, "outputs": sizes, "drawn_by": drawing_code,
-         "comparisons": comparisons}, indent=1))
+         "comparisons": comparisons, "comparison_inputs": comparison_inputs or {}}, indent=1))

@@ -410,16 +410,16 @@ class Build:
             self._reduced = digest
             return
         from analysis.write.corpus_pages import reduce
-        drawn_by, known = corpus_cache.last(self.cache)
+        drawn_by, known, kept = corpus_cache.last(self.cache)
         step = reduce(self.site_root, run_ids, redraw=self.force or drawn_by != drawing_code,
-                      known=known)
+                      known=known, code=drawing_code, kept=kept)
         for message in step.warnings:
             print(f"warning: {message}", file=sys.stderr, flush=True)
         # listed last with the runs' errors (report_errors), and they make the build exit 1
         self.errors.extend(f"error: {message}" for message in step.errors)
         if not step.errors:
             corpus_cache.record(self.cache, self.site_root, "" if step.warnings else digest,
-                                step.written, drawing_code, step.memo)
+                                step.written, drawing_code, step.memo, step.inputs)
         self._reduced = digest
         self.say(f"corpus: cell table, histories and comparisons in "
                  f"{time.monotonic() - started:.2f} s ({step.drawn} charts drawn)")

@@ -24,7 +24,7 @@ import pandas as pd
 import yaml
 
 from analysis import atomic
-from analysis.corpus import cell_table, compare, flame_diffs, history
+from analysis.corpus import cell_table, comparison_memo, compare, flame_diffs, history
 from analysis.corpus.comparisons import declared_comparisons
 from analysis.errors import LoadcurveError
 from analysis.vocabulary import fmt_ms, plain
@@ -43,7 +43,8 @@ FEED_ENTRIES = 50
 
 class Reduce:
     def __init__(self, site_root: Path, redraw: bool = False,
-                 known: dict[str, list] | None = None):
+                 known: dict[str, list] | None = None, *, code: str = "",
+                 kept: dict[str, dict] | None = None):
         self.site = Path(site_root)
         # draw every chart, also those whose data did not change (`build --force`, or the
         # drawing code changed: a chart's data file does not say by what code it was drawn)
@@ -53,6 +54,12 @@ class Reduce:
         # a document whose digest is that of an untouched file needs no parse of the old one
         self.known = known or {}
         self.memo: dict[str, list] = {}
+        # comparison data file -> corpus/comparison_memo.entry of the last build (`kept`) and
+        # of this one (`inputs`): a comparison whose inputs are unchanged is not computed
+        # again. `code`: the digest of the code ("": no memo)
+        self.code = code
+        self.kept = kept or {}
+        self.inputs: dict[str, dict] = {}
         self.written: set[str] = set()
         self.errors: list[str] = []
         self.warnings: list[str] = []
@@ -113,18 +120,33 @@ class Reduce:
                                               "generated_by": GENERATOR})
         return feed
 
-    def page(self, rel: str, front: dict[str, Any]) -> None:
+    def page(self, rel: str, front: dict[str, Any] | str) -> None:
+        """`front`: the page's front matter, or its text (page_text) kept from a last build."""
         path = self.site / rel
         if path.exists() and not is_generated(path):
             self.errors.append(f"{rel}: not written (a page without generated_by: "
                                f"{GENERATOR} is there)")
             return
-        self.write(rel, "---\n" + dump_yaml(front) + "---\n")
+        self.write(rel, front if isinstance(front, str) else page_text(front))
 
     # --- comparisons -------------------------------------------------------------------------
 
     def comparison(self, spec, df: pd.DataFrame) -> None:
         """One comparison page (spec: a read/comparison.ComparisonSpec) and its charts."""
+        rel = f"{COMPARISON_DATA_DIR}/{spec.id}.yml"
+        page_rel = f"{COMPARISONS_DIR}/{spec.id}.md"
+        inputs, kept = comparison_memo.Inputs(self.site, spec, self.code), self.kept.get(rel)
+        if not self.redraw and rel in self.known and inputs.still(kept):
+            try:
+                untouched = self.known[rel][1:] == self._stamp(rel)
+            except OSError:
+                untouched = False
+            if untouched:
+                self.written.update(kept["written"])
+                self.memo[rel] = list(self.known[rel])
+                self.inputs[rel] = kept
+                self.page(page_rel, kept["page"])
+                return
         sides = []
         for key, value in (("baseline", spec.baseline), ("candidate", spec.candidate)):
             rows, run, system = compare.select(df, value)
@@ -168,7 +190,6 @@ class Reduce:
             self.site, spec.baseline, spec.candidate, result), folder, loads)
         if flames:
             doc["flame_diffs"] = [f.entry for f in flames]
-        rel = f"{COMPARISON_DATA_DIR}/{spec.id}.yml"
         files = [curve["svg"], curve["png"]] + [e[ext] for e in spectra for ext in ("svg", "png")]
         files += [path for f in flames for path in (f.entry["svg"], f.entry["narrow_svg"])]
         self.written.update([rel, *files])
@@ -183,10 +204,15 @@ class Reduce:
                 for path, data in f.files:
                     atomic.write_bytes(self.site / path, data)
         self.remember(rel, digest)
-        self.page(f"{COMPARISONS_DIR}/{spec.id}.md",
-                  {"layout": "comparison", "title": title, "comparison": spec.id,
-                   "date": max(str(d) for d in pd.concat([a["date"], b["date"]]).dropna()),
-                   "description": spec.description or title, "generated_by": GENERATOR})
+        page = page_text({
+            "layout": "comparison", "title": title, "comparison": spec.id,
+            "date": max(str(d) for d in pd.concat([a["date"], b["date"]]).dropna()),
+            "description": spec.description or title, "generated_by": GENERATOR})
+        self.page(page_rel, page)
+        if self.code:
+            self.inputs[rel] = inputs.entry(
+                flame_diffs.stack_files(spec.baseline, spec.candidate, result),
+                [rel, *files], page)
 
     def _stamp(self, rel: str) -> list:
         st = os.stat(self.site / rel)
@@ -237,6 +263,10 @@ class Reduce:
                     sub.rmdir()
 
 
+def page_text(front: dict[str, Any]) -> str:
+    return "---\n" + dump_yaml(front) + "---\n"
+
+
 def history_document(name: str, cells: list[history.CellHistory]
                      ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A series' `_data/history/<series>.yml` document and its entries for the regressions
@@ -282,7 +312,8 @@ def history_document(name: str, cells: list[history.CellHistory]
 
 
 def reduce(site_root: Path, run_ids: list[str], *, redraw: bool = False,
-           known: dict[str, list] | None = None) -> Reduce:
-    step = Reduce(site_root, redraw, known)
+           known: dict[str, list] | None = None, code: str = "",
+           kept: dict[str, dict] | None = None) -> Reduce:
+    step = Reduce(site_root, redraw, known, code=code, kept=kept)
     step.run(run_ids)
     return step

@@ -3,7 +3,7 @@
 turn by turn, with the code before a change. Jekyll is not run (scripts/, jekyll36's side).
 
     .venv/bin/python bench/perf/site_scale.py --runs 1000 --keep DIR      (once: the corpus)
-    .venv/bin/python bench/perf/add_run_cost.py DIR [--before SRC] [--turns 2]
+    .venv/bin/python bench/perf/add_run_cost.py DIR [--before SRC] [--turns 2] [--corpus-step N]
 
 --before SRC: a tree of the code before (`git archive main | tar -x -C SRC`). Each code gets its
 own copy of the corpus (DIR for this tree, DIR-before for SRC, `cp -al`: the runs' files and
@@ -15,6 +15,10 @@ wall and CPU seconds (its processes and their workers), the load average before 
 its phases (the build's last progress line) are printed. Both trees are compiled to bytecode
 first: where PYTHONDONTWRITEBYTECODE is set every build would compile the modules it imports
 again, which no user's second build does.
+
+--corpus-step N: then N turns of each code of the reduce step alone (corpus_step_cost.py: one
+other run's tables written again), its CPU seconds: the step's share of an add, without the
+added run's own analysis, whose spread on a shared machine is larger than the step.
 """
 from __future__ import annotations
 
@@ -85,6 +89,8 @@ def main() -> int:
     parser.add_argument("--before", type=Path, metavar="SRC",
                         help="a tree of the code before, measured turn by turn on a copy")
     parser.add_argument("--turns", type=int, default=2, help="turns of each code (default 2)")
+    parser.add_argument("--corpus-step", type=int, default=0, metavar="N",
+                        help="then N turns of each code of the reduce step alone")
     args = parser.parse_args()
     site = args.corpus.resolve()
     if not (site / "runs").is_dir():
@@ -94,6 +100,11 @@ def main() -> int:
         copy = site.with_name(site.name + "-before")
         if not copy.exists():
             subprocess.run(["cp", "-al", str(site), str(copy)], check=True)
+        # its own lock file: a hard-linked one would be held by the other copy's builds
+        lock = Path(".cache", "loadcurve", "build.lock")
+        if (copy / lock).exists() and (site / lock).exists() \
+                and (copy / lock).samefile(site / lock):
+            (copy / lock).unlink()
         sides.append(("before", copy, args.before.resolve()))
     for name, corpus, source in sides:
         subprocess.run([PY, "-m", "compileall", "-q", str(source / "analysis")], check=True,
@@ -104,6 +115,14 @@ def main() -> int:
     for i in range(args.turns):   # (both orders: this, before, before, this, ...)
         for name, corpus, source in (sides if i % 2 == 0 else sides[::-1]):
             turn(name, corpus, source)
+    for i in range(args.corpus_step):
+        for name, corpus, source in (sides if i % 2 == 0 else sides[::-1]):
+            before = site_scale.load()
+            out = subprocess.run([PY, str(Path(__file__).with_name("corpus_step_cost.py")),
+                                  str(corpus)], env={**os.environ, "PYTHONPATH": str(source)},
+                                 capture_output=True, text=True)
+            print(f"{name:<8} {out.stdout.strip() or out.stderr[-500:]}  "
+                  f"[{before} -> {site_scale.load()}]", flush=True)
     return 0
 
 
