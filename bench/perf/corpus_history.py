@@ -64,7 +64,8 @@ def main() -> int:
     cache = OUT / ".cache"
     code = code_version()
     digest = corpus_cache.inputs_digest(OUT, sorted(by_run), code)
-    corpus_cache.record(cache, OUT, digest, step.written)
+    # as the build records it (analysis/pipeline/runner.py's _reduce)
+    corpus_cache.record(cache, OUT, digest, step.written, code, step.memo, step.inputs)
     started = time.perf_counter()
     again = corpus_cache.inputs_digest(OUT, sorted(by_run), code)
     skipped = corpus_cache.up_to_date(cache, OUT, again)
