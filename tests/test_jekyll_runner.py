@@ -91,7 +91,7 @@ def test_a_checked_bundle_runs_jekyll_in_its_ruby_without_bundle_exec(tmp_path):
     (tools / "bundle").write_text("#!/usr/bin/env ruby\n" + BUNDLE.split("\n", 1)[1])
     (tools / "ruby").write_text(RUBY)
     (tools / "ruby").chmod(0o755)
-    fast = f"ruby -rbundler/setup -e load Gem.bin_path(\"jekyll\", \"jekyll\") -- build -q"
+    fast = "ruby -rbundler/setup -e load Gem.bin_path(\"jekyll\", \"jekyll\") -- build -q"
     assert run(src, env, "jekyll.sh", "build", "-q") == \
         (0, ["bundle check", "bundle exec jekyll build -q", "jekyll build -q"])
     assert run(src, env, "jekyll.sh", "build", "-q") == (0, [fast])
