@@ -74,6 +74,39 @@ def test_bundle_check_runs_again_only_when_the_bundle_may_have_changed(tmp_path)
     assert run(src, env, "jekyll.sh", "build")[1][0] == "bundle check"
 
 
+# `ruby` for a `bundle` whose first line names it: runs bundle's shell text, records the rest
+RUBY = """#!/bin/sh
+case "$1" in
+  -rbundler/setup) echo "ruby $*" >> "$CALLS"; exit "${RUBY_STATUS:-0}" ;;
+esac
+exec sh "$@"
+"""
+
+
+def test_a_checked_bundle_runs_jekyll_in_its_ruby_without_bundle_exec(tmp_path):
+    """Once `bundle check` passed, a build loads Jekyll's program under bundler/setup in the
+    Ruby that `bundle` runs on: bundle exec's command line is not started."""
+    src, env = project(tmp_path)
+    tools = Path(env["PATH"].split(os.pathsep)[0])
+    (tools / "bundle").write_text("#!/usr/bin/env ruby\n" + BUNDLE.split("\n", 1)[1])
+    (tools / "ruby").write_text(RUBY)
+    (tools / "ruby").chmod(0o755)
+    fast = "ruby -rbundler/setup -e load Gem.bin_path(\"jekyll\", \"jekyll\") -- build -q"
+    assert run(src, env, "jekyll.sh", "build", "-q") == \
+        (0, ["bundle check", "bundle exec jekyll build -q", "jekyll build -q"])
+    assert run(src, env, "jekyll.sh", "build", "-q") == (0, [fast])
+    # Jekyll fails, bundler still resolves: Jekyll's status, no second try
+    assert run(src, env, "jekyll.sh", "build", "-q", RUBY_STATUS="1") == \
+        (1, [fast, "bundle check"])
+    # bundler/setup fails and so does the check: plain jekyll, and checked next time
+    assert run(src, env, "jekyll.sh", "build", "-q", RUBY_STATUS="1", CHECK_STATUS="1") == \
+        (0, [fast, "bundle check", "jekyll build -q"])
+    assert run(src, env, "jekyll.sh", "build", "-q")[1][0] == "bundle check"
+    # serve still goes through bundle exec
+    assert run(src, env, "jekyll.sh", "serve")[1] == \
+        ["bundle check", "bundle exec jekyll serve", "jekyll serve"]
+
+
 def test_the_mirror_config_is_made_by_ruby_only_when_its_inputs_change(tmp_path):
     """build-site.sh's Ruby step (_config.yml's exclude and defaults as JSON) runs when
     _config.yml, the symbolic links or the program changed, not on every build."""

@@ -108,7 +108,10 @@ def children_cpu() -> float:
 
 
 def timed(cmd: list[str], site: Path, lines: list[tuple[float, str]] | None = None) -> float:
-    env = {**os.environ, "PYTHONPATH": str(SOURCE[0])}
+    # PY: the Python that build-site.sh runs its scripts with, as `make site` passes it (the
+    # venv's); unset, they ran on the system python3, whose start here imports certifi from a
+    # .pth file: ~0.1 CPU s a script, three a build, that `make site` does not spend
+    env = {**os.environ, "PYTHONPATH": str(SOURCE[0]), "PY": PY}
     cpu = children_cpu()
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=site, env=env, stdout=subprocess.PIPE,
