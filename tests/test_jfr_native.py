@@ -361,20 +361,22 @@ def test_the_loop_meets_no_setting_unreported_and_no_listed_park(monkeypatch):
     execution samples come a chunk's at once (_batch_*): the same summary and stacks as one
     event at a time."""
     from analysis.derive.jvm_summary import summarize_and_fold
-    from analysis.read.jfr.reader import ChunkReader
+    from analysis.read.jfr.handlers import EventHandlers
     from analysis.read.jfr.stacks import FoldingReader
     met = []
-    listed, decoded = ChunkReader._on_ActiveSetting_listed, ChunkReader._on_ActiveSetting
+    listed, decoded = EventHandlers._on_ActiveSetting_listed, EventHandlers._on_ActiveSetting
     park = FoldingReader._on_ThreadPark
 
     def meeting(what, handler):
         return lambda self, v: met.append((what, v[1] in self.setting_events)) or \
             handler(self, v)
-    monkeypatch.setattr(ChunkReader, "_on_ActiveSetting_listed", meeting("listed", listed))
-    monkeypatch.setattr(ChunkReader, "_on_ActiveSetting", meeting("decoded", decoded))
+    # (patched where they are written: a batch handler, or the settings' kept types, apply
+    # where the `_on_` handler is written beside them)
+    monkeypatch.setattr(EventHandlers, "_on_ActiveSetting_listed", meeting("listed", listed))
+    monkeypatch.setattr(EventHandlers, "_on_ActiveSetting", meeting("decoded", decoded))
     monkeypatch.setattr(FoldingReader, "_on_ThreadPark", meeting("park", park))
-    monkeypatch.setattr(ChunkReader, "_on_ExecutionSample",
-                        meeting("sample", ChunkReader._on_ExecutionSample))
+    monkeypatch.setattr(EventHandlers, "_on_ExecutionSample",
+                        meeting("sample", EventHandlers._on_ExecutionSample))
     # a cell at 25 requests/s: its pool threads park for 40 ms between requests
     path = REPO / "runs" / "pool-vs-virtual" / "pool20" / "r25.1.jfr"
     s = summarize_jfr(path)
