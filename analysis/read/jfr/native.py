@@ -34,7 +34,7 @@ from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]
-ABI = 8               # lc_jfr_abi() of the source this module was written against
+ABI = 9               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
@@ -307,7 +307,8 @@ class Kernels:
         lib.lc_jfr_method_names.restype = _I64
         lib.lc_jfr_method_names.argtypes = [
             ctypes.c_char_p, _I64, _u64, _i64, _I64, _u64, _I64, _void, _I64, _void, _I64,
-            _void, _I64, _void, _I64, ctypes.POINTER(ctypes.c_uint8), _I64, _u64, _i64]
+            _void, _I64, _void, _I64, _void, _I64, ctypes.POINTER(ctypes.c_uint8), _I64, _u64,
+            _i64]
         self.lib = lib
 
     def checkpoints(self, data: bytes, program: Program, visit=(), batch=(), keep=None):
@@ -401,13 +402,16 @@ class Kernels:
             (_view(visit_pos, n_visits), stop), batched
 
 
-    def method_names(self, data: bytes, entries, methods, classes, symbols, strings):
+    def method_names(self, data: bytes, entries, methods, classes, symbols, strings,
+                     wanted=None):
         """{method key: "pkg.Class.method"} of the method entries `methods` (indices into
         `entries`, the arrays of this thread's last walk: checkpoints()), resolved through the
-        entries `classes`, `symbols` and `strings` of those pools (each an array('q'); of a
-        key's entries the last counts), as names.stack_names's method_name names them; a
-        method whose text only Python's decoders make exactly is not in it. None when the
-        call cannot be made (the arrays are not a walk's, or C refuses them)."""
+        entries `classes`, `symbols` and `strings` of those pools, as names.stack_names's
+        method_name names them; a method whose text only Python's decoders make exactly is not
+        in it. Each pool's entries are an array('q') of runs, first and end entry of each (of
+        a key's entries the last counts). With `wanted` (an array('Q') of method keys), only
+        the wanted keys' methods are named. None when the call cannot be made (the arrays are
+        not a walk's, or C refuses them)."""
         keys, _offsets, ends, caps = entries
         arrays = tuple(view.obj for view in (keys, ends, caps))
         if type(data) is not bytes or not all(isinstance(a, ctypes.Array) for a in arrays):
@@ -415,15 +419,18 @@ class Kernels:
         # (their addresses: a ctypes array type of each new length would cost more than the
         # naming; the arrays live until the call returns)
         pools = [a.buffer_info()[0] for a in (methods, classes, symbols, strings)]
-        named_keys = _scratch("named_keys", ctypes.c_uint64, len(methods))
-        cap = 64 * len(methods) + 4096
+        n_named = sum(methods[1::2]) - sum(methods[::2]) if wanted is None else len(wanted)
+        want = (None, -1) if wanted is None else (wanted.buffer_info()[0], len(wanted))
+        named_keys = _scratch("named_keys", ctypes.c_uint64, n_named)
+        cap = 64 * n_named + 4096
         for _ in range(2):
             out = _scratch("names_out", ctypes.c_uint8, cap)
             n_out = _I64(0)
             named = self.lib.lc_jfr_method_names(
                 data, len(data), arrays[0], arrays[1], len(keys), arrays[2], len(caps),
-                pools[0], len(methods), pools[1], len(classes), pools[2], len(symbols),
-                pools[3], len(strings), out, cap, named_keys, ctypes.byref(n_out))
+                pools[0], len(methods) // 2, pools[1], len(classes) // 2, pools[2],
+                len(symbols) // 2, pools[3], len(strings) // 2, *want, out, cap, named_keys,
+                ctypes.byref(n_out))
             if named < 0:
                 return None
             if n_out.value <= cap:

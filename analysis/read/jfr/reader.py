@@ -33,7 +33,7 @@ from analysis.read.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
 from analysis.read.jfr.handlers import EventHandlers
 from analysis.read.jfr.metadata import Metadata, metadata_for
 from analysis.read.jfr.names import stack_names
-from analysis.read.jfr.plan import EVENT_FIELDS, keep_entry, metadata_plan
+from analysis.read.jfr.plan import EVENT_FIELDS, index_walked, keep_entry, metadata_plan
 from analysis.read.jfr.summary import SETTINGS_REPORTED, Summary
 from analysis.read.jfr.wire import DECODE_ERRORS, Damage, read_varint
 
@@ -268,7 +268,7 @@ class ChunkReader(EventHandlers):
                         last_ticks = t
             elif type_id == CHECKPOINT_TYPE:
                 while n_indexed < len(walked_in_order) and walked_in_order[n_indexed][0] < p:
-                    self._index_walked(walked_in_order[n_indexed][1], entries, pools, offsets)
+                    index_walked(walked_in_order[n_indexed][1], entries, pools, offsets)
                     n_indexed += 1
                 try:
                     self._checkpoint(data, p, nxt, pools, offsets)
@@ -282,8 +282,13 @@ class ChunkReader(EventHandlers):
                     continue
                 if last_ticks is None or t > last_ticks:
                     last_ticks = t
+        # The checkpoints after the last one the loop read (all of them, but in damaged or
+        # unusual chunks) are indexed by key only where a lookup needs it (names.py): a run's
+        # chunks hold ~47k such entries, and the C naming takes them as they are.
+        pending: dict[int, list] = {}
         for _pos, indexed in walked_in_order[n_indexed:]:
-            self._index_walked(indexed, entries, pools, offsets)
+            for tid, first, stop in indexed:
+                pending.setdefault(tid, []).append((first, stop))
         for type_id, rows in batched.items():
             self.batch_handlers[type_id](rows)
             if need_times:
@@ -301,7 +306,7 @@ class ChunkReader(EventHandlers):
             s.cover_until(start_nanos + (last_ticks - start_ticks) * 1_000_000_000 // tps)
         # One set of name lookups a chunk: a subclass folding more stacks (stacks.py) resolves
         # them with the same method names, not a second copy of each.
-        self._resolve_samples(self._stack_names(pools, offsets, data, entries))
+        self._resolve_samples(self._stack_names(pools, offsets, data, entries, pending))
 
     def _find_metadata(self, chunk: Chunk, end: int) -> Metadata | None:
         data = chunk.data
@@ -342,19 +347,6 @@ class ChunkReader(EventHandlers):
         return None
 
     # -- constant pools -------------------------------------------------------------------------
-    @staticmethod
-    def _index_walked(indexed, entries, pools, offsets):
-        """The entries of a checkpoint the walk read (its [(pool type id, first entry, end)])
-        indexed by key, replacing any the Python reader decoded before."""
-        all_keys = entries[0]
-        for tid, first, stop in indexed:
-            keys = all_keys[first:stop]
-            offsets[tid].update(zip(keys, range(first, stop)))
-            decoded = pools[tid]
-            if decoded:
-                for key in keys:
-                    decoded.pop(key, None)
-
     def _checkpoint(self, data, p, end, pools, offsets):
         md = self.metadata
         _start, p = read_varint(data, p)
@@ -394,11 +386,11 @@ class ChunkReader(EventHandlers):
             if p > end:
                 raise Damage("pool entries run past the checkpoint's size")
 
-    def _stack_names(self, pools, offsets, data, entries):
+    def _stack_names(self, pools, offsets, data, entries, pending=None):
         """-> (stack(key), text(value), GCWhen's lookup, truncation(key)):
         names.stack_names's."""
         return stack_names(self.pool_plans, self.lazy_plans, pools, offsets, data, entries,
-                           self._stack_keys())
+                           self._stack_keys(), pending)
 
     def _stack_keys(self):
         """The stack trace keys _resolve_samples will name (a subclass resolving more adds
