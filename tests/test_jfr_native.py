@@ -396,3 +396,45 @@ def test_the_loop_meets_no_setting_unreported_and_no_listed_park(monkeypatch):
     assert met.count(("decoded", False)) > 10 * len(walked)
     assert met.count(("park", False)) > parks + with_walk[0]["warmup"]["threads"]["park_events"]
     assert met.count(("sample", False)) >= with_walk[0]["samples"]["count"] > 0
+
+
+_TICKS = st.integers(-(1 << 63), (1 << 63) - 1)
+
+
+def _parks_tallied(rows, window, tps, in_c):
+    """FoldingReader._batch_ThreadPark of `rows` (ticks, duration, stack key, -) in a chunk
+    of `tps` ticks a second with `window` (ticks [lo, hi) or None) -> its tallies."""
+    import ctypes
+    from analysis.read.jfr.stacks import FoldingReader, FoldingSummary
+    reader = FoldingReader(FoldingSummary(None, None if window is None else (0, 1)))
+    reader._clock, reader._window_ticks = (0, 0, tps), window
+    reader._parks = {7: [5, 1]}          # (a park the Python loop read before: added to)
+    values = (ctypes.c_int64 * max(len(rows) * 4, 1))(*[x for row in rows for x in row])
+    calls = []
+    real = native.Kernels.tally
+
+    def tally(self, *args):
+        calls.append(1)
+        return real(self, *args) if in_c else None
+    native.Kernels.tally = tally
+    try:
+        reader._batch_ThreadPark(native._view(values, len(rows) * 4))
+    finally:
+        native.Kernels.tally = real
+    return reader._parks, reader._warmup_parks, bool(calls)
+
+
+@needs_kernels
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(st.integers(-50, 50) | _TICKS, st.integers(-10**6, 10**6) | _TICKS,
+                               st.sampled_from([0, 1, 7, -1, 1 << 62]) | _TICKS, st.just(0)),
+                     max_size=40),
+       window=st.none() | st.tuples(st.integers(-60, 60), st.integers(-60, 60)),
+       tps=st.sampled_from([1, 3, 1_000_000_000, 1_000_000_007]) | st.integers(1, 1 << 62))
+def test_parks_tallied_in_c_as_in_python(rows, window, tps):
+    """The folding reader's parks, a chunk's at once, summed by stack trace key in C: the same
+    sums and counts as Python's integers give (the window's ends, the warm-up's, negative and
+    huge durations: a sum past 64 bits is left to Python)."""
+    with_c = _parks_tallied(rows, window, tps, in_c=True)
+    assert with_c[2] or not rows
+    assert with_c[:2] == _parks_tallied(rows, window, tps, in_c=False)[:2]

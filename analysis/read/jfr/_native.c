@@ -20,6 +20,8 @@
  *   lc_jfr_method_names name, once a chunk, every method the walk indexed ("pkg.Class.method",
  *                       from the Method, Class, Symbol and String pools' captures), so that
  *                       Python receives names, not pool entries (names.py).
+ *   lc_jfr_tally        sum a chunk's listed parks by stack trace key (~10k parks a run of
+ *                       the bundled runs, each a Python tuple and dict update before).
  *
  * No Python headers: buffers arrive as pointers (ctypes). Nothing here judges damage: every
  * read is checked against the checkpoint's (or event's) end, and a checkpoint with anything the
@@ -33,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LC_JFR_ABI 9
+#define LC_JFR_ABI 10
 #define HEADER_SIZE 68
 #define CHECKPOINT_TYPE 1
 #define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
@@ -857,4 +859,64 @@ done:
     free(nm.strings.slots);
     *n_out_out = nm.n_out;
     return named;
+}
+
+/* ---- A chunk's listed events tallied by one of their values (lc_jfr_tally) ------------------
+ * stacks.FoldingReader._batch_ThreadPark's sums, exactly: rows[0 .. EVENT_VALUES n), each
+ * event's (ticks, duration ticks, stack trace key, -); an event of ticks in [lo, hi) adds
+ * floor(duration * 1e9 / tps) to its key's sum and 1 to its count (keys in the order first
+ * met: keys[], sums[], counts[]; *n_keys_out of them), one before lo (the warm-up) to
+ * *early_sum and *early_count; one at hi or later counts nowhere (without `windowed`, every
+ * event is in the window). table: 2 * n slots or more
+ * (a power of two, zeroed here). Returns 0, or -1 when a sum would pass 64 bits (the Python
+ * code then tallies them: its integers have no limit) or tps is not positive. */
+int64_t lc_jfr_tally(const int64_t *rows, int64_t n, int64_t windowed, int64_t lo, int64_t hi,
+                     int64_t tps,
+                     int64_t *table, int64_t n_table, int64_t *keys, int64_t *sums,
+                     int64_t *counts, int64_t *n_keys_out, int64_t *early_sum,
+                     int64_t *early_count)
+{
+    if (tps <= 0 || n < 0 || n_table < 2 * n || (n_table & (n_table - 1)))
+        return -1;
+    int shift = 64;
+    for (int64_t s = n_table; s > 1; s >>= 1)
+        shift--;
+    memset(table, 0, (size_t)n_table * sizeof(int64_t));
+    int64_t n_keys = 0, e_sum = 0, e_count = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t *v = rows + i * EVENT_VALUES;
+        if (windowed && v[0] >= hi && v[0] >= lo)
+            continue;                        /* (before lo is the warm-up's: as _split) */
+        __int128 p = (__int128)v[1] * 1000000000;
+        __int128 q = p / tps;
+        if (p % tps != 0 && p < 0)
+            q -= 1;                          /* Python's // rounds down */
+        if (q > INT64_MAX || q < INT64_MIN)
+            return -1;
+        int64_t ns = (int64_t)q, *sum;
+        if (windowed && v[0] < lo) {
+            sum = &e_sum;
+            e_count += 1;
+        } else {
+            uint64_t key = (uint64_t)v[2];
+            uint64_t h = shift < 64 ? (key * 0x9E3779B97F4A7C15ull) >> shift : 0;
+            while (table[h] && keys[table[h] - 1] != v[2])
+                h = (h + 1) & (uint64_t)(n_table - 1);
+            if (!table[h]) {
+                table[h] = n_keys + 1;
+                keys[n_keys] = v[2];
+                sums[n_keys] = 0;
+                counts[n_keys] = 0;
+                n_keys++;
+            }
+            sum = &sums[table[h] - 1];
+            counts[table[h] - 1] += 1;
+        }
+        if (__builtin_add_overflow(*sum, ns, sum))
+            return -1;
+    }
+    *n_keys_out = n_keys;
+    *early_sum = e_sum;
+    *early_count = e_count;
+    return 0;
 }

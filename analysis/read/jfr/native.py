@@ -34,7 +34,7 @@ from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]
-ABI = 9               # lc_jfr_abi() of the source this module was written against
+ABI = 10               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
@@ -309,7 +309,37 @@ class Kernels:
             ctypes.c_char_p, _I64, _u64, _i64, _I64, _u64, _I64, _void, _I64, _void, _I64,
             _void, _I64, _void, _I64, _void, _I64, ctypes.POINTER(ctypes.c_uint8), _I64, _u64,
             _i64]
+        lib.lc_jfr_tally.restype = _I64
+        lib.lc_jfr_tally.argtypes = [_void, _I64, _I64, _I64, _I64, _I64, _i64, _I64, _i64,
+                                     _i64, _i64, _i64, _i64, _i64]
         self.lib = lib
+
+    def tally(self, rows, window, tps):
+        """A chunk's listed events (rows: a view of checkpoints()'s batched values: ticks,
+        duration ticks, stack trace key, -) summed by key as stacks.FoldingReader tallies its
+        parks -> ([(key, summed ns, events)] of those in `window` (ticks [lo, hi), or None:
+        all), (summed ns, events) of those before it); None when C cannot (a window past 64
+        bits, a sum that would pass them: Python's integers tally those)."""
+        n = len(rows) // EVENT_VALUES
+        if not isinstance(rows, memoryview) or rows.readonly:
+            return None
+        lo, hi = window if window is not None else (0, 0)
+        if not (-1 << 63 <= lo < 1 << 63 and -1 << 63 <= hi < 1 << 63 and 0 < tps < 1 << 63) \
+                or n == 0:
+            return None
+        values = (_I64 * len(rows)).from_buffer(rows)
+        n_table = 1 << max(3, (2 * n - 1).bit_length())
+        table = _scratch("tally_table", _I64, n_table)
+        keys, sums, counts = (_scratch(k, _I64, n) for k in ("tally_keys", "tally_sums",
+                                                             "tally_counts"))
+        out = [_I64(0) for _ in range(3)]
+        if self.lib.lc_jfr_tally(ctypes.addressof(values), n, window is not None, lo, hi, tps,
+                                 table, n_table, keys, sums, counts,
+                                 *(ctypes.byref(c) for c in out)) < 0:
+            return None
+        n_keys, early_sum, early_count = (c.value for c in out)
+        return list(zip(keys[:n_keys], sums[:n_keys], counts[:n_keys])), \
+            (early_sum, early_count)
 
     def checkpoints(self, data: bytes, program: Program, visit=(), batch=(), keep=None):
         """The checkpoints of a chunk's `data` walked here, its events listed, and the events
