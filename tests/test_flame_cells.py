@@ -79,16 +79,17 @@ def test_folding_routes_each_summary_event_once(monkeypatch, recording):
     both; parks, the most frequent, take no routing call at all when folding (the handler
     routes them on their ticks); only the events the summary does not read (sleeps, socket
     reads) add a routing each."""
-    from analysis.read.jfr.reader import ChunkReader
+    from analysis.read.jfr.handlers import EventHandlers
     from analysis.read.jfr.summary import Summary
     start = fold_jfr(recording, window_s=(0.0, 1e9))["window"]["start_epoch_s"]
     window = (round(start * 1e9) + 2_000_000_000, round(start * 1e9) + 8_000_000_000)
     only_folded = sum(f["events"] + f["unresolved"] for f in (
         fold_jfr(recording, e) for e in ("jdk.ThreadSleep", "jdk.SocketRead")))
     assert fold_jfr(recording, "jdk.ThreadPark")["events"] > 90
-    parks = _calls(monkeypatch, ChunkReader, "_on_ThreadPark")
+    # (patched where they are written: a batch handler applies beside its `_on_` handler)
+    parks = _calls(monkeypatch, EventHandlers, "_on_ThreadPark")
     calls = _calls(monkeypatch, Summary, "route")
-    routed = _calls(monkeypatch, ChunkReader, "_route")
+    routed = _calls(monkeypatch, EventHandlers, "_route")
     summarize_jfr(recording, window=window)
     alone, n_parks = len(calls) + len(routed), len(parks)
     # a routing a park read one at a time; none where the walk lists a chunk's (_batch_*)
@@ -105,7 +106,7 @@ def test_folding_counts_parks_by_stack_not_one_call_each(monkeypatch, recording)
     """The folding pass tallies parks by stack trace key and gives the summary each chunk's
     sums (issue 25: ~10k parks a run, each of which took six Python calls); the figures are
     the summary's own (test_one_pass_gives_the_summary_and_every_events_stacks)."""
-    from analysis.read.jfr.reader import ChunkReader
+    from analysis.read.jfr.handlers import EventHandlers
     from analysis.read.jfr.summary import Summary
     start = fold_jfr(recording, window_s=(0.0, 1e9))["window"]["start_epoch_s"]
     window = (round(start * 1e9) + 2_000_000_000, round(start * 1e9) + 8_000_000_000)
@@ -113,7 +114,7 @@ def test_folding_counts_parks_by_stack_not_one_call_each(monkeypatch, recording)
     parks = fold_jfr(recording, "jdk.ThreadPark", window=window)["events"]
     # (the sleeps of the second recording take _route and _span_ns: not counted)
     per_park = [_calls(monkeypatch, owner, name) for owner, name in (
-        (Summary, "park"), (Summary, "route"), (ChunkReader, "_epoch_ns"))]
+        (Summary, "park"), (Summary, "route"), (EventHandlers, "_epoch_ns"))]
     summary, folds = summarize_and_fold(recording, window=window)
     assert summary["threads"] == alone["threads"] and summary["threads"]["park_events"] > 0
     assert parks > 50 and folds["jdk.ThreadPark"]["events"] == parks

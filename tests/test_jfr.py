@@ -461,3 +461,26 @@ def test_fresh_recording_from_this_machines_jdk_matches_jfr_print(tmp_path):
     assert close(s["gc"]["pause_total_ms"], sum(duration_ns(g["sumOfPauses"]) for g in gcs) / 1e6)
     assert close(s["cpu"]["machine"], sum(c["machineTotal"] for c in cpu) / len(cpu))
     assert s["truncated"] is False and s["warning_count"] == 0
+
+
+class _MatchingAgain:
+    """A pattern that fails the test if a frame is matched against it."""
+
+    def fullmatch(self, frame):
+        raise AssertionError(f"{frame} matched again")
+
+
+def test_summaries_of_one_attribution_match_each_frame_once():
+    """A run's recordings share their attribution: a frame is matched against the patterns in
+    the first summary that meets it, and later summaries take its label (the same patterns
+    give the same label); other patterns match anew."""
+    attribution = [(r"org\.once\..*", "once")]
+    first = Summary(attribution)
+    first.samples(("org.once.App.run", "java.lang.Thread.run"), 3)
+    second = Summary(attribution)
+    second.attribution = [(_MatchingAgain(), "other")]
+    second.samples(("org.once.App.run", "java.lang.Thread.run"), 2)
+    assert first.label_counts == {"once": 3} and second.label_counts == {"once": 2}
+    other = Summary([(r"java\..*", "jdk"), (r"org\.once\..*", "twice")])
+    other.samples(("org.once.App.run", "java.lang.Thread.run"), 1)
+    assert other.label_counts == {"twice": 1}

@@ -52,9 +52,11 @@ class Pools:
     def add(self, pool, key, *captures):
         self.entries.append((pool, key, captures))
 
-    def stacks(self, every_method: bool = False):
+    def stacks(self, every_method: bool = False, pending: bool = False):
         """[stack(key) or the error it raised, for every trace key]; the methods of those
-        stacks named in C (or every method: every_method) unless native_names is patched."""
+        stacks named in C (or every method: every_method) unless native_names is patched.
+        pending: the entries given as the walk's runs not yet indexed by key (a chunk's
+        checkpoints after the last one the Python loop read), not as indexed ones."""
         n, caps = len(self.entries), [c for _p, _k, cs in self.entries for c in cs]
         keys = (ctypes.c_uint64 * max(n, 1))(*(k for _p, k, _c in self.entries))
         offsets = (ctypes.c_int64 * max(n, 1))()
@@ -66,12 +68,18 @@ class Pools:
         entries = (native._view(keys, n, "Q"), native._view(offsets, n),
                    native._view(ends, n), native._view(captured, len(caps), "Q"))
         indexed = {pool: {} for pool in POOL_PLANS}
+        runs: dict = {}
         for e, (pool, key, _c) in enumerate(self.entries):
-            indexed[pool][key] = e
+            if not pending:
+                indexed[pool][key] = e
+            elif runs.get(pool) and runs[pool][-1][1] == e:
+                runs[pool][-1] = (runs[pool][-1][0], e + 1)
+            else:
+                runs.setdefault(pool, []).append((e, e + 1))
         traces = sorted({k for p, k, _c in self.entries if p == TRACE})
         stack = names.stack_names(POOL_PLANS, LAZY_PLANS, {pool: {} for pool in POOL_PLANS},
                                   indexed, bytes(self.data), entries,
-                                  None if every_method else traces)[0]
+                                  None if every_method else traces, runs)[0]
         out = []
         for key in traces:
             try:
@@ -80,7 +88,7 @@ class Pools:
                 out.append((type(exc).__name__, str(exc)))
         return out
 
-    def named_in_c(self, every_method: bool = False) -> dict:
+    def named_in_c(self, every_method: bool = False, pending: bool = False) -> dict:
         got = {}
         real = names.native_names
 
@@ -89,7 +97,7 @@ class Pools:
             return None
         names.native_names = spy
         try:
-            self.stacks(every_method)
+            self.stacks(every_method, pending)
         finally:
             names.native_names = real
         return got
@@ -192,6 +200,21 @@ def test_methods_are_named_in_c_as_python_names_them(monkeypatch):
 
 
 @needs_kernels
+def test_entries_left_unindexed_name_as_indexed_ones(monkeypatch):
+    """The walk's entries after the last checkpoint the Python loop read are handed to C as
+    the walk's runs, not indexed by key in Python first: the same stacks and the same C
+    names (a key given twice: the later entry), asked for some stacks or for every method."""
+    pools, expected, left = odd_pools()
+    assert pools.stacks(pending=True) == pools.stacks()
+    for every_method in (False, True):
+        assert pools.named_in_c(every_method, pending=True) == pools.named_in_c(every_method)
+    assert pools.named_in_c(pending=True)[22] == expected[22] == "java.util.HashMap.new"
+    with monkeypatch.context() as m:
+        m.setattr(names, "native_names", lambda *a: None)
+        assert pools.stacks(pending=True) == pools.stacks()
+
+
+@needs_kernels
 def test_damaged_captures_are_left_to_python_with_its_errors(monkeypatch):
     """A string offset past the data, a length past it, an unknown encoding, a method with one
     capture: C names none of them, and Python's error (or name) stands."""
@@ -271,6 +294,27 @@ def test_a_recordings_methods_are_named_in_c(path):
     """Python names no method of these recordings (their symbols are plain UTF-8)."""
     calls, folds = _method_name_calls(path)
     assert calls == 0 and sum(f["events"] for f in folds.values()) > 100
+
+
+@needs_kernels
+def test_python_indexes_no_pool_that_c_names_from(monkeypatch):
+    """Of a run's recording (~1,300 entries of the Method, Class, Symbol and String pools a
+    chunk) Python indexes by key only the pools it looks up itself (the stack traces, GC
+    causes): C names the methods from the walk's arrays as they are."""
+    indexed: dict[str, int] = {}
+    real = names.pool_lookup
+
+    def counted(decoded, offsets, data, entries, plan):
+        if plan is not None:
+            indexed[plan[0]] = indexed.get(plan[0], 0) + len(offsets)
+        return real(decoded, offsets, data, entries, plan)
+    monkeypatch.setattr(names, "pool_lookup", counted)
+    path = REPO / "runs" / "pool-vs-virtual" / "virtual" / "r25.2.jfr"
+    _summary, folds = summarize_and_fold(path)
+    assert sum(f["events"] for f in folds.values()) > 100
+    assert indexed.get("jdk.types.StackTrace", 0) > 0
+    assert {pool for pool, n in indexed.items() if n} <= {"jdk.types.StackTrace",
+                                                           "jdk.types.GCWhen"}
 
 
 def _both_folds(monkeypatch, path):

@@ -361,20 +361,22 @@ def test_the_loop_meets_no_setting_unreported_and_no_listed_park(monkeypatch):
     execution samples come a chunk's at once (_batch_*): the same summary and stacks as one
     event at a time."""
     from analysis.derive.jvm_summary import summarize_and_fold
-    from analysis.read.jfr.reader import ChunkReader
+    from analysis.read.jfr.handlers import EventHandlers
     from analysis.read.jfr.stacks import FoldingReader
     met = []
-    listed, decoded = ChunkReader._on_ActiveSetting_listed, ChunkReader._on_ActiveSetting
+    listed, decoded = EventHandlers._on_ActiveSetting_listed, EventHandlers._on_ActiveSetting
     park = FoldingReader._on_ThreadPark
 
     def meeting(what, handler):
         return lambda self, v: met.append((what, v[1] in self.setting_events)) or \
             handler(self, v)
-    monkeypatch.setattr(ChunkReader, "_on_ActiveSetting_listed", meeting("listed", listed))
-    monkeypatch.setattr(ChunkReader, "_on_ActiveSetting", meeting("decoded", decoded))
+    # (patched where they are written: a batch handler, or the settings' kept types, apply
+    # where the `_on_` handler is written beside them)
+    monkeypatch.setattr(EventHandlers, "_on_ActiveSetting_listed", meeting("listed", listed))
+    monkeypatch.setattr(EventHandlers, "_on_ActiveSetting", meeting("decoded", decoded))
     monkeypatch.setattr(FoldingReader, "_on_ThreadPark", meeting("park", park))
-    monkeypatch.setattr(ChunkReader, "_on_ExecutionSample",
-                        meeting("sample", ChunkReader._on_ExecutionSample))
+    monkeypatch.setattr(EventHandlers, "_on_ExecutionSample",
+                        meeting("sample", EventHandlers._on_ExecutionSample))
     # a cell at 25 requests/s: its pool threads park for 40 ms between requests
     path = REPO / "runs" / "pool-vs-virtual" / "pool20" / "r25.1.jfr"
     s = summarize_jfr(path)
@@ -394,3 +396,45 @@ def test_the_loop_meets_no_setting_unreported_and_no_listed_park(monkeypatch):
     assert met.count(("decoded", False)) > 10 * len(walked)
     assert met.count(("park", False)) > parks + with_walk[0]["warmup"]["threads"]["park_events"]
     assert met.count(("sample", False)) >= with_walk[0]["samples"]["count"] > 0
+
+
+_TICKS = st.integers(-(1 << 63), (1 << 63) - 1)
+
+
+def _parks_tallied(rows, window, tps, in_c):
+    """FoldingReader._batch_ThreadPark of `rows` (ticks, duration, stack key, -) in a chunk
+    of `tps` ticks a second with `window` (ticks [lo, hi) or None) -> its tallies."""
+    import ctypes
+    from analysis.read.jfr.stacks import FoldingReader, FoldingSummary
+    reader = FoldingReader(FoldingSummary(None, None if window is None else (0, 1)))
+    reader._clock, reader._window_ticks = (0, 0, tps), window
+    reader._parks = {7: [5, 1]}          # (a park the Python loop read before: added to)
+    values = (ctypes.c_int64 * max(len(rows) * 4, 1))(*[x for row in rows for x in row])
+    calls = []
+    real = native.Kernels.tally
+
+    def tally(self, *args):
+        calls.append(1)
+        return real(self, *args) if in_c else None
+    native.Kernels.tally = tally
+    try:
+        reader._batch_ThreadPark(native._view(values, len(rows) * 4))
+    finally:
+        native.Kernels.tally = real
+    return reader._parks, reader._warmup_parks, bool(calls)
+
+
+@needs_kernels
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(st.integers(-50, 50) | _TICKS, st.integers(-10**6, 10**6) | _TICKS,
+                               st.sampled_from([0, 1, 7, -1, 1 << 62]) | _TICKS, st.just(0)),
+                     max_size=40),
+       window=st.none() | st.tuples(st.integers(-60, 60), st.integers(-60, 60)),
+       tps=st.sampled_from([1, 3, 1_000_000_000, 1_000_000_007]) | st.integers(1, 1 << 62))
+def test_parks_tallied_in_c_as_in_python(rows, window, tps):
+    """The folding reader's parks, a chunk's at once, summed by stack trace key in C: the same
+    sums and counts as Python's integers give (the window's ends, the warm-up's, negative and
+    huge durations: a sum past 64 bits is left to Python)."""
+    with_c = _parks_tallied(rows, window, tps, in_c=True)
+    assert with_c[2] or not rows
+    assert with_c[:2] == _parks_tallied(rows, window, tps, in_c=False)[:2]

@@ -4,7 +4,7 @@ windows it gives them, in a worker-like process, for this checkout and, with --b
 code at REV, turn by turn in both orders.
 
     .venv/bin/python bench/perf/jfr_stage.py [--run runs/pool-vs-virtual] [--before main]
-        [--repeat 3] [--passes 10] [--profile]
+        [--repeat 3] [--passes 10] [--profile] [--instructions]
 
 The calls are captured once (this checkout's analyse_task, the recordings' paths, attribution
 and windows), then each measurement is a fresh process of one tree: one pass to warm what a
@@ -12,13 +12,18 @@ worker keeps between runs (the parsed metadata, the compiled walk), gc.freeze() 
 workers.pool does, then --passes timed passes; the best and the median pass are printed with
 the 1-minute load average read before that process. run_cost.py's `jfr` row is the same stage
 inside the whole run; this one leaves the other stages' noise out. --profile prints cProfile's
-top functions of this checkout's stage.
+top functions of this checkout's stage. --instructions adds what a shared machine's CPU
+seconds cannot give steadily: the instructions a pass executes in each tree (valgrind's
+callgrind: a process with 3 timed passes less one with 1, halved; ~1 CPU minute a tree), the
+same at any load.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -92,6 +97,21 @@ def measure(code: Path, calls: Path, passes: int, profile: bool = False) -> dict
     return {**json.loads(out.stdout.strip().splitlines()[-1]), "load": load}
 
 
+def instructions(code: Path, calls: Path) -> int:
+    """Instructions one pass of the stage executes in tree `code` (callgrind's count)."""
+    counts = []
+    for passes in (1, 3):
+        out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                              PY, "-c", TIMED, str(calls), str(passes), "0"],
+                             capture_output=True, text=True, cwd=code,
+                             env={**os.environ, "PYTHONPATH": str(code)})
+        found = re.search(r"Collected : (\d+)", out.stderr)
+        if out.returncode != 0 or not found:
+            sys.exit(f"error: {code}: valgrind failed: {out.stderr.strip()[-400:]}")
+        counts.append(int(found.group(1)))
+    return (counts[1] - counts[0]) // 2
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", type=Path, default=REPO / "runs" / "pool-vs-virtual")
@@ -99,7 +119,12 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="turns (each tree once a turn)")
     ap.add_argument("--passes", type=int, default=10, help="timed passes in each process")
     ap.add_argument("--profile", action="store_true", help="cProfile this checkout's stage")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count each tree's instructions a pass (valgrind)")
     args = ap.parse_args()
+    if args.instructions and shutil.which("valgrind") is None:
+        print("error: --instructions needs valgrind on PATH", file=sys.stderr)
+        return 2
     if not (args.run / "run.yml").is_file():
         print(f"error: {args.run}: no run.yml (give a run folder)", file=sys.stderr)
         return 2
@@ -119,6 +144,8 @@ def main() -> int:
         for turn in range(args.repeat):   # both orders, turn by turn
             for label in order if turn % 2 == 0 else order[::-1]:
                 results[label].append(measure(trees[label], calls, args.passes))
+        counted = {label: instructions(code, calls) for label, code in trees.items()} \
+            if args.instructions else {}
     n = results["this checkout"][0]["calls"]
     print(f"JFR stage of one run ({args.run.name}: {n} recordings), CPU ms a run: best and "
           f"median of {args.passes} passes in each of {args.repeat} fresh processes "
@@ -135,6 +162,11 @@ def main() -> int:
         med = {label: statistics.median(r["best"] for r in rs) for label, rs in results.items()}
         print(f"median of the processes' best: {med[args.before] * 1e3:.1f} -> "
               f"{med['this checkout'] * 1e3:.1f} ms")
+    for label, n in counted.items():
+        print(f"instructions a pass, {label[:24]}: {n / 1e6:.1f} M")
+    if args.before and counted:
+        print(f"instructions: {counted['this checkout'] / counted[args.before]:.2f}x "
+              f"{args.before}'s")
     return 0
 
 

@@ -20,6 +20,8 @@
  *   lc_jfr_method_names name, once a chunk, every method the walk indexed ("pkg.Class.method",
  *                       from the Method, Class, Symbol and String pools' captures), so that
  *                       Python receives names, not pool entries (names.py).
+ *   lc_jfr_tally        sum a chunk's listed parks by stack trace key (~10k parks a run of
+ *                       the bundled runs, each a Python tuple and dict update before).
  *
  * No Python headers: buffers arrive as pointers (ctypes). Nothing here judges damage: every
  * read is checked against the checkpoint's (or event's) end, and a checkpoint with anything the
@@ -33,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LC_JFR_ABI 8
+#define LC_JFR_ABI 10
 #define HEADER_SIZE 68
 #define CHECKPOINT_TYPE 1
 #define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
@@ -535,7 +537,7 @@ typedef struct {
     const int64_t *e_caps;
     const uint64_t *caps;
     int64_t n_entries, n_caps;
-    Index classes, symbols, strings;
+    Index methods, classes, symbols, strings;
     int64_t *memo;              /* per class entry: where its name is in out (+ 1), its length */
     uint8_t *out;
     int64_t n_out, cap_out;
@@ -546,27 +548,33 @@ static inline uint64_t slot_of(const Index *ix, uint64_t key)
     return (key * 0x9E3779B97F4A7C15ull) >> ix->shift;
 }
 
-/* The index of entries ents[0 .. n) by key (a later entry of a key wins, as in a dict).
- * -1 when an entry index is out of range or memory is short. */
-static int index_build(Index *ix, const Namer *nm, const int64_t *ents, int64_t n)
+/* The index by key of the entries of the runs ranges[0 .. 2 n): entries ranges[2 i] up to
+ * ranges[2 i + 1], run after run (a later entry of a key wins, as in a dict). -1 when a run
+ * is out of range or memory is short. */
+static int index_build(Index *ix, const Namer *nm, const int64_t *ranges, int64_t n)
 {
+    int64_t total = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t a = ranges[2 * i], b = ranges[2 * i + 1];
+        if (a < 0 || b < a || b > nm->n_entries)
+            return -1;
+        total += b - a;
+    }
     int bits = 3;
-    while (bits < 62 && ((int64_t)1 << bits) < 2 * n)
+    while (bits < 62 && ((int64_t)1 << bits) < 2 * total)
         bits++;
     ix->mask = ((uint64_t)1 << bits) - 1;
     ix->shift = 64 - bits;
     ix->slots = calloc((size_t)1 << bits, sizeof(int64_t));
     if (!ix->slots)
         return -1;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t e = ents[i];
-        if (e < 0 || e >= nm->n_entries)
-            return -1;
-        uint64_t key = nm->e_key[e], h = slot_of(ix, key);
-        while (ix->slots[h] && nm->e_key[ix->slots[h] - 1] != key)
-            h = (h + 1) & ix->mask;
-        ix->slots[h] = e + 1;
-    }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t e = ranges[2 * i]; e < ranges[2 * i + 1]; e++) {
+            uint64_t key = nm->e_key[e], h = slot_of(ix, key);
+            while (ix->slots[h] && nm->e_key[ix->slots[h] - 1] != key)
+                h = (h + 1) & ix->mask;
+            ix->slots[h] = e + 1;
+        }
     return 0;
 }
 
@@ -788,26 +796,33 @@ static int put_method(Namer *nm, int64_t e)
     return 0;
 }
 
-/* The labels of the method entries methods[0 .. n_methods) (entry indices of the walk's
- * arrays, as lc_jfr_checkpoints gave them: e_key, e_caps, caps), each followed by a NUL, in
+/* The labels of the method entries of the runs methods[0 .. 2 n_methods) (entry indices of
+ * the walk's arrays, as lc_jfr_checkpoints gave them: e_key, e_caps, caps), each followed by
+ * a NUL, in
  * out (*n_out_out bytes: when more than cap_out, only the count is right: call again with
  * room), the methods' keys in named_keys in the same order; a method left to the Python code
  * is in neither. The class, symbol and string pools are the entries classes[], symbols[],
- * strings[] (a key's entry: the last given). Returns how many were named, -1 when the
- * arguments are inconsistent or memory is short. */
+ * strings[], each given as n_* runs of entries (index_build: first, end; a key's entry: the
+ * last given; the walk gives a pool's entries a checkpoint at a time, so Python passes those
+ * as they are, not one by one). With n_wanted >= 0, methods[] is the Method pool as those
+ * are and only the methods of the keys wanted[0 .. n_wanted) are named, in that order (a
+ * chunk's stacks use about half of its methods; Python would otherwise index the pool by key
+ * only to pick them). Returns how many were named, -1 when the arguments are inconsistent or
+ * memory is short. */
 int64_t lc_jfr_method_names(const uint8_t *data, int64_t len, const uint64_t *e_key,
                             const int64_t *e_caps, int64_t n_entries, const uint64_t *caps,
                             int64_t n_caps, const int64_t *methods, int64_t n_methods,
                             const int64_t *classes, int64_t n_classes,
                             const int64_t *symbols, int64_t n_symbols,
                             const int64_t *strings, int64_t n_strings,
+                            const uint64_t *wanted, int64_t n_wanted,
                             uint8_t *out, int64_t cap_out, uint64_t *named_keys,
                             int64_t *n_out_out)
 {
     if (len < 0 || n_entries < 0 || n_caps < 0 || n_methods < 0 || n_classes < 0 ||
         n_symbols < 0 || n_strings < 0 || cap_out < 0)
         return -1;
-    Namer nm = {data, len, e_key, e_caps, caps, n_entries, n_caps, {0}, {0}, {0}, 0,
+    Namer nm = {data, len, e_key, e_caps, caps, n_entries, n_caps, {0}, {0}, {0}, {0}, 0,
                 out, 0, cap_out};
     int64_t named = -1;
     for (int64_t e = 0; e < n_entries; e++)      /* the capture ends never go back */
@@ -817,23 +832,91 @@ int64_t lc_jfr_method_names(const uint8_t *data, int64_t len, const uint64_t *e_
     if (!nm.memo ||
         index_build(&nm.classes, &nm, classes, n_classes) ||
         index_build(&nm.symbols, &nm, symbols, n_symbols) ||
-        index_build(&nm.strings, &nm, strings, n_strings))
+        index_build(&nm.strings, &nm, strings, n_strings) ||
+        (n_wanted >= 0 && index_build(&nm.methods, &nm, methods, n_methods)))
         goto done;
     named = 0;
-    for (int64_t i = 0; i < n_methods; i++) {
-        int64_t e = methods[i];
-        if (e < 0 || e >= n_entries) {
+    for (int64_t i = 0; i < n_wanted; i++) {
+        int64_t e = index_get(&nm.methods, &nm, wanted[i]);
+        if (e >= 0 && put_method(&nm, e) == 0)
+            named_keys[named++] = e_key[e];
+    }
+    for (int64_t i = 0; n_wanted < 0 && i < n_methods; i++) {
+        int64_t a = methods[2 * i], b = methods[2 * i + 1];
+        if (a < 0 || b < a || b > n_entries) {
             named = -1;
             break;
         }
-        if (put_method(&nm, e) == 0)
-            named_keys[named++] = e_key[e];
+        for (int64_t e = a; e < b; e++)
+            if (put_method(&nm, e) == 0)
+                named_keys[named++] = e_key[e];
     }
 done:
     free(nm.memo);
+    free(nm.methods.slots);
     free(nm.classes.slots);
     free(nm.symbols.slots);
     free(nm.strings.slots);
     *n_out_out = nm.n_out;
     return named;
+}
+
+/* ---- A chunk's listed events tallied by one of their values (lc_jfr_tally) ------------------
+ * stacks.FoldingReader._batch_ThreadPark's sums, exactly: rows[0 .. EVENT_VALUES n), each
+ * event's (ticks, duration ticks, stack trace key, -); an event of ticks in [lo, hi) adds
+ * floor(duration * 1e9 / tps) to its key's sum and 1 to its count (keys in the order first
+ * met: keys[], sums[], counts[]; *n_keys_out of them), one before lo (the warm-up) to
+ * *early_sum and *early_count; one at hi or later counts nowhere (without `windowed`, every
+ * event is in the window). table: 2 * n slots or more
+ * (a power of two, zeroed here). Returns 0, or -1 when a sum would pass 64 bits (the Python
+ * code then tallies them: its integers have no limit) or tps is not positive. */
+int64_t lc_jfr_tally(const int64_t *rows, int64_t n, int64_t windowed, int64_t lo, int64_t hi,
+                     int64_t tps,
+                     int64_t *table, int64_t n_table, int64_t *keys, int64_t *sums,
+                     int64_t *counts, int64_t *n_keys_out, int64_t *early_sum,
+                     int64_t *early_count)
+{
+    if (tps <= 0 || n < 0 || n_table < 2 * n || (n_table & (n_table - 1)))
+        return -1;
+    int shift = 64;
+    for (int64_t s = n_table; s > 1; s >>= 1)
+        shift--;
+    memset(table, 0, (size_t)n_table * sizeof(int64_t));
+    int64_t n_keys = 0, e_sum = 0, e_count = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t *v = rows + i * EVENT_VALUES;
+        if (windowed && v[0] >= hi && v[0] >= lo)
+            continue;                        /* (before lo is the warm-up's: as _split) */
+        __int128 p = (__int128)v[1] * 1000000000;
+        __int128 q = p / tps;
+        if (p % tps != 0 && p < 0)
+            q -= 1;                          /* Python's // rounds down */
+        if (q > INT64_MAX || q < INT64_MIN)
+            return -1;
+        int64_t ns = (int64_t)q, *sum;
+        if (windowed && v[0] < lo) {
+            sum = &e_sum;
+            e_count += 1;
+        } else {
+            uint64_t key = (uint64_t)v[2];
+            uint64_t h = shift < 64 ? (key * 0x9E3779B97F4A7C15ull) >> shift : 0;
+            while (table[h] && keys[table[h] - 1] != v[2])
+                h = (h + 1) & (uint64_t)(n_table - 1);
+            if (!table[h]) {
+                table[h] = n_keys + 1;
+                keys[n_keys] = v[2];
+                sums[n_keys] = 0;
+                counts[n_keys] = 0;
+                n_keys++;
+            }
+            sum = &sums[table[h] - 1];
+            counts[table[h] - 1] += 1;
+        }
+        if (__builtin_add_overflow(*sum, ns, sum))
+            return -1;
+    }
+    *n_keys_out = n_keys;
+    *early_sum = e_sum;
+    *early_count = e_count;
+    return 0;
 }

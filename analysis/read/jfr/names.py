@@ -14,7 +14,7 @@ from __future__ import annotations
 from array import array
 
 from analysis.read.jfr import native
-from analysis.read.jfr.plan import pool_lookup
+from analysis.read.jfr.plan import index_walked, pool_lookup
 from analysis.read.jfr.summary import method_label
 from analysis.read.jfr.wire import StringRef
 
@@ -43,17 +43,22 @@ class _Names(dict):
         return name
 
 
-def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries, wanted=None):
+def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries, wanted=None,
+                pending=None):
     """-> (stack(key): (frames "pkg.Class.method" leaf first, truncated) or None when the
     chunk has no such stack trace; text(value): a string field's text; GCWhen's lookup;
     truncation(key): stack(key)'s truncated, or None, without naming its frames).
     pools, offsets: the chunk's entries by pool type id, decoded or indexed by the walk
     (ChunkReader.read); entries: the walk's arrays, or None; wanted: the stack trace keys
-    that will be asked for (their methods are named in C), or None: every method."""
+    that will be asked for (their methods are named in C), or None: every method; pending:
+    {pool type id: [(first, end) entries of the walk's arrays]}, entries that come after
+    all of `pools` and `offsets` (a later one of a key wins), indexed into `offsets` when
+    the pool is first looked up (most pools never are: C names the methods)."""
+    pending = {tid: ranges for tid, ranges in (pending or {}).items() if ranges}
     by_name = {}
     for type_id, (name, *_rest) in pool_plans.items():
-        by_name[name] = pool_lookup(pools[type_id], offsets[type_id], data, entries,
-                                    lazy_plans.get(type_id))
+        by_name[name] = _lookup(type_id, pools, offsets, data, entries,
+                                lazy_plans.get(type_id), pending)
     missing = {}.get
     strings = by_name.get("java.lang.String", missing)
 
@@ -99,7 +104,7 @@ def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries, wanted=No
         return keys
 
     named = native_names(pool_plans, lazy_plans, pools, offsets, data, entries,
-                         None if wanted is None else frames)
+                         None if wanted is None else frames, pending)
     if named:
         method_names.update(named)
 
@@ -122,34 +127,72 @@ def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries, wanted=No
     return stack, text, by_name.get("jdk.types.GCWhen", missing), truncation
 
 
+def _lookup(type_id, pools, offsets, data, entries, plan, pending):
+    """pool_lookup of one pool, made on its first call (its pending entries indexed then)."""
+    get = None
+
+    def lookup(key):
+        nonlocal get
+        if get is None:
+            ranges = pending.pop(type_id, None)
+            if ranges:
+                index_walked([(type_id, a, b) for a, b in ranges], entries, pools, offsets)
+            get = pool_lookup(pools[type_id], offsets[type_id], data, entries, plan)
+        return get(key)
+    return lookup
+
+
 def native_names(pool_plans, lazy_plans, pools, offsets, data, entries,
-                 frames=None) -> dict | None:
+                 frames=None, pending=None) -> dict | None:
     """{method key: its name} of the chunk's indexed methods (those whose keys are in
     `frames()`, unless it is None), named in C (those it leaves are not in it), or None when
     the C naming does not apply: no walk, or a pool it reads holds entries the Python reader
-    decoded (the walk left their checkpoint) or is of another shape than NATIVE_SHAPES."""
+    decoded (the walk left their checkpoint) or is of another shape than NATIVE_SHAPES.
+    pending: stack_names's (entries not in `offsets` yet, which C takes as they are)."""
     kernels = native.get()
     if kernels is None or entries is None:
         return None
+    pending = pending or {}
     found = {}
     for type_id, (name, *_rest) in pool_plans.items():
         shape = NATIVE_SHAPES.get(name)
         if shape is None:
             continue
+        if pools[type_id] and type_id in pending:
+            # (a later walked checkpoint may replace every entry Python decoded: as without
+            # pending entries)
+            index_walked([(type_id, a, b) for a, b in pending.pop(type_id)], entries, pools,
+                         offsets)
         if pools[type_id]:
             return None
         plan = lazy_plans.get(type_id)
         steps = plan[4] if plan is not None else None
-        if offsets[type_id] and (steps is None or [tuple(s) for s in steps] != shape):
+        ranges = pending.get(type_id, ())
+        if (offsets[type_id] or ranges) and \
+                (steps is None or [tuple(s) for s in steps] != shape):
             return None
-        found[name] = offsets[type_id]
+        # As runs of entries (C indexes them by key, a later entry of a key winning: the
+        # pending come last): an indexed entry is a run of one.
+        runs = array("q")
+        for e in offsets[type_id].values():
+            runs.append(e)
+            runs.append(e + 1)
+        for a, b in ranges:
+            runs.append(a)
+            runs.append(b)
+        found[name] = runs
     methods = found.get("jdk.types.Method")
-    if methods and frames is not None:
-        # (a frame key equal to an int but not one, True, names the int's method here: never
-        # used, stack() names such frames one call each)
-        methods = {k: methods[k] for k in methods.keys() & frames()}
     if not methods:
         return None
-    found["jdk.types.Method"] = methods
+    wanted = None
+    if frames is not None:
+        try:
+            wanted = array("Q", frames())
+        except (TypeError, OverflowError):
+            # (a frame of a stack the Python reader decoded that is no method key: stack()
+            # names those one call each)
+            return None
+        if not wanted:
+            return None
     return kernels.method_names(data, entries, *(
-        array("q", found.get(name, {}).values()) for name in NATIVE_SHAPES))
+        found.get(name, array("q")) for name in NATIVE_SHAPES), wanted=wanted)

@@ -34,7 +34,7 @@ from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]
-ABI = 8               # lc_jfr_abi() of the source this module was written against
+ABI = 10               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
@@ -307,8 +307,39 @@ class Kernels:
         lib.lc_jfr_method_names.restype = _I64
         lib.lc_jfr_method_names.argtypes = [
             ctypes.c_char_p, _I64, _u64, _i64, _I64, _u64, _I64, _void, _I64, _void, _I64,
-            _void, _I64, _void, _I64, ctypes.POINTER(ctypes.c_uint8), _I64, _u64, _i64]
+            _void, _I64, _void, _I64, _void, _I64, ctypes.POINTER(ctypes.c_uint8), _I64, _u64,
+            _i64]
+        lib.lc_jfr_tally.restype = _I64
+        lib.lc_jfr_tally.argtypes = [_void, _I64, _I64, _I64, _I64, _I64, _i64, _I64, _i64,
+                                     _i64, _i64, _i64, _i64, _i64]
         self.lib = lib
+
+    def tally(self, rows, window, tps):
+        """A chunk's listed events (rows: a view of checkpoints()'s batched values: ticks,
+        duration ticks, stack trace key, -) summed by key as stacks.FoldingReader tallies its
+        parks -> ([(key, summed ns, events)] of those in `window` (ticks [lo, hi), or None:
+        all), (summed ns, events) of those before it); None when C cannot (a window past 64
+        bits, a sum that would pass them: Python's integers tally those)."""
+        n = len(rows) // EVENT_VALUES
+        if not isinstance(rows, memoryview) or rows.readonly:
+            return None
+        lo, hi = window if window is not None else (0, 0)
+        if not (-1 << 63 <= lo < 1 << 63 and -1 << 63 <= hi < 1 << 63 and 0 < tps < 1 << 63) \
+                or n == 0:
+            return None
+        values = (_I64 * len(rows)).from_buffer(rows)
+        n_table = 1 << max(3, (2 * n - 1).bit_length())
+        table = _scratch("tally_table", _I64, n_table)
+        keys, sums, counts = (_scratch(k, _I64, n) for k in ("tally_keys", "tally_sums",
+                                                             "tally_counts"))
+        out = [_I64(0) for _ in range(3)]
+        if self.lib.lc_jfr_tally(ctypes.addressof(values), n, window is not None, lo, hi, tps,
+                                 table, n_table, keys, sums, counts,
+                                 *(ctypes.byref(c) for c in out)) < 0:
+            return None
+        n_keys, early_sum, early_count = (c.value for c in out)
+        return list(zip(keys[:n_keys], sums[:n_keys], counts[:n_keys])), \
+            (early_sum, early_count)
 
     def checkpoints(self, data: bytes, program: Program, visit=(), batch=(), keep=None):
         """The checkpoints of a chunk's `data` walked here, its events listed, and the events
@@ -401,13 +432,16 @@ class Kernels:
             (_view(visit_pos, n_visits), stop), batched
 
 
-    def method_names(self, data: bytes, entries, methods, classes, symbols, strings):
+    def method_names(self, data: bytes, entries, methods, classes, symbols, strings,
+                     wanted=None):
         """{method key: "pkg.Class.method"} of the method entries `methods` (indices into
         `entries`, the arrays of this thread's last walk: checkpoints()), resolved through the
-        entries `classes`, `symbols` and `strings` of those pools (each an array('q'); of a
-        key's entries the last counts), as names.stack_names's method_name names them; a
-        method whose text only Python's decoders make exactly is not in it. None when the
-        call cannot be made (the arrays are not a walk's, or C refuses them)."""
+        entries `classes`, `symbols` and `strings` of those pools, as names.stack_names's
+        method_name names them; a method whose text only Python's decoders make exactly is not
+        in it. Each pool's entries are an array('q') of runs, first and end entry of each (of
+        a key's entries the last counts). With `wanted` (an array('Q') of method keys), only
+        the wanted keys' methods are named. None when the call cannot be made (the arrays are
+        not a walk's, or C refuses them)."""
         keys, _offsets, ends, caps = entries
         arrays = tuple(view.obj for view in (keys, ends, caps))
         if type(data) is not bytes or not all(isinstance(a, ctypes.Array) for a in arrays):
@@ -415,15 +449,18 @@ class Kernels:
         # (their addresses: a ctypes array type of each new length would cost more than the
         # naming; the arrays live until the call returns)
         pools = [a.buffer_info()[0] for a in (methods, classes, symbols, strings)]
-        named_keys = _scratch("named_keys", ctypes.c_uint64, len(methods))
-        cap = 64 * len(methods) + 4096
+        n_named = sum(methods[1::2]) - sum(methods[::2]) if wanted is None else len(wanted)
+        want = (None, -1) if wanted is None else (wanted.buffer_info()[0], len(wanted))
+        named_keys = _scratch("named_keys", ctypes.c_uint64, n_named)
+        cap = 64 * n_named + 4096
         for _ in range(2):
             out = _scratch("names_out", ctypes.c_uint8, cap)
             n_out = _I64(0)
             named = self.lib.lc_jfr_method_names(
                 data, len(data), arrays[0], arrays[1], len(keys), arrays[2], len(caps),
-                pools[0], len(methods), pools[1], len(classes), pools[2], len(symbols),
-                pools[3], len(strings), out, cap, named_keys, ctypes.byref(n_out))
+                pools[0], len(methods) // 2, pools[1], len(classes) // 2, pools[2],
+                len(symbols) // 2, pools[3], len(strings) // 2, *want, out, cap, named_keys,
+                ctypes.byref(n_out))
             if named < 0:
                 return None
             if n_out.value <= cap:

@@ -202,6 +202,19 @@ def _lazy_plan(md: Metadata, cls, name, wanted, idx, frame_method, steps):
         frame_method, None
 
 
+def index_walked(indexed, entries, pools, offsets):
+    """The entries of a checkpoint the walk read (its [(pool type id, first entry, end)])
+    indexed by key in `offsets`, replacing any the Python reader decoded before (`pools`)."""
+    all_keys = entries[0]
+    for tid, first, stop in indexed:
+        keys = all_keys[first:stop]
+        offsets[tid].update(zip(keys, range(first, stop)))
+        decoded = pools[tid]
+        if decoded:
+            for key in keys:
+                decoded.pop(key, None)
+
+
 def pool_lookup(decoded: dict, indexed: dict, data, entries, plan):
     """A pool's `get`: an entry decoded in its checkpoint, or one the compiled walk indexed,
     made now from its captures or its bytes (and kept)."""

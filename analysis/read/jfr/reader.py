@@ -30,11 +30,12 @@ from itertools import chain
 
 from analysis.read.jfr import native
 from analysis.read.jfr.chunks import FLAG_COMPRESSED_TICKS, HEADER_SIZE, Chunk
+from analysis.read.jfr.handlers import EventHandlers
 from analysis.read.jfr.metadata import Metadata, metadata_for
 from analysis.read.jfr.names import stack_names
-from analysis.read.jfr.plan import EVENT_FIELDS, keep_entry, metadata_plan
-from analysis.read.jfr.summary import SETTINGS_REPORTED, Summary, as_int, as_number, as_str
-from analysis.read.jfr.wire import DECODE_ERRORS, Damage, read_string, read_varint
+from analysis.read.jfr.plan import EVENT_FIELDS, index_walked, keep_entry, metadata_plan
+from analysis.read.jfr.summary import SETTINGS_REPORTED, Summary
+from analysis.read.jfr.wire import DECODE_ERRORS, Damage, read_varint
 
 METADATA_TYPE = 0
 CHECKPOINT_TYPE = 1
@@ -67,13 +68,13 @@ class _Recipe:
         # the walk drops those (for a whole chunk: an unfinished one's loop reads every event's
         # time).
         self.keep_listed = {}
-        if _defined_in(cls, "_on_ActiveSetting_listed") is ChunkReader:
+        if _defined_in(cls, "_on_ActiveSetting_listed") is EventHandlers:
             for type_id, name, _timed, _untimed, strings in self.events:
                 if name == "jdk.ActiveSetting" and strings == (2, 3):
                     self.keep_listed[type_id] = (1, tuple(plan.setting_events))
 
 
-class ChunkReader:
+class ChunkReader(EventHandlers):
     """Reads chunks one after another into a Summary, keeping the last metadata (a chunk cut
     before its metadata event can still be read with the previous chunk's types).
 
@@ -267,7 +268,7 @@ class ChunkReader:
                         last_ticks = t
             elif type_id == CHECKPOINT_TYPE:
                 while n_indexed < len(walked_in_order) and walked_in_order[n_indexed][0] < p:
-                    self._index_walked(walked_in_order[n_indexed][1], entries, pools, offsets)
+                    index_walked(walked_in_order[n_indexed][1], entries, pools, offsets)
                     n_indexed += 1
                 try:
                     self._checkpoint(data, p, nxt, pools, offsets)
@@ -281,8 +282,13 @@ class ChunkReader:
                     continue
                 if last_ticks is None or t > last_ticks:
                     last_ticks = t
+        # The checkpoints after the last one the loop read (all of them, but in damaged or
+        # unusual chunks) are indexed by key only where a lookup needs it (names.py): a run's
+        # chunks hold ~47k such entries, and the C naming takes them as they are.
+        pending: dict[int, list] = {}
         for _pos, indexed in walked_in_order[n_indexed:]:
-            self._index_walked(indexed, entries, pools, offsets)
+            for tid, first, stop in indexed:
+                pending.setdefault(tid, []).append((first, stop))
         for type_id, rows in batched.items():
             self.batch_handlers[type_id](rows)
             if need_times:
@@ -300,7 +306,7 @@ class ChunkReader:
             s.cover_until(start_nanos + (last_ticks - start_ticks) * 1_000_000_000 // tps)
         # One set of name lookups a chunk: a subclass folding more stacks (stacks.py) resolves
         # them with the same method names, not a second copy of each.
-        self._resolve_samples(self._stack_names(pools, offsets, data, entries))
+        self._resolve_samples(self._stack_names(pools, offsets, data, entries, pending))
 
     def _find_metadata(self, chunk: Chunk, end: int) -> Metadata | None:
         data = chunk.data
@@ -341,19 +347,6 @@ class ChunkReader:
         return None
 
     # -- constant pools -------------------------------------------------------------------------
-    @staticmethod
-    def _index_walked(indexed, entries, pools, offsets):
-        """The entries of a checkpoint the walk read (its [(pool type id, first entry, end)])
-        indexed by key, replacing any the Python reader decoded before."""
-        all_keys = entries[0]
-        for tid, first, stop in indexed:
-            keys = all_keys[first:stop]
-            offsets[tid].update(zip(keys, range(first, stop)))
-            decoded = pools[tid]
-            if decoded:
-                for key in keys:
-                    decoded.pop(key, None)
-
     def _checkpoint(self, data, p, end, pools, offsets):
         md = self.metadata
         _start, p = read_varint(data, p)
@@ -393,182 +386,11 @@ class ChunkReader:
             if p > end:
                 raise Damage("pool entries run past the checkpoint's size")
 
-    # -- event handlers: values arrive in the order plan.EVENT_FIELDS lists them ----------------
-    # A damaged metadata event can give a field another type than the JDK's; values reach the
-    # summary only as the numbers (or strings) it expects, anything else as "absent".
-    def _epoch_ns(self, ticks):
-        if type(ticks) is not int:
-            return None
-        start_nanos, start_ticks, tps = self._clock
-        return start_nanos + (ticks - start_ticks) * 1_000_000_000 // tps
-
-    def _first_tick_at(self, ns):
-        """The least tick whose _epoch_ns is `ns` or later: floor((t - start_ticks) * 1e9 / tps)
-        >= ns - start_nanos exactly when (t - start_ticks) * 1e9 >= (ns - start_nanos) * tps."""
-        start_nanos, start_ticks, tps = self._clock
-        return start_ticks - (start_nanos - ns) * tps // 1_000_000_000
-
-    def _span_ns(self, ticks):
-        return ticks * 1_000_000_000 // self._clock[2] if type(ticks) is int else None
-
-    def _route(self, ticks):
-        """The summary an event at `ticks` counts in: Summary.route of its _epoch_ns."""
-        s = self.summary
-        window = self._window_ticks
-        if window is None:
-            return s
-        if type(ticks) is not int:
-            return None
-        if ticks < window[0]:
-            return s.warmup
-        return s if ticks < window[1] else None
-
-    def _on_ExecutionSample(self, v):
-        target = self._route(v[0])
-        if target is None:
-            return
-        key = v[1]
-        counts = self._samples.get(target)
-        if counts is None:
-            counts = self._samples[target] = Counter()
-        counts[key if type(key) is int else None] += 1
-
-    def _on_ObjectAllocationSample(self, v):
-        target = self._route(v[0])
-        if target is not None:
-            target.allocation(as_int(v[1]))
-
-    def _on_CPULoad(self, v):
-        target = self._route(v[0])
-        if target is not None:
-            target.cpu(as_number(v[1]), as_number(v[2]), as_number(v[3]))
-
-    def _on_GarbageCollection(self, v):
-        start = self._epoch_ns(v[0])
-        target = self.summary.route(start)
-        if target is not None:
-            target.garbage_collection(start, self._span_ns(v[1]), self._span_ns(v[2]))
-
-    def _on_GCPhasePause(self, v):
-        start = self._epoch_ns(v[0])
-        target = self.summary.route(start)
-        if target is not None:
-            target.gc_pause(start, self._span_ns(v[1]))
-
-    def _on_GCHeapSummary(self, v):
-        # `when` is a key into the GCWhen pool, whose checkpoint may come later in the chunk.
-        target = self._route(v[0])
-        if target is not None:
-            target.heap_summary(("pool", "jdk.types.GCWhen", as_int(v[1])), as_int(v[2]))
-
-    def _on_SafepointBegin(self, v):
-        start = self._epoch_ns(v[0])
-        target = self.summary.route(start)
-        if target is not None:
-            target.safepoint(start, self._span_ns(v[1]))
-
-    # -- the same, a chunk's events of one type at once (rows: native.EVENT_VALUES values an
-    # event, in their order; the sums are integers, so the same as one event at a time)
-    def _split(self, rows):
-        """[(summary, [values of each of its events])]: the events of `rows` by where they
-        count (_route; Summary.route of their epoch time decides the same)."""
-        events = list(zip(*[iter(rows)] * native.EVENT_VALUES))
-        window = self._window_ticks
-        s = self.summary
-        if window is None:
-            return [(s, events)]
-        lo, hi = window
-        split = [(s, [v for v in events if lo <= v[0] < hi])]
-        if s.warmup is not None:
-            split.append((s.warmup, [v for v in events if v[0] < lo]))
-        return split
-
-    def _batch_ExecutionSample(self, rows):
-        for target, events in self._split(rows):
-            if events:
-                counts = self._samples.get(target)
-                if counts is None:
-                    counts = self._samples[target] = Counter()
-                counts.update([v[1] for v in events])
-
-    def _batch_ObjectAllocationSample(self, rows):
-        for target, events in self._split(rows):
-            target.allocations(len(events), sum(v[1] for v in events))
-
-    def _batch_GCHeapSummary(self, rows):
-        for target, events in self._split(rows):
-            target.heap_summaries([(("pool", "jdk.types.GCWhen", v[1]), v[2]) for v in events])
-
-    def _batch_GarbageCollection(self, rows):
-        start_nanos, start_ticks, tps = self._clock
-        for target, events in self._split(rows):
-            for v in events:
-                target.garbage_collection(
-                    start_nanos + (v[0] - start_ticks) * 1_000_000_000 // tps,
-                    v[1] * 1_000_000_000 // tps, v[2] * 1_000_000_000 // tps)
-
-    def _batch_GCPhasePause(self, rows):
-        start_nanos, start_ticks, tps = self._clock
-        for target, events in self._split(rows):
-            target.gc_pauses([(start_nanos + (v[0] - start_ticks) * 1_000_000_000 // tps,
-                               v[1] * 1_000_000_000 // tps) for v in events])
-
-    def _batch_ThreadPark(self, rows):
-        tps = self._clock[2]
-        for target, events in self._split(rows):
-            target.parks(sum(v[1] * 1_000_000_000 // tps for v in events), len(events))
-
-    def _batch_SafepointBegin(self, rows):
-        tps = self._clock[2]
-        for target, events in self._split(rows):
-            target.safepoints(len(events), sum(v[1] * 1_000_000_000 // tps for v in events))
-
-    # These two return the summary the event counted in (None: none), so that a subclass
-    # reading the same event for more (stacks.FoldingReader's monitor waits; its parks have a
-    # handler of their own) does not route it again.
-    def _on_ThreadPark(self, v):
-        target = self._route(v[0])
-        if target is None:
-            return None
-        ticks = v[1]
-        target.park(ticks * 1_000_000_000 // self._clock[2] if type(ticks) is int else None)
-        return target
-
-    def _on_JavaMonitorEnter(self, v):
-        target = self._route(v[0])
-        if target is not None:
-            target.monitor_enter(self._span_ns(v[1]))
-        return target
-
-    def _on_ActiveSetting(self, v):
-        event_name = self.setting_events.get(v[1]) if type(v[1]) is int else None
-        if event_name is not None:
-            self.summary.setting(event_name, as_str(v[2]), as_str(v[3]))
-
-    def _on_ActiveSetting_listed(self, v):
-        # name and value are offsets: decoded only for the settings the summary reports
-        event_name = self.setting_events.get(v[1])
-        if event_name is not None:
-            data = self._data
-            self.summary.setting(event_name, as_str(read_string(data, v[2])[0]),
-                                 as_str(read_string(data, v[3])[0]))
-
-    def _with_strings(self, handler, strings):
-        def listed(v):
-            v = list(v)
-            for k in strings:
-                v[k] = read_string(self._data, v[k])[0]
-            handler(v)
-        return listed
-
-    def _on_JVMInformation(self, v):
-        self.summary.jvm(as_str(v[1]), as_str(v[2]))
-
-    def _stack_names(self, pools, offsets, data, entries):
+    def _stack_names(self, pools, offsets, data, entries, pending=None):
         """-> (stack(key), text(value), GCWhen's lookup, truncation(key)):
         names.stack_names's."""
         return stack_names(self.pool_plans, self.lazy_plans, pools, offsets, data, entries,
-                           self._stack_keys())
+                           self._stack_keys(), pending)
 
     def _stack_keys(self):
         """The stack trace keys _resolve_samples will name (a subclass resolving more adds

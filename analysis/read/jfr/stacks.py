@@ -44,6 +44,7 @@ from itertools import chain
 from pathlib import Path
 
 from analysis.errors import JfrError
+from analysis.read.jfr import native
 from analysis.read.jfr.plan import EVENT_FIELDS
 from analysis.read.jfr.reader import ChunkReader
 from analysis.read.jfr.summary import SETTINGS_REPORTED, Summary, jdk_label
@@ -260,8 +261,25 @@ class FoldingReader(ChunkReader):
         tally[1] += 1
 
     def _batch_ThreadPark(self, rows):
-        """_on_ThreadPark of a chunk's parks the walk listed (ChunkReader._batch_*)."""
+        """_on_ThreadPark of a chunk's parks the walk listed (ChunkReader._batch_*), summed by
+        stack trace key in C (native.Kernels.tally) where it can."""
         tps = self._clock[2]
+        kernels = native.get()
+        tallied = kernels.tally(rows, self._window_ticks, tps) if kernels is not None else None
+        if tallied is not None:
+            by_key, (early_ns, early) = tallied
+            if early and self.summary.warmup is not None:
+                self._warmup_parks[0] += early_ns
+                self._warmup_parks[1] += early
+            parks = self._parks
+            for key, ns, n in by_key:
+                tally = parks.get(key)
+                if tally is None:
+                    parks[key] = [ns, n]
+                else:
+                    tally[0] += ns
+                    tally[1] += n
+            return
         for target, events in self._split(rows):
             if target is not self.summary:      # the warm-up's: summed, their stacks not kept
                 self._warmup_parks[0] += sum(v[1] * 1_000_000_000 // tps for v in events)

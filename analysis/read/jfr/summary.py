@@ -85,6 +85,21 @@ def method_label(cls: str | None, name: str | None) -> str:
 GAP_NS = 1_000_000_000
 # Warnings kept word for word: enough to see the problem; the count says the rest.
 WARNINGS_KEPT = 20
+# Frame -> attribution label, per attribution: shared by the summaries made with the same
+# patterns (a run's 36 recordings, and the runs a worker builds, name the same ~1,500 methods:
+# each matched once against the patterns, not once a recording). Emptied past this many.
+_LABELS: dict[tuple, dict[str, str | None]] = {}
+LABELS_KEPT = 200_000
+
+
+def _labels_for(attribution) -> dict[str, str | None]:
+    key = tuple((pattern, label) for pattern, label in attribution or ())
+    labels = _LABELS.get(key)
+    if labels is None or len(labels) > LABELS_KEPT:
+        if sum(map(len, _LABELS.values())) > LABELS_KEPT:
+            _LABELS.clear()
+        labels = _LABELS[key] = {}
+    return labels
 
 
 class Summary:
@@ -127,7 +142,7 @@ class Summary:
         self.self_counts: Counter = Counter()
         self.total_counts: Counter = Counter()
         self.label_counts: Counter = Counter()
-        self._label_cache: dict[str, str | None] = {}
+        self._label_cache = _labels_for(attribution)
         self.jvm_name = None
         self.jvm_version = None
         self.start_ns = None
