@@ -66,12 +66,15 @@ lint: $(VENV)/.installed
 check: lint
 	$(PY) -m pytest -q -m "not slow and not site and not browser and not harness"
 
-# Two workers (pytest-xdist, one per core of the 2-core machine the times in
-# docs/reliability.md were taken on), a test file at a time, so a module's built site or run
-# is made once, in one worker; tests/conftest.py sends the longest files out first
+# Three workers (pytest-xdist) on the 2-core machine the times in docs/reliability.md were
+# taken on: a third of the tests' wall is waiting (the harness's real-time runs, Chromium, the
+# builds' Java and Jekyll children), and a third worker runs other tests in it; one per core
+# left a core idle for minutes. A test file at a time, so a module's built site or run is
+# made once, in one worker; tests/conftest.py sends the longest files out first
 # (--no-loadscope-reorder: else xdist hands files out by their number of tests, most first,
 # and the few-test files that build whole sites went out last).
-PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
+TEST_WORKERS ?= 3
+PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The harness's jars first: pytest's harness tests (tests/test_harness_url.py) drive them, and
 # without them those tests fail in CI. Then the harness's checks (bench/test.sh), which mostly

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests import test_browser
-from tests.test_browser import WIDTHS, load_every_image, open_at
+from tests.test_browser import WIDTHS, load_every_image, measure_each, open_at
 
 # test_browser's fixtures: one site build and one Chromium for this module too
 server, browser = test_browser.server, test_browser.browser
@@ -74,10 +74,11 @@ return {wide: shown.filter(e => e.getBoundingClientRect().right > view + 1)
         svgs: [...new Set(shown.filter(e => e.tagName === "IMG" && /\\.svg$/.test(e.currentSrc))
                                .map(e => e.currentSrc))]};"""
 
-# Opened on its own: every <text> inside the SVG; a flame graph's heading is its title. SLACK
-# (px): the glyphs' extent as Chromium draws them beyond the box the chart layout estimated;
-# the existing charts overhang by 2 px at most (the rotated "latency (ms)" of a narrow load
-# curve, a spectrum's last tick label), which a reader does not see as cut.
+# Opened on its own (a frame of its own, test_browser.measure_each): every <text> inside the
+# SVG; a flame graph's heading is its title. SLACK (px): the glyphs' extent as Chromium draws
+# them beyond the box the chart layout estimated; the existing charts overhang by 2 px at most
+# (the rotated "latency (ms)" of a narrow load curve, a spectrum's last tick label), which a
+# reader does not see as cut.
 SVG_TEXT = "const SLACK = 3;" + """
 const svg = document.documentElement, s = svg.getBoundingClientRect();
 const out = [...svg.querySelectorAll("text")].filter(t => t.textContent.trim())
@@ -112,9 +113,9 @@ def test_page_fits_and_keeps_row_labels_in_view(server, browser, name, width):
     assert not sticky["hidden"], sticky
     figures = browser.script(FIGURES)
     assert not figures["wide"], figures
-    for src in figures["svgs"]:
-        browser.s("POST", "/url", {"url": src})
-        text = browser.script(SVG_TEXT)
+    for src, text in zip(figures["svgs"],
+                         measure_each(browser, server + "/", figures["svgs"], SVG_TEXT),
+                         strict=True):
         assert not text["out"], (src, text)
         assert text["heading"] == text["title"], (src, text)
 

@@ -1,5 +1,5 @@
 """tests/conftest.py's order of the collected tests, which is the order `make test` hands whole
-files to its two workers (--dist loadfile)."""
+files to its workers (--dist loadfile)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,3 +31,15 @@ def test_make_test_hands_out_files_in_the_collected_order():
     makefile = (conftest.REPO / "Makefile").read_text(encoding="utf-8")
     pytest_line = next(line for line in makefile.splitlines() if line.startswith("PYTEST :="))
     assert "--dist loadfile" in pytest_line and "--no-loadscope-reorder" in pytest_line
+
+
+def test_make_test_runs_more_workers_than_the_machine_has_cores():
+    """A third of the tests' wall is spent waiting (the harness's real-time runs, Chromium):
+    with a worker per core of the 2-core machine, a core sat idle through it."""
+    makefile = (conftest.REPO / "Makefile").read_text(encoding="utf-8")
+    pytest_line = next(line for line in makefile.splitlines() if line.startswith("PYTEST :="))
+    workers = pytest_line.split(" -n ", 1)[1].split()[0]
+    if workers == "$(TEST_WORKERS)":
+        workers = next(line.split("?=")[1] for line in makefile.splitlines()
+                       if line.startswith("TEST_WORKERS ?="))
+    assert int(workers) > 2, pytest_line
