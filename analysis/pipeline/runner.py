@@ -486,26 +486,24 @@ _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 
 def _is_file(path: str) -> bool:
     """Path(path).is_file(), without building a Path."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError as exc:
-        if exc.errno not in _ABSENT:
-            raise
-        return False
-    except ValueError:
-        return False
+    return stat.S_ISREG(_mode(os.stat, path))
 
 
 def _is_real_dir(path: str) -> bool:
     """Path(path).is_dir() and not Path(path).is_symlink(): a folder, not a link to one."""
+    return stat.S_ISDIR(_mode(os.lstat, path))
+
+
+def _mode(stat_fn, path: str) -> int:
+    """The file's st_mode by `stat_fn`, 0 (no type) where pathlib would answer False."""
     try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
+        return stat_fn(path).st_mode
     except OSError as exc:
         if exc.errno not in _ABSENT:
             raise
-        return False
+        return 0
     except ValueError:
-        return False
+        return 0
 
 
 def reads_then_chart_code(pool, jobs: int):
