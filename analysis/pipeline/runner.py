@@ -3,9 +3,11 @@ processes, record what each wrote, remove what a gone run left."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import json
 import os
+import stat
 import sys
 import time
 from concurrent.futures import Executor
@@ -46,6 +48,9 @@ class Build:
         self.state_path = self.cache / "state.json"
         self._state_text = ""        # what save_state last wrote or load_state read
         self._state_saved_at = 0.0
+        self._state_write_s = 0.0    # how long the last write of the state took
+        # each run's record in the state and its JSON text (_state_json)
+        self._record_texts: dict[str, tuple[Any, str]] = {}
         # whether the state was changed since it was last written or read: at 1,000 runs a
         # dump of it to compare with the file takes ~0.15 s, and a build that added a run
         # made two of them after its one change
@@ -82,13 +87,22 @@ class Build:
     def run_outputs(self, run_id: str) -> set[str]:
         """Every generated file of a run that exists, whether recorded or not (a run that failed
         half-way through may have written some)."""
-        found = {data_path(run_id), data_path(run_id, in_posts=False), report_path(run_id),
-                 report_path(run_id)[:-len(".html")] + ".md"}   # (.md: before issue 15)
+        root = f"{self.site_root}/"   # (string paths: pathlib cost ~20 ms a run of a build)
+        found = {rel for rel in (data_path(run_id), data_path(run_id, in_posts=False),
+                                 report_path(run_id),
+                                 report_path(run_id)[:-len(".html")] + ".md")   # (issue 15)
+                 if _is_file(root + rel)}
         for top in ("assets/charts", "assets/data", REPORTS_DIR):   # (_reports/<id>/: scenarios)
-            folder = self.site_root / top / run_id
-            if folder.is_dir() and not folder.is_symlink():
-                found |= {f"{top}/{run_id}/{p.name}" for p in folder.iterdir()}
-        return {rel for rel in found if (self.site_root / rel).is_file()}
+            folder = f"{root}{top}/{run_id}"
+            if not _is_real_dir(folder):
+                continue
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    # the listing's file type answers without a stat; a link is followed, as
+                    # Path.is_file does (a dangling link or a loop: not a file)
+                    if entry.is_file() if not entry.is_symlink() else _is_file(entry.path):
+                        found.add(f"{top}/{run_id}/{entry.name}")
+        return found
 
     def forget_failed(self, state: dict[str, Any]) -> None:
         """A run that failed gets no page: its outputs from an earlier build are removed (the
@@ -118,19 +132,44 @@ class Build:
 
     def save_state(self, state: dict[str, Any], every_s: float = 0.0) -> None:
         """Write the build state unless it is what was last written; `every_s`: not again
-        within that many seconds (the runs' records during a build: at 1,000 runs one write
-        takes 0.1-0.2 s, and a write per finished run took the main process ~100 s of the
-        workers' cores). A run done but not yet saved when the build is killed is rebuilt by
-        the next build, its outputs replaced whole."""
+        within that many seconds, nor within 20 times what the last write took (the runs'
+        records during a build: at 1,000 runs one write of its 7 MB - a flush of the disk
+        and its own - takes 0.1-0.2 s, and a write per finished run took the main process
+        ~100 s of the workers' cores). A run done but not yet saved when the build is killed
+        is rebuilt by the next build, its outputs replaced whole."""
         now = time.monotonic()
-        if not self._state_changed or every_s and now - self._state_saved_at < every_s:
+        if not self._state_changed or every_s and now - self._state_saved_at < max(
+                every_s, 20 * self._state_write_s):
             return
-        text = json.dumps(state, sort_keys=True, separators=(",", ":"))
+        text = self._state_json(state)
         if text != self._state_text:
             atomic.write_record(self.state_path, text)   # (after its outputs reach the disk)
             self._state_text = text
         self._state_changed = False
-        self._state_saved_at = now
+        self._state_saved_at = time.monotonic()
+        self._state_write_s = self._state_saved_at - now
+
+    def _state_json(self, state: dict[str, Any]) -> str:
+        """json.dumps(state, sort_keys=True, separators=(",", ":")), the same text, from each
+        run's record's text as last made (a record is replaced, never changed in place: _record,
+        load_state): a build dumped the whole state every 2 s, 0.07 s of its 1,000 runs' JSON
+        to change one or a few records."""
+        runs = state.get("runs")
+        if sorted(state) != ["runs", "version"] or not isinstance(runs, dict) \
+                or not all(type(k) is str for k in runs):
+            return json.dumps(state, sort_keys=True, separators=(",", ":"))
+        made = self._record_texts
+        texts = {}
+        for run_id in sorted(runs):
+            entry = runs[run_id]
+            known = made.get(run_id)
+            if known is None or known[0] is not entry:
+                known = (entry, json.dumps(run_id) + ":"
+                         + json.dumps(entry, sort_keys=True, separators=(",", ":")))
+            texts[run_id] = known
+        self._record_texts = texts   # (a gone run's text goes)
+        return ('{"runs":{' + ",".join(text for _, text in texts.values()) + '},"version":'
+                + json.dumps(state["version"], sort_keys=True, separators=(",", ":")) + "}")
 
     def discover(self) -> list[Path]:
         if not self.runs_root.is_dir():
@@ -430,9 +469,8 @@ class Build:
         # what the last build recorded, and any other generated file of the run (a page or
         # data document that moved: _reports/<id>.md before issue 15, _data/runs/ <-> _rundata/)
         old = set(state["runs"].get(run_id, {}).get("outputs", {})) | self.run_outputs(run_id)
-        sizes = {}
-        for rel in outputs:
-            sizes[rel] = (self.site_root / rel).stat().st_size
+        root = f"{self.site_root}/"
+        sizes = {rel: os.stat(root + rel).st_size for rel in outputs}
         self.remove_outputs(old - set(sizes))
         for rel in sizes:
             if rel.startswith(REPORTS_DIR + "/") and rel.endswith(".html"):
@@ -440,6 +478,32 @@ class Build:
         state["runs"][run_id] = {"inputs": digest, "outputs": dict(sorted(sizes.items()))}
         self._state_changed = True
         self.save_state(state, every_s=2.0)
+
+
+# The errors pathlib's is_file and is_dir answer False to (Python 3.11); any other is raised.
+_ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def _is_file(path: str) -> bool:
+    """Path(path).is_file(), without building a Path."""
+    return stat.S_ISREG(_mode(os.stat, path))
+
+
+def _is_real_dir(path: str) -> bool:
+    """Path(path).is_dir() and not Path(path).is_symlink(): a folder, not a link to one."""
+    return stat.S_ISDIR(_mode(os.lstat, path))
+
+
+def _mode(stat_fn, path: str) -> int:
+    """The file's st_mode by `stat_fn`, 0 (no type) where pathlib would answer False."""
+    try:
+        return stat_fn(path).st_mode
+    except OSError as exc:
+        if exc.errno not in _ABSENT:
+            raise
+        return 0
+    except ValueError:
+        return 0
 
 
 def reads_then_chart_code(pool, jobs: int):

@@ -1,0 +1,108 @@
+"""What recording each finished run costs a build's main process (runner.Build._record: the
+listing of the run's output folders, its outputs' sizes, the state written every few seconds),
+at the pace of the 1,000-run build from nothing (~0.23 s of wall time a run), for this tree's
+runner and another tree's, turn by turn in one process (issue 36).
+
+    .venv/bin/python bench/perf/record_cost.py --site SITE --before DIR [--runs 1000]
+
+SITE: a built site (its state names the run whose outputs are copied, hard-linked, under N
+run ids in a scratch folder); DIR: a tree to compare with (`git archive main | tar -x -C DIR`).
+The clock the runner reads is a fake one that moves `--pace` seconds a run, so each tree's
+state is written as often as in a real build of that pace; the CPU is this process's."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def runner_of(tree: Path):
+    """The `analysis` package of `tree`, imported afresh (the trees' modules never mix)."""
+    for name in [m for m in sys.modules if m == "analysis" or m.startswith("analysis.")]:
+        del sys.modules[name]
+    sys.path.insert(0, str(tree))
+    try:
+        return importlib.import_module("analysis.pipeline.runner")
+    finally:
+        sys.path.remove(str(tree))
+
+
+def make_site(source: Path, into: Path, n: int) -> tuple[list[str], list[list[str]]]:
+    """N runs' outputs, hard links of one built run's; (run ids, each run's output list)."""
+    state = json.loads((source / ".cache/loadcurve/state.json").read_text())
+    model, entry = sorted(state["runs"].items())[0]
+    ids = [f"r{i:04d}" for i in range(n)]
+    outputs = []
+    for run_id in ids:
+        rels = [rel.replace(model, run_id) for rel in entry["outputs"]]
+        for rel, new in zip(entry["outputs"], rels):
+            (into / new).parent.mkdir(parents=True, exist_ok=True)
+            os.link(source / rel, into / new)
+        outputs.append(rels)
+    (into / "runs").mkdir()
+    return ids, outputs
+
+
+def record_all(runner, site: Path, ids, outputs, pace: float) -> tuple[float, int]:
+    """CPU seconds of recording every run (a state from nothing), and the state's writes."""
+    shutil.rmtree(site / ".cache", ignore_errors=True)
+    clock = [1000.0]
+    real_clock, real_write = runner.time.monotonic, runner.atomic.write_record
+    writes = [0]
+
+    def write(path, text):
+        writes[0] += 1
+        return real_write(path, text)
+    runner.time.monotonic = lambda: clock[0]
+    runner.atomic.write_record = write
+    try:
+        build = runner.Build(site / "runs", site, quiet=True, force=True, jobs=1)
+        state = build.load_state()
+        started = time.process_time()
+        for run_id, rels in zip(ids, outputs):
+            build._record(state, run_id, "digest", rels)
+            clock[0] += pace
+        build.save_state(state)
+        return time.process_time() - started, writes[0]
+    finally:
+        runner.time.monotonic, runner.atomic.write_record = real_clock, real_write
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--site", type=Path, required=True, help="a built site")
+    ap.add_argument("--before", type=Path, required=True, help="a tree to compare with")
+    ap.add_argument("--runs", type=int, default=1000)
+    ap.add_argument("--pace", type=float, default=0.23, help="wall seconds a run")
+    ap.add_argument("--turns", type=int, default=2)
+    args = ap.parse_args()
+    trees = {"before": args.before.resolve(), "this tree": REPO}
+    with tempfile.TemporaryDirectory(dir=args.site.parent) as tmp:
+        site = Path(tmp)
+        ids, outputs = make_site(args.site.resolve(), site, args.runs)
+        texts = {}
+        for turn in range(args.turns):
+            for label, tree in (list(trees.items()) if turn % 2 == 0
+                                else list(trees.items())[::-1]):
+                runner = runner_of(tree)
+                load = os.getloadavg()[0]
+                cpu, writes = record_all(runner, site, ids, outputs, args.pace)
+                texts[label] = (site / ".cache/loadcurve/state.json").read_text()
+                print(f"{label:<10} {args.runs} runs recorded: {cpu:6.2f} CPU s, "
+                      f"{cpu / args.runs * 1000:5.1f} ms a run, {writes} state writes "
+                      f"[load {load:.2f}]", flush=True)
+        same = len(set(texts.values())) == 1
+        print("the two trees' states:", "identical" if same else "DIFFERENT")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
