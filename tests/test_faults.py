@@ -211,6 +211,10 @@ def test_a_ctrl_c_python_swallows_still_stops_the_build(tmp_path, monkeypatch):
         signal.signal(signal.SIGINT, handler_before)
     state = site / runner.CACHE_DIR / "state.json"
     assert not state.exists() or "run-a" not in json.loads(state.read_text())["runs"]
+    # the Ctrl-C is not remembered past its build: the process's next build, or a Build's
+    # methods called alone (tests/test_build_state.py, later in the same xdist worker), run
+    other = runner.Build(site / "runs", site, quiet=True, force=False, jobs=1)
+    other.forget_failed(other.load_state())
 
 
 def test_the_lock_names_a_live_holder_and_what_to_do(tmp_path):

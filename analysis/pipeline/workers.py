@@ -113,6 +113,11 @@ def catch_ctrl_c():
 
 
 def release_ctrl_c(previous) -> None:
+    """Give back the handler `catch_ctrl_c` replaced, and forget the Ctrl-C it remembered: the
+    build has raised it by now (Build.run checks before it returns), and a flag left set made
+    the next build's first step in the same process raise it again (an xdist worker running
+    tests/test_faults.py, then tests/test_build_state.py)."""
+    _CTRL_C[0] = False
     if previous is not None and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, previous)
 
