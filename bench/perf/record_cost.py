@@ -1,7 +1,8 @@
 """What recording each finished run costs a build's main process (runner.Build._record: the
 listing of the run's output folders, its outputs' sizes, the state written every few seconds),
 at the pace of the 1,000-run build from nothing (~0.23 s of wall time a run), for this tree's
-runner and another tree's, turn by turn in one process (issue 36).
+runner and another tree's, turn by turn in one process (issue 36). Beside it, the corpus
+table's CSV of N runs from nothing (cell_table.corpus_csv, the reduce step beside the charts).
 
     .venv/bin/python bench/perf/record_cost.py --site SITE --before DIR [--runs 1000]
 
@@ -76,6 +77,32 @@ def record_all(runner, site: Path, ids, outputs, pace: float) -> tuple[float, in
         runner.time.monotonic, runner.atomic.write_record = real_clock, real_write
 
 
+def cells_csvs(site: Path, ids: list[str]) -> None:
+    """Each run's cells.csv its own copy, with its own run id in its rows (make_site's hard
+    links of the model's name the model's run)."""
+    from analysis.paths import run_cells_csv_path
+    model = None
+    for run_id in ids:
+        path = site / run_cells_csv_path(run_id)
+        text = path.read_text()
+        header, _, rows = text.partition("\n")
+        model = model or rows.split(",", 1)[0]
+        path.unlink()
+        path.write_text(header + "\n" + rows.replace("\n" + model + ",", "\n" + run_id + ",")
+                        .replace(model + ",", run_id + ",", 1))
+
+
+def corpus_csv_cost(cell_table, site: Path, ids: list[str]) -> tuple[float, str]:
+    """CPU seconds of the corpus CSV of `ids` from nothing (no blocks kept), and its text."""
+    from analysis.paths import CELLS_CSV
+    df = cell_table.read_runs(site, ids)
+    (site / cell_table.CELL_BLOCKS).unlink(missing_ok=True)
+    (site / CELLS_CSV).unlink(missing_ok=True)
+    started = time.process_time()
+    text = cell_table.corpus_csv(site, df)
+    return time.process_time() - started, text
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--site", type=Path, required=True, help="a built site")
@@ -101,7 +128,20 @@ def main() -> int:
                       f"[load {load:.2f}]", flush=True)
         same = len(set(texts.values())) == 1
         print("the two trees' states:", "identical" if same else "DIFFERENT")
-    return 0 if same else 1
+        cells_csvs(site, ids)
+        csvs = {}
+        for turn in range(args.turns):
+            for label, tree in (list(trees.items()) if turn % 2 == 0
+                                else list(trees.items())[::-1]):
+                runner_of(tree)
+                cell_table = importlib.import_module("analysis.corpus.cell_table")
+                load = os.getloadavg()[0]
+                cpu, csvs[label] = corpus_csv_cost(cell_table, site, ids)
+                print(f"{label:<10} corpus CSV of {args.runs} runs from nothing: {cpu:6.2f} CPU s, "
+                      f"{cpu / args.runs * 1000:5.2f} ms a run [load {load:.2f}]", flush=True)
+        same_csv = len(set(csvs.values())) == 1
+        print("the two trees' corpus CSVs:", "identical" if same_csv else "DIFFERENT")
+    return 0 if same and same_csv else 1
 
 
 if __name__ == "__main__":
