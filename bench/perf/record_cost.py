@@ -2,7 +2,9 @@
 listing of the run's output folders, its outputs' sizes, the state written every few seconds),
 at the pace of the 1,000-run build from nothing (~0.23 s of wall time a run), for this tree's
 runner and another tree's, turn by turn in one process (issue 36). Beside it, the corpus
-table's CSV of N runs from nothing (cell_table.corpus_csv, the reduce step beside the charts).
+table's CSV of N runs from nothing (cell_table.corpus_csv, the reduce step beside the charts),
+and the build's "inputs" phase: the keys of N hard-linked copies of runs/pool-vs-virtual with no
+key cache (cache.run_input_hashes on 2 jobs; wall, this process's CPU and its workers').
 
     .venv/bin/python bench/perf/record_cost.py --site SITE --before DIR [--runs 1000]
 
@@ -103,6 +105,21 @@ def corpus_csv_cost(cell_table, site: Path, ids: list[str]) -> tuple[float, str]
     return time.process_time() - started, text
 
 
+def inputs_cost(cache, site: Path, dirs: list[Path], jobs: int) -> tuple[float, float, list]:
+    """Wall and CPU seconds (this process and its children) of keying `dirs` from nothing."""
+    import resource
+    shutil.rmtree(site / ".cache", ignore_errors=True)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started, cpu = time.monotonic(), time.process_time()
+    keys = cache.RunKeys(site / ".cache/loadcurve")
+    digests = [str(d) for d in cache.run_input_hashes(dirs, site, "code", keys, jobs)]
+    keys.save()
+    wall, cpu = time.monotonic() - started, time.process_time() - cpu
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    return wall, cpu + child, digests
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--site", type=Path, required=True, help="a built site")
@@ -141,7 +158,24 @@ def main() -> int:
                       f"{cpu / args.runs * 1000:5.2f} ms a run [load {load:.2f}]", flush=True)
         same_csv = len(set(csvs.values())) == 1
         print("the two trees' corpus CSVs:", "identical" if same_csv else "DIFFERENT")
-    return 0 if same and same_csv else 1
+        dirs = []
+        for run_id in ids:
+            shutil.copytree(REPO / "runs" / "pool-vs-virtual", site / "runs" / run_id,
+                            copy_function=os.link)
+            dirs.append(site / "runs" / run_id)
+        keys = {}
+        for turn in range(args.turns):
+            for label, tree in (list(trees.items()) if turn % 2 == 0
+                                else list(trees.items())[::-1]):
+                runner_of(tree)
+                cache = importlib.import_module("analysis.pipeline.cache")
+                load = os.getloadavg()[0]
+                wall, cpu, keys[label] = inputs_cost(cache, site, dirs, 2)
+                print(f"{label:<10} inputs of {args.runs} runs from nothing, 2 jobs: {wall:6.2f} s,"
+                      f" {cpu:6.2f} CPU s with its workers' [load {load:.2f}]", flush=True)
+        same_keys = len({tuple(k) for k in keys.values()}) == 1
+        print("the two trees' run keys:", "identical" if same_keys else "DIFFERENT")
+    return 0 if same and same_csv and same_keys else 1
 
 
 if __name__ == "__main__":
