@@ -120,6 +120,12 @@ def inputs_cost(cache, site: Path, dirs: list[Path], jobs: int) -> tuple[float, 
     return wall, cpu + child, digests
 
 
+def in_turns(trees: dict[str, Path], turns: int):
+    """(label, tree) of each tree once a turn, the order reversed every other turn."""
+    for turn in range(turns):
+        yield from list(trees.items())[::1 if turn % 2 == 0 else -1]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--site", type=Path, required=True, help="a built site")
@@ -133,29 +139,25 @@ def main() -> int:
         site = Path(tmp)
         ids, outputs = make_site(args.site.resolve(), site, args.runs)
         texts = {}
-        for turn in range(args.turns):
-            for label, tree in (list(trees.items()) if turn % 2 == 0
-                                else list(trees.items())[::-1]):
-                runner = runner_of(tree)
-                load = os.getloadavg()[0]
-                cpu, writes = record_all(runner, site, ids, outputs, args.pace)
-                texts[label] = (site / ".cache/loadcurve/state.json").read_text()
-                print(f"{label:<10} {args.runs} runs recorded: {cpu:6.2f} CPU s, "
-                      f"{cpu / args.runs * 1000:5.1f} ms a run, {writes} state writes "
-                      f"[load {load:.2f}]", flush=True)
+        for label, tree in in_turns(trees, args.turns):
+            runner = runner_of(tree)
+            load = os.getloadavg()[0]
+            cpu, writes = record_all(runner, site, ids, outputs, args.pace)
+            texts[label] = (site / ".cache/loadcurve/state.json").read_text()
+            print(f"{label:<10} {args.runs} runs recorded: {cpu:6.2f} CPU s, "
+                  f"{cpu / args.runs * 1000:5.1f} ms a run, {writes} state writes "
+                  f"[load {load:.2f}]", flush=True)
         same = len(set(texts.values())) == 1
         print("the two trees' states:", "identical" if same else "DIFFERENT")
         cells_csvs(site, ids)
         csvs = {}
-        for turn in range(args.turns):
-            for label, tree in (list(trees.items()) if turn % 2 == 0
-                                else list(trees.items())[::-1]):
-                runner_of(tree)
-                cell_table = importlib.import_module("analysis.corpus.cell_table")
-                load = os.getloadavg()[0]
-                cpu, csvs[label] = corpus_csv_cost(cell_table, site, ids)
-                print(f"{label:<10} corpus CSV of {args.runs} runs from nothing: {cpu:6.2f} CPU s, "
-                      f"{cpu / args.runs * 1000:5.2f} ms a run [load {load:.2f}]", flush=True)
+        for label, tree in in_turns(trees, args.turns):
+            runner_of(tree)
+            cell_table = importlib.import_module("analysis.corpus.cell_table")
+            load = os.getloadavg()[0]
+            cpu, csvs[label] = corpus_csv_cost(cell_table, site, ids)
+            print(f"{label:<10} corpus CSV of {args.runs} runs from nothing: {cpu:6.2f} CPU s, "
+                  f"{cpu / args.runs * 1000:5.2f} ms a run [load {load:.2f}]", flush=True)
         same_csv = len(set(csvs.values())) == 1
         print("the two trees' corpus CSVs:", "identical" if same_csv else "DIFFERENT")
         dirs = []
@@ -164,15 +166,13 @@ def main() -> int:
                             copy_function=os.link)
             dirs.append(site / "runs" / run_id)
         keys = {}
-        for turn in range(args.turns):
-            for label, tree in (list(trees.items()) if turn % 2 == 0
-                                else list(trees.items())[::-1]):
-                runner_of(tree)
-                cache = importlib.import_module("analysis.pipeline.cache")
-                load = os.getloadavg()[0]
-                wall, cpu, keys[label] = inputs_cost(cache, site, dirs, 2)
-                print(f"{label:<10} inputs of {args.runs} runs from nothing, 2 jobs: {wall:6.2f} s,"
-                      f" {cpu:6.2f} CPU s with its workers' [load {load:.2f}]", flush=True)
+        for label, tree in in_turns(trees, args.turns):
+            runner_of(tree)
+            cache = importlib.import_module("analysis.pipeline.cache")
+            load = os.getloadavg()[0]
+            wall, cpu, keys[label] = inputs_cost(cache, site, dirs, 2)
+            print(f"{label:<10} inputs of {args.runs} runs from nothing, 2 jobs: {wall:6.2f} s,"
+                  f" {cpu:6.2f} CPU s with its workers' [load {load:.2f}]", flush=True)
         same_keys = len({tuple(k) for k in keys.values()}) == 1
         print("the two trees' run keys:", "identical" if same_keys else "DIFFERENT")
     return 0 if same and same_csv and same_keys else 1
