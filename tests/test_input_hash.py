@@ -182,3 +182,48 @@ def test_run_keys_of_a_run_with_links_or_a_fifo_are_those_of_run_input_hash(run,
     os.mkfifo(run_dir / "a" / "pipe")
     with pytest.raises(BuildError, match="not a regular file"):
         RunKeys(tmp_path / "cache").run_key(run_dir, site, "code")
+
+
+def test_runs_new_to_the_key_cache_are_hashed_on_worker_processes(run, tmp_path, monkeypatch):
+    """From PROCESSES_FROM runs the cache holds no key of, a build hashes those on a pool of
+    processes (threads shared the interpreter lock): the same keys in the runs' order, a FIFO's
+    error naming it, each run's file hashes written and its key kept for the next build; a run
+    the cache knows is keyed here."""
+    from analysis.pipeline import cache
+    site, run_dir = run
+    for link in ("link-in", "link-out", "linked-folder"):
+        (run_dir / link).unlink()
+    names = [f"r{i:02d}" for i in range(2, cache.PROCESSES_FROM + 3)]
+    for name in names:
+        hard_link_copy(run_dir, site / "runs" / name)
+    os.mkfifo(site / "runs" / "r05" / "a" / "pipe")
+    dirs = [site / "runs" / name for name in ["r1"] + names]
+    keys = RunKeys(tmp_path / "cache")
+    keys.run_key(dirs[0], site, "code")   # known to the next build: not new
+    keys.save()
+    keys = RunKeys(tmp_path / "cache")
+    pids = tmp_path / "pids"
+    real = cache.run_input_hash
+
+    def noting_pid(run_dir, *args):
+        with open(pids, "a") as f:
+            f.write(f"{run_dir.name} {os.getpid()}\n")
+        return real(run_dir, *args)
+    monkeypatch.setattr(cache, "run_input_hash", noting_pid)
+    pids.write_text("")
+    got = list(run_input_hashes(dirs, site, "code", keys, 2))
+    where = dict(line.split() for line in pids.read_text().splitlines())
+    assert set(where) == set(names)   # r1's key was kept
+    assert str(os.getpid()) not in where.values()
+    for d, key in zip(dirs, got):
+        if d.name == "r05":
+            assert isinstance(key, BuildError) and str(key).startswith("runs/r05/a/pipe: ")
+        else:
+            assert key == walk_hash(d, site, "code")
+    keys.save()
+    kept = json.loads((tmp_path / "cache" / "run-keys.json").read_text())
+    assert sorted(kept) == sorted(str(d.resolve()) for d in dirs if d.name != "r05")
+    assert len(list((tmp_path / "cache" / "files").iterdir())) == len(kept)
+    again = RunKeys(tmp_path / "cache")
+    assert [again.run_key(d, site, "code") for d in dirs if d.name != "r05"] \
+        == [k for d, k in zip(dirs, got) if d.name != "r05"]

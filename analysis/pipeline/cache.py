@@ -7,6 +7,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from analysis import atomic
 from analysis.errors import BuildError
@@ -150,13 +151,20 @@ def run_input_hash(run_dir: Path, site_root: Path, code: str, hashes: FileHashes
     return h.hexdigest()
 
 
+# Runs new to the key cache from which they are hashed on worker processes, not threads: the
+# Python part of a run's hashing (~3 of its ~12 ms: the walk, a file's open and stat, the file
+# hashes' JSON) holds the interpreter lock, so two threads went at ~1.5 times one (the 1,000-run
+# build from nothing: 9.5 s before any worker started). A pool starts in tens of milliseconds.
+PROCESSES_FROM = 16
+
+
 def run_input_hashes(run_dirs: list[Path], site_root: Path, code: str,
                      hashes: "FileHashes | RunKeys", threads: int):
     """run_input_hash of each run folder, in their order: its digest, or the BuildError it
     raised. Spread over `threads` threads: sha256 and the reads let go of the interpreter lock,
     so a build from nothing hashes its runs (8 MB each in the scale corpus, ~13 ms of CPU) on
     every core, before the workers start (one thread: ~13 s of one core at 1,000 runs, the
-    other idle)."""
+    other idle). At least PROCESSES_FROM runs new to a RunKeys: those on as many processes."""
     def one(run_dir: Path):
         try:
             return hashes.run_key(run_dir, site_root, code)
@@ -164,12 +172,49 @@ def run_input_hashes(run_dirs: list[Path], site_root: Path, code: str,
             return exc
     if threads <= 1 or len(run_dirs) <= 1:
         return map(one, run_dirs)
+    new = hashes.new_runs(run_dirs) if isinstance(hashes, RunKeys) else set()
+    if len(new) >= PROCESSES_FROM:
+        return _new_runs_on_processes(run_dirs, new, site_root, code, hashes, threads, one)
     from concurrent.futures import ThreadPoolExecutor
     pool = ThreadPoolExecutor(max_workers=threads)
     try:
         return list(pool.map(one, run_dirs))
     finally:   # (Ctrl-C: the runs not yet started are not hashed)
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _new_runs_on_processes(run_dirs: list[Path], new: set[int], site_root: Path, code: str,
+                           keys: "RunKeys", processes: int, one) -> list:
+    """run_input_hashes with the runs at the indexes `new` keyed on a pool of `processes`
+    workers (each writes its run's file hashes, RunKeys.shard) and the others here meanwhile."""
+    from analysis.pipeline import workers
+    pool = workers.pool(processes)
+    try:
+        picked = [i for i in range(len(run_dirs)) if i in new]
+        found = pool.map(_new_run_key, [str(keys.folder.parent)] * len(picked),
+                         [str(run_dirs[i]) for i in picked], [str(site_root)] * len(picked),
+                         [code] * len(picked), chunksize=4)
+        digests = [None if i in new else one(d) for i, d in enumerate(run_dirs)]
+        for i, (seen, digest) in zip(picked, found):
+            keys.seen.update(seen)
+            digests[i] = digest if isinstance(digest, str) else BuildError(**digest)
+        return digests
+    except BaseException:
+        workers.stop(pool)   # (Ctrl-C: the tasks in hand are not waited for)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _new_run_key(cache: str, run_dir: str, site_root: str, code: str) -> tuple[dict, Any]:
+    """In a worker: a run's key as RunKeys.run_key makes it, with what it adds to `seen`; a
+    BuildError as its fields (its pickle would lose the keyword ones)."""
+    keys = RunKeys(Path(cache), index={})
+    try:
+        return keys.seen, keys.run_key(Path(run_dir), Path(site_root), code)
+    except BuildError as exc:
+        return {}, {"message": exc.message, "path": exc.path, "line": exc.line,
+                    "offset": exc.offset, "hint": exc.hint}
 
 
 def read_json_object(path: Path) -> dict:
@@ -191,11 +236,16 @@ class RunKeys:
     whole when a run was added, by every build. Keyed by the run's resolved path, so hard-linked
     copies of a run (bench/perf/site_scale.py) never share a key."""
 
-    def __init__(self, cache: Path):
+    def __init__(self, cache: Path, index: dict[str, list] | None = None):
         self.folder = cache / "files"
         self.index_path = cache / "run-keys.json"
-        self.index: dict[str, list] = read_json_object(self.index_path)
+        self.index: dict[str, list] = read_json_object(self.index_path) if index is None \
+            else index
         self.seen: dict[str, list] = {}
+
+    def new_runs(self, run_dirs: list[Path]) -> set[int]:
+        """The indexes of the runs this cache holds no key of (each is hashed in full)."""
+        return {i for i, d in enumerate(run_dirs) if str(d.resolve()) not in self.index}
 
     def shard(self, root_text: str) -> Path:
         return self.folder / (hashlib.sha256(root_text.encode()).hexdigest()[:32] + ".json")
