@@ -355,10 +355,15 @@ class Build:
             args = [(str(d), str(self.runs_root), str(self.site_root), d.name in self.in_feed)
                     for d, _ in todo]
             if pool is None and one_run:
-                # one run changed (a run added): its repetitions are read on every core
-                pool = self._pool(self.jobs)
-                results = [analyse_task(*args[0], map_fn=reads_then_chart_code(pool,
-                                                                                self.jobs))]
+                # one run changed (a run added): its repetitions are read on every core, by
+                # workers forked at the first read, once this process has imported the run's
+                # kind's readers (they inherit them, instead of each importing them again)
+                reads = ForkAtFirstRead(lambda: self._pool(self.jobs))
+                try:
+                    results = [analyse_task(*args[0], map_fn=reads_then_chart_code(reads,
+                                                                                    self.jobs))]
+                finally:
+                    pool = reads.pool
             elif pool is None:
                 results = [analyse_task(*a) for a in args]
             else:
@@ -506,11 +511,26 @@ def _mode(stat_fn, path: str) -> int:
         return 0
 
 
-def reads_then_chart_code(pool, jobs: int):
-    """A map_fn for analyse_task that runs on `pool`, then has its workers load the chart code
-    while the caller goes on (each worker takes one such task at most, unless another is
-    quicker; a worker without it loads it at its first chart)."""
+class ForkAtFirstRead:
+    """The pool of a one-run build, made by `make` when the run's first read is mapped (a run
+    that fails before it forks none); `pool` is then the pool, for the charts and the stop."""
+
+    def __init__(self, make):
+        self.make = make
+        self.pool = None
+
+    def get(self):
+        if self.pool is None:
+            self.pool = self.make()
+        return self.pool
+
+
+def reads_then_chart_code(reads: ForkAtFirstRead, jobs: int):
+    """A map_fn for analyse_task that runs on the pool `reads` makes, then has its workers load
+    the chart code while the caller goes on (each worker takes one such task at most, unless
+    another is quicker; a worker without it loads it at its first chart)."""
     def map_fn(fn, *iterables):
+        pool = reads.get()
         results = list(pool.map(fn, *iterables))
         for _ in range(jobs):
             pool.submit(workers.load_chart_code)
