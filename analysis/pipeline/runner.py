@@ -18,7 +18,7 @@ from analysis import atomic
 from analysis.pipeline.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, RunKeys,
                                   code_version, run_input_hashes, stray_links,
                                   templates_version)
-from analysis.pipeline import native_walk, workers
+from analysis.pipeline import native_walk, state_text, workers
 from analysis.pipeline.generated_pages import GeneratedPages
 from analysis.pipeline.stages import analyse_task, chart_task
 from analysis.errors import BuildError
@@ -121,10 +121,14 @@ class Build:
     def load_state(self) -> dict[str, Any]:
         try:
             text = self.state_path.read_text()
-            state = json.loads(text)
+            # (the records' texts cut from a file a save wrote: its first save dumps none)
+            cut = state_text.records(self.state_path, text, STATE_VERSION)
+            state = json.loads(text) if cut is None else cut[0]
             if state.get("version") == STATE_VERSION and isinstance(state.get("runs"), dict):
                 self._state_text = text
                 self._state_changed = False
+                if cut is not None:
+                    self._record_texts = cut[1]
                 return state
         except (OSError, ValueError, AttributeError):
             pass
@@ -144,6 +148,7 @@ class Build:
         text = self._state_json(state)
         if text != self._state_text:
             atomic.write_record(self.state_path, text)   # (after its outputs reach the disk)
+            state_text.written(self.state_path)
             self._state_text = text
         self._state_changed = False
         self._state_saved_at = time.monotonic()
