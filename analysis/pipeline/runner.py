@@ -29,6 +29,8 @@ from analysis.write.charts.png_use import runs_in_posts
 GENERATED_DIRS = ("_data/runs", "_rundata", "assets/charts", "assets/data", "_reports")
 # The last build's `error:` lines, one a line (empty when none); `make site` lists them last.
 ERRORS_FILE = CACHE_DIR + "/errors.txt"
+# runs' outputs checked by one thread at least (fewer: one thread, as a thread costs ~0.1 ms)
+OUTPUTS_PER_THREAD = 32
 
 
 
@@ -197,6 +199,20 @@ class Build:
                 return False
         return True
 
+    def all_outputs_intact(self, entries: list[dict[str, Any]]):
+        """outputs_intact of each entry, in order. The compiled check lets go of the
+        interpreter lock, so many runs' are spread over the build's threads (~120,000 stat
+        calls at 1,000 runs: 0.17 s of one core in an add's "outputs check")."""
+        threads = min(self.jobs, len(entries) // OUTPUTS_PER_THREAD)
+        if threads <= 1 or native_walk.get() is None:
+            return map(self.outputs_intact, entries)
+        from concurrent.futures import ThreadPoolExecutor
+        step = -(-len(entries) // threads)
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            chunks = pool.map(lambda at: [self.outputs_intact(e) for e in entries[at:at + step]],
+                              range(0, len(entries), step))
+            return iter([ok for chunk in chunks for ok in chunk])
+
     def remove_outputs(self, rels) -> int:
         """Delete generated files we recorded writing (only inside the generated folders)."""
         removed = 0
@@ -285,6 +301,7 @@ class Build:
         digests = list(run_input_hashes(run_dirs, self.site_root, code, hashes, self.jobs))
         hashes.save()
         self.lap("inputs")
+        keyed = []
         for run_dir, digest in zip(run_dirs, digests):
             if isinstance(digest, BuildError):  # a FIFO or device among the inputs: skip it
                 self.error(run_dir.name, str(digest))
@@ -292,8 +309,11 @@ class Build:
             if run_dir.name in self.in_feed:
                 digest += "+feed"
             entry = state["runs"].get(run_dir.name)
-            if not self.force and entry and entry.get("inputs") == digest \
-                    and self.outputs_intact(entry):
+            same = not self.force and entry and entry.get("inputs") == digest
+            keyed.append((run_dir, digest, entry if same else None))
+        intact = self.all_outputs_intact([entry for _, _, entry in keyed if entry is not None])
+        for run_dir, digest, entry in keyed:
+            if entry is not None and next(intact):
                 self.say(f"{run_dir.name}: up to date")
                 continue
             todo.append((run_dir, digest))
