@@ -9,17 +9,7 @@ from pathlib import Path
 
 from analysis.pipeline import runner, state_text
 from analysis.pipeline.runner import Build
-
-
-def reference_text(state) -> str:
-    return json.dumps(state, sort_keys=True, separators=(",", ":"))
-
-
-def record(site: Path, build: Build, state, run_id: str, content: str) -> None:
-    out = site / "_rundata" / f"{run_id}.yml"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(content)
-    build._record(state, run_id, f"digest of {content}", [f"_rundata/{run_id}.yml"])
+from tests.test_build_state import record, reference_text
 
 
 def made_state(tmp_path: Path) -> Path:
