@@ -4,6 +4,8 @@ Python; an edited file changes it; the outputs' size check answers as os.stat do
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -110,3 +112,31 @@ def test_the_outputs_size_check_answers_as_os_stat(walker, tmp_path, monkeypatch
         assert build.outputs_intact(entry) is expected
         monkeypatch.undo()
     assert walker.sizes_match(f"{site}/", {}) is True
+
+
+def test_many_runs_outputs_are_checked_on_the_builds_threads(walker, tmp_path, monkeypatch):
+    site = tmp_path
+    entries = []
+    for i in range(80):
+        (site / "assets" / f"r{i}").mkdir(parents=True)
+        (site / "assets" / f"r{i}" / "a.svg").write_text("x" * i)
+        entries.append({"outputs": {f"assets/r{i}/a.svg": i}})
+    entries[7]["outputs"]["assets/r7/a.svg"] = 8                # a size changed
+    entries[61]["outputs"]["assets/r61/gone.svg"] = 1            # a file gone
+    threads = set()
+    real = native_walk.Walker.sizes_match
+
+    def sizes_match(self, root, outputs):
+        threads.add(threading.get_ident())
+        time.sleep(0.001)        # (so that the first chunk is not done before the second starts)
+        return real(self, root, outputs)
+    monkeypatch.setattr(native_walk.Walker, "sizes_match", sizes_match)
+    build = Build(site / "runs", site, quiet=True, force=False, jobs=2)
+    expected = [i not in (7, 61) for i in range(80)]
+    assert list(build.all_outputs_intact(entries)) == expected
+    assert len(threads) == 2
+    threads.clear()
+    one = Build(site / "runs", site, quiet=True, force=False, jobs=1)
+    assert list(one.all_outputs_intact(entries)) == expected
+    assert list(build.all_outputs_intact(entries[:40])) == expected[:40]   # (too few for two)
+    assert len(threads) == 1

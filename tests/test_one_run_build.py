@@ -66,3 +66,35 @@ def test_an_added_run_is_charted_by_the_workers_alone(tmp_path):
                    for name in cmp.common_files)
     for rel in ("_reports/wrk-v2.html", "_rundata/wrk-v2.yml"):
         assert (site / rel).read_bytes() == (wrk_site / rel).read_bytes()
+
+
+FORK_SEES = """
+import json, sys
+from pathlib import Path
+from analysis.pipeline import runner, workers
+seen = []
+fork = workers.pool
+def pool(n):
+    seen.append(sorted(m for m in ("analysis.derive.analyse", "analysis.read.hdr.log")
+                       if m in sys.modules))
+    return fork(n)
+workers.pool = pool
+status = runner.Build(Path("runs"), Path("."), quiet=True, force=False, jobs=2).run()
+print(json.dumps({"status": status, "forks": seen}))
+"""
+
+
+def test_an_added_runs_workers_are_forked_with_its_readers_imported(tmp_path):
+    site = _site(tmp_path / "corpus", ["wrk-v1"])
+    _build(site)
+    shutil.copytree(_site(tmp_path / "alone", ["wrk-v2"]) / "runs" / "wrk-v2",
+                    site / "runs" / "wrk-v2")
+    env = {**os.environ, "PYTHONPATH": str(REPO),
+           "LOADCURVE_NATIVE_CACHE": str(REPO / ".cache" / "native")}
+    out = subprocess.run([sys.executable, "-c", FORK_SEES], cwd=site, capture_output=True,
+                         text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    # one pool, forked once the readers were imported here: its workers do not import them
+    assert json.loads(out.stdout.splitlines()[-1]) == {
+        "status": 0, "forks": [["analysis.derive.analyse", "analysis.read.hdr.log"]]}
+    assert (site / "_reports" / "wrk-v2.html").is_file()

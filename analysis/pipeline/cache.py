@@ -12,11 +12,13 @@ from typing import Any
 from analysis import atomic
 from analysis.errors import BuildError
 from analysis.paths import repo_relative
-from analysis.pipeline import native_walk
+from analysis.pipeline import dist_versions, native_walk
 
 STATE_VERSION = 1
 CACHE_DIR = ".cache/loadcurve"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]   # analysis/
+# the libraries whose versions are in the code digest
+LIBRARIES = ("matplotlib", "numpy", "PyYAML", "Jinja2", "pandas", "python-liquid")
 
 
 
@@ -28,12 +30,8 @@ def code_version() -> str:
                 and "__pycache__" not in path.parts:
             h.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0")
             h.update(path.read_bytes())
-    try:
-        from importlib.metadata import version
-        for dist in ("matplotlib", "numpy", "PyYAML", "Jinja2", "pandas", "python-liquid"):
-            h.update(f"{dist}={version(dist)}\0".encode())
-    except Exception:  # noqa: BLE001 - metadata missing: the source hash still applies
-        pass
+    for line in dist_versions.versions(LIBRARIES):
+        h.update(f"{line}\0".encode())
     return h.hexdigest()
 
 
