@@ -239,3 +239,5 @@ describe = LOADER.describe
 
 if __name__ == "__main__":     # make's install step: build now, never fail the install
     print(f"hgrm inner loops: {describe()}")
+    from analysis.read.hdr import line_text
+    print(f"hgrm interval lines: {line_text.describe()}")
