@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from analysis.read.hdr import line_text
 from analysis.read.hdr.processor import _IntervalLog
 from analysis.read.hdr.running import Rows, TOTAL_PERCENTILES
-from tests.helpers import HGRM_GOLDEN, HLOG_FIXTURES, hgrm_cases
+from tests.helpers import HLOG_FIXTURES, hgrm_cases
 
 pytestmark = pytest.mark.skipif(line_text.get() is None, reason=line_text.describe())
 
