@@ -11,16 +11,17 @@ from pathlib import Path
 import numpy as np
 
 from analysis.read import native_build
-from analysis.read.hdr.native import FLAGS, _array_of
+from analysis.read.native_build import array_of
 
 SOURCE = Path(__file__).with_name("_lines.c")
+FLAGS = ["-O2", "-shared", "-fPIC"]
 ABI = 1              # lc_lines_abi() of the source this module was written against
 CELLS = 9            # value columns of a line: the interval's 3, then the running total's 6
 EXACT_MILLIS = 2.0 ** 43     # (see exact_millis)
 
-_i64 = _array_of(np.int64)
-_u8 = _array_of(np.uint8)
-_f64 = _array_of(np.float64)
+_i64 = array_of(np.int64)
+_u8 = array_of(np.uint8)
+_f64 = array_of(np.float64)
 _I64 = ctypes.c_int64
 
 
