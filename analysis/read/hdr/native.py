@@ -30,29 +30,9 @@ POOL = 5              # output arrays kept for reuse: a batch in use, the next b
                       # decoded, spares
 
 
-def _array_of(dtype):
-    """A ctypes argument type: a C-contiguous numpy array of `dtype`, passed as the address of
-    its data. np.ctypeslib.ndpointer checks the same, but its from_param and the _ctypes
-    object it hands ctypes took ~4x as long a call, and a small log makes ~37 such calls (a
-    run's 36 logs: ~0.2 ms each)."""
-    dtype = np.dtype(dtype)
-
-    class Array:
-        @classmethod
-        def from_param(cls, obj):
-            if not (isinstance(obj, np.ndarray) and obj.dtype == dtype and
-                    obj.flags.c_contiguous):
-                raise TypeError(f"a C-contiguous {dtype} array, not {type(obj).__name__} "
-                                f"{getattr(obj, 'dtype', '')}")
-            # (the caller's argument keeps the array alive for the call)
-            return ctypes.c_void_p(obj.ctypes.data)
-    Array.__name__ = f"array_of_{dtype}"
-    return Array
-
-
-_i64 = _array_of(np.int64)
-_u8 = _array_of(np.uint8)
-_f64 = _array_of(np.float64)
+_i64 = native_build.array_of(np.int64)
+_u8 = native_build.array_of(np.uint8)
+_f64 = native_build.array_of(np.float64)
 _I64 = ctypes.c_int64
 
 
@@ -239,3 +219,5 @@ describe = LOADER.describe
 
 if __name__ == "__main__":     # make's install step: build now, never fail the install
     print(f"hgrm inner loops: {describe()}")
+    from analysis.read.hdr import line_text
+    print(f"hgrm interval lines: {line_text.describe()}")

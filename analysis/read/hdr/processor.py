@@ -12,6 +12,7 @@ from analysis.read.hdr import native
 from analysis.read.hdr.distribution import EndlessDistribution, java_format_fixed
 from analysis.read.hdr.batch import END_MS, LINE, LOG_START_S, START_S, TAG, decode_batch
 from analysis.read.hdr.groups import item_groups
+from analysis.read.hdr.line_text import EXACT_MILLIS, ValueTable, exact_millis, interval_lines
 from analysis.read.hdr.lines import HeaderState, nothing_read_error, open_lines
 from analysis.read.hdr.log import BATCH_LINES, DECODE, iter_batches
 from analysis.read.hdr.running import DoubleRunning, IntegerRunning
@@ -40,9 +41,6 @@ def _start_time_line(start_time: float) -> str:
     return f"#[StartTime: {java_format_fixed(start_time, 3)} (seconds since epoch), {when}]\n"
 
 
-EXACT_MILLIS = 2.0 ** 43     # (see _times_text)
-
-
 class _ValueText(dict):
     """Formatted `value / ratio` strings by value, memoised: a log has few distinct bucket
     values, and a dict lookup is the cheapest call per printed number."""
@@ -62,14 +60,8 @@ def _times_text(times, width: int) -> list[str]:
     differ (a shortest repr with at most 3 decimals has no tie to round; every time of a
     normal log), java_format_fixed otherwise."""
     fmt = f"%{width}.3f" if width else "%.3f"
-    # Vectorised first: in 1e-4 <= |t| < 1e15 (repr without an exponent), the shortest repr
-    # has at most 3 decimals exactly when t is the double nearest some k / 1000. '%.3f'
-    # rounds the double's exact value, which is that k / 1000 only while half a unit in the
-    # last place is under 0.0005, below 2^43 (at 2^46, 70368744177664.38 is exactly
-    # ...664.375: '%.3f' gives .375, Java .380).
-    values = np.asarray(times, np.float64)
-    whole = (np.round(values * 1000.0) / 1000.0 == values) & (np.abs(values) < EXACT_MILLIS) & \
-        ((np.abs(values) >= 1e-4) | (values == 0.0))
+    # vectorised first (see line_text.exact_millis)
+    whole = exact_millis(np.asarray(times, np.float64))
     if whole.all():
         return [fmt % t for t in times]
     return [fmt % t if 0 < s.find(".") >= len(s) - 4 and abs(t) < EXACT_MILLIS
@@ -80,6 +72,7 @@ class _IntervalLog:
     def __init__(self, csv: bool, ratio: float):
         self.csv = csv
         self.value = _ValueText(ratio, 0 if csv else 7)
+        self.table = ValueTable(self.value)      # (the compiled printer's texts)
 
     def row(self, t: float, count: int, ip50, ip90, imax, total: int, tps, tmax) -> str:
         return self.rows([t], [count], [ip50], [ip90], [imax], [total], [tps], [tmax])[0]
@@ -97,6 +90,11 @@ class _IntervalLog:
                 f"{v[p[2]]} {v[p[3]]} {v[p[4]]} {v[x]} )\n"
                 for t, c, a, b, m, n, p, x in zip(times, counts, ip50, ip90, imax, totals, tps,
                                                   tmax)]
+
+    def text(self, times, stats, start: int) -> str:
+        """The summary lines of stats' rows from `start` on, joined (times: theirs)."""
+        text = interval_lines(times, stats, start, self.csv, self.table)
+        return text if text is not None else "".join(self.rows(times, *stats.columns(start)))
 
     def legend(self) -> str:
         if self.csv:
@@ -234,7 +232,7 @@ def _other_rows(tally, state, batch, rows, stats, starts, times, done, ilog, wit
         lines = np.asarray(batch.column(LINE))[rows]
         early = lines[starts < 0].tolist()
     if with_interval_log and done < len(times):
-        body.extend(ilog.rows(times[done:], *stats.columns(done)))
+        body.append(ilog.text(times[done:], stats, done))
     return early
 
 

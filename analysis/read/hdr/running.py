@@ -3,6 +3,7 @@ intervals at a time, with every interval's and every running total's percentiles
 vectorised searches (the hot loop of `python -m analysis hgrm`)."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -22,20 +23,42 @@ class Rows:
     """Per-row interval stats and running totals of one batch, ready for the summary lines."""
 
     def __init__(self, counts, ip50, ip90, imax, totals, tps, tmax):
+        # (as given: the compiled line printer takes the int64 arrays; the Python lines and
+        # the leading rows take lists, made when first asked for)
+        self._given = (counts, ip50, ip90, imax, totals, tps, tmax)
+
+    @functools.cached_property
+    def _listed(self):
         # plain Python numbers: indexing and hashing them is much cheaper than numpy scalars
-        listed = [np.asarray(x).tolist() for x in (counts, ip50, ip90, imax, totals, tmax)]
-        self.counts, self.ip50, self.ip90, self.imax, self.totals, self.tmax = listed
-        self.tps = list(zip(*[np.asarray(p).tolist() for p in tps]))
+        counts, ip50, ip90, imax, totals, tps, tmax = self._given
+        return ([np.asarray(x).tolist() for x in (counts, ip50, ip90, imax, totals, tmax)],
+                list(zip(*[np.asarray(p).tolist() for p in tps])))
+
+    @functools.cached_property
+    def counts(self) -> list:
+        return np.asarray(self._given[0]).tolist()
 
     def row(self, k):
-        return (self.counts[k], self.ip50[k], self.ip90[k], self.imax[k], self.totals[k],
-                self.tps[k], self.tmax[k])
+        (counts, ip50, ip90, imax, totals, tmax), tps = self._listed
+        return (counts[k], ip50[k], ip90[k], imax[k], totals[k], tps[k], tmax[k])
 
     def columns(self, start: int):
         """The rows from `start` on, one list per number (the arguments of _IntervalLog.rows
         after the times)."""
-        return (self.counts[start:], self.ip50[start:], self.ip90[start:], self.imax[start:],
-                self.totals[start:], self.tps[start:], self.tmax[start:])
+        (counts, ip50, ip90, imax, totals, tmax), tps = self._listed
+        return (counts[start:], ip50[start:], ip90[start:], imax[start:], totals[start:],
+                tps[start:], tmax[start:])
+
+    def integer_columns(self, start: int):
+        """The rows from `start` on as int64 arrays: (counts, totals, an (n, 9) array of the
+        values: 50 %, 90 %, max, then the totals' 50 % to 99.99 % and max); None unless
+        every number is an int64 (a DoubleHistogram's values are not)."""
+        counts, ip50, ip90, imax, totals, tps, tmax = self._given
+        columns = (counts, totals, ip50, ip90, imax, *tps, tmax)
+        if not all(isinstance(c, np.ndarray) and c.dtype == np.int64 for c in columns):
+            return None
+        return (np.ascontiguousarray(counts[start:]), np.ascontiguousarray(totals[start:]),
+                np.stack([c[start:] for c in columns[2:]], axis=1))
 
 
 class IntegerRunning:
