@@ -8,6 +8,7 @@ GC pause timeline (one pair per pause).
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -32,6 +33,9 @@ def parse_threshold_ms(text: str | None) -> float | None:
     return float(m.group(1)) * scale
 
 
+# (a pure function of two strings that every recording of one JVM shares, asked 7 times a
+# recording by the summary and each event's folded stacks: computed once per distinct pair)
+@functools.lru_cache(maxsize=64)
 def jdk_label(name: str | None, version: str | None) -> str | None:
     """The JVM's name and version from jdk.JVMInformation, built from the fields that exist:
 
