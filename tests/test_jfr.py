@@ -543,3 +543,13 @@ def test_the_jdk_label_of_a_jvm_is_made_once():
     before = jdk_label.cache_info().hits
     assert jdk_label(name, version) == label == "OpenJDK 64-Bit Server VM 99.0.1+7"
     assert jdk_label.cache_info().hits == before + 1
+
+
+def test_a_setting_text_is_parsed_once():
+    """Every recording repeats the same few threshold and period texts: one regex match each
+    per process, the same milliseconds."""
+    text = "37 ms"
+    first = parse_threshold_ms(text)
+    before = parse_threshold_ms.cache_info().hits
+    assert parse_threshold_ms(text) == first == 37.0
+    assert parse_threshold_ms.cache_info().hits == before + 1

@@ -21,6 +21,8 @@ SETTINGS_REPORTED = frozenset({"jdk.SafepointBegin", "jdk.ThreadPark", "jdk.Java
                                "jdk.ExecutionSample"})
 
 
+# (~17 settings a recording, the same few texts in every recording: one regex match each)
+@functools.lru_cache(maxsize=256)
 def parse_threshold_ms(text: str | None) -> float | None:
     """'20 ms' / '10 s' / '0 ns' / '100 us' as JFR settings write them -> milliseconds."""
     if not text:
