@@ -484,3 +484,72 @@ def test_summaries_of_one_attribution_match_each_frame_once():
     other = Summary([(r"java\..*", "jdk"), (r"org\.once\..*", "twice")])
     other.samples(("org.once.App.run", "java.lang.Thread.run"), 1)
     assert other.label_counts == {"twice": 1}
+
+
+def test_a_cached_metadata_is_found_by_comparing_not_hashing(monkeypatch):
+    """Each recording's metadata event (~110 KB) is a new bytes object: finding the parsed
+    types by a dict lookup hashed all of it every time; the few cached events are compared
+    instead (a length check, then memcmp), and the same Metadata comes back."""
+    from collections import OrderedDict
+    from analysis.read.jfr import metadata as md_module
+    from analysis.read.jfr.chunks import HEADER_SIZE
+    from tests.helpers import chunk
+
+    class NoHashedLookups(OrderedDict):
+        def get(self, key, default=None):
+            raise AssertionError("metadata looked up by hash")
+        __getitem__ = __contains__ = get
+
+    monkeypatch.setattr(md_module, "_metadata_cache", NoHashedLookups())
+    data = chunk(b"")
+    first = md_module.metadata_for(data, HEADER_SIZE + 5, len(data))
+    again = md_module.metadata_for(bytes(bytearray(data)), HEADER_SIZE + 5, len(data))
+    assert again is first and list(md_module._metadata_cache.values()) == [first]
+
+
+def test_a_share_is_rounded_once_per_distinct_count(monkeypatch):
+    """The hot-method tables' percentages: 40 rows of methods with none, one or two samples
+    round three shares, not 80 (rounding a float is a decimal conversion); a method in both
+    tables has equal rows that are still separate objects."""
+    import analysis.derive.jvm_summary as module
+    s = Summary()
+    s.sample_count = 30
+    for i in range(30):
+        s.self_counts[f"leaf{i}"] = 1
+        s.total_counts[f"leaf{i}"] = 1
+        s.total_counts[f"caller{i}"] = 2
+    rounded = []
+
+    def counting(x, digits=None):
+        rounded.append(digits)
+        return round(x, digits)
+    monkeypatch.setattr(module, "round", counting, raising=False)
+    result = jvm_summary(s)
+    assert rounded.count(3) == 3     # 0, 1 and 2 samples
+    assert [r["self_pct"] for r in result["hot_methods"][:2]] == [3.333, 3.333]
+    assert result["hot_methods_by_total"][0]["total_pct"] == 6.667
+    both = {r["method"]: r for r in result["hot_methods"]}
+    shared = [r for r in result["hot_methods_by_total"] if r["method"] in both]
+    monkeypatch.undo()
+    assert all(r == both[r["method"]] and r is not both[r["method"]] for r in shared)
+
+
+def test_the_jdk_label_of_a_jvm_is_made_once():
+    """Seven times a recording (the summary and each event's folded stacks) and the same two
+    strings for every recording of a JVM: made once per pair."""
+    from analysis.read.jfr.summary import jdk_label
+    name, version = "OpenJDK 64-Bit Server VM", "OpenJDK 64-Bit Server VM (99.0.1+7) for x"
+    label = jdk_label(name, version)
+    before = jdk_label.cache_info().hits
+    assert jdk_label(name, version) == label == "OpenJDK 64-Bit Server VM 99.0.1+7"
+    assert jdk_label.cache_info().hits == before + 1
+
+
+def test_a_setting_text_is_parsed_once():
+    """Every recording repeats the same few threshold and period texts: one regex match each
+    per process, the same milliseconds."""
+    text = "37 ms"
+    first = parse_threshold_ms(text)
+    before = parse_threshold_ms.cache_info().hits
+    assert parse_threshold_ms(text) == first == 37.0
+    assert parse_threshold_ms.cache_info().hits == before + 1

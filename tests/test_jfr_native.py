@@ -438,3 +438,51 @@ def test_parks_tallied_in_c_as_in_python(rows, window, tps):
     with_c = _parks_tallied(rows, window, tps, in_c=True)
     assert with_c[2] or not rows
     assert with_c[:2] == _parks_tallied(rows, window, tps, in_c=False)[:2]
+
+
+_BATCHED_SUMS = ("_batch_ObjectAllocationSample", "_batch_SafepointBegin", "_batch_ThreadPark")
+
+
+def _summed(rows, window, tps, batch, in_c):
+    """ChunkReader's `batch` handler of `rows` (ticks, value, -, -) in a chunk of `tps` ticks
+    a second with `window` (ticks [lo, hi) or None) -> the window's and the warm-up's figures,
+    and whether C was asked."""
+    import ctypes
+    from analysis.read.jfr.reader import ChunkReader
+    from analysis.read.jfr.summary import Summary
+    reader = ChunkReader(Summary(None, None if window is None else (0, 1)))
+    reader._clock, reader._window_ticks = (0, 0, tps), window
+    values = (ctypes.c_int64 * max(len(rows) * 4, 1))(*[x for row in rows for x in row])
+    calls = []
+    real = native.Kernels.tally
+
+    def tally(self, *args):
+        calls.append(1)
+        return real(self, *args) if in_c else None
+    native.Kernels.tally = tally
+    try:
+        getattr(reader, batch)(native._view(values, len(rows) * 4))
+    finally:
+        native.Kernels.tally = real
+
+    def figures(s):
+        return None if s is None else (s.allocation_events, s.allocation_weight,
+                                       s.safepoint_count, s.safepoint_total_ns, s.park_count,
+                                       s.park_ns)
+    return figures(reader.summary), figures(reader.summary.warmup), bool(calls)
+
+
+@needs_kernels
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(st.integers(-50, 50) | _TICKS, st.integers(-10**6, 10**6) | _TICKS,
+                               st.just(0), st.just(0)), max_size=40),
+       window=st.none() | st.tuples(st.integers(-60, 60), st.integers(-60, 60)),
+       tps=st.sampled_from([1, 3, 1_000_000_000, 1_000_000_007]) | st.integers(1, 1 << 62),
+       batch=st.sampled_from(_BATCHED_SUMS))
+def test_allocations_safepoints_and_parks_summed_in_c_as_in_python(rows, window, tps, batch):
+    """The summary reader's allocation samples (~8k a run, each a Python tuple before),
+    safepoints and parks, a chunk's at once, summed in C: the same counts and sums, window's
+    and warm-up's, as Python's integers give (a sum past 64 bits is left to Python)."""
+    with_c = _summed(rows, window, tps, batch, in_c=True)
+    assert with_c[2] or not rows
+    assert with_c[:2] == _summed(rows, window, tps, batch, in_c=False)[:2]

@@ -157,17 +157,35 @@ def jvm_summary(summary: Summary, allocation_span_s: float | None = None) -> dic
     # Percentages are of the samples whose stacks resolved (a chunk cut before its constant
     # pool leaves some without); `samples.unresolved` says how many were left out.
     n = summary.sample_count - summary.samples_unresolved
+    # (Counter's `[]` of a missing method calls its Python __missing__; `.get` is dict's)
+    self_of, total_of = summary.self_counts.get, summary.total_counts.get
     hot = sorted(summary.self_counts.keys() | summary.total_counts.keys(),
-                 key=lambda m: (-summary.self_counts[m], -summary.total_counts[m], m))
+                 key=lambda m: (-self_of(m, 0), -total_of(m, 0), m))
     by_total = sorted(summary.total_counts.keys(),
-                      key=lambda m: (-summary.total_counts[m], -summary.self_counts[m], m))
+                      key=lambda m: (-total_of(m, 0), -self_of(m, 0), m))
+
+    # A share is rounded once per distinct count (float rounding is a decimal conversion, ~1k
+    # instructions, and most methods of a recording have a few samples each), and a method in
+    # both tables is one row computed, copied (the two tables' rows stay separate objects).
+    pct: dict[int, float] = {}
+    rows: dict[str, dict] = {}
+
+    def share(count):
+        got = pct.get(count)
+        if got is None:
+            got = pct[count] = _r(100.0 * count / n, 3)
+        return got
 
     def row(m):
-        return {"method": m,
-                "self_samples": summary.self_counts[m],
-                "self_pct": _r(100.0 * summary.self_counts[m] / n, 3),
-                "total_samples": summary.total_counts[m],
-                "total_pct": _r(100.0 * summary.total_counts[m] / n, 3)}
+        made = rows.get(m)
+        if made is not None:
+            return dict(made)
+        made = rows[m] = {"method": m,
+                          "self_samples": self_of(m, 0),
+                          "self_pct": share(self_of(m, 0)),
+                          "total_samples": total_of(m, 0),
+                          "total_pct": share(total_of(m, 0))}
+        return made
     hot_methods = [row(m) for m in hot[:HOT_METHODS]] if n else []
     hot_methods_by_total = [row(m) for m in by_total[:HOT_METHODS]] if n else []
     attribution = None

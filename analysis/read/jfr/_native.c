@@ -99,6 +99,24 @@ static inline int varint(const Walk *w, int64_t *pos, uint64_t *out)
     return 0;
 }
 
+/* varint() without its value: where it ends, -1 where it would fail. */
+static inline int skip_varint(const Walk *w, int64_t *pos)
+{
+    int64_t p = *pos;
+    for (int i = 0; i < 8; i++) {
+        if (p >= w->end)
+            return -1;
+        if (w->d[p++] < 0x80) {
+            *pos = p;
+            return 0;
+        }
+    }
+    if (p >= w->end)
+        return -1;
+    *pos = p + 1;
+    return 0;
+}
+
 /* wire.skip_string: encodings 0-5; a char array (4) is n varints (all one byte when ASCII). */
 static int skip_string(const Walk *w, int64_t *pos)
 {
@@ -184,9 +202,20 @@ static int skip_class(Walk *w, int64_t c, int64_t *pos, int depth)
 {
     if (c < 0 || c >= w->n_classes || depth > MAX_DEPTH)
         return -1;
-    for (int64_t i = w->cls_ops[c]; i < w->cls_ops[c + 1]; i++)
-        if (skip_field(w, w->ops[i], pos, depth))
+    for (int64_t i = w->cls_ops[c]; i < w->cls_ops[c + 1]; i++) {
+        int64_t op = w->ops[i];
+        /* A field neither captured nor an array, a varint or a byte (most of a pool entry's
+         * and a stack frame's fields), is stepped over here, not through two calls each. */
+        if (op == K_VARINT) {
+            if (skip_varint(w, pos))
+                return -1;
+        } else if (op == K_BYTE) {
+            if (*pos >= w->end)
+                return -1;
+            *pos += 1;
+        } else if (skip_field(w, op, pos, depth))
             return -1;
+    }
     return 0;
 }
 

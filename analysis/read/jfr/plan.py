@@ -246,7 +246,8 @@ def pool_lookup(decoded: dict, indexed: dict, data, entries, plan):
 
     width = max(len(idx), 1)
     # The shapes every JDK writes, read without from_captures' loop (a few thousand methods,
-    # classes and symbols a run): one pool key, one string, a method's two keys.
+    # classes and symbols a run): one pool key, one string, a method's two keys, a stack
+    # trace's truncation and frames' method keys (~1,300 traces a run named).
     def one_key(e):
         return caps[ends[e - 1] if e else 0]
 
@@ -257,9 +258,16 @@ def pool_lookup(decoded: dict, indexed: dict, data, entries, plan):
         a = ends[e - 1] if e else 0
         return caps[a], caps[a + 1]
 
+    def trace(e):
+        a = ends[e - 1] if e else 0
+        n = caps[a + 1]
+        return caps[a], tuple(caps[a + 2:a + 2 + n])
+
     shape = [(k, how, frames) for k, how, frames in steps or ()]
     if steps is None:
         make = from_bytes
+    elif name == "jdk.types.StackTrace" and shape == [(0, "raw", False), (1, "raw", True)]:
+        make = trace
     elif name != "jdk.types.StackTrace" and shape == [(0, "raw", False)]:
         make = one_key
     elif name != "jdk.types.StackTrace" and shape == [(0, "string", False)]:

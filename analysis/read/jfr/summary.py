@@ -8,6 +8,7 @@ GC pause timeline (one pair per pause).
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -20,6 +21,8 @@ SETTINGS_REPORTED = frozenset({"jdk.SafepointBegin", "jdk.ThreadPark", "jdk.Java
                                "jdk.ExecutionSample"})
 
 
+# (~17 settings a recording, the same few texts in every recording: one regex match each)
+@functools.lru_cache(maxsize=256)
 def parse_threshold_ms(text: str | None) -> float | None:
     """'20 ms' / '10 s' / '0 ns' / '100 us' as JFR settings write them -> milliseconds."""
     if not text:
@@ -32,6 +35,9 @@ def parse_threshold_ms(text: str | None) -> float | None:
     return float(m.group(1)) * scale
 
 
+# (a pure function of two strings that every recording of one JVM shares, asked 7 times a
+# recording by the summary and each event's folded stacks: computed once per distinct pair)
+@functools.lru_cache(maxsize=64)
 def jdk_label(name: str | None, version: str | None) -> str | None:
     """The JVM's name and version from jdk.JVMInformation, built from the fields that exist:
 
