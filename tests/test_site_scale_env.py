@@ -3,8 +3,11 @@ that `make site` gives them (PY, the venv's), not on whatever `python3` is first
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -28,9 +31,6 @@ def test_a_corpus_gets_its_gemfile_lock_before_the_first_timed_build(tmp_path):
     """As `make site`'s jekyll-deps step does: else bundler writes the lock inside the first
     build, and code that does not settle it renders every page on the next build (the first
     add), which is not what a user's second `make site` costs."""
-    import shutil
-
-    import pytest
     if shutil.which("bundle") is None:
         pytest.skip("bundler is not installed")
     shutil.copy2(REPO / "Gemfile", tmp_path / "Gemfile")
