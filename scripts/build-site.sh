@@ -153,6 +153,7 @@ if [ "$jekyll_command" = build ] && [ "$mirrored" = 1 ] && [ "${LOADCURVE_SKIP_J
   # are as the last build left them are read, not rendered again (site_stamp.py says how).
   # LOADCURVE_SKIP_JEKYLL=0 always builds, everything.
   verdict=0
+  bash scripts/jekyll.sh --settle   # Gemfile.lock as this build's Jekyll will find it
   "$py" scripts/site_stamp.py check --dest "$dest" --filter "$conf-mirror.yml" \
       --configs "$configs" --held "$held" --partial "$conf-partial.yml" --base "$conf-base.yml" \
       -- "$@" || verdict=$?

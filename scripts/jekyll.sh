@@ -33,6 +33,17 @@ if [ "${1:-}" = --checked ]; then
   recorded
   exit
 fi
+#   `scripts/jekyll.sh --settle`: when bundler would write Gemfile.lock (none yet, or older than
+#   the Gemfile), check the bundle now, before build-site.sh's stamp hashes the lock: a lock
+#   written inside the build made the next build render every page, and a no-change one run.
+if [ "${1:-}" = --settle ]; then
+  gemfile="${BUNDLE_GEMFILE:-Gemfile}"
+  if command -v bundle >/dev/null 2>&1 && { [ ! -e "$gemfile.lock" ] || [ "$gemfile" -nt "$gemfile.lock" ]; } \
+      && ! recorded && bundle check >/dev/null 2>&1; then
+    mkdir -p .cache && bundle_key > "$checked"
+  fi
+  exit 0
+fi
 if command -v bundle >/dev/null 2>&1; then
   if [ "${1:-}" = build ] && recorded; then
     status=0

@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 BUNDLE = """#!/bin/sh
 echo "bundle $*" >> "$CALLS"
 case "$1" in
-  check) exit "${CHECK_STATUS:-0}" ;;
+  check) [ -z "${LOCK_ON_CHECK:-}" ] || echo "GEM" > Gemfile.lock; exit "${CHECK_STATUS:-0}" ;;
   exec) shift; [ "${EXEC_STATUS:-0}" = 0 ] || exit "$EXEC_STATUS"; exec "$@" ;;
 esac
 exit 0
@@ -72,6 +72,31 @@ def test_bundle_check_runs_again_only_when_the_bundle_may_have_changed(tmp_path)
     status, calls = run(src, env, "jekyll.sh", "build", EXEC_STATUS="1", CHECK_STATUS="1")
     assert (status, calls) == (0, ["bundle exec jekyll build", "bundle check", "jekyll build"])
     assert run(src, env, "jekyll.sh", "build")[1][0] == "bundle check"
+
+
+def test_settle_checks_the_bundle_only_when_bundler_would_write_the_lock(tmp_path):
+    """build-site.sh runs `jekyll.sh --settle` before its stamp hashes Gemfile.lock: with no lock
+    (or one older than the Gemfile) the check runs then, so the lock bundler writes is there
+    before the hash, and the build's Jekyll needs no check of its own."""
+    src, env = project(tmp_path)
+    (src / "Gemfile.lock").unlink()
+    env = {**env, "LOCK_ON_CHECK": "1"}
+    assert run(src, env, "jekyll.sh", "--settle") == (0, ["bundle check"])
+    assert (src / "Gemfile.lock").is_file()
+    assert run(src, env, "jekyll.sh", "build") == (0, ["bundle exec jekyll build", "jekyll build"])
+    assert run(src, env, "jekyll.sh", "--settle") == (0, [])
+    # the Gemfile edited after the lock: bundler may rewrite the lock, so checked now
+    lock_time = (src / "Gemfile.lock").stat().st_mtime
+    os.utime(src / "Gemfile", (lock_time + 10, lock_time + 10))
+    assert run(src, env, "jekyll.sh", "--settle") == (0, ["bundle check"])
+    # a lock newer than the Gemfile, not yet checked: left to the build, as before
+    (src / ".cache" / "bundle-checked").unlink()
+    os.utime(src / "Gemfile", (lock_time - 10, lock_time - 10))
+    assert run(src, env, "jekyll.sh", "--settle") == (0, [])
+    # a failing check records nothing
+    (src / "Gemfile.lock").unlink()
+    assert run(src, env, "jekyll.sh", "--settle", CHECK_STATUS="1") == (0, ["bundle check"])
+    assert not (src / ".cache" / "bundle-checked").exists()
 
 
 # `ruby` for a `bundle` whose first line names it: runs bundle's shell text, records the rest
