@@ -41,20 +41,7 @@ EDGE_PAGES = {
     "seo-edge-empty-description": {"title": "Empty description", "description": ""},
     "seo-edge-site-title": {"title": "loadcurve", "description": "Title equal to the site's."},
     "seo-edge-author": {"title": "Own author", "description": "d", "author": "Ann O'Neil & co"},
-    # a title or description Kramdown gives back as it is skips it (KRAMDOWN below); the
-    # nearest lines that Kramdown changes go through it
-    "seo-edge-plain": {"title": "Plain: a title, with (parentheses) 50% / 3 + 4 = 7? yes! #1 @home ~1 ms; é × – ]",
-                       "description": "A plain description, one line. Ends with a colon:"},
-    "seo-edge-lists": {"title": "1. An ordered list", "description": "- a bullet"},
-    "seo-edge-spaces": {"title": "Two  spaces and a\ttab", "description": " Leading space"},
-    "seo-edge-lines": {"title": "Setext\n===", "description": "Line one  \nline two"},
-    "seo-edge-span": {"title": "Strike ~~this~~ and {: .x} and $$x$$", "description": "a | b"},
-    "seo-edge-escapes": {"title": "Back\\slash [link](x)", "description": "Code `x` and x_y_z"},
 }
-# Whether the title and the description skip Kramdown, by page (else both go through it)
-PLAIN = {"pool-vs-virtual": [True, False],     # its description has apostrophes
-         "seo-edge-plain": [True, True], "seo-edge-no-image": [True, True],
-         "seo-edge-empty-description": [True, True], "seo-edge-site-title": [True, False]}
 EDGE_CONFIG = """\
 url: "https://Example.ORG:443"
 baseurl: "/lc/sub/"
@@ -76,24 +63,15 @@ def force_seo_and_old_tags(source: Path) -> None:
 
 
 MARK = "<!-- seo-report -->"
-# Marks where the include hands the page's title or description to Kramdown
-KRAMDOWN = {"seo_page_title": "<!-- kramdown: title -->",
-            "seo_description": "<!-- kramdown: description -->"}
 
 
 def mark_the_include(source: Path) -> None:
-    """The edge pages, and a mark where the include prints its own tags (not {% seo %}'s) and
-    where it calls Kramdown for the page's title and description."""
+    """The edge pages, and a mark where the include prints its own tags (not {% seo %}'s)."""
     add_edge_pages(source)
     include = source / "_includes" / "seo-report.html"
     text = include.read_text()
     assert text.count("{%- else -%}\n") == 1
-    text = text.replace("{%- else -%}\n", "{%- else -%}\n" + MARK)
-    for var, mark in KRAMDOWN.items():
-        call = "{%- unless seo_plain %}{% assign " + var + " = "
-        assert text.count(call) == 1, var
-        text = text.replace(call, call.replace("{% assign", mark + "{% assign"))
-    include.write_text(text)
+    include.write_text(text.replace("{%- else -%}\n", "{%- else -%}\n" + MARK))
 
 
 def add_edge_pages(source: Path) -> None:
@@ -116,10 +94,7 @@ def fast_pages(site: Path) -> dict[str, str]:
         text = path.read_text()
         match = HEAD.search(text)
         if match and "/reports/" in "/" + path.relative_to(site).as_posix():
-            head = match.group(0).replace(MARK, "")
-            for mark in KRAMDOWN.values():
-                head = head.replace(mark, "")
-            heads[path.relative_to(site).as_posix()] = head
+            heads[path.relative_to(site).as_posix()] = match.group(0).replace(MARK, "")
     return heads
 
 
@@ -146,18 +121,6 @@ def test_every_report_kind_takes_the_fast_head(builds):
         assert front.get("head") == "seo-report", source
         marked = MARK in (fast / "reports" / page / "index.html").read_text()
         assert marked == (page not in ("seo-edge-no-description", "seo-edge-author")), page
-
-
-def test_plain_titles_and_descriptions_skip_kramdown(builds):
-    """Kramdown was most of the include's cost (~1 ms a page's title at 1,000 pages): a line
-    it gives back as it is skips it, and every near miss still goes through it."""
-    fast, _ = builds
-    for page in ("pool-vs-virtual", *EDGE_PAGES):
-        text = (fast / "reports" / page / "index.html").read_text()
-        if MARK not in text:
-            continue     # left to {% seo %}
-        skipped = [mark not in text for mark in KRAMDOWN.values()]
-        assert skipped == PLAIN.get(page, [False, False]), page
 
 
 def test_the_fast_head_is_what_seo_prints(builds):
