@@ -80,3 +80,24 @@ def test_a_missing_glyph_is_reported_for_every_chart_that_shows_it(tmp_path):
     for _ in range(2):    # the second from the remembered bitmap
         problems = render.render_job(job, str(tmp_path))
         assert len(problems) == 1 and "4EAC" in problems[0] and "6771" in problems[0], problems
+
+
+def _figure_of_alpha(alpha: float):
+    fig = Figure(figsize=(2, 1.5))
+    png_text.TextBitmapCanvas(fig)
+    fig.patch.set_alpha(alpha)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [1, 0], label="a")
+    ax.set_title("pixels")
+    return fig
+
+
+def test_the_png_holds_the_canvas_pixels_rgb_when_opaque_rgba_when_not():
+    from PIL import Image
+    for alpha, mode in ((1.0, "RGB"), (0.5, "RGBA")):
+        fig = _figure_of_alpha(alpha)
+        png = Image.open(io.BytesIO(render._png_bytes(fig)))
+        canvas = Image.frombuffer("RGBA", png.size, bytes(fig.canvas.buffer_rgba()), "raw",
+                                  "RGBA", 0, 1)
+        assert png.mode == mode
+        assert png.tobytes() == canvas.convert(mode).tobytes()
