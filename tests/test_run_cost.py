@@ -2,7 +2,7 @@
 the two trees measured in one process are each their own code."""
 from __future__ import annotations
 
-import importlib.util
+import runpy
 import shutil
 import subprocess
 import sys
@@ -11,17 +11,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def load_run_cost():
-    spec = importlib.util.spec_from_file_location("run_cost", REPO / "bench/perf/run_cost.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_renamed_package_imports_none_of_the_checkouts(tmp_path):
     shutil.copytree(REPO / "analysis", tmp_path / "analysis",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    load_run_cost().package_as(tmp_path, "analysis_before")
+    runpy.run_path(str(REPO / "bench/perf/run_cost.py"))["package_as"](tmp_path, "analysis_before")
     probe = ("import sys, analysis_before.pipeline.stages, analysis_before.kinds as k\n"
              "for kind in k.KINDS.values():\n"
              "    for step in ('schema', 'inputs', 'derive', 'outputs'):\n"
