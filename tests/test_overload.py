@@ -14,11 +14,14 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analysis.read.counts import read_counts
 from analysis.read.hdr.histogram import Histogram, layout_for
 from analysis.read.hdr.log import read_hlog
 from analysis.model import Percentile
+from analysis.derive.overload import QUEUE_MIN_POINTS, _merged_mean
 from analysis.derive.overload import (
     window_rates, censored_stats, host_figures, host_health, in_flight,
     measured_ceiling, number_spread, queue_growth, queue_growth_from_p50, repetition_spreads,
@@ -395,3 +398,52 @@ def test_percentiles_found_in_one_search_equal_each_found_alone():
     for hist in (h, DoubleHistogram(h, 2.0 ** -10, 1000)):
         assert values_at_counts(hist, targets) == [value_at_count(hist, t) for t in targets]
     assert values_at_counts(h, []) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.integers(0, 5_000_000_000), max_size=40),
+       timeout=st.integers(0, 8_000_000_000), timed_out=st.integers(1, 10**12),
+       digits=st.sampled_from([2, 3]))
+def test_the_mean_with_timeouts_is_that_of_the_summed_histograms(values, timeout, timed_out,
+                                                                   digits):
+    # _merged_mean adds the timeouts' one entry in place: the same mean to the bit as building
+    # a histogram of them and adding it (timeouts in an occupied bucket, a new one, beyond the
+    # layout's range, at 0)
+    layout = layout_for(1, 3_600_000_000, digits)
+    h = Histogram.from_values(layout, values + [timeout][:len(values) % 2])
+    summed = (h + Histogram.from_values(layout, [timeout], [timed_out])).mean
+    assert _merged_mean(h, timeout, timed_out).hex() == summed.hex()
+
+
+def test_the_mean_with_timeouts_builds_no_histogram(monkeypatch):
+    h = Histogram.from_values(LAYOUT, [1200, 5300, 5300, 9000])
+    expected = (h + Histogram.from_values(LAYOUT, [15000], [3])).mean * US
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a histogram built for one entry")
+    monkeypatch.setattr(Histogram, "from_values", refused)
+    assert censored_stats(h, 3, 15.0, US).mean.at_least_ms == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(points=st.lists(st.tuples(st.floats(0, 1e4), st.floats(-1e6, 1e6)), min_size=0,
+                       max_size=90),
+       rate=st.floats(1, 1e5))
+def test_the_queue_fit_is_the_least_squares_line_to_the_bit(points, rate):
+    # queue_growth takes the means as sum / n: numpy's mean() of the same float64 arrays
+    t = [x for x, _ in points]
+    y = [v for _, v in points]
+    got = queue_growth(t, y, rate)
+    n = len(t)
+    if n < QUEUE_MIN_POINTS:
+        assert got.slope_per_s is None
+        return
+    ta, ya = np.asarray(t, np.float64), np.asarray(y, np.float64)
+    sxx = float(((ta - ta.mean()) ** 2).sum())
+    if sxx == 0:
+        assert got.slope_per_s is None
+        return
+    slope = float(((ta - ta.mean()) * (ya - ya.mean())).sum()) / sxx
+    residuals = ya - ((float(ya.mean()) - slope * float(ta.mean())) + slope * ta)
+    assert (got.slope_per_s, got.rise) == (slope, slope * float(ta.max() - ta.min()))
+    assert got.residual_std == math.sqrt(float((residuals ** 2).sum()) / (n - 2))

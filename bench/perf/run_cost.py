@@ -34,6 +34,16 @@ The code trees run interleaved, --repeat times each (the older tree first in eac
 --reverse: this checkout first); the best (least disturbed) CPU time is printed with the
 1-minute load average read just before that measurement.
 
+    .venv/bin/python bench/perf/run_cost.py --before main --turns 20 [--reverse]
+
+Turn by turn in one process, what a change of 1-3 % needs on a loaded machine (a fresh process
+a measurement moved every stage by 5-25 % between two trees at load 10-20): the older tree's
+package, copied as `analysis_before` (its imports renamed), is imported beside this
+checkout's, and one worker-like process builds run after run (hard links of the run), the two
+trees alternating (the older first; --reverse: this checkout first). Prints each tree's CPU ms
+of analyse_task, chart_task and both (min, first quartile, median) and whether the two trees
+wrote the same files on their first turn.
+
     .venv/bin/python bench/perf/run_cost.py --build 20 100 [--before main]
 
 Whether those stages are a build's whole cost a run: a real build (`python -m analysis build`)
@@ -49,6 +59,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -139,6 +150,99 @@ for label in ("first", "next"):
                   "total": analyse + charts, "n_charts": len(r["chart_jobs"])}
 print(json.dumps(out))
 """
+
+
+TURNS = r"""
+import filecmp, gc, json, os, sys, time
+os.environ["MPLBACKEND"] = "Agg"
+import analysis_before.pipeline.stages as before_stages
+import analysis.pipeline.stages as this_stages
+gc.freeze()
+for workers in (__import__("analysis_before.pipeline.workers").pipeline.workers,
+                __import__("analysis.pipeline.workers").pipeline.workers):
+    if hasattr(workers, "IN_WORKER"):
+        workers.IN_WORKER[0] = True
+runs_root, sites, turns, reverse = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
+names = sorted(os.listdir(runs_root))
+cpu = time.process_time
+trees = [("before", before_stages), ("this", this_stages)]
+if reverse:
+    trees.reverse()
+
+def one(stages, name, site):
+    t = cpu()
+    r = stages.analyse_task(os.path.join(runs_root, name), runs_root, site, False)
+    if not r["ok"]:
+        sys.exit(r["error"])
+    analyse = cpu() - t
+    c = stages.chart_task(r["run"], r["chart_jobs"], site)
+    if not c["ok"]:
+        sys.exit(c["error"])
+    return analyse, cpu() - t - analyse
+
+def differing(d):
+    out = d.diff_files + d.left_only + d.right_only
+    for sub in d.subdirs.values():
+        out += differing(sub)
+    return out
+
+for label, stages in trees:      # a worker's first run: its set-up
+    one(stages, names[0], os.path.join(sites, label))
+spent = {label: [] for label, _ in trees}
+same = None
+for i in range(turns):
+    name = names[1 + i % (len(names) - 1)]
+    for label, stages in trees:
+        spent[label].append(one(stages, name, os.path.join(sites, label)))
+    if same is None:
+        same = not differing(filecmp.dircmp(*(os.path.join(sites, l) for l in ("before", "this"))))
+print(json.dumps({"spent": spent, "same": same}))
+"""
+
+
+def package_as(tree: Path, name: str) -> None:
+    """`tree`'s analysis/ copied as `name`/ beside it, every import of the package renamed (the
+    pipeline names its steps' modules in strings too: analysis/kinds.py)."""
+    shutil.copytree(tree / "analysis", tree / name)
+    for path in (tree / name).rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        text = re.sub(r"\bfrom analysis\b", f"from {name}", text)
+        text = re.sub(r"\bimport analysis\.", f"import {name}.", text)
+        text = re.sub(r"^(\s*)import analysis$", rf"\1import {name} as analysis", text,
+                      flags=re.M)
+        text = re.sub(r"""(f?["'])analysis\.""", rf"\1{name}.", text)
+        path.write_text(text, encoding="utf-8")
+
+
+def turns(before: Path, run: Path, n: int, reverse: bool, tmp: Path) -> dict:
+    package_as(before, "analysis_before")
+    runs_root = tmp / "turn-runs"
+    for i in range(min(n, 8) + 1):      # (hard links: a first run, then runs taken in turn)
+        shutil.copytree(run.resolve(), runs_root / f"{run.name}-{i}", copy_function=os.link)
+    sites = tmp / "turn-sites"
+    load = os.getloadavg()[0]
+    out = subprocess.run([PY, "-c", TURNS, str(runs_root), str(sites), str(n),
+                          "1" if reverse else "0"], capture_output=True, text=True, cwd=REPO,
+                         env={**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{before}",
+                              "MPLBACKEND": "Agg"})
+    if out.returncode != 0:
+        sys.exit(f"error: the turns failed: {out.stderr.strip()[-600:]}")
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "load": load,
+            "load_after": os.getloadavg()[0]}
+
+
+def print_turns(result: dict, before: str, n: int, reverse: bool) -> None:
+    first = "this checkout" if reverse else before
+    print(f"turn by turn in one process, {n} turns, {first} first, CPU ms a run "
+          f"[1-min load average {result['load']:.2f} -> {result['load_after']:.2f}]")
+    print(f"the two trees' files of the first turn: {'the same' if result['same'] else 'DIFFER'}")
+    for label, title in (("before", before), ("this", "this checkout")):
+        spent = result["spent"][label]
+        for part, pick in (("analyse", lambda a, c: a), ("charts", lambda a, c: c),
+                           ("total", lambda a, c: a + c)):
+            v = sorted(pick(a, c) * 1000 for a, c in spent)
+            print(f"{title[:24]:<26}{part:<9}min {v[0]:7.1f}  q1 {v[len(v) // 4]:7.1f}  "
+                  f"median {v[len(v) // 2]:7.1f}")
 
 
 BUILD = r"""
@@ -232,6 +336,8 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print every measurement as JSON")
     ap.add_argument("--reverse", action="store_true",
                     help="this checkout first in each turn (the other order of --before)")
+    ap.add_argument("--turns", type=int, metavar="N",
+                    help="with --before: N turns of each tree in one process (see above)")
     ap.add_argument("--build", type=int, nargs="+", metavar="N",
                     help="also whole builds of N copies of the run (two sizes or more: the "
                          "CPU of each run added, main process and workers)")
@@ -239,6 +345,16 @@ def main() -> int:
     if not (args.run / "run.yml").is_file():
         print(f"error: {args.run}: no run.yml (give a run folder)", file=sys.stderr)
         return 2
+    if args.turns and not args.before:
+        print("error: --turns compares two trees: give --before COMMIT", file=sys.stderr)
+        return 2
+    if args.turns:
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            result = turns(export(args.before, tmp / "before"), args.run, args.turns,
+                           args.reverse, tmp)
+        print_turns(result, args.before, args.turns, args.reverse)
+        return 0 if result["same"] else 1
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         trees = {"this checkout": REPO}

@@ -13,12 +13,14 @@ lacks) is warned again each time it is laid down, so render_job reports it for e
 from __future__ import annotations
 
 import warnings
+import weakref
 from math import cos, radians, sin
 
 import matplotlib as mpl
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.font_manager import fontManager, get_font
+from matplotlib.text import Text
 
 # A worker's texts: run titles differ from run to run, so the memory is bounded (a bitmap is a
 # few KB; tick and axis labels, the recurring ones, are made again at once after a clear).
@@ -71,9 +73,44 @@ class TextBitmapCanvas(FigureCanvasAgg):
     """FigureCanvasAgg drawing with TextBitmapRenderer (kept while the size and dpi hold)."""
 
     def get_renderer(self):
+        _LAYOUTS.clear()    # (a draw begins here: the layouts it remembers are its own)
         w, h = self.figure.bbox.size
         key = w, h, self.figure.dpi
         if self._lastKey != key:
             self.renderer = TextBitmapRenderer(w, h, self.figure.dpi)
             self._lastKey = key
         return self.renderer
+
+
+# A text's layout (Text._get_layout: its lines' sizes from the font's metrics, its box turned and
+# aligned), remembered within one draw of a TextBitmapCanvas. An og:image's draw laid out ~80
+# texts, most of them several times (the legend's offset boxes ask for each of its texts' size
+# six times a draw, the axes for their tick labels' twice), and each layout paid matplotlib's
+# metrics cache (a copy and hashes of the font properties a line) and a few small numpy
+# transforms: ~10 % of the PNG. The layout depends only on what the key holds: the text, its
+# font properties (by their hash, as matplotlib's own metrics cache compares them), math
+# parsing, line spacing, alignments, rotation and its mode, the figure's dpi and the renderer.
+# Not remembered: a text that wraps or whose rotation follows its transform (both depend on
+# its position), TeX, a Text subclass, another renderer. The memory is cleared at each draw
+# (get_renderer), so the rcParams in force and the font files found are those of that draw.
+# Callers read the returned Bbox, never change it; each gets its own copy all the same.
+_LAYOUTS: dict[tuple, tuple] = {}
+_layout = Text._get_layout      # matplotlib's own
+
+
+def _remembered_layout(text: Text, renderer):
+    if type(renderer) is not TextBitmapRenderer or type(text) is not Text or text._wrap \
+            or text._transform_rotates_text or text._usetex:
+        return _layout(text, renderer)
+    key = (text._text, hash(text._fontproperties), text._parse_math, text._linespacing,
+           text._multialignment, text._horizontalalignment, text._verticalalignment,
+           text._rotation, text._rotation_mode, text.get_figure(root=True).dpi,
+           weakref.ref(renderer))
+    found = _LAYOUTS.get(key)
+    if found is None:
+        found = _LAYOUTS[key] = _layout(text, renderer)
+    bbox, lines, descent = found
+    return bbox.frozen(), list(lines), descent
+
+
+Text._get_layout = _remembered_layout

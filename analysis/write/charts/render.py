@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -75,27 +76,46 @@ def _write_figure(fig, svg_path: str | os.PathLike | None,
             atomic.write_bytes(png_path, _png_bytes(fig))
 
 
+class _Pixels:
+    """savefig's file for format="rgba": what print_raw writes, kept as given (the canvas's own
+    buffer, not a 1.5 MB copy into a BytesIO); read before anything draws again."""
+    __slots__ = ("parts",)
+
+    def __init__(self):
+        self.parts: list = []
+
+    def write(self, data) -> int:
+        self.parts.append(data)
+        return len(data)
+
+    def seek(self, *args) -> int:     # (matplotlib takes an object with seek for a file)
+        return 0
+
+
 def _png_bytes(fig) -> bytes:
     """The figure as an opaque RGB PNG. matplotlib writes RGBA at zlib level 6; the charts are
     opaque (white background), so the alpha channel is redundant. RGB at level 1 gives the
     same pixels in a file about 8 % smaller, and takes 40 % less time to encode (a tenth of a
-    chart's drawing time). No text chunks (no Software tag): the bytes depend only on pixels."""
-    raw = io.BytesIO()
-    fig.savefig(raw, format="rgba", dpi=PNG_DPI)
+    chart's drawing time). No text chunks (no Software tag): the bytes depend only on pixels.
+    The RGB image is unpacked from the canvas's RGBA pixels in one pass (Pillow's RGBX raw
+    mode drops the fourth byte, as convert("RGB") does), the alpha checked with numpy: the
+    copy, the RGBA image's extrema of every band and its conversion took ~2 ms of a PNG."""
+    pixels = _Pixels()
+    fig.savefig(pixels, format="rgba", dpi=PNG_DPI)
     width = int(fig.get_figwidth() * PNG_DPI)
-    data = raw.getvalue()
-    height = len(data) // (4 * width)
-    if width * height * 4 != len(data):  # not the size we computed: let matplotlib write it
+    data = pixels.parts[0] if len(pixels.parts) == 1 else b"".join(pixels.parts)
+    size = memoryview(data).nbytes
+    height = size // (4 * width)
+    if width * height * 4 != size:  # not the size we computed: let matplotlib write it
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None})
         return buf.getvalue()
-    image = Image.frombuffer("RGBA", (width, height), data, "raw", "RGBA", 0, 1)
-    if image.getextrema()[3][0] < 255:  # some transparency: keep the alpha channel
-        rgb = image
+    if np.frombuffer(data, np.uint8)[3::4].min() < 255:  # some transparency: keep the alpha
+        image = Image.frombuffer("RGBA", (width, height), data, "raw", "RGBA", 0, 1)
     else:
-        rgb = image.convert("RGB")
+        image = Image.frombytes("RGB", (width, height), data, "raw", "RGBX", 0, 1)
     out = io.BytesIO()
-    rgb.save(out, format="png", compress_level=1, dpi=(PNG_DPI, PNG_DPI))
+    image.save(out, format="png", compress_level=1, dpi=(PNG_DPI, PNG_DPI))
     return out.getvalue()
 
 
