@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import random
 import resource
 import shutil
 import subprocess
@@ -94,6 +95,33 @@ def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(LONGEST_FILES)}
     items.sort(key=lambda item: (item.path not in heavy,
                                  rank.get(item.path.name, len(LONGEST_FILES))))
+    if ORDER:
+        items[:] = reordered(items, ORDER)
+
+
+# `LOADCURVE_TEST_ORDER=reverse` or `=shuffle:SEED` runs the files, and each file's tests, in
+# another order (a file's tests stay together, so its module fixtures are made once): a test
+# that leaves state behind for a later one in the same process (a module global, a signal
+# handler, os.environ) shows up as a failure the usual order hides. The seed is fixed so that
+# every xdist worker collects the same order, and a failure can be run again.
+ORDER = os.environ.get("LOADCURVE_TEST_ORDER", "")
+
+
+def reordered(items: list, order: str) -> list:
+    files: dict = {}
+    for item in items:
+        files.setdefault(item.path, []).append(item)
+    groups = list(files.values())
+    if order == "reverse":
+        return [item for group in reversed(groups) for item in reversed(group)]
+    kind, _, seed = order.partition(":")
+    if kind != "shuffle" or not seed.isdigit():
+        raise pytest.UsageError(f"LOADCURVE_TEST_ORDER={order!r}: give reverse or shuffle:SEED")
+    rng = random.Random(int(seed))
+    rng.shuffle(groups)
+    for group in groups:
+        rng.shuffle(group)
+    return [item for group in groups for item in group]
 
 
 # `LOADCURVE_TEST_CPU=FILE pytest ...` appends each test's CPU seconds (its process's and the

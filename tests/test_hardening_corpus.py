@@ -6,6 +6,7 @@ tests/fuzz/targets.py for the contract and tests/fuzz/run.py for the fuzzer (run
 """
 from __future__ import annotations
 
+import time
 
 import pytest
 
@@ -36,3 +37,15 @@ def case(target, path):
 def test_corpus_input(target, path):
     with time_limit(10):
         TARGETS[target](path.read_bytes())
+
+
+def test_the_time_limit_is_the_bodys_cpu_time_not_the_clocks():
+    """A loaded machine slows the clock's seconds, not the work: a body that waits is not
+    stopped at the limit, one that computes is."""
+    with time_limit(1):
+        time.sleep(1.3)
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match="CPU s"):
+        with time_limit(0.3):
+            while time.monotonic() - started < 60:
+                pass

@@ -197,7 +197,10 @@ def test_sleep_server_by_url_accounting_and_ceiling(sleep_server, tmp_path):
 
 def test_errors_counted_from_every_tenth_500(sleep_server, tmp_path):
     server = sleep_server(workers=8, sleep_s=0.005, fail_every=10)
-    run_harness(tmp_path, "--system", f"tenth={server.url}", "--rates", "50")
+    # 50 req/s of 5 ms on 8 workers is a quarter of one worker's time: a request past SHORT's
+    # 1 s timeout is the load of the machine beside the test (2 of 100 at load 16), which this
+    # test of the error count does not judge; a server that never answers still times out.
+    run_harness(tmp_path, "--system", f"tenth={server.url}", "--rates", "50", "--timeout-s", "10")
     w = cells(tmp_path)["tenth/r50"]["window"]
     assert w["sent"] == 100 and w["timed_out"] == 0
     assert abs(w["errors"] - w["sent"] / 10) <= 1
@@ -211,7 +214,13 @@ def test_find_knee_lands_within_one_bisection_step_of_the_ceiling(sleep_server, 
     search = json.loads((tmp_path / "knee.json").read_text())["systems"]["knee"]
     knee, past = search["knee"], search["first_saturated"]
     step = past - knee
-    assert abs(knee - 80) <= step, (search, proc.stdout)
+    # The server's 4 threads live in this test's process: beside CPU-bound work (make test's
+    # other workers, load 16) they wake late from each 50 ms sleep, the server completed
+    # fewer than 80 a second and the knee came out at 60. So the knee is judged against what
+    # the server served in the first saturated probe, and never above 80.
+    served = json.loads((tmp_path / "knee" / "knee" / f"r{past}.counts.json").read_text())
+    ceiling = min(80, served["achieved_completion_rate"])
+    assert abs(knee - ceiling) <= step, (search, served["achieved_completion_rate"], proc.stdout)
     rates = [p["rate"] for p in search["probes"]]
     assert rates[:3] == [10, 20, 40] and len(rates) <= 5 + 2
     for probe in search["probes"]:   # each probe host-checked as a cell is, the settle wait too
@@ -275,9 +284,12 @@ def test_find_knee_with_no_good_probe_left_is_one_error_line(tmp_path):
     answer), but the server does not settle after it, so nothing usable remains: one error
     line, status 1, no run."""
     server = WedgingServer(after=8)
+    # 10 s to settle: before the first probe the server is quiet, but at load 17 its thread in
+    # this process gave no 3 answers in a row within 52 ms in 3 s (the error came too early);
+    # after it, wedged for good, it never settles however long the wait.
     try:
         proc = run_harness(tmp_path, "--system", f"wedge={server.url}", "--find-knee",
-                           "--knee-start", "10", "--knee-probe-s", "2", "--settle-max-s", "3",
+                           "--knee-start", "10", "--knee-probe-s", "2", "--settle-max-s", "10",
                            check=False)
     finally:
         server.shutdown()

@@ -2,8 +2,8 @@
 
 tests/oracle/RecordSamples.java records the same samples with Histogram(3).recordValue (or
 recordValueWithExpectedInterval) per second and writes them with HistogramLogWriter; our log
-of the same samples must be the same bytes, and HistogramLogProcessor must print the same for
-both. Round trips through read_hlog check the writer against the reader.
+of the same samples must be the same bytes, and HistogramLogProcessor must read it, each tag.
+Round trips through read_hlog check the writer against the reader.
 """
 from __future__ import annotations
 
@@ -118,9 +118,11 @@ def test_our_log_is_javas_byte_for_byte(name, oracle, java_recorder, tmp_path):
     assert ours == java
     ratio = ["-outputValueUnitRatio", repr(UNITS_PER_MS[unit])]
     tags = [[]] + [["-tag", t] for t in ("error", "timeout") if f"Tag={t}," in ours.decode()]
+    # HistogramLogProcessor reads our log, each tag of it: its output for Java's log would be
+    # the same bytes again (the logs are equal above), so Java's log is not run through it.
     for tag in tags:
-        assert hlp(oracle, tmp_path / "ours.hlog", *ratio, *tag) == \
-            hlp(oracle, tmp_path / "java.hlog", *ratio, *tag)
+        summary, hgrm = hlp(oracle, tmp_path / "ours.hlog", *ratio, *tag)
+        assert summary and hgrm
 
 
 @pytest.mark.oracle

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from tests import conftest
 
 
@@ -13,7 +15,8 @@ def item(name: str, test: str, *marks: str):
                            iter_markers=lambda: [SimpleNamespace(name=m) for m in marks])
 
 
-def test_heavy_files_first_the_longest_first_each_files_tests_in_order():
+def test_heavy_files_first_the_longest_first_each_files_tests_in_order(monkeypatch):
+    monkeypatch.setattr(conftest, "ORDER", "")     # (as `make test` runs: no other order asked)
     longest, second = conftest.LONGEST_FILES[:2]
     items = [item("test_a_light.py", "t1"), item("test_b_heavy.py", "t1", "site"),
              item(second, "t1", "harness"), item(longest, "t1"), item("test_b_heavy.py", "t2"),
@@ -23,6 +26,24 @@ def test_heavy_files_first_the_longest_first_each_files_tests_in_order():
         (longest, "t1"), (longest, "t2"), (second, "t1"), (second, "t2"),
         ("test_b_heavy.py", "t1"), ("test_b_heavy.py", "t2"),
         ("test_a_light.py", "t1"), ("test_a_light.py", "t2")]
+
+
+def test_another_order_keeps_each_files_tests_together_and_is_the_same_every_time(monkeypatch):
+    """LOADCURVE_TEST_ORDER: every xdist worker must collect the same order, and a file's
+    module fixtures are made once only while its tests stay together."""
+    items = [item(f"test_{f}.py", f"t{t}") for f in "abcd" for t in range(5)]
+    names = [(i.path.name, i.name) for i in items]
+    assert [(i.path.name, i.name) for i in conftest.reordered(items, "reverse")] == names[::-1]
+    shuffled = [(i.path.name, i.name) for i in conftest.reordered(items, "shuffle:7")]
+    assert shuffled == [(i.path.name, i.name) for i in conftest.reordered(items, "shuffle:7")]
+    assert sorted(shuffled) == names and shuffled != names
+    files = [name for name, _ in shuffled]
+    assert len([f for k, f in enumerate(files) if k == 0 or files[k - 1] != f]) == 4
+    with pytest.raises(pytest.UsageError, match="reverse or shuffle:SEED"):
+        conftest.reordered(items, "shuffle")
+    monkeypatch.setattr(conftest, "ORDER", "reverse")
+    conftest.pytest_collection_modifyitems(None, items)
+    assert [(i.path.name, i.name) for i in items] == names[::-1]
 
 
 def test_make_test_hands_out_files_in_the_collected_order():
