@@ -27,9 +27,13 @@ from tests import conftest
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "site"
-# Top-level names never copied: not part of the site, or big and irrelevant to it.
-SKIP = {".git", ".venv", "_site", ".jekyll-cache", ".pytest_cache", ".hypothesis", ".cache",
-        "tests", "analysis", "bench", "docs", "__pycache__", "vendor", "node_modules"}
+# Top-level names never copied: not part of the site, or big and irrelevant to it. Jekyll's
+# records too: tests/test_publish.py builds the repository itself (--incremental writes, then
+# removes, .jekyll-metadata in it), and a copy made meanwhile by another xdist worker failed
+# with FileNotFoundError on that file.
+SKIP = {".git", ".venv", "_site", ".jekyll-cache", ".jekyll-metadata", ".pytest_cache",
+        ".hypothesis", ".cache", "tests", "analysis", "bench", "docs", "__pycache__", "vendor",
+        "node_modules"}
 
 
 def _copy_tree(src: Path, dest: Path) -> None:
