@@ -66,17 +66,16 @@ lint: $(VENV)/.installed
 check: lint
 	$(PY) -m pytest -q -m "not slow and not site and not browser and not harness"
 
-# Four workers (pytest-xdist) on the 2-core machine the times in docs/reliability.md were
+# Three workers (pytest-xdist) on the 2-core machine the times in docs/reliability.md were
 # taken on: a third of the tests' wall is waiting (the harness's real-time runs, Chromium, the
-# builds' Java and Jekyll children), and the workers past two run other tests in it; one per
-# core left a core idle for minutes, three still left 712 s of pytest (a model of the per-test
-# log gave 584 s for three, 514 s for four). The tests that judged the clock, which a fourth
-# worker's load could fail, judge the work: the corpus replay's limit is CPU time, the
-# harness's knee is judged against what its server served. A test file at a time, so a module's built site or run is
-# made once, in one worker; tests/conftest.py sends the longest files out first
-# (--no-loadscope-reorder: else xdist hands files out by their number of tests, most first,
-# and the few-test files that build whole sites went out last).
-TEST_WORKERS ?= 4
+# builds' Java and Jekyll children), and the third worker runs other tests in it; one per core
+# left a core idle for minutes. Four were tried (session 17's rehearsal): pytest took 737 s
+# against three's 712 s, the harness beside it 351 s against 314 s, and the knee test failed
+# under the load. A test file at a time, so a module's built site or run is made once, in one
+# worker; tests/conftest.py sends the longest files out first (--no-loadscope-reorder: else
+# xdist hands files out by their number of tests, most first, and the few-test files that
+# build whole sites went out last).
+TEST_WORKERS ?= 3
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The harness's jars first: pytest's harness tests (tests/test_harness_url.py) drive them, and

@@ -216,11 +216,14 @@ def test_find_knee_lands_within_one_bisection_step_of_the_ceiling(sleep_server, 
     step = past - knee
     # The server's 4 threads live in this test's process: beside CPU-bound work (make test's
     # other workers, load 16) they wake late from each 50 ms sleep, the server completed
-    # fewer than 80 a second and the knee came out at 60. So the knee is judged against what
-    # the server served in the first saturated probe, and never above 80.
-    served = json.loads((tmp_path / "knee" / "knee" / f"r{past}.counts.json").read_text())
-    ceiling = min(80, served["achieved_completion_rate"])
-    assert abs(knee - ceiling) <= step, (search, served["achieved_completion_rate"], proc.stdout)
+    # fewer than 80 a second and the knee came out at 60. So the knee may lie below 80 down to
+    # the most the server served in any probe. (Not the rate served in the first saturated
+    # probe: overloaded, it collapsed to 43.5/s in a CI rehearsal while the knee was 80.)
+    served = {rate: json.loads((tmp_path / "knee" / "knee" / f"r{rate}.counts.json")
+                               .read_text())["achieved_completion_rate"]
+              for rate in (p["rate"] for p in search["probes"])}
+    floor = min(80, max(served.values()))
+    assert floor - step <= knee <= 80 + step, (search, served, proc.stdout)
     rates = [p["rate"] for p in search["probes"]]
     assert rates[:3] == [10, 20, 40] and len(rates) <= 5 + 2
     for probe in search["probes"]:   # each probe host-checked as a cell is, the settle wait too
