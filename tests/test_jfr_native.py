@@ -4,6 +4,7 @@ and built recordings; the program's refusals; and the fallback when the walk can
 loaded. Run with LOADCURVE_NATIVE=0 too (the walk off: every JFR test on the Python path)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -410,6 +411,15 @@ def _parks_tallied(rows, window, tps, in_c):
     reader._clock, reader._window_ticks = (0, 0, tps), window
     reader._parks = {7: [5, 1]}          # (a park the Python loop read before: added to)
     values = (ctypes.c_int64 * max(len(rows) * 4, 1))(*[x for row in rows for x in row])
+    with _tally_asked(in_c) as calls:
+        reader._batch_ThreadPark(native._view(values, len(rows) * 4))
+    return reader._parks, reader._warmup_parks, bool(calls)
+
+
+@contextlib.contextmanager
+def _tally_asked(in_c: bool):
+    """native.Kernels.tally with its calls counted (the list yielded), answered by C when
+    `in_c`, else refused (None), so that the caller sums in Python."""
     calls = []
     real = native.Kernels.tally
 
@@ -418,10 +428,9 @@ def _parks_tallied(rows, window, tps, in_c):
         return real(self, *args) if in_c else None
     native.Kernels.tally = tally
     try:
-        reader._batch_ThreadPark(native._view(values, len(rows) * 4))
+        yield calls
     finally:
         native.Kernels.tally = real
-    return reader._parks, reader._warmup_parks, bool(calls)
 
 
 @needs_kernels
@@ -453,17 +462,8 @@ def _summed(rows, window, tps, batch, in_c):
     reader = ChunkReader(Summary(None, None if window is None else (0, 1)))
     reader._clock, reader._window_ticks = (0, 0, tps), window
     values = (ctypes.c_int64 * max(len(rows) * 4, 1))(*[x for row in rows for x in row])
-    calls = []
-    real = native.Kernels.tally
-
-    def tally(self, *args):
-        calls.append(1)
-        return real(self, *args) if in_c else None
-    native.Kernels.tally = tally
-    try:
+    with _tally_asked(in_c) as calls:
         getattr(reader, batch)(native._view(values, len(rows) * 4))
-    finally:
-        native.Kernels.tally = real
 
     def figures(s):
         return None if s is None else (s.allocation_events, s.allocation_weight,
