@@ -4,6 +4,7 @@ value for value and type for type - after a run changed, one was added and one r
 when a run's values would be read otherwise on their own (then every file is parsed)."""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,7 @@ from pandas.testing import assert_frame_equal
 
 from analysis.corpus import cell_frames, cell_table
 from analysis.paths import run_cells_csv_path
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.test_corpus_csv import bundled_cells_site
 
 
 def _from_nothing(site: Path, ids: list[str]):
@@ -20,19 +20,13 @@ def _from_nothing(site: Path, ids: list[str]):
     header = ",".join(cell_table.COLUMNS) + "\n"
     text = header + "".join((site / run_cells_csv_path(r)).read_text()[len(header):]
                             for r in sorted(ids) if (site / run_cells_csv_path(r)).is_file())
-    return cell_table.concat([cell_table._read_raw(__import__("io").StringIO(text))])
+    return cell_table.concat([cell_table._read_raw(io.StringIO(text))])
 
 
 @pytest.fixture
 def site(tmp_path) -> tuple[Path, list[str]]:
     site = tmp_path / "site"
-    runs = sorted(p.parent.name for p in (REPO / "assets" / "data").glob("*/cells.csv"))
-    assert len(runs) >= 4
-    for run_id in runs:
-        (site / run_cells_csv_path(run_id)).parent.mkdir(parents=True)
-        (site / run_cells_csv_path(run_id)).write_text(
-            (REPO / run_cells_csv_path(run_id)).read_text())
-    return site, runs
+    return site, bundled_cells_site(site)
 
 
 @pytest.fixture

@@ -16,6 +16,18 @@ pytestmark = pytest.mark.slow     # (make check leaves it out; make test runs it
 
 REPO = Path(__file__).resolve().parents[1]
 
+
+def bundled_cells_site(site: Path) -> list[str]:
+    """The bundled runs' cells.csv files copied into `site`; their run ids, sorted."""
+    from analysis.paths import run_cells_csv_path
+    runs = sorted(p.parent.name for p in (REPO / "assets" / "data").glob("*/cells.csv"))
+    assert len(runs) >= 4
+    for run_id in runs:
+        (site / run_cells_csv_path(run_id)).parent.mkdir(parents=True)
+        (site / run_cells_csv_path(run_id)).write_text(
+            (REPO / run_cells_csv_path(run_id)).read_text())
+    return runs
+
 _text = st.one_of(st.text(max_size=12),
                   st.text(alphabet=st.sampled_from(list('a,"\n\r ;\'x1.-')), max_size=8))
 _float = st.one_of(st.floats(), st.integers(-2 ** 60, 2 ** 60),
@@ -97,14 +109,8 @@ def test_the_corpus_csv_reuses_unchanged_runs_blocks_and_equals_to_csv(tmp_path,
     for byte, while only the runs whose cells.csv changed (or are new) are written by pandas;
     a removed run's block goes."""
     from analysis.paths import CELLS_CSV, run_cells_csv_path
-    repo = Path(__file__).resolve().parents[1]
     site = tmp_path / "site"
-    runs = sorted(p.parent.name for p in (repo / "assets" / "data").glob("*/cells.csv"))
-    assert len(runs) >= 4
-    for run_id in runs:
-        (site / run_cells_csv_path(run_id)).parent.mkdir(parents=True)
-        (site / run_cells_csv_path(run_id)).write_text(
-            (repo / run_cells_csv_path(run_id)).read_text())
+    runs = bundled_cells_site(site)
 
     def corpus(ids):
         df = cell_table.read_runs(site, ids)

@@ -56,6 +56,17 @@ def compile_shared(source: Path, flags: list[str], prefix: str) -> Path:
     return target
 
 
+def check_abi(lib: ctypes.CDLL, symbol: str, expected: int, source: Path) -> None:
+    """Raise OSError unless `lib`'s `symbol`() - the ABI number its C source declares - is the
+    one the loading module was written against (a stale object in .cache/native/)."""
+    abi = getattr(lib, symbol)
+    abi.restype = ctypes.c_int64
+    abi.argtypes = []
+    found = abi()
+    if found != expected:
+        raise OSError(f"{source.name} ABI {found}, expected {expected}")
+
+
 def array_of(dtype):
     """A ctypes argument type: a C-contiguous numpy array of `dtype`, passed as the address of
     its data. np.ctypeslib.ndpointer checks the same, but its from_param and the _ctypes

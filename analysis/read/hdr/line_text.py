@@ -37,10 +37,7 @@ def exact_millis(values: np.ndarray) -> np.ndarray:
 
 class Kernels:
     def __init__(self, lib):
-        lib.lc_lines_abi.restype = _I64
-        lib.lc_lines_abi.argtypes = []
-        if lib.lc_lines_abi() != ABI:
-            raise OSError(f"{SOURCE.name} ABI {lib.lc_lines_abi()}, expected {ABI}")
+        native_build.check_abi(lib, "lc_lines_abi", ABI, SOURCE)
         lib.lc_interval_lines.restype = _I64
         lib.lc_interval_lines.argtypes = [_f64, _I64, _I64, _i64, _i64, _i64, _i64, _i64, _I64,
                                           _u8, _i64, _I64, _I64, _u8, _I64]

@@ -40,10 +40,7 @@ class Kernels:
     """The loaded shared object, with numpy-typed entry points."""
 
     def __init__(self, lib):
-        lib.lc_abi.restype = _I64
-        lib.lc_abi.argtypes = []
-        if lib.lc_abi() != ABI:
-            raise OSError(f"{SOURCE.name} ABI {lib.lc_abi()}, expected {ABI}")
+        native_build.check_abi(lib, "lc_abi", ABI, SOURCE)
         lib.lc_decode_v2.restype = _I64
         lib.lc_decode_v2.argtypes = [_u8, _I64, _i64, _I64, _i64, _i64, _i64, _I64, _i64, _i64,
                                      _u8, ctypes.POINTER(_I64)]

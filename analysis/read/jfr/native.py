@@ -294,10 +294,7 @@ class Kernels:
     """The loaded shared object."""
 
     def __init__(self, lib):
-        lib.lc_jfr_abi.restype = _I64
-        lib.lc_jfr_abi.argtypes = []
-        if lib.lc_jfr_abi() != ABI:
-            raise OSError(f"{SOURCE.name} ABI {lib.lc_jfr_abi()}, expected {ABI}")
+        native_build.check_abi(lib, "lc_jfr_abi", ABI, SOURCE)
         lib.lc_jfr_checkpoints.restype = _I64
         lib.lc_jfr_checkpoints.argtypes = [
             ctypes.c_char_p, _I64, _i64, _i64, _i64, _i64, _I64, _u64, _i64, _I64,
