@@ -22,14 +22,15 @@ CACHE = Path(os.environ.get("LOADCURVE_NATIVE_CACHE")
 BUILD_SECONDS = 120
 
 
-def compile_shared(source: Path, flags: list[str], prefix: str) -> Path:
+def compile_shared(source: Path, flags: list[str], prefix: str, libs: tuple = ()) -> Path:
     """The shared object for `source`, compiled now unless already in the cache, written
     under a temporary name and renamed (two processes building at once both succeed).
-    Raises OSError/RuntimeError when it cannot be."""
+    `libs` (-l options) follow the source, where a linker that drops unneeded libraries
+    still sees what it needs them for. Raises OSError/RuntimeError when it cannot be."""
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise RuntimeError("no C compiler (cc)")
-    key = hashlib.sha256(b"\0".join([source.read_bytes(), cc.encode(), " ".join(flags).encode(),
+    key = hashlib.sha256(b"\0".join([source.read_bytes(), cc.encode(), " ".join([*flags, *libs]).encode(),
                                      _machine().encode(), sys.platform.encode()]))
     target = CACHE / f"{prefix}-{key.hexdigest()[:16]}.so"
     if target.exists():
@@ -42,7 +43,7 @@ def compile_shared(source: Path, flags: list[str], prefix: str) -> Path:
     os.close(fd)
     try:
         try:
-            proc = subprocess.run([cc, *flags, "-o", tmp, str(source)], capture_output=True,
+            proc = subprocess.run([cc, *flags, "-o", tmp, str(source), *libs], capture_output=True,
                                   text=True, timeout=BUILD_SECONDS)
         except subprocess.SubprocessError as exc:
             raise RuntimeError(str(exc)) from exc
@@ -120,14 +121,14 @@ class Loader:
 
     def __init__(self, source: Path, flags: list[str], prefix: str,
                  wrap: Callable[[ctypes.CDLL], object], check: Callable[[object, Path], None],
-                 fallback: str, what: str):
-        self.source, self.flags, self.prefix = source, flags, prefix
+                 fallback: str, what: str, libs: tuple = ()):
+        self.source, self.flags, self.prefix, self.libs = source, flags, prefix, libs
         self.wrap, self.check, self.fallback, self.what = wrap, check, fallback, what
         self.loaded: list[tuple[object, str]] = []     # [(wrapped or None, description)]
 
     def build(self) -> Path:
         """The shared object for this source (compiled once, cached)."""
-        return compile_shared(self.source, self.flags, self.prefix)
+        return compile_shared(self.source, self.flags, self.prefix, self.libs)
 
     def get(self) -> object:
         """The wrapped object, built and loaded on first call; None when it cannot be."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysis.read.hdr import codec, native
+from analysis.read.hdr import codec, group_inflate, native
 from analysis.read.hdr.lines import Interval
 from analysis.read.hdr.payload import (INT_MAX, SMALL_COMPRESSED, V2_MAX_WORD_SIZE,
                                        DecodedPayload, PayloadError, parse_header_fields,
@@ -212,24 +212,20 @@ def _inflate_plain(items):
     kernels = native.get()
     if kernels is None or not items:
         return None
-    b64 = codec.fast_b64decode or _strict_a2b
-    inflate = codec.fast_decompress or zlib.decompress
-    try:
-        raws = [b64(item[7]) for item in items]
-    except (ValueError, TypeError):
-        return None
-    offsets = _offsets(raws)
-    joined = b"".join(raws)
-    if not kernels.outer_ok(joined, offsets, SMALL_COMPRESSED):
-        return None
-    view = memoryview(joined)
-    try:
-        inflated = [inflate(view[a + 8:b]) for a, b in zip(offsets[:-1].tolist(),
-                                                           offsets[1:].tolist())]
-    except Exception:      # (isal's IsalError is no zlib.error)
-        return None
-    bodies = bytearray().join(inflated)
-    offsets = _offsets(inflated)
+    inflater = group_inflate.get()
+    grouped = inflater.inflate([item[7] for item in items], SMALL_COMPRESSED) \
+        if inflater is not None else None
+    if grouped is not None:
+        # (the raw payloads are not kept: as for a group worker.unpack_payloads gives)
+        bodies, offsets = grouped
+        raws = [None] * len(items)
+    else:
+        inflated = _inflate_each(items, kernels)
+        if inflated is None:
+            return None
+        raws, inflated = inflated
+        bodies = bytearray().join(inflated)
+        offsets = _offsets(inflated)
     kinds = np.empty(len(items), np.int64)
     known: list[bytes] = []
     shared: list[DecodedPayload] = []
@@ -241,7 +237,8 @@ def _inflate_plain(items):
             break
         if row < 0 or len(known) == MAX_KINDS:
             return None
-        header = inflated[row][:4] + inflated[row][8:40]
+        at = int(offsets[row])
+        header = bytes(bodies[at:at + 4] + bodies[at + 8:at + 40])
         try:
             layout, word_size, limit, ratio = parse_header_fields(header, 40)
         except ValueError:     # (PayloadError, LayoutError)
@@ -257,6 +254,27 @@ def _inflate_plain(items):
     payloads = [shared[0]] * len(items) if len(shared) == 1 else \
         [shared[k] for k in kinds.tolist()]
     return payloads, raws, {}, (bodies, lengths)
+
+
+def _inflate_each(items, kernels):
+    """(raw payloads, each inflated) of a group of lines, a base64 and an inflate call each,
+    or None when one is not a plain payload (see _inflate_plain)."""
+    b64 = codec.fast_b64decode or _strict_a2b
+    inflate = codec.fast_decompress or zlib.decompress
+    try:
+        raws = [b64(item[7]) for item in items]
+    except (ValueError, TypeError):
+        return None
+    offsets = _offsets(raws)
+    joined = b"".join(raws)
+    if not kernels.outer_ok(joined, offsets, SMALL_COMPRESSED):
+        return None
+    view = memoryview(joined)
+    try:
+        return raws, [inflate(view[a + 8:b]) for a, b in zip(offsets[:-1].tolist(),
+                                                             offsets[1:].tolist())]
+    except Exception:      # (isal's IsalError is no zlib.error)
+        return None
 
 
 def _strict_a2b(text) -> bytes:

@@ -34,6 +34,7 @@ import os
 
 from analysis.errors import HlogError
 from analysis.read.hdr.batch import LINE, decode_batch, decode_part
+from analysis.read.hdr.codec import a2b_base64
 from analysis.read.hdr.double import sum_double_histograms
 from analysis.read.hdr.histogram import sum_histograms
 from analysis.read.hdr.groups import item_groups
@@ -213,8 +214,9 @@ def read_hlog(path) -> HlogLog:
             for iv, hist in zip(batch.intervals, batch.histograms()):
                 iv._histogram = hist
         else:
-            for iv, raw in zip(batch.intervals, batch.raws):
-                iv._raw = raw
+            # (a group inflated in one compiled call keeps no raw payloads: base64 again)
+            for iv, raw, text in zip(batch.intervals, batch.raws, batch.column(7)):
+                iv._raw = raw if raw is not None else a2b_base64(text)
         intervals.extend(batch.intervals)
     if state.unterminated_line:
         at = f"{path}:{state.unterminated_line}: "
