@@ -216,5 +216,6 @@ describe = LOADER.describe
 
 if __name__ == "__main__":     # make's install step: build now, never fail the install
     print(f"hgrm inner loops: {describe()}")
-    from analysis.read.hdr import line_text
+    from analysis.read.hdr import group_inflate, line_text
     print(f"hgrm interval lines: {line_text.describe()}")
+    print(f"hgrm payloads' base64 and inflating: {group_inflate.describe()}")
