@@ -64,6 +64,18 @@ def test_a_group_inflates_to_the_bytes_of_one_call_a_line():
 
 
 @needs_inflater
+def test_threads_inflate_groups_at_once_each_into_its_own_room():
+    """The call releases the GIL: two threads may inflate at once, each into its own room."""
+    from concurrent.futures import ThreadPoolExecutor
+    groups = [_texts([encode(_histogram(10 * g + k)) for k in range(10)]) for g in range(8)]
+    alone = [bytes(INFLATER.inflate(texts, SMALL_COMPRESSED)[0]) for texts in groups]
+    with ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(lambda t: bytes(INFLATER.inflate(t, SMALL_COMPRESSED)[0]),
+                                 groups * 4))
+    assert together == alone * 4
+
+
+@needs_inflater
 def test_too_little_room_is_offered_again_larger(monkeypatch):
     monkeypatch.setattr(group_inflate, "FIRST_ROOM", 0)
     fresh = group_inflate.GroupInflater(INFLATER.lib)

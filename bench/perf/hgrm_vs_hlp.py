@@ -175,6 +175,9 @@ def main() -> int:
             runs[label] = (cmd, tree, rss_report)
     results = {name: [] for name in runs}
     print(f"inner loops of ours: {path}", flush=True)
+    if not args.numpy:
+        from analysis.read.hdr import group_inflate
+        print(f"payloads' base64 and inflating: {group_inflate.describe()}", flush=True)
     for k in range(args.repeat):
         for name, (cmd, tree, report) in runs.items():
             r = run(cmd, report, ours_env if name != "hlp" else None, tree)
