@@ -300,8 +300,20 @@ if tasks_dir:
     import gc, time
     import analysis.pipeline.runner as runner, analysis.pipeline.stages as stages
 
+    def interpreter_cpu():
+        # the fresh processes' fixed interpreted loop (CHILD), run before each task: the
+        # machine's pace of the moment, to set beside the task's CPU
+        t = time.process_time()
+        table = {}
+        for i in range(60000):
+            key = f"cell-{i % 997}"
+            table[key] = table.get(key, 0.0) + i * 0.5
+        sorted(table.items())
+        return time.process_time() - t
+
     def recorded(inner, phase):
         def task(*args, **kwargs):
+            interpreter = interpreter_cpu()
             before, t, w = resource.getrusage(resource.RUSAGE_SELF), time.process_time(), \
                 time.perf_counter()
             collections = [g["collections"] for g in gc.get_stats()]
@@ -309,7 +321,7 @@ if tasks_dir:
             after = resource.getrusage(resource.RUSAGE_SELF)
             with open(os.path.join(tasks_dir, f"{os.getpid()}.jsonl"), "a") as log:
                 log.write(json.dumps({
-                    "phase": phase, "cpu": time.process_time() - t,
+                    "phase": phase, "cpu": time.process_time() - t, "interpreter": interpreter,
                     "wall": time.perf_counter() - w, "start": w,
                     "user": after.ru_utime - before.ru_utime,
                     "sys": after.ru_stime - before.ru_stime,
@@ -377,7 +389,9 @@ def print_tasks(label: str, n: int, build: dict) -> None:
     inside = sum(r["cpu"] for r in records)
     # each worker's own CPU when its last task ended, less its tasks': the pool's loop
     # (unpickling the call, pickling the result), the worker's start, its idle polling
-    last = sum(worker[-1]["process_cpu"] for worker in by_worker.values())
+    # (less the fixed loops the recorder ran)
+    last = sum(worker[-1]["process_cpu"] for worker in by_worker.values()) \
+        - sum(r.get("interpreter", 0.0) for r in records)
     print(f"{label[:24]:<26}{n:>5} runs, {len(by_worker)} workers: tasks {inside:7.2f} CPU s, "
           f"outside tasks {last - inside:6.2f}, after the last task "
           f"{build['workers'] - last:6.2f}; main {build['main']:6.2f}")
@@ -398,6 +412,15 @@ def print_tasks(label: str, n: int, build: dict) -> None:
         early, late = ordered[:tenth], ordered[-tenth:]
         print(f"{'':<26}{'':<8} first tenth {sum(r['cpu'] for r in early) / len(early):.3f} s a "
               f"task, last tenth {sum(r['cpu'] for r in late) / len(late):.3f} s")
+        # the fixed loop run before each task: if the tasks' CPU moves with it, what varied
+        # from task to task was the machine's pace (the code and its data are the same)
+        loops = [r["interpreter"] for r in ordered[1:]]
+        if len(loops) > 2 and min(loops) < max(loops):
+            import statistics
+            cpus = [r["cpu"] for r in ordered[1:]]
+            print(f"{'':<26}{'':<8} the fixed loop before each task: {min(loops) * 1000:.1f}-"
+                  f"{max(loops) * 1000:.1f} ms; its correlation with the task's CPU "
+                  f"{statistics.correlation(loops, cpus):.2f}")
     print(f"{'':<26}{build['phases']}")
 
 
