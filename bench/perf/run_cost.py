@@ -85,7 +85,23 @@ REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
 STAGES = ("hlog", "jfr", "model", "data", "yaml", "steady", "gc", "charts", "png")
 
-CHILD = r"""
+# Prepended to both snippets below: the same interpreted work each time (dicts, strings, floats;
+# ~20-40 ms). It leans on the caches and the branch predictor as the stages do, which other
+# work on the machine shares; run beside a run or a task, it gives the machine's pace then.
+FIXED_LOOP = r"""
+import time as _time
+
+def interpreter_cpu():
+    t = _time.process_time()
+    table = {}
+    for i in range(60000):
+        key = f"cell-{i % 997}"
+        table[key] = table.get(key, 0.0) + i * 0.5
+    sorted(table.items())
+    return _time.process_time() - t
+"""
+
+CHILD = FIXED_LOOP + r"""
 import json, os, sys, time
 from pathlib import Path
 cpu = time.process_time
@@ -151,17 +167,6 @@ def reference_cpu():
     # varies as much as a run's does, the machine's pace varied, not the code's work
     t = cpu()
     hashlib.sha256(REFERENCE).digest()
-    return cpu() - t
-
-def interpreter_cpu():
-    # the same interpreted work each time (dicts, strings, floats; ~30 ms): it leans on the
-    # caches and the branch predictor as the stages do, which a busy sibling core shares
-    t = cpu()
-    table = {}
-    for i in range(60000):
-        key = f"cell-{i % 997}"
-        table[key] = table.get(key, 0.0) + i * 0.5
-    sorted(table.items())
     return cpu() - t
 
 for label in ("first", "next"):
@@ -290,7 +295,7 @@ def print_turns(result: dict, before: str, n: int, reverse: bool) -> None:
                   f"median {v[len(v) // 2]:7.1f}")
 
 
-BUILD = r"""
+BUILD = FIXED_LOOP + r"""
 import json, os, resource, sys
 tasks_dir = os.environ.get("RUN_COST_TASKS")
 if tasks_dir:
@@ -299,17 +304,6 @@ if tasks_dir:
     # names, so the tasks are pickled by reference to them.
     import gc, time
     import analysis.pipeline.runner as runner, analysis.pipeline.stages as stages
-
-    def interpreter_cpu():
-        # the fresh processes' fixed interpreted loop (CHILD), run before each task: the
-        # machine's pace of the moment, to set beside the task's CPU
-        t = time.process_time()
-        table = {}
-        for i in range(60000):
-            key = f"cell-{i % 997}"
-            table[key] = table.get(key, 0.0) + i * 0.5
-        sorted(table.items())
-        return time.process_time() - t
 
     def recorded(inner, phase):
         def task(*args, **kwargs):
