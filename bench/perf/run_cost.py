@@ -197,6 +197,9 @@ for label in ("first", "next"):
         "interpreter": interpreter, "interpreter_after": interpreter_cpu(),
         "sys": after.ru_stime - usage.ru_stime, "minflt": after.ru_minflt - usage.ru_minflt,
         "majflt": after.ru_majflt - usage.ru_majflt,
+        # (switches forced by other processes of this machine: ~0 when it is quiet, so a
+        # spread left then comes from outside the guest)
+        "nivcsw": after.ru_nivcsw - usage.ru_nivcsw,
         "collections": [g["collections"] - c for g, c in zip(gc.get_stats(), collections)]})
 print(json.dumps(out))
 """
@@ -545,9 +548,29 @@ def main() -> int:
                                        for cpu, load in cells))
     print("(stages other than imports/first: the second run in the same process, as each run "
           "after a worker's first)")
+    print_spread(results)
     if sizes:
         print_builds(trees, builds, sizes)
     return 0
+
+
+def print_spread(results: dict[str, list[dict]]) -> None:
+    """The "next" run's CPU over the fresh processes, beside the fixed loops' CPU in the same
+    processes: does the run's spread follow the machine's pace?"""
+    import statistics
+    for label, runs in results.items():
+        nexts = [r["next"] for r in runs if "interpreter" in r["next"]]
+        if len(nexts) < 3:
+            continue
+        total = [n["total"] for n in nexts]
+        loop = [(n["interpreter"] + n["interpreter_after"]) / 2 for n in nexts]
+        sha = [n["reference"] for n in nexts]
+        switches = [n["nivcsw"] for n in nexts]
+        print(f"{label[:24]:<26}next total {min(total):.3f}-{max(total):.3f} s; sha256 loop "
+              f"{min(sha) * 1000:.1f}-{max(sha) * 1000:.1f} ms; interpreted loop "
+              f"{min(loop) * 1000:.1f}-{max(loop) * 1000:.1f} ms, its correlation with the "
+              f"total {statistics.correlation(loop, total):.2f}; involuntary switches "
+              f"{min(switches)}-{max(switches)}")
 
 
 if __name__ == "__main__":
