@@ -27,3 +27,19 @@ def test_the_renamed_package_imports_none_of_the_checkouts(tmp_path):
                          text=True, env={"PYTHONPATH": str(tmp_path), "MPLBACKEND": "Agg"})
     assert out.returncode == 0, out.stderr[-800:]
     assert out.stdout.strip() == "[]"
+
+
+def test_a_builds_worker_tasks_are_each_recorded_inside_the_workers_cpu(tmp_path):
+    """--tasks: every analyse and chart task of a real two-worker build is recorded once, by
+    the worker that ran it, and the tasks' CPU is part of the workers' own CPU (the wrappers
+    reach the forked workers, pickled by the stages' names)."""
+    bench = runpy.run_path(str(REPO / "bench/perf/run_cost.py"))
+    build = bench["build_cpu"](REPO, REPO / "runs" / "jmh-actors-streams", 3, tmp_path,
+                               tasks=True)
+    records = [r for worker in build["tasks"].values() for r in worker]
+    assert sorted(r["phase"] for r in records) == ["analyse"] * 3 + ["charts"] * 3
+    assert all(r["cpu"] > 0 and len(r["collections"]) == 3 for r in records)
+    inside = sum(r["cpu"] for r in records)
+    worker_cpu = sum(worker[-1]["process_cpu"] for worker in build["tasks"].values())
+    assert inside <= worker_cpu <= build["workers"]
+    assert "built 3 of 3 runs" in build["phases"]

@@ -53,6 +53,20 @@ the difference over the runs added is what each further run costs each side: the
 figure against `total` above (what the stages leave out: task dispatch, pickling, each
 worker's settling) and the main process's share a run (waiting on, merging and recording the
 results; the corpus pages' growth).
+
+    .venv/bin/python bench/perf/run_cost.py --repeat 0 --build 200 --tasks \
+        [--before DIR --repeat-builds 2]
+
+--tasks records each worker task of those builds (RUN_COST_TASKS): its CPU, sys time, minor
+faults, involuntary switches and collections, and prints per phase the tasks' CPU (the first
+and the last tenth of the build apart: does a worker's task cost more as it ages?) against
+all the workers' CPU. --repeat-builds K alternates the trees K times (ABAB... each tree first
+once). The "workers" figure holds every reaped child, the input hashing's processes too.
+
+Each fresh process's --json record also holds, before and after each run, the CPU of two
+fixed pieces of work: `reference` (sha256 of 16 MB: compiled, no memory traffic) and
+`interpreter` (a dict and string loop): which of them varies with the run's CPU from one
+process to the next says whether the machine's pace or the code's work varied.
 """
 from __future__ import annotations
 
@@ -71,7 +85,23 @@ REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
 STAGES = ("hlog", "jfr", "model", "data", "yaml", "steady", "gc", "charts", "png")
 
-CHILD = r"""
+# Prepended to both snippets below: the same interpreted work each time (dicts, strings, floats;
+# ~20-40 ms). It leans on the caches and the branch predictor as the stages do, which other
+# work on the machine shares; run beside a run or a task, it gives the machine's pace then.
+FIXED_LOOP = r"""
+import time as _time
+
+def interpreter_cpu():
+    t = _time.process_time()
+    table = {}
+    for i in range(60000):
+        key = f"cell-{i % 997}"
+        table[key] = table.get(key, 0.0) + i * 0.5
+    sorted(table.items())
+    return _time.process_time() - t
+"""
+
+CHILD = FIXED_LOOP + r"""
 import json, os, sys, time
 from pathlib import Path
 cpu = time.process_time
@@ -129,9 +159,22 @@ for name in ("_reused_figure", "_draw_plot", "_write_figure", "draw_panels"):   
         timed(analysis.write.charts.render, name, "png")
 runs_root, site = sys.argv[1], sys.argv[2]
 out = {"imports": imports}
+import hashlib, resource
+REFERENCE = bytes(range(256)) * (64 * 1024)   # 16 MB
+
+def reference_cpu():
+    # the same C loop each time (sha256 of 16 MB, no allocation, no Python): where its CPU
+    # varies as much as a run's does, the machine's pace varied, not the code's work
+    t = cpu()
+    hashlib.sha256(REFERENCE).digest()
+    return cpu() - t
+
 for label in ("first", "next"):
     run_dir = os.path.join(runs_root, sys.argv[3 if label == "first" else 4])
     spent.clear()
+    reference, interpreter = reference_cpu(), interpreter_cpu()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    collections = [g["collections"] for g in gc.get_stats()]
     t = cpu()
     r = stages.analyse_task(run_dir, runs_root, site, False)
     analyse = cpu() - t
@@ -148,6 +191,16 @@ for label in ("first", "next"):
                   "gc": spent.get("gc", 0.0),
                   "charts": charts, "png": spent.get("png", 0.0),
                   "total": analyse + charts, "n_charts": len(r["chart_jobs"])}
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    out[label].update({
+        "reference": reference, "reference_after": reference_cpu(),
+        "interpreter": interpreter, "interpreter_after": interpreter_cpu(),
+        "sys": after.ru_stime - usage.ru_stime, "minflt": after.ru_minflt - usage.ru_minflt,
+        "majflt": after.ru_majflt - usage.ru_majflt,
+        # (switches forced by other processes of this machine: ~0 when it is quiet, so a
+        # spread left then comes from outside the guest)
+        "nivcsw": after.ru_nivcsw - usage.ru_nivcsw,
+        "collections": [g["collections"] - c for g, c in zip(gc.get_stats(), collections)]})
 print(json.dumps(out))
 """
 
@@ -245,8 +298,45 @@ def print_turns(result: dict, before: str, n: int, reverse: bool) -> None:
                   f"median {v[len(v) // 2]:7.1f}")
 
 
-BUILD = r"""
-import json, resource, sys
+BUILD = FIXED_LOOP + r"""
+import json, os, resource, sys
+tasks_dir = os.environ.get("RUN_COST_TASKS")
+if tasks_dir:
+    # Each worker task's own CPU, faults and collections, appended to a file of the worker's:
+    # the stages' wrappers are set on both modules before the pool forks, under the stages'
+    # names, so the tasks are pickled by reference to them.
+    import gc, time
+    import analysis.pipeline.runner as runner, analysis.pipeline.stages as stages
+
+    def recorded(inner, phase):
+        def task(*args, **kwargs):
+            interpreter = interpreter_cpu()
+            before, t, w = resource.getrusage(resource.RUSAGE_SELF), time.process_time(), \
+                time.perf_counter()
+            collections = [g["collections"] for g in gc.get_stats()]
+            result = inner(*args, **kwargs)
+            after = resource.getrusage(resource.RUSAGE_SELF)
+            with open(os.path.join(tasks_dir, f"{os.getpid()}.jsonl"), "a") as log:
+                log.write(json.dumps({
+                    "phase": phase, "cpu": time.process_time() - t, "interpreter": interpreter,
+                    "wall": time.perf_counter() - w, "start": w,
+                    "user": after.ru_utime - before.ru_utime,
+                    "sys": after.ru_stime - before.ru_stime,
+                    "minflt": after.ru_minflt - before.ru_minflt,
+                    "majflt": after.ru_majflt - before.ru_majflt,
+                    "nivcsw": after.ru_nivcsw - before.ru_nivcsw,
+                    "maxrss_kb": after.ru_maxrss,
+                    "collections": [g["collections"] - c
+                                    for g, c in zip(gc.get_stats(), collections)],
+                    "process_cpu": after.ru_utime + after.ru_stime}) + "\n")
+            return result
+        task.__module__, task.__qualname__ = inner.__module__, inner.__qualname__
+        return task
+
+    for name, phase in (("analyse_task", "analyse"), ("chart_task", "charts")):
+        wrapper = recorded(getattr(stages, name), phase)
+        setattr(stages, name, wrapper)
+        setattr(runner, name, wrapper)
 from analysis.cli import main
 code = main(sys.argv[1:])
 own, workers = (resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
@@ -255,7 +345,7 @@ print(json.dumps({"code": code, "main": own.ru_utime + own.ru_stime,
 """
 
 
-def build_cpu(code: Path, run: Path, n: int, tmp: Path) -> dict:
+def build_cpu(code: Path, run: Path, n: int, tmp: Path, tasks: bool = False) -> dict:
     """A whole build of `n` hard-linked copies of `run` with the code of `code`: CPU seconds of
     its main process and of its workers, wall seconds, the load average before it."""
     corpus = Path(tempfile.mkdtemp(dir=tmp))
@@ -263,28 +353,87 @@ def build_cpu(code: Path, run: Path, n: int, tmp: Path) -> dict:
         shutil.copytree(run.resolve(), corpus / "runs" / f"{run.name}-{i:04d}",
                         copy_function=os.link)
     (corpus / "site").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(code), "MPLBACKEND": "Agg"}
+    if tasks:
+        (corpus / "tasks").mkdir()
+        env["RUN_COST_TASKS"] = str(corpus / "tasks")
     load = os.getloadavg()[0]
     started = time.perf_counter()
     out = subprocess.run([PY, "-c", BUILD, "build", "--runs", str(corpus / "runs"), "--site",
-                          str(corpus / "site"), "--force", "-q"], capture_output=True, text=True,
-                         cwd=code, env={**os.environ, "PYTHONPATH": str(code), "MPLBACKEND": "Agg"})
+                          str(corpus / "site"), "--force", *([] if tasks else ["-q"])],
+                         capture_output=True, text=True, cwd=code, env=env)
     wall = time.perf_counter() - started
+    recorded = task_records(corpus / "tasks") if tasks else None
     shutil.rmtree(corpus)
     result = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else {}
     if result.get("code") != 0:
         sys.exit(f"error: {code}: the build of {n} runs failed: {out.stderr.strip()[-400:]}")
-    return {**result, "wall": wall, "load": load}
+    phases = re.search(r"built \d+ of \d+ runs .*", out.stderr)
+    return {**result, "wall": wall, "load": load, "tasks": recorded,
+            "phases": phases.group(0) if phases else ""}
+
+
+def task_records(folder: Path) -> dict:
+    """The workers' task records (RUN_COST_TASKS): per worker, its tasks in order."""
+    return {path.stem: [json.loads(line) for line in path.read_text().splitlines()]
+            for path in sorted(folder.glob("*.jsonl"))}
+
+
+def print_tasks(label: str, n: int, build: dict) -> None:
+    """What the workers spent inside their tasks, per phase, against all their CPU."""
+    by_worker = build["tasks"]
+    records = [r for worker in by_worker.values() for r in worker]
+    inside = sum(r["cpu"] for r in records)
+    # each worker's own CPU when its last task ended, less its tasks': the pool's loop
+    # (unpickling the call, pickling the result), the worker's start, its idle polling
+    # (less the fixed loops the recorder ran)
+    last = sum(worker[-1]["process_cpu"] for worker in by_worker.values()) \
+        - sum(r.get("interpreter", 0.0) for r in records)
+    print(f"{label[:24]:<26}{n:>5} runs, {len(by_worker)} workers: tasks {inside:7.2f} CPU s, "
+          f"outside tasks {last - inside:6.2f}, after the last task "
+          f"{build['workers'] - last:6.2f}; main {build['main']:6.2f}")
+    for phase in ("analyse", "charts"):
+        rs = [r for r in records if r["phase"] == phase]
+        if not rs:
+            continue
+        cpus = sorted(r["cpu"] for r in rs)
+        gens = [sum(r["collections"][g] for r in rs) for g in range(3)]
+        print(f"{'':<26}{phase:<8} {len(rs):5} tasks: CPU {sum(cpus):7.2f} s (a task: min "
+              f"{cpus[0]:.3f} median {cpus[len(cpus) // 2]:.3f} max {cpus[-1]:.3f}), sys "
+              f"{sum(r['sys'] for r in rs):6.2f}, minflt {sum(r['minflt'] for r in rs) / len(rs):8.0f}"
+              f" a task, collections {gens}, max rss {max(r['maxrss_kb'] for r in rs) / 1024:.0f} MB")
+        # the same phase's tasks in the build's first and last tenth: does a task cost more
+        # as the worker ages?
+        tenth = max(1, len(rs) // 10)
+        ordered = sorted(rs, key=lambda r: r["start"])
+        early, late = ordered[:tenth], ordered[-tenth:]
+        print(f"{'':<26}{'':<8} first tenth {sum(r['cpu'] for r in early) / len(early):.3f} s a "
+              f"task, last tenth {sum(r['cpu'] for r in late) / len(late):.3f} s")
+        # the fixed loop run before each task: if the tasks' CPU moves with it, what varied
+        # from task to task was the machine's pace (the code and its data are the same)
+        loops = [r["interpreter"] for r in ordered[1:]]
+        if len(loops) > 2 and min(loops) < max(loops):
+            import statistics
+            cpus = [r["cpu"] for r in ordered[1:]]
+            print(f"{'':<26}{'':<8} the fixed loop before each task: {min(loops) * 1000:.1f}-"
+                  f"{max(loops) * 1000:.1f} ms; its correlation with the task's CPU "
+                  f"{statistics.correlation(loops, cpus):.2f}")
+    print(f"{'':<26}{build['phases']}")
 
 
 def print_builds(trees: dict, builds: dict, sizes: list[int]) -> None:
     print("whole builds (`python -m analysis build --force`), CPU s [1-min load average before]")
     for label in trees:
         for n in sizes:
-            b = builds[label][n]
-            print(f"{label[:24]:<26}{n:>5} runs: main {b['main']:7.2f}  workers {b['workers']:8.2f}"
-                  f"  wall {b['wall']:7.1f} s [{b['load']:.2f}]")
+            for b in builds[label][n]:
+                print(f"{label[:24]:<26}{n:>5} runs: main {b['main']:7.2f}  workers "
+                      f"{b['workers']:8.2f}  wall {b['wall']:7.1f} s [{b['load']:.2f}]")
+                if b.get("tasks"):
+                    print_tasks(label, n, b)
         for n1, n2 in zip(sizes, sizes[1:]):
-            a, b = builds[label][n1], builds[label][n2]
+            # (each size's least CPU of its builds)
+            a, b = ({k: min(x[k] for x in builds[label][m]) for k in ("main", "workers")}
+                    for m in (n1, n2))
             print(f"{label[:24]:<26}a run more ({n1} -> {n2}): main "
                   f"{(b['main'] - a['main']) / (n2 - n1):.3f} s, workers "
                   f"{(b['workers'] - a['workers']) / (n2 - n1):.3f} s")
@@ -341,6 +490,10 @@ def main() -> int:
     ap.add_argument("--build", type=int, nargs="+", metavar="N",
                     help="also whole builds of N copies of the run (two sizes or more: the "
                          "CPU of each run added, main process and workers)")
+    ap.add_argument("--tasks", action="store_true",
+                    help="with --build: record each worker task's CPU, faults and collections")
+    ap.add_argument("--repeat-builds", type=int, default=1, metavar="K",
+                    help="with --build: K builds of each size and tree, the trees alternating")
     args = ap.parse_args()
     if not (args.run / "run.yml").is_file():
         print(f"error: {args.run}: no run.yml (give a run folder)", file=sys.stderr)
@@ -372,10 +525,16 @@ def main() -> int:
         sizes = sorted(set(args.build or ()))
         builds: dict[str, dict[int, dict]] = {label: {} for label in trees}
         for n in sizes:
-            for label, code in order:
-                builds[label][n] = build_cpu(code, args.run, n, tmp)
+            for turn in range(args.repeat_builds):
+                # (ABAB, and BABA from the second turn on: each tree goes first once)
+                for label, code in (order if turn % 2 == 0 else order[::-1]):
+                    builds[label].setdefault(n, []).append(
+                        build_cpu(code, args.run, n, tmp, args.tasks))
     if args.json:
         print(json.dumps(results, indent=1))
+    if not args.repeat:
+        print_builds(trees, builds, sizes)
+        return 0
     n_charts = next(iter(results.values()))[0]["next"]["n_charts"]
     print(f"one run ({args.run.name}, {n_charts} charts): best CPU s of {args.repeat} "
           f"interleaved fresh processes [1-min load average then]")
@@ -389,9 +548,29 @@ def main() -> int:
                                        for cpu, load in cells))
     print("(stages other than imports/first: the second run in the same process, as each run "
           "after a worker's first)")
+    print_spread(results)
     if sizes:
         print_builds(trees, builds, sizes)
     return 0
+
+
+def print_spread(results: dict[str, list[dict]]) -> None:
+    """The "next" run's CPU over the fresh processes, beside the fixed loops' CPU in the same
+    processes: does the run's spread follow the machine's pace?"""
+    import statistics
+    for label, runs in results.items():
+        nexts = [r["next"] for r in runs if "interpreter" in r["next"]]
+        if len(nexts) < 3:
+            continue
+        total = [n["total"] for n in nexts]
+        loop = [(n["interpreter"] + n["interpreter_after"]) / 2 for n in nexts]
+        sha = [n["reference"] for n in nexts]
+        switches = [n["nivcsw"] for n in nexts]
+        print(f"{label[:24]:<26}next total {min(total):.3f}-{max(total):.3f} s; sha256 loop "
+              f"{min(sha) * 1000:.1f}-{max(sha) * 1000:.1f} ms; interpreted loop "
+              f"{min(loop) * 1000:.1f}-{max(loop) * 1000:.1f} ms, its correlation with the "
+              f"total {statistics.correlation(loop, total):.2f}; involuntary switches "
+              f"{min(switches)}-{max(switches)}")
 
 
 if __name__ == "__main__":
