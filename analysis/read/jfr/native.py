@@ -34,7 +34,7 @@ from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]
-ABI = 10               # lc_jfr_abi() of the source this module was written against
+ABI = 11               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
@@ -47,6 +47,8 @@ EVENT_VALUES = 4      # _native.c: the most fields of an event it lists
 PRIMITIVE_KIND = {"boolean": KIND_BYTE, "byte": KIND_BYTE, "char": KIND_VARINT,
                   "short": KIND_VARINT, "int": KIND_VARINT, "long": KIND_VARINT,
                   "float": KIND_FLOAT, "double": KIND_DOUBLE, "java.lang.String": KIND_STRING}
+# The kinds of an event's field the walk lists (the others leave the event to Python).
+LISTABLE = (KIND_VARINT, KIND_BYTE, KIND_FLOAT, KIND_DOUBLE, KIND_STRING)
 # Nesting the program allows: JDK types nest two deep; well below metadata.MAX_STRUCT_DEPTH,
 # so that no struct given a program is one whose codec generation the Python reader refuses.
 MAX_NESTING = 8
@@ -89,6 +91,12 @@ def _view(array, n: int, fmt: str = "q") -> memoryview:
     """The first n items of a ctypes array, as a memoryview of Python ints (ctypes' own
     view's format, '<q', is one memoryview cannot index)."""
     return memoryview(array).cast("B").cast(fmt)[:n]
+
+
+def floats_of(values: memoryview) -> memoryview:
+    """The listed values `values` (a slice of checkpoints()' rows) as C doubles: a float or
+    double field's value is the one at its index (the walk wrote its bits there)."""
+    return values.cast("B").cast("d")
 
 
 class Program:
@@ -147,8 +155,9 @@ def program_for(md: Metadata, kept: dict[int, tuple | None],
     index or -1), ...)): the fields whose values are captured, of each item of an array of
     structs when an item field is given; None: that pool may not be walked here (a checkpoint
     with it is left to the Python reader). events[type id]: the indices, ascending, of the
-    fields of that event type to list (each a varint, a byte or a string, listed as its
-    offset); a type whose fields are not all that is not listed."""
+    fields of that event type to list (each a varint, a byte, a float or a double, listed as
+    the bits of a C double: floats_of reads them, or a string, listed as its offset); a type
+    whose fields are not all that is not listed."""
     key = (id(md), tuple(sorted(kept.items())), tuple(sorted((events or {}).items())))
     with _programs_lock:
         hit = _programs.get(key)
@@ -269,7 +278,7 @@ def _build_program(md: Metadata, kept: dict[int, tuple | None], events: dict) ->
             continue
         for i in fields:
             f = cls.fields[i]
-            if ops[i] & 15 not in (KIND_VARINT, KIND_BYTE, KIND_STRING) or ops[i] & KIND_ARRAY:
+            if ops[i] & 15 not in LISTABLE or ops[i] & KIND_ARRAY:
                 break
             conv = 0 if f.constant_pool else CONV.get(md.classes[f.type_id].name, 0)
             ops[i] |= KIND_CAPTURE | conv << CONV_SHIFT

@@ -51,11 +51,13 @@ class _Recipe:
     of its readers, one a recording: made once)."""
 
     def __init__(self, cls, plan):
-        self.events = [(type_id, name, timed, untimed, plan.listed_strings.get(type_id))
+        self.events = [(type_id, name, timed, untimed, plan.listed_strings.get(type_id),
+                        plan.listed_floats.get(type_id))
                        for type_id, (name, timed, untimed) in plan.events.items()]
         # The frequent events whose `_batch_` handler is written beside their `_on_` one (in
         # the same class: a subclass that reads an event otherwise has its own or none): the
-        # walk lists them by type and they are handled a chunk's at once.
+        # walk lists them by type and they are handled a chunk's at once (a float field's
+        # value as its bits: the handler reads it with native.floats_of).
         self.batches = []
         for type_id, (name, _timed, _untimed) in plan.events.items():
             short = name.split(".")[-1]
@@ -69,7 +71,7 @@ class _Recipe:
         # time).
         self.keep_listed = {}
         if _defined_in(cls, "_on_ActiveSetting_listed") is EventHandlers:
-            for type_id, name, _timed, _untimed, strings in self.events:
+            for type_id, name, _timed, _untimed, strings, _floats in self.events:
                 if name == "jdk.ActiveSetting" and strings == (2, 3):
                     self.keep_listed[type_id] = (1, tuple(plan.setting_events))
 
@@ -104,12 +106,15 @@ class ChunkReader(EventHandlers):
         # where the summary does not use it (one timestamp less to decode per event).
         self.event_plans = {}
         self.event_plans_timed = {}
-        for type_id, name, timed, untimed, strings in recipe.events:
+        for type_id, name, timed, untimed, strings, floats in recipe.events:
             handler = getattr(self, "_on_" + name.split(".")[-1])
-            # What takes a listed event's values (native.py): its strings are offsets.
+            # What takes a listed event's values (native.py): its strings are offsets, its
+            # floats a C double's bits.
             listed = handler if not strings else self._on_ActiveSetting_listed \
                 if name == "jdk.ActiveSetting" and strings == (2, 3) else \
                 self._with_strings(handler, strings)
+            if floats:
+                listed = self._with_floats(listed, floats)
             self.event_plans_timed[type_id] = (name, timed, handler, listed)
             self.event_plans[type_id] = (name, untimed, handler, listed)
         self.batch_handlers = {type_id: getattr(self, batch)
