@@ -370,9 +370,10 @@ class Kernels:
         n = len(data)
         visit_ids, batched_types, keep_index, keep_ends, keep_vals = program.choices(
             visit, batch, keep)
-        # Room for what such chunks hold (checkpoints are a few per MB, a kept entry takes
-        # two bytes or more); a chunk with more is walked again with room for all of it.
-        caps = (n // 4096 + 64, n // 256 + 256, n // 16 + 1024, n // 4 + 1024,
+        # Room for what such chunks hold (a kept entry takes two bytes or more; a run's
+        # ~200 KB chunks hold ~120 checkpoints, one per 1.6-1.9 KB); a chunk with more is
+        # walked again with room for all of it.
+        caps = (n // 1024 + 64, n // 256 + 256, n // 16 + 1024, n // 4 + 1024,
                 n // 32 + 1024 if program.n_ev_types else 0, n // 32 + 1024)
         for _ in range(2):
             cap_cps, cap_groups, cap_entries, cap_caps, cap_events, cap_visits = caps
