@@ -937,13 +937,18 @@ int64_t lc_jfr_tally(const int64_t *rows, int64_t n, int64_t windowed, int64_t l
         const int64_t *v = rows + i * EVENT_VALUES;
         if (windowed && v[0] >= hi && v[0] >= lo)
             continue;                        /* (before lo is the warm-up's: as _split) */
-        __int128 p = (__int128)v[1] * 1000000000;
-        __int128 q = p / tps;
-        if (p % tps != 0 && p < 0)
-            q -= 1;                          /* Python's // rounds down */
-        if (q > INT64_MAX || q < INT64_MIN)
-            return -1;
-        int64_t ns = (int64_t)q, *sum;
+        int64_t ns, *sum;
+        if (tps == 1000000000) {
+            ns = v[1];                       /* (every JDK on Linux: no 128-bit division) */
+        } else {
+            __int128 p = (__int128)v[1] * 1000000000;
+            __int128 q = p / tps;
+            if (p % tps != 0 && p < 0)
+                q -= 1;                      /* Python's // rounds down */
+            if (q > INT64_MAX || q < INT64_MIN)
+                return -1;
+            ns = (int64_t)q;
+        }
         if (windowed && v[0] < lo) {
             sum = &e_sum;
             e_count += 1;
