@@ -71,8 +71,8 @@ class EventHandlers:
             target.cpu(as_number(v[1]), as_number(v[2]), as_number(v[3]))
 
     def _batch_CPULoad(self, rows):
-        # one a second (~20 a recording): decoded one at a time, the most frequent events the
-        # Python loop decoded
+        # (one a second, ~20 a recording: they were the loop's most frequent event decoded
+        # field by field in Python)
         loads = native.floats_of(rows)
         route = self._route
         for i in range(0, len(rows), native.EVENT_VALUES):

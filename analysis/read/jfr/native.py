@@ -11,9 +11,10 @@ entry was two thirds of the reader's time, though the summary resolves about a t
 entries. The walk here gives, for the pools the summary resolves, each
 entry's key and where its value starts (and the fields the summary takes from it); reader.py
 makes an entry only when an event refers to it. On the way the walk lists the values of the
-frequent integer-only events (thread parks, allocation and execution samples, GC), which
-reader.py then hands to its handlers without decoding them in Python. At a chunk's end the
-methods the walk indexed are named here too (Kernels.method_names; names.py says when).
+frequent events of numbers only (thread parks, allocation and execution samples, GC, CPU
+load: a float as a C double's bits, floats_of), which reader.py then hands to its handlers
+without decoding them in Python. At a chunk's end the methods the walk indexed are named
+here too (Kernels.method_names; names.py says when).
 
 The program handed to C describes each class of a chunk's metadata as a list of field kinds
 (program_for). Classes whose shape the Python reader refuses or treats specially (an unknown
