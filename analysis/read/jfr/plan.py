@@ -64,8 +64,8 @@ class MetadataPlan:
                 md.partial_decoder(cls.type_id, ("",) + wanted[1:])
             self.events[cls.type_id] = (name, timed, untimed)
             # The compiled walk lists the values of events whose wanted fields are all there
-            # (and varints, bytes, floats or strings: native.program_for checks), with startTime: a handler
-            # that does not use it (untimed) is given it all the same.
+            # (and varints, bytes, floats or strings: native.program_for checks), with
+            # startTime: a handler that does not use it (untimed) is given it all the same.
             fields = [cls.field_index(f) for f in wanted]
             if None not in fields and fields == sorted(set(fields)):
                 self.listed[cls.type_id] = tuple(fields)

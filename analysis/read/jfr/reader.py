@@ -16,10 +16,10 @@ are read, and of the pools the summary resolves only each entry's key and offset
 entry is made when the summary looks it up (about a tenth of them), from the fields the walk
 captured. The walk also lists the values of the events whose wanted fields are all numbers
 or strings (the loop hands those to the handlers without decoding them; the frequent GC,
-allocation and CPU load ones by type, a chunk's at once: _batch_*), and where each wanted event starts: the loop never
-meets the others (millions of GC phase events in a profile recording). A checkpoint or event
-the walk leaves (anything damaged or unusual) is read here as without it, so the summaries and
-warnings are the same either way.
+allocation and CPU load ones by type, a chunk's at once: _batch_*), and where each wanted
+event starts: the loop never meets the others (millions of GC phase events in a profile
+recording). A checkpoint or event the walk leaves (anything damaged or unusual) is read here
+as without it, so the summaries and warnings are the same either way.
 
 What to decode of each event and pool, made once per metadata, is plan.py's.
 """
