@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LC_JFR_ABI 10
+#define LC_JFR_ABI 11
 #define HEADER_SIZE 68
 #define CHECKPOINT_TYPE 1
 #define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
@@ -222,9 +222,10 @@ static int skip_class(Walk *w, int64_t c, int64_t *pos, int depth)
 /* An event's fields as the reader's partial decoder reads them: class c is the event's fields
  * up to the last one wanted, the wanted ones marked captured, each a byte or a varint turned
  * into the Java type's value (K_CONV_*: a long, int or short is signed; others as they are),
- * or a string: its offset (the reader decodes it if it needs it). Writes them to vals[] in
- * field order; -1 (left to the Python decoder) for anything else, or a value the Python
- * decoder would give as an integer of 2^63 or more. */
+ * a float or a double (big-endian): the bits of its value as a C double (a float widened, as
+ * Python's struct does), or a string: its offset (the reader decodes it if it needs it).
+ * Writes them to vals[] in field order; -1 (left to the Python decoder) for anything else, or
+ * a value the Python decoder would give as an integer of 2^63 or more. */
 static int event_values(Walk *w, int64_t c, int64_t p, int64_t *vals, int64_t n_vals)
 {
     int64_t n = 0;
@@ -244,6 +245,26 @@ static int event_values(Walk *w, int64_t c, int64_t p, int64_t *vals, int64_t n_
             vals[n++] = p;
             if (skip_string(w, &p))
                 return -1;
+            continue;
+        }
+        if ((op & 15) == K_FLOAT || (op & 15) == K_DOUBLE) {
+            int64_t width = (op & 15) == K_FLOAT ? 4 : 8;
+            if (p > w->end - width)
+                return -1;
+            uint64_t bits = 0;
+            for (int64_t b = 0; b < width; b++)
+                bits = bits << 8 | w->d[p + b];
+            p += width;
+            double value;
+            if (width == 4) {
+                uint32_t narrow = (uint32_t)bits;
+                float f;
+                memcpy(&f, &narrow, sizeof f);
+                value = f;
+            } else {
+                memcpy(&value, &bits, sizeof value);
+            }
+            memcpy(&vals[n++], &value, sizeof value);
             continue;
         }
         if ((op & 15) == K_BYTE) {
@@ -916,13 +937,18 @@ int64_t lc_jfr_tally(const int64_t *rows, int64_t n, int64_t windowed, int64_t l
         const int64_t *v = rows + i * EVENT_VALUES;
         if (windowed && v[0] >= hi && v[0] >= lo)
             continue;                        /* (before lo is the warm-up's: as _split) */
-        __int128 p = (__int128)v[1] * 1000000000;
-        __int128 q = p / tps;
-        if (p % tps != 0 && p < 0)
-            q -= 1;                          /* Python's // rounds down */
-        if (q > INT64_MAX || q < INT64_MIN)
-            return -1;
-        int64_t ns = (int64_t)q, *sum;
+        int64_t ns, *sum;
+        if (tps == 1000000000) {
+            ns = v[1];                       /* (every JDK on Linux: no 128-bit division) */
+        } else {
+            __int128 p = (__int128)v[1] * 1000000000;
+            __int128 q = p / tps;
+            if (p % tps != 0 && p < 0)
+                q -= 1;                      /* Python's // rounds down */
+            if (q > INT64_MAX || q < INT64_MIN)
+                return -1;
+            ns = (int64_t)q;
+        }
         if (windowed && v[0] < lo) {
             sum = &e_sum;
             e_count += 1;

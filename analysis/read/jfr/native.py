@@ -11,9 +11,10 @@ entry was two thirds of the reader's time, though the summary resolves about a t
 entries. The walk here gives, for the pools the summary resolves, each
 entry's key and where its value starts (and the fields the summary takes from it); reader.py
 makes an entry only when an event refers to it. On the way the walk lists the values of the
-frequent integer-only events (thread parks, allocation and execution samples, GC), which
-reader.py then hands to its handlers without decoding them in Python. At a chunk's end the
-methods the walk indexed are named here too (Kernels.method_names; names.py says when).
+frequent events of numbers only (thread parks, allocation and execution samples, GC, CPU
+load: a float as a C double's bits, floats_of), which reader.py then hands to its handlers
+without decoding them in Python. At a chunk's end the methods the walk indexed are named
+here too (Kernels.method_names; names.py says when).
 
 The program handed to C describes each class of a chunk's metadata as a list of field kinds
 (program_for). Classes whose shape the Python reader refuses or treats specially (an unknown
@@ -34,7 +35,7 @@ from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]
-ABI = 10               # lc_jfr_abi() of the source this module was written against
+ABI = 11               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
@@ -47,6 +48,8 @@ EVENT_VALUES = 4      # _native.c: the most fields of an event it lists
 PRIMITIVE_KIND = {"boolean": KIND_BYTE, "byte": KIND_BYTE, "char": KIND_VARINT,
                   "short": KIND_VARINT, "int": KIND_VARINT, "long": KIND_VARINT,
                   "float": KIND_FLOAT, "double": KIND_DOUBLE, "java.lang.String": KIND_STRING}
+# The kinds of an event's field the walk lists (the others leave the event to Python).
+LISTABLE = (KIND_VARINT, KIND_BYTE, KIND_FLOAT, KIND_DOUBLE, KIND_STRING)
 # Nesting the program allows: JDK types nest two deep; well below metadata.MAX_STRUCT_DEPTH,
 # so that no struct given a program is one whose codec generation the Python reader refuses.
 MAX_NESTING = 8
@@ -89,6 +92,12 @@ def _view(array, n: int, fmt: str = "q") -> memoryview:
     """The first n items of a ctypes array, as a memoryview of Python ints (ctypes' own
     view's format, '<q', is one memoryview cannot index)."""
     return memoryview(array).cast("B").cast(fmt)[:n]
+
+
+def floats_of(values: memoryview) -> memoryview:
+    """The listed values `values` (a slice of checkpoints()' rows) as C doubles: a float or
+    double field's value is the one at its index (the walk wrote its bits there)."""
+    return values.cast("B").cast("d")
 
 
 class Program:
@@ -147,8 +156,9 @@ def program_for(md: Metadata, kept: dict[int, tuple | None],
     index or -1), ...)): the fields whose values are captured, of each item of an array of
     structs when an item field is given; None: that pool may not be walked here (a checkpoint
     with it is left to the Python reader). events[type id]: the indices, ascending, of the
-    fields of that event type to list (each a varint, a byte or a string, listed as its
-    offset); a type whose fields are not all that is not listed."""
+    fields of that event type to list (each a varint, a byte, a float or a double, listed as
+    the bits of a C double: floats_of reads them, or a string, listed as its offset); a type
+    whose fields are not all that is not listed."""
     key = (id(md), tuple(sorted(kept.items())), tuple(sorted((events or {}).items())))
     with _programs_lock:
         hit = _programs.get(key)
@@ -269,7 +279,7 @@ def _build_program(md: Metadata, kept: dict[int, tuple | None], events: dict) ->
             continue
         for i in fields:
             f = cls.fields[i]
-            if ops[i] & 15 not in (KIND_VARINT, KIND_BYTE, KIND_STRING) or ops[i] & KIND_ARRAY:
+            if ops[i] & 15 not in LISTABLE or ops[i] & KIND_ARRAY:
                 break
             conv = 0 if f.constant_pool else CONV.get(md.classes[f.type_id].name, 0)
             ops[i] |= KIND_CAPTURE | conv << CONV_SHIFT
@@ -361,9 +371,10 @@ class Kernels:
         n = len(data)
         visit_ids, batched_types, keep_index, keep_ends, keep_vals = program.choices(
             visit, batch, keep)
-        # Room for what such chunks hold (checkpoints are a few per MB, a kept entry takes
-        # two bytes or more); a chunk with more is walked again with room for all of it.
-        caps = (n // 4096 + 64, n // 256 + 256, n // 16 + 1024, n // 4 + 1024,
+        # Room for what such chunks hold (a kept entry takes two bytes or more; a run's
+        # ~200 KB chunks hold ~120 checkpoints, one per 1.6-1.9 KB); a chunk with more is
+        # walked again with room for all of it.
+        caps = (n // 1024 + 64, n // 256 + 256, n // 16 + 1024, n // 4 + 1024,
                 n // 32 + 1024 if program.n_ev_types else 0, n // 32 + 1024)
         for _ in range(2):
             cap_cps, cap_groups, cap_entries, cap_caps, cap_events, cap_visits = caps

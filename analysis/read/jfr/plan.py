@@ -54,6 +54,7 @@ class MetadataPlan:
         self.events = {}
         self.listed = {}
         self.listed_strings = {}
+        self.listed_floats = {}
         for name, wanted in event_fields.items():
             cls = md.by_name.get(name)
             if cls is None:
@@ -63,8 +64,8 @@ class MetadataPlan:
                 md.partial_decoder(cls.type_id, ("",) + wanted[1:])
             self.events[cls.type_id] = (name, timed, untimed)
             # The compiled walk lists the values of events whose wanted fields are all there
-            # (and varints or bytes: native.program_for checks), with startTime: a handler
-            # that does not use it (untimed) is given it all the same.
+            # (and varints, bytes, floats or strings: native.program_for checks), with
+            # startTime: a handler that does not use it (untimed) is given it all the same.
             fields = [cls.field_index(f) for f in wanted]
             if None not in fields and fields == sorted(set(fields)):
                 self.listed[cls.type_id] = tuple(fields)
@@ -73,6 +74,11 @@ class MetadataPlan:
                     k for k, i in enumerate(fields) if not cls.fields[i].constant_pool
                     and getattr(md.classes.get(cls.fields[i].type_id), "name", None)
                     == "java.lang.String")
+                # floats and doubles are listed as a C double's bits (native.floats_of)
+                self.listed_floats[cls.type_id] = tuple(
+                    k for k, i in enumerate(fields) if not cls.fields[i].constant_pool
+                    and getattr(md.classes.get(cls.fields[i].type_id), "name", None)
+                    in ("float", "double"))
         self.pools = {}
         # Per pool, what the compiled walk captures of each entry (native.program_for), or
         # None: it must leave the pool's checkpoints to _checkpoint (a stack trace whose

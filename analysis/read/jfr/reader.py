@@ -14,12 +14,12 @@ segment's constants after the events that use them.
 With the compiled walk (native.py) the checkpoints are stepped through in C before the events
 are read, and of the pools the summary resolves only each entry's key and offset are kept; an
 entry is made when the summary looks it up (about a tenth of them), from the fields the walk
-captured. The walk also lists the values of the events whose wanted fields are all integers
-(the loop hands those to the handlers without decoding them; the frequent GC and allocation
-ones by type, a chunk's at once: _batch_*), and where each wanted event starts: the loop never
-meets the others (millions of GC phase events in a profile recording). A checkpoint or event
-the walk leaves (anything damaged or unusual) is read here as without it, so the summaries and
-warnings are the same either way.
+captured. The walk also lists the values of the events whose wanted fields are all numbers
+or strings (the loop hands those to the handlers without decoding them; the frequent GC,
+allocation and CPU load ones by type, a chunk's at once: _batch_*), and where each wanted
+event starts: the loop never meets the others (millions of GC phase events in a profile
+recording). A checkpoint or event the walk leaves (anything damaged or unusual) is read here
+as without it, so the summaries and warnings are the same either way.
 
 What to decode of each event and pool, made once per metadata, is plan.py's.
 """
@@ -51,11 +51,13 @@ class _Recipe:
     of its readers, one a recording: made once)."""
 
     def __init__(self, cls, plan):
-        self.events = [(type_id, name, timed, untimed, plan.listed_strings.get(type_id))
+        self.events = [(type_id, name, timed, untimed, plan.listed_strings.get(type_id),
+                        plan.listed_floats.get(type_id))
                        for type_id, (name, timed, untimed) in plan.events.items()]
         # The frequent events whose `_batch_` handler is written beside their `_on_` one (in
         # the same class: a subclass that reads an event otherwise has its own or none): the
-        # walk lists them by type and they are handled a chunk's at once.
+        # walk lists them by type and they are handled a chunk's at once (a float field's
+        # value as its bits: the handler reads it with native.floats_of).
         self.batches = []
         for type_id, (name, _timed, _untimed) in plan.events.items():
             short = name.split(".")[-1]
@@ -69,7 +71,7 @@ class _Recipe:
         # time).
         self.keep_listed = {}
         if _defined_in(cls, "_on_ActiveSetting_listed") is EventHandlers:
-            for type_id, name, _timed, _untimed, strings in self.events:
+            for type_id, name, _timed, _untimed, strings, _floats in self.events:
                 if name == "jdk.ActiveSetting" and strings == (2, 3):
                     self.keep_listed[type_id] = (1, tuple(plan.setting_events))
 
@@ -104,12 +106,15 @@ class ChunkReader(EventHandlers):
         # where the summary does not use it (one timestamp less to decode per event).
         self.event_plans = {}
         self.event_plans_timed = {}
-        for type_id, name, timed, untimed, strings in recipe.events:
+        for type_id, name, timed, untimed, strings, floats in recipe.events:
             handler = getattr(self, "_on_" + name.split(".")[-1])
-            # What takes a listed event's values (native.py): its strings are offsets.
+            # What takes a listed event's values (native.py): its strings are offsets, its
+            # floats a C double's bits.
             listed = handler if not strings else self._on_ActiveSetting_listed \
                 if name == "jdk.ActiveSetting" and strings == (2, 3) else \
                 self._with_strings(handler, strings)
+            if floats:
+                listed = self._with_floats(listed, floats)
             self.event_plans_timed[type_id] = (name, timed, handler, listed)
             self.event_plans[type_id] = (name, untimed, handler, listed)
         self.batch_handlers = {type_id: getattr(self, batch)
