@@ -1,6 +1,8 @@
 // RecordSamples: the reference for analysis/read/loadtools/record.py and
 // analysis/read/hdr/log_writer.py, written with HdrHistogram's own classes only.
 //   java RecordSamples IN.csv OUT.hlog UNITS_PER_MS [EXPECTED_INTERVAL|0] [COMMENT]
+//   java RecordSamples --batch JOBS: one log a line of JOBS, the arguments above separated by
+//   tabs (a module's cases in one JVM: its start and warm-up were most of each case's time)
 // IN.csv: one request a line, "start_ms,value,class": start_ms the send time (a double, ms),
 // value the latency in the recorded unit (a long), class "" (answered), "error" or "timeout".
 // Each request goes into the Histogram(3) of its second, floor(start_ms / 1000), and class, with
@@ -16,12 +18,25 @@ import java.io.BufferedReader;
 import java.io.FileOutputStream;
 import java.io.FileReader;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.TreeMap;
 
 public class RecordSamples {
     static final String[] TAGS = {null, "error", "timeout"};
 
     public static void main(String[] args) throws Exception {
+        if (args.length == 2 && args[0].equals("--batch")) {
+            for (String job : Files.readAllLines(Paths.get(args[1]), StandardCharsets.UTF_8)) {
+                if (!job.isEmpty()) record(job.split("\t", -1));
+            }
+        } else {
+            record(args);
+        }
+    }
+
+    static void record(String[] args) throws Exception {
         double unitsPerMs = Double.parseDouble(args[2]);
         long expected = args.length > 3 ? Long.parseLong(args[3]) : 0;
         String comment = args.length > 4 ? args[4] : null;
