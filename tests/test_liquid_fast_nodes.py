@@ -1,6 +1,7 @@
-"""The report page's two shortcuts through python-liquid (analysis/write/liquid_pages.py:
-_EscapedPathNode for `{{ a.b | escape }}`, _Block for the blocks of if, for and unless) print
-what python-liquid's own nodes print: the same templates rendered with and without them."""
+"""The report page's shortcuts through python-liquid (analysis/write/liquid_pages.py:
+_EscapedPathNode for `{{ a.b | escape }}`, _Block for the blocks of if, for and unless,
+_PathTruth for `{% if a.b %}`) print what python-liquid's own nodes print: the same templates
+rendered with and without them."""
 from __future__ import annotations
 
 import pytest
@@ -64,6 +65,7 @@ def test_the_page_templates_use_the_shortcuts(tmp_path, monkeypatch):
     assert type(consequence) is liquid_pages._Block and isinstance(consequence, BlockNode)
     assert [type(n).__name__ for n in consequence.nodes] == [
         "ContentNode", "_EscapedPathNode", "ContentNode", "OutputNode"]
+    assert type(template.nodes[0].condition) is liquid_pages._PathTruth
 
 
 def test_the_page_prints_what_python_liquid_prints(tmp_path, monkeypatch):

@@ -35,7 +35,8 @@ import yaml
 from liquid import Environment
 from liquid.ast import BlockNode, Node
 from liquid.builtin.content import ContentNode
-from liquid.builtin.expressions import FilteredExpression
+from liquid.builtin.expressions import BooleanExpression, FilteredExpression
+from liquid.builtin.expressions.logical import is_truthy
 from liquid.builtin.expressions import Path as LiquidPath
 from liquid.builtin.expressions._tokenize import tokenize
 from liquid.builtin.loaders.caching_file_system_loader import CachingFileSystemLoader
@@ -144,17 +145,35 @@ class _Block(BlockNode):
         return count
 
 
+class _PathTruth(BooleanExpression):
+    """`{% if a.b %}` (unless, elsif), ~1,000 conditions a report page: the path's value
+    looked up as Path.evaluate does, without copying its names into a new list each time."""
+    __slots__ = ()
+
+    def evaluate(self, context) -> bool:
+        return is_truthy(context.get(self.expression.path, token=self.expression.token))
+
+
+def _plain_path(expression) -> bool:
+    return type(expression) is LiquidPath and all(type(s) is str for s in expression.path)
+
+
 # templates whose blocks are _Block already (the loader's cache keeps each until its file changes)
 _FAST_BLOCKS: weakref.WeakSet = weakref.WeakSet()
 
 
 def fast_blocks(template) -> None:
-    """Every BlockNode of a parsed template made a _Block (the same slots: its class swapped)."""
+    """Every BlockNode of a parsed template made a _Block, and every condition that is a path
+    of names a _PathTruth (the same slots: their classes swapped)."""
     todo = list(template.nodes)
     while todo:
         node = todo.pop()
         if type(node) is BlockNode:
             node.__class__ = _Block
+        for name in ("condition", "expression"):    # (if's and unless's, their alternatives')
+            test = getattr(node, name, None)
+            if type(test) is BooleanExpression and _plain_path(test.expression):
+                test.__class__ = _PathTruth
         todo.extend(node.children(None, include_partials=False))
     _FAST_BLOCKS.add(template)
 
@@ -181,8 +200,7 @@ class _Output(Output):
     def parse(self, stream: TokenStream) -> Node:
         node = super().parse(stream)
         expr = node.expression
-        if (type(expr) is FilteredExpression and type(expr.left) is LiquidPath
-                and all(type(s) is str for s in expr.left.path)
+        if (type(expr) is FilteredExpression and _plain_path(expr.left)
                 and expr.filters and len(expr.filters) == 1
                 and expr.filters[0].name == "escape" and not expr.filters[0].args
                 and self.env.filters.get("escape") is _escape):
