@@ -15,6 +15,10 @@ modules) in the same turns:
     csv        the series, table and cell CSVs
     png        the og:image (matplotlib's draw and the PNG)
     svg        the rest of chart_task: the SVG charts
+    model      the run's model (analyse_run: the logs, the recordings and the figures)
+    other      the rest of `data` (the manifest and the inputs' checks, the chart plan, the
+               files' commit, the settling between tasks)
+    data       analyse_task less the model (run_cost.py's `data`)
     analyse, charts: the two tasks whole
 Prints min / first quartile / median of each piece for each tree, and whether the two trees
 wrote the same files on their first turn. The older tree's package is imported as
@@ -40,6 +44,7 @@ os.environ["MPLBACKEND"] = "Agg"
 cpu = time.process_time
 runs_root, sites, turns, reverse = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 PIECES = {      # piece: [(module, function)]
+    "model": [("derive.analyse", "analyse_run")],
     "page": [("write.load_files", "pages.report_pages")],
     "yaml": [("write.load_files", "dump_yaml")],
     "flame": [("write.load_files", "flame_cells.flame_graphs"),
@@ -96,6 +101,9 @@ def one(stages, spent, name, site):
     out = {k: v * 1000 for k, v in spent.items()}
     out["analyse"], out["charts"] = analyse * 1000, (cpu() - t - analyse) * 1000
     out["svg"] = out["charts"] - out.get("png", 0.0)
+    out["data"] = out["analyse"] - out.get("model", 0.0)
+    out["other"] = out["data"] - sum(out.get(p, 0.0) for p in ("page", "yaml", "flame", "document",
+                                                               "csv"))
     return out
 
 def differing(d):
@@ -118,7 +126,8 @@ for i in range(turns):
 print(json.dumps({"got": got, "same": same}))
 """
 
-ORDER = ("page", "yaml", "flame", "document", "csv", "analyse", "png", "svg", "charts")
+ORDER = ("model", "page", "yaml", "flame", "document", "csv", "other", "data", "analyse", "png",
+         "svg", "charts")
 
 
 def quartiles(values: list[float]) -> tuple[float, float, float]:
