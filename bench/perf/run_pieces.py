@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run_cost import PY, REPO, package_as  # noqa: E402
 
 CHILD = r"""
-import filecmp, gc, importlib, json, os, statistics, sys, time
+import gc, importlib, json, os, subprocess, sys, time
 os.environ["MPLBACKEND"] = "Agg"
 cpu = time.process_time
 runs_root, sites, turns, reverse = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
@@ -88,28 +88,24 @@ gc.freeze()
 if reverse:
     trees.reverse()
 
+def checked(result):
+    if not result["ok"]:
+        sys.exit(result["error"])
+    return result
+
 def one(stages, spent, name, site):
     spent.clear()
-    t = cpu()
-    r = stages.analyse_task(os.path.join(runs_root, name), runs_root, site, False)
-    if not r["ok"]:
-        sys.exit(r["error"])
-    analyse = cpu() - t
-    c = stages.chart_task(r["run"], r["chart_jobs"], site)
-    if not c["ok"]:
-        sys.exit(c["error"])
+    t0 = cpu()
+    r = checked(stages.analyse_task(os.path.join(runs_root, name), runs_root, site, False))
+    t1 = cpu()
+    checked(stages.chart_task(r["run"], r["chart_jobs"], site))
+    t2 = cpu()
     out = {k: v * 1000 for k, v in spent.items()}
-    out["analyse"], out["charts"] = analyse * 1000, (cpu() - t - analyse) * 1000
+    out["analyse"], out["charts"] = (t1 - t0) * 1000, (t2 - t1) * 1000
     out["svg"] = out["charts"] - out.get("png", 0.0)
     out["data"] = out["analyse"] - out.get("model", 0.0)
     out["other"] = out["data"] - sum(out.get(p, 0.0) for p in ("page", "yaml", "flame", "document",
                                                                "csv"))
-    return out
-
-def differing(d):
-    out = d.diff_files + d.left_only + d.right_only
-    for sub in d.subdirs.values():
-        out += differing(sub)
     return out
 
 names = sorted(os.listdir(runs_root))
@@ -122,7 +118,8 @@ for i in range(turns):
     for label, stages, spent in trees:
         got[label].append(one(stages, spent, name, os.path.join(sites, label)))
     if same is None:
-        same = not differing(filecmp.dircmp(*(os.path.join(sites, l) for l in ("before", "this"))))
+        same = subprocess.run(["diff", "-rq", os.path.join(sites, "before"),
+                               os.path.join(sites, "this")], capture_output=True).returncode == 0
 print(json.dumps({"got": got, "same": same}))
 """
 
