@@ -152,3 +152,35 @@ def test_block_writer_leaves_anchors_and_double_quotes_to_the_dumper():
         with pytest.raises(_Unwritten):
             _BlockWriter().document(doc)
         assert dump_yaml(doc) == _dump(doc, _Dumper)
+
+
+@given(st.dictionaries(_keys, _deep, min_size=1, max_size=5))
+def test_block_writer_writes_a_document_again_alike(doc):
+    # (the second time, its plain values come from the writer's memo of plain values)
+    expected = _dump(doc, _Dumper)
+    for _ in range(2):
+        try:
+            written = _BlockWriter().document(doc)
+        except (_Unwritten, yaml_text._Unlisted):
+            return
+        assert written == expected
+
+
+def test_equal_values_of_other_types_or_signs_keep_their_own_text():
+    for doc in ({"a": 1, "b": 1.0, "c": True, "d": "1"}, {"a": 0.0, "b": -0.0, "c": 0, "d": False},
+                {"a": float("nan"), "b": float("inf"), "c": -1e17}):
+        for _ in range(2):
+            assert dump_yaml(doc) == _dump(doc, _Dumper)
+
+
+def test_a_plain_value_written_before_is_not_styled_again(monkeypatch):
+    doc = {"memo_0": "first", "memo_a": 1.25, "memo_b": "plain words", "memo_c": 7,
+           "memo_d": [1.25]}
+    dump_yaml(doc)
+    calls = []
+    scalar = _BlockWriter.scalar
+    monkeypatch.setattr(_BlockWriter, "scalar",
+                        lambda self, data, key: calls.append(data) or scalar(self, data, key))
+    assert dump_yaml(doc) == _dump(doc, _Dumper)
+    # the document's first value (its line needs no break) and the sequence's item only
+    assert calls == ["first", 1.25]

@@ -249,6 +249,12 @@ _STR_STYLES: dict[tuple, str] = {}
 _STYLES: dict[tuple, str] = {}
 # a plain key's text and its ":", as block mappings write them (most keys are plain)
 _PLAIN_KEYS: dict[str, str] = {}
+# a mapping's value whose style is plain, by type (1, 1.0 and True are equal keys; 0.0 and -0.0
+# too, so zeros are not kept): its text, written after its key with no call to scalar()
+_PLAIN_STRS: dict[str, str] = {}
+_PLAIN_FLOATS: dict[float, str] = {}
+_PLAIN_INTS: dict[int, str] = {}
+_PLAIN_BY_TYPE = {str: _PLAIN_STRS, float: _PLAIN_FLOATS, int: _PLAIN_INTS}
 _SPACE_RUNS = re.compile("( +)")
 
 
@@ -328,13 +334,30 @@ class _BlockWriter:
         saved = self.indent
         indent = self.indent = 0 if saved is None else saved + _STEP
         out = self.out
+        line = "\n" + " " * indent
         for key, value in data.items():
-            self.write_indent()
             head = _PLAIN_KEYS.get(key) if type(key) is str else None
-            if head is None:
+            if head is not None and (not self.indention or self.column > indent or
+                                     (self.column == indent and not self.whitespace)):
+                # A plain key on a line of its own (write_indent's break), and most often a
+                # value known to be plain that fits the line: one append for the three.
+                plain = _PLAIN_BY_TYPE.get(type(value))
+                text = None if plain is None else plain.get(value)
+                self.whitespace = self.indention = False
+                if text is not None:
+                    column = indent + len(head) + 1 + len(text)
+                    if column <= _WIDTH or " " not in text:
+                        out.append(line + head + " " + text)
+                        self.column = column
+                        continue
+                out.append(line + head)
+                self.column = indent + len(head)
+            elif head is None:
+                self.write_indent()
                 self.scalar(key, True)
                 self.indicator(":", False)
             else:       # (write_indent leaves `whitespace` set: no space before the key)
+                self.write_indent()
                 out.append(head)
                 self.column += len(head)
                 self.whitespace = self.indention = False
@@ -377,6 +400,10 @@ class _BlockWriter:
         if style == "":
             if not text:
                 return
+            if not simple_key:
+                plain = _PLAIN_BY_TYPE.get(type(data))
+                if plain is not None and data == data and (type(data) is not float or data):
+                    _remember(plain, data, text)
             lead = "" if self.whitespace else " "
         else:
             if not simple_key and not _BREAKS.isdisjoint(text):
