@@ -19,7 +19,6 @@ from typing import Any
 import yaml
 
 from analysis.model import Run, Scenario
-from analysis.write import liquid_pages
 from analysis.vocabulary import closed_load_text, fmt_number
 from analysis.write.yaml_text import dump_yaml
 from analysis.paths import (REPORTS_DIR, chart_path, report_path, report_url,
@@ -123,6 +122,9 @@ def seo_head(front: dict[str, Any], url: str) -> dict[str, str]:
 def page_text(site_root: Path, front: dict[str, Any], doc: dict[str, Any], url: str) -> str:
     """A generated page: front matter, then the HTML its layout gives for the run's document.
     The front matter names Jekyll's plain `default` layout; `layout` names the one rendered."""
+    # (imported here: every build asks this module which pages are generated, stale_reports,
+    # and only one that renders a page needs python-liquid)
+    from analysis.write import liquid_pages
     layout = front["layout"]
     html = liquid_pages.render_page(site_root, layout, {**front, "url": url}, front["run"], doc)
     # (Jekyll 4 then skips Liquid on the page; 3.10 ignores the key and finds none to run)
