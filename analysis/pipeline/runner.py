@@ -24,6 +24,7 @@ from analysis.pipeline.stages import analyse_task, chart_task
 from analysis.errors import BuildError
 from analysis.paths import REPORTS_DIR, data_path, repo_relative, report_path
 from analysis.write.charts.png_use import runs_in_posts
+from analysis.write.pages import rendering_on
 
 # Folders holding only generated files; a stale output is removed only if it lies in one.
 GENERATED_DIRS = ("_data/runs", "_rundata", "assets/charts", "assets/data", "_reports")
@@ -385,8 +386,11 @@ class Build:
                 # kind's readers (they inherit them, instead of each importing them again)
                 reads = ForkAtFirstRead(lambda: self._pool(self.jobs))
                 try:
-                    results = [analyse_task(*args[0], map_fn=reads_then_chart_code(reads,
-                                                                                    self.jobs))]
+                    # and its pages are rendered on a worker (idle by then), while this
+                    # process writes the run's other files
+                    with rendering_on(lambda fn, *a: reads.get().submit(fn, *a)):
+                        results = [analyse_task(*args[0], map_fn=reads_then_chart_code(
+                            reads, self.jobs))]
                 finally:
                     pool = reads.pool
             elif pool is None:
