@@ -139,3 +139,35 @@ def test_a_broken_template_on_a_worker_is_the_same_error(tmp_path):
             there()
     assert str(raised.value) == str(here.value)
     assert "report.html" in str(raised.value)
+
+
+class _Recorder:
+    """A pool that runs each task here and remembers what it was given, in order."""
+
+    def __init__(self):
+        self.given = []
+
+    def map(self, fn, *iterables):
+        return map(fn, *iterables)
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+        self.given.append(fn.__name__)
+        future = Future()
+        future.set_result(fn(*args) if fn.__name__ != "load_chart_code" else None)
+        return future
+
+
+def test_an_added_runs_page_is_not_queued_behind_the_chart_code():
+    from analysis.pipeline import runner
+    pool = _Recorder()
+    reads = runner.ForkAtFirstRead(lambda: pool)
+    assert list(runner.reads_then_chart_code(reads, 2)(abs, [-1, -2])) == [1, 2]
+
+    def render_html():
+        return "<p>"
+    assert reads.render(render_html).result() == "<p>"
+    reads.render(render_html)
+    # one worker loads the chart code during the main process's writes, the other takes the
+    # page first, then loads it; every worker still gets the chart code once
+    assert pool.given == ["load_chart_code", "render_html", "load_chart_code", "render_html"]
