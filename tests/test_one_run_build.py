@@ -1,6 +1,7 @@
 """A build that has one run to analyse on two workers (a run added to a corpus): the main process
 reads the run's inputs on the workers and writes its files, and never loads the chart code
-(matplotlib, ~0.6 s of its time before any worker started); the workers load it themselves.
+(matplotlib, ~0.6 s of its time before any worker started); the workers load it themselves,
+and render its pages (pages.rendering_on).
 The run's outputs are those of a build of it from nothing, byte for byte."""
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ import json, sys
 from pathlib import Path
 from analysis.pipeline.runner import Build
 status = Build(Path("runs"), Path("."), quiet=True, force=False, jobs=2).run()
-print(json.dumps({"status": status, "matplotlib": "matplotlib" in sys.modules}))
+print(json.dumps({"status": status, "matplotlib": "matplotlib" in sys.modules,
+                  "liquid": "liquid" in sys.modules}))
 """
 
 
@@ -51,12 +53,14 @@ def _site(root: Path, runs: list[str]) -> Path:
 
 def test_an_added_run_is_charted_by_the_workers_alone(tmp_path):
     site = _site(tmp_path / "corpus", ["wrk-v1", "wrk-v3"])
-    assert _build(site) == {"status": 0, "matplotlib": True}     # (two runs: loaded before the fork)
+    first = _build(site)
+    assert (first["status"], first["matplotlib"]) == (0, True)   # (two runs: loaded before the fork)
     wrk_site = _site(tmp_path / "alone", ["wrk-v2"])
     _build(wrk_site)
 
     shutil.copytree(wrk_site / "runs" / "wrk-v2", site / "runs" / "wrk-v2")
-    assert _build(site) == {"status": 0, "matplotlib": False}
+    # the page rendered on a worker: this process imports no python-liquid either
+    assert _build(site) == {"status": 0, "matplotlib": False, "liquid": False}
     charts = sorted(p.name for p in (site / "assets" / "charts" / "wrk-v2").iterdir())
     assert charts and any(name.endswith(".svg") for name in charts)
     for top in ("assets/charts/wrk-v2", "assets/data/wrk-v2"):
@@ -98,3 +102,72 @@ def test_an_added_runs_workers_are_forked_with_its_readers_imported(tmp_path):
     assert json.loads(out.stdout.splitlines()[-1]) == {
         "status": 0, "forks": [["analysis.derive.analyse", "analysis.read.hdr.log"]]}
     assert (site / "_reports" / "wrk-v2.html").is_file()
+
+
+def _run_page() -> tuple[dict, dict]:
+    front = {"layout": "report", "title": "T", "run": "r1", "date": "2026-01-02",
+             "description": "d", "generated_by": "loadcurve"}
+    doc = {"title": "T", "cells": []}
+    return front, doc
+
+
+def test_a_page_rendered_on_a_worker_is_the_page_rendered_here():
+    from concurrent.futures import ProcessPoolExecutor
+    from analysis.write import pages
+    front, doc = _run_page()
+    here = pages.page_text(REPO, front, doc, "/reports/r1/")
+    with ProcessPoolExecutor(1) as pool, pages.rendering_on(pool.submit):
+        there = pages.page_text(REPO, front, doc, "/reports/r1/")
+        assert callable(there)
+        assert there() == here and "<" in here
+
+
+def test_a_broken_template_on_a_worker_is_the_same_error(tmp_path):
+    from concurrent.futures import ProcessPoolExecutor
+    import pytest
+    from analysis.errors import BuildError
+    from analysis.write import pages
+    for folder in ("_layouts", "_includes"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    (tmp_path / "_layouts" / "report.html").write_text("{% include no-such-include.html %}")
+    front, doc = _run_page()
+    with pytest.raises(BuildError) as here:
+        pages.page_text(tmp_path, front, doc, "/reports/r1/")
+    with ProcessPoolExecutor(1) as pool, pages.rendering_on(pool.submit):
+        there = pages.page_text(tmp_path, front, doc, "/reports/r1/")
+        with pytest.raises(BuildError) as raised:
+            there()
+    assert str(raised.value) == str(here.value)
+    assert "report.html" in str(raised.value)
+
+
+class _Recorder:
+    """A pool that runs each task here and remembers what it was given, in order."""
+
+    def __init__(self):
+        self.given = []
+
+    def map(self, fn, *iterables):
+        return map(fn, *iterables)
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+        self.given.append(fn.__name__)
+        future = Future()
+        future.set_result(fn(*args) if fn.__name__ != "load_chart_code" else None)
+        return future
+
+
+def test_an_added_runs_page_is_not_queued_behind_the_chart_code():
+    from analysis.pipeline import runner
+    pool = _Recorder()
+    reads = runner.ForkAtFirstRead(lambda: pool)
+    assert list(runner.reads_then_chart_code(reads, 2)(abs, [-1, -2])) == [1, 2]
+
+    def render_html():
+        return "<p>"
+    assert reads.render(render_html).result() == "<p>"
+    reads.render(render_html)
+    # one worker loads the chart code during the main process's writes, the other takes the
+    # page first, then loads it; every worker still gets the chart code once
+    assert pool.given == ["load_chart_code", "render_html", "load_chart_code", "render_html"]

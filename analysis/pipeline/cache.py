@@ -39,7 +39,7 @@ def templates_version(site_root: Path) -> str:
     """Hash of what the report pages are rendered from (write/liquid_pages.py): every include,
     every kind's layouts (analysis/kinds.py), and _config.yml's baseurl."""
     from analysis.kinds import layouts
-    from analysis.write.liquid_pages import baseurl, template_root
+    from analysis.write.site_templates import baseurl, template_root
     h = hashlib.sha256()
     site = template_root(site_root)
     h.update(f"baseurl={baseurl(site)}\0".encode())   # in every link of every page

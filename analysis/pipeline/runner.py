@@ -24,6 +24,7 @@ from analysis.pipeline.stages import analyse_task, chart_task
 from analysis.errors import BuildError
 from analysis.paths import REPORTS_DIR, data_path, repo_relative, report_path
 from analysis.write.charts.png_use import runs_in_posts
+from analysis.write.pages import rendering_on
 
 # Folders holding only generated files; a stale output is removed only if it lies in one.
 GENERATED_DIRS = ("_data/runs", "_rundata", "assets/charts", "assets/data", "_reports")
@@ -279,8 +280,7 @@ class Build:
         if self.remove_temp_leftovers():
             self.say("removed temporary files left by an interrupted build")
         state = self.load_state()
-        # the pages are rendered from the site's templates (write/liquid_pages.py): a change
-        # to a layout or include re-renders every run
+        # a change to a layout or include (the pages' templates) re-renders every run
         drawing_code = code_version()
         code = drawing_code + templates_version(self.site_root)
         hashes = RunKeys(self.cache)
@@ -364,10 +364,8 @@ class Build:
         digests = {d.name: digest for d, digest in todo}
         order = {d.name: i for i, (d, _) in enumerate(todo, start=1)}
         # pandas and matplotlib load once, before the workers fork (the main process needs
-        # pandas anyway, for the data files). One changed run on several workers (a run
-        # added): this process never draws, so the workers load matplotlib themselves once
-        # they have read the run's inputs, while this process writes its files (~0.6 s of
-        # its own time otherwise, before any worker starts)
+        # pandas anyway). One changed run on several workers (a run added): this process
+        # never draws, so the workers load matplotlib themselves after the run's reads
         importlib.import_module("analysis.corpus.cell_table")
         one_run = n == 1 and self.jobs > 1 and self.executor is None
         if not one_run:
@@ -382,11 +380,13 @@ class Build:
             if pool is None and one_run:
                 # one run changed (a run added): its repetitions are read on every core, by
                 # workers forked at the first read, once this process has imported the run's
-                # kind's readers (they inherit them, instead of each importing them again)
+                # kind's readers (they inherit them); its pages are rendered on a worker
+                # while this process writes the run's other files
                 reads = ForkAtFirstRead(lambda: self._pool(self.jobs))
                 try:
-                    results = [analyse_task(*args[0], map_fn=reads_then_chart_code(reads,
-                                                                                    self.jobs))]
+                    with rendering_on(reads.render):
+                        results = [analyse_task(*args[0], map_fn=reads_then_chart_code(
+                            reads, self.jobs))]
                 finally:
                     pool = reads.pool
             elif pool is None:
@@ -541,24 +541,33 @@ class ForkAtFirstRead:
     that fails before it forks none); `pool` is then the pool, for the charts and the stop."""
 
     def __init__(self, make):
-        self.make = make
-        self.pool = None
+        self.make, self.pool, self.chart_code_owed = make, None, 0
 
     def get(self):
         if self.pool is None:
             self.pool = self.make()
         return self.pool
 
+    def render(self, fn, *args):
+        """`fn` on the worker reads_then_chart_code left free, which then loads the chart code
+        (behind a chart code load, the page kept this process waiting ~0.3 CPU s)."""
+        future = self.get().submit(fn, *args)
+        for _ in range(self.chart_code_owed):
+            self.pool.submit(workers.load_chart_code)
+        self.chart_code_owed = 0
+        return future
+
 
 def reads_then_chart_code(reads: ForkAtFirstRead, jobs: int):
-    """A map_fn for analyse_task that runs on the pool `reads` makes, then has its workers load
-    the chart code while the caller goes on (each worker takes one such task at most, unless
-    another is quicker; a worker without it loads it at its first chart)."""
+    """A map_fn for analyse_task that runs on the pool `reads` makes, then has all workers but
+    one load the chart code while the caller goes on (each worker takes one such task at most,
+    unless another is quicker; a worker without it loads it at its first chart)."""
     def map_fn(fn, *iterables):
         pool = reads.get()
         results = list(pool.map(fn, *iterables))
-        for _ in range(jobs):
+        for _ in range(jobs - 1):     # (one worker left for the pages: ForkAtFirstRead.render)
             pool.submit(workers.load_chart_code)
+        reads.chart_code_owed = 1
         return results
     return map_fn
 

@@ -25,6 +25,9 @@ def run_files(run: Run, site_root: Path, in_feed: bool) -> RunFiles:
     diffs = flame_cells.flame_diffs(run, graphs)
     doc = datafiles.run_document(run, run_jobs.pixel_sizes(jobs), (graphs, diffs))
     png_use.keep_pngs(jobs, doc, None if in_feed else pages.og_images(run))
+    # (asked for first, committed last: where the build lends a worker, pages.rendering_on,
+    # the pages are rendered there while this process makes the files below)
+    report_pages = pages.report_pages(site_root, run, doc)
     files: list[OutputFile] = []
 
     def add(rel: str, content: Content) -> None:
@@ -50,6 +53,6 @@ def run_files(run: Run, site_root: Path, in_feed: bool) -> RunFiles:
     add(paths.run_cells_csv_path(run.id), cell_table.run_cells_csv(run))
     add(paths.run_spectra_csv_path(run.id), cell_table.run_spectra_csv(run))
     add(paths.data_path(run.id, in_feed), dump_yaml(doc))
-    for rel, text in pages.report_pages(site_root, run, doc):
+    for rel, text in report_pages:
         add(rel, text)
     return RunFiles(files, jobs, run.warnings, len(run.cells()))

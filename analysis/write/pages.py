@@ -12,14 +12,15 @@ only pages with that key are ever replaced or removed, so a page written by a pe
 """
 from __future__ import annotations
 
+import contextlib
 import re
+from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
 from analysis.model import Run, Scenario
-from analysis.write import liquid_pages
 from analysis.vocabulary import closed_load_text, fmt_number
 from analysis.write.yaml_text import dump_yaml
 from analysis.paths import (REPORTS_DIR, chart_path, report_path, report_url,
@@ -120,19 +121,54 @@ def seo_head(front: dict[str, Any], url: str) -> dict[str, str]:
     return {"head": HEAD} if plain and complete else {}
 
 
-def page_text(site_root: Path, front: dict[str, Any], doc: dict[str, Any], url: str) -> str:
-    """A generated page: front matter, then the HTML its layout gives for the run's document.
-    The front matter names Jekyll's plain `default` layout; `layout` names the one rendered."""
-    layout = front["layout"]
-    html = liquid_pages.render_page(site_root, layout, {**front, "url": url}, front["run"], doc)
+# Where the pages' HTML is rendered: None in this process; else a function that takes
+# (render_html, *its arguments) and returns a future of its result. A build adding one run
+# lends its workers (pipeline/runner.py), which sit idle while this process writes the run's
+# other files: the render with python-liquid's import and the templates' parse (~0.3 CPU s)
+# leaves the build's critical path.
+_render_on: Callable[..., Future] | None = None
+
+
+@contextlib.contextmanager
+def rendering_on(submit: Callable[..., Future]):
+    """Pages made inside this block are rendered by `submit` (Executor.submit's signature)
+    and their text is a function that waits for the HTML (run_files.Content)."""
+    global _render_on
+    previous, _render_on = _render_on, submit
+    try:
+        yield
+    finally:
+        _render_on = previous
+
+
+def render_html(site_root: Path, layout: str, page: dict[str, Any], run_id: str,
+                doc: dict[str, Any]) -> str:
+    # (imported here: every build asks this module which pages are generated, stale_reports,
+    # and only one that renders a page needs python-liquid)
+    from analysis.write import liquid_pages
+    return liquid_pages.render_page(site_root, layout, page, run_id, doc)
+
+
+def page_text(site_root: Path, front: dict[str, Any], doc: dict[str, Any],
+              url: str) -> str | Callable[[], str]:
+    """A generated page: front matter, then the HTML its layout gives for the run's document
+    (a function that waits for it, inside rendering_on). The front matter names Jekyll's plain
+    `default` layout; `layout` names the one rendered."""
+    args = (site_root, front["layout"], {**front, "url": url}, front["run"], doc)
     # (Jekyll 4 then skips Liquid on the page; 3.10 ignores the key and finds none to run)
-    return "---\n" + dump_yaml({**front, "layout": "default", **seo_head(front, url),
-                                "render_with_liquid": False}) + "---\n" + html
+    head = "---\n" + dump_yaml({**front, "layout": "default", **seo_head(front, url),
+                                "render_with_liquid": False}) + "---\n"
+    if _render_on is None:
+        return head + render_html(*args)
+    html = _render_on(render_html, *args)
+    # (a template's BuildError, raised over there, is raised here by result())
+    return lambda: head + html.result()
 
 
-def report_pages(site_root: Path, run: Run, doc: dict[str, Any]) -> list[tuple[str, str]]:
+def report_pages(site_root: Path, run: Run,
+                 doc: dict[str, Any]) -> list[tuple[str, str | Callable[[], str]]]:
     """(path, text) of the run's report page and, for a run with scenarios, one page per
-    scenario."""
+    scenario (inside rendering_on, each text a function that waits for the page)."""
     pages = [(report_path(run.id),
               page_text(site_root, report_front_matter(run), doc, report_url(run.id)))]
     for scenario in run.scenarios if run.has_scenarios else ():
