@@ -256,3 +256,57 @@ def test_a_line_marked_plain_is_what_seos_filters_give_back():
     assert len(plain) > 500
     assert [line for line in plain if given[line] != line] == []
     assert sum(given[line] != line for line in lines) > 300
+
+
+# A post's Liquid rendered as Jekyll renders it; prints what Liquid's assign tags counted over
+# the whole render (the resource score: Liquid 5 walks every value assigned; each include's
+# render resets the context's count, so it is summed here), that score for the run's document,
+# and how many numbers the post prints through stat.html
+POST_ASSIGNS = """
+require "jekyll"
+$assigned = 0
+module SumAssigned
+  def increment_assign_score(amount)
+    $assigned += amount
+    super
+  end
+end
+Liquid::ResourceLimits.prepend(SumAssigned)
+site = Jekyll::Site.new(Jekyll.configuration("quiet" => true, "source" => ARGV[0],
+                                             "destination" => ARGV[1], "disable_disk_cache" => true))
+site.reset
+site.read
+post = site.posts.docs.find { |d| d.path.end_with?(ARGV[2]) }
+payload = site.site_payload
+payload["page"] = post.to_liquid
+template = Liquid::Template.parse(post.content)
+template.render!(payload, registers: {site: site, page: payload["page"]})
+walk = lambda do |v|
+  case v
+  when String then v.bytesize
+  when Array then v.sum(1) { |c| walk.(c) }
+  when Hash then v.sum(1) { |k, c| walk.(k) + walk.(c) }
+  else 1
+  end
+end
+puts $assigned, walk.(site.data["runs"][ARGV[3]]), post.content.scan("include stat.html").size
+"""
+
+
+def test_a_posts_numbers_do_not_walk_the_runs_document_each(tmp_path):
+    """stat.html prints one number of a run's document; the thread-pool post has ~70. Assigning
+    the document (`assign x = include.block`) made Liquid 5 walk all of it for each number, ~4 ms
+    each: most of an add's render of the post. Now the post walks it about once (its own
+    `assign pv`, and methodology.html once)."""
+    if shutil.which("ruby") is None:
+        pytest.skip("no ruby")
+    done = subprocess.run(["ruby", "-e", POST_ASSIGNS, str(REPO), str(tmp_path / "site"),
+                           "-thread-pool-vs-virtual-threads.md", "pool-vs-virtual"],
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode != 0 and "cannot load such file -- jekyll" in done.stderr:
+        pytest.skip("no Jekyll for ruby")
+    assert done.returncode == 0, done.stderr
+    score, document, numbers = map(int, done.stdout.split())
+    assert numbers > 50
+    # the post's own `assign pv` and methodology.html's one walk; each number walked it once more
+    assert document < score < 4 * document
