@@ -15,7 +15,11 @@ another language.
 """
 from __future__ import annotations
 
+import json
+import random
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -41,7 +45,21 @@ EDGE_PAGES = {
     "seo-edge-empty-description": {"title": "Empty description", "description": ""},
     "seo-edge-site-title": {"title": "loadcurve", "description": "Title equal to the site's."},
     "seo-edge-author": {"title": "Own author", "description": "d", "author": "Ann O'Neil & co"},
+    # a title or description analysis/write/pages.py marks plain is printed without Kramdown;
+    # the nearest lines that Kramdown or escape_once change are not marked
+    "seo-edge-plain": {"title": "Plain: a title, with (parentheses) 50% / 3 + 4 = 7? yes! #1 @home ~1 ms; é × – ]",
+                       "description": "A plain description, one line. Ends with a colon:"},
+    "seo-edge-lists": {"title": "1. An ordered list", "description": "- a bullet"},
+    "seo-edge-spaces": {"title": "Two  spaces and a\ttab", "description": "Trailing space "},
+    "seo-edge-lines": {"title": "Setext\n===", "description": "Line one  \nline two"},
+    "seo-edge-span": {"title": "Strike ~~this~~ and {: .x} and $$x$$", "description": "a | b"},
+    "seo-edge-escapes": {"title": "Back\\slash [link](x)", "description": "Code `x` and x_y_z"},
+    "seo-edge-typography": {"title": "Dashes -- and dots... here", "description": "Quote's \"it\" a<<b"},
 }
+# Which of the title and the description are marked plain, by page (else neither)
+PLAIN = {"pool-vs-virtual": [True, False],     # its description has apostrophes
+         "seo-edge-plain": [True, True], "seo-edge-no-image": [True, True],
+         "seo-edge-site-title": [True, False]}
 EDGE_CONFIG = """\
 url: "https://Example.ORG:443"
 baseurl: "/lc/sub/"
@@ -65,13 +83,24 @@ def force_seo_and_old_tags(source: Path) -> None:
 MARK = "<!-- seo-report -->"
 
 
+# Marks where the include hands the page's title or description to Kramdown
+KRAMDOWN = {"seo_page_title": "<!-- kramdown: title -->",
+            "seo_description": "<!-- kramdown: description -->"}
+
+
 def mark_the_include(source: Path) -> None:
-    """The edge pages, and a mark where the include prints its own tags (not {% seo %}'s)."""
+    """The edge pages, and a mark where the include prints its own tags (not {% seo %}'s) and
+    where it calls Kramdown for the page's title and description."""
     add_edge_pages(source)
     include = source / "_includes" / "seo-report.html"
     text = include.read_text()
     assert text.count("{%- else -%}\n") == 1
-    include.write_text(text.replace("{%- else -%}\n", "{%- else -%}\n" + MARK))
+    text = text.replace("{%- else -%}\n", "{%- else -%}\n" + MARK)
+    for var, mark in KRAMDOWN.items():
+        call = "{% else %}{% assign " + var + " = "
+        assert text.count(call) == 1, var
+        text = text.replace(call, call.replace("{% assign", mark + "{% assign"))
+    include.write_text(text)
 
 
 def add_edge_pages(source: Path) -> None:
@@ -79,6 +108,9 @@ def add_edge_pages(source: Path) -> None:
         front = {"date": "2026-01-05", "head": "seo-report", **fields}
         if name != "seo-edge-no-image":
             front["image"] = f"/assets/charts/{name}/load-curve.png"
+        # the plain marks as the analysis gives them
+        front.update((k, v) for k, v in pages.seo_head(front, f"/reports/{name}/").items()
+                     if k.startswith("plain_"))
         (source / "_reports" / f"{name}.html").write_text(
             "---\n" + yaml.safe_dump({"layout": "default", **front}, allow_unicode=True) +
             "---\n<p>First paragraph, the excerpt.</p>\n\n<p>More.</p>\n")
@@ -94,7 +126,10 @@ def fast_pages(site: Path) -> dict[str, str]:
         text = path.read_text()
         match = HEAD.search(text)
         if match and "/reports/" in "/" + path.relative_to(site).as_posix():
-            heads[path.relative_to(site).as_posix()] = match.group(0).replace(MARK, "")
+            head = match.group(0).replace(MARK, "")
+            for mark in KRAMDOWN.values():
+                head = head.replace(mark, "")
+            heads[path.relative_to(site).as_posix()] = head
     return heads
 
 
@@ -121,6 +156,18 @@ def test_every_report_kind_takes_the_fast_head(builds):
         assert front.get("head") == "seo-report", source
         marked = MARK in (fast / "reports" / page / "index.html").read_text()
         assert marked == (page not in ("seo-edge-no-description", "seo-edge-author")), page
+
+
+def test_plain_titles_and_descriptions_skip_kramdown(builds):
+    """Kramdown was most of the include's cost (~1 ms a distinct title at 1,000 pages): a line
+    pages.py marks plain skips it, and every near miss still goes through it."""
+    fast, _ = builds
+    for page in ("pool-vs-virtual", *EDGE_PAGES):
+        text = (fast / "reports" / page / "index.html").read_text()
+        if MARK not in text:
+            continue     # left to {% seo %}
+        skipped = [mark not in text for mark in KRAMDOWN.values()]
+        assert skipped == PLAIN.get(page, [False, False]), page
 
 
 def test_the_fast_head_is_what_seo_prints(builds):
@@ -156,9 +203,110 @@ def test_the_tags_page_is_the_one_the_quadratic_template_gave(builds):
 
 def test_the_fast_head_is_given_only_where_the_include_is_exact():
     front = {"title": "t", "date": "2026-01-05", "description": "d", "image": "/assets/charts/r/x.png"}
-    assert pages.seo_head(front, "/reports/r/") == {"head": "seo-report"}
+    assert pages.seo_head(front, "/reports/r/") == {"head": "seo-report", "plain_title": True,
+                                                   "plain_description": True}
     assert pages.seo_head({k: v for k, v in front.items() if k != "image"}, "/reports/r/s/")
     for url, image in [("/reports/R%20x/", front["image"]), ("/reports/r/", "https://cdn/x.png"),
                        ("/reports/r/", "assets/x.png"), ("/reports/../r/", front["image"])]:
         assert pages.seo_head({**front, "image": image}, url) == {}, (url, image)
     assert pages.seo_head({**front, "description": None}, "/reports/r/") == {}
+
+
+# seo's filter chain as Jekyll runs it, on each line of a JSON list read from stdin
+SEO_FILTERS = """
+require "jekyll"
+require "json"
+site = Jekyll::Site.new(Jekyll.configuration("quiet" => true, "source" => ARGV[0],
+                                             "destination" => File.join(ARGV[0], "_site")))
+chain = Liquid::Template.parse(
+  "{{ s | markdownify | strip_html | normalize_whitespace | escape_once }}")
+puts JSON.generate(JSON.parse($stdin.read).map { |s| chain.render!({"s" => s}, registers: {site: site}) })
+"""
+# What random lines are made of: letters, digits and punctuation Kramdown leaves alone, a few
+# non-ASCII letters and symbols, and (at most one a line, so that each is tried next to plain
+# text) what Kramdown's syntax, typography and smart quotes act on, or white space
+SAFE_PIECES = list("abcXYZ019 .,:;!?()/%+=#@}]-~$") + ["é", "×", "–"]
+RISKY_PIECES = ["*", "_", "`", "[", "<", ">", "&", "\\", "'", '"', "|", "{", "\t", "\n", "  ",
+                "--", "...", "~~", "$$", "{:", "1. ", "- ", "# ", "> ", " ", "\u00a0"]
+
+
+def test_a_line_marked_plain_is_what_seos_filters_give_back():
+    """The mark's rule against Jekyll's own filter chain, on random lines near the rule's edge:
+    every line pages.py marks plain comes back as it is, and many it does not mark do not."""
+    if shutil.which("ruby") is None:
+        pytest.skip("no ruby")
+    rng = random.Random(36)
+    lines = set()
+    while len(lines) < 1500:
+        line = rng.choice("AbzQ") + "".join(rng.choice(SAFE_PIECES)
+                                            for _ in range(rng.randint(0, 9)))
+        if rng.random() < 0.6:
+            at = rng.randint(0, len(line))
+            line = line[:at] + rng.choice(RISKY_PIECES) + line[at:]
+        lines.add(line)
+    lines = sorted(lines)
+    empty = REPO / "tests" / "fixtures" / "templates"
+    done = subprocess.run(["ruby", "-e", SEO_FILTERS, str(empty)], input=json.dumps(lines),
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode != 0 and "cannot load such file -- jekyll" in done.stderr:
+        pytest.skip("no Jekyll for ruby")
+    assert done.returncode == 0, done.stderr
+    given = dict(zip(lines, json.loads(done.stdout)))
+    plain = [line for line in lines if pages.is_plain_text(line)]
+    assert len(plain) > 500
+    assert [line for line in plain if given[line] != line] == []
+    assert sum(given[line] != line for line in lines) > 300
+
+
+# A post's Liquid rendered as Jekyll renders it; prints what Liquid's assign tags counted over
+# the whole render (the resource score: Liquid 5 walks every value assigned; each include's
+# render resets the context's count, so it is summed here), that score for the run's document,
+# and how many numbers the post prints through stat.html
+POST_ASSIGNS = """
+require "jekyll"
+$assigned = 0
+module SumAssigned
+  def increment_assign_score(amount)
+    $assigned += amount
+    super
+  end
+end
+Liquid::ResourceLimits.prepend(SumAssigned)
+site = Jekyll::Site.new(Jekyll.configuration("quiet" => true, "source" => ARGV[0],
+                                             "destination" => ARGV[1], "disable_disk_cache" => true))
+site.reset
+site.read
+post = site.posts.docs.find { |d| d.path.end_with?(ARGV[2]) }
+payload = site.site_payload
+payload["page"] = post.to_liquid
+template = Liquid::Template.parse(post.content)
+template.render!(payload, registers: {site: site, page: payload["page"]})
+walk = lambda do |v|
+  case v
+  when String then v.bytesize
+  when Array then v.sum(1) { |c| walk.(c) }
+  when Hash then v.sum(1) { |k, c| walk.(k) + walk.(c) }
+  else 1
+  end
+end
+puts $assigned, walk.(site.data["runs"][ARGV[3]]), post.content.scan("include stat.html").size
+"""
+
+
+def test_a_posts_numbers_do_not_walk_the_runs_document_each(tmp_path):
+    """stat.html prints one number of a run's document; the thread-pool post has ~70. Assigning
+    the document (`assign x = include.block`) made Liquid 5 walk all of it for each number, ~4 ms
+    each: most of an add's render of the post. Now the post walks it about once (its own
+    `assign pv`, and methodology.html once)."""
+    if shutil.which("ruby") is None:
+        pytest.skip("no ruby")
+    done = subprocess.run(["ruby", "-e", POST_ASSIGNS, str(REPO), str(tmp_path / "site"),
+                           "-thread-pool-vs-virtual-threads.md", "pool-vs-virtual"],
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode != 0 and "cannot load such file -- jekyll" in done.stderr:
+        pytest.skip("no Jekyll for ruby")
+    assert done.returncode == 0, done.stderr
+    score, document, numbers = map(int, done.stdout.split())
+    assert numbers > 50
+    # the post's own `assign pv` and methodology.html's one walk; each number walked it once more
+    assert document < score < 4 * document

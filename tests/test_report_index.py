@@ -25,13 +25,24 @@ FIELDS = ("url", "id", "title", "run", "scenario", "description", "systems_text"
 ROW = ("{{ d.date | date_to_xmlschema }}|{{ d.date | date: '%s' }}|{{ d.tags | jsonify }}|"
        + "|".join(f"{{{{ d.{f} | jsonify }}}}" for f in FIELDS) + "\n")
 RUN_IDS = '{% assign ids = "two_generators,many,nothing" | split: "," %}'
+TAGS = '{% assign tags = "jvm,http,spaced,b & <c>,single,2026,true,none" | split: "," %}'
+# (tag, page) pairs of those tags: jvm 4, one each for the others but `none`; after the change
+# below: late.md's jvm and `b & <c>` and early.html's `single` gone
+TAGGED, TAGGED_AFTER = 10, 7
 LISTS = ("---\n---\n{% for d in site.reports %}" + ROW + "{% endfor %}"
          # a post's run links (_includes/post-runs.html): before, then from report_runs.json
          + RUN_IDS + "{% for id in ids %}{% for d in site.reports %}{% if d.run == id and "
          "d.scenario == nil %}{{ id }} {{ d.url }} {{ d.title }}\n{% endif %}{% endfor %}"
-         "{% endfor %}=====\n{% for d in site.data.report_pages %}" + ROW + "{% endfor %}"
+         "{% endfor %}"
+         # a tag's reports (tags.html): before by `where`, then from report_tags.json
+         + TAGS + "{% for t in tags %}{% assign w = site.reports | where: 'tags', t %}"
+         "{% for d in w %}{{ t }} {{ d.url }}\n{% endfor %}{% endfor %}"
+         "=====\n{% for d in site.data.report_pages %}" + ROW + "{% endfor %}"
          + RUN_IDS + "{% for id in ids %}{% for d in site.data.report_runs[id] %}{{ id }} "
-         "{{ d.url }} {{ d.title }}\n{% endfor %}{% endfor %}")
+         "{{ d.url }} {{ d.title }}\n{% endfor %}{% endfor %}"
+         + TAGS + "{% for t in tags %}{% assign k = t | append: '' %}"
+         "{% for at in site.data.report_tags[k] %}{% assign d = site.data.report_pages[at] %}"
+         "{{ t }} {{ d.url }}\n{% endfor %}{% endfor %}")
 PAGES = {
     # the collection's permalink; a run id with `_` (slugified in the URL, not in the id)
     "two_generators.html": "title: Two generators\ndate: '2026-11-24'\ntags: [jvm, http]\n"
@@ -44,7 +55,9 @@ PAGES = {
     # a date with a time and an offset, an unquoted date, the singular `tag:`, an author
     "late.md": "title: Late\ndate: 2026-11-25 23:30:00 -02:00\ntags: [b & <c>, jvm, jvm]\n",
     "early.html": "title: Early\ndate: 2026-01-02\ntag: single\nauthor: Ann O'Neil\n",
-    "slugged.html": "title: Slugged\ndate: '2026-11-24'\nslug: other-name\n",
+    # tags YAML reads as a number and a boolean: `where` compares them as text
+    "slugged.html": "title: Slugged\ndate: '2026-11-24'\nslug: other-name\n"
+                    "tags: [2026, true, jvm]\n",
 }
 NOT_LISTED = {
     "hidden/_draft.html": "---\ntitle: x\ndate: '2026-01-01'\n---\n",
@@ -75,10 +88,12 @@ def test_the_index_lists_the_reports_as_jekyll_reads_them(tmp_path):
     for name, text in NOT_LISTED.items():
         (src / "_reports" / name).parent.mkdir(parents=True, exist_ok=True)
         (src / "_reports" / name).write_text(text)
-    assert tag_feeds().write(src)[-2:] == ["wrote _data/report_pages.yml",
-                                           "wrote _data/report_runs.json"]
+    assert tag_feeds().write(src)[-3:] == ["wrote _data/report_pages.yml",
+                                           "wrote _data/report_runs.json",
+                                           "wrote _data/report_tags.json"]
     jekyll, index = lists(src, tmp_path)
-    assert len(jekyll) == len(PAGES) + 2    # the runs two_generators and many link a page each
+    # the runs two_generators and many link a page each
+    assert len(jekyll) == len(PAGES) + 2 + TAGGED
     assert index == jekyll
     # a page changed, one removed, one added: the index follows; unchanged, it is not written
     (src / "_reports" / "early.html").write_text("---\ntitle: Earlier\ndate: 2025-12-31\n---\n")
@@ -86,7 +101,7 @@ def test_the_index_lists_the_reports_as_jekyll_reads_them(tmp_path):
     (src / "_reports" / "new.html").write_text("---\ntitle: New\ndate: '2026-11-24'\n---\n")
     tag_feeds().write(src)
     jekyll, index = lists(src, tmp_path)
-    assert index == jekyll and len(index) == len(PAGES) + 2
+    assert index == jekyll and len(index) == len(PAGES) + 2 + TAGGED_AFTER
     assert tag_feeds().write(src) == []
 
 
@@ -96,4 +111,13 @@ def test_a_url_the_index_cannot_make_is_refused_with_the_page_named(tmp_path):
     (tmp_path / "_reports" / "odd.html").write_text(
         "---\ntitle: x\ndate: '2026-01-01'\npermalink: /:year/odd/\n---\n")
     with pytest.raises(SystemExit, match=r"_reports/odd.html: its URL needs a permalink"):
+        tag_feeds().write(tmp_path)
+
+
+def test_a_tag_the_index_cannot_key_as_ruby_would_is_refused(tmp_path):
+    (tmp_path / "_reports").mkdir()
+    (tmp_path / "_config.yml").write_text(CONFIG)
+    (tmp_path / "_reports" / "odd.html").write_text(
+        "---\ntitle: x\ndate: '2026-01-01'\ntags: [1.5]\n---\n")
+    with pytest.raises(SystemExit, match=r"_reports/odd.html: tag 1.5 is not text"):
         tag_feeds().write(tmp_path)

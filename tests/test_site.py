@@ -297,7 +297,7 @@ def test_committed_tag_feed_pages_are_current(tmp_path):
         shutil.copytree(REPO / folder, tmp_path / folder)
     shutil.copy2(REPO / "_config.yml", tmp_path / "_config.yml")
     (tmp_path / "_data").mkdir()
-    for name in ("report_pages.yml", "report_runs.json"):
+    for name in ("report_pages.yml", "report_runs.json", "report_tags.json"):
         shutil.copy2(REPO / "_data" / name, tmp_path / "_data" / name)
     assert tag_feeds().write(tmp_path) == [], \
         "run `make site` (scripts/tag_feeds.py) and commit feed/by_tag/ and _data/report_*"

@@ -112,13 +112,30 @@ HEAD = "seo-report"
 PLAIN_PATH = re.compile(r"/[a-z0-9_./-]*")
 
 
-def seo_head(front: dict[str, Any], url: str) -> dict[str, str]:
-    """The front-matter key that gives the page the fast head, when the include prints what
-    seo would for it: a title, date and description, a plain URL and image path."""
+# A line that seo's filters (markdownify | strip_html | normalize_whitespace | escape_once) give
+# back as it is, so the include can print it without Kramdown (~1 ms a distinct title, 1.8 of
+# the ~12 CPU s of a 1,000-run build's Jekyll step). It starts with an ASCII letter (no list,
+# header, quote or code block), has single spaces and no other white space, and none of what
+# Kramdown's span syntax, typographic symbols and smart quotes act on, or escape_once would change.
+# tests/test_fast_templates.py holds it against Jekyll's own filters.
+PLAIN_TEXT = re.compile(r"(?!.*(?:~~|\$\$|\{:|--|\.\.\.))[A-Za-z](?:[^\s*_`\[<>&\\'\"|]| (?=\S))*")
+
+
+def is_plain_text(value: Any) -> bool:
+    return isinstance(value, str) and PLAIN_TEXT.fullmatch(value) is not None
+
+
+def seo_head(front: dict[str, Any], url: str) -> dict[str, Any]:
+    """The front-matter keys that give the page the fast head, when the include prints what
+    seo would for it (a title, date and description, a plain URL and image path), and tell it
+    which of the title and description it may print without Kramdown."""
     paths = [url] + ([front["image"]] if "image" in front else [])
     plain = all(isinstance(p, str) and PLAIN_PATH.fullmatch(p) and "/." not in p for p in paths)
     complete = all(front.get(key) for key in ("title", "date", "description"))
-    return {"head": HEAD} if plain and complete else {}
+    if not (plain and complete):
+        return {}
+    return {"head": HEAD, **{f"plain_{key}": True for key in ("title", "description")
+                             if is_plain_text(front[key])}}
 
 
 # Where the pages' HTML is rendered: None in this process; else a function that takes

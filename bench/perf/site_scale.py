@@ -258,7 +258,7 @@ def without_foreign_index(site: Path) -> None:
     """The code before the report index (--source of it) reads no index: the one another code
     wrote would only cost it a parse."""
     if not (SOURCE[0] / "scripts" / "report_index.py").exists():
-        for name in ("report_pages.yml", "report_runs.json"):
+        for name in ("report_pages.yml", "report_runs.json", "report_tags.json"):
             (site / "_data" / name).unlink(missing_ok=True)
 
 
