@@ -26,7 +26,28 @@ def _old_loop(names) -> list[str]:
 
 def test_the_installed_libraries_read_as_importlib_metadata_reads_them():
     assert dist_versions.versions(cache.LIBRARIES) == _old_loop(cache.LIBRARIES)
-    assert dist_versions._from_folders(cache.LIBRARIES) is not None    # (the fast way ran)
+    # The fast way runs in a build's own process. It is asked in a fresh one: this process may
+    # have imported dask (test_build_executor), whose importlib_metadata backport puts a second
+    # distribution finder on sys.meta_path, and then the folders are rightly left alone.
+    script = ("from analysis.pipeline import cache, dist_versions; "
+              "print(dist_versions._from_folders(cache.LIBRARIES) is not None)")
+    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True"]
+
+
+def test_a_second_distribution_finder_leaves_the_versions_to_importlib_metadata(monkeypatch):
+    """What importing dask does (importlib_metadata's MetadataPathFinder on sys.meta_path):
+    importlib.metadata asks that finder too, so the folders alone may not be its answer."""
+    class Finder:
+        @staticmethod
+        def find_distributions(context=None):
+            return iter(())
+
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
+    assert dist_versions._from_folders(cache.LIBRARIES) is None
+    assert dist_versions.versions(cache.LIBRARIES) == _old_loop(cache.LIBRARIES)
 
 
 def test_the_code_digest_does_not_import_importlib_metadata():
