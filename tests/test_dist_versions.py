@@ -24,17 +24,22 @@ def _old_loop(names) -> list[str]:
     return out
 
 
+def _printed_by_a_fresh_process(script: str) -> list[str]:
+    """The words a new interpreter prints running script in the repository (no test's imports)."""
+    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
 def test_the_installed_libraries_read_as_importlib_metadata_reads_them():
     assert dist_versions.versions(cache.LIBRARIES) == _old_loop(cache.LIBRARIES)
     # The fast way runs in a build's own process. It is asked in a fresh one: this process may
     # have imported dask (test_build_executor), whose importlib_metadata backport puts a second
     # distribution finder on sys.meta_path, and then the folders are rightly left alone.
-    script = ("from analysis.pipeline import cache, dist_versions; "
-              "print(dist_versions._from_folders(cache.LIBRARIES) is not None)")
-    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
-                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["True"]
+    assert _printed_by_a_fresh_process(
+        "from analysis.pipeline import cache, dist_versions; "
+        "print(dist_versions._from_folders(cache.LIBRARIES) is not None)") == ["True"]
 
 
 def test_a_second_distribution_finder_leaves_the_versions_to_importlib_metadata(monkeypatch):
@@ -51,12 +56,9 @@ def test_a_second_distribution_finder_leaves_the_versions_to_importlib_metadata(
 
 
 def test_the_code_digest_does_not_import_importlib_metadata():
-    script = ("import sys; from analysis.pipeline.cache import code_version; code_version(); "
-              "print('importlib.metadata' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
-                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False"]
+    assert _printed_by_a_fresh_process(
+        "import sys; from analysis.pipeline.cache import code_version; code_version(); "
+        "print('importlib.metadata' in sys.modules)") == ["False"]
 
 
 def _dist(folder, name: str, text: str):
