@@ -117,6 +117,9 @@ class Mirror:
         self.config, self.check_all = for_tree(config, tree), check_all
         self.can_link = True
         self.placed = self.removed = 0
+        # destination folders made real in this run: real_dirs once a folder, not once a file
+        # (its relpath and an lstat a level were ~40 % of placing a file; 227,000 at 1,000 runs)
+        self.ready: set[str] = set()
         self.walked_before = {} if check_all or walked is None else walked
         self.walked: dict[str, list] = {}
         self.settled_before = time.time_ns() - SETTLED_NS
@@ -223,8 +226,9 @@ class Mirror:
         if old is not None:
             self.drop(old.path)
             self.removed -= 1
-        else:
+        elif dest_dir not in self.ready:
             real_dirs(self.dest, os.path.relpath(dest_dir, self.dest))
+            self.ready.add(dest_dir)
         target = os.path.join(dest_dir, name)
         self.placed += 1
         if self.can_link:
