@@ -300,7 +300,8 @@ def write(source: Path) -> list[str]:
     for path, text in ((INDEX, HEADER + ("".join(pages[rel][4]["text"] for rel in order)
                                          or "[]\n")),
                        (RUNS, json.dumps(runs, ensure_ascii=False, indent=0) + "\n"),
-                       (TAGS, json.dumps(tagged, ensure_ascii=False, separators=(",", ":")) + "\n")):
+                       (TAGS, json.dumps(tagged, ensure_ascii=False,
+                                         separators=(",", ":")) + "\n")):
         try:
             if (source / path).read_text(encoding="utf-8") == text:
                 continue

@@ -30,7 +30,8 @@ def compile_shared(source: Path, flags: list[str], prefix: str, libs: tuple = ()
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise RuntimeError("no C compiler (cc)")
-    key = hashlib.sha256(b"\0".join([source.read_bytes(), cc.encode(), " ".join([*flags, *libs]).encode(),
+    key = hashlib.sha256(b"\0".join([source.read_bytes(), cc.encode(),
+                                     " ".join([*flags, *libs]).encode(),
                                      _machine().encode(), sys.platform.encode()]))
     target = CACHE / f"{prefix}-{key.hexdigest()[:16]}.so"
     if target.exists():
@@ -43,8 +44,8 @@ def compile_shared(source: Path, flags: list[str], prefix: str, libs: tuple = ()
     os.close(fd)
     try:
         try:
-            proc = subprocess.run([cc, *flags, "-o", tmp, str(source), *libs], capture_output=True,
-                                  text=True, timeout=BUILD_SECONDS)
+            proc = subprocess.run([cc, *flags, "-o", tmp, str(source), *libs],
+                                  capture_output=True, text=True, timeout=BUILD_SECONDS)
         except subprocess.SubprocessError as exc:
             raise RuntimeError(str(exc)) from exc
         if proc.returncode != 0:
