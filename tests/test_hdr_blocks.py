@@ -108,36 +108,6 @@ def test_blocks_read_every_fixture_as_the_line_parser(monkeypatch, path):
         assert _groups(path, batch_size, binary=True) == _groups(path, batch_size, binary=False)
 
 
-def _skipping_groups(path, batch_size, skip):
-    state = HeaderState()
-    handle, lines = open_lines(str(path), None)
-    with handle:
-        groups = [(None if items is None else [item[:7] + (_text(item[7]),) for item in items],
-                   list(warnings), copy.deepcopy(state.__dict__))
-                  for items, warnings in item_groups(lines, str(path), state, batch_size, skip)]
-    return groups, state.__dict__
-
-
-@pytest.mark.parametrize("path", [*_inputs(), None], ids=lambda p: p.name if p else "awkward")
-def test_skipped_groups_keep_the_header_state_and_warnings(monkeypatch, awkward, path):
-    """hgrm's two processes each skip the other's groups' items (skip): every group has the
-    warnings and the header state after it of a full read, the others their items."""
-    path = path or awkward
-    for block_bytes, batch_size in ((4 << 20, 256), (1000, 7), (300, 1)):
-        monkeypatch.setattr(blocks, "BLOCK_BYTES", block_bytes)
-        full, end = _groups(path, batch_size, binary=True)
-        for side in (0, 1):
-            groups, skipped_end = _skipping_groups(path, batch_size,
-                                                   lambda n, side=side: n % 2 != side)
-            assert skipped_end == end
-            assert len(groups) == len(full)
-            for number, (got, made) in enumerate(zip(groups, full)):
-                if number % 2 == side or native.get() is None:
-                    assert got == made
-                else:
-                    assert got[0] is None and got[1:] == made[1:]
-
-
 def test_plain_lines_are_the_compiled_scanners(awkward):
     """Which lines lc_scan_lines takes itself: only the plain form, nothing doubtful."""
     kernels = native.get()

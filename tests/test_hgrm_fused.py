@@ -3,8 +3,8 @@ interval log, the distribution and the warnings are the numpy path's on logs who
 payloads hide every kind of body the compiled decoder leaves to the general one (truncated,
 counts past the counts array, zero runs over 2^31-1, totals near 2^62), in any group, chosen
 by the window or not; and the kernel leaves the accumulated counts as they were when it
-refuses a group. Read by two processes taking the groups in turn (split.py), the output is the
-same whichever process a refused group falls in."""
+refuses a group. Read with the second core's threads decoding ahead (ahead.py), the output is
+the same whichever group a refused row falls in."""
 from __future__ import annotations
 
 import struct
@@ -20,7 +20,8 @@ from analysis.read.hdr.histogram import layout_for
 from analysis.read.hdr.payload import V2_COMPRESSED, V2_COOKIE
 from analysis.read.hdr.processor import process
 from tests.helpers import write_log, zigzag_leb128
-from tests.test_hgrm import CORPUS, HLOG_FIXTURES, _hgrm_both_ways
+from tests.test_hgrm import HLOG_FIXTURES
+from tests.test_hgrm_threads import CORPUS, _hgrm_both_ways
 
 KERNELS = native.get()
 needs_kernels = pytest.mark.skipif(KERNELS is None, reason=native.describe())
@@ -131,26 +132,26 @@ def test_totals_reaching_two_to_the_62_take_the_numpy_path(monkeypatch, tmp_path
         assert compiled == _outputs(path)
 
 
-# -- two processes, each taking every other group of lines (split.py) --------------------------
+# -- the second core's threads decoding ahead (ahead.py) ---------------------------------------
 
 @pytest.fixture(params=[1, 2, 3])
 def tiny_groups(request, monkeypatch):
-    """Groups of 1 to 3 lines: the turn to add passes at nearly every line, and a group that
-    the fused decoder refuses falls in either process."""
+    """Groups of 1 to 3 lines: a group that the fused decoder refuses falls in either
+    thread."""
     from analysis.read.hdr import processor
     monkeypatch.setattr(processor, "BATCH_LINES", request.param)
 
 
 @pytest.mark.parametrize("flags", [(), ("-tag", "read", "-start", "2")])
 @pytest.mark.parametrize("fixture", sorted(p.name for p in HLOG_FIXTURES.glob("*.hlog")))
-def test_two_processes_give_the_serial_output_group_by_group(monkeypatch, tmp_path, tiny_groups,
-                                                             fixture, flags):
-    serial, split, _ = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / fixture, flags)
-    assert split == serial
+def test_two_threads_give_the_serial_output_group_by_group(monkeypatch, tmp_path, tiny_groups,
+                                                           fixture, flags):
+    serial, threaded = _hgrm_both_ways(monkeypatch, tmp_path, HLOG_FIXTURES / fixture, flags)
+    assert threaded == serial
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.glob("*")))
-def test_two_processes_give_the_serial_output_group_by_group_on_the_fuzz_corpus(
+def test_two_threads_give_the_serial_output_group_by_group_on_the_fuzz_corpus(
         monkeypatch, tmp_path, tiny_groups, name):
-    serial, split, _ = _hgrm_both_ways(monkeypatch, tmp_path, CORPUS / name)
-    assert split == serial
+    serial, threaded = _hgrm_both_ways(monkeypatch, tmp_path, CORPUS / name)
+    assert threaded == serial

@@ -22,50 +22,34 @@ MIN_BLOCK_BYTES = 64 << 10
 LONG_SAFE = 9.2e18      # |ms| below this: Java's (long) cast is numpy's truncation
 
 
-def block_groups(handle, path: str, state: HeaderState, batch_size: int, skip=None):
+def block_groups(handle, path: str, state: HeaderState, batch_size: int):
     """(items, warnings raised while reading them) per group of batch_size histogram lines of
     the binary file `handle`, as groups.item_groups yields them for its text: no line after a
     group's last one is read before the group is yielded (the header state and the warnings
-    then are those of iter_lines at that point). skip(n) true: the items of group n (from 0)
-    are not made, None stands for them (hgrm's two processes each take every other group, and
-    each needs only the header state after the other's)."""
+    then are those of iter_lines at that point)."""
     kernels = native.get()
     own: list[str] = []
     group: list = []
-    count = 0                 # the group's items, made or not
-    number = 0
     room = [batch_size]       # items the group still takes: a plain run stops there
-    skipping = [skip is not None and skip(number)]
     if kernels is None:
         text = io.TextIOWrapper(handle, encoding="latin-1", newline=None)
         runs = ([line_item(n, line, path, own, state)] for n, line in numbered_lines(text, state))
-        skipping[0] = False
-        skip = None
     else:
-        runs = _item_runs(kernels, handle, path, own, state, room, skipping)
+        runs = _item_runs(kernels, handle, path, own, state, room)
     for items in runs:
-        if isinstance(items, int):
-            count += items
-        else:
-            made = [item for item in items if item is not None]
-            group.extend(made)
-            count += len(made)
-        if count >= batch_size:
-            yield (None if skipping[0] else group), own[:]
+        group.extend(item for item in items if item is not None)
+        if len(group) >= batch_size:
+            yield group, own[:]
             group = []
-            count = 0
             own.clear()
-            number += 1
-            skipping[0] = skip is not None and skip(number)
-        room[0] = batch_size - count
-    if count or own:
-        yield (None if skipping[0] else group), own[:]
+        room[0] = batch_size - len(group)
+    if group or own:
+        yield group, own[:]
 
 
-def _item_runs(kernels, handle, path, warnings, state, room, skipping):
+def _item_runs(kernels, handle, path, warnings, state, room):
     """Lists of items (None for a line that gave none), in line order: one a line, or a run
-    of plain lines of at most room[0]; while skipping[0], a run of plain lines is only
-    counted (an int), the header state kept as if its items were made."""
+    of plain lines of at most room[0]."""
     # One buffer, refilled: a fresh 4 MB object per read costs its page faults every time.
     # A small file gets a buffer of its size: zeroing 4 MB for a few kB of log took a build
     # 0.46 ms a file (the loop below still grows it for a file that grows meanwhile).
@@ -96,8 +80,7 @@ def _item_runs(kernels, handle, path, warnings, state, room, skipping):
                     if plain_list[a] and state.observed_start and state.observed_base:
                         stop = min(b, a + room[0])
                         yield _plain_run(block, line_base, slice(a, stop),
-                                         (starts, ends, nums, payloads, heads), warnings, state,
-                                         skipping[0])
+                                         (starts, ends, nums, payloads, heads), warnings, state)
                     else:
                         stop = a + 1
                         yield [line_item(line_base + a + 1,
@@ -127,10 +110,10 @@ def _whole_lines(block, size: int) -> int:
     return bare_cr if 0 < bare_cr < size else cut
 
 
-def _plain_run(block, line_base, run: slice, scanned, warnings, state, count_only=False):
+def _plain_run(block, line_base, run: slice, scanned, warnings, state):
     """line_item's items of the plain lines `run` of a block, all at once: no sign, no
     out-of-range time (lc_scan_lines' plain form; `scanned`: its arrays), with the start and
-    base times known; count_only: how many, the state updated all the same."""
+    base times known."""
     recognise(state, warnings)
     starts, ends, nums, payloads, heads = (x[run] for x in scanned)
     ts, length = nums[:, 0], nums[:, 1]
@@ -149,8 +132,6 @@ def _plain_run(block, line_base, run: slice, scanned, warnings, state, count_onl
         backwards = _goes_backwards(state, None, ts)
     for k in np.flatnonzero(backwards).tolist():     # (in line order, as line_item)
         state.backwards.setdefault(tags[k], []).append(int(line_nos[k]))
-    if count_only:
-        return ts.size
     absolute_start = ts + state.base_time
     offset = absolute_start - state.start_time
     absolute_end = absolute_start + length

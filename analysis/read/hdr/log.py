@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 
 from analysis.errors import HlogError
+from analysis.read.hdr.ahead import decoded_ahead
 from analysis.read.hdr.batch import LINE, decode_batch, decode_part
 from analysis.read.hdr.codec import a2b_base64
 from analysis.read.hdr.double import sum_double_histograms
@@ -138,28 +139,38 @@ def _nothing_matches(tag, start_s, end_s, tags) -> str:
 
 
 def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
-                 batch_size: int | None = None, text=None, undecoded: bool = False):
+                 batch_size: int | None = None, text=None, undecoded: bool = False,
+                 threads: int = 1):
     """Read `path` (or the lines in `text`, named `path` in messages) and yield Batches of
     decoded intervals, in file order; bad lines become warnings, in line order.
 
     `batch_size` None: batches of 512 lines. 512 keeps the arrays of a batch (~11 MB for the
     24-hour log) in a shared L3 cache and halves the per-batch Python of 256 (one core,
-    bench/perf/hgrm_vs_hlp.py's log: 8% less CPU time, measured interleaved). (hgrm's two
-    processes read the log in turns: processor.py, split.py.)
+    bench/perf/hgrm_vs_hlp.py's log: 8% less CPU time, measured interleaved).
 
     `undecoded=True` yields the groups of plain payloads undecoded (batch.Batch.joined), for
     the caller to decode as it adds them up (running.IntegerRunning.add_undecoded); a caller
     that cannot take one sends DECODE back (`batches.send(DECODE)`), which returns the batch
     decoded the general way (None when none of its rows decodes), its warnings merged into
     the group's in line order. Without a send, every row of an undecoded batch counts as
-    decoded."""
+    decoded.
+
+    `threads` > 1: that many threads decode the groups ahead of the caller (ahead.py); the
+    batches, the warnings and `state` between them are the same."""
     path = os.fspath(path)
     state = state or HeaderState()
     handle, lines = open_lines(path, text)
     kept: set[int] = set()       # lines decoded, once some timestamp went backwards
+    size = batch_size or BATCH_LINES
+    if threads > 1:
+        groups = decoded_ahead(lambda own: item_groups(lines, path, own, size), state,
+                               lambda items, read: _decoded(path, items, read, undecoded),
+                               threads)
+    else:
+        groups = (_decoded(path, items, read_warnings, undecoded)
+                  for items, read_warnings in item_groups(lines, path, state, size))
     try:
-        for items, read_warnings in item_groups(lines, path, state, batch_size or BATCH_LINES):
-            batch, group_warnings = _decoded(path, items, read_warnings, undecoded)
+        for batch, group_warnings in groups:
             mark = len(warnings)
             warnings.extend(group_warnings)
             if batch is not None and batch.joined is not None:
@@ -174,6 +185,7 @@ def iter_batches(path, warnings: list[str], state: HeaderState | None = None,
                 kept.update(batch.column(LINE))
         warnings.extend(time_order_warnings(path, state, kept))
     finally:
+        groups.close()          # (ahead.py's threads stop reading before the file closes)
         if handle is not None:
             handle.close()
 

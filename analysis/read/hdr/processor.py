@@ -2,7 +2,6 @@
 percentile distribution of the matching intervals of an `.hlog` (see `commands/hgrm.py`)."""
 from __future__ import annotations
 
-import copy
 import time
 
 import numpy as np
@@ -10,13 +9,11 @@ import numpy as np
 from analysis.errors import HlogError
 from analysis.read.hdr import native
 from analysis.read.hdr.distribution import EndlessDistribution, java_format_fixed
-from analysis.read.hdr.batch import END_MS, LINE, LOG_START_S, START_S, TAG, decode_batch
-from analysis.read.hdr.groups import item_groups
+from analysis.read.hdr.batch import END_MS, LINE, LOG_START_S, START_S, TAG
 from analysis.read.hdr.line_text import EXACT_MILLIS, ValueTable, exact_millis, interval_lines
-from analysis.read.hdr.lines import HeaderState, nothing_read_error, open_lines
+from analysis.read.hdr.lines import HeaderState, nothing_read_error
 from analysis.read.hdr.log import BATCH_LINES, DECODE, iter_batches
 from analysis.read.hdr.running import DoubleRunning, IntegerRunning
-from analysis.read.hdr.split import Abandon, run_split
 from analysis.read.hdr.worker import use_worker
 
 
@@ -130,8 +127,9 @@ class _NothingOnJavasAxis(Exception):
 def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio=1e6, ticks=5,
             csv=False, with_interval_log=True, parallel=None):
     """-> (interval log text, .hgrm text). Raises HlogError when no interval matches.
-    `parallel`: read with a second process, each taking every other group of lines (split.py;
-    None: when the input is large enough and a CPU is free, worker.use_worker).
+    `parallel`: the groups of lines read and decoded ahead by two threads while this one adds
+    them up (ahead.py; None: when the input is large enough and a CPU is free,
+    worker.use_worker).
 
     Java's time axis (HistogramLogProcessor's bytes) unless the log has a #[BaseTime] and no
     #[StartTime] and the window selects nothing on it: then the window counts from the first
@@ -153,9 +151,9 @@ def process(source, text, warnings, *, tag=None, start_s=None, end_s=None, ratio
 
 
 class _Order:
-    """What the intervals decide in file order, carried from batch to batch (and handed from
-    one process to the other with the turn to add, see split.py): the accumulated histogram,
-    where the StartTime line and the legend go, the largest interval count and its line."""
+    """What the intervals decide in file order, carried from batch to batch: the accumulated
+    histogram, where the StartTime line and the legend go, the largest interval count and its
+    line."""
 
     def __init__(self):
         self.kind = None
@@ -163,17 +161,6 @@ class _Order:
         self.start_line_done = self.legend_done = False
         self.hgrm_prefix: list[str] = []
         self.biggest = (0, None)
-
-    def __getstate__(self):
-        # (an accumulator in a shared arena goes as what finds its arrays there again)
-        shared = self.acc is not None and self.acc.arena is not None
-        return {**self.__dict__, "acc": self.acc.handover() if shared else self.acc,
-                "shared": shared}
-
-    def handed_over(self, arena) -> _Order:
-        if self.__dict__.pop("shared", False):
-            self.acc = IntegerRunning.from_handover(self.acc, arena)
-        return self
 
 
 class _Tally:
@@ -240,19 +227,12 @@ def _process(source, text, state, warnings, *, tag, start_s, end_s, ratio, ticks
              with_interval_log, parallel):
     ilog = _IntervalLog(csv, ratio)
     window = (tag, start_s, end_s)
-    # (without the compiled kernels every group goes the general way, which the split leaves)
-    if use_worker(source, text, parallel) and native.get() is not None:
-        trial = copy.deepcopy(state)     # (read to the end by the split; kept if it succeeds)
-        try:
-            order, tally = _split(source, text, trial, window, ilog, with_interval_log)
-        except (Abandon, HlogError):     # (the usual reader words an error, after its warnings)
-            pass
-        else:
-            state.__dict__.update(trial.__dict__)
-            return _outputs(source, state, warnings, order, tally, window, ratio, ticks, csv,
-                            with_interval_log)
+    # (without the compiled kernels every group goes the general way, in which Python holds
+    # the GIL: a second thread would only take turns with this one)
+    threads = 2 if use_worker(source, text, parallel) and native.get() is not None else 1
     order, tally = _Order(), _Tally()
-    batches = iter_batches(source, warnings, state, text=text, undecoded=True)
+    batches = iter_batches(source, warnings, state, BATCH_LINES, text=text, undecoded=True,
+                           threads=threads)
     for batch in batches:
         chosen, batch_with_tag = _selected(batch, *window)
         stats = None
@@ -299,97 +279,6 @@ def _process(source, text, state, warnings, *, tag, start_s, end_s, ratio, ticks
                                        ilog, with_interval_log, tally.body))
     return _outputs(source, state, warnings, order, tally, window, ratio, ticks, csv,
                     with_interval_log)
-
-
-def _split(source, text, state, window, ilog, with_interval_log):
-    """The log read by two processes in turns (split.py) -> (order, tally) as the loop in
-    _process makes them, `state` read to the end; Abandon where that loop would do anything
-    but its plain path."""
-    (order, tally), (_, other) = run_split(_own_turns, source, text, state, window, ilog,
-                                           with_interval_log)
-    texts = dict(tally.body + other.body)
-    tally.body = [texts[number] for number in sorted(texts)]
-    tally.seen_any |= other.seen_any
-    tally.with_tag += other.with_tag
-    tally.selected += other.selected
-    if other.earliest is not None:
-        tally.earliest = other.earliest if tally.earliest is None else \
-            min(tally.earliest, other.earliest)
-    early = dict(tally.early + other.early)
-    tally.early = [line for number in sorted(early) for line in early[number]]
-    if state.negative or state.backwards:      # (iter_batches warns of them)
-        raise Abandon("timestamps out of order")
-    return order, tally
-
-
-def _own_turns(turns, arena, source, text, state, window, ilog, with_interval_log):
-    """One process's groups of the log (every other one, turns.mine): -> (the order after
-    the last group, None in the forked process; this side's tally, its body and early lines
-    as (group number, ...) pairs)."""
-    handle, lines = open_lines(source, text)
-    order, tally = _Order(), _Tally()
-    groups = 0
-    try:
-        others = (lambda number: not turns.mine(number))   # (their items are not made)
-        for number, (items, read_warnings) in enumerate(item_groups(lines, source, state,
-                                                                    BATCH_LINES, others)):
-            groups = number + 1
-            if turns.mine(number):
-                order = _own_group(turns, arena, source, number, items, read_warnings, order,
-                                   tally, state, window, ilog, with_interval_log)
-        if groups and not turns.mine(groups - 1):   # (the turn after the last group)
-            order = turns.wait(groups).handed_over(arena)
-    finally:
-        if handle is not None:
-            handle.close()
-    return (order if turns.side == 0 else None), tally
-
-
-def _own_group(turns, arena, source, number, items, read_warnings, order, tally, state, window,
-               ilog, with_interval_log):
-    """One group of this process: decoded and selected, then (its turn come) added up and
-    placed, the turn passed on, then the rest of its lines formatted. -> the order."""
-    decode_warnings: list[str] = []
-    batch = decode_batch(items, source, decode_warnings, None, True) \
-        if items else None
-    if read_warnings or decode_warnings or (batch is not None and batch.joined is None):
-        raise Abandon("a line for the usual reader")
-    chosen, batch_with_tag = (None, 0)
-    if batch is not None:
-        # Decoded now, before the turn: the adding alone waits for the other process (decoding
-        # is ~2/3 of lc_add_bodies, the one-core path's decoding while adding). A group it
-        # adds nothing of is decoded so by the usual reader too, which may refuse some rows.
-        batch = batch.decoded(source, decode_warnings)
-        if decode_warnings or batch is None:
-            raise Abandon("a line for the usual reader")
-        chosen, batch_with_tag = _selected(batch, *window)
-    if number:
-        order = turns.wait(number).handed_over(arena)
-    body: list[str] = []
-    if batch is None:
-        turns.pass_on(number + 1, order)
-        return order
-    tally.seen_any = True
-    tally.with_tag += batch_with_tag
-    tally.selected += int(chosen.sum())
-    if not chosen.any():
-        turns.pass_on(number + 1, order)
-        return order
-    rows = np.flatnonzero(chosen)
-    running = order.acc if order.acc is not None else \
-        IntegerRunning(batch.payloads[int(rows[0])].layout, arena)
-    stats = running.add_decoded(batch, rows)
-    if stats is None:
-        raise Abandon("a group for the general adder")
-    order.kind, order.acc = "integer", running
-    starts, times, log_starts = _times(batch, rows, rows.size == len(chosen))
-    done = _lead_rows(order, batch, rows, stats, times, log_starts, ilog, with_interval_log,
-                      body)
-    turns.pass_on(number + 1, order)
-    tally.early.append((number, _other_rows(tally, state, batch, rows, stats, starts, times,
-                                            done, ilog, with_interval_log, body)))
-    tally.body.append((number, "".join(body)))
-    return order
 
 
 def _outputs(source, state, warnings, order, tally, window, ratio, ticks, csv,

@@ -12,7 +12,7 @@ from analysis.errors import HlogError
 from analysis.read.hdr import native
 from analysis.read.hdr.distribution import format_percentile_distribution
 from analysis.read.hdr.double import DoubleAccumulator
-from analysis.read.hdr.histogram import Histogram, layout_for
+from analysis.read.hdr.histogram import Histogram
 
 TOTAL_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
 BLOCK_BITS = 5
@@ -69,12 +69,9 @@ class IntegerRunning:
     Java's scan of the whole counts array per percentile per interval; the numbers are the same
     by construction: same target counts, first index whose cumulative count reaches them."""
 
-    def __init__(self, layout, arena=None):
+    def __init__(self, layout):
         self.layout = layout
-        # `arena`: memory shared with a forked process (split.Arena) that holds the arrays, so
-        # that the accumulator can be handed over between the two without copying them
-        self.arena = arena
-        self.dense = np.zeros(BLOCK, np.int64) if arena is None else arena.dense(BLOCK)
+        self.dense = np.zeros(BLOCK, np.int64)
         self.total = 0
         self.max_value = 0
         self.bucket_count = layout.bucket_count
@@ -99,7 +96,7 @@ class IntegerRunning:
     def add_decoded(self, batch, rows) -> Rows | None:
         """add_rows by the compiled pass (lc_running), which takes rows of the accumulator's
         own layout while the total stays below NATIVE_TOTALS; None, with nothing added, for
-        any other rows (hgrm's second process adds no other way: its arrays are shared)."""
+        any other rows."""
         kernels = native.get()
         if kernels is None:
             return None
@@ -146,11 +143,7 @@ class IntegerRunning:
         """The counts array at least `size` long, its block sums and the compiled path's
         state ready."""
         grow = size - self.dense.size
-        if grow > 0 and self.arena is not None:     # (the arena's entries past size are 0)
-            self.dense = self.arena.dense(size)
-            if self._blocks is not None:
-                self._blocks = self.arena.blocks(size >> BLOCK_BITS)
-        elif grow > 0:
+        if grow > 0:
             self.dense = np.concatenate([self.dense, np.zeros(grow, np.int64)])
             if self._blocks is not None:
                 self._blocks = np.concatenate([self._blocks, np.zeros(grow >> BLOCK_BITS,
@@ -158,32 +151,8 @@ class IntegerRunning:
         if self._blocks is None:
             sums = self.dense.reshape(-1, BLOCK).sum(axis=1)
             start = [-1] * len(TOTAL_PERCENTILES) + [0] * len(TOTAL_PERCENTILES) + [0]
-            if self.arena is None:
-                self._blocks, self._state = sums, np.array(start, np.int64)
-            else:
-                self._blocks = self.arena.blocks(sums.size)
-                self._blocks[:] = sums
-                self._state = self.arena.state()
-                self._state[:] = start
+            self._blocks, self._state = sums, np.array(start, np.int64)
         self._state[-1] = self.total
-
-    def handover(self) -> tuple:
-        """What another process sharing this accumulator's arena needs to go on with it
-        (from_handover): the arrays stay where they are."""
-        lay = self.layout
-        return ((lay.lowest_discernible_value, lay.highest_trackable_value,
-                 lay.significant_digits), self.total, self.max_value, self.bucket_count,
-                self.dense.size, self._blocks is not None)
-
-    @classmethod
-    def from_handover(cls, handover: tuple, arena) -> IntegerRunning:
-        params, total, max_value, bucket_count, size, with_blocks = handover
-        running = cls(layout_for(*params), arena)
-        running.total, running.max_value, running.bucket_count = total, max_value, bucket_count
-        running.dense = arena.dense(size)
-        if with_blocks:
-            running._blocks, running._state = arena.blocks(size >> BLOCK_BITS), arena.state()
-        return running
 
     def _from_compiled(self, out):
         """lc_running's rows -> (counts, p50, p90, max, totals, [running percentiles])."""

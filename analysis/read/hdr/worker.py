@@ -1,5 +1,5 @@
-"""When hgrm reads a log with a second process (processor.py, split.py), and the packed form of
-a group of plain payloads (its counts bodies joined: what the fused decoder takes)."""
+"""When hgrm reads a log with a second core (processor.py, ahead.py), and the packed form of a
+group of plain payloads (its counts bodies joined: what the fused decoder takes)."""
 from __future__ import annotations
 
 import os
@@ -9,13 +9,13 @@ import numpy as np
 from analysis.read.hdr.histogram import layout_for
 from analysis.read.hdr.payload import V2_MAX_WORD_SIZE, DecodedPayload
 
-# Inputs at least this large are read with a second process when parallel=None (~7,000
-# intervals of 2,000 values); below it the second process's start-up costs more than it saves.
+# Inputs at least this large are read with a second core when parallel=None (~7,000 intervals
+# of 2,000 values). Set for the second process hgrm forked before ahead.py's threads, whose
+# start-up costs far less; not measured again for them.
 PARALLEL_MIN_BYTES = 8 << 20
-# No second process when the 1-minute load average leaves less than this much of a CPU free:
-# the two processes then wait for each other. Measured on 2 CPUs at load ~7 (the 24-hour log,
-# run alternately, with the read-ahead worker before the split): in one process 4.7-7.0 s
-# wall, with the worker 6.6-9.5 s.
+# No second core when the 1-minute load average leaves less than this much of a CPU free.
+# Measured for the forked second process (on 2 CPUs at load ~7, the 24-hour log, in one
+# process 4.7-7.0 s wall, with it 6.6-9.5 s); kept for the threads.
 BUSY_MARGIN = 0.5
 
 
@@ -40,24 +40,20 @@ def _busy() -> float:
     """The CPUs other work takes: the 1-minute load average, unless fewer threads are runnable
     right now. The average lags: a job that ended seconds ago (HistogramLogProcessor just
     before hgrm in bench/perf/hgrm_vs_hlp.py's turns, ~17 s of 2+ threads) still holds it
-    near or over 1.5 on 2 CPUs, and the split was refused on a machine with both CPUs free."""
+    near or over 1.5 on 2 CPUs, and the second core was refused on a machine with both CPUs free."""
     now = _runnable_others()
     return _load() if now is None else min(_load(), now)
 
 
 def use_worker(path: str, text, parallel: bool | None) -> bool:
-    if not parallel and parallel is not None:
-        return False
-    import multiprocessing
-    if multiprocessing.current_process().daemon:    # (may not start processes)
-        return False
-    if parallel:
-        return "fork" in multiprocessing.get_all_start_methods()
+    """Whether hgrm reads the log with a second thread decoding ahead (ahead.py)."""
+    if parallel is not None:
+        return bool(parallel)
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
-    if cpus < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if cpus < 2:
         return False
     if _busy() > cpus - BUSY_MARGIN:
         return False
