@@ -7,16 +7,18 @@ intervals of 2,000 values, ~110 MB), then runs, taking turns (HLP, ours on both 
 one core, HLP, ...), so that each sees the same machine load,
 
     ../shared/oracle/hlp    -i day.hlog -o out/hlp
-    python -m analysis hgrm -i day.hlog -o out/ours            (2 cores: its second process)
+    python -m analysis hgrm -i day.hlog -o out/ours            (2 cores: its second thread)
     taskset -c 0 python -m analysis hgrm -i day.hlog -o out/ours-1    (pinned to CPU 0)
 
 and prints wall time, CPU time and peak RSS of each (from wait4; for ours, the sum of its own
-peak and its second process's, see WITH_RSS_REPORT; a 2-core run that forked no second
-process is marked ONE PROCESS and counted), the speed ratios the issue's table asks
-for (HLP / ours on 2 cores, HLP / ours on one, one core / 2 cores), whether the outputs are
+peak and that of a second process, which a tree before the threads forked, see WITH_RSS_REPORT;
+a 2-core run that used no second core, neither threads decoding ahead nor a forked process, is
+marked ONE CORE and counted), each turn's one core / 2 cores wall ratio, the speed ratios the
+issue's table asks for (HLP / ours on 2 cores, HLP / ours on one, one core / 2 cores), whether
+the outputs are
 identical, and the floor: base64 + zlib of the same payloads alone, in-process, with the
 libraries hgrm uses (analysis/read/hdr/codec.py: pybase64 + isal when installed) and with the
-stdlib. `--one-core` leaves out the 2-core runs. Ours forks its second process only when the
+stdlib. `--one-core` leaves out the 2-core runs. Ours uses its second core only when the
 1-minute load average or the threads runnable at that instant leave half a CPU free
 (analysis/read/hdr/worker.py, BUSY_MARGIN; a tree before 16dc9f0 looks at the average alone,
 which HistogramLogProcessor's run just before can hold over 1.5): the runs that did not are
@@ -54,19 +56,26 @@ CORES_TARGET = 1.6       # ours on 2 cores against ours on one
 
 
 # `python -m analysis ARGS`, plus, at exit, the peak RSS of the process itself and of its
-# largest child (the second process it forks and waits for) written to the file in argv[1]:
-# wait4 reports only the larger of the two, and both are alive at once.
+# largest child (the second process a tree before ahead.py's threads forks and waits for) and
+# how many threads it started, written to the file in argv[1]: wait4 reports only the larger
+# of the two peaks, and both processes are alive at once.
 WITH_RSS_REPORT = """
-import atexit, os, resource, runpy, sys
+import atexit, os, resource, runpy, sys, threading
 report = sys.argv.pop(1)
 if os.environ.get("HGRM_IGNORE_LOAD"):     # (--ignore-load: both cores whatever the load)
     import analysis.read.hdr.worker as worker
     worker._load = lambda: 0.0
+started = [0]
+plain_start = threading.Thread.start
+def counted_start(self, *args, **kwargs):
+    started[0] += 1
+    return plain_start(self, *args, **kwargs)
+threading.Thread.start = counted_start
 def write():
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     with open(report, "w") as f:
-        f.write(f"{own} {child}\\n")
+        f.write(f"{own} {child} {started[0]}\\n")
 atexit.register(write)
 sys.argv[0] = "analysis"
 runpy.run_module("analysis", run_name="__main__", alter_sys=True)
@@ -91,13 +100,14 @@ def run(cmd: list[str], rss_report: Path | None = None, env: dict | None = None,
     if proc.returncode != 0:
         sys.exit(f"error: {' '.join(cmd)} exited {proc.returncode}:\n{stderr}")
     rss_kb = usage.ru_maxrss
-    child = None
+    one_core = False
     if rss_report is not None:
-        own, child = (int(x) for x in rss_report.read_text().split())
+        own, child, threads = (int(x) for x in rss_report.read_text().split())
         rss_kb = max(rss_kb, own + child)
-    # (no child: hgrm read the log in one process, see worker.use_worker)
+        # (neither a child nor a thread: hgrm read the log on one core, see worker.use_worker)
+        one_core = child == 0 and threads == 0
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": rss_kb / 1024,
-            "load": (load_before, os.getloadavg()[0]), "one_process": child == 0}
+            "load": (load_before, os.getloadavg()[0]), "one_core": one_core}
 
 
 def load_text(r: dict) -> str:
@@ -135,7 +145,7 @@ def main() -> int:
     parser.add_argument("--before", type=Path, metavar="DIR",
                         help="also run ours from this tree (the code before a change)")
     parser.add_argument("--ignore-load", action="store_true",
-                        help="ours on 2 cores uses its second process whatever the load "
+                        help="ours on 2 cores uses its second core whatever the load "
                              "average (it does not when the load leaves no CPU free): for "
                              "turns on a busy machine")
     args = parser.parse_args()
@@ -182,9 +192,13 @@ def main() -> int:
         for name, (cmd, tree, report) in runs.items():
             r = run(cmd, report, ours_env if name != "hlp" else None, tree)
             results[name].append(r)
-            alone = "  ONE PROCESS" if name.endswith("-2") and r["one_process"] else ""
+            alone = "  ONE CORE" if name.endswith("-2") and r["one_core"] else ""
+            turn = ""
+            if name.endswith("-1") and not args.one_core:
+                two = results[f"{name[:-2]}-2"][k]["wall"]
+                turn = f"  (this turn: 2 cores {r['wall'] / two:.2f}x one core)"
             print(f"  run {k + 1} {name:9s} {r['wall']:7.2f} s wall {r['cpu']:7.2f} s CPU  "
-                  f"({load_text(r)}){alone}", flush=True)
+                  f"({load_text(r)}){alone}{turn}", flush=True)
     floor_load = os.getloadavg()[0]
     floor, payloads = floor_seconds(DAY, fast=True)
     floor_stdlib, _ = floor_seconds(DAY, fast=False)
@@ -225,9 +239,9 @@ def main() -> int:
                   f"{median[f'{name}-1'] / median[f'{name}-2']:.2f}x (medians) "
                   f"(target {CORES_TARGET}x: {'met' if one / two >= CORES_TARGET else 'NOT met'})")
     for name in runs:
-        alone = sum(r["one_process"] for r in results[name])
+        alone = sum(r["one_core"] for r in results[name])
         if name.endswith("-2") and alone:
-            print(f"{name}: {alone} of {args.repeat} runs read the log in one process (the "
+            print(f"{name}: {alone} of {args.repeat} runs read the log on one core (the "
                   "load average left no CPU free when they started: --ignore-load)")
     peak = max(best[name]["rss_mb"] for name in runs if name != "hlp")
     print(f"memory: {peak:.0f} MB (limit {MEMORY_LIMIT_MB} MB: "
