@@ -24,9 +24,10 @@ _END = object()
 
 
 class _Pool:
-    def __init__(self, groups, state, decode, threads: int):
-        self.groups = groups              # (items, read warnings) a group, read under `reading`
+    def __init__(self, read_groups, state, decode, threads: int):
         self.reading_state = copy.deepcopy(state)
+        # (items, read warnings) a group, read under `reading`
+        self.groups = read_groups(self.reading_state)
         self.decode = decode              # (items, read warnings) -> what the caller yields
         self.reading = threading.Lock()
         self.done = threading.Condition()
@@ -99,8 +100,7 @@ def decoded_ahead(read_groups, state, decode, threads: int):
     """decode(items, warnings) of each group that read_groups(its own HeaderState) yields, in
     order, `threads` groups decoded at once; `state` holds what the reading had set once the
     group just yielded was read (finally, once the last was)."""
-    pool = _Pool(None, state, decode, threads)
-    pool.groups = read_groups(pool.reading_state)
+    pool = _Pool(read_groups, state, decode, threads)
     for thread in pool.threads:
         thread.start()
     try:
