@@ -294,7 +294,7 @@ def test_running_percentiles_on_a_generated_day_slice():
     assert summary_by_batches(path, 5) == summary_by_histograms(histograms)
 
 
-# -- two processes, each taking every other group of lines (processor.py, split.py) ----------
+# -- the interval log's time column -------------------------------------------------------------
 
 @settings(max_examples=300, deadline=None)
 # (times of a log lie within +-9.2e15 s: lines.MAX_ABS_SECONDS)
