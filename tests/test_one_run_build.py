@@ -142,7 +142,8 @@ def test_a_broken_template_on_a_worker_is_the_same_error(tmp_path):
 
 
 class _Recorder:
-    """A pool that runs each task here and remembers what it was given, in order."""
+    """A pool that runs each task here and remembers what it was given, in order (the drawer
+    and the page code's load only named: the drawer would wait for charts)."""
 
     def __init__(self):
         self.given = []
@@ -154,20 +155,78 @@ class _Recorder:
         from concurrent.futures import Future
         self.given.append(fn.__name__)
         future = Future()
-        future.set_result(fn(*args) if fn.__name__ != "load_chart_code" else None)
+        future.set_result(None if fn.__name__ in ("draw_handed_charts", "load_page_code")
+                          else fn(*args))
         return future
 
 
-def test_an_added_runs_page_is_not_queued_behind_the_chart_code():
-    from analysis.pipeline import runner
+def test_an_added_runs_page_goes_to_the_worker_that_is_not_drawing():
+    from analysis.pipeline import one_run
     pool = _Recorder()
-    reads = runner.ForkAtFirstRead(lambda: pool)
-    assert list(runner.reads_then_chart_code(reads, 2)(abs, [-1, -2])) == [1, 2]
+    reads = one_run.ForkAtFirstRead(lambda: pool)
+    assert list(one_run.reads_then_drawer(reads)(abs, [-1, -2])) == [1, 2]
 
     def render_html():
         return "<p>"
     assert reads.render(render_html).result() == "<p>"
-    reads.render(render_html)
-    # one worker loads the chart code during the main process's writes, the other takes the
-    # page first, then loads it; every worker still gets the chart code once
-    assert pool.given == ["load_chart_code", "render_html", "load_chart_code", "render_html"]
+    # the drawer holds one worker until the charts are handed to it: the page code's load and
+    # the page go to the other, and no other task loads the chart code
+    assert pool.given == ["draw_handed_charts", "load_page_code", "render_html"]
+
+
+WHO_LOADS_MATPLOTLIB = """
+import importlib.abc, json, os, sys
+from pathlib import Path
+class Seen(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "matplotlib":
+            with open("matplotlib-pids", "a") as f:
+                f.write(f"{os.getpid()}\\n")
+        return None
+sys.meta_path.insert(0, Seen())
+if os.environ.get("FAIL_AFTER_READS"):
+    from analysis.errors import BuildError
+    from analysis.write import load_files
+    def run_files(run, site_root, in_feed):
+        raise BuildError("the run failed after its reads")
+    load_files.run_files = run_files
+from analysis.pipeline.runner import Build
+status = Build(Path("runs"), Path("."), quiet=True, force=False, jobs=2).run()
+print(json.dumps({"status": status, "main": os.getpid()}))
+"""
+
+
+def _build_seen(site: Path, timeout: int = 600, **extra: str) -> tuple[dict, list[str], str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO),
+           "LOADCURVE_NATIVE_CACHE": str(REPO / ".cache" / "native"), **extra}
+    (site / "matplotlib-pids").unlink(missing_ok=True)
+    out = subprocess.run([sys.executable, "-c", WHO_LOADS_MATPLOTLIB], cwd=site,
+                         capture_output=True, text=True, timeout=timeout, env=env)
+    assert out.returncode in (0, 1), out.stderr[-3000:]
+    pids = (site / "matplotlib-pids").read_text().split() \
+        if (site / "matplotlib-pids").exists() else []
+    return json.loads(out.stdout.splitlines()[-1]), pids, out.stderr
+
+
+def test_an_added_runs_charts_are_drawn_by_one_worker_that_alone_loads_matplotlib(tmp_path):
+    site = _site(tmp_path / "corpus", ["wrk-v1"])
+    _build(site)
+    shutil.copytree(_site(tmp_path / "alone", ["wrk-v2"]) / "runs" / "wrk-v2",
+                    site / "runs" / "wrk-v2")
+    result, pids, _ = _build_seen(site)
+    assert result["status"] == 0
+    # one worker (not the main process) loaded matplotlib; before, both did
+    assert len(pids) == 1 and pids[0] != str(result["main"])
+    assert any(p.suffix == ".svg" for p in (site / "assets" / "charts" / "wrk-v2").iterdir())
+
+
+def test_an_added_run_that_fails_after_its_reads_ends_the_build_with_its_error(tmp_path):
+    site = _site(tmp_path / "corpus", ["wrk-v1"])
+    _build(site)
+    shutil.copytree(_site(tmp_path / "alone", ["wrk-v2"]) / "runs" / "wrk-v2",
+                    site / "runs" / "wrk-v2")
+    # the run fails while the drawer waits for its charts: the build lets it go and ends
+    # (no hang at the pool's shutdown), the run's error listed
+    result, pids, stderr = _build_seen(site, timeout=300, FAIL_AFTER_READS="1")
+    assert result["status"] == 1 and len(pids) == 1
+    assert "error: run wrk-v2: the run failed after its reads" in stderr

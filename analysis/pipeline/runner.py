@@ -19,6 +19,7 @@ from analysis.pipeline.cache import (CACHE_DIR, LINK_PROBLEM, STATE_VERSION, Run
                                   code_version, run_input_hashes, stray_links,
                                   templates_version)
 from analysis.pipeline import native_walk, state_text, workers
+from analysis.pipeline.one_run import ForkAtFirstRead, reads_then_drawer
 from analysis.pipeline.generated_pages import GeneratedPages
 from analysis.pipeline.stages import analyse_task, chart_task
 from analysis.errors import BuildError
@@ -371,6 +372,7 @@ class Build:
         if not one_run:
             importlib.import_module("analysis.write.charts.render")
         pool = self._pool(n)
+        reads = None
         try:
             # Stage 1: validate + analyse + data files, one task per run.
             for run_dir, _ in todo:
@@ -380,13 +382,13 @@ class Build:
             if pool is None and one_run:
                 # one run changed (a run added): its repetitions are read on every core, by
                 # workers forked at the first read, once this process has imported the run's
-                # kind's readers (they inherit them); its pages are rendered on a worker
-                # while this process writes the run's other files
+                # kind's readers (they inherit them); then one worker loads the chart code
+                # and another renders the pages while this process writes the run's other
+                # files (pipeline/one_run.py)
                 reads = ForkAtFirstRead(lambda: self._pool(self.jobs))
                 try:
                     with rendering_on(reads.render):
-                        results = [analyse_task(*args[0], map_fn=reads_then_chart_code(
-                            reads, self.jobs))]
+                        results = [analyse_task(*args[0], map_fn=reads_then_drawer(reads))]
                 finally:
                     pool = reads.pool
             elif pool is None:
@@ -425,7 +427,9 @@ class Build:
             for run_id in ok:
                 self.say(f"[{order[run_id]}/{n}] {run_id}: charts "
                          f"({len(ok[run_id]['chart_jobs'])})")
-            if pool is None:
+            if reads is not None and reads.pool is not None:
+                chart_results = reads.hand_charts(batches, str(self.site_root))
+            elif pool is None:
                 chart_results = (chart_task(r, j, str(self.site_root)) for r, j in batches)
             else:
                 # (Executor.map submits every task at once: the workers start on them now)
@@ -461,6 +465,8 @@ class Build:
                 workers.stop(pool)
             raise
         finally:
+            if reads is not None:
+                reads.release()
             if pool is not None and pool is not self.executor:
                 pool.shutdown(wait=True, cancel_futures=True)
 
@@ -534,42 +540,6 @@ def _mode(stat_fn, path: str) -> int:
         return 0
     except ValueError:
         return 0
-
-
-class ForkAtFirstRead:
-    """The pool of a one-run build, made by `make` when the run's first read is mapped (a run
-    that fails before it forks none); `pool` is then the pool, for the charts and the stop."""
-
-    def __init__(self, make):
-        self.make, self.pool, self.chart_code_owed = make, None, 0
-
-    def get(self):
-        if self.pool is None:
-            self.pool = self.make()
-        return self.pool
-
-    def render(self, fn, *args):
-        """`fn` on the worker reads_then_chart_code left free, which then loads the chart code
-        (behind a chart code load, the page kept this process waiting ~0.3 CPU s)."""
-        future = self.get().submit(fn, *args)
-        for _ in range(self.chart_code_owed):
-            self.pool.submit(workers.load_chart_code)
-        self.chart_code_owed = 0
-        return future
-
-
-def reads_then_chart_code(reads: ForkAtFirstRead, jobs: int):
-    """A map_fn for analyse_task that runs on the pool `reads` makes, then has all workers but
-    one load the chart code while the caller goes on (each worker takes one such task at most,
-    unless another is quicker; a worker without it loads it at its first chart)."""
-    def map_fn(fn, *iterables):
-        pool = reads.get()
-        results = list(pool.map(fn, *iterables))
-        for _ in range(jobs - 1):     # (one worker left for the pages: ForkAtFirstRead.render)
-            pool.submit(workers.load_chart_code)
-        reads.chart_code_owed = 1
-        return results
-    return map_fn
 
 
 def stop_on_machine_fault(res: dict[str, Any]) -> None:
