@@ -129,3 +129,59 @@ def test_each_destination_folder_is_made_real_once_not_once_a_file(tmp_path, mon
     assert {f"{tree}/r1/more{k}.csv" for tree in TREES for k in range(5)} <= set(shown)
     assert all(shown[rel] == ((src / rel).read_bytes(), (src / rel).stat().st_ino)
                for rel in shown)      # each a hard link of its source
+
+
+def test_files_are_tested_and_linked_by_name_through_their_folders(tmp_path, monkeypatch):
+    """The front-matter test opens a file by its name in the source folder's descriptor and
+    reads three bytes; the link is made between the two folders' descriptors. A path looked
+    up from the root and a Python file object a file were most of placing 227,000 files at
+    1,000 runs. Only a file that starts with `---` gets the whole first-line test."""
+    src, dest = small_site(tmp_path / "src"), tmp_path / "site"
+    (src / "runs" / "r1" / "dashes.csv").write_text("---x,not a header\n")
+    (src / "runs" / "r1" / "short").write_text("--")
+    whole_test: list[str] = []
+    by_name: list[str] = []
+    linked: list[tuple[str, str]] = []
+    os_open, os_link = os.open, os.link
+
+    def counting_open(path, *args, **kwargs):
+        whole_test.append(os.fspath(path))
+        return open(path, *args, **kwargs)
+
+    def counting_os_open(path, flags, *args, dir_fd=None, **kwargs):
+        if dir_fd is not None:
+            by_name.append(path)
+        return os_open(path, flags, *args, dir_fd=dir_fd, **kwargs)
+
+    def counting_link(src_path, dst_path, **kwargs):
+        if kwargs.get("src_dir_fd") is not None and kwargs.get("dst_dir_fd") is not None:
+            linked.append((src_path, dst_path))
+        return os_link(src_path, dst_path, **kwargs)
+
+    monkeypatch.setattr(mirror_static, "open", counting_open, raising=False)
+    monkeypatch.setattr(mirror_static.os, "open", counting_os_open)
+    monkeypatch.setattr(mirror_static.os, "link", counting_link)
+    mirror(src, dest, monkeypatch)
+    monkeypatch.undo()
+    shown = published(dest)
+    names = sorted(rel.rsplit("/", 1)[-1] for rel in shown)
+    assert "runs/r1/dashes.csv" in shown and "runs/r1/short" in shown
+    assert [os.path.basename(p) for p in whole_test] == ["dashes.csv"]
+    assert sorted(by_name) == names
+    assert sorted(a for a, b in linked if a == b) == names
+    assert all(shown[rel] == ((src / rel).read_bytes(), (src / rel).stat().st_ino)
+               for rel in shown)
+
+
+def test_a_page_found_among_a_folders_files_leaves_the_tree_to_jekyll(tmp_path, monkeypatch,
+                                                                     capsys):
+    """A file whose first line is `---` and blanks is a page to Jekyll, whichever file of its
+    folder it is: the tree is left to Jekyll (nothing of it in the site), the others
+    mirrored."""
+    src, dest = small_site(tmp_path / "src"), tmp_path / "site"
+    (src / "assets" / "data" / "r2" / "sub" / "page.txt").write_text("--- \t\ntitle: x\n---\n")
+    mirror(src, dest, monkeypatch)
+    assert "assets/data/r2/sub/page.txt starts with a '---' line" in capsys.readouterr().err
+    assert not (dest / "assets" / "data").exists()
+    assert (dest / "runs" / "r1" / "a.csv").is_file()
+    assert (dest / "assets" / "charts" / "r2" / "sub" / "b.hlog").is_file()

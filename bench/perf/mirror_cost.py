@@ -1,0 +1,95 @@
+"""The static trees' mirror alone (scripts/mirror_static.py), as a full build from nothing meets
+it: runs/, assets/charts/ and assets/data/ of a corpus published into an empty destination with
+no state, so every file is tested for front matter and linked (issue 36, the full build's Jekyll
+step).
+
+    .venv/bin/python bench/perf/mirror_cost.py DIR [--source OLD] [--repeat 3]
+
+DIR is a corpus kept by `site_scale.py --keep` or `--clone` (its .cache/site-base.yml, written
+by its first build, is the config). With --source (e.g. `git archive main | tar -x -C OLD`) the
+two scripts run alternating, this tree's first, then the other's first, each into a fresh
+destination; each line gives the script's user + system CPU seconds (the child's own, Python's
+start included), its wall seconds and the load average before and after. The two destinations
+of a pair are compared (every path, the kind of each entry and the inode each file links to).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+TREES = ("runs", "assets/charts", "assets/data")
+
+
+def load() -> str:
+    return "load %.2f %.2f %.2f" % os.getloadavg()
+
+
+def published(dest: Path) -> dict[str, object]:
+    """Every entry under dest: a folder, or the inode of the source it links to."""
+    found: dict[str, object] = {}
+    for folder, dirs, files in os.walk(dest):
+        rel = os.path.relpath(folder, dest)
+        for name in dirs:
+            found[os.path.join(rel, name)] = "dir"
+        for name in files:
+            st = os.lstat(os.path.join(folder, name))
+            found[os.path.join(rel, name)] = (st.st_mode, st.st_ino)
+    return found
+
+
+def mirror_once(script: Path, corpus: Path, scratch: Path) -> tuple[float, float, Path]:
+    dest = scratch / "_site"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(["python3", str(script), "--config", str(corpus / ".cache/site-base.yml"),
+                    "--dest", str(dest), "--overlay", str(scratch / "site-mirror.yml"), *TREES],
+                   cwd=corpus, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return cpu, wall, dest
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", type=Path, help="a corpus kept by site_scale.py --keep/--clone")
+    parser.add_argument("--source", type=Path, help="the code before (a git archive of main)")
+    parser.add_argument("--repeat", type=int, default=3, help="pairs in each order")
+    parser.add_argument("--scratch", type=Path,
+                        help="where the destinations go (default DIR/.cache/mirror-cost: the "
+                        "corpus's file system, so the mirror links)")
+    args = parser.parse_args()
+    corpus = args.corpus.resolve()
+    scratch = args.scratch or corpus / ".cache/mirror-cost"
+    files = sum(len(f) for t in TREES for _, _, f in os.walk(corpus / t))
+    print(f"{corpus}: {files} files in {', '.join(TREES)}", flush=True)
+    scripts = [("this tree", REPO / "scripts/mirror_static.py")]
+    if args.source:
+        scripts.append(("--source", args.source.resolve() / "scripts/mirror_static.py"))
+    for turn in range(args.repeat * len(scripts)):
+        order = scripts if turn % 2 == 0 else scripts[::-1]
+        outputs = []
+        for i, (name, script) in enumerate(order):
+            before = load()
+            cpu, wall, dest = mirror_once(script, corpus, scratch / str(i))
+            print(f"{name:<10} CPU {cpu:6.2f} s, wall {wall:6.2f} s   [{before} -> {load()}]",
+                  flush=True)
+            outputs.append(published(dest) if len(order) > 1 else None)
+        if len(order) > 1:
+            print("  same entries, same inodes: " + ("yes" if outputs[0] == outputs[1] else "NO"),
+                  flush=True)
+    shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
