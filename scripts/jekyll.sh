@@ -38,6 +38,13 @@ if [ "${1:-}" = --checked ]; then
   recorded
   exit
 fi
+#   `scripts/jekyll.sh --check`: `bundle check`, recorded when it passes (ensure-jekyll.sh's, so
+#   that sites assembled from this one's Gemfile and lock find the record before any build).
+if [ "${1:-}" = --check ]; then
+  command -v bundle >/dev/null 2>&1 && bundle check >/dev/null 2>&1 || exit 1
+  mkdir -p .cache && bundle_key > "$checked"
+  exit 0
+fi
 #   `scripts/jekyll.sh --settle`: when bundler would write Gemfile.lock (none yet, or older than
 #   the Gemfile), check the bundle now, before build-site.sh's stamp hashes the lock: a lock
 #   written inside the build made the next build render every page, and a no-change one run.

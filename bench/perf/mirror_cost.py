@@ -8,7 +8,7 @@ step).
 DIR is a corpus kept by `site_scale.py --keep` or `--clone` (its .cache/site-base.yml, written
 by its first build, is the config). With --source (e.g. `git archive main | tar -x -C OLD`) the
 two scripts run alternating, this tree's first, then the other's first, each into a fresh
-destination; each line gives the script's user + system CPU seconds (the child's own, Python's
+destination; each line gives the script's user + system CPU seconds (and each) (the child's own, Python's
 start included), its wall seconds and the load average before and after. The two destinations
 of a pair are compared (every path, the kind of each entry and the inode each file links to).
 """
@@ -44,19 +44,22 @@ def published(dest: Path) -> dict[str, object]:
     return found
 
 
-def mirror_once(script: Path, corpus: Path, scratch: Path) -> tuple[float, float, Path]:
+def mirror_once(script: Path, corpus: Path, scratch: Path) -> tuple[float, float, float, Path]:
     dest = scratch / "_site"
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(["python3", str(script), "--config", str(corpus / ".cache/site-base.yml"),
-                    "--dest", str(dest), "--overlay", str(scratch / "site-mirror.yml"), *TREES],
-                   cwd=corpus, check=True)
+    done = subprocess.run(["python3", str(script), "--config", str(corpus / ".cache/site-base.yml"),
+                           "--dest", str(dest), "--overlay", str(scratch / "site-mirror.yml"),
+                           *TREES], cwd=corpus, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
+    # its "mirror runs/: N placed" lines are the same each time; anything else is shown
+    sys.stderr.write("".join(x for x in done.stderr.splitlines(True)
+                             if not x.startswith("mirror ")))
+    done.check_returncode()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return cpu, wall, dest
+    return after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime, wall, dest
 
 
 def main() -> int:
@@ -80,9 +83,9 @@ def main() -> int:
         outputs = []
         for i, (name, script) in enumerate(order):
             before = load()
-            cpu, wall, dest = mirror_once(script, corpus, scratch / str(i))
-            print(f"{name:<10} CPU {cpu:6.2f} s, wall {wall:6.2f} s   [{before} -> {load()}]",
-                  flush=True)
+            user, system, wall, dest = mirror_once(script, corpus, scratch / str(i))
+            print(f"{name:<10} CPU {user + system:6.2f} s (user {user:5.2f}, system "
+                  f"{system:5.2f}), wall {wall:6.2f} s   [{before} -> {load()}]", flush=True)
             outputs.append(published(dest) if len(order) > 1 else None)
         if len(order) > 1:
             print("  same entries, same inodes: " + ("yes" if outputs[0] == outputs[1] else "NO"),
