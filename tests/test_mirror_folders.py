@@ -4,6 +4,7 @@ whose source and published copy have the mtime and inode recorded then is not li
 stay what a walk of every file publishes."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -185,3 +186,35 @@ def test_a_page_found_among_a_folders_files_leaves_the_tree_to_jekyll(tmp_path, 
     assert not (dest / "assets" / "data").exists()
     assert (dest / "runs" / "r1" / "a.csv").is_file()
     assert (dest / "assets" / "charts" / "r2" / "sub" / "b.hlog").is_file()
+
+
+def test_a_link_refused_half_way_copies_the_rest_with_their_times(tmp_path, monkeypatch):
+    """Another file system (EXDEV) met after some links: those stay links, every other file is
+    a copy with its source's bytes and mtime, and the next run finds all of them current."""
+    src, dest = small_site(tmp_path / "src"), tmp_path / "site"
+    os_link = os.link
+    links = []
+
+    def refusing(*args, **kwargs):
+        if len(links) == 3:
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        links.append(args)
+        return os_link(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(mirror_static.os, "link", refusing)
+        mirror(src, dest, monkeypatch)
+    shown = published(dest)
+    linked = [rel for rel in shown if shown[rel][1] == (src / rel).stat().st_ino]
+    assert len(linked) == 3 and len(shown) > 6
+    for rel, (data, _) in shown.items():
+        assert data == (src / rel).read_bytes()
+        assert (dest / rel).stat().st_mtime_ns == (src / rel).stat().st_mtime_ns
+    placed = []
+    place = mirror_static.Mirror.place
+    monkeypatch.setattr(mirror_static.Mirror, "place",
+                        lambda self, *a: placed.append(a) or place(self, *a))
+    monkeypatch.setattr(mirror_static.Mirror, "link_all",
+                        lambda self, *a: placed.append(a))
+    mirror(src, dest, monkeypatch)
+    assert placed == [] and published(dest) == shown
