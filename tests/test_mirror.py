@@ -132,7 +132,7 @@ def test_the_overlay_works_on_jekyll_3(jekyll3_root, tmp_path):
         src = small_site(work / "src", bundle_checked=False)
         (src / "Gemfile").unlink()        # plain Jekyll: bundler would refuse 3.9
         config = yaml.safe_load((src / "_config.yml").read_text(encoding="utf-8"))
-        (src / ".cache").mkdir(exist_ok=True)
+        (src / ".cache").mkdir()
         (src / ".cache" / "site-base.yml").write_text(json.dumps({"exclude": config["exclude"]}))
         mirror = subprocess.run([sys.executable, "scripts/mirror_static.py", "--config",
                                  ".cache/site-base.yml", "--dest", str(work / "local"),
