@@ -19,9 +19,9 @@ bundle_ok() {
   command -v bundle >/dev/null 2>&1 && bundle check >/dev/null 2>&1
 }
 
-# (a build's record that bundler resolved this Gemfile: scripts/jekyll.sh checks again when
-# `bundle exec` fails)
-if bash scripts/jekyll.sh --checked || bundle_ok; then exit 0; fi
+# (a record that bundler resolved this Gemfile, written by a build or by `--check`:
+# scripts/jekyll.sh checks again when `bundle exec` fails)
+if bash scripts/jekyll.sh --checked || bash scripts/jekyll.sh --check; then exit 0; fi
 # --local resolves against installed gems only (Debian's); quick and offline.
 if command -v bundle >/dev/null 2>&1 && bundle install --local --quiet >/dev/null 2>&1; then
   exit 0

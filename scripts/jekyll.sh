@@ -11,10 +11,15 @@ cd "$(dirname "$0")/.."
 # for this bundle, Gemfile and Gemfile.lock. Should a gem locked there be gone since,
 # `bundle exec` fails: then the check runs again, and its answer decides, as it did before.
 checked=.cache/bundle-checked
+# The key is what bundler resolves from: the Gemfile's and the lock's contents (not their inodes
+# or times: a site assembled from copies of them, as the test suite's small sites are, finds the
+# record its source wrote; a missing file is its error line), bundler's local config and its
+# BUNDLE_ variables.
 bundle_key() {
   local gemfile="${BUNDLE_GEMFILE:-Gemfile}"
   printf '%s\n' "$(command -v bundle)" "$gemfile"
-  stat -c '%n %s %.9Y %.9Z %i' "$gemfile" "$gemfile.lock" 2>&1
+  sha256sum "$gemfile" "$gemfile.lock" .bundle/config 2>&1 || true
+  env | grep '^BUNDLE_' | LC_ALL=C sort || true
 }
 recorded() { command -v bundle >/dev/null 2>&1 && [ -f "$checked" ] && [ "$(cat "$checked")" = "$(bundle_key)" ]; }
 # The Ruby that `bundle` runs on, from its first line (`#!/usr/bin/ruby3.1`, `#!/usr/bin/env
@@ -32,6 +37,13 @@ bundle_ruby() {
 if [ "${1:-}" = --checked ]; then
   recorded
   exit
+fi
+#   `scripts/jekyll.sh --check`: `bundle check`, recorded when it passes (ensure-jekyll.sh's, so
+#   that sites assembled from this one's Gemfile and lock find the record before any build).
+if [ "${1:-}" = --check ]; then
+  command -v bundle >/dev/null 2>&1 && bundle check >/dev/null 2>&1 || exit 1
+  mkdir -p .cache && bundle_key > "$checked"
+  exit 0
 fi
 #   `scripts/jekyll.sh --settle`: when bundler would write Gemfile.lock (none yet, or older than
 #   the Gemfile), check the bundle now, before build-site.sh's stamp hashes the lock: a lock

@@ -87,6 +87,8 @@ def test_settle_checks_the_bundle_only_when_bundler_would_write_the_lock(tmp_pat
     assert run(src, env, "jekyll.sh", "--settle") == (0, [])
     # the Gemfile edited after the lock: bundler may rewrite the lock, so checked now
     lock_time = (src / "Gemfile.lock").stat().st_mtime
+    with open(src / "Gemfile", "a", encoding="utf-8") as gemfile:
+        gemfile.write("# edited\n")
     os.utime(src / "Gemfile", (lock_time + 10, lock_time + 10))
     assert run(src, env, "jekyll.sh", "--settle") == (0, ["bundle check"])
     # a lock newer than the Gemfile, not yet checked: left to the build, as before
@@ -97,6 +99,26 @@ def test_settle_checks_the_bundle_only_when_bundler_would_write_the_lock(tmp_pat
     (src / "Gemfile.lock").unlink()
     assert run(src, env, "jekyll.sh", "--settle", CHECK_STATUS="1") == (0, ["bundle check"])
     assert not (src / ".cache" / "bundle-checked").exists()
+
+
+def test_a_copy_of_a_checked_bundle_with_its_record_is_not_checked_again(tmp_path):
+    """The record keys on the Gemfile's and the lock's contents, bundler's local config and its
+    variables, not on inodes and times: a site assembled from copies (each of the test suite's
+    small sites) with the record copied beside them skips `bundle check` (~0.6 CPU s of its
+    first build); a change of any of those is checked."""
+    src, env = project(tmp_path)
+    assert run(src, env, "jekyll.sh", "build")[1][0] == "bundle check"
+    copy = tmp_path / "copy"
+    shutil.copytree(src, copy)      # new inodes, new change times
+    assert run(copy, env, "jekyll.sh", "build")[1] == ["bundle exec jekyll build", "jekyll build"]
+    assert run(copy, env, "jekyll.sh", "build", BUNDLE_PATH="vendor")[1][0] == "bundle check"
+    assert run(copy, env, "jekyll.sh", "build")[1][0] == "bundle check"
+    (copy / ".bundle").mkdir()
+    (copy / ".bundle" / "config").write_text("BUNDLE_PATH: vendor\n")
+    assert run(copy, env, "jekyll.sh", "build")[1][0] == "bundle check"
+    (copy / "Gemfile.lock").write_text("GEM\n  specs:\n")
+    assert run(copy, env, "jekyll.sh", "build")[1][0] == "bundle check"
+    assert run(copy, env, "jekyll.sh", "build")[1][0] == "bundle exec jekyll build"
 
 
 # `ruby` for a `bundle` whose first line names it: runs bundle's shell text, records the rest
