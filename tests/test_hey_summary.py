@@ -85,9 +85,8 @@ def test_output_without_the_marker_is_refused():
         hey_split.split(b"response-time,DNS+dialup\n0.1,0,0,0,0,0,200,0.0\n")
 
 
-def _build(tmp_path: Path, cell: str, files: dict[str, str]) -> tuple[Path, subprocess.CompletedProcess]:
-    site = tmp_path / "site"
-    run = site / "runs" / "tools"
+def _add_run(site: Path, run_id: str, cell: str, files: dict[str, str]) -> None:
+    run = site / "runs" / run_id
     (run / "hey").mkdir(parents=True)
     for name, fixture in files.items():
         shutil.copy(FIXTURES / fixture, run / "hey" / name)
@@ -97,56 +96,81 @@ def _build(tmp_path: Path, cell: str, files: dict[str, str]) -> tuple[Path, subp
         "load_points: [{id: r50, offered_rate: 50, duration_s: 5}]\n"
         "load_generator: {timeout_s: 1}\n"
         f"cells: [{cell}]\n", encoding="utf-8")
+
+
+def _build(site: Path, runs: dict[str, tuple[str, dict[str, str]]]) -> subprocess.CompletedProcess:
+    """A site of these runs (run id -> its cell and its files), built once for the tests
+    below: one build's start and chart imports for several runs (each run's outputs and error
+    lines are its own)."""
+    for run_id, (cell, files) in runs.items():
+        _add_run(site, run_id, cell, files)
     for sub in ("_includes", "_layouts"):
         shutil.copytree(REPO / sub, site / sub)
-    proc = subprocess.run([sys.executable, "-m", "analysis", "build", "--runs", "runs", "-q"],
+    return subprocess.run([sys.executable, "-m", "analysis", "build", "--runs", "runs", "-q"],
                           cwd=site, env=ENV, capture_output=True, text=True, timeout=600)
-    return site, proc
 
 
-def _failures_text(site: Path) -> str:
-    doc = yaml.safe_load(find_data(site, "tools").read_text(encoding="utf-8"))
+@pytest.fixture(scope="module")
+def good_site(tmp_path_factory) -> Path:
+    """The runs that build: a cell with its summary (`with-summary`), one without
+    (`no-summary`)."""
+    site = tmp_path_factory.mktemp("hey-good") / "site"
+    proc = _build(site, {
+        "with-summary": ("{system: hey, load: r50, results: hey/r50.csv, summary: hey/r50.txt}",
+                         {"r50.csv": "same-run.csv", "r50.txt": "same-run.txt"}),
+        "no-summary": ("{system: hey, load: r50, results: hey/r50.csv}",
+                       {"r50.csv": "same-run.csv"}),
+    })
+    assert proc.returncode == 0, proc.stderr
+    return site
+
+
+@pytest.fixture(scope="module")
+def bad_build(tmp_path_factory) -> subprocess.CompletedProcess:
+    """The runs whose summary is refused, each for its own reason, in one build."""
+    return _build(tmp_path_factory.mktemp("hey-bad") / "site", {
+        # requests.csv and summary.txt are two runs of one command: 396 rows, 395 answered
+        "another-run": ("{system: hey, load: r50, results: hey/r50.csv, summary: hey/r50.txt}",
+                        {"r50.csv": "requests.csv", "r50.txt": "summary.txt"}),
+        "missing": ("{system: hey, load: r50, results: hey/r50.csv, summary: hey/gone.txt}",
+                    {"r50.csv": "same-run.csv"}),
+        "not-hey": ("{system: hey, load: r50, results: hey/r50.csv, summary: hey/r50.csv}",
+                    {"r50.csv": "same-run.csv"}),
+    })
+
+
+def _failures_text(site: Path, run_id: str) -> str:
+    doc = yaml.safe_load(find_data(site, run_id).read_text(encoding="utf-8"))
     return doc["methodology"]["load_tools"][0]["failures_text"]
 
 
-def test_a_cell_with_its_summary_says_how_many_failed_and_from_which_file(tmp_path):
-    site, proc = _build(tmp_path, "{system: hey, load: r50, results: hey/r50.csv, "
-                                  "summary: hey/r50.txt}",
-                        {"r50.csv": "same-run.csv", "r50.txt": "same-run.txt"})
-    assert proc.returncode == 0, proc.stderr
-    assert _failures_text(site) == (
+def test_a_cell_with_its_summary_says_how_many_failed_and_from_which_file(good_site):
+    assert _failures_text(good_site, "with-summary") == (
         "From hey's own summary of the same run, kept beside each file (1 of 1; whole runs, "
         "warm-up included): 4 of 400 requests failed without an answer (4 timed out) "
         "(50 req/s: 4). The file leaves them out: up to that many of a cell's not-sent requests "
         "were sent and failed, and its errors count only answers with a status of 400 or more.")
-    page = (site / "_reports" / "tools.html").read_text(encoding="utf-8")
+    page = (good_site / "_reports" / "with-summary.html").read_text(encoding="utf-8")
     assert "<dt>Failed requests</dt><dd>From hey&#39;s own summary of the same run" in page
 
 
-def test_without_a_summary_the_page_says_the_failures_cannot_be_checked(tmp_path):
-    site, proc = _build(tmp_path, "{system: hey, load: r50, results: hey/r50.csv}",
-                        {"r50.csv": "same-run.csv"})
-    assert proc.returncode == 0, proc.stderr
-    assert "cannot be checked from the run's files" in _failures_text(site)
-    assert _failures_text(site).startswith("This run keeps no hey summary beside its files")
+def test_without_a_summary_the_page_says_the_failures_cannot_be_checked(good_site):
+    assert "cannot be checked from the run's files" in _failures_text(good_site, "no-summary")
+    assert _failures_text(good_site, "no-summary").startswith(
+        "This run keeps no hey summary beside its files")
 
 
-def test_a_summary_of_another_run_is_one_error_naming_it(tmp_path):
-    # requests.csv and summary.txt are two runs of one command: 396 rows, 395 answered
-    _, proc = _build(tmp_path, "{system: hey, load: r50, results: hey/r50.csv, "
-                               "summary: hey/r50.txt}",
-                     {"r50.csv": "requests.csv", "r50.txt": "summary.txt"})
+def test_a_summary_of_another_run_is_one_error_naming_it(bad_build):
+    proc = bad_build
     assert proc.returncode == 1
-    assert "runs/tools/hey/r50.txt: counts 395 answered requests where " \
-           "runs/tools/hey/r50.csv has 396 rows: not the same run" in proc.stderr, proc.stderr
+    assert "runs/another-run/hey/r50.txt: counts 395 answered requests where " \
+           "runs/another-run/hey/r50.csv has 396 rows: not the same run" in proc.stderr, \
+        proc.stderr
     assert "Traceback" not in proc.stderr
 
 
-def test_a_summary_that_is_missing_or_not_heys_is_one_error_naming_it(tmp_path):
-    _, proc = _build(tmp_path, "{system: hey, load: r50, results: hey/r50.csv, "
-                               "summary: hey/gone.txt}", {"r50.csv": "same-run.csv"})
-    assert proc.returncode == 1 and "runs/tools/hey/gone.txt: not found" in proc.stderr, proc.stderr
-    _, proc = _build(tmp_path / "b", "{system: hey, load: r50, results: hey/r50.csv, "
-                                     "summary: hey/r50.csv}", {"r50.csv": "same-run.csv"})
-    assert proc.returncode == 1 and "runs/tools/hey/r50.csv: not a hey summary" in proc.stderr, \
-        proc.stderr
+def test_a_summary_that_is_missing_or_not_heys_is_one_error_naming_it(bad_build):
+    proc = bad_build
+    assert proc.returncode == 1
+    assert "runs/missing/hey/gone.txt: not found" in proc.stderr, proc.stderr
+    assert "runs/not-hey/hey/r50.csv: not a hey summary" in proc.stderr, proc.stderr

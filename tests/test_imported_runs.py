@@ -74,19 +74,47 @@ def built(tmp_path_factory) -> Path:
     return site
 
 
-def _one_file_run(tmp_path: Path, run_id: str, fixture: str, name: str, manifest: str) -> Path:
-    """A site with one run: `fixture` copied to runs/<run_id>/files/<name>, `manifest` as its
-    run.yml (after a common header), built; returns the site."""
-    site = tmp_path / "site"
+# The one-file runs of the tests below, by run id: (fixture, file name, run.yml after a common
+# header). All are built in one site, once (`one_file_site`): one build's start and chart
+# imports instead of one a test; each run's outputs are its own, whatever runs stand beside it.
+ONE_FILE_RUNS: dict[str, tuple[str, str, str]] = {}
+
+
+def one_file_run(run_id: str, fixture: str, name: str, manifest: str) -> str:
+    """A run of the shared site: `fixture` copied to runs/<run_id>/files/<name>, `manifest` as
+    its run.yml (after a common header)."""
+    assert run_id not in ONE_FILE_RUNS, run_id
+    ONE_FILE_RUNS[run_id] = (fixture, name, manifest)
+    return run_id
+
+
+def _write_one_file_run(site: Path, run_id: str) -> None:
+    fixture, name, manifest = ONE_FILE_RUNS[run_id]
     files = site / "runs" / run_id / "files"
     files.mkdir(parents=True)
     shutil.copy(FIXTURES / fixture, files / name)
     (site / "runs" / run_id / "run.yml").write_text(
         "title: t\ndate: 2026-11-26\ndescription: d\n" + manifest, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def one_file_site(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """Every run of ONE_FILE_RUNS, and the closed loop whose wrk files agree, in one site
+    built once."""
+    site = tmp_path_factory.mktemp("one-file") / "site"
+    for run_id in ONE_FILE_RUNS:
+        _write_one_file_run(site, run_id)
+    _write_wrk_run(site, WRK_AGREEING)
     for sub in ("_includes", "_layouts"):
         shutil.copytree(REPO / sub, site / sub)
-    proc = _build(site)
+    return site, _build(site)
+
+
+def built_run(one_file_site: tuple[Path, subprocess.CompletedProcess], run_id: str) -> Path:
+    """The shared site, once its build is known to have succeeded (every run of it)."""
+    site, proc = one_file_site
     assert proc.returncode == 0, proc.stderr
+    assert (site / "_reports" / f"{run_id}.html").is_file(), run_id
     return site
 
 
@@ -297,13 +325,16 @@ def test_a_load_point_is_an_offered_rate_or_connections_not_both(tmp_path):
         load_manifest(run)
 
 
-def test_the_coordinated_omission_correction_is_shown_beside_the_measured_numbers(tmp_path):
-    site = _one_file_run(
-        tmp_path, "co", "hey/requests.csv", "requests.csv",
-        "systems: [{id: hey, label: hey}]\n"
-        "load_points: [{id: r50, offered_rate: 50, duration_s: 2}]\n"
-        "co_correction: {expected_interval_ms: 5}\n"
-        "cells: [{system: hey, load: r50, results: files/requests.csv}]\n")
+CO_RUN = one_file_run(
+    "co", "hey/requests.csv", "requests.csv",
+    "systems: [{id: hey, label: hey}]\n"
+    "load_points: [{id: r50, offered_rate: 50, duration_s: 2}]\n"
+    "co_correction: {expected_interval_ms: 5}\n"
+    "cells: [{system: hey, load: r50, results: files/requests.csv}]\n")
+
+
+def test_the_coordinated_omission_correction_is_shown_beside_the_measured_numbers(one_file_site):
+    site = built_run(one_file_site, CO_RUN)
     doc = yaml.safe_load(find_data(site, "co").read_text(encoding="utf-8"))
     cell = doc["load_curve_table"]["rows"][0]["cells"][0]
     with open(FIXTURES / "hey/requests.csv", newline="") as f:
@@ -342,29 +373,35 @@ def test_throughput_is_the_replies_that_arrived_during_the_window(built):
     assert cell["goodput_rps"] == pytest.approx(232 / duration_s, abs=0.0005)
 
 
-def test_k6_executors_named_in_run_yml_give_the_load_model(tmp_path):
+K6_RUN = one_file_run(
+    "k6", "k6/handmade-arrival-rate.ndjson", "points.ndjson",
+    "systems: [{id: k6, label: k6}]\n"
+    "load_points: [{id: r50, offered_rate: 50, duration_s: 5}]\n"
+    "cells:\n  - system: k6\n    load: r50\n    results: files/points.ndjson\n"
+    "    options: {executors: {steady: constant-arrival-rate}}\n")
+
+
+def test_k6_executors_named_in_run_yml_give_the_load_model(one_file_site):
     """No k6 output names its executor: run.yml's `options: {executors: {...}}` does, and the
     cell's load model follows (constant-arrival-rate: open)."""
-    site = _one_file_run(
-        tmp_path, "k6", "k6/handmade-arrival-rate.ndjson", "points.ndjson",
-        "systems: [{id: k6, label: k6}]\n"
-        "load_points: [{id: r50, offered_rate: 50, duration_s: 5}]\n"
-        "cells:\n  - system: k6\n    load: r50\n    results: files/points.ndjson\n"
-        "    options: {executors: {steady: constant-arrival-rate}}\n")
+    site = built_run(one_file_site, K6_RUN)
     doc = yaml.safe_load(find_data(site, "k6").read_text(encoding="utf-8"))
     tools = doc["methodology"]["load_tools"]
     assert tools[0]["load_model_text"].startswith("open loop")
     assert "constant-arrival-rate" in tools[0]["load_model_text"]
 
 
-def test_a_locust_history_builds_with_its_intervals(tmp_path):
+LOCUST_RUN = one_file_run(
+    "locust", "locust/locust_stats_history.csv", "history.csv",
+    "systems: [{id: locust, label: Locust}]\n"
+    "load_points: [{id: u8, users: 8, duration_s: 5}]\n"
+    "cells: [{system: locust, load: u8, results: files/history.csv}]\n")
+
+
+def test_a_locust_history_builds_with_its_intervals(one_file_site):
     """Locust's stats history: per-interval rows, drawn over time; each lasts until the next
     one and counts the growth of Locust's running total (read here with the csv module)."""
-    site = _one_file_run(
-        tmp_path, "locust", "locust/locust_stats_history.csv", "history.csv",
-        "systems: [{id: locust, label: Locust}]\n"
-        "load_points: [{id: u8, users: 8, duration_s: 5}]\n"
-        "cells: [{system: locust, load: u8, results: files/history.csv}]\n")
+    site = built_run(one_file_site, LOCUST_RUN)
     with open(FIXTURES / "locust/locust_stats_history.csv", newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["Name"] == "Aggregated"]
     totals = [int(r["Total Request Count"]) for r in rows]
@@ -374,15 +411,18 @@ def test_a_locust_history_builds_with_its_intervals(tmp_path):
     assert (site / "assets/charts/locust/latency-u8.svg").is_file()
 
 
-def test_a_spectrums_upper_bounds_print_as_such_and_the_methodology_says_so(tmp_path):
+HGRM_RUN = one_file_run(
+    "hgrm", "hgrm/jhiccup-v1.hgrm", "run.hgrm",
+    "load_generator: {model: open}\n"
+    "systems: [{id: jhiccup, label: jHiccup}]\n"
+    "load_points: [{id: r50, offered_rate: 50, duration_s: 5}]\n"
+    "cells: [{system: jhiccup, load: r50, results: files/run.hgrm}]\n")
+
+
+def test_a_spectrums_upper_bounds_print_as_such_and_the_methodology_says_so(one_file_site):
     """An .hgrm with no row at 0.99 or 0.999 (jhiccup-v1.hgrm): the load-curve table prints
     p99 and p99.9 as "≤" the first row above (1283.46 and 1837.11 in the file)."""
-    site = _one_file_run(
-        tmp_path, "hgrm", "hgrm/jhiccup-v1.hgrm", "run.hgrm",
-        "load_generator: {model: open}\n"
-        "systems: [{id: jhiccup, label: jHiccup}]\n"
-        "load_points: [{id: r50, offered_rate: 50, duration_s: 5}]\n"
-        "cells: [{system: jhiccup, load: r50, results: files/run.hgrm}]\n")
+    site = built_run(one_file_site, HGRM_RUN)
     doc = yaml.safe_load(find_data(site, "hgrm").read_text(encoding="utf-8"))
     cell = doc["cells"]["r50"]["jhiccup"]
     assert (cell["p99_ms"], cell["p999_ms"]) == (1283.46, 1837.11)
@@ -408,9 +448,8 @@ def test_duration_s_may_be_left_out_only_for_a_closed_loop_of_tool_files(tmp_pat
         load_manifest(run)
 
 
-def _wrk_run(tmp_path: Path, fixtures: list[str]) -> tuple[Path, subprocess.CompletedProcess]:
+def _write_wrk_run(site: Path, fixtures: list[str]) -> None:
     """A closed-loop run without duration_s: one wrk file per repetition of one cell."""
-    site = tmp_path / "site"
     files = site / "runs" / "wrk" / "files"
     files.mkdir(parents=True)
     cells = []
@@ -422,18 +461,16 @@ def _wrk_run(tmp_path: Path, fixtures: list[str]) -> tuple[Path, subprocess.Comp
         "systems: [{id: wrk, label: wrk}]\n"
         "load_points: [{id: c8, connections: 8}]\ncells:\n" + "\n".join(cells) + "\n",
         encoding="utf-8")
-    for sub in ("_includes", "_layouts"):
-        shutil.copytree(REPO / sub, site / sub)
-    return site, _build(site)
 
 
-def test_a_closed_loops_duration_comes_from_its_files_when_they_agree(tmp_path):
-    # wrk printed "in 3.02s", "in 3.06s", "in 3.07s": within 0.5 s, so 3.06 s, their median
-    texts = [(FIXTURES / "wrk" / f).read_text() for f in
-             ("wrk-latency.txt", "wrk-non2xx.txt", "wrk-plain.txt")]
+# wrk printed "in 3.02s", "in 3.06s", "in 3.07s": within 0.5 s, so 3.06 s, their median
+WRK_AGREEING = ["wrk-latency.txt", "wrk-non2xx.txt", "wrk-plain.txt"]
+
+
+def test_a_closed_loops_duration_comes_from_its_files_when_they_agree(one_file_site):
+    texts = [(FIXTURES / "wrk" / f).read_text() for f in WRK_AGREEING]
     assert [t.count(s) for t, s in zip(texts, ("in 3.02s", "in 3.06s", "in 3.07s"))] == [1] * 3
-    site, proc = _wrk_run(tmp_path, ["wrk-latency.txt", "wrk-non2xx.txt", "wrk-plain.txt"])
-    assert proc.returncode == 0, proc.stderr
+    site = built_run(one_file_site, "wrk")
     doc = yaml.safe_load(find_data(site, "wrk").read_text(encoding="utf-8"))
     (point,) = doc["load_points"]
     assert point["duration_s"] == 3.06
@@ -443,20 +480,27 @@ def test_a_closed_loops_duration_comes_from_its_files_when_they_agree(tmp_path):
 
 def test_a_closed_loops_files_that_disagree_on_the_duration_are_named(tmp_path):
     # "in 3.02s" and "in 5.03s": no duration to take
-    _, proc = _wrk_run(tmp_path, ["wrk-latency.txt", "wrk-seconds.txt"])
+    site = tmp_path / "site"
+    _write_wrk_run(site, ["wrk-latency.txt", "wrk-seconds.txt"])
+    for sub in ("_includes", "_layouts"):
+        shutil.copytree(REPO / sub, site / sub)
+    proc = _build(site)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "load point 'c8' has no duration_s, and its files disagree" in proc.stderr
     assert "wrk-latency.txt 3.02 s" in proc.stderr and "wrk-seconds.txt 5.03 s" in proc.stderr
     assert "give duration_s for c8 in run.yml" in proc.stderr
 
 
-def test_a_runs_window_and_correction_leave_a_summary_whole_and_say_so(tmp_path):
-    site = _one_file_run(
-        tmp_path, "mix", "wrk/wrk-latency.txt", "wrk.txt",
-        "systems: [{id: wrk, label: wrk}]\n"
-        "load_points: [{id: c8, connections: 8, duration_s: 3}]\n"
-        "window: {skip_s: 1, duration_s: 1}\nco_correction: {expected_interval_ms: 1}\n"
-        "cells: [{system: wrk, load: c8, results: files/wrk.txt}]\n")
+MIX_RUN = one_file_run(
+    "mix", "wrk/wrk-latency.txt", "wrk.txt",
+    "systems: [{id: wrk, label: wrk}]\n"
+    "load_points: [{id: c8, connections: 8, duration_s: 3}]\n"
+    "window: {skip_s: 1, duration_s: 1}\nco_correction: {expected_interval_ms: 1}\n"
+    "cells: [{system: wrk, load: c8, results: files/wrk.txt}]\n")
+
+
+def test_a_runs_window_and_correction_leave_a_summary_whole_and_say_so(one_file_site):
+    site = built_run(one_file_site, MIX_RUN)
     doc = yaml.safe_load(find_data(site, "mix").read_text(encoding="utf-8"))
     (tool,) = doc["methodology"]["load_tools"]
     assert tool["window_text"].startswith("not cut: the wrk summary holds no times")
@@ -464,16 +508,19 @@ def test_a_runs_window_and_correction_leave_a_summary_whole_and_say_so(tmp_path)
     assert doc["cells"]["c8"]["wrk"]["count"] == 8211       # the whole file, as wrk printed it
 
 
-def test_a_jmeter_csv_with_date_timestamps_builds_with_its_pattern_from_run_yml(tmp_path):
+JM_RUN = one_file_run(
+    "jm", "jmeter/jmeter5-date-us.jtl", "results.jtl",
+    "systems: [{id: jm, label: JMeter}]\n"
+    "load_points: [{id: r50, offered_rate: 50, duration_s: 6}]\n"
+    "cells:\n  - system: jm\n    load: r50\n    results: files/results.jtl\n"
+    "    options: {timestamp_format: \"MM/dd/yyyy HH:mm:ss.SSS\"}\n")
+
+
+def test_a_jmeter_csv_with_date_timestamps_builds_with_its_pattern_from_run_yml(one_file_site):
     """JMeter 5.6.3 with timestamp_format=MM/dd/yyyy HH:mm:ss.SSS: the file cannot say whether
     11/29 is day/month or month/day, run.yml's options can; every sample counts (JMeter's own
     summariser line of that run)."""
-    site = _one_file_run(
-        tmp_path, "jm", "jmeter/jmeter5-date-us.jtl", "results.jtl",
-        "systems: [{id: jm, label: JMeter}]\n"
-        "load_points: [{id: r50, offered_rate: 50, duration_s: 6}]\n"
-        "cells:\n  - system: jm\n    load: r50\n    results: files/results.jtl\n"
-        "    options: {timestamp_format: \"MM/dd/yyyy HH:mm:ss.SSS\"}\n")
+    site = built_run(one_file_site, JM_RUN)
     summary = (FIXTURES / "jmeter/jmeter5-date-us.summariser.txt").read_text()
     sent = int(re.search(r"^summary =\s+(\d+) in", summary, re.MULTILINE)[1])
     cell = yaml.safe_load(find_data(site, "jm").read_text(encoding="utf-8"))["cells"]["r50"]["jm"]

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from analysis.paths import find_data
@@ -25,11 +26,15 @@ from tests.helpers import URL_RUN
 RUN = REPO / "tests" / "fixtures" / "runs" / "url-knee-probes"
 
 
-def _build(tmp_path: Path, source: Path, edit=None) -> tuple[subprocess.CompletedProcess, Path]:
+def _build(tmp_path: Path, sources: dict[str, tuple[Path, object]]) -> tuple[subprocess.CompletedProcess, Path]:
+    """One build of these runs (run id -> its source folder, and an edit of the copy or
+    None): several runs share one build's start and chart imports; each run's outputs and
+    error lines are its own."""
     runs, site = tmp_path / "runs", tmp_path / "site"
-    shutil.copytree(source, runs / source.name)
-    if edit:
-        edit(runs / source.name)
+    for run_id, (source, edit) in sources.items():
+        shutil.copytree(source, runs / run_id)
+        if edit:
+            edit(runs / run_id)
     site.mkdir()
     proc = subprocess.run([sys.executable, "-m", "analysis", "build", "--runs", str(runs),
                            "--site", str(site), "-q"], cwd=REPO, capture_output=True, text=True,
@@ -37,15 +42,23 @@ def _build(tmp_path: Path, source: Path, edit=None) -> tuple[subprocess.Complete
     return proc, site
 
 
-def _knee_block(tmp_path: Path, source: Path) -> dict:
-    proc, site = _build(tmp_path, source)
+@pytest.fixture(scope="module")
+def knee_site(tmp_path_factory) -> Path:
+    """The probes' run and the run whose search was recorded before the figures, built once."""
+    proc, site = _build(tmp_path_factory.mktemp("knee"),
+                        {RUN.name: (RUN, None), URL_RUN.name: (URL_RUN, None)})
     assert proc.returncode == 0, proc.stderr
+    return site
+
+
+def _knee_block(site: Path, source: Path) -> dict:
     doc = yaml.safe_load(find_data(site, source.name).read_text(encoding="utf-8"))
-    return doc["methodology"]["knee_search"], site
+    return doc["methodology"]["knee_search"]
 
 
-def test_each_probe_is_a_row_with_the_figures_of_its_own_files(tmp_path, oracle):
-    block, site = _knee_block(tmp_path, RUN)
+def test_each_probe_is_a_row_with_the_figures_of_its_own_files(knee_site, oracle):
+    site = knee_site
+    block = _knee_block(site, RUN)
     search = json.loads((RUN / "knee.json").read_text(encoding="utf-8"))["systems"]["sleep4"]
     rows = block["systems"][0]["probes"]
     assert [r["rate_text"] for r in rows] == [f"{p['rate']} req/s" for p in search["probes"]]
@@ -77,8 +90,8 @@ def test_each_probe_is_a_row_with_the_figures_of_its_own_files(tmp_path, oracle)
     assert 'knee.json">knee.json</a>' in page
 
 
-def test_a_search_recorded_before_the_figures_prints_dashes(tmp_path):
-    block, _ = _knee_block(tmp_path, URL_RUN)
+def test_a_search_recorded_before_the_figures_prints_dashes(knee_site):
+    block = _knee_block(knee_site, URL_RUN)
     row = block["systems"][0]["probes"][0]
     assert (row["rate_text"], row["sent_text"], row["p99_text"], row["verdict"]) == \
         ("10 req/s", "–", "–", "good")
@@ -86,25 +99,26 @@ def test_a_search_recorded_before_the_figures_prints_dashes(tmp_path):
 
 
 def test_a_bad_knee_json_is_one_error_naming_it(tmp_path):
+    """Three copies of the probes' run, each with its own damage, in one build."""
     def negative(run: Path):
         text = (run / "knee.json").read_text(encoding="utf-8")
         (run / "knee.json").write_text(text.replace('"sent": 20,', '"sent": -20,', 1),
                                        encoding="utf-8")
-    proc, _ = _build(tmp_path / "a", RUN, negative)
-    assert proc.returncode == 1
-    assert "url-knee-probes/knee.json: systems.sleep4.probes[0].sent: must be a whole number " \
-           ">= 0, not -20" in proc.stderr, proc.stderr
 
     def broken(run: Path):
         (run / "knee.json").write_text('{"rule": "x",\n "systems": {\n', encoding="utf-8")
-    proc, _ = _build(tmp_path / "b", RUN, broken)
-    assert proc.returncode == 1 and "url-knee-probes/knee.json:3: not JSON" in proc.stderr, \
-        proc.stderr
 
     def stranger(run: Path):
         data = json.loads((run / "knee.json").read_text(encoding="utf-8"))
         data["systems"]["other"] = data["systems"]["sleep4"]
         (run / "knee.json").write_text(json.dumps(data), encoding="utf-8")
-    proc, _ = _build(tmp_path / "c", RUN, stranger)
-    assert proc.returncode == 1 and "system 'other' is not a system of run.yml" in proc.stderr
+    proc, _ = _build(tmp_path, {"negative": (RUN, negative), "broken": (RUN, broken),
+                                "stranger": (RUN, stranger)})
+    assert proc.returncode == 1
+    assert "negative/knee.json: systems.sleep4.probes[0].sent: must be a whole number " \
+           ">= 0, not -20" in proc.stderr, proc.stderr
+    assert "broken/knee.json:3: not JSON" in proc.stderr, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert [line for line in errors if "system 'other' is not a system of run.yml" in line
+            and "stranger" in line], proc.stderr
     assert "Traceback" not in proc.stderr

@@ -52,32 +52,34 @@ def split_round_robin(text: str, is_request, parts: int = 3) -> list[str]:
     return ["".join(p) for p in out]
 
 
-def _site(tmp_path: Path, run_yml: str, files: dict[str, str]) -> Path:
+def _site(tmp_path: Path, run_yml: str, files: dict[str, str], run_id: str = "merge") -> Path:
+    """A site of one run (more: call again with another `run_id` before building)."""
     site = tmp_path / "site"
-    run = site / "runs" / "merge"
+    run = site / "runs" / run_id
     for rel, text in files.items():
         (run / rel).parent.mkdir(parents=True, exist_ok=True)
         (run / rel).write_text(text, encoding="utf-8")
     (run / "run.yml").write_text(run_yml, encoding="utf-8")
     for sub in ("_includes", "_layouts"):
-        shutil.copytree(REPO / sub, site / sub)
+        shutil.copytree(REPO / sub, site / sub, dirs_exist_ok=True)
     return site
 
 
-def _rows(site: Path) -> dict[str, dict]:
-    with open(site / "assets" / "data" / "merge" / "cells.csv", newline="") as f:
+def _rows(site: Path, run_id: str = "merge") -> dict[str, dict]:
+    with open(site / "assets" / "data" / run_id / "cells.csv", newline="") as f:
         return {row["system"]: row for row in csv.DictReader(f)}
 
 
-@pytest.mark.parametrize("tool", sorted(SPLIT))
-def test_a_file_split_in_three_builds_the_whole_files_row(tmp_path, tool):
+def _split_run(site_root: Path, tool: str) -> None:
+    """Run `split-<tool>`: the tool's whole file in one cell, the same split in three in
+    another."""
     fixture, name, is_request = SPLIT[tool]
     text = (FIXTURES / fixture).read_text(encoding="utf-8")
     parts = split_round_robin(text, is_request)
     assert all(sum(map(is_request, p.splitlines())) > 0 for p in parts)
     files = {f"whole/{name}": text, **{f"split/{i}-{name}": p for i, p in enumerate(parts, 1)}}
     listed = ", ".join(f"split/{i}-{name}" for i in range(1, 4))
-    site = _site(tmp_path, f"""\
+    _site(site_root, f"""\
 title: t
 date: 2026-11-26
 description: d
@@ -86,22 +88,18 @@ load_points: [{{id: r1, offered_rate: 10, duration_s: 5}}]
 cells:
   - {{system: whole, load: r1, results: whole/{name}}}
   - {{system: split, load: r1, results: [{listed}]}}
-""", files)
-    proc = _build(site)
-    assert proc.returncode == 0, proc.stderr
-    rows = _rows(site)
-    whole, split = rows["whole"], rows["split"]
-    differ = {k: (whole[k], split[k]) for k in whole
-              if k not in ("system", "system_label", "source") and whole[k] != split[k]}
-    assert not differ
-    assert int(whole["sent"] or whole["count"]) > 0
+""", files, run_id=f"split-{tool}")
 
 
-def test_the_per_generator_table_lists_each_file_with_its_own_counts(tmp_path):
+PER_FILE_RUN = "per-file"
+
+
+def _per_file_run(site_root: Path) -> list[str]:
+    """Run `per-file`: vegeta's file split in three, one cell; returns the three parts."""
     fixture, name, is_request = SPLIT["vegeta"]
     text = (FIXTURES / fixture).read_text(encoding="utf-8")
     parts = split_round_robin(text, is_request)
-    site = _site(tmp_path, f"""\
+    _site(site_root, f"""\
 title: t
 date: 2026-11-26
 description: d
@@ -109,10 +107,40 @@ systems: [{{id: split, label: Split}}]
 load_points: [{{id: r50, offered_rate: 50, duration_s: 5}}]
 cells:
   - {{system: split, load: r50, results: [a/{name}, b/{name}, c/{name}]}}
-""", {f"{d}/{name}": p for d, p in zip("abc", parts)})
-    proc = _build(site)
+""", {f"{d}/{name}": p for d, p in zip("abc", parts)}, run_id=PER_FILE_RUN)
+    return parts
+
+
+@pytest.fixture(scope="module")
+def split_site(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, list[str]]:
+    """The split runs of every tool and the per-file run in one site, built once: one build's
+    start and chart imports instead of one a run (the runs' outputs do not depend on each
+    other: each run's data is its own)."""
+    root = tmp_path_factory.mktemp("split")
+    for tool in SPLIT:
+        _split_run(root, tool)
+    parts = _per_file_run(root)
+    site = root / "site"
+    return site, _build(site), parts
+
+
+@pytest.mark.parametrize("tool", sorted(SPLIT))
+def test_a_file_split_in_three_builds_the_whole_files_row(split_site, tool):
+    site, proc, _ = split_site
     assert proc.returncode == 0, proc.stderr
-    page = (site / "_reports" / "merge.html").read_text(encoding="utf-8")
+    rows = _rows(site, f"split-{tool}")
+    whole, split = rows["whole"], rows["split"]
+    differ = {k: (whole[k], split[k]) for k in whole
+              if k not in ("system", "system_label", "source") and whole[k] != split[k]}
+    assert not differ
+    assert int(whole["sent"] or whole["count"]) > 0
+
+
+def test_the_per_generator_table_lists_each_file_with_its_own_counts(split_site):
+    site, proc, parts = split_site
+    name = SPLIT["vegeta"][1]
+    assert proc.returncode == 0, proc.stderr
+    page = (site / "_reports" / f"{PER_FILE_RUN}.html").read_text(encoding="utf-8")
     table = page[page.index("<h3>Load generators"):]
     table = table[:table.index("</table>")]
     for d, part in zip("abc", parts):
@@ -122,7 +150,7 @@ cells:
         timed = sum(1 for r in rows if "Client.Timeout exceeded" in r[5]
                     or "context deadline exceeded" in r[5])
         errors = sum(1 for r in rows if not 200 <= int(r[1]) < 400) - timed
-        row = table[table.index(f"<code>runs/merge/{d}/{name}</code>"):]
+        row = table[table.index(f"<code>runs/{PER_FILE_RUN}/{d}/{name}</code>"):]
         cells = [c.split("<")[0] for c in row.split("<td>")[1:7]]
         assert cells[0] == str(len(rows)) and cells[3:5] == [str(errors), str(timed)]
     assert "kept up" in table and "inside one interval" in table

@@ -22,30 +22,55 @@ from tests.helpers import URL_RUN
 NO_FIGURES = "– – – – – – –"
 
 
-def _page_text(tmp_path, edit=None) -> str:
-    """The methodology section's text, of the fixture run or of a copy EDIT(run.yml text) made
-    (without the knee.json that the probe table would otherwise come from)."""
-    runs, site = tmp_path / "runs", tmp_path / "site"
+# run.sh --find-knee now host-checks each probe as it does each cell, and stops where the server
+# does not settle after a probe: a copy of the fixture run's run.yml with both
+CHECKED = ("        why: 0 of 20 failed, sent 10.0/s, completed 10.0/s\n"
+           "        host_check: {busy_share_before: 0.071, loadavg_1m_before: 0.42, "
+           "waited_s: 0, threshold: 0.2, action: warn, verdict: quiet, settle: settled, "
+           "settle_waited_s: 0.4, settle_bound_ms: 168.1}\n")
+STOPPED = ("the server was not settled 60 s after the 160 req/s probe (never 3 answers in a "
+           "row within 168.1 ms), so the 120 req/s probe was not made")
+
+
+def _stopped_and_checked(text: str) -> str:
+    text = text.replace("        why: 0 of 20 failed, sent 10.0/s, completed 10.0/s\n", CHECKED)
+    return text.replace("      knee: 80\n", f"      stopped: {STOPPED}\n      knee: 80\n")
+
+
+@pytest.fixture(scope="module")
+def url_site(tmp_path_factory):
+    """One build of the fixture run (`url-knee`) and of the copy _stopped_and_checked made
+    (`url-knee-stopped`, without the knee.json that the probe table would otherwise come
+    from): one build's start and chart imports for both."""
+    tmp = tmp_path_factory.mktemp("url")
+    runs, site = tmp / "runs", tmp / "site"
     shutil.copytree(URL_RUN, runs / "url-knee")
-    if edit:
-        (runs / "url-knee" / "knee.json").unlink()
-        manifest = runs / "url-knee" / "run.yml"
-        manifest.write_text(edit(manifest.read_text(encoding="utf-8")), encoding="utf-8")
+    edited = runs / "url-knee-stopped"
+    shutil.copytree(URL_RUN, edited)
+    (edited / "knee.json").unlink()
+    manifest = edited / "run.yml"
+    manifest.write_text(_stopped_and_checked(manifest.read_text(encoding="utf-8")),
+                        encoding="utf-8")
     site.mkdir()
     proc = subprocess.run([sys.executable, "-m", "analysis", "build", "--runs", str(runs),
                            "--site", str(site), "-q"], cwd=REPO, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
-    page = (site / "_reports" / "url-knee.html").read_text(encoding="utf-8")
+    return site
+
+
+def _page_text(site, run_id: str) -> str:
+    """The methodology section's text of the run's page."""
+    page = (site / "_reports" / f"{run_id}.html").read_text(encoding="utf-8")
     start = page.index('<section class="methodology">')
     section = page[start:page.index("</section>", start)]
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", section)).split())
 
 
 @pytest.mark.slow
-def test_methodology_of_a_run_given_by_url(tmp_path):
+def test_methodology_of_a_run_given_by_url(url_site):
     run = yaml.safe_load((URL_RUN / "run.yml").read_text(encoding="utf-8"))
-    text = _page_text(tmp_path)
+    text = _page_text(url_site, "url-knee")
     url = run["systems"][0]["description"].split(": ", 1)[1]
     assert f"sleep4 Given by URL, not started by the harness: {url}" in text
     assert "Generator and server on one host yes" in text
@@ -100,20 +125,11 @@ def test_a_bad_knee_search_or_settle_names_its_line(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_stopped_search_and_the_probes_host_checks_are_on_the_page(tmp_path):
+def test_a_stopped_search_and_the_probes_host_checks_are_on_the_page(url_site):
     """run.sh --find-knee now host-checks each probe as it does each cell, and stops where the
     server does not settle after a probe: the methodology's table shows both."""
-    checked = ("        why: 0 of 20 failed, sent 10.0/s, completed 10.0/s\n"
-               "        host_check: {busy_share_before: 0.071, loadavg_1m_before: 0.42, "
-               "waited_s: 0, threshold: 0.2, action: warn, verdict: quiet, settle: settled, "
-               "settle_waited_s: 0.4, settle_bound_ms: 168.1}\n")
-    stopped = ("the server was not settled 60 s after the 160 req/s probe (never 3 answers in a "
-               "row within 168.1 ms), so the 120 req/s probe was not made")
-
-    def edit(text):
-        text = text.replace("        why: 0 of 20 failed, sent 10.0/s, completed 10.0/s\n", checked)
-        return text.replace("      knee: 80\n", f"      stopped: {stopped}\n      knee: 80\n")
-    text = _page_text(tmp_path, edit)
+    stopped = STOPPED
+    text = _page_text(url_site, "url-knee-stopped")
     assert (f"sleep4 10 req/s {NO_FIGURES} good 0 of 20 failed, sent 10.0/s, completed 10.0/s "
             f"quiet (CPU 7% busy; server settled in 0.4 s) sleep4 20 req/s") in text
     assert f"first saturated 100 req/s; the search stopped: {stopped}; measured in full" in text
