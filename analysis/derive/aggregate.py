@@ -283,13 +283,12 @@ def percentile_spectrum(h, value_unit: str, timed_out: int = 0,
         points = [(p, to_ms(float(v), value_unit), False) for p, v in zip(percentiles, values)]
         points.append((100.0, to_ms(h.max, value_unit), False))
         return points
-    points = []
-    for p in percentiles:
-        target = percentile_target_count(p, population)
-        if target > completed:
-            points.append((p, float(timeout_ms), True))
-        else:
-            points.append((p, to_ms(overload.value_at_count(h, target), value_unit), False))
+    targets = [percentile_target_count(p, population) for p in percentiles]
+    # the answered ones' values in one search (overload.value_at_count each, as before)
+    found = iter(overload.values_at_counts(h, [t for t in targets if t <= completed]))
+    points = [(p, float(timeout_ms), True) if target > completed
+              else (p, to_ms(next(found), value_unit), False)
+              for p, target in zip(percentiles, targets)]
     points.append((100.0, float(timeout_ms), True))
     return points
 
