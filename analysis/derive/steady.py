@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -148,10 +149,21 @@ def running_median(y: np.ndarray, width: int = MEDIAN_WIDTH) -> np.ndarray:
         return np.broadcast_to(np.median(y, axis=-1, keepdims=True), y.shape).copy() if n else y
     # an odd width: the middle of each sorted window is its median (np.median's checks cost
     # more than the sort at this size); rows of a 2-D array are smoothed each on its own
-    windows = np.lib.stride_tricks.sliding_window_view(y, width, axis=-1)
-    medians = np.sort(windows, axis=-1)[..., width // 2]
-    starts = np.clip(np.arange(n) - width // 2, 0, n - width)
+    windows, starts = _window_positions(n, width)
+    medians = np.sort(y[..., windows], axis=-1)[..., width // 2]
     return medians[..., starts]
+
+
+@lru_cache(maxsize=64)
+def _window_positions(n: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """For a series of n values: the positions of each window of `width` (a row each, as
+    sliding_window_view lays them out, whose checks and strides cost more than the sort), and
+    the window each value takes its median from (the first and last windows at the ends)."""
+    windows = np.arange(n - width + 1)[:, None] + np.arange(width)
+    starts = np.clip(np.arange(n) - width // 2, 0, n - width)
+    windows.flags.writeable = False
+    starts.flags.writeable = False
+    return windows, starts
 
 
 def robust_noise(y: np.ndarray) -> float:
@@ -263,13 +275,14 @@ def classify(series: Series, *, window_s: float, offered_rate: float | None = No
             f"not known: {n} whole seconds in the window, too few to tell a transient from a "
             f"steady state" if signals else "not known: no interval of the window was answered"))
     names = list(signals)
-    smooth = dict(zip(names, running_median(np.vstack([signals[k] for k in names]))))
+    smoothed = running_median(np.vstack([signals[k] for k in names]))
+    smooth = dict(zip(names, smoothed))
     found = []
     # Segment levels are medians of the smoothed signals, so they lie within each signal's
     # range: when no signal's whole range is a difference that matters, no two segments can
     # differ, and the change points would change nothing (most windows: it saves PELT's cost).
-    bounded = not any(_matters(k, float(v.max()), float(v.min()), offered_rate)
-                      for k, v in smooth.items())
+    bounded = not any(_matters(k, high, low, offered_rate) for k, high, low in zip(
+        names, smoothed.max(axis=-1).tolist(), smoothed.min(axis=-1).tolist()))
     if not bounded:
         noise = [robust_noise(signals[k]) for k in names]
         found = pelt(np.vstack([smooth[k] for k in names]), noise,
