@@ -205,3 +205,38 @@ def test_the_running_median_takes_its_window_positions_once(monkeypatch):
         raise AssertionError("a strided view made for each series")
     monkeypatch.setattr(np.lib.stride_tricks, "sliding_window_view", refused)
     assert np.array_equal(steady.running_median(y), expected)
+
+
+def _series_as_before(intervals, unit):
+    rows, t0 = [], None
+    for iv in intervals:
+        t0 = iv.start_s if t0 is None else t0
+        h = iv.histogram
+        count = int(h.total_count)
+        rows.append({
+            "t_s": iv.start_s - t0, "length_s": iv.length_s, "count": count,
+            "throughput_rps": count / iv.length_s if iv.length_s > 0 else None,
+            **{f"{name}_ms": None if not count else aggregate.to_ms(h.value_at_percentile(p), unit)
+               for name, p in aggregate.SERIES_PERCENTILES},
+            "max_ms": None if not count else aggregate.to_ms(h.max, unit)})
+    return rows
+
+
+@pytest.mark.parametrize("unit", ["us", "ms", "ns"])
+def test_the_interval_rows_are_those_of_before_key_order_too(unit):
+    for path in sorted(POOL.rglob("*.hlog"))[:4]:
+        log = read_hlog(path)
+        for tag in log.tags():
+            rows = aggregate.interval_series(log.select(tag), unit)
+            expected = _series_as_before(log.select(tag), unit)
+            assert [list(r.items()) for r in rows] == [list(r.items()) for r in expected]
+
+
+def test_the_interval_rows_make_no_call_a_figure(monkeypatch):
+    log = read_hlog(sorted(POOL.rglob("*.hlog"))[0])
+    expected = _series_as_before(log.select(None), "us")
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a call a figure of a row")
+    monkeypatch.setattr(aggregate, "to_ms", refused)
+    assert aggregate.interval_series(log.select(None), "us") == expected

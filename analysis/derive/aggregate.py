@@ -236,22 +236,23 @@ def interval_series(intervals: Iterable, value_unit: str) -> list[dict[str, Any]
     reader replaces it with the counts file's every reply (analyse.read_repetition)."""
     rows = []
     t0 = None
+    per_ms = UNITS_PER_MS[value_unit]
     for iv in intervals:
         if t0 is None:
             t0 = iv.start_s
         h = iv.histogram
         count = int(h.total_count)
-        empty = count == 0
-        rows.append({
-            "t_s": iv.start_s - t0,
-            "length_s": iv.length_s,
-            "count": count,
-            "throughput_rps": count / iv.length_s if iv.length_s > 0 else None,
-            **{f"{name}_ms": None if empty else to_ms(h.value_at_percentile(p), value_unit)
-               for name, p in SERIES_PERCENTILES},
-            "max_ms": None if empty else to_ms(h.max, value_unit),
-        })
+        row = {"t_s": iv.start_s - t0, "length_s": iv.length_s, "count": count,
+               "throughput_rps": count / iv.length_s if iv.length_s > 0 else None}
+        # (the keys in this order; to_ms's division, without a dict and a call a row)
+        for key, p in _SERIES_KEYS:
+            row[key] = h.value_at_percentile(p) / per_ms if count else None
+        row["max_ms"] = h.max / per_ms if count else None
+        rows.append(row)
     return rows
+
+
+_SERIES_KEYS = tuple((f"{name}_ms", p) for name, p in SERIES_PERCENTILES)
 
 
 def spectrum_percentiles(count: int, per_decade: int = 10) -> list[float]:
