@@ -4,6 +4,7 @@ out, so that only the aggregation and statistics are timed.
     .venv/bin/python bench/perf/model_cost.py [--run runs/pool-vs-virtual] --before DIR
         [--turns 20] [--reverse]
     .venv/bin/python bench/perf/model_cost.py --instructions [--source DIR] [--runs 4]
+    .venv/bin/python bench/perf/model_cost.py --budget [--source DIR] [--runs 20]
     .venv/bin/python bench/perf/model_cost.py --profile [--sort tottime]
 
 run_cost.py's `model` is analyse_run less read_hlog, read_counts and the JFR pass; inside one
@@ -25,6 +26,9 @@ steady part and its collections, with the 1-minute load average before and after
 difference between a process that does the set-up and --runs model stages and one that does
 the set-up only, divided by --runs (the machine's pace does not move it; repeatable within
 ~0.1 %). --source DIR measures that tree instead of this checkout.
+
+--budget: each piece's CPU ms a run (wrappers around the functions the stage calls, --runs
+runs; a piece inside another counts in both), with --source DIR for an older tree.
 
 --profile: cProfile (CPU time) of --runs model stages after the set-up, its --sort column's
 first 45 lines.
@@ -118,6 +122,51 @@ if mode == "instructions":
     for i in range(n):
         one(*trees[0])
     print(json.dumps({"done": n}))
+elif mode == "budget":
+    # each piece's CPU, by wrappers of the functions the model stage calls (a piece inside
+    # another is in both: read_repetition holds the per-repetition ones)
+    pieces = {
+        "derive.analyse": ["read_repetition", "merged", "combine", "jvm_for_data", "default_jfr",
+                           "repo_relative", "steady_part", "pauses_on_series_axis", "jvm_window",
+                           "server_cpu_window", "read_knee_search", "front_matter_like"],
+        "derive.aggregate": ["build_run", "build_scenario", "build_cell", "interval_series",
+                             "percentile_spectrum", "histogram_stats"],
+        "derive.overload": ["censored_stats", "queue_growth", "host_health", "window_rates"],
+        "derive.steady": ["classify", "window_series"],
+        "derive.flame_profiles": ["cell_profiles", "flame_pairs"],
+    }
+    pkg = packages[0]
+    costs = {}
+    for module_name, names in pieces.items():
+        module = __import__(f"{pkg}.{module_name}", fromlist=["x"])
+        for name in names:
+            inner = getattr(module, name, None)
+            if inner is None:
+                continue
+            label = f"{module_name.split('.')[-1]}.{name}"
+
+            def wrapper(*a, _inner=inner, _label=label, **k):
+                t = cpu()
+                try:
+                    return _inner(*a, **k)
+                finally:
+                    costs[_label] = costs.get(_label, 0.0) + cpu() - t
+            setattr(module, name, wrapper)
+    if not hasattr(trees[0][1], "merged"):     # an older tree: the log's own sum
+        log_class = __import__(f"{pkg}.read.hdr.log", fromlist=["x"]).HlogLog
+        inner_merged = log_class.merged
+
+        def merged(*a, **k):
+            t = cpu()
+            try:
+                return inner_merged(*a, **k)
+            finally:
+                costs["analyse.merged"] = costs.get("analyse.merged", 0.0) + cpu() - t
+        log_class.merged = merged
+    total = sum(one(*trees[0]) for i in range(n))
+    print(f"analyse_run on kept inputs: {total / n * 1000:.2f} ms a run ({n} runs)")
+    for label, value in sorted(costs.items(), key=lambda kv: -kv[1]):
+        print(f"  {label:34}{value / n * 1000:8.2f}")
 elif mode == "profile":
     import cProfile, pstats
     # CPU time, not wall time: on a shared machine a wall clock charges the other processes'
@@ -186,10 +235,19 @@ def main() -> int:
     p.add_argument("--source", type=Path, default=REPO)
     p.add_argument("--runs", type=int, default=4)
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--budget", action="store_true")
     p.add_argument("--sort", default="tottime")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="model-cost-") as name:
         tmp = Path(name)
+        if args.budget:
+            r = child(str(args.source), ["budget", str(args.runs), "analysis"], args.run,
+                      tmp / "site")
+            if r.returncode != 0:
+                sys.exit(f"error: the budget failed: {r.stderr.strip()[-600:]}")
+            print(f"{args.source} [1-min load average {os.getloadavg()[0]:.2f}]")
+            print(r.stdout, end="")
+            return 0
         if args.profile:
             r = subprocess.run([PY, "-c", CHILD, str(args.run.resolve()),
                                 str(args.run.resolve().parent), str(tmp / "site"), "profile",
