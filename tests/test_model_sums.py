@@ -240,3 +240,28 @@ def test_the_interval_rows_make_no_call_a_figure(monkeypatch):
         raise AssertionError("a call a figure of a row")
     monkeypatch.setattr(aggregate, "to_ms", refused)
     assert aggregate.interval_series(log.select(None), "us") == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(points=st.lists(st.tuples(st.floats(0, 1e4), st.floats(-1e6, 1e6)), min_size=0,
+                       max_size=70),
+       rate=st.floats(0.5, 1e5), p50=st.booleans())
+def test_the_turned_queue_rule_is_the_fit_of_the_negated_points(points, rate, p50):
+    fit = overload.queue_growth_from_p50 if p50 else overload.queue_growth
+    t, y = [x for x, _ in points], [v for _, v in points]
+    assert overload.queue_falls(fit(t, y, rate), rate) == fit(t, [-v for v in y], rate).grows
+
+
+def test_a_window_is_fitted_once_for_its_queue_and_its_drain(monkeypatch):
+    from analysis.derive import steady
+    n = 30
+    series = steady.Series(t_s=[float(i) for i in range(n)], p50_ms=[200.0] * n,
+                           p99_ms=[250.0] * n, in_flight=[20.0 + (i % 3) for i in range(n)],
+                           timed_out=[0] * n, answered=[100] * n,
+                           throughput_rps=[100.0] * n)
+    expected = steady.classify(series, window_s=n, offered_rate=100.0, timeout_ms=2000.0)
+    fits = []
+    inner = overload.queue_growth
+    monkeypatch.setattr(overload, "queue_growth", lambda *a: fits.append(a) or inner(*a))
+    assert steady.classify(series, window_s=n, offered_rate=100.0, timeout_ms=2000.0) == expected
+    assert expected.cls == "flat" and len(fits) == 1

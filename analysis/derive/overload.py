@@ -290,6 +290,18 @@ def queue_growth(t_s: list[float], in_flight: list[float], offered_rate: float) 
     return QueueTest(slope, rise, residual_std, n, bool(grows), rule)
 
 
+def queue_falls(test: QueueTest, offered_rate: float) -> bool:
+    """queue_growth's verdict on the same points negated (a backlog draining is a queue that
+    grows when turned round), from `test`, their own fit: negating every value negates the
+    means, the slope, the intercept, the residuals and the rise exactly (rounding is symmetric
+    about 0) and leaves the residuals' scatter as it is, so no second fit is needed."""
+    if test.slope_per_s is None:
+        return False
+    slope, rise = -test.slope_per_s, -test.rise
+    return bool(slope > QUEUE_MIN_SLOPE_SHARE * offered_rate
+                and rise > QUEUE_SIGNIFICANCE * test.residual_std)
+
+
 def queue_growth_from_p50(t_s: list[float], p50_ms: list[float],
                           offered_rate: float) -> QueueTest:
     """The queue rule on per-interval p50 when no in-flight series exists: by Little's law a

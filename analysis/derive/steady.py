@@ -315,7 +315,7 @@ def classify(series: Series, *, window_s: float, offered_rate: float | None = No
                            sentence=("no steady state: most requests timed out to the window's "
                                      "end (saturated)"))
     drift = 0 if bounded else _drift(smooth, start, n, offered_rate)
-    if drift < 0 or _drains(series, start, offered_rate):
+    if drift < 0 or _drains(queue, offered_rate):
         return SteadyState("no-steady-state", None, window_s, changes, not_steady=True,
                            sentence=("no steady state: the backlog was still draining at the "
                                      "window's end"))
@@ -366,15 +366,13 @@ def _tail_start(start: int, n: int) -> int:
     return min(start, n - max(overload.QUEUE_MIN_POINTS, math.ceil(TAIL_SHARE * n)))
 
 
-def _queue_test(series: Series, start: int, offered_rate: float | None, falling: bool = False):
-    """overload's queue rule from interval `start` on: in flight where counted, else p50.
-    `falling`: the rule turned round (a backlog still draining grows when negated)."""
+def _queue_test(series: Series, start: int, offered_rate: float | None):
+    """overload's queue rule from interval `start` on: in flight where counted, else p50."""
     if not offered_rate:
         return None
-    sign = -1.0 if falling else 1.0
     t = series.t_s[start:]
     values = series.in_flight if series.in_flight is not None else series.p50_ms
-    pairs = [(x, sign * v) for x, v in zip(t, values[start:]) if v is not None]
+    pairs = [(x, 1.0 * v) for x, v in zip(t, values[start:]) if v is not None]
     test = overload.queue_growth if series.in_flight is not None else \
         overload.queue_growth_from_p50
     return test([x for x, _ in pairs], [v for _, v in pairs], offered_rate)
@@ -395,11 +393,12 @@ def _drift(smooth: dict[str, np.ndarray], start: int, n: int,
                       DRIFT_SIGNALS)
 
 
-def _drains(series: Series, start: int, offered_rate: float | None) -> bool:
+def _drains(queue, offered_rate: float | None) -> bool:
     """The queue rule turned round: in flight (else p50 x rate) falls through the steady part
-    by more than the rule's slope and scatter. A backlog still draining is no steady state."""
-    test = _queue_test(series, _tail_start(start, len(series.t_s)), offered_rate, falling=True)
-    return bool(test and test.grows)
+    by more than the rule's slope and scatter. A backlog still draining is no steady state.
+    `queue`: the rule's own test over the same intervals (_queue_test), whose fit of the
+    negated points is its fit negated (overload.queue_falls)."""
+    return queue is not None and overload.queue_falls(queue, offered_rate)
 
 
 def not_known(reason: str) -> SteadyState:
