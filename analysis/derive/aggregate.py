@@ -16,7 +16,8 @@ from analysis.derive.summary_load import summary_points
 from analysis.derive.summary_marks import summary_marks
 from analysis.errors import ResultsError
 from analysis.model import (Accounting, Cell, HostHealth, InFlight, LatencyStats, LoadPoint,
-                            Missing, Percentile, Repetition, Run, Saturation, Scenario, System)
+                            Missing, Percentile, Repetition, Run, Saturation, Scenario, Spread,
+                            System)
 from analysis.read.hdr.histogram import percentile_target_count
 from analysis.read.manifest import UNITS_PER_MS
 from analysis.vocabulary import PERCENTILES, SERIES_PERCENTILES, load_order
@@ -73,13 +74,16 @@ def _median(values: Iterable[float | None]) -> float | None:
     return None if spread is None else spread[1]
 
 
-def cell_stats(repetitions: Sequence[Repetition]) -> LatencyStats:
+def cell_stats(repetitions: Sequence[Repetition],
+               spreads: dict[str, Spread] | None = None) -> LatencyStats:
     """A cell's statistics: each the median of its repetitions' (a censored repetition sorts
-    above every value, overload.spread); counts summed. One repetition: its own."""
+    above every value, overload.spread); counts summed. One repetition: its own. `spreads`:
+    overload.repetition_spreads of the repetitions' stats, where the caller has them."""
     if len(repetitions) == 1:
         return repetitions[0].stats
     stats = [r.stats for r in repetitions]
-    spreads = overload.repetition_spreads(stats)
+    if spreads is None:
+        spreads = overload.repetition_spreads(stats)
     return LatencyStats(
         count=sum(s.count for s in stats),
         percentiles={name: spreads[name].median for name, _, _ in PERCENTILES},
@@ -145,8 +149,9 @@ def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: fl
     service_time_ms, else that lowest-load p50). The JFR summary is the first repetition's
     (recordings are not additive)."""
     n = len(repetitions)
-    stats = cell_stats(repetitions)
+    # (the spreads are the cell's medians too: taken once, for both)
     spreads = overload.repetition_spreads([r.stats for r in repetitions]) if n > 1 else {}
+    stats = cell_stats(repetitions, spreads or None)
     throughput_spread = overload.number_spread([r.throughput_rps for r in repetitions])
     goodputs = [r.goodput_rps for r in repetitions]
     goodput_spread = (None if any(g is None for g in goodputs)
