@@ -32,12 +32,12 @@ histogram_values = st.lists(st.integers(0, 10**12), min_size=0, max_size=40)
 def test_the_entries_added_are_sum_histograms(parts):
     # layouts that differ in their highest trackable value only (as a log's intervals do),
     # empty ones among them, values past the first layout's range (the bucket count grows)
-    from analysis.derive import interval_sums
+    from analysis.derive import histogram_sums
     histograms = [Histogram.from_values(layout_for(1, highest, 3), values)
                   for values, highest in parts]
-    entries = interval_sums.entries_of(histograms)
+    entries = histogram_sums.entries_of(histograms)
     assert entries is not None
-    _same(interval_sums.added(entries), sum_histograms(histograms))
+    _same(histogram_sums.added(entries), sum_histograms(histograms))
 
 
 def test_a_logs_intervals_are_added_as_log_merged_adds_them():
@@ -60,31 +60,33 @@ def test_a_logs_intervals_are_added_in_one_pass(monkeypatch):
 
 
 def test_other_index_schemes_and_double_histograms_are_left_to_sum_histograms():
-    from analysis.derive import interval_sums
+    from analysis.derive import histogram_sums
     a = Histogram.from_values(layout_for(1, 3_600_000, 3), [5, 70_000])
     coarser = Histogram.from_values(layout_for(1, 3_600_000, 2), [5, 70_000])
-    assert interval_sums.entries_of([a, coarser]) is None
-    assert interval_sums.entries_of([a, DoubleHistogram(a, 2.0 ** -10, 1000)]) is None
+    assert histogram_sums.entries_of([a, coarser]) is None
+    assert histogram_sums.entries_of([a, DoubleHistogram(a, 2.0 ** -10, 1000)]) is None
     huge = Histogram(a.layout, np.array([3], np.int64), np.array([1 << 60], np.int64))
-    assert interval_sums.entries_of([a, huge]) is None
-    assert interval_sums.entries_of([]) is None
-    _same(interval_sums.sum_of([a, coarser], sum_histograms), sum_histograms([a, coarser]))
+    assert histogram_sums.entries_of([a, huge]) is None
+    assert histogram_sums.entries_of([]) is None
+    _same(histogram_sums.sum_of([a, coarser], sum_histograms), sum_histograms([a, coarser]))
 
 
 @settings(max_examples=300, deadline=None)
 @given(value=st.integers(0, (1 << 63) - 1), digits=st.sampled_from([0, 1, 2, 3, 5]),
        lowest=st.sampled_from([1, 2, 1000, 1 << 20]))
 def test_one_values_index_is_the_array_forms(value, digits, lowest):
+    from analysis.derive import histogram_sums
     layout = layout_for(lowest, (1 << 63) - 1, digits)
-    assert overload._index_of(layout, value) == int(layout.index_of(np.array([value]))[0])
+    assert histogram_sums.index_of(layout, value) == int(layout.index_of(np.array([value]))[0])
 
 
 @settings(max_examples=200, deadline=None)
 @given(values=st.lists(st.integers(0, 10**9), min_size=1, max_size=60),
        counts=st.lists(st.integers(1, 10**6), min_size=60, max_size=60))
 def test_the_mean_and_stddev_taken_together_are_the_histograms_to_the_bit(values, counts):
+    from analysis.derive import histogram_sums
     h = Histogram.from_values(layout_for(1, 3_600_000_000, 3), values, counts[:len(values)])
-    mean, stddev = overload._mean_and_stddev(h)
+    mean, stddev = histogram_sums.mean_and_stddev(h)
     assert mean.hex() == h.mean.hex() and stddev.hex() == h.stddev.hex()
 
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from analysis.derive import aggregate, interval_sums, overload, steady
+from analysis.derive import aggregate, histogram_sums, overload, steady
 from analysis.derive.jvm_summary import summarize_and_fold, summarize_jfr
 from analysis.errors import HlogError
 from analysis.model import (Accounting, CpuWindow, InFlight, Jvm, JvmWindow, Missing, Repetition,
@@ -113,7 +113,7 @@ def combine(histograms: list):
     if len(histograms) == 1:
         return histograms[0]
     if all(isinstance(h, Histogram) for h in histograms):
-        return interval_sums.sum_of(histograms, sum_histograms)
+        return histogram_sums.sum_of(histograms, sum_histograms)
     if any(isinstance(h, Histogram) for h in histograms):
         raise HlogError("repetitions mix Histogram and DoubleHistogram logs; they cannot be "
                         "combined into one cell")
@@ -122,9 +122,9 @@ def combine(histograms: list):
 
 def merged(log, intervals: list, tag):
     """log.merged(tag) of the tag's `intervals` (log.select(tag)): their sum, from their entries
-    end to end where they are integer histograms of one index scheme (derive/interval_sums.py)."""
-    entries = interval_sums.entries_of([h for _, h in log.iter_histograms(intervals)])
-    return log.merged(tag=tag) if entries is None else interval_sums.added(entries)
+    end to end where they are integer histograms of one index scheme (derive/histogram_sums)."""
+    entries = histogram_sums.entries_of([h for _, h in log.iter_histograms(intervals)])
+    return log.merged(tag=tag) if entries is None else histogram_sums.added(entries)
 
 
 def front_matter_like(path: Path) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.derive import histogram_sums
 from analysis.model import (Accounting, HostHealth, InFlight, LatencyStats, Percentile,
                             Repetition, Saturation, Spread)
 from analysis.read.hdr.double import DoubleHistogram
@@ -89,7 +90,8 @@ def censored_stats(completed: Histogram | DoubleHistogram, timed_out: int, timeo
     found = iter(values_at_counts(completed, [t for t in targets if t <= n_completed]))
     values = {name: timeout if target > n_completed else Percentile(next(found) * ms_per_unit)
               for (name, _, _), target in zip(PERCENTILES, targets)}
-    completed_mean, completed_stddev = _mean_and_stddev(completed) if n_completed else (0.0, 0.0)
+    completed_mean, completed_stddev = (histogram_sums.mean_and_stddev(completed)
+                                        if n_completed else (0.0, 0.0))
     stddev = completed_stddev * ms_per_unit if n_completed else None
     if timed_out == 0:
         top = Percentile(completed.max * ms_per_unit)
@@ -99,21 +101,6 @@ def censored_stats(completed: Histogram | DoubleHistogram, timed_out: int, timeo
         mean = Percentile(at_least_ms=_mean_with_timeouts(completed, timed_out, timeout_ms,
                                                           ms_per_unit))
     return LatencyStats(population, values, top, mean, stddev, n_completed, timed_out, errors)
-
-
-def _mean_and_stddev(h: Histogram | DoubleHistogram) -> tuple[float, float]:
-    """(h.mean, h.stddev): for an integer Histogram the bucket values and their products taken
-    once for both, with Histogram's operations in its order (getStdDeviation takes getMean,
-    which took them a second time)."""
-    if type(h) is not Histogram:
-        return h.mean, h.stddev
-    total = float(h.total_count)
-    values = h.layout.median_value_at(h.indices).astype(np.float64)
-    counts = h.counts.astype(np.float64)
-    # np.cumsum adds left to right, as Java's loops do (np.sum would add pairwise)
-    mean = float(np.cumsum(values * counts)[-1]) / total
-    deviation = values - mean
-    return mean, math.sqrt(float(np.cumsum((deviation * deviation) * counts)[-1]) / total)
 
 
 def value_at_count(h: Histogram | DoubleHistogram, target: int) -> float:
@@ -154,7 +141,7 @@ def _merged_mean(h: Histogram, value: int, count: int) -> float:
     cell with timeouts to build and add two histograms for one entry)."""
     if value < 0 or count <= 0 or h.total_count + count > LONG_MAX:
         return (h + Histogram.from_values(h.layout, [value], [count])).mean   # (its errors)
-    at = _index_of(h.layout, value)
+    at = histogram_sums.index_of(h.layout, value)
     pos = int(np.searchsorted(h.indices, at))
     if pos < h.indices.size and h.indices[pos] == at:
         counts = h.counts.copy()
@@ -162,17 +149,6 @@ def _merged_mean(h: Histogram, value: int, count: int) -> float:
         return Histogram(h.layout, h.indices, counts).mean
     return Histogram(h.layout, np.insert(h.indices, pos, at),
                      np.insert(h.counts, pos, count)).mean
-
-
-def _index_of(layout, value: int) -> int:
-    """layout.index_of([value])[0] for one value in 0..2^63-1 (Java's countsArrayIndex) in
-    Python ints: the array form's bit-length loop is ~25 numpy calls for one value."""
-    mask = (layout.sub_bucket_count - 1) << layout.unit_magnitude
-    base = 64 - layout.unit_magnitude - (layout.sub_bucket_half_count_magnitude + 1)
-    bucket = base - (64 - (value | mask).bit_length())
-    sub = value >> (bucket + layout.unit_magnitude)
-    return (((bucket + 1) << layout.sub_bucket_half_count_magnitude)
-            + (sub - layout.sub_bucket_half_count))
 
 
 # -- the window's rates ------------------------------------------------------------------------
