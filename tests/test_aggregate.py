@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.derive import aggregate
+from analysis.derive import aggregate, overload
 from analysis.model import Accounting, Percentile, Repetition, Spread, System
 
 KEYS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "mean_ms", "stddev_ms")
@@ -221,3 +221,16 @@ def test_percentiles_are_ordered(values, unit):
     s = stats_dict(Exact(values), unit)
     chain = [s["p50_ms"], s["p90_ms"], s["p95_ms"], s["p99_ms"], s["p999_ms"], s["max_ms"]]
     assert chain == sorted(chain)
+
+
+def test_a_cells_spreads_are_taken_once_for_its_medians_and_its_spread(monkeypatch):
+    reps = [rep(list(range(1, 200 + 40 * i))) for i in range(3)]
+    expected = cell(25, reps)
+    calls = []
+    inner = overload.repetition_spreads
+    monkeypatch.setattr(overload, "repetition_spreads",
+                        lambda stats: calls.append(stats) or inner(stats))
+    c = cell(25, reps)
+    assert len(calls) == 1
+    assert c.stats == expected.stats and c.spread == expected.spread
+    assert aggregate.cell_stats(reps) == expected.stats

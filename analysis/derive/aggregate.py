@@ -16,7 +16,8 @@ from analysis.derive.summary_load import summary_points
 from analysis.derive.summary_marks import summary_marks
 from analysis.errors import ResultsError
 from analysis.model import (Accounting, Cell, HostHealth, InFlight, LatencyStats, LoadPoint,
-                            Missing, Percentile, Repetition, Run, Saturation, Scenario, System)
+                            Missing, Percentile, Repetition, Run, Saturation, Scenario, Spread,
+                            System)
 from analysis.read.hdr.histogram import percentile_target_count
 from analysis.read.manifest import UNITS_PER_MS
 from analysis.vocabulary import PERCENTILES, SERIES_PERCENTILES, load_order
@@ -73,13 +74,16 @@ def _median(values: Iterable[float | None]) -> float | None:
     return None if spread is None else spread[1]
 
 
-def cell_stats(repetitions: Sequence[Repetition]) -> LatencyStats:
+def cell_stats(repetitions: Sequence[Repetition],
+               spreads: dict[str, Spread] | None = None) -> LatencyStats:
     """A cell's statistics: each the median of its repetitions' (a censored repetition sorts
-    above every value, overload.spread); counts summed. One repetition: its own."""
+    above every value, overload.spread); counts summed. One repetition: its own. `spreads`:
+    overload.repetition_spreads of the repetitions' stats, where the caller has them."""
     if len(repetitions) == 1:
         return repetitions[0].stats
     stats = [r.stats for r in repetitions]
-    spreads = overload.repetition_spreads(stats)
+    if spreads is None:
+        spreads = overload.repetition_spreads(stats)
     return LatencyStats(
         count=sum(s.count for s in stats),
         percentiles={name: spreads[name].median for name, _, _ in PERCENTILES},
@@ -145,8 +149,9 @@ def build_cell(*, scenario: str | None, system: str, load: str, offered_rate: fl
     service_time_ms, else that lowest-load p50). The JFR summary is the first repetition's
     (recordings are not additive)."""
     n = len(repetitions)
-    stats = cell_stats(repetitions)
+    # (the spreads are the cell's medians too: taken once, for both)
     spreads = overload.repetition_spreads([r.stats for r in repetitions]) if n > 1 else {}
+    stats = cell_stats(repetitions, spreads or None)
     throughput_spread = overload.number_spread([r.throughput_rps for r in repetitions])
     goodputs = [r.goodput_rps for r in repetitions]
     goodput_spread = (None if any(g is None for g in goodputs)
@@ -236,22 +241,23 @@ def interval_series(intervals: Iterable, value_unit: str) -> list[dict[str, Any]
     reader replaces it with the counts file's every reply (analyse.read_repetition)."""
     rows = []
     t0 = None
+    per_ms = UNITS_PER_MS[value_unit]
     for iv in intervals:
         if t0 is None:
             t0 = iv.start_s
         h = iv.histogram
         count = int(h.total_count)
-        empty = count == 0
-        rows.append({
-            "t_s": iv.start_s - t0,
-            "length_s": iv.length_s,
-            "count": count,
-            "throughput_rps": count / iv.length_s if iv.length_s > 0 else None,
-            **{f"{name}_ms": None if empty else to_ms(h.value_at_percentile(p), value_unit)
-               for name, p in SERIES_PERCENTILES},
-            "max_ms": None if empty else to_ms(h.max, value_unit),
-        })
+        row = {"t_s": iv.start_s - t0, "length_s": iv.length_s, "count": count,
+               "throughput_rps": count / iv.length_s if iv.length_s > 0 else None}
+        # (the keys in this order; to_ms's division, without a dict and a call a row)
+        for key, p in _SERIES_KEYS:
+            row[key] = h.value_at_percentile(p) / per_ms if count else None
+        row["max_ms"] = h.max / per_ms if count else None
+        rows.append(row)
     return rows
+
+
+_SERIES_KEYS = tuple((f"{name}_ms", p) for name, p in SERIES_PERCENTILES)
 
 
 def spectrum_percentiles(count: int, per_decade: int = 10) -> list[float]:
@@ -283,13 +289,12 @@ def percentile_spectrum(h, value_unit: str, timed_out: int = 0,
         points = [(p, to_ms(float(v), value_unit), False) for p, v in zip(percentiles, values)]
         points.append((100.0, to_ms(h.max, value_unit), False))
         return points
-    points = []
-    for p in percentiles:
-        target = percentile_target_count(p, population)
-        if target > completed:
-            points.append((p, float(timeout_ms), True))
-        else:
-            points.append((p, to_ms(overload.value_at_count(h, target), value_unit), False))
+    targets = [percentile_target_count(p, population) for p in percentiles]
+    # the answered ones' values in one search (overload.value_at_count each, as before)
+    found = iter(overload.values_at_counts(h, [t for t in targets if t <= completed]))
+    points = [(p, float(timeout_ms), True) if target > completed
+              else (p, to_ms(next(found), value_unit), False)
+              for p, target in zip(percentiles, targets)]
     points.append((100.0, float(timeout_ms), True))
     return points
 

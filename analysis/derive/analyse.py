@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from analysis.derive import aggregate, overload, steady
+from analysis.derive import aggregate, histogram_sums, overload, steady
 from analysis.derive.jvm_summary import summarize_and_fold, summarize_jfr
 from analysis.errors import HlogError
 from analysis.model import (Accounting, CpuWindow, InFlight, Jvm, JvmWindow, Missing, Repetition,
@@ -38,7 +38,20 @@ JVM_KEYS = ("jdk", "duration_s", "truncated", "gc", "safepoint", "cpu", "allocat
 HOT_METHODS_IN_DATA = 5
 
 
+# Values _rounded leaves as they are, by exact type: a JFR summary's ~130 leaves a repetition
+# are mostly these and floats, which the comprehensions below handle without a call each.
+_KEPT = frozenset((int, str, bool, type(None)))
+
+
 def _rounded(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return {k: round(v, 3) if type(v) is float else v if type(v) in _KEPT else _rounded(v)
+                for k, v in value.items()}
+    if kind is list:
+        return [round(v, 3) if type(v) is float else v if type(v) in _KEPT else _rounded(v)
+                for v in value]
+    # anything else, subclasses too (numpy's float64 is a float), as isinstance says
     if isinstance(value, float):
         return round(value, 3)
     if isinstance(value, dict):
@@ -100,11 +113,18 @@ def combine(histograms: list):
     if len(histograms) == 1:
         return histograms[0]
     if all(isinstance(h, Histogram) for h in histograms):
-        return sum_histograms(histograms)
+        return histogram_sums.sum_of(histograms, sum_histograms)
     if any(isinstance(h, Histogram) for h in histograms):
         raise HlogError("repetitions mix Histogram and DoubleHistogram logs; they cannot be "
                         "combined into one cell")
     return sum_double_histograms(histograms)
+
+
+def merged(log, intervals: list, tag):
+    """log.merged(tag) of the tag's `intervals` (log.select(tag)): their sum, from their entries
+    end to end where they are integer histograms of one index scheme (derive/histogram_sums)."""
+    entries = histogram_sums.entries_of([h for _, h in log.iter_histograms(intervals)])
+    return log.merged(tag=tag) if entries is None else histogram_sums.added(entries)
 
 
 def front_matter_like(path: Path) -> bool:
@@ -222,7 +242,7 @@ def read_repetition(manifest: Manifest, cell, path: Path, rel: str, site_root: P
         tags = ", ".join("untagged" if t is None else repr(t) for t in log.tags()) or "none"
         raise HlogError(f"no intervals with tag {cell.tag!r} (tags in the file: {tags})",
                         path=rel, hint=f"set `tag:` for cell {cell.system}/{cell.load} in run.yml")
-    histogram = log.merged(tag=cell.tag)
+    histogram = merged(log, intervals, cell.tag)
     window_ns = counts.window_epoch_ns() if counts is not None else None
     if window_ns is not None:
         # plot (and count pauses in) the window and the drain: warm-up intervals hold no window

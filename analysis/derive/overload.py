@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.derive import histogram_sums
 from analysis.model import (Accounting, HostHealth, InFlight, LatencyStats, Percentile,
                             Repetition, Saturation, Spread)
 from analysis.read.hdr.double import DoubleHistogram
@@ -89,10 +90,12 @@ def censored_stats(completed: Histogram | DoubleHistogram, timed_out: int, timeo
     found = iter(values_at_counts(completed, [t for t in targets if t <= n_completed]))
     values = {name: timeout if target > n_completed else Percentile(next(found) * ms_per_unit)
               for (name, _, _), target in zip(PERCENTILES, targets)}
-    stddev = completed.stddev * ms_per_unit if n_completed else None
+    completed_mean, completed_stddev = (histogram_sums.mean_and_stddev(completed)
+                                        if n_completed else (0.0, 0.0))
+    stddev = completed_stddev * ms_per_unit if n_completed else None
     if timed_out == 0:
         top = Percentile(completed.max * ms_per_unit)
-        mean = Percentile(completed.mean * ms_per_unit)
+        mean = Percentile(completed_mean * ms_per_unit)
     else:
         top = timeout
         mean = Percentile(at_least_ms=_mean_with_timeouts(completed, timed_out, timeout_ms,
@@ -138,7 +141,7 @@ def _merged_mean(h: Histogram, value: int, count: int) -> float:
     cell with timeouts to build and add two histograms for one entry)."""
     if value < 0 or count <= 0 or h.total_count + count > LONG_MAX:
         return (h + Histogram.from_values(h.layout, [value], [count])).mean   # (its errors)
-    at = int(h.layout.index_of(np.array([value], np.int64))[0])
+    at = histogram_sums.index_of(h.layout, value)
     pos = int(np.searchsorted(h.indices, at))
     if pos < h.indices.size and h.indices[pos] == at:
         counts = h.counts.copy()
@@ -261,6 +264,18 @@ def queue_growth(t_s: list[float], in_flight: list[float], offered_rate: float) 
     rise = slope * float(t.max() - t.min())
     grows = slope > QUEUE_MIN_SLOPE_SHARE * offered_rate and rise > QUEUE_SIGNIFICANCE * residual_std
     return QueueTest(slope, rise, residual_std, n, bool(grows), rule)
+
+
+def queue_falls(test: QueueTest, offered_rate: float) -> bool:
+    """queue_growth's verdict on the same points negated (a backlog draining is a queue that
+    grows when turned round), from `test`, their own fit: negating every value negates the
+    means, the slope, the intercept, the residuals and the rise exactly (rounding is symmetric
+    about 0) and leaves the residuals' scatter as it is, so no second fit is needed."""
+    if test.slope_per_s is None:
+        return False
+    slope, rise = -test.slope_per_s, -test.rise
+    return bool(slope > QUEUE_MIN_SLOPE_SHARE * offered_rate
+                and rise > QUEUE_SIGNIFICANCE * test.residual_std)
 
 
 def queue_growth_from_p50(t_s: list[float], p50_ms: list[float],

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -148,10 +149,21 @@ def running_median(y: np.ndarray, width: int = MEDIAN_WIDTH) -> np.ndarray:
         return np.broadcast_to(np.median(y, axis=-1, keepdims=True), y.shape).copy() if n else y
     # an odd width: the middle of each sorted window is its median (np.median's checks cost
     # more than the sort at this size); rows of a 2-D array are smoothed each on its own
-    windows = np.lib.stride_tricks.sliding_window_view(y, width, axis=-1)
-    medians = np.sort(windows, axis=-1)[..., width // 2]
-    starts = np.clip(np.arange(n) - width // 2, 0, n - width)
+    windows, starts = _window_positions(n, width)
+    medians = np.sort(y[..., windows], axis=-1)[..., width // 2]
     return medians[..., starts]
+
+
+@lru_cache(maxsize=64)
+def _window_positions(n: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """For a series of n values: the positions of each window of `width` (a row each, as
+    sliding_window_view lays them out, whose checks and strides cost more than the sort), and
+    the window each value takes its median from (the first and last windows at the ends)."""
+    windows = np.arange(n - width + 1)[:, None] + np.arange(width)
+    starts = np.clip(np.arange(n) - width // 2, 0, n - width)
+    windows.flags.writeable = False
+    starts.flags.writeable = False
+    return windows, starts
 
 
 def robust_noise(y: np.ndarray) -> float:
@@ -263,13 +275,14 @@ def classify(series: Series, *, window_s: float, offered_rate: float | None = No
             f"not known: {n} whole seconds in the window, too few to tell a transient from a "
             f"steady state" if signals else "not known: no interval of the window was answered"))
     names = list(signals)
-    smooth = dict(zip(names, running_median(np.vstack([signals[k] for k in names]))))
+    smoothed = running_median(np.vstack([signals[k] for k in names]))
+    smooth = dict(zip(names, smoothed))
     found = []
     # Segment levels are medians of the smoothed signals, so they lie within each signal's
     # range: when no signal's whole range is a difference that matters, no two segments can
     # differ, and the change points would change nothing (most windows: it saves PELT's cost).
-    bounded = not any(_matters(k, float(v.max()), float(v.min()), offered_rate)
-                      for k, v in smooth.items())
+    bounded = not any(_matters(k, high, low, offered_rate) for k, high, low in zip(
+        names, smoothed.max(axis=-1).tolist(), smoothed.min(axis=-1).tolist()))
     if not bounded:
         noise = [robust_noise(signals[k]) for k in names]
         found = pelt(np.vstack([smooth[k] for k in names]), noise,
@@ -302,7 +315,7 @@ def classify(series: Series, *, window_s: float, offered_rate: float | None = No
                            sentence=("no steady state: most requests timed out to the window's "
                                      "end (saturated)"))
     drift = 0 if bounded else _drift(smooth, start, n, offered_rate)
-    if drift < 0 or _drains(series, start, offered_rate):
+    if drift < 0 or _drains(queue, offered_rate):
         return SteadyState("no-steady-state", None, window_s, changes, not_steady=True,
                            sentence=("no steady state: the backlog was still draining at the "
                                      "window's end"))
@@ -353,15 +366,13 @@ def _tail_start(start: int, n: int) -> int:
     return min(start, n - max(overload.QUEUE_MIN_POINTS, math.ceil(TAIL_SHARE * n)))
 
 
-def _queue_test(series: Series, start: int, offered_rate: float | None, falling: bool = False):
-    """overload's queue rule from interval `start` on: in flight where counted, else p50.
-    `falling`: the rule turned round (a backlog still draining grows when negated)."""
+def _queue_test(series: Series, start: int, offered_rate: float | None):
+    """overload's queue rule from interval `start` on: in flight where counted, else p50."""
     if not offered_rate:
         return None
-    sign = -1.0 if falling else 1.0
     t = series.t_s[start:]
     values = series.in_flight if series.in_flight is not None else series.p50_ms
-    pairs = [(x, sign * v) for x, v in zip(t, values[start:]) if v is not None]
+    pairs = [(x, 1.0 * v) for x, v in zip(t, values[start:]) if v is not None]
     test = overload.queue_growth if series.in_flight is not None else \
         overload.queue_growth_from_p50
     return test([x for x, _ in pairs], [v for _, v in pairs], offered_rate)
@@ -382,11 +393,12 @@ def _drift(smooth: dict[str, np.ndarray], start: int, n: int,
                       DRIFT_SIGNALS)
 
 
-def _drains(series: Series, start: int, offered_rate: float | None) -> bool:
+def _drains(queue, offered_rate: float | None) -> bool:
     """The queue rule turned round: in flight (else p50 x rate) falls through the steady part
-    by more than the rule's slope and scatter. A backlog still draining is no steady state."""
-    test = _queue_test(series, _tail_start(start, len(series.t_s)), offered_rate, falling=True)
-    return bool(test and test.grows)
+    by more than the rule's slope and scatter. A backlog still draining is no steady state.
+    `queue`: the rule's own test over the same intervals (_queue_test), whose fit of the
+    negated points is its fit negated (overload.queue_falls)."""
+    return queue is not None and overload.queue_falls(queue, offered_rate)
 
 
 def not_known(reason: str) -> SteadyState:
