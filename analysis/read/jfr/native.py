@@ -339,13 +339,15 @@ class Kernels:
         if not (-1 << 63 <= lo < 1 << 63 and -1 << 63 <= hi < 1 << 63 and 0 < tps < 1 << 63) \
                 or n == 0:
             return None
-        values = (_I64 * len(rows)).from_buffer(rows)
+        # The rows' address from their first value: an array type of each length would be a
+        # new class each call (ctypes keeps them only weakly: the collector frees them).
+        at = ctypes.addressof(_I64.from_buffer(rows))
         n_table = 1 << max(3, (2 * n - 1).bit_length())
         table = _scratch("tally_table", _I64, n_table)
         keys, sums, counts = (_scratch(k, _I64, n) for k in ("tally_keys", "tally_sums",
                                                              "tally_counts"))
         out = [_I64(0) for _ in range(3)]
-        if self.lib.lc_jfr_tally(ctypes.addressof(values), n, window is not None, lo, hi, tps,
+        if self.lib.lc_jfr_tally(at, n, window is not None, lo, hi, tps,
                                  table, n_table, keys, sums, counts,
                                  *(ctypes.byref(c) for c in out)) < 0:
             return None
