@@ -12,6 +12,7 @@ the same text (tests/test_jfr_names.py).
 from __future__ import annotations
 
 from array import array
+from itertools import chain
 
 from analysis.read.jfr import native
 from analysis.read.jfr.plan import index_walked, pool_lookup
@@ -189,14 +190,9 @@ def _native_runs(type_id, shape, lazy_plans, pools, offsets, entries, pending):
         return None
     # As runs of entries (C indexes them by key, a later entry of a key winning: the
     # pending come last): an indexed entry is a run of one.
-    runs = array("q")
-    for e in offsets[type_id].values():
-        runs.append(e)
-        runs.append(e + 1)
-    for a, b in ranges:
-        runs.append(a)
-        runs.append(b)
-    return runs
+    indexed = offsets[type_id].values()
+    return array("q", chain(chain.from_iterable((e, e + 1) for e in indexed),
+                            chain.from_iterable(ranges)))
 
 
 def native_stacks(pool_plans, lazy_plans, pools, offsets, data, entries, wanted,
