@@ -35,7 +35,7 @@ from analysis.read import native_build
 from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
-FLAGS = ["-O2", "-shared", "-fPIC"]
+FLAGS = ["-O3", "-shared", "-fPIC"]
 ABI = 12               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
