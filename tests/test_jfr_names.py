@@ -244,6 +244,47 @@ def test_stack_traces_are_read_in_c_as_python_reads_them(monkeypatch, pending):
 
 
 @needs_kernels
+def test_a_stack_past_the_first_room_is_read_again(monkeypatch):
+    """A stack of more frames than the first call's room (64 a key and 1,024) is read in a
+    second call with room for all: the same frames, each method named once."""
+    p = Pools()
+    p.add(SYMBOL, 1, p.string(jstring("k/C")))
+    for m in range(40):
+        p.add(SYMBOL, 10 + m, p.string(jstring(f"m{m}")))
+        p.add(METHOD, 100 + m, 50, 10 + m)
+    p.add(CLASS, 50, 1)
+    frames = [100 + (i * 7) % 40 for i in range(1500)]
+    p.add(TRACE, 1, 0, len(frames), *frames)
+    calls = []
+    real = native.Kernels.stacks
+    monkeypatch.setattr(native.Kernels, "stacks",
+                        lambda self, *a: calls.append(a[-1]) or real(self, *a))
+    with_c, without = p.both(monkeypatch)
+    assert with_c == without and len(with_c[0][0]) == 1500
+    assert with_c[0][0][:2] == ("k.C.m0", "k.C.m7") and calls == [1]
+    assert len(names.native_stacks(*_one_chunk(p))[3]) == 40
+
+
+def _one_chunk(p):
+    """native_stacks's arguments for Pools p's entries (indexed), asking for its traces."""
+    n, caps = len(p.entries), [c for _p, _k, cs in p.entries for c in cs]
+    keys = (ctypes.c_uint64 * n)(*(k for _p, k, _c in p.entries))
+    ends, total = (ctypes.c_int64 * n)(), 0
+    for e, (_p, _k, cs) in enumerate(p.entries):
+        total += len(cs)
+        ends[e] = total
+    captured = (ctypes.c_uint64 * len(caps))(*caps)
+    entries = (native._view(keys, n, "Q"), native._view((ctypes.c_int64 * n)(), n),
+               native._view(ends, n), native._view(captured, len(caps), "Q"))
+    indexed = {pool: {} for pool in POOL_PLANS}
+    for e, (pool, key, _c) in enumerate(p.entries):
+        indexed[pool][key] = e
+    traces = [k for pool, k, _c in p.entries if pool == TRACE]
+    return (POOL_PLANS, LAZY_PLANS, {pool: {} for pool in POOL_PLANS}, indexed,
+            bytes(p.data), entries, traces)
+
+
+@needs_kernels
 def test_entries_left_unindexed_name_as_indexed_ones(monkeypatch):
     """The walk's entries after the last checkpoint the Python loop read are handed to C as
     the walk's runs, not indexed by key in Python first: the same stacks and the same C

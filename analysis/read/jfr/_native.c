@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LC_JFR_ABI 12
+#define LC_JFR_ABI 13
 #define HEADER_SIZE 68
 #define CHECKPOINT_TYPE 1
 #define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
@@ -986,8 +986,7 @@ int64_t lc_jfr_tally(const int64_t *rows, int64_t n, int64_t windowed, int64_t l
  * methods[0 .. *n_methods_out) once, in the order first met (the methods to name). Python
  * would otherwise index the whole pool by key, make a tuple of each stack's keys and a set of
  * them all, only to pick a few hundred stacks. *n_frames_out frames: when more than
- * cap_frames, only the counts are right (call again with room); methods[] and the table
- * (n_table slots, a power of two of at least twice cap_frames, zeroed here) take as many as
+ * cap_frames, only the counts are right (call again with room); methods[] takes as many as
  * frames[]. Returns 0, or -1 when the arguments are inconsistent, an entry's captures are
  * not a stack trace's (the truncation, the frames' count, then as many method keys) or
  * memory is short. */
@@ -996,12 +995,10 @@ int64_t lc_jfr_stacks(const uint8_t *data, int64_t len, const uint64_t *e_key,
                       int64_t n_caps, const int64_t *traces, int64_t n_traces,
                       const uint64_t *wanted, int64_t n_wanted, int64_t n_framed,
                       int64_t *status, int64_t *ends, uint64_t *frames, int64_t cap_frames,
-                      uint64_t *methods, int64_t *table, int64_t n_table,
-                      int64_t *n_frames_out, int64_t *n_methods_out)
+                      uint64_t *methods, int64_t *n_frames_out, int64_t *n_methods_out)
 {
     if (len < 0 || n_entries < 0 || n_caps < 0 || n_traces < 0 || n_wanted < 0 ||
-        n_framed < 0 || n_framed > n_wanted || cap_frames < 0 || n_table < 2 * cap_frames ||
-        n_table < 1 || (n_table & (n_table - 1)))
+        n_framed < 0 || n_framed > n_wanted || cap_frames < 0)
         return -1;
     for (int64_t e = 0; e < n_entries; e++)      /* the capture ends never go back */
         if (e_caps[e] < (e ? e_caps[e - 1] : 0))
@@ -1009,10 +1006,7 @@ int64_t lc_jfr_stacks(const uint8_t *data, int64_t len, const uint64_t *e_key,
     Namer nm = {data, len, e_key, e_caps, caps, n_entries, n_caps, {0}, {0}, {0}, {0}, 0,
                 0, 0, 0};
     int64_t result = -1, n_frames = 0, n_methods = 0;
-    int shift = 64;
-    for (int64_t s = n_table; s > 1; s >>= 1)
-        shift--;
-    memset(table, 0, (size_t)n_table * sizeof(int64_t));
+    Index seen = {0};       /* the method keys met: slot = index in methods[] + 1 */
     if (index_build(&nm.methods, &nm, traces, n_traces))
         goto done;
     for (int64_t i = 0; i < n_wanted; i++) {
@@ -1032,23 +1026,37 @@ int64_t lc_jfr_stacks(const uint8_t *data, int64_t len, const uint64_t *e_key,
         status[i] = caps[a] == 1;
         if (i >= n_framed)
             continue;
-        for (uint64_t k = 0; k < n; k++, n_frames++) {
-            uint64_t key = caps[a + 2 + (int64_t)k];
-            if (n_frames >= cap_frames)
-                continue;               /* (counted: the caller calls again with room) */
-            frames[n_frames] = key;
-            uint64_t h = shift < 64 ? (key * 0x9E3779B97F4A7C15ull) >> shift : 0;
-            while (table[h] && methods[table[h] - 1] != key)
-                h = (h + 1) & (uint64_t)(n_table - 1);
-            if (!table[h]) {
-                table[h] = n_methods + 1;
-                methods[n_methods++] = key;
-            }
-        }
+        for (uint64_t k = 0; k < n; k++, n_frames++)
+            if (n_frames < cap_frames)  /* (else counted: the caller calls again with room) */
+                frames[n_frames] = caps[a + 2 + (int64_t)k];
         ends[i] = n_frames;
+    }
+    if (n_frames > cap_frames) {
+        result = 0;
+        goto done;
+    }
+    /* the methods once each, in a table sized by the frames met (not by the room given:
+     * zeroing that was most of the call) */
+    int bits = 3;
+    while (bits < 62 && ((int64_t)1 << bits) < 2 * n_frames)
+        bits++;
+    seen.mask = ((uint64_t)1 << bits) - 1;
+    seen.shift = 64 - bits;
+    seen.slots = calloc((size_t)1 << bits, sizeof(int64_t));
+    if (!seen.slots)
+        goto done;
+    for (int64_t f = 0; f < n_frames; f++) {
+        uint64_t key = frames[f], h = slot_of(&seen, key);
+        while (seen.slots[h] && methods[seen.slots[h] - 1] != key)
+            h = (h + 1) & seen.mask;
+        if (!seen.slots[h]) {
+            seen.slots[h] = n_methods + 1;
+            methods[n_methods++] = key;
+        }
     }
     result = 0;
 done:
+    free(seen.slots);
     free(nm.methods.slots);
     *n_frames_out = n_frames;
     *n_methods_out = n_methods;

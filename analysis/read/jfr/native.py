@@ -36,7 +36,7 @@ from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
 FLAGS = ["-O3", "-shared", "-fPIC"]
-ABI = 12               # lc_jfr_abi() of the source this module was written against
+ABI = 13               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
@@ -320,7 +320,7 @@ class Kernels:
         lib.lc_jfr_stacks.restype = _I64
         lib.lc_jfr_stacks.argtypes = [
             ctypes.c_char_p, _I64, _u64, _i64, _I64, _u64, _I64, _void, _I64, _void, _I64, _I64,
-            _i64, _i64, _u64, _I64, _u64, _i64, _I64, _i64, _i64]
+            _i64, _i64, _u64, _I64, _u64, _i64, _i64]
         lib.lc_jfr_tally.restype = _I64
         lib.lc_jfr_tally.argtypes = [_void, _I64, _I64, _I64, _I64, _I64, _i64, _I64, _i64,
                                      _i64, _i64, _i64, _i64, _i64]
@@ -469,12 +469,10 @@ class Kernels:
         for _ in range(2):
             frames = _scratch("st_frames", ctypes.c_uint64, cap)
             methods = _scratch("st_methods", ctypes.c_uint64, cap)
-            n_table = 1 << (2 * cap - 1).bit_length()
-            table = _scratch("st_table", _I64, n_table)
             if self.lib.lc_jfr_stacks(
                     data, len(data), arrays[0], arrays[1], len(keys), arrays[2], len(caps),
                     traces.buffer_info()[0], len(traces) // 2, wanted.buffer_info()[0],
-                    n_wanted, n_framed, status, st_ends, frames, cap, methods, table, n_table,
+                    n_wanted, n_framed, status, st_ends, frames, cap, methods,
                     ctypes.byref(n_frames), ctypes.byref(n_methods)) < 0:
                 return None
             if n_frames.value <= cap:
