@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.derive.jvm_summary import summarize_and_fold
-from analysis.read.jfr import names, native
+from analysis.read.jfr import names, native, read_jfr
 from tests.conftest import REPO
 from tests.helpers import jstring, varint
 from tests.test_jfr_native import both_ways
@@ -52,7 +52,8 @@ class Pools:
     def add(self, pool, key, *captures):
         self.entries.append((pool, key, captures))
 
-    def stacks(self, every_method: bool = False, pending: bool = False):
+    def stacks(self, every_method: bool = False, pending: bool = False, asked=None,
+               truncation_only=()):
         """[stack(key) or the error it raised, for every trace key]; the methods of those
         stacks named in C (or every method: every_method) unless native_names is patched.
         pending: the entries given as the walk's runs not yet indexed by key (a chunk's
@@ -76,10 +77,14 @@ class Pools:
                 runs[pool][-1] = (runs[pool][-1][0], e + 1)
             else:
                 runs.setdefault(pool, []).append((e, e + 1))
-        traces = sorted({k for p, k, _c in self.entries if p == TRACE})
-        stack = names.stack_names(POOL_PLANS, LAZY_PLANS, {pool: {} for pool in POOL_PLANS},
-                                  indexed, bytes(self.data), entries,
-                                  None if every_method else traces, runs)[0]
+        traces = sorted({k for p, k, _c in self.entries if p == TRACE}) if asked is None \
+            else asked
+        stack, _text, _when, truncation = names.stack_names(
+            POOL_PLANS, LAZY_PLANS, {pool: {} for pool in POOL_PLANS}, indexed,
+            bytes(self.data), entries, None if every_method else traces, runs,
+            truncation_only)
+        if truncation_only:
+            return [truncation(key) for key in truncation_only]
         out = []
         for key in traces:
             try:
@@ -106,6 +111,7 @@ class Pools:
         with_c = self.stacks()
         with monkeypatch.context() as m:
             m.setattr(names, "native_names", lambda *a: None)
+            m.setattr(names, "native_stacks", lambda *a: None)
             without = self.stacks()
         return with_c, without
 
@@ -197,6 +203,85 @@ def test_methods_are_named_in_c_as_python_names_them(monkeypatch):
     # name keeps its '/': only a class's become '.')
     assert pools.named_in_c(every_method=True) == {**named,
                                                    30: "java.util.HashMap.java/util/HashMap"}
+
+
+@needs_kernels
+@pytest.mark.parametrize("pending", [False, True], ids=["indexed", "pending"])
+def test_stack_traces_are_read_in_c_as_python_reads_them(monkeypatch, pending):
+    """The wanted stack traces read in C (names.native_stacks) are the ones Python's lookups
+    give: a key given twice (the later entry), truncation values 1, 0 and 2, a stack of no
+    frames, frames of a missing method, a key not in the pool (None), the same key asked
+    twice; and the truncation alone of keys whose frames are not asked."""
+    p = Pools()
+    p.add(SYMBOL, 1, p.string(jstring("k/C")))
+    p.add(SYMBOL, 2, p.string(jstring("m")))
+    p.add(CLASS, 50, 1)
+    p.add(METHOD, 7, 50, 2)
+    p.add(TRACE, 1, 0, 2, 7, 7)
+    p.add(TRACE, 2, 1, 1, 7)
+    p.add(TRACE, 3, 2, 0)
+    p.add(TRACE, 4, 0, 2, 7, 99)
+    p.add(TRACE, 1, 1, 1, 99)                   # key 1 again: this entry counts
+    asked = [1, 2, 3, 4, 5, 2]
+    both = []
+    for without_c in (False, True):
+        with monkeypatch.context() as m:
+            if without_c:
+                m.setattr(names, "native_stacks", lambda *a: None)
+            both.append((p.stacks(pending=pending, asked=asked),
+                         p.stacks(pending=pending, asked=[2], truncation_only=[1, 2, 3, 5])))
+    assert both[0] == both[1]
+    stacks, truncations = both[0]
+    assert stacks == [(("<unknown class>.<unknown>",), True), (("k.C.m",), True),
+                      ((), False), (("k.C.m", "<unknown class>.<unknown>"), False), None,
+                      (("k.C.m",), True)]
+    assert truncations == [True, True, False, None]
+    read = []
+    real = names.native_stacks
+    monkeypatch.setattr(names, "native_stacks", lambda *a: read.append(real(*a)) or read[-1])
+    p.stacks(pending=pending, asked=asked)
+    assert read and read[0] is not None
+
+
+@needs_kernels
+def test_a_stack_past_the_first_room_is_read_again(monkeypatch):
+    """A stack of more frames than the first call's room (64 a key and 1,024) is read in a
+    second call with room for all: the same frames, each method named once."""
+    p = Pools()
+    p.add(SYMBOL, 1, p.string(jstring("k/C")))
+    for m in range(40):
+        p.add(SYMBOL, 10 + m, p.string(jstring(f"m{m}")))
+        p.add(METHOD, 100 + m, 50, 10 + m)
+    p.add(CLASS, 50, 1)
+    frames = [100 + (i * 7) % 40 for i in range(1500)]
+    p.add(TRACE, 1, 0, len(frames), *frames)
+    calls = []
+    real = native.Kernels.stacks
+    monkeypatch.setattr(native.Kernels, "stacks",
+                        lambda self, *a: calls.append(a[-1]) or real(self, *a))
+    with_c, without = p.both(monkeypatch)
+    assert with_c == without and len(with_c[0][0]) == 1500
+    assert with_c[0][0][:2] == ("k.C.m0", "k.C.m7") and calls == [1]
+    assert len(names.native_stacks(*_one_chunk(p))[3]) == 40
+
+
+def _one_chunk(p):
+    """native_stacks's arguments for Pools p's entries (indexed), asking for its traces."""
+    n, caps = len(p.entries), [c for _p, _k, cs in p.entries for c in cs]
+    keys = (ctypes.c_uint64 * n)(*(k for _p, k, _c in p.entries))
+    ends, total = (ctypes.c_int64 * n)(), 0
+    for e, (_p, _k, cs) in enumerate(p.entries):
+        total += len(cs)
+        ends[e] = total
+    captured = (ctypes.c_uint64 * len(caps))(*caps)
+    entries = (native._view(keys, n, "Q"), native._view((ctypes.c_int64 * n)(), n),
+               native._view(ends, n), native._view(captured, len(caps), "Q"))
+    indexed = {pool: {} for pool in POOL_PLANS}
+    for e, (pool, key, _c) in enumerate(p.entries):
+        indexed[pool][key] = e
+    traces = [k for pool, k, _c in p.entries if pool == TRACE]
+    return (POOL_PLANS, LAZY_PLANS, {pool: {} for pool in POOL_PLANS}, indexed,
+            bytes(p.data), entries, traces)
 
 
 @needs_kernels
@@ -297,10 +382,12 @@ def test_a_recordings_methods_are_named_in_c(path):
 
 
 @needs_kernels
-def test_python_indexes_no_pool_that_c_names_from(monkeypatch):
+@pytest.mark.parametrize("windowed", [False, True], ids=["whole", "window"])
+def test_python_indexes_no_pool_that_c_names_from(monkeypatch, windowed):
     """Of a run's recording (~1,300 entries of the Method, Class, Symbol and String pools a
-    chunk) Python indexes by key only the pools it looks up itself (the stack traces, GC
-    causes): C names the methods from the walk's arrays as they are."""
+    chunk, ~3,000 stack traces) Python indexes by key only the GC causes it looks up itself:
+    C reads the wanted stack traces (and the warm-up's truncations) and names their methods
+    from the walk's arrays as they are."""
     indexed: dict[str, int] = {}
     real = names.pool_lookup
 
@@ -310,11 +397,16 @@ def test_python_indexes_no_pool_that_c_names_from(monkeypatch):
         return real(decoded, offsets, data, entries, plan)
     monkeypatch.setattr(names, "pool_lookup", counted)
     path = REPO / "runs" / "pool-vs-virtual" / "virtual" / "r25.2.jfr"
-    _summary, folds = summarize_and_fold(path)
+    window = None
+    if windowed:
+        whole = read_jfr(path)
+        third = (whole.covered_until_ns - whole.start_ns) // 3
+        window = (whole.start_ns + third, whole.covered_until_ns - third)
+    summary, folds = summarize_and_fold(path, window=window)
     assert sum(f["events"] for f in folds.values()) > 100
-    assert indexed.get("jdk.types.StackTrace", 0) > 0
-    assert {pool for pool, n in indexed.items() if n} <= {"jdk.types.StackTrace",
-                                                           "jdk.types.GCWhen"}
+    if windowed:
+        assert summary["warmup"]["samples"]["count"] > 0
+    assert {pool for pool, n in indexed.items() if n} <= {"jdk.types.GCWhen"}
 
 
 def _both_folds(monkeypatch, path):

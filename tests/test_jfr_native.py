@@ -486,3 +486,26 @@ def test_allocations_safepoints_and_parks_summed_in_c_as_in_python(rows, window,
     with_c = _summed(rows, window, tps, batch, in_c=True)
     assert with_c[2] or not rows
     assert with_c[:2] == _summed(rows, window, tps, batch, in_c=False)[:2]
+
+
+@needs_kernels
+def test_tallies_make_no_ctypes_class():
+    """A chunk's rows of each new length are tallied without a ctypes array class of that
+    length (ctypes keeps those only weakly: the collector frees them, and a run's ~100 tallies
+    made each one again, each a class made in Python, every run)."""
+    import ctypes
+    import gc
+    kernels = native.get()
+    rows = (ctypes.c_int64 * 4 * 40)(*[(ctypes.c_int64 * 4)(t, 10, t % 3, 0) for t in range(40)])
+    view = native._view(rows, 160)
+    kernels.tally(view[4:4 + 4 * 37], None, 1_000_000_000)     # (the scratch arrays made)
+    gc.collect()
+    gc.disable()        # (no class made before is freed meanwhile: the count only grows)
+    try:
+        classes = len(ctypes.Array.__subclasses__())
+        tallied = [kernels.tally(view[4:4 + 4 * n], None, 1_000_000_000) for n in range(1, 38)]
+        assert len(ctypes.Array.__subclasses__()) == classes
+    finally:
+        gc.enable()
+    # a slice's rows from its first (the address of the slice, not of the array)
+    assert tallied[1] == ([(1, 10, 1), (2, 10, 1)], (0, 0))

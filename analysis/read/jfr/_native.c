@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LC_JFR_ABI 11
+#define LC_JFR_ABI 13
 #define HEADER_SIZE 68
 #define CHECKPOINT_TYPE 1
 #define MAX_STRING_BYTES (1 << 20)   /* wire.MAX_STRING_BYTES */
@@ -974,4 +974,91 @@ int64_t lc_jfr_tally(const int64_t *rows, int64_t n, int64_t windowed, int64_t l
     *early_sum = e_sum;
     *early_count = e_count;
     return 0;
+}
+
+/* ---- A chunk's stacks as their frames' method keys (lc_jfr_stacks) ---------------------------
+ * names.stack_names's traces(key) of each stack trace key wanted[0 .. n_wanted), from the
+ * StackTrace pool's captures (its entries: the runs traces[0 .. 2 n_traces), a key's last
+ * entry counting, as lc_jfr_method_names's pools): status[i] is -1 when the chunk has no
+ * such entry, else 1 when its truncated field is 1 and 0 otherwise; the first n_framed keys'
+ * frames' method keys are frames[ends[i - 1] .. ends[i]) (0 for the first; a key past
+ * n_framed has none: only its truncation is asked), and each method key met is in
+ * methods[0 .. *n_methods_out) once, in the order first met (the methods to name). Python
+ * would otherwise index the whole pool by key, make a tuple of each stack's keys and a set of
+ * them all, only to pick a few hundred stacks. *n_frames_out frames: when more than
+ * cap_frames, only the counts are right (call again with room); methods[] takes as many as
+ * frames[]. Returns 0, or -1 when the arguments are inconsistent, an entry's captures are
+ * not a stack trace's (the truncation, the frames' count, then as many method keys) or
+ * memory is short. */
+int64_t lc_jfr_stacks(const uint8_t *data, int64_t len, const uint64_t *e_key,
+                      const int64_t *e_caps, int64_t n_entries, const uint64_t *caps,
+                      int64_t n_caps, const int64_t *traces, int64_t n_traces,
+                      const uint64_t *wanted, int64_t n_wanted, int64_t n_framed,
+                      int64_t *status, int64_t *ends, uint64_t *frames, int64_t cap_frames,
+                      uint64_t *methods, int64_t *n_frames_out, int64_t *n_methods_out)
+{
+    if (len < 0 || n_entries < 0 || n_caps < 0 || n_traces < 0 || n_wanted < 0 ||
+        n_framed < 0 || n_framed > n_wanted || cap_frames < 0)
+        return -1;
+    for (int64_t e = 0; e < n_entries; e++)      /* the capture ends never go back */
+        if (e_caps[e] < (e ? e_caps[e - 1] : 0))
+            return -1;
+    Namer nm = {data, len, e_key, e_caps, caps, n_entries, n_caps, {0}, {0}, {0}, {0}, 0,
+                0, 0, 0};
+    int64_t result = -1, n_frames = 0, n_methods = 0;
+    Index seen = {0};       /* the method keys met: slot = index in methods[] + 1 */
+    if (index_build(&nm.methods, &nm, traces, n_traces))
+        goto done;
+    for (int64_t i = 0; i < n_wanted; i++) {
+        int64_t e = index_get(&nm.methods, &nm, wanted[i]);
+        if (e < 0) {
+            status[i] = -1;
+            if (i < n_framed)
+                ends[i] = n_frames;
+            continue;
+        }
+        int64_t a = first_capture(&nm, e, 2);
+        if (a < 0)
+            goto done;
+        uint64_t n = caps[a + 1];
+        if (n > (uint64_t)(e_caps[e] - a - 2))
+            goto done;
+        status[i] = caps[a] == 1;
+        if (i >= n_framed)
+            continue;
+        for (uint64_t k = 0; k < n; k++, n_frames++)
+            if (n_frames < cap_frames)  /* (else counted: the caller calls again with room) */
+                frames[n_frames] = caps[a + 2 + (int64_t)k];
+        ends[i] = n_frames;
+    }
+    if (n_frames > cap_frames) {
+        result = 0;
+        goto done;
+    }
+    /* the methods once each, in a table sized by the frames met (not by the room given:
+     * zeroing that was most of the call) */
+    int bits = 3;
+    while (bits < 62 && ((int64_t)1 << bits) < 2 * n_frames)
+        bits++;
+    seen.mask = ((uint64_t)1 << bits) - 1;
+    seen.shift = 64 - bits;
+    seen.slots = calloc((size_t)1 << bits, sizeof(int64_t));
+    if (!seen.slots)
+        goto done;
+    for (int64_t f = 0; f < n_frames; f++) {
+        uint64_t key = frames[f], h = slot_of(&seen, key);
+        while (seen.slots[h] && methods[seen.slots[h] - 1] != key)
+            h = (h + 1) & seen.mask;
+        if (!seen.slots[h]) {
+            seen.slots[h] = n_methods + 1;
+            methods[n_methods++] = key;
+        }
+    }
+    result = 0;
+done:
+    free(seen.slots);
+    free(nm.methods.slots);
+    *n_frames_out = n_frames;
+    *n_methods_out = n_methods;
+    return result;
 }

@@ -12,6 +12,7 @@ the same text (tests/test_jfr_names.py).
 from __future__ import annotations
 
 from array import array
+from itertools import chain
 
 from analysis.read.jfr import native
 from analysis.read.jfr.plan import index_walked, pool_lookup
@@ -30,6 +31,10 @@ NATIVE_SHAPES = {
     "java.lang.String": [(0, "string", False)],
 }
 
+# The captures of a StackTrace pool entry the C reading of stacks takes (plan.pool_lookup's
+# `trace`): its truncation, and its frames' method keys.
+_TRACE_SHAPE = [(0, "raw", False), (1, "raw", True)]
+
 
 class _Names(dict):
     """Method key -> its frame name, named on first use."""
@@ -44,7 +49,7 @@ class _Names(dict):
 
 
 def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries, wanted=None,
-                pending=None):
+                pending=None, truncation_only=()):
     """-> (stack(key): (frames "pkg.Class.method" leaf first, truncated) or None when the
     chunk has no such stack trace; text(value): a string field's text; GCWhen's lookup;
     truncation(key): stack(key)'s truncated, or None, without naming its frames).
@@ -53,7 +58,9 @@ def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries, wanted=No
     that will be asked for (their methods are named in C), or None: every method; pending:
     {pool type id: [(first, end) entries of the walk's arrays]}, entries that come after
     all of `pools` and `offsets` (a later one of a key wins), indexed into `offsets` when
-    the pool is first looked up (most pools never are: C names the methods)."""
+    the pool is first looked up (most pools never are: C names the methods);
+    truncation_only: stack trace keys whose truncation(key) will be asked (with `wanted`,
+    C reads them with the wanted ones)."""
     pending = {tid: ranges for tid, ranges in (pending or {}).items() if ranges}
     by_name = {}
     for type_id, (name, *_rest) in pool_plans.items():
@@ -103,12 +110,30 @@ def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries, wanted=No
                 keys.update(trace[1])
         return keys
 
-    named = native_names(pool_plans, lazy_plans, pools, offsets, data, entries,
-                         None if wanted is None else frames, pending)
+    # With the walk, the wanted stacks are read in C (native_stacks): their frames' method
+    # keys and truncation, and the methods to name, without a Python entry for each.
+    read = None if wanted is None else native_stacks(pool_plans, lazy_plans, pools, offsets,
+                                                     data, entries, wanted, truncation_only,
+                                                     pending)
+    if read is not None:
+        spans, truncated_of, frame_keys, to_name = read
+        named = native_names(pool_plans, lazy_plans, pools, offsets, data, entries,
+                             lambda: to_name, pending) if to_name else None
+    else:
+        spans = truncated_of = {}
+        named = native_names(pool_plans, lazy_plans, pools, offsets, data, entries,
+                             None if wanted is None else frames, pending)
     if named:
         method_names.update(named)
+    name_of = method_names.__getitem__
 
     def stack(key):
+        if type(key) is int:
+            span = spans.get(key, spans)
+            if span is not spans:
+                if span is None:
+                    return None
+                return tuple(map(name_of, frame_keys[span[0]:span[1]])), span[2]
         trace = traces(key) if type(key) is int else None
         if trace is None:
             return None
@@ -121,6 +146,10 @@ def stack_names(pool_plans, lazy_plans, pools, offsets, data, entries, wanted=No
 
     def truncation(key):
         """stack(key)[1] without naming the frames; None as stack(key)."""
+        if type(key) is int:
+            truncated = truncated_of.get(key, truncated_of)
+            if truncated is not truncated_of:
+                return truncated
         trace = traces(key) if type(key) is int else None
         return None if trace is None else trace[0] == 1
 
@@ -142,6 +171,71 @@ def _lookup(type_id, pools, offsets, data, entries, plan, pending):
     return lookup
 
 
+def _native_runs(type_id, shape, lazy_plans, pools, offsets, entries, pending):
+    """The entries of pool `type_id` as C takes them (an array('q') of runs: first and end
+    entry of each), or None when C may not read it: it holds entries the Python reader
+    decoded, or entries of another shape than `shape`."""
+    if pools[type_id] and type_id in pending:
+        # (a later walked checkpoint may replace every entry Python decoded: as without
+        # pending entries)
+        index_walked([(type_id, a, b) for a, b in pending.pop(type_id)], entries, pools,
+                     offsets)
+    if pools[type_id]:
+        return None
+    plan = lazy_plans.get(type_id)
+    steps = plan[4] if plan is not None else None
+    ranges = pending.get(type_id, ())
+    if (offsets[type_id] or ranges) and \
+            (steps is None or [tuple(s) for s in steps] != shape):
+        return None
+    # As runs of entries (C indexes them by key, a later entry of a key winning: the
+    # pending come last): an indexed entry is a run of one.
+    indexed = offsets[type_id].values()
+    return array("q", chain(chain.from_iterable((e, e + 1) for e in indexed),
+                            chain.from_iterable(ranges)))
+
+
+def native_stacks(pool_plans, lazy_plans, pools, offsets, data, entries, wanted,
+                  truncation_only=(), pending=None):
+    """The stack traces of the keys `wanted` and `truncation_only` read in C
+    (native.Kernels.stacks) -> (spans, truncated_of, frame_keys, to_name): spans[key] is
+    (first, end, truncated), the key's frames' method keys, leaf first, being
+    frame_keys[first:end], or None when the chunk has no such stack trace (a key of `wanted`);
+    truncated_of[key] is stack(key)[1] or None alike (every key); to_name: an array('Q') of
+    the method keys of all those frames, once each. None when C does not apply (as
+    native_names: no walk, or the StackTrace pool holds entries the Python reader decoded or
+    is of another shape), so that stack_names looks the traces up in Python.
+    pending: stack_names's (the StackTrace pool's are taken as they are)."""
+    kernels = native.get()
+    if kernels is None or entries is None:
+        return None
+    runs = array("q")
+    for type_id, (name, *_rest) in pool_plans.items():
+        if name == "jdk.types.StackTrace":
+            runs = _native_runs(type_id, _TRACE_SHAPE, lazy_plans, pools, offsets, entries,
+                                pending or {})
+            if runs is None:
+                return None
+    keys = [k for k in dict.fromkeys(wanted) if type(k) is int]
+    framed = len(keys)
+    keys += [k for k in dict.fromkeys(truncation_only) if type(k) is int]
+    try:
+        asked = array("Q", keys)
+    except OverflowError:
+        return None
+    read = kernels.stacks(data, entries, runs, asked, framed)
+    if read is None:
+        return None
+    status, ends, frame_keys, to_name = read
+    truncated_of = dict(zip(keys, status))
+    spans = {}
+    start = 0
+    for key, truncated, end in zip(keys, status, ends):
+        spans[key] = None if truncated is None else (start, end, truncated)
+        start = end
+    return spans, truncated_of, frame_keys, to_name
+
+
 def native_names(pool_plans, lazy_plans, pools, offsets, data, entries,
                  frames=None, pending=None) -> dict | None:
     """{method key: its name} of the chunk's indexed methods (those whose keys are in
@@ -158,28 +252,9 @@ def native_names(pool_plans, lazy_plans, pools, offsets, data, entries,
         shape = NATIVE_SHAPES.get(name)
         if shape is None:
             continue
-        if pools[type_id] and type_id in pending:
-            # (a later walked checkpoint may replace every entry Python decoded: as without
-            # pending entries)
-            index_walked([(type_id, a, b) for a, b in pending.pop(type_id)], entries, pools,
-                         offsets)
-        if pools[type_id]:
+        runs = _native_runs(type_id, shape, lazy_plans, pools, offsets, entries, pending)
+        if runs is None:
             return None
-        plan = lazy_plans.get(type_id)
-        steps = plan[4] if plan is not None else None
-        ranges = pending.get(type_id, ())
-        if (offsets[type_id] or ranges) and \
-                (steps is None or [tuple(s) for s in steps] != shape):
-            return None
-        # As runs of entries (C indexes them by key, a later entry of a key winning: the
-        # pending come last): an indexed entry is a run of one.
-        runs = array("q")
-        for e in offsets[type_id].values():
-            runs.append(e)
-            runs.append(e + 1)
-        for a, b in ranges:
-            runs.append(a)
-            runs.append(b)
         found[name] = runs
     methods = found.get("jdk.types.Method")
     if not methods:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 import threading
+from array import array
 from itertools import accumulate, chain
 from pathlib import Path
 
@@ -34,8 +35,8 @@ from analysis.read import native_build
 from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")
-FLAGS = ["-O2", "-shared", "-fPIC"]
-ABI = 11               # lc_jfr_abi() of the source this module was written against
+FLAGS = ["-O3", "-shared", "-fPIC"]
+ABI = 13               # lc_jfr_abi() of the source this module was written against
 CP_READ = 0           # a checkpoint's status: walked here (else left to the Python reader)
 
 KIND_BYTE, KIND_VARINT, KIND_FLOAT, KIND_DOUBLE, KIND_STRING, KIND_STRUCT = 1, 2, 3, 4, 5, 6
@@ -316,6 +317,10 @@ class Kernels:
             ctypes.c_char_p, _I64, _u64, _i64, _I64, _u64, _I64, _void, _I64, _void, _I64,
             _void, _I64, _void, _I64, _void, _I64, ctypes.POINTER(ctypes.c_uint8), _I64, _u64,
             _i64]
+        lib.lc_jfr_stacks.restype = _I64
+        lib.lc_jfr_stacks.argtypes = [
+            ctypes.c_char_p, _I64, _u64, _i64, _I64, _u64, _I64, _void, _I64, _void, _I64, _I64,
+            _i64, _i64, _u64, _I64, _u64, _i64, _i64]
         lib.lc_jfr_tally.restype = _I64
         lib.lc_jfr_tally.argtypes = [_void, _I64, _I64, _I64, _I64, _I64, _i64, _I64, _i64,
                                      _i64, _i64, _i64, _i64, _i64]
@@ -334,13 +339,15 @@ class Kernels:
         if not (-1 << 63 <= lo < 1 << 63 and -1 << 63 <= hi < 1 << 63 and 0 < tps < 1 << 63) \
                 or n == 0:
             return None
-        values = (_I64 * len(rows)).from_buffer(rows)
+        # The rows' address from their first value: an array type of each length would be a
+        # new class each call (ctypes keeps them only weakly: the collector frees them).
+        at = ctypes.addressof(_I64.from_buffer(rows))
         n_table = 1 << max(3, (2 * n - 1).bit_length())
         table = _scratch("tally_table", _I64, n_table)
         keys, sums, counts = (_scratch(k, _I64, n) for k in ("tally_keys", "tally_sums",
                                                              "tally_counts"))
         out = [_I64(0) for _ in range(3)]
-        if self.lib.lc_jfr_tally(ctypes.addressof(values), n, window is not None, lo, hi, tps,
+        if self.lib.lc_jfr_tally(at, n, window is not None, lo, hi, tps,
                                  table, n_table, keys, sums, counts,
                                  *(ctypes.byref(c) for c in out)) < 0:
             return None
@@ -439,6 +446,44 @@ class Kernels:
             (_view(ev_pos, n_ev), _view(ev_vals, n_ev * EVENT_VALUES)), \
             (_view(visit_pos, n_visits), stop), batched
 
+
+    def stacks(self, data: bytes, entries, traces, wanted, n_framed):
+        """The stack traces of the keys `wanted` (an array('Q')) from the StackTrace pool's
+        entries `traces` (runs of entries of this thread's last walk, as method_names takes a
+        pool) -> (status, ends, frames, methods): status[i] None when the chunk has no entry
+        of wanted[i], else whether the JVM truncated it; the method keys of the frames of
+        wanted[i], leaf first, are frames[ends[i - 1]:ends[i]] (0 for the first) for the
+        first n_framed keys (the others: their truncation only); methods: an array('Q') of
+        every method key of those frames, once each (the methods to name). None when the
+        call cannot be made (the arrays are not a walk's, an entry's captures are not a
+        stack trace's)."""
+        keys, _offsets, ends, caps = entries
+        arrays = tuple(view.obj for view in (keys, ends, caps))
+        if type(data) is not bytes or not all(isinstance(a, ctypes.Array) for a in arrays):
+            return None
+        n_wanted = len(wanted)
+        status = _scratch("st_status", _I64, n_wanted)
+        st_ends = _scratch("st_ends", _I64, n_framed)
+        cap = 64 * n_framed + 1024
+        n_frames, n_methods = _I64(0), _I64(0)
+        for _ in range(2):
+            frames = _scratch("st_frames", ctypes.c_uint64, cap)
+            methods = _scratch("st_methods", ctypes.c_uint64, cap)
+            if self.lib.lc_jfr_stacks(
+                    data, len(data), arrays[0], arrays[1], len(keys), arrays[2], len(caps),
+                    traces.buffer_info()[0], len(traces) // 2, wanted.buffer_info()[0],
+                    n_wanted, n_framed, status, st_ends, frames, cap, methods,
+                    ctypes.byref(n_frames), ctypes.byref(n_methods)) < 0:
+                return None
+            if n_frames.value <= cap:
+                break
+            cap = n_frames.value
+        else:
+            return None
+        named = array("Q")
+        named.frombytes(memoryview(methods).cast("B")[:8 * n_methods.value])
+        return ([None if s < 0 else s == 1 for s in status[:n_wanted]], st_ends[:n_framed],
+                _view(frames, n_frames.value, "Q").tolist(), named)
 
     def method_names(self, data: bytes, entries, methods, classes, symbols, strings,
                      wanted=None):

@@ -395,13 +395,19 @@ class ChunkReader(EventHandlers):
         """-> (stack(key), text(value), GCWhen's lookup, truncation(key)):
         names.stack_names's."""
         return stack_names(self.pool_plans, self.lazy_plans, pools, offsets, data, entries,
-                           self._stack_keys(), pending)
+                           self._stack_keys(), pending, self._truncation_keys())
 
     def _stack_keys(self):
         """The stack trace keys _resolve_samples will name (a subclass resolving more adds
         its own)."""
         return chain.from_iterable(samples for target, samples in self._samples.items()
                                    if target.names_methods)
+
+    def _truncation_keys(self):
+        """The stack trace keys whose truncation alone _resolve_samples asks (the warm-up's
+        samples: their stacks are not named)."""
+        return chain.from_iterable(samples for target, samples in self._samples.items()
+                                   if not target.names_methods)
 
     def _resolve_samples(self, names):
         """The chunk's execution samples and GCWhen keys resolved; `names`: _stack_names's."""
