@@ -343,9 +343,9 @@ def test_a_charts_wide_layout_is_worked_out_once_for_its_svg_and_png(tmp_path, m
     made = []
     real = chartlayout.geometry
 
-    def counted(p, narrow=False):
+    def counted(p, narrow=False, **kwargs):
         made.append(narrow)
-        return real(p, narrow)
+        return real(p, narrow, **kwargs)
 
     monkeypatch.setattr(chartlayout, "geometry", counted)
     monkeypatch.setattr(svgdraw, "geometry", counted)
@@ -354,3 +354,26 @@ def test_a_charts_wide_layout_is_worked_out_once_for_its_svg_and_png(tmp_path, m
     assert (tmp_path / job["svg"]).read_text() == wide
     assert (tmp_path / job["narrow_svg"]).read_text() == narrow
     assert (tmp_path / job["png"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_charts_data_ranges_are_worked_out_once_for_its_wide_and_phone_layouts(tmp_path,
+                                                                                 monkeypatch):
+    """The axes' ranges come from the plot's data alone: render_job gathers the data
+    (data_values) once a chart, for the wide layout, and gives the phone layout its ranges;
+    both SVGs are the ones render_svg makes on its own."""
+    jobs = [dict(j, narrow_svg=f"n{i}.svg", svg=f"w{i}.svg", png=None)
+            for i, j in enumerate(SVG_JOBS) if j["kind"] in svgcharts.BUILDERS
+            and j["kind"] != "spectrum_panels"]
+    expected = []
+    for job in jobs:
+        plot = svgcharts.BUILDERS[job["kind"]](job["data"])
+        expected.append((svgdraw.render_svg(plot), svgdraw.render_svg(plot, narrow=True)))
+    gathered = []
+    real = chartlayout.data_values
+    monkeypatch.setattr(chartlayout, "data_values", lambda p: gathered.append(p) or real(p))
+    for job, (wide, narrow) in zip(jobs, expected):
+        gathered.clear()
+        render.render_job(job, str(tmp_path))
+        assert len(gathered) == 1, job["kind"]
+        assert (tmp_path / job["svg"]).read_text() == wide
+        assert (tmp_path / job["narrow_svg"]).read_text() == narrow

@@ -466,7 +466,10 @@ def _remarks_box(plot: Plot, g: "Geometry", sx: Scale, sy: Scale) -> tuple | Non
     return x, y, w, h, lines
 
 
-def geometry(plot: Plot, narrow: bool = False) -> Geometry:
+def geometry(plot: Plot, narrow: bool = False,
+             limits: tuple[tuple[float, float], tuple[float, float]] | None = None) -> Geometry:
+    """`limits`: the axes' ranges (xlim, ylim) where the caller has them from the plot's other
+    layout (they depend on its data alone, not on the layout)."""
     layout = layout_for(plot, narrow)
     width_in, height_in = figure_size_in(plot, narrow)
     W, H = width_in * 72, height_in * 72
@@ -474,8 +477,10 @@ def geometry(plot: Plot, narrow: bool = False) -> Geometry:
     x1 = W - layout.right_in * 72
     y0 = layout.top_in * 72
     y1 = y0 + layout.plot_in * 72
-    xs, ys = data_values(plot)
-    xlim, ylim = view_limits(plot.x, xs), view_limits(plot.y, ys)
+    if limits is None:
+        xs, ys = data_values(plot)
+        limits = view_limits(plot.x, xs), view_limits(plot.y, ys)
+    xlim, ylim = limits
     sx = Scale(plot.x.scale, *xlim, x0, x1)
     sy = Scale(plot.y.scale, *ylim, y1, y0)
     xticks = axis_ticks(plot.x, sx, x1 - x0, layout.tick_pt, 3)

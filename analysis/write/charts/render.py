@@ -197,7 +197,9 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
     g = chartlayout.geometry(plot)      # the wide SVG's layout, and the PNG's
     atomic.write_text(root / job["svg"], render_svg(plot, g=g))
     if job.get("narrow_svg"):
-        atomic.write_text(root / job["narrow_svg"], render_svg(plot, narrow=True))
+        # (the phone layout's ranges are the wide one's: the data's)
+        narrow = chartlayout.geometry(plot, True, limits=(g.xlim, g.ylim))
+        atomic.write_text(root / job["narrow_svg"], render_svg(plot, narrow=True, g=narrow))
     if png is None:
         return
     try:
