@@ -10,6 +10,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from matplotlib.ticker import LogLocator, MaxNLocator
 
 from analysis.write.charts import chartlayout, chartspec, render, run_jobs, svgcharts, svgdraw
@@ -377,3 +379,14 @@ def test_a_charts_data_ranges_are_worked_out_once_for_its_wide_and_phone_layouts
         assert len(gathered) == 1, job["kind"]
         assert (tmp_path / job["svg"]).read_text() == wide
         assert (tmp_path / job["narrow_svg"]).read_text() == narrow
+
+
+@given(st.text(alphabet=st.sampled_from('ab &<>"\'\x00\x07\t\n\x0b\x1f\x7f\u00e9\ufffd'),
+               max_size=12))
+def test_escape_changes_what_the_plain_definition_changes(text):
+    """escape returns a text with nothing to escape as it is (one search): the same as the
+    substitution and the four replaces made on every text."""
+    plain = re.sub("[\x00-\x08\x0b-\x1f]", "\ufffd", text).replace("&", "&amp;") \
+        .replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    assert svgdraw.escape(text) == plain
+    assert svgdraw.escape(7) == "7"

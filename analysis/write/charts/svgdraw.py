@@ -38,13 +38,19 @@ FRAME = "fill: #ffffff; fill-opacity: 0.85; stroke: #cccccc; stroke-width: 1"
 
 # The characters XML 1.0 forbids (below " " but tab and newline).
 _FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f]")
+# What escape changes: most texts (tick labels, titles, legend entries) hold none of it.
+_CHANGED = re.compile('[&<>"\x00-\x08\x0b-\x1f]')
 
 
 def escape(text: str) -> str:
     """Text for an SVG element or attribute: markup escaped, characters XML 1.0 forbids
     replaced (a label from a manifest may hold anything)."""
-    # (a regex, not a loop per character: a flame graph escapes thousands of frame names)
-    text = _FORBIDDEN.sub("\ufffd", str(text))
+    # (a regex, not a loop per character: a flame graph escapes thousands of frame names;
+    # one search for a text with nothing to change, not a substitution and four replaces)
+    text = str(text)
+    if _CHANGED.search(text) is None:
+        return text
+    text = _FORBIDDEN.sub("\ufffd", text)
     return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace('"', "&quot;"))
 
