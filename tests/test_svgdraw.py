@@ -390,3 +390,43 @@ def test_escape_changes_what_the_plain_definition_changes(text):
         .replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     assert svgdraw.escape(text) == plain
     assert svgdraw.escape(7) == "7"
+
+
+def _polyline_by_calls(xs, ys, sx, sy, steps):
+    """svgdraw._polyline as it was written with a Scale call a coordinate: the reference."""
+    parts, pen = [], False
+    for x, y in zip(xs, ys):
+        x_shown = chartlayout.finite(x) and (sx.kind != "log" or x > 0)
+        if not (x_shown and chartlayout.finite(y) and (sy.kind != "log" or y > 0)):
+            if steps and pen and x_shown:
+                parts.append(f"H {svgdraw.num(sx(x))}")
+            pen = False
+            continue
+        px, py = svgdraw.num(sx(x)), svgdraw.num(sy(y))
+        parts.append(f"{'H' if steps else 'L'} {px}{' V' if steps else ''} {py}" if pen
+                     else f"M {px} {py}")
+        pen = True
+    return " ".join(parts)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_polyline_has_each_scale_calls_numbers(seed):
+    """_polyline works Scale.__call__'s arithmetic out inline: the same path data as a call a
+    coordinate, with gaps, steps, ints and log axes."""
+    import random
+    rnd = random.Random(seed)
+
+    def value():
+        pick = rnd.random()
+        if pick < 0.15:
+            return rnd.choice([None, float("nan"), float("inf"), -3.0, 0.0, 0])
+        return rnd.choice([rnd.randint(1, 500), rnd.uniform(0.001, 3e5)])
+
+    for x_kind, y_kind in (("linear", "linear"), ("log", "linear"), ("linear", "log"),
+                           ("log", "log")):
+        sx = chartlayout.Scale(x_kind, 0.5, 2e5, 40.0, 640.0)
+        sy = chartlayout.Scale(y_kind, 0.01, 4e5, 380.0, 20.0)
+        xs, ys = [value() for _ in range(60)], [value() for _ in range(60)]
+        for steps in (False, True):
+            assert svgdraw._polyline(xs, ys, sx, sy, steps) == \
+                _polyline_by_calls(xs, ys, sx, sy, steps)
