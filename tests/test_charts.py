@@ -308,3 +308,24 @@ def test_charts_of_one_shape_are_redrawn_on_the_artists_with_the_same_bytes(tmp_
         spoilt = copy.deepcopy(plot)
         spoil(spoilt)
         assert png_redraw.shape(spoilt, g) is None
+
+
+def test_a_png_is_drawn_under_the_house_style_without_copying_every_rc_parameter(tmp_path,
+                                                                                 monkeypatch):
+    """render_job sets STYLE's few rcParams for a PNG and puts them back (png_redraw.
+    style_params): no copy of all ~320 (matplotlib.rc_context's, two to four a PNG), on a
+    cleared figure and on the artists of the chart before; rcParams as they were after."""
+    import matplotlib
+    job = next(j for j in varied_jobs() if j["png"] and j["kind"] != "spectrum_panels")
+    before = dict(matplotlib.rcParams)
+    copies = []
+    real = matplotlib.RcParams.copy
+    monkeypatch.setattr(matplotlib.RcParams, "copy", lambda self: copies.append(1) or real(self))
+    render._REUSED.clear()
+    for _ in range(2):
+        assert render.render_job(job, str(tmp_path)) == []
+        assert dict(matplotlib.rcParams) == before
+    assert copies == []
+    with png_redraw.style_params():
+        assert all(matplotlib.rcParams[key] == value for key, value in plots.STYLE.items())
+    assert dict(matplotlib.rcParams) == before

@@ -10,6 +10,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from matplotlib.ticker import LogLocator, MaxNLocator
 
 from analysis.write.charts import chartlayout, chartspec, render, run_jobs, svgcharts, svgdraw
@@ -343,9 +345,9 @@ def test_a_charts_wide_layout_is_worked_out_once_for_its_svg_and_png(tmp_path, m
     made = []
     real = chartlayout.geometry
 
-    def counted(p, narrow=False):
+    def counted(p, narrow=False, **kwargs):
         made.append(narrow)
-        return real(p, narrow)
+        return real(p, narrow, **kwargs)
 
     monkeypatch.setattr(chartlayout, "geometry", counted)
     monkeypatch.setattr(svgdraw, "geometry", counted)
@@ -354,3 +356,77 @@ def test_a_charts_wide_layout_is_worked_out_once_for_its_svg_and_png(tmp_path, m
     assert (tmp_path / job["svg"]).read_text() == wide
     assert (tmp_path / job["narrow_svg"]).read_text() == narrow
     assert (tmp_path / job["png"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_charts_data_ranges_are_worked_out_once_for_its_wide_and_phone_layouts(tmp_path,
+                                                                                 monkeypatch):
+    """The axes' ranges come from the plot's data alone: render_job gathers the data
+    (data_values) once a chart, for the wide layout, and gives the phone layout its ranges;
+    both SVGs are the ones render_svg makes on its own."""
+    jobs = [dict(j, narrow_svg=f"n{i}.svg", svg=f"w{i}.svg", png=None)
+            for i, j in enumerate(SVG_JOBS) if j["kind"] in svgcharts.BUILDERS
+            and j["kind"] != "spectrum_panels"]
+    expected = []
+    for job in jobs:
+        plot = svgcharts.BUILDERS[job["kind"]](job["data"])
+        expected.append((svgdraw.render_svg(plot), svgdraw.render_svg(plot, narrow=True)))
+    gathered = []
+    real = chartlayout.data_values
+    monkeypatch.setattr(chartlayout, "data_values", lambda p: gathered.append(p) or real(p))
+    for job, (wide, narrow) in zip(jobs, expected):
+        gathered.clear()
+        render.render_job(job, str(tmp_path))
+        assert len(gathered) == 1, job["kind"]
+        assert (tmp_path / job["svg"]).read_text() == wide
+        assert (tmp_path / job["narrow_svg"]).read_text() == narrow
+
+
+@given(st.text(alphabet=st.sampled_from('ab &<>"\'\x00\x07\t\n\x0b\x1f\x7f\u00e9\ufffd'),
+               max_size=12))
+def test_escape_changes_what_the_plain_definition_changes(text):
+    """escape returns a text with nothing to escape as it is (one search): the same as the
+    substitution and the four replaces made on every text."""
+    plain = re.sub("[\x00-\x08\x0b-\x1f]", "\ufffd", text).replace("&", "&amp;") \
+        .replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    assert svgdraw.escape(text) == plain
+    assert svgdraw.escape(7) == "7"
+
+
+def _polyline_by_calls(xs, ys, sx, sy, steps):
+    """svgdraw._polyline as it was written with a Scale call a coordinate: the reference."""
+    parts, pen = [], False
+    for x, y in zip(xs, ys):
+        x_shown = chartlayout.finite(x) and (sx.kind != "log" or x > 0)
+        if not (x_shown and chartlayout.finite(y) and (sy.kind != "log" or y > 0)):
+            if steps and pen and x_shown:
+                parts.append(f"H {svgdraw.num(sx(x))}")
+            pen = False
+            continue
+        px, py = svgdraw.num(sx(x)), svgdraw.num(sy(y))
+        parts.append(f"{'H' if steps else 'L'} {px}{' V' if steps else ''} {py}" if pen
+                     else f"M {px} {py}")
+        pen = True
+    return " ".join(parts)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_polyline_has_each_scale_calls_numbers(seed):
+    """_polyline works Scale.__call__'s arithmetic out inline: the same path data as a call a
+    coordinate, with gaps, steps, ints and log axes."""
+    import random
+    rnd = random.Random(seed)
+
+    def value():
+        pick = rnd.random()
+        if pick < 0.15:
+            return rnd.choice([None, float("nan"), float("inf"), -3.0, 0.0, 0])
+        return rnd.choice([rnd.randint(1, 500), rnd.uniform(0.001, 3e5)])
+
+    for x_kind, y_kind in (("linear", "linear"), ("log", "linear"), ("linear", "log"),
+                           ("log", "log")):
+        sx = chartlayout.Scale(x_kind, 0.5, 2e5, 40.0, 640.0)
+        sy = chartlayout.Scale(y_kind, 0.01, 4e5, 380.0, 20.0)
+        xs, ys = [value() for _ in range(60)], [value() for _ in range(60)]
+        for steps in (False, True):
+            assert svgdraw._polyline(xs, ys, sx, sy, steps) == \
+                _polyline_by_calls(xs, ys, sx, sy, steps)

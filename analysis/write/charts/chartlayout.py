@@ -366,7 +366,7 @@ def legend_box(labels: Sequence[Sequence[str]], size: float, cols: int,
 
 
 def best_spot(plot: Plot, box: tuple[float, float, float, float], size_wh: tuple[float, float],
-               sx: Scale, sy: Scale, pad: float) -> tuple[float, float]:
+              sx: Scale, sy: Scale, pad: float) -> tuple[float, float]:
     """Where a legend inside the plot area covers the fewest data points and line segments,
     trying matplotlib's order of spots (upper right first) and keeping the first best."""
     x0, y0, x1, y1 = box
@@ -375,28 +375,6 @@ def best_spot(plot: Plot, box: tuple[float, float, float, float], size_wh: tuple
     top, bottom, cy = y0 + pad, y1 - pad - h, (y0 + y1 - h) / 2
     spots = [(right, top), (left, top), (left, bottom), (right, bottom), (right, cy),
              (left, cy), (right, cy), (cx, bottom), (cx, top), (cx, cy)]
-    points: list = []       # the data points, and the rules' samples
-    starts: list = []       # each segment's two ends (through a step's corner: two segments)
-    ends: list = []
-    for s in plot.series:
-        xs, ys = (np.array(v, dtype=float) for v in (s.xs, s.ys))     # (None: NaN)
-        shown = np.isfinite(xs) & np.isfinite(ys)
-        if sx.kind == "log":
-            shown &= xs > 0
-        if sy.kind == "log":
-            shown &= ys > 0
-        p = np.column_stack([scale.at(v[shown]) for scale, v in ((sx, xs), (sy, ys))])
-        # a segment joins two shown points that were neighbours in the series
-        joined = np.diff(np.flatnonzero(shown)) == 1
-        prev, cur = p[:-1][joined], p[1:][joined]
-        if s.steps:
-            corner = np.column_stack([cur[:, 0], prev[:, 1]])
-            starts += (prev, corner)
-            ends += (corner, cur)
-        else:
-            starts.append(prev)
-            ends.append(cur)
-        points.append(p)
     rule_points = []
     for r in plot.rules:
         for k in range(21):
@@ -405,20 +383,42 @@ def best_spot(plot: Plot, box: tuple[float, float, float, float], size_wh: tuple
                                (x0 + (x1 - x0) * t, sy(r.at)))
     # Each segment sampled at its quarters so long segments count too: a + (b - a) * k / 4.
     # All of it in numpy, the same float operations in the same order as one point at a time
-    # in Python (Scale.at), for a chart's hundreds of points at once; the count of points
-    # under each of ~10 spots ignores their order.
-    a = np.concatenate(starts or [np.zeros((0, 2))])
-    step = np.concatenate(ends or [np.zeros((0, 2))]) - a
-    every = np.concatenate(points + [np.array(rule_points, dtype=float).reshape(-1, 2)]
+    # in Python (Scale.at), for all of a chart's series at once; the count of points under
+    # each of the 10 spots ignores their order.
+    points, a, b = _series_points(plot.series, sx, sy)
+    step = b - a
+    every = np.concatenate([points, np.array(rule_points, dtype=float).reshape(-1, 2)]
                            + [a + step * k / 4 for k in range(1, 4)])
+    left_x, top_y = (np.array(v, dtype=float)[:, None] for v in zip(*spots))
     pxs, pys = every[:, 0], every[:, 1]
-    best, best_score = spots[0], None
-    for sxp, syp in spots:
-        score = int(np.count_nonzero((sxp <= pxs) & (pxs <= sxp + w)
-                                     & (syp <= pys) & (pys <= syp + h)))
-        if best_score is None or score < best_score:
-            best, best_score = (sxp, syp), score
-    return best
+    scores = np.count_nonzero((left_x <= pxs) & (pxs <= left_x + w)
+                              & (top_y <= pys) & (pys <= top_y + h), axis=1)
+    return spots[int(np.argmin(scores))]     # (the first of the lowest)
+
+
+def _series_points(series, sx: Scale, sy: Scale) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The series' shown points (positions), and the two ends of each segment joining two
+    shown points that are neighbours in one series (a step: two segments through its corner),
+    all series in one pass (a chart's 2 to 20 series were ~10 numpy calls each)."""
+    if any(len(s.xs) != len(s.ys) for s in series):
+        raise ValueError("a series has not as many x values as y values")
+    xs = np.array([x for s in series for x in s.xs], dtype=float)    # (None: NaN)
+    ys = np.array([y for s in series for y in s.ys], dtype=float)
+    of = np.repeat(np.arange(len(series)), [len(s.xs) for s in series])
+    shown = np.isfinite(xs) & np.isfinite(ys)
+    if sx.kind == "log":
+        shown &= xs > 0
+    if sy.kind == "log":
+        shown &= ys > 0
+    kept = np.flatnonzero(shown)
+    p = np.column_stack([sx.at(xs[kept]), sy.at(ys[kept])])
+    which = of[kept]
+    joined = (np.diff(kept) == 1) & (which[1:] == which[:-1])
+    prev, cur = p[:-1][joined], p[1:][joined]
+    steps = np.array([s.steps for s in series], dtype=bool)[which[1:][joined]]
+    corner = np.column_stack([cur[steps, 0], prev[steps, 1]])
+    return (p, np.concatenate([prev[~steps], prev[steps], corner]),
+            np.concatenate([cur[~steps], corner, cur[steps]]))
 
 
 @dataclass
@@ -466,7 +466,10 @@ def _remarks_box(plot: Plot, g: "Geometry", sx: Scale, sy: Scale) -> tuple | Non
     return x, y, w, h, lines
 
 
-def geometry(plot: Plot, narrow: bool = False) -> Geometry:
+def geometry(plot: Plot, narrow: bool = False,
+             limits: tuple[tuple[float, float], tuple[float, float]] | None = None) -> Geometry:
+    """`limits`: the axes' ranges (xlim, ylim) where the caller has them from the plot's other
+    layout (they depend on its data alone, not on the layout)."""
     layout = layout_for(plot, narrow)
     width_in, height_in = figure_size_in(plot, narrow)
     W, H = width_in * 72, height_in * 72
@@ -474,8 +477,10 @@ def geometry(plot: Plot, narrow: bool = False) -> Geometry:
     x1 = W - layout.right_in * 72
     y0 = layout.top_in * 72
     y1 = y0 + layout.plot_in * 72
-    xs, ys = data_values(plot)
-    xlim, ylim = view_limits(plot.x, xs), view_limits(plot.y, ys)
+    if limits is None:
+        xs, ys = data_values(plot)
+        limits = view_limits(plot.x, xs), view_limits(plot.y, ys)
+    xlim, ylim = limits
     sx = Scale(plot.x.scale, *xlim, x0, x1)
     sy = Scale(plot.y.scale, *ylim, y1, y0)
     xticks = axis_ticks(plot.x, sx, x1 - x0, layout.tick_pt, 3)

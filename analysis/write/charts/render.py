@@ -67,7 +67,7 @@ def save_figure(fig, svg_path: str | os.PathLike | None, png_path: str | os.Path
 
 def _write_figure(fig, svg_path: str | os.PathLike | None,
                   png_path: str | os.PathLike | None) -> None:
-    with plt.rc_context(STYLE):
+    with png_redraw.style_params():
         if svg_path is not None:
             buf = io.BytesIO()
             fig.savefig(buf, format="svg", metadata={"Date": None})
@@ -141,7 +141,7 @@ def _keep_ticks() -> None:
 
 def _reused_figure():
     """This process's figure and axes, cleared to the state of a new figure."""
-    with plt.rc_context(STYLE):
+    with png_redraw.style_params():
         if not _REUSED:
             # Not through pyplot: its figure registry would keep this open "figure" visible
             # (plt.get_fignums) and add a manager we never use.
@@ -197,7 +197,9 @@ def _draw_job(job: dict[str, Any], site_root: str) -> None:
     g = chartlayout.geometry(plot)      # the wide SVG's layout, and the PNG's
     atomic.write_text(root / job["svg"], render_svg(plot, g=g))
     if job.get("narrow_svg"):
-        atomic.write_text(root / job["narrow_svg"], render_svg(plot, narrow=True))
+        # (the phone layout's ranges are the wide one's: the data's)
+        narrow = chartlayout.geometry(plot, True, limits=(g.xlim, g.ylim))
+        atomic.write_text(root / job["narrow_svg"], render_svg(plot, narrow=True, g=narrow))
     if png is None:
         return
     try:
@@ -227,7 +229,7 @@ def _draw_plot(fig, ax, plot, g=None) -> png_redraw.Drawn:
     x0, y0, x1, y1 = g.box
     fig.subplots_adjust(left=x0 / g.width, right=x1 / g.width, top=1 - y0 / g.height,
                         bottom=1 - y1 / g.height)
-    with plt.rc_context(STYLE):
+    with png_redraw.style_params():
         mark_plot_area(ax)
         rules, bars, series = _draw_content(ax, plot, g.xlim, g.ylim, g.xticks, g.yticks)
         # the rules' labels where the SVG has them (chartlayout.rule_labels, in points from
