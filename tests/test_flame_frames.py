@@ -1,0 +1,72 @@
+"""A flame graph's frames written in one loop (flamegraph._frames) give the text the per-frame
+writer (_frame: _px, _label, the escape) gives, frame by frame and in whole graphs."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis.write.charts import flamegraph
+from analysis.write.charts.flamegraph import Box, Node
+
+NAMES = st.text(alphabet=st.sampled_from('ab.$<>&"\';: \u00e9\u4e2d\x01'), max_size=40)
+COORDS = st.floats(min_value=-5.0, max_value=5000.0, allow_nan=False)
+
+
+def by_frame(boxes, scale, bottom, fills, tips):
+    return [flamegraph._frame(b, scale, bottom, f, t)
+            for b, f, t in zip(boxes, fills, tips or [None] * len(boxes))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), COORDS, NAMES, COORDS, NAMES), max_size=12),
+       st.floats(min_value=0.0, max_value=3.0, allow_nan=False), st.integers(0, 900),
+       st.booleans())
+def test_frames_are_the_per_frame_writers_text(rows, scale, bottom, with_tips):
+    boxes = [Box(depth, x, Node(name, weight), None) for depth, x, name, weight, _ in rows]
+    fills = [f"#{i:06x}" for i in range(len(rows))]
+    tips = [flamegraph._xml(tip) for *_, tip in rows] if with_tips else None
+    assert flamegraph._frames(boxes, scale, bottom, fills, tips) == \
+        by_frame(boxes, scale, bottom, fills, tips)
+
+
+def test_coordinates_rounding_to_zero_from_below_are_written_as_zero():
+    # (-0.04 formats as "-0.0": _px writes "0", and so must the loop)
+    box = Box(0, -10.04 / 1.0, Node("f", -0.04), None)
+    fast, = flamegraph._frames([box], 1.0, 100, ["#fff"], None)
+    assert fast == by_frame([box], 1.0, 100, ["#fff"], None)[0]
+    assert 'x="0"' in fast and 'width="0"' in fast
+
+
+def stacks_of(seed: int) -> dict:
+    """A profile of a few hundred stacks, names with markup, some frames too narrow to draw."""
+    names = ["java.lang.Thread.run", "loadcurve.server.Handler.<init>", "a&b", "x" * 90,
+             "io.netty.Loop.run", "libjvm.so::G1", "Q\"uote", "kotlin.K", "z"]
+    out = {}
+    for i in range(400):
+        depth = 1 + (i * 7 + seed) % 9
+        stack = tuple(names[(i * (k + 3) + seed + k) % len(names)] + str(k % 3)
+                      for k in range(depth))
+        out[stack] = out.get(stack, 0) + 1 + (i * 31 + seed) % 97
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5])
+def test_whole_graphs_are_the_per_frame_writers_bytes(seed, monkeypatch):
+    stacks, base = stacks_of(seed), stacks_of(seed + 11)
+    fast = (flamegraph.flamegraph_svgs(stacks, "samples", "t <&>", script=False),
+            flamegraph.flamegraph_svgs(stacks, "ns", "t", script=True),
+            flamegraph.diff_flamegraph_svgs(base, stacks, "samples", "d", script=False))
+    monkeypatch.setattr(flamegraph, "_frames", by_frame)
+    assert fast == (flamegraph.flamegraph_svgs(stacks, "samples", "t <&>", script=False),
+                    flamegraph.flamegraph_svgs(stacks, "ns", "t", script=True),
+                    flamegraph.diff_flamegraph_svgs(base, stacks, "samples", "d", script=False))
+
+
+def test_a_graph_is_drawn_without_a_call_per_frame(monkeypatch):
+    def per_frame(*_):
+        raise AssertionError("_frame called for a frame of a drawn graph")
+    monkeypatch.setattr(flamegraph, "_frame", per_frame)
+    stacks = stacks_of(3)
+    assert b"<rect" in flamegraph.flamegraph_svgs(stacks, "samples", "t")[0]
+    assert b"<rect" in flamegraph.diff_flamegraph_svgs(stacks_of(4), stacks, "samples", "d")[1]
