@@ -70,3 +70,38 @@ def test_a_graph_is_drawn_without_a_call_per_frame(monkeypatch):
     stacks = stacks_of(3)
     assert b"<rect" in flamegraph.flamegraph_svgs(stacks, "samples", "t")[0]
     assert b"<rect" in flamegraph.diff_flamegraph_svgs(stacks_of(4), stacks, "samples", "d")[1]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab -.\u00e9 \t\n\x0b\x0c\r\x1c\x85\xa0\u2003\u2028\u3000"),
+               max_size=14), st.integers(0, 16))
+def test_heading_lines_are_textwraps(text, chars):
+    import textwrap
+    assert flamegraph._lines(text, chars) == \
+        (textwrap.wrap(text, max(chars, 8), break_on_hyphens=False) or [""])
+
+
+def test_a_title_that_fits_is_not_chunked_by_textwrap(monkeypatch):
+    monkeypatch.setattr(flamegraph.textwrap, "wrap", None)     # (a call would raise)
+    assert flamegraph._lines("run-1 / pool / 200 rps: CPU (execution samples)", 130) == \
+        ["run-1 / pool / 200 rps: CPU (execution samples)"]
+
+
+def test_children_are_sorted_once_for_all_widths(monkeypatch):
+    stacks = stacks_of(2)
+    sorts = []
+    real = sorted
+    monkeypatch.setattr(flamegraph, "sorted", lambda x: sorts.append(1) or real(x),
+                        raising=False)
+    flamegraph.flamegraph_svgs(stacks, "samples", "t")
+    inner = sum(1 for _ in _nodes_with_children(flamegraph.build_tree(stacks)))
+    assert len(sorts) <= inner
+
+
+def _nodes_with_children(root):
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if node.children:
+            yield node
+            todo.extend(node.children.values())
