@@ -249,13 +249,19 @@ _STR_STYLES: dict[tuple, str] = {}
 _STYLES: dict[tuple, str] = {}
 # a plain key's text and its ":", as block mappings write them (most keys are plain)
 _PLAIN_KEYS: dict[str, str] = {}
-# a mapping's value whose style is plain, by type (1, 1.0 and True are equal keys; 0.0 and -0.0
-# too, so zeros are not kept): its text, written after its key with no call to scalar()
+# a mapping's value or a sequence's item whose style is plain, by type (1, 1.0 and True are
+# equal keys; 0.0 and -0.0 too, so zeros are not kept): its text, written after its key or its
+# "-" with no call to scalar() (booleans and nulls too: ~600 of a run's document's values)
 _PLAIN_STRS: dict[str, str] = {}
 _PLAIN_FLOATS: dict[float, str] = {}
 _PLAIN_INTS: dict[int, str] = {}
-_PLAIN_BY_TYPE = {str: _PLAIN_STRS, float: _PLAIN_FLOATS, int: _PLAIN_INTS}
+_PLAIN_BOOLS: dict[bool, str] = {}
+_PLAIN_NULLS: dict[None, str] = {}
+_PLAIN_BY_TYPE = {str: _PLAIN_STRS, float: _PLAIN_FLOATS, int: _PLAIN_INTS, bool: _PLAIN_BOOLS,
+                  type(None): _PLAIN_NULLS}
 _SPACE_RUNS = re.compile("( +)")
+# fold's text and end column, by (text, style, start column, indent); bounded, as _RESOLVED
+_FOLDED: dict[tuple, tuple[str, int]] = {}
 
 
 def _remember(cache: dict, key: Any, value: str) -> None:
@@ -376,9 +382,21 @@ class _BlockWriter:
             self.indent = 0
         elif not (mapping and not self.indention):     # (not "indentless")
             self.indent = saved + _STEP
+        out = self.out
         for item in data:
             self.write_indent()
             self.indicator("-", True, indention=True)
+            plain = _PLAIN_BY_TYPE.get(type(item))
+            text = None if plain is None else plain.get(item)
+            if text is not None:
+                # (node's scalar branch for a value known to be plain: after the "-", one
+                # space and the text, unless the width would fold it)
+                column = self.column + 1 + len(text)
+                if column <= _WIDTH or " " not in text:
+                    out.append(" " + text)
+                    self.column = column
+                    self.whitespace = self.indention = False
+                    continue
             self.node(item)
         self.indent = saved
 
@@ -430,22 +448,30 @@ class _BlockWriter:
     def fold(self, text: str, style: str) -> None:
         """write_plain's and write_single_quoted's loops for text with no line break (quotes
         already doubled): a lone space met past the line width becomes a line break and the
-        scalar's indent; a quoted scalar's first and last spaces never do."""
-        parts = _SPACE_RUNS.split(text)
-        last = len(parts) - 2
-        out, column = self.out, self.column
-        for i, part in enumerate(parts):
-            if not i % 2:
-                out.append(part)
-                column += len(part)
-            elif len(part) == 1 and column > _WIDTH and not (
-                    style and ((i == 1 and not parts[0]) or (i == last and not parts[-1]))):
-                out.append("\n" + " " * self.indent)
-                column = self.indent
-            else:
-                out.append(part)
-                column += len(part)
-        self.column = column
+        scalar's indent; a quoted scalar's first and last spaces never do. The folded text
+        depends only on the text, the style, the column and the indent: a run's document folds
+        the same ~140 long texts (descriptions, notes) as the run before it."""
+        key = (text, style, self.column, self.indent)
+        folded = _FOLDED.get(key)
+        if folded is None:
+            parts = _SPACE_RUNS.split(text)
+            last = len(parts) - 2
+            out, column = [], self.column
+            for i, part in enumerate(parts):
+                if not i % 2:
+                    out.append(part)
+                    column += len(part)
+                elif len(part) == 1 and column > _WIDTH and not (
+                        style and ((i == 1 and not parts[0]) or (i == last and not parts[-1]))):
+                    out.append("\n" + " " * self.indent)
+                    column = self.indent
+                else:
+                    out.append(part)
+                    column += len(part)
+            folded = ("".join(out), column)
+            _remember(_FOLDED, key, folded)
+        self.out.append(folded[0])
+        self.column = folded[1]
 
     # the emitter's decisions
 
