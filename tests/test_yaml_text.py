@@ -182,9 +182,24 @@ def test_a_plain_value_written_before_is_not_styled_again(monkeypatch):
     monkeypatch.setattr(_BlockWriter, "scalar",
                         lambda self, data, key: calls.append(data) or scalar(self, data, key))
     assert dump_yaml(doc) == _dump(doc, _Dumper)
-    # the document's first value only (its line needs no break): sequences' items, booleans
-    # and nulls known to be plain are written without it
-    assert calls == ["first"]
+    # none: the first value (its line needs no break), sequences' items, booleans and nulls
+    # known to be plain are written without it
+    assert calls == []
+
+
+def test_a_quoted_value_written_before_is_not_styled_again(monkeypatch):
+    doc = {"quoted_0": "first", "quoted_a": "1,180", "quoted_b": "it's: here",
+           "quoted_c": ["1,234.5", {"quoted_d": "a: b", "quoted_e": "'q'"}],
+           "quoted_f": "x: " + "y " * 60}
+    expected = _dump(doc, _Dumper)
+    assert dump_yaml(doc) == expected
+    calls = []
+    scalar = _BlockWriter.scalar
+    monkeypatch.setattr(_BlockWriter, "scalar",
+                        lambda self, data, key: calls.append(data) or scalar(self, data, key))
+    assert dump_yaml(doc) == expected
+    # only the long one the width folds
+    assert calls == [doc["quoted_f"]]
 
 
 def test_a_long_text_is_folded_once_for_its_column_and_indent(monkeypatch):

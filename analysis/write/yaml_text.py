@@ -259,6 +259,10 @@ _PLAIN_BOOLS: dict[bool, str] = {}
 _PLAIN_NULLS: dict[None, str] = {}
 _PLAIN_BY_TYPE = {str: _PLAIN_STRS, float: _PLAIN_FLOATS, int: _PLAIN_INTS, bool: _PLAIN_BOOLS,
                   type(None): _PLAIN_NULLS}
+# a string value or item the emitter single-quotes (~1,000 of a run's document's: "1,180",
+# names with ": "): its text written whole, quotes and all ("'" doubled inside); the width is
+# checked without the closing quote, as scalar() does
+_QUOTED_STRS: dict[str, str] = {}
 _SPACE_RUNS = re.compile("( +)")
 # fold's text and end column, by (text, style, start column, indent); bounded, as _RESOLVED
 _FOLDED: dict[tuple, tuple[str, int]] = {}
@@ -356,6 +360,14 @@ class _BlockWriter:
                         out.append(line + head + " " + text)
                         self.column = column
                         continue
+                elif type(value) is str:
+                    text = _QUOTED_STRS.get(value)
+                    if text is not None:
+                        column = indent + len(head) + 1 + len(text)
+                        if column - 1 <= _WIDTH or " " not in text:
+                            out.append(line + head + " " + text)
+                            self.column = column
+                            continue
                 out.append(line + head)
                 self.column = indent + len(head)
             elif head is None:
@@ -370,10 +382,23 @@ class _BlockWriter:
             t = type(value)
             if t is dict or t is list:
                 self.node(value, mapping=True)
-            else:       # (node's scalar branch, inline: most values are scalars)
-                self.indent = indent + _STEP
-                self.scalar(value, False)
-                self.indent = indent
+                continue
+            # (after the key's ":": a value known to be plain or single-quoted, in one append)
+            plain = _PLAIN_BY_TYPE.get(t)
+            text = None if plain is None else plain.get(value)
+            over = 0
+            if text is None and t is str:
+                text, over = _QUOTED_STRS.get(value), 1
+            if text is not None:
+                column = self.column + 1 + len(text)
+                if column - over <= _WIDTH or " " not in text:
+                    out.append(" " + text)
+                    self.column = column
+                    self.whitespace = self.indention = False
+                    continue
+            self.indent = indent + _STEP     # (node's scalar branch, inline)
+            self.scalar(value, False)
+            self.indent = indent
         self.indent = saved
 
     def sequence(self, data: list, mapping: bool) -> None:
@@ -388,11 +413,14 @@ class _BlockWriter:
             self.indicator("-", True, indention=True)
             plain = _PLAIN_BY_TYPE.get(type(item))
             text = None if plain is None else plain.get(item)
+            over = 0
+            if text is None and type(item) is str:
+                text, over = _QUOTED_STRS.get(item), 1
             if text is not None:
-                # (node's scalar branch for a value known to be plain: after the "-", one
-                # space and the text, unless the width would fold it)
+                # (node's scalar branch for a value known to be plain or single-quoted: after
+                # the "-", one space and the text, unless the width would fold it)
                 column = self.column + 1 + len(text)
-                if column <= _WIDTH or " " not in text:
+                if column - over <= _WIDTH or " " not in text:
                     out.append(" " + text)
                     self.column = column
                     self.whitespace = self.indention = False
@@ -428,6 +456,8 @@ class _BlockWriter:
                 return self._delegate("write_single_quoted", text)
             lead = "'" if self.whitespace else " '"
             text = text.replace("'", "''")
+            if not simple_key and type(data) is str:
+                _remember(_QUOTED_STRS, data, "'" + text + "'")
         self.whitespace = self.indention = False
         column = self.column + len(lead) + len(text)
         if column > _WIDTH and not simple_key and " " in text:
