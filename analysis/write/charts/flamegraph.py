@@ -238,41 +238,19 @@ def _lines(text: str, chars: int) -> list[str]:
 _ONE_LINE = re.compile(r"[^ ]+(?: [^ ]+)*")
 
 
-def _px(v: float) -> str:
-    """A frame's coordinate to a tenth of a pixel (finer is not seen, and a graph has
-    hundreds of frames of three coordinates each), without a trailing ".0"."""
-    text = f"{v:.1f}"
-    if text.endswith(".0"):
-        text = text[:-2]
-        return "0" if text == "-0" else text
-    return text
-
-
 # escape, remembered per text: a run's graphs draw the same frame names (and labels) again
 # and again, wide and narrow, cell after cell.
 _xml = lru_cache(maxsize=1 << 16)(escape)
 
 
-def _frame(box: Box, scale: float, bottom: int, fill: str, tip: str | None) -> str:
-    """One frame (a <g> child of #frames: the style and the script find frames so, with no
-    class repeated on each); `bottom`: the y where the root frame's row ends; `tip`: its
-    title, escaped already (_tip)."""
-    x = PAD_X + box.x * scale
-    w = box.node.weight * scale
-    y = bottom - (box.depth + 1) * FRAME_H
-    label = _label(box.node.name, w)
-    text = "" if label is None else \
-        f'<text x="{_px(x + 3)}" y="{y + LABEL_Y}">{_xml(label)}</text>'
-    head = "<g>" if tip is None else f"<g><title>{tip}</title>"
-    return (f'{head}<rect x="{_px(x)}" y="{y}" '
-            f'width="{_px(w)}" height="{FRAME_H - 1}" fill="{fill}"/>{text}</g>')
-
-
 def _frames(boxes: list[Box], scale: float, bottom: int, fills: list[str],
             tips: list[str] | None) -> list[str]:
-    """_frame of each box (with its fill and tip), in one loop: a run's graphs draw ~3,200
-    frames, and _frame's calls (_px three times, _label, the f-strings' pieces) were two thirds
-    of the flame graphs' time. The same text: tests/test_flamegraph.py compares the two."""
+    """Each box's frame: a <g> child of #frames (the style and the script find frames so,
+    with no class repeated on each) holding its <title> (`tips`: escaped already), its <rect>
+    and its label; `bottom`: the y where the root frame's row ends. Coordinates to a tenth of
+    a pixel (finer is not seen) without a trailing ".0". One loop, everything inline: a run's
+    graphs draw ~3,200 frames, and a function a frame (with _px three times and _label) was
+    two thirds of the flame graphs' time (tests/test_flame_frames.py: the same text)."""
     out = []
     append = out.append
     xml = _xml
@@ -282,7 +260,7 @@ def _frames(boxes: list[Box], scale: float, bottom: int, fills: list[str],
         x = PAD_X + box.x * scale
         w = node.weight * scale
         y = bottom - (box.depth + 1) * FRAME_H
-        # _px, inline: "-0" only for a coordinate that rounds to zero from below
+        # ("-0": a coordinate that rounds to zero from below is written "0")
         xs = f"{x:.1f}".removesuffix(".0")
         ws = f"{w:.1f}".removesuffix(".0")
         if xs == "-0":
@@ -398,9 +376,9 @@ def _render(root: Node, ranked: list, title: str, subtitle: str, paint, legend_i
             script: bool, width: int) -> str:
     """The SVG text within MAX_BYTES: paint(boxes, tips) -> the frames' fills, and their
     <title>s (escaped: _tip_name) when `tips`, else None: in the wide graph, or one with the
-    script (which reads them). A phone's graph without the script has none: pages show it only as an <img>,
-    where no title shows, and its picture links the wide graph, which has them (they were
-    half its bytes)."""
+    script (which reads them). A phone's graph without the script has none: pages show it
+    only as an <img>, where no title shows, and its picture links the wide graph, which has
+    them (they were half its bytes)."""
     tips = script or width >= WIDTH
     scale = (width - 2 * PAD_X) / root.weight if root.weight else 0.0
     rows = _legend_rows(legend_items, width)
