@@ -383,19 +383,8 @@ class _BlockWriter:
             if t is dict or t is list:
                 self.node(value, mapping=True)
                 continue
-            # (after the key's ":": a value known to be plain or single-quoted, in one append)
-            plain = _PLAIN_BY_TYPE.get(t)
-            text = None if plain is None else plain.get(value)
-            over = 0
-            if text is None and t is str:
-                text, over = _QUOTED_STRS.get(value), 1
-            if text is not None:
-                column = self.column + 1 + len(text)
-                if column - over <= _WIDTH or " " not in text:
-                    out.append(" " + text)
-                    self.column = column
-                    self.whitespace = self.indention = False
-                    continue
+            if self.remembered(value):
+                continue
             self.indent = indent + _STEP     # (node's scalar branch, inline)
             self.scalar(value, False)
             self.indent = indent
@@ -407,26 +396,34 @@ class _BlockWriter:
             self.indent = 0
         elif not (mapping and not self.indention):     # (not "indentless")
             self.indent = saved + _STEP
-        out = self.out
         for item in data:
             self.write_indent()
             self.indicator("-", True, indention=True)
-            plain = _PLAIN_BY_TYPE.get(type(item))
-            text = None if plain is None else plain.get(item)
-            over = 0
-            if text is None and type(item) is str:
-                text, over = _QUOTED_STRS.get(item), 1
-            if text is not None:
-                # (node's scalar branch for a value known to be plain or single-quoted: after
-                # the "-", one space and the text, unless the width would fold it)
-                column = self.column + 1 + len(text)
-                if column - over <= _WIDTH or " " not in text:
-                    out.append(" " + text)
-                    self.column = column
-                    self.whitespace = self.indention = False
-                    continue
-            self.node(item)
+            if not self.remembered(item):
+                self.node(item)
         self.indent = saved
+
+    def remembered(self, value: Any) -> bool:
+        """After a key's ":" or an item's "-", a value known to be plain or single-quoted: one
+        space and its text in one append (what scalar() would write), unless the width would
+        fold it; False where scalar() has to write it."""
+        t = type(value)
+        plain = _PLAIN_BY_TYPE.get(t)
+        text = None if plain is None else plain.get(value)
+        over = 0
+        if text is None:
+            if t is not str:
+                return False
+            text, over = _QUOTED_STRS.get(value), 1
+            if text is None:
+                return False
+        column = self.column + 1 + len(text)
+        if column - over > _WIDTH and " " in text:
+            return False
+        self.out.append(" " + text)
+        self.column = column
+        self.whitespace = self.indention = False
+        return True
 
     def scalar(self, data: Any, simple_key: bool) -> None:
         if type(data) is str:
