@@ -175,12 +175,48 @@ def test_equal_values_of_other_types_or_signs_keep_their_own_text():
 
 def test_a_plain_value_written_before_is_not_styled_again(monkeypatch):
     doc = {"memo_0": "first", "memo_a": 1.25, "memo_b": "plain words", "memo_c": 7,
-           "memo_d": [1.25]}
+           "memo_d": [1.25, "memo item", 8, True, None], "memo_e": False, "memo_f": None}
     dump_yaml(doc)
     calls = []
     scalar = _BlockWriter.scalar
     monkeypatch.setattr(_BlockWriter, "scalar",
                         lambda self, data, key: calls.append(data) or scalar(self, data, key))
     assert dump_yaml(doc) == _dump(doc, _Dumper)
-    # the document's first value (its line needs no break) and the sequence's item only
-    assert calls == ["first", 1.25]
+    # none: the first value (its line needs no break), sequences' items, booleans and nulls
+    # known to be plain are written without it
+    assert calls == []
+
+
+def test_a_quoted_value_written_before_is_not_styled_again(monkeypatch):
+    doc = {"quoted_0": "first", "quoted_a": "1,180", "quoted_b": "it's: here",
+           "quoted_c": ["1,234.5", {"quoted_d": "a: b", "quoted_e": "'q'"}],
+           "quoted_f": "x: " + "y " * 60}
+    expected = _dump(doc, _Dumper)
+    assert dump_yaml(doc) == expected
+    calls = []
+    scalar = _BlockWriter.scalar
+    monkeypatch.setattr(_BlockWriter, "scalar",
+                        lambda self, data, key: calls.append(data) or scalar(self, data, key))
+    assert dump_yaml(doc) == expected
+    # only the long one the width folds
+    assert calls == [doc["quoted_f"]]
+
+
+def test_a_long_text_is_folded_once_for_its_column_and_indent(monkeypatch):
+    words = " ".join(f"fold{i}" for i in range(60))
+    doc = {"fold_a": words, "fold_b": {"c": words}, "fold_d": [words, "x " + words]}
+    expected = _dump(doc, _Dumper)
+    assert dump_yaml(doc) == expected
+    splits = []
+    runs = yaml_text._SPACE_RUNS
+
+    class Counting:
+        def split(self, text):
+            splits.append(text)
+            return runs.split(text)
+    monkeypatch.setattr(yaml_text, "_SPACE_RUNS", Counting())
+    assert dump_yaml(doc) == expected
+    assert splits == []
+    assert dump_yaml({"fold_z": {"deeper": {"e": words}}}) == \
+        _dump({"fold_z": {"deeper": {"e": words}}}, _Dumper)
+    assert splits == [words]      # (another indent: folded anew)

@@ -249,13 +249,23 @@ _STR_STYLES: dict[tuple, str] = {}
 _STYLES: dict[tuple, str] = {}
 # a plain key's text and its ":", as block mappings write them (most keys are plain)
 _PLAIN_KEYS: dict[str, str] = {}
-# a mapping's value whose style is plain, by type (1, 1.0 and True are equal keys; 0.0 and -0.0
-# too, so zeros are not kept): its text, written after its key with no call to scalar()
+# a mapping's value or a sequence's item whose style is plain, by type (1, 1.0 and True are
+# equal keys; 0.0 and -0.0 too, so zeros are not kept): its text, written after its key or its
+# "-" with no call to scalar() (booleans and nulls too: ~600 of a run's document's values)
 _PLAIN_STRS: dict[str, str] = {}
 _PLAIN_FLOATS: dict[float, str] = {}
 _PLAIN_INTS: dict[int, str] = {}
-_PLAIN_BY_TYPE = {str: _PLAIN_STRS, float: _PLAIN_FLOATS, int: _PLAIN_INTS}
+_PLAIN_BOOLS: dict[bool, str] = {}
+_PLAIN_NULLS: dict[None, str] = {}
+_PLAIN_BY_TYPE = {str: _PLAIN_STRS, float: _PLAIN_FLOATS, int: _PLAIN_INTS, bool: _PLAIN_BOOLS,
+                  type(None): _PLAIN_NULLS}
+# a string value or item the emitter single-quotes (~1,000 of a run's document's: "1,180",
+# names with ": "): its text written whole, quotes and all ("'" doubled inside); the width is
+# checked without the closing quote, as scalar() does
+_QUOTED_STRS: dict[str, str] = {}
 _SPACE_RUNS = re.compile("( +)")
+# fold's text and end column, by (text, style, start column, indent); bounded, as _RESOLVED
+_FOLDED: dict[tuple, tuple[str, int]] = {}
 
 
 def _remember(cache: dict, key: Any, value: str) -> None:
@@ -350,6 +360,14 @@ class _BlockWriter:
                         out.append(line + head + " " + text)
                         self.column = column
                         continue
+                elif type(value) is str:
+                    text = _QUOTED_STRS.get(value)
+                    if text is not None:
+                        column = indent + len(head) + 1 + len(text)
+                        if column - 1 <= _WIDTH or " " not in text:
+                            out.append(line + head + " " + text)
+                            self.column = column
+                            continue
                 out.append(line + head)
                 self.column = indent + len(head)
             elif head is None:
@@ -364,10 +382,12 @@ class _BlockWriter:
             t = type(value)
             if t is dict or t is list:
                 self.node(value, mapping=True)
-            else:       # (node's scalar branch, inline: most values are scalars)
-                self.indent = indent + _STEP
-                self.scalar(value, False)
-                self.indent = indent
+                continue
+            if self.remembered(value):
+                continue
+            self.indent = indent + _STEP     # (node's scalar branch, inline)
+            self.scalar(value, False)
+            self.indent = indent
         self.indent = saved
 
     def sequence(self, data: list, mapping: bool) -> None:
@@ -379,8 +399,31 @@ class _BlockWriter:
         for item in data:
             self.write_indent()
             self.indicator("-", True, indention=True)
-            self.node(item)
+            if not self.remembered(item):
+                self.node(item)
         self.indent = saved
+
+    def remembered(self, value: Any) -> bool:
+        """After a key's ":" or an item's "-", a value known to be plain or single-quoted: one
+        space and its text in one append (what scalar() would write), unless the width would
+        fold it; False where scalar() has to write it."""
+        t = type(value)
+        plain = _PLAIN_BY_TYPE.get(t)
+        text = None if plain is None else plain.get(value)
+        over = 0
+        if text is None:
+            if t is not str:
+                return False
+            text, over = _QUOTED_STRS.get(value), 1
+            if text is None:
+                return False
+        column = self.column + 1 + len(text)
+        if column - over > _WIDTH and " " in text:
+            return False
+        self.out.append(" " + text)
+        self.column = column
+        self.whitespace = self.indention = False
+        return True
 
     def scalar(self, data: Any, simple_key: bool) -> None:
         if type(data) is str:
@@ -410,6 +453,8 @@ class _BlockWriter:
                 return self._delegate("write_single_quoted", text)
             lead = "'" if self.whitespace else " '"
             text = text.replace("'", "''")
+            if not simple_key and type(data) is str:
+                _remember(_QUOTED_STRS, data, "'" + text + "'")
         self.whitespace = self.indention = False
         column = self.column + len(lead) + len(text)
         if column > _WIDTH and not simple_key and " " in text:
@@ -430,22 +475,30 @@ class _BlockWriter:
     def fold(self, text: str, style: str) -> None:
         """write_plain's and write_single_quoted's loops for text with no line break (quotes
         already doubled): a lone space met past the line width becomes a line break and the
-        scalar's indent; a quoted scalar's first and last spaces never do."""
-        parts = _SPACE_RUNS.split(text)
-        last = len(parts) - 2
-        out, column = self.out, self.column
-        for i, part in enumerate(parts):
-            if not i % 2:
-                out.append(part)
-                column += len(part)
-            elif len(part) == 1 and column > _WIDTH and not (
-                    style and ((i == 1 and not parts[0]) or (i == last and not parts[-1]))):
-                out.append("\n" + " " * self.indent)
-                column = self.indent
-            else:
-                out.append(part)
-                column += len(part)
-        self.column = column
+        scalar's indent; a quoted scalar's first and last spaces never do. The folded text
+        depends only on the text, the style, the column and the indent: a run's document folds
+        the same ~140 long texts (descriptions, notes) as the run before it."""
+        key = (text, style, self.column, self.indent)
+        folded = _FOLDED.get(key)
+        if folded is None:
+            parts = _SPACE_RUNS.split(text)
+            last = len(parts) - 2
+            out, column = [], self.column
+            for i, part in enumerate(parts):
+                if not i % 2:
+                    out.append(part)
+                    column += len(part)
+                elif len(part) == 1 and column > _WIDTH and not (
+                        style and ((i == 1 and not parts[0]) or (i == last and not parts[-1]))):
+                    out.append("\n" + " " * self.indent)
+                    column = self.indent
+                else:
+                    out.append(part)
+                    column += len(part)
+            folded = ("".join(out), column)
+            _remember(_FOLDED, key, folded)
+        self.out.append(folded[0])
+        self.column = folded[1]
 
     # the emitter's decisions
 

@@ -23,12 +23,23 @@ modules) in the same turns:
 Prints min / first quartile / median of each piece for each tree, and whether the two trees
 wrote the same files on their first turn. The older tree's package is imported as
 `analysis_before` (run_cost.package_as).
+
+    .venv/bin/python bench/perf/run_pieces.py --before main --instructions [--pieces flame,yaml]
+
+--instructions counts instead what a shared machine's CPU seconds cannot give steadily: the
+instructions one pass of each piece executes in each tree (valgrind's callgrind: a process
+with two passes less one with one; the first pass pays the parsing and the caches' filling, as
+a worker's first run does), on the run model and data document this checkout makes of the run
+(pickled once, read by both trees: the pieces are the writing, not the model). Pieces:
+page, yaml, flame, csv, and files (load_files.run_files whole: every piece above, the
+document and the chart plan, no commit). ~1-3 minutes a piece and tree under valgrind.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -123,6 +134,84 @@ for i in range(turns):
 print(json.dumps({"got": got, "same": same}))
 """
 
+CAPTURE = r"""
+import os, pickle, sys, tempfile
+os.environ["MPLBACKEND"] = "Agg"
+from analysis.pipeline import stages
+from analysis.write import load_files
+got = {}
+report_pages = load_files.pages.report_pages
+def capture(site_root, run, doc):
+    got["run"], got["doc"] = run, doc
+    return report_pages(site_root, run, doc)
+load_files.pages.report_pages = capture
+run_dir, out = sys.argv[1], sys.argv[2]
+with tempfile.TemporaryDirectory() as site:
+    r = stages.analyse_task(run_dir, os.path.dirname(run_dir), site, False)
+    if not r["ok"]:
+        sys.exit(r["error"])
+with open(out, "wb") as f:
+    pickle.dump((got["run"], got["doc"]), f)
+"""
+
+# one piece `passes` times on the captured run (run in each tree, PYTHONPATH=that tree)
+PASSES = r"""
+import os, pickle, sys, tempfile
+os.environ["MPLBACKEND"] = "Agg"
+captured, piece, passes = sys.argv[1], sys.argv[2], int(sys.argv[3])
+from analysis.corpus import cell_table
+from analysis.write import datafiles, load_files, pages
+from analysis.write.charts import flame_cells
+from analysis.write.yaml_text import dump_yaml
+with open(captured, "rb") as f:
+    run, doc = pickle.load(f)
+site = tempfile.mkdtemp()
+
+def csvs():
+    for c in run.cells():
+        datafiles.series_csv([r.series for r in c.repetitions])
+    for scenario in run.scenarios:
+        datafiles.table_csv(run, scenario)
+    cell_table.run_cells_csv(run)
+    cell_table.run_spectra_csv(run)
+
+def flame():
+    flame_cells.flame_diffs(run, flame_cells.flame_graphs(run))
+
+work = {"page": lambda: pages.report_pages(site, run, doc), "yaml": lambda: dump_yaml(doc),
+        "flame": flame, "csv": csvs, "files": lambda: load_files.run_files(run, site, False)}
+for _ in range(passes):
+    work[piece]()
+"""
+INSTRUCTION_PIECES = ("page", "yaml", "flame", "csv", "files")
+
+
+def instructions(tree: Path, captured: Path, piece: str) -> int:
+    """Instructions one pass of `piece` executes in `tree` (callgrind: two passes less one)."""
+    counts = []
+    for passes in (1, 2):
+        out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                              PY, "-c", PASSES, str(captured), piece, str(passes)],
+                             capture_output=True, text=True, cwd=tree,
+                             env={**os.environ, "PYTHONPATH": str(tree), "MPLBACKEND": "Agg"})
+        found = re.search(r"Collected : (\d+)", out.stderr)
+        if out.returncode != 0 or not found:
+            sys.exit(f"error: {tree}: valgrind failed: {out.stderr.strip()[-400:]}")
+        counts.append(int(found.group(1)))
+    return counts[1] - counts[0]
+
+
+def count_instructions(before: Path, run: Path, pieces: list[str], tmp: Path) -> None:
+    captured = tmp / "run.pickle"
+    subprocess.run([PY, "-c", CAPTURE, str(run.resolve()), str(captured)], check=True,
+                   cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    print(f"{'instructions a pass':20s} {'before':>14s} {'this':>14s} {'change':>8s}")
+    for piece in pieces:
+        old, new = instructions(before, captured, piece), instructions(REPO, captured, piece)
+        print(f"{piece:20s} {old:14,d} {new:14,d} {100.0 * (new - old) / old:+7.1f} %",
+              flush=True)
+
+
 ORDER = ("model", "page", "yaml", "flame", "document", "csv", "other", "data", "analyse", "png",
          "svg", "charts")
 
@@ -138,6 +227,10 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=20)
     ap.add_argument("--reverse", action="store_true", help="this checkout first in each turn")
     ap.add_argument("--run", type=Path, default=REPO / "runs" / "pool-vs-virtual")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count each piece's instructions a pass in each tree (valgrind)")
+    ap.add_argument("--pieces", default=",".join(INSTRUCTION_PIECES),
+                    help="with --instructions: which pieces (comma-separated)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="run-pieces-") as tmp_name:
         tmp = Path(tmp_name)
@@ -146,6 +239,14 @@ def main() -> None:
         archive = subprocess.run(["git", "-C", str(REPO), "archive", args.before],
                                  capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
+        if args.instructions:
+            pieces = args.pieces.split(",")
+            unknown = set(pieces) - set(INSTRUCTION_PIECES)
+            if unknown:
+                sys.exit(f"error: no piece {', '.join(sorted(unknown))}; pieces: "
+                         f"{', '.join(INSTRUCTION_PIECES)}")
+            print(f"load {os.getloadavg()[0]:.2f} (instruction counts do not depend on it)")
+            return count_instructions(before, args.run, pieces, tmp)
         package_as(before, "analysis_before")
         runs_root = tmp / "runs"
         for i in range(min(args.turns, 8) + 1):

@@ -38,6 +38,7 @@ import textwrap
 import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 from typing import Iterable, Sequence
 
 from analysis.write.charts.svgdraw import FONT_FAMILY, escape
@@ -126,6 +127,7 @@ class Node:
     weight: int = 0
     children: dict = field(default_factory=dict)
     merged: tuple = ()            # for an "other" frame: the names merged into it
+    order: list | None = None     # its children's names sorted (layout's, once for all widths)
 
 
 def build_tree(stacks: dict) -> Node:
@@ -184,7 +186,10 @@ def layout(root: Node, keep_above: float, min_other: float) -> list[Box]:
         if not children:        # a leaf: most of the frames drawn
             continue
         narrow = []
-        for name in sorted(children):
+        names = node.order
+        if names is None:
+            names = node.order = sorted(children)
+        for name in names:
             child = children[name]
             if child.weight > keep_above:
                 todo.append((child, depth + 1, x, node))
@@ -195,8 +200,11 @@ def layout(root: Node, keep_above: float, min_other: float) -> list[Box]:
             rest = sum(children[n].weight for n in narrow)
             if rest >= min_other:
                 todo.append((Node(OTHER, rest, {}, tuple(narrow)), depth + 1, x, node))
-    boxes.sort(key=lambda b: (b.depth, b.x))
+    boxes.sort(key=_DEPTH_X)
     return boxes
+
+
+_DEPTH_X = attrgetter("depth", "x")
 
 
 # -- the SVG -----------------------------------------------------------------------------------
@@ -219,17 +227,15 @@ def _label(name: str, width_px: float) -> str | None:
 def _lines(text: str, chars: int) -> list[str]:
     """`text` broken between words into lines of at most `chars` characters (a longer word
     across lines), so that a title is whole however narrow the graph."""
+    if len(text) <= max(chars, 8) and text.isprintable() and _ONE_LINE.fullmatch(text):
+        return [text]   # what textwrap gives such a text, without its chunking (~0.1 ms)
     return textwrap.wrap(text, max(chars, 8), break_on_hyphens=False) or [""]
 
 
-def _px(v: float) -> str:
-    """A frame's coordinate to a tenth of a pixel (finer is not seen, and a graph has
-    hundreds of frames of three coordinates each), without a trailing ".0"."""
-    text = f"{v:.1f}"
-    if text.endswith(".0"):
-        text = text[:-2]
-        return "0" if text == "-0" else text
-    return text
+# A text textwrap.wrap leaves as it is when it fits the width: printable (no whitespace but
+# the space: tabs and breaks are replaced, and any other one str.strip drops at a line's end),
+# words between single spaces, no space at either end.
+_ONE_LINE = re.compile(r"[^ ]+(?: [^ ]+)*")
 
 
 # escape, remembered per text: a run's graphs draw the same frame names (and labels) again
@@ -237,19 +243,49 @@ def _px(v: float) -> str:
 _xml = lru_cache(maxsize=1 << 16)(escape)
 
 
-def _frame(box: Box, scale: float, bottom: int, fill: str, tip: str | None) -> str:
-    """One frame (a <g> child of #frames: the style and the script find frames so, with no
-    class repeated on each); `bottom`: the y where the root frame's row ends; `tip`: its
-    title, escaped already (_tip)."""
-    x = PAD_X + box.x * scale
-    w = box.node.weight * scale
-    y = bottom - (box.depth + 1) * FRAME_H
-    label = _label(box.node.name, w)
-    text = "" if label is None else \
-        f'<text x="{_px(x + 3)}" y="{y + LABEL_Y}">{_xml(label)}</text>'
-    head = "<g>" if tip is None else f"<g><title>{tip}</title>"
-    return (f'{head}<rect x="{_px(x)}" y="{y}" '
-            f'width="{_px(w)}" height="{FRAME_H - 1}" fill="{fill}"/>{text}</g>')
+def _frames(boxes: list[Box], scale: float, bottom: int, fills: list[str],
+            tips: list[str] | None) -> list[str]:
+    """Each box's frame: a <g> child of #frames (the style and the script find frames so,
+    with no class repeated on each) holding its <title> (`tips`: escaped already), its <rect>
+    and its label; `bottom`: the y where the root frame's row ends. Coordinates to a tenth of
+    a pixel (finer is not seen) without a trailing ".0". One loop, everything inline: a run's
+    graphs draw ~3,200 frames, and a function a frame (with _px three times and _label) was
+    two thirds of the flame graphs' time (tests/test_flame_frames.py: the same text)."""
+    out = []
+    append = out.append
+    xml = _xml
+    height = FRAME_H - 1
+    for box, fill, tip in zip(boxes, fills, tips or [None] * len(boxes)):
+        node = box.node
+        x = PAD_X + box.x * scale
+        w = node.weight * scale
+        y = bottom - (box.depth + 1) * FRAME_H
+        # ("-0": a coordinate that rounds to zero from below is written "0")
+        xs = f"{x:.1f}".removesuffix(".0")
+        ws = f"{w:.1f}".removesuffix(".0")
+        if xs == "-0":
+            xs = "0"
+        if ws == "-0":
+            ws = "0"
+        name = node.name
+        chars = int((w - 4) / CHAR_W)       # _label, inline
+        if len(name) <= chars:
+            label = name
+        elif chars - 2 >= MIN_LABEL_CHARS:
+            label = name[:chars - 2] + ".."
+        else:
+            label = None
+        head = "<g>" if tip is None else f"<g><title>{tip}</title>"
+        if label is None:
+            append(f'{head}<rect x="{xs}" y="{y}" width="{ws}" height="{height}" '
+                   f'fill="{fill}"/></g>')
+        else:
+            ts = f"{x + 3:.1f}".removesuffix(".0")
+            if ts == "-0":
+                ts = "0"
+            append(f'{head}<rect x="{xs}" y="{y}" width="{ws}" height="{height}" '
+                   f'fill="{fill}"/><text x="{ts}" y="{y + LABEL_Y}">{xml(label)}</text></g>')
+    return out
 
 
 def _other_tip(node: Node) -> str:
@@ -328,21 +364,21 @@ def _legend(top: int, rows: list[list]) -> str:
     return "".join(out)
 
 
-def _render_widths(root: Node, title: str, subtitle: str, frame_of, legend_items,
+def _render_widths(root: Node, title: str, subtitle: str, paint, legend_items,
                    script: bool, widths: Sequence[int]) -> list[bytes]:
     """_render's SVG of one tree at each of `widths`, as bytes."""
     ranked = ranked_weights(root)
-    return [_render(root, ranked, title, subtitle, frame_of, legend_items, script,
+    return [_render(root, ranked, title, subtitle, paint, legend_items, script,
                     w).encode("utf-8") for w in widths]
 
 
-def _render(root: Node, ranked: list, title: str, subtitle: str, frame_of, legend_items,
+def _render(root: Node, ranked: list, title: str, subtitle: str, paint, legend_items,
             script: bool, width: int) -> str:
-    """The SVG text within MAX_BYTES: frame_of(box, scale, bottom, tips) -> one frame's
-    element, with its <title> when `tips`: in the wide graph, or one with the script (which
-    reads them). A phone's graph without the script has none: pages show it only as an <img>,
-    where no title shows, and its picture links the wide graph, which has them (they were
-    half its bytes)."""
+    """The SVG text within MAX_BYTES: paint(boxes, tips) -> the frames' fills, and their
+    <title>s (escaped: _tip_name) when `tips`, else None: in the wide graph, or one with the
+    script (which reads them). A phone's graph without the script has none: pages show it
+    only as an <img>, where no title shows, and its picture links the wide graph, which has
+    them (they were half its bytes)."""
     tips = script or width >= WIDTH
     scale = (width - 2 * PAD_X) / root.weight if root.weight else 0.0
     rows = _legend_rows(legend_items, width)
@@ -361,7 +397,7 @@ def _render(root: Node, ranked: list, title: str, subtitle: str, frame_of, legen
         depth = max(b.depth for b in boxes)
         bottom = top + (depth + 1) * FRAME_H
         text = _document(bottom + legend_h, title, heading,
-                         [frame_of(b, scale, bottom, tips) for b in boxes],
+                         _frames(boxes, scale, bottom, *paint(boxes, tips)),
                          _legend(bottom, rows), script, width)
         if len(text.encode("utf-8")) <= MAX_BYTES or budget <= 20:
             return text
@@ -386,18 +422,18 @@ def flamegraph_svgs(stacks: dict, unit: str, title: str, subtitle: str = "",
     root = build_tree(stacks)
     total = root.weight
 
-    def frame_of(box: Box, scale: float, bottom: int, tips: bool) -> str:
-        node = box.node
+    def paint(boxes: list[Box], tips: bool) -> tuple[list[str], list[str] | None]:
+        nodes = [b.node for b in boxes]
+        fills = [fill(n.name) for n in nodes]
         if not tips:
-            return _frame(box, scale, bottom, fill(node.name), None)
-        share = 100.0 * node.weight / total if total else 0.0
-        tip = f"{_tip_name(node)} ({weight_text(node.weight, unit)}, {share:.2f} %)"
-        return _frame(box, scale, bottom, fill(node.name), tip)
+            return fills, None
+        return fills, [f"{_tip_name(n)} ({weight_text(n.weight, unit)}, "
+                       f"{100.0 * n.weight / total if total else 0.0:.2f} %)" for n in nodes]
 
     measure = "samples" if unit == "samples" else "ms off-CPU"
     line = subtitle or f"total {weight_text(total, unit)}; width = share of {measure}"
     legend = [(_shade(c, ""), label) for _, label, c in KINDS] + [("#d0d0d0", "merged")]
-    return _render_widths(root, title, line, frame_of, legend, script, widths)
+    return _render_widths(root, title, line, paint, legend, script, widths)
 
 
 def _diff_fill(delta: float, biggest: float) -> str:
@@ -472,13 +508,17 @@ def diff_flamegraph_svgs(base: dict, stacks: dict, unit: str, title: str, subtit
         biggest = max(biggest, abs(sb - sa))
         todo.extend(node.children.values())
 
-    def frame_of(box: Box, scale: float, bottom: int, tips: bool) -> str:
-        node = box.node
-        a, b = weight_in(twin_a, box), weight_in(twin_b, box)
-        sb, sa = shares(b, a)
-        tip = (f"{_tip_name(node)}: B {sb:.2f} % ({weight_text(b, unit)}), A {sa:.2f} % "
-               f"({weight_text(a, unit)}), change {sb - sa:+.2f} points") if tips else None
-        return _frame(box, scale, bottom, _diff_fill(sb - sa, biggest), tip)
+    def paint(boxes: list[Box], tips: bool) -> tuple[list[str], list[str] | None]:
+        fills, titles = [], []
+        for box in boxes:
+            a, b = weight_in(twin_a, box), weight_in(twin_b, box)
+            sb, sa = shares(b, a)
+            fills.append(_diff_fill(sb - sa, biggest))
+            if tips:
+                titles.append(f"{_tip_name(box.node)}: B {sb:.2f} % ({weight_text(b, unit)}), "
+                              f"A {sa:.2f} % ({weight_text(a, unit)}), change {sb - sa:+.2f} "
+                              f"points")
+        return fills, titles if tips else None
 
     measure = "samples" if unit == "samples" else "ms off-CPU"
     line = subtitle or (
@@ -486,7 +526,7 @@ def diff_flamegraph_svgs(base: dict, stacks: dict, unit: str, title: str, subtit
         f"of {measure}; colour = change of share, B minus A (red: more in B, blue: less)")
     legend = [(_diff_fill(-1, 1), "less of the total in B"), ("#ffffff", "same share"),
               (_diff_fill(1, 1), "more of the total in B")]
-    return _render_widths(root, title, line, frame_of, legend, script, widths)
+    return _render_widths(root, title, line, paint, legend, script, widths)
 
 
 # Click a frame to zoom to it (its callers stretch to the full width, the rest hide); "Search"
