@@ -1,0 +1,89 @@
+/* The og:image's PNG rows, filtered as Pillow's PNG encoder (ZipEncode.c) chooses: per row the
+ * filters none, up, sub and Paeth are tried in that order, and one is kept only when its sum of
+ * min(v, 256 - v) over the filtered bytes is strictly lower than the best so far. The bytes
+ * must equal Pillow's (tests/test_png_rows.py compares them), so the order and the strict
+ * comparison are the rule, not a detail. Input: RGBX pixels (matplotlib's canvas, the fourth
+ * byte dropped as Pillow's "RGBX" raw mode does); output: per row the filter byte then the row. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t lc_png_abi(void) { return 1; }
+
+static inline int64_t distance(const uint8_t *v, int64_t n)
+{
+    int64_t sum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int d = (int8_t)v[i];
+        sum += d < 0 ? -d : d;      /* min(v, 256 - v): |v| read as a signed byte */
+    }
+    return sum;
+}
+
+static inline uint8_t paeth(int a, int b, int c)
+{
+    int pa = abs(b - c), pb = abs(a - c), pc = abs(a + b - 2 * c);
+    if (pa <= pb && pa <= pc)
+        return (uint8_t)a;
+    return (uint8_t)(pb <= pc ? b : c);
+}
+
+/* `rgbx`: height rows of width 4-byte pixels; `out`: height * (1 + 3 * width) bytes; `work`:
+ * 4 * 3 * width bytes (this row and the one above unfiltered, the candidate and the best).
+ * Returns the bytes written, -1 for sizes that do not fit. */
+int64_t lc_png_rows_rgbx(const uint8_t *rgbx, int64_t width, int64_t height, uint8_t *out,
+                         uint8_t *work)
+{
+    if (width <= 0 || height < 0)
+        return -1;
+    const int64_t n = 3 * width, bpp = 3;
+    uint8_t *cur = work, *prior = work + n, *cand = work + 2 * n, *best = work + 3 * n;
+    memset(prior, 0, (size_t)n);
+    for (int64_t y = 0; y < height; y++) {
+        const uint8_t *src = rgbx + y * 4 * width;
+        for (int64_t x = 0; x < width; x++) {
+            cur[3 * x] = src[4 * x];
+            cur[3 * x + 1] = src[4 * x + 1];
+            cur[3 * x + 2] = src[4 * x + 2];
+        }
+        uint8_t *row = out + y * (n + 1);
+        uint8_t filter = 0;
+        int64_t sum = distance(cur, n);
+        const uint8_t *kept = cur;
+        if (sum > 0) {                  /* up */
+            for (int64_t i = 0; i < n; i++)
+                cand[i] = (uint8_t)(cur[i] - prior[i]);
+            int64_t s = distance(cand, n);
+            if (s < sum) {
+                sum = s, filter = 2;
+                uint8_t *t = best; best = cand; cand = t; kept = best;
+            }
+        }
+        if (sum > 0) {                  /* sub */
+            for (int64_t i = 0; i < bpp; i++)
+                cand[i] = cur[i];
+            for (int64_t i = bpp; i < n; i++)
+                cand[i] = (uint8_t)(cur[i] - cur[i - bpp]);
+            int64_t s = distance(cand, n);
+            if (s < sum) {
+                sum = s, filter = 1;
+                uint8_t *t = best; best = cand; cand = t; kept = best;
+            }
+        }
+        if (sum > 0) {                  /* Paeth: left and upper-left are 0 in the first pixel */
+            for (int64_t i = 0; i < bpp; i++)
+                cand[i] = (uint8_t)(cur[i] - prior[i]);
+            for (int64_t i = bpp; i < n; i++)
+                cand[i] = (uint8_t)(cur[i] - paeth(cur[i - bpp], prior[i], prior[i - bpp]));
+            int64_t s = distance(cand, n);
+            if (s < sum) {
+                filter = 4;
+                kept = cand;
+            }
+        }
+        row[0] = filter;
+        memcpy(row + 1, kept, (size_t)n);
+        uint8_t *t = prior; prior = cur; cur = t;
+    }
+    return height * (n + 1);
+}
