@@ -10,22 +10,39 @@
 
 int64_t lc_png_abi(void) { return 1; }
 
-static inline int64_t distance(const uint8_t *v, int64_t n)
+static int64_t distance(const uint8_t *restrict v, int64_t n)
 {
+    /* min(v, 256 - v) as unsigned bytes (pminub), summed per 64 Ki bytes in 32 bits (at most 128 each): loops
+     * gcc -O3 turns into vector code; the sum is the same as Pillow's. */
     int64_t sum = 0;
-    for (int64_t i = 0; i < n; i++) {
-        int d = (int8_t)v[i];
-        sum += d < 0 ? -d : d;      /* min(v, 256 - v): |v| read as a signed byte */
+    for (int64_t start = 0; start < n; start += 1 << 16) {
+        int64_t end = start + (1 << 16) < n ? start + (1 << 16) : n;
+        uint32_t part = 0;
+        for (int64_t i = start; i < end; i++) {
+            uint8_t x = v[i], minus = (uint8_t)-x;
+            part += x < minus ? x : minus;
+        }
+        sum += part;
     }
     return sum;
 }
 
-static inline uint8_t paeth(int a, int b, int c)
+static void paeth_row(const uint8_t *restrict cur, const uint8_t *restrict prior,
+                      uint8_t *restrict out, int64_t n, int64_t bpp)
 {
-    int pa = abs(b - c), pb = abs(a - c), pc = abs(a + b - 2 * c);
-    if (pa <= pb && pa <= pc)
-        return (uint8_t)a;
-    return (uint8_t)(pb <= pc ? b : c);
+    for (int64_t i = 0; i < bpp; i++)
+        out[i] = (uint8_t)(cur[i] - prior[i]);
+    for (int64_t i = bpp; i < n; i++) {
+        /* 16-bit lanes and no branches: the form gcc vectorizes */
+        int16_t a = cur[i - bpp], b = prior[i], c = prior[i - bpp];
+        int16_t pa = (int16_t)(b - c), pb = (int16_t)(a - c), pc = (int16_t)(a + b - 2 * c);
+        pa = (int16_t)abs(pa);
+        pb = (int16_t)abs(pb);
+        pc = (int16_t)abs(pc);
+        int16_t take_a = (int16_t)-((pa <= pb) & (pa <= pc)), take_b = (int16_t)-(pb <= pc);
+        int16_t pred = (int16_t)((a & take_a) | (~take_a & ((b & take_b) | (c & ~take_b))));
+        out[i] = (uint8_t)(cur[i] - pred);
+    }
 }
 
 /* `rgbx`: height rows of width 4-byte pixels; `out`: height * (1 + 3 * width) bytes; `work`:
@@ -41,11 +58,11 @@ int64_t lc_png_rows_rgbx(const uint8_t *rgbx, int64_t width, int64_t height, uin
     memset(prior, 0, (size_t)n);
     for (int64_t y = 0; y < height; y++) {
         const uint8_t *src = rgbx + y * 4 * width;
-        for (int64_t x = 0; x < width; x++) {
-            cur[3 * x] = src[4 * x];
-            cur[3 * x + 1] = src[4 * x + 1];
-            cur[3 * x + 2] = src[4 * x + 2];
-        }
+        /* a pixel's 4 bytes copied at once, the next pixel's overwriting the fourth; the last
+         * pixel byte by byte (its fourth byte would land in the next buffer) */
+        for (int64_t x = 0; x < width - 1; x++)
+            memcpy(cur + 3 * x, src + 4 * x, 4);
+        memcpy(cur + n - 3, src + 4 * (width - 1), 3);
         uint8_t *row = out + y * (n + 1);
         uint8_t filter = 0;
         int64_t sum = distance(cur, n);
@@ -71,10 +88,7 @@ int64_t lc_png_rows_rgbx(const uint8_t *rgbx, int64_t width, int64_t height, uin
             }
         }
         if (sum > 0) {                  /* Paeth: left and upper-left are 0 in the first pixel */
-            for (int64_t i = 0; i < bpp; i++)
-                cand[i] = (uint8_t)(cur[i] - prior[i]);
-            for (int64_t i = bpp; i < n; i++)
-                cand[i] = (uint8_t)(cur[i] - paeth(cur[i - bpp], prior[i], prior[i - bpp]));
+            paeth_row(cur, prior, cand, n, bpp);
             int64_t s = distance(cand, n);
             if (s < sum) {
                 filter = 4;

@@ -18,7 +18,7 @@ import numpy as np
 from analysis.read import native_build
 
 SOURCE = Path(__file__).with_name("_png_rows.c")
-FLAGS = ["-O2", "-shared", "-fPIC"]
+FLAGS = ["-O3", "-shared", "-fPIC"]
 ABI = 1              # lc_png_abi() of the source this module was written against
 PILLOW_BLOCK = 65536     # ImageFile.MAXBLOCK: Pillow's smallest encoder buffer, one IDAT each
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
