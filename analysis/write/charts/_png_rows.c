@@ -1,7 +1,7 @@
 /* The og:image's PNG rows, filtered as Pillow's PNG encoder (ZipEncode.c) chooses: per row the
  * filters none, up, sub and Paeth are tried in that order, and one is kept only when its sum of
  * min(v, 256 - v) over the filtered bytes is strictly lower than the best so far. The bytes
- * must equal Pillow's (tests/test_png_rows.py compares them), so the order and the strict
+ * must equal Pillow's (tests/test_png_encode.py compares them), so the order and the strict
  * comparison are the rule, not a detail. Input: RGBX pixels (matplotlib's canvas, the fourth
  * byte dropped as Pillow's "RGBX" raw mode does); output: per row the filter byte then the row. */
 #include <stdint.h>
