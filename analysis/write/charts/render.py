@@ -101,7 +101,7 @@ def _png_bytes(fig) -> bytes:
     mode drops the fourth byte, as convert("RGB") does), the alpha checked with numpy: the
     copy, the RGBA image's extrema of every band and its conversion took ~2 ms of a PNG.
     An opaque image's rows are filtered by compiled code where it loads (png_encode: Pillow's
-    bytes, ~70 % fewer of the encoding's instructions), else Pillow saves it."""
+    bytes in about half the encoding's instructions), else Pillow saves it."""
     pixels = _Pixels()
     fig.savefig(pixels, format="rgba", dpi=PNG_DPI)
     width = int(fig.get_figwidth() * PNG_DPI)
