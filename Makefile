@@ -30,6 +30,8 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	-$(VENV)/bin/python -m analysis.read.hdr.native
 	@# the JFR reader's compiled checkpoint walk (the same; without it the Python reader)
 	-$(VENV)/bin/python -m analysis.read.jfr.native
+	@# the og:image's PNG row filter (the same; without it Pillow's save, the same bytes)
+	-$(VENV)/bin/python -m analysis.write.charts.png_encode
 	touch $@
 
 jekyll-deps:
