@@ -1,7 +1,7 @@
 """The build's stat walk: a run folder's listing for its input key (cache._stat_stamp), in
 Python and compiled (_walk.c), and the size check of a run's recorded outputs
 (runner.outputs_intact). The compiled one is built into .cache/native/ on first use
-(read/native_build.py) and loaded with ctypes. At 1,000
+(native_build.py) and loaded with ctypes. At 1,000
 runs the two stat ~230,000 files on every build, adding a run included; in Python each stat
 cost several times the system call, under the interpreter lock. Without a compiler, or with
 LOADCURVE_NATIVE=0, `get()` is None and the Python code runs, with the same answers (tested).
@@ -14,7 +14,7 @@ import stat
 import threading
 from pathlib import Path
 
-from analysis.read import native_build
+from analysis import native_build
 
 SOURCE = Path(__file__).with_name("_walk.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]

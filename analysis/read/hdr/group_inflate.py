@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.read import native_build
+from analysis import native_build
 
 SOURCE = Path(__file__).with_name("_inflate.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]

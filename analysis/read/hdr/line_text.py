@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.read import native_build
-from analysis.read.native_build import array_of
+from analysis import native_build
+from analysis.native_build import array_of
 
 SOURCE = Path(__file__).with_name("_lines.c")
 FLAGS = ["-O2", "-shared", "-fPIC"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.read import native_build
+from analysis import native_build
 
 SOURCE = Path(__file__).with_name("_native.c")
 # -fwrapv: int64 sums wrap as numpy's do; -ffp-contract=off: no fused multiply-add, so the

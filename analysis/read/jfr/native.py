@@ -31,7 +31,7 @@ from array import array
 from itertools import accumulate, chain
 from pathlib import Path
 
-from analysis.read import native_build
+from analysis import native_build
 from analysis.read.jfr.metadata import PRIMITIVES, ClassInfo, Metadata
 
 SOURCE = Path(__file__).with_name("_native.c")

@@ -1,6 +1,6 @@
 """The og:image's RGB PNG written as Pillow writes it (`image.save(format="png",
 compress_level=1, dpi=...)`), the same bytes, with the rows' filters chosen by compiled code
-(_png_rows.c, built into .cache/native/ by read/native_build.py): Pillow's per-row choice
+(_png_rows.c, built into .cache/native/ by native_build.py): Pillow's per-row choice
 (ZipEncode.c) was ~70 % of the PNG's encoding instructions (docs/performance.md, issue 36).
 zlib and the chunks stay in Python, with Pillow's parameters: level 1, memory level 9,
 Z_FILTERED, IDAT chunks of max(64 KiB, 4 x width) bytes (ImageFile._save's buffer), a pHYs
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.read import native_build
+from analysis import native_build
 
 SOURCE = Path(__file__).with_name("_png_rows.c")
 FLAGS = ["-O3", "-shared", "-fPIC"]

@@ -1,9 +1,10 @@
-"""Compiling a module's small C file (hgrm's inner loops, the JFR checkpoint walk) into a
+"""Compiling a module's small C file (hgrm's inner loops, the JFR checkpoint walk, the build's
+input walk, the og:image's PNG row filter) into a
 shared object in .cache/native/, keyed by the source, compiler, flags and platform, so that
 each source is built once and a changed one is built again, and loading it. The modules
-(read/hdr/native.py, read/jfr/native.py) each make a `Loader` of their source, and fall back
-to their pure-Python code when the object cannot be had; `make`'s install step builds both
-ahead of time."""
+(read/hdr/, read/jfr/native.py, pipeline/native_walk.py, write/charts/png_encode.py) each make
+a `Loader` of their source, and fall back to their pure-Python code when the object cannot be
+had; `make`'s install step builds them ahead of time. A shared leaf: every stage has C."""
 from __future__ import annotations
 
 import ctypes
