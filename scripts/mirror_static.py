@@ -287,14 +287,11 @@ class Mirror:
         s, d = src.stat(), old.stat(follow_symlinks=False)
         return d.st_size == s.st_size and d.st_mtime_ns == s.st_mtime_ns   # our copy (copy2)
 
-    def place(self, src: str, old: os.DirEntry | None, dest_dir: str, name: str) -> None:
-        """dest = src: a hard link when the file system allows, else a copy with src's mtime."""
-        if old is not None:
-            self.drop(old.path)
-            self.removed -= 1
-        elif dest_dir not in self.ready:
-            real_dirs(self.dest, os.path.relpath(dest_dir, self.dest))
-            self.ready.add(dest_dir)
+    def place(self, src: str, old: os.DirEntry, dest_dir: str, name: str) -> None:
+        """dest = src in place of `old` (a new file goes through place_folder): a hard link
+        when the file system allows, else a copy with src's mtime."""
+        self.drop(old.path)
+        self.removed -= 1
         target = os.path.join(dest_dir, name)
         self.placed += 1
         if self.can_link:

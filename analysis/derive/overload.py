@@ -262,8 +262,14 @@ def queue_growth(t_s: list[float], in_flight: list[float], offered_rate: float) 
     residuals = y - (intercept + slope * t)
     residual_std = float(math.sqrt(float((residuals ** 2).sum()) / (n - 2))) if n > 2 else 0.0
     rise = slope * float(t.max() - t.min())
-    grows = slope > QUEUE_MIN_SLOPE_SHARE * offered_rate and rise > QUEUE_SIGNIFICANCE * residual_std
-    return QueueTest(slope, rise, residual_std, n, bool(grows), rule)
+    return QueueTest(slope, rise, residual_std, n, _grows(slope, rise, residual_std, offered_rate),
+                     rule)
+
+
+def _grows(slope: float, rise: float, residual_std: float, offered_rate: float) -> bool:
+    """The queue rule's verdict on a fit: the slope and the rise both past their bars."""
+    return bool(slope > QUEUE_MIN_SLOPE_SHARE * offered_rate
+                and rise > QUEUE_SIGNIFICANCE * residual_std)
 
 
 def queue_falls(test: QueueTest, offered_rate: float) -> bool:
@@ -273,9 +279,7 @@ def queue_falls(test: QueueTest, offered_rate: float) -> bool:
     about 0) and leaves the residuals' scatter as it is, so no second fit is needed."""
     if test.slope_per_s is None:
         return False
-    slope, rise = -test.slope_per_s, -test.rise
-    return bool(slope > QUEUE_MIN_SLOPE_SHARE * offered_rate
-                and rise > QUEUE_SIGNIFICANCE * test.residual_std)
+    return _grows(-test.slope_per_s, -test.rise, test.residual_std, offered_rate)
 
 
 def queue_growth_from_p50(t_s: list[float], p50_ms: list[float],

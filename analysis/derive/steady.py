@@ -372,7 +372,7 @@ def _queue_test(series: Series, start: int, offered_rate: float | None):
         return None
     t = series.t_s[start:]
     values = series.in_flight if series.in_flight is not None else series.p50_ms
-    pairs = [(x, 1.0 * v) for x, v in zip(t, values[start:]) if v is not None]
+    pairs = [(x, v) for x, v in zip(t, values[start:]) if v is not None]
     test = overload.queue_growth if series.in_flight is not None else \
         overload.queue_growth_from_p50
     return test([x for x, _ in pairs], [v for _, v in pairs], offered_rate)

@@ -351,23 +351,19 @@ class _BlockWriter:
                                      (self.column == indent and not self.whitespace)):
                 # A plain key on a line of its own (write_indent's break), and most often a
                 # value known to be plain that fits the line: one append for the three.
+                # (a quoted text's width is checked without its closing quote: `over`)
                 plain = _PLAIN_BY_TYPE.get(type(value))
                 text = None if plain is None else plain.get(value)
+                over = 0
+                if text is None and type(value) is str:
+                    text, over = _QUOTED_STRS.get(value), 1
                 self.whitespace = self.indention = False
                 if text is not None:
                     column = indent + len(head) + 1 + len(text)
-                    if column <= _WIDTH or " " not in text:
+                    if column - over <= _WIDTH or " " not in text:
                         out.append(line + head + " " + text)
                         self.column = column
                         continue
-                elif type(value) is str:
-                    text = _QUOTED_STRS.get(value)
-                    if text is not None:
-                        column = indent + len(head) + 1 + len(text)
-                        if column - 1 <= _WIDTH or " " not in text:
-                            out.append(line + head + " " + text)
-                            self.column = column
-                            continue
                 out.append(line + head)
                 self.column = indent + len(head)
             elif head is None:
